@@ -1,0 +1,1 @@
+"""benchkit.run"""
