@@ -1,0 +1,159 @@
+"""`benchkit seed`, `benchkit snapshot`, `benchkit gc`, and the `host_options` every
+command that talks to a host shares (--host, --token, --login)."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+from pathlib import Path
+
+import click
+
+from benchkit.errors import HarnessError
+from benchkit.gitea.client import Client
+
+FALLBACK_PREFIX = "benchkit-"
+
+
+def host_options(func):
+    """Add --host, --token and --login; the command receives them as keyword arguments
+    `host`, `token`, `login` and passes them to `resolve_credentials` (or `host_client`)."""
+    func = click.option("--login", metavar="NAME",
+                        help="Use this tea login (default: tea's default login).")(func)
+    func = click.option("--token", metavar="TOKEN", show_default=False,
+                        help="Access token (default: GITEA_TOKEN, else the tea login).")(func)
+    func = click.option("--host", metavar="URL",
+                        help="Gitea root or /api/v1 URL (default: GITEA_URL, else the tea "
+                             "login).")(func)
+    return func
+
+
+def host_client(host: str | None, token: str | None, login: str | None) -> Client:
+    from benchkit.gitea.credentials import resolve_credentials
+    return resolve_credentials(host=host, token=token, login=login).client()
+
+
+@contextlib.contextmanager
+def _reported():
+    """Harness errors as a one-line message and exit 1; spec errors as FILE:LINE, exit 2."""
+    from benchkit.spec import SpecError
+    try:
+        yield
+    except SpecError as exc:
+        for problem in exc.problems:
+            click.echo(str(problem), err=True)
+        raise SystemExit(2) from None
+    except HarnessError as exc:
+        click.echo(f"error: {exc}", err=True)
+        raise SystemExit(1) from None
+
+
+def _reporting(func):
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        with _reported():
+            return func(*args, **kwargs)
+    return wrapper
+
+
+def _root() -> Path | None:
+    from benchkit.spec import find_root
+    try:
+        return Path(find_root())
+    except (LookupError, OSError, ValueError, HarnessError):
+        return None
+    except Exception as exc:  # find_root's own "no tree here" error
+        if type(exc).__name__ == "SpecError":
+            return None
+        raise
+
+
+def _prefix(prefix: str | None) -> str:
+    """--prefix, else the suite's repo_prefix, else `benchkit-`."""
+    if prefix:
+        return prefix
+    root = _root()
+    if root is None or not (root / "suite.yaml").is_file():
+        return FALLBACK_PREFIX
+    from benchkit.spec import load_suite
+    return load_suite(root / "suite.yaml").repo_prefix or FALLBACK_PREFIX
+
+
+def _seed_file(seed_file: str | None) -> Path:
+    if seed_file:
+        return Path(seed_file)
+    root = _root()
+    if root is None:
+        raise click.UsageError("no --seed given and no benchkit tree (suite.yaml) found")
+    return root / "seeds" / "default.yaml"
+
+
+prefix_option = click.option("--prefix", default=None,
+                             help="Throwaway repository name prefix (default: the suite's "
+                                  "repo_prefix, else benchkit-).")
+
+
+@click.command()
+@click.option("--seed", "seed_file", type=click.Path(dir_okay=False),
+              help="Seed YAML (default: seeds/default.yaml of the benchkit tree).")
+@prefix_option
+@click.option("--gate-timeout", type=float, default=60.0, show_default=True,
+              help="Seconds the readiness gate may wait for the host to settle.")
+@host_options
+@_reporting
+def seed(seed_file, prefix, gate_timeout, host, token, login):
+    """Provision and seed a throwaway repository; print {"owner", "repo", "url"}."""
+    from benchkit.gitea.seed import provision
+    from benchkit.spec import load_seed
+    plan = load_seed(_seed_file(seed_file))
+    with host_client(host, token, login) as client:
+        repo = provision(client, plan, prefix=_prefix(prefix), gate_timeout=gate_timeout)
+        click.echo(json.dumps({"owner": repo.owner, "repo": repo.name,
+                               "url": repo.html_url(client)}))
+
+
+@click.command()
+@click.option("--repo", "full_name", required=True, metavar="OWNER/NAME",
+              help="The repository to capture.")
+@host_options
+@_reporting
+def snapshot(full_name, host, token, login):
+    """Print a repository's whole state as RepoState JSON."""
+    from benchkit.gitea.snapshot import snapshot as take
+    owner, _, name = full_name.partition("/")
+    if not owner or not name or "/" in name:
+        raise click.BadParameter("want OWNER/NAME", param_hint="--repo")
+    with host_client(host, token, login) as client:
+        click.echo(json.dumps(take(client, owner, name), indent=2, ensure_ascii=False))
+
+
+@click.command()
+@click.option("--yes", is_flag=True, help="Delete them (default: only list them).")
+@prefix_option
+@click.option("--older-than", type=float, default=0.0, show_default=True, metavar="SECONDS",
+              help="Spare repositories younger than this (a run may still be using them).")
+@host_options
+@_reporting
+def gc(yes, prefix, older_than, host, token, login):
+    """List (with --yes, delete) leftover throwaway repositories of the token's user."""
+    from benchkit.gitea.repos import delete_repo, list_leftovers
+    prefix = _prefix(prefix)
+    failed = 0
+    with host_client(host, token, login) as client:
+        leftovers = list_leftovers(client, prefix, older_than=older_than)
+        for repo in leftovers:
+            if not yes:
+                click.echo(repo.full_name)
+                continue
+            try:
+                delete_repo(client, repo.owner, repo.name)
+                click.echo(f"deleted {repo.full_name}")
+            except HarnessError as exc:
+                failed += 1
+                click.echo(f"error: {exc}", err=True)
+    verb = "deleted" if yes else "found"
+    click.echo(f"{verb} {len(leftovers) - failed} leftover repositories named {prefix}*",
+               err=True)
+    if failed:
+        raise SystemExit(1)

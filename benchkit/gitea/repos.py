@@ -1,0 +1,91 @@
+"""Throwaway repositories: unique recognisable names, creation, deletion, and finding
+the ones a crash left behind (`benchkit gc`)."""
+
+from __future__ import annotations
+
+import logging
+import re
+import secrets
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from benchkit.gitea.client import Client, GiteaError, repo_path
+
+log = logging.getLogger(__name__)
+
+STAMP = "%Y%m%d-%H%M%S"
+# prefix + UTC timestamp + random suffix: unique across parallel runs, and recognisable,
+# so gc never touches a repository of the user's that merely shares the prefix.
+SUFFIX = re.compile(r"(\d{8}-\d{6})-[0-9a-f]{6}")
+DESCRIPTION = "benchkit throwaway repository (safe to delete; `benchkit gc` sweeps it)"
+
+
+@dataclass(frozen=True)
+class Repo:
+    owner: str
+    name: str
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.owner}/{self.name}"
+
+    @property
+    def path(self) -> str:
+        """The API path of the repository, for `Client` calls."""
+        return repo_path(self.owner, self.name)
+
+    def html_url(self, client: Client) -> str:
+        return f"{client.url}{self.owner}/{self.name}"
+
+
+def unique_name(prefix: str) -> str:
+    stamp = datetime.now(timezone.utc).strftime(STAMP)
+    return f"{prefix}{stamp}-{secrets.token_hex(3)}"
+
+
+def created_at(name: str, prefix: str) -> datetime | None:
+    """When a throwaway repository was named, or None if `name` is not one of ours."""
+    if not name.startswith(prefix):
+        return None
+    match = SUFFIX.fullmatch(name[len(prefix):])
+    if not match:
+        return None
+    return datetime.strptime(match.group(1), STAMP).replace(tzinfo=timezone.utc)
+
+
+def create_repo(client: Client, prefix: str) -> tuple[Repo, str]:
+    """A new empty-but-initialised private repository; (repo, default branch)."""
+    data = client.post("/user/repos", {
+        "name": unique_name(prefix), "description": DESCRIPTION, "private": True,
+        "auto_init": True, "default_branch": "main"})
+    owner = (data.get("owner") or {}).get("login") or client.user
+    log.info("created %s/%s", owner, data["name"])
+    return Repo(owner, data["name"]), data.get("default_branch") or "main"
+
+
+def delete_repo(client: Client, owner: str, name: str) -> None:
+    """Delete a repository; one that is already gone counts as deleted."""
+    try:
+        client.delete(repo_path(owner, name))
+    except GiteaError as exc:
+        if exc.status != 404:
+            raise
+    log.info("deleted %s/%s", owner, name)
+
+
+def list_leftovers(client: Client, prefix: str, *, older_than: float = 0.0) -> list[Repo]:
+    """The token owner's throwaway repositories named with `prefix`, oldest first.
+
+    `older_than` (seconds) spares repositories a run in progress may still be using.
+    """
+    if not prefix:
+        raise ValueError("a gc prefix must not be empty")
+    cutoff = time.time() - older_than
+    found = []
+    for data in client.paginate("/user/repos"):
+        owner = (data.get("owner") or {}).get("login")
+        born = created_at(data.get("name") or "", prefix)
+        if owner == client.user and born is not None and born.timestamp() <= cutoff:
+            found.append((born, Repo(owner, data["name"])))
+    return [repo for _, repo in sorted(found, key=lambda pair: (pair[0], pair[1].name))]

@@ -1,0 +1,161 @@
+"""Provisioning: a fresh throwaway repository, seeded so issue and pull-request numbers
+match the ground truth exactly, and released only once the readiness gate has seen it.
+
+Seeding makes one request per thing it creates (plus a PATCH per closed issue or PR
+and one per merge), and never GET-probes before a create: the repository is new, so
+nothing can be there already. A seed that fails half-way is discarded and started
+over in a new repository; an agent never sees a half-seeded one.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+from typing import Any
+from urllib.parse import quote
+
+from benchkit.errors import HostError, ReadinessError, SeedError
+from benchkit.gitea.client import Client
+from benchkit.gitea.repos import Repo, create_repo, delete_repo
+
+log = logging.getLogger(__name__)
+
+REVIEW_EVENTS = {"comment": "COMMENT", "approved": "APPROVED",
+                 "request-changes": "REQUEST_CHANGES"}
+
+
+def seed_plan(seed: Any) -> dict:
+    """The seed as plain data with defaults filled and the number each item will get:
+    issues first, then pull requests, in plan order."""
+    data = getattr(seed, "data", seed)
+    issues = [{"state": "open", "labels": [], "assigned": False, "comments": [], **item}
+              for item in data.get("issues") or []]
+    pulls = [{"state": "open", "labels": [], "assigned": False, "comments": [],
+              "reviews": [], **item} for item in data.get("pull_requests") or []]
+    for number, item in enumerate(issues + pulls, start=1):
+        item["number"] = number
+    return {"labels": list(data.get("labels") or []), "issues": issues,
+            "pull_requests": pulls}
+
+
+def provision(client: Client, seed: Any, *, prefix: str = "benchkit-",
+              gate_timeout: float = 60.0, attempts: int = 2) -> Repo:
+    """A seeded throwaway repository under the token's user, behind the readiness gate.
+
+    Raises `SeedError` when every attempt failed, `ReadinessError` when the gate timed
+    out, `HostError` when the host is unreachable; the repository is deleted in each
+    case (or named in the error if even that failed, for `benchkit gc`).
+    """
+    from benchkit.gitea.ready import wait_ready
+
+    plan = seed_plan(seed)
+    failures = []
+    for attempt in range(1, attempts + 1):
+        repo = None
+        try:
+            repo, branch = create_repo(client, prefix)
+            seed_repo(client, repo, plan, branch=branch)
+        except (HostError, SeedError) as exc:
+            where = repo.full_name if repo else "repository creation"
+            failures.append(f"attempt {attempt} ({where}): {exc}{_discard(client, repo)}")
+            log.warning("seeding failed, %s", failures[-1])
+            continue
+        except BaseException:
+            _discard(client, repo)
+            raise
+        try:
+            wait_ready(client.url, client.token, repo, plan, timeout=gate_timeout)
+        except BaseException as exc:
+            if isinstance(exc, ReadinessError):
+                raise ReadinessError(f"{exc}{_discard(client, repo)}") from None
+            _discard(client, repo)
+            raise
+        return repo
+    raise SeedError(f"could not seed a repository in {attempts} attempt(s): "
+                    + "; ".join(failures))
+
+
+def _discard(client: Client, repo: Repo | None) -> str:
+    """Delete a repository that must not reach an agent; a note if that failed too."""
+    if repo is None:
+        return ""
+    try:
+        delete_repo(client, repo.owner, repo.name)
+        return ""
+    except Exception as exc:  # the original error matters more than this one
+        log.warning("could not delete %s: %s", repo.full_name, exc)
+        return f" [could not delete {repo.full_name}; `benchkit gc` will find it]"
+
+
+def seed_repo(client: Client, repo: Repo, plan: dict, *, branch: str = "main") -> None:
+    """Create the plan's labels, issues and pull requests in a new repository."""
+    user = client.user
+    label_ids = {}
+    for label in plan["labels"]:
+        created = client.post(f"{repo.path}/labels", {
+            "name": label["name"], "color": label["color"],
+            "description": label.get("description") or ""})
+        label_ids[label["name"]] = created["id"]
+    for issue in plan["issues"]:
+        created = client.post(f"{repo.path}/issues", _entry(issue, label_ids, user))
+        _expect_number(created, issue)
+        _finish(client, repo, "issues", issue)
+    for pull in plan["pull_requests"]:
+        _push_branch(client, repo, pull, branch)
+        created = client.post(f"{repo.path}/pulls", {
+            **_entry(pull, label_ids, user), "head": pull["head"],
+            "base": pull.get("base") or branch})
+        _expect_number(created, pull)
+        for review in pull["reviews"]:
+            client.post(f"{repo.path}/pulls/{pull['number']}/reviews", _review(review))
+        _finish(client, repo, "pulls", pull)
+
+
+def _entry(item: dict, label_ids: dict, user: str) -> dict:
+    """Create-call body: labels (ids) and assignees travel with the create itself."""
+    try:
+        labels = [label_ids[name] for name in item["labels"]]
+    except KeyError as exc:
+        raise SeedError(f"{item['title']!r} uses label {exc.args[0]!r}, "
+                        "which the seed does not define") from None
+    return {"title": item["title"], "body": item.get("body") or "", "labels": labels,
+            "assignees": [user] if item["assigned"] else []}
+
+
+def _expect_number(created: dict, item: dict) -> None:
+    if created.get("number") != item["number"]:
+        raise SeedError(f"{item['title']!r} became #{created.get('number')}, "
+                        f"the ground truth says #{item['number']}")
+
+
+def _finish(client: Client, repo: Repo, kind: str, item: dict) -> None:
+    """Comments, then the final state (closed by PATCH, merged by the merge call)."""
+    number = item["number"]
+    for body in item["comments"]:
+        client.post(f"{repo.path}/issues/{number}/comments", {"body": body})
+    if item["state"] == "closed":
+        # Closing is idempotent, so a 5xx on it may safely be retried.
+        client.patch(f"{repo.path}/{kind}/{number}", {"state": "closed"}, idempotent=True)
+    elif item["state"] == "merged":
+        client.post(f"{repo.path}/pulls/{number}/merge", {"Do": "merge"})
+
+
+def _push_branch(client: Client, repo: Repo, pull: dict, branch: str) -> None:
+    """The PR's head branch, carrying its one file, in a single contents-API call."""
+    file = pull.get("file") or {"path": f"{pull['head'].replace('/', '-')}.txt",
+                                "content": f"{pull['title']}\n"}
+    client.post(f"{repo.path}/contents/{quote(file['path'], safe='/')}", {
+        "content": base64.b64encode(file["content"].encode()).decode(),
+        "message": pull["title"], "branch": pull.get("base") or branch,
+        "new_branch": pull["head"]})
+
+
+def _review(review: dict) -> dict:
+    kind = review.get("kind", "comment")
+    if kind not in REVIEW_EVENTS:
+        raise SeedError(f"unknown review kind {kind!r} (want one of {sorted(REVIEW_EVENTS)})")
+    body = {"event": REVIEW_EVENTS[kind], "body": review.get("body") or ""}
+    if review.get("comments"):
+        body["comments"] = [{"path": c["path"], "body": c["body"],
+                             "new_position": c.get("line", 1)} for c in review["comments"]]
+    return body

@@ -1,0 +1,82 @@
+"""Snapshot: a repository's whole state as RepoState JSON (DESIGN.md), with no volatile
+identifiers or timestamps: label definitions, and every issue and pull request in
+every state with its labels, assignees, comments, reviews and review comments.
+
+Requests: labels, issues, pulls and the repository-wide comment list (each paged),
+one review list per pull request, and one call per review that has inline comments.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+from benchkit.gitea.client import Client, repo_path
+
+REVIEW_KINDS = {"APPROVED": "approved", "REQUEST_CHANGES": "request-changes",
+                "COMMENT": "comment", "PENDING": "pending"}
+# A review request is a placeholder in the review list, not a review anyone wrote.
+NOT_A_REVIEW = {"REQUEST_REVIEW"}
+# Comment URLs are HTML URLs ending in /issues/N or /pulls/N.
+NUMBER_AT_END = re.compile(r"/(?:issues|pulls)/(\d+)/?$")
+
+
+def snapshot(client: Client, owner: str, name: str) -> dict:
+    """The RepoState of `owner/name`: issues and pull requests ordered by number."""
+    path = repo_path(owner, name)
+    labels = sorted(client.paginate(f"{path}/labels"), key=lambda label: label["id"])
+    comments = _comments_by_number(client, path)
+    issues = client.paginate(f"{path}/issues", {"state": "all", "type": "issues"})
+    pulls = client.paginate(f"{path}/pulls", {"state": "all"})
+    return {
+        "labels": [{"name": label["name"], "color": label["color"].lstrip("#").lower(),
+                    "description": label.get("description") or ""} for label in labels],
+        "issues": [{**_common(issue, comments), "state": issue["state"]}
+                   for issue in sorted(issues, key=_number)],
+        "pull_requests": [{**_common(pull, comments),
+                           "state": "merged" if pull.get("merged") else pull["state"],
+                           "reviews": _reviews(client, path, pull["number"])}
+                          for pull in sorted(pulls, key=_number)],
+    }
+
+
+def _number(item: dict) -> int:
+    return item["number"]
+
+
+def _common(item: dict, comments: dict) -> dict:
+    return {"number": item["number"], "title": item["title"], "body": item.get("body") or "",
+            "labels": sorted(label["name"] for label in item.get("labels") or []),
+            "assignees": sorted(user["login"] for user in item.get("assignees") or []),
+            "comments": comments.get(item["number"], [])}
+
+
+def _comments_by_number(client: Client, path: str) -> dict[int, list[dict]]:
+    """Every plain comment in the repository, in posting order, keyed by issue number."""
+    grouped = defaultdict(list)
+    for comment in sorted(client.paginate(f"{path}/issues/comments"), key=lambda c: c["id"]):
+        match = NUMBER_AT_END.search(comment.get("issue_url") or comment.get("pull_request_url")
+                                     or "")
+        if match:
+            grouped[int(match.group(1))].append(_authored(comment))
+    return grouped
+
+
+def _reviews(client: Client, path: str, number: int) -> list[dict]:
+    reviews = []
+    for review in client.paginate(f"{path}/pulls/{number}/reviews"):
+        if review.get("state") in NOT_A_REVIEW:
+            continue
+        inline = []
+        if review.get("comments_count"):
+            inline = [_authored(c) for c in client.get(
+                f"{path}/pulls/{number}/reviews/{review['id']}/comments") or []]
+        reviews.append({**_authored(review),
+                        "kind": REVIEW_KINDS.get(review.get("state"),
+                                                 str(review.get("state") or "").lower()),
+                        "comments": inline})
+    return reviews
+
+
+def _authored(item: dict) -> dict:
+    return {"author": (item.get("user") or {}).get("login", ""), "body": item.get("body") or ""}
