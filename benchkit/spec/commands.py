@@ -1,0 +1,86 @@
+"""`benchkit validate` and `benchkit list`: the spec's commands.
+
+Neither imports the forge, the SDK or the report code, so both answer in a blink.
+"""
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from benchkit.spec.loader import SpecError, display_path
+from benchkit.spec.models import find_root, load_arms, load_seeds, load_tasks, validate_paths
+
+EXIT_PROBLEMS = 2
+
+
+def _fail(problems):
+    for problem in problems:
+        click.echo(str(problem), err=True)
+    sys.exit(EXIT_PROBLEMS)
+
+
+@click.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+def validate(paths):
+    """Validate YAML documents: files, directories or trees (default: the whole tree).
+
+    Exit 0 when valid; exit 2 with a `FILE:LINE: message` line per problem.
+    """
+    try:
+        checked, problems = validate_paths(paths or [find_root()])
+    except SpecError as error:
+        checked, problems = [], error.problems
+    if problems:
+        _fail(problems)
+    click.echo(f"valid: {len(checked)} document{'s' if len(checked) != 1 else ''}")
+
+
+@click.command("list")
+@click.argument("what", type=click.Choice(["tasks", "arms"]))
+@click.option("--json", "as_json", is_flag=True, help="A JSON array instead of a table.")
+def list_documents(what, as_json):
+    """List the tree's tasks or arms."""
+    problems = []
+    try:
+        root = find_root()
+        if what == "arms":
+            rows = [_arm_row(arm) for arm in load_arms(root, problems).values()]
+        else:
+            seeds = load_seeds(root, problems)
+            rows = [_task_row(task) for task in load_tasks(root, seeds, problems).values()]
+    except SpecError as error:
+        problems += error.problems
+    if problems:
+        _fail(problems)
+    if as_json:
+        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+    else:
+        columns = ["id", "kind", "tool", "description"] if what == "arms" else ["id", "tier", "kind", "scored"]
+        click.echo(_table(rows, columns))
+
+
+def _task_row(task) -> dict:
+    return {"id": task.id, "path": display_path(task.path), "tier": task.tier, "kind": task.kind,
+            "scored": task.scored, "intent": task.intent, "fingerprint": task.fingerprint}
+
+
+def _arm_row(arm) -> dict:
+    tool = arm.tool
+    command = tool["binary"] if tool["kind"] == "shell" else tool["server"]["command"]
+    return {"id": arm.id, "path": display_path(arm.path), "kind": tool["kind"], "tool": command,
+            "user_agent": arm.user_agent, "description": arm.description,
+            "fingerprint": arm.fingerprint}
+
+
+def _table(rows, columns) -> str:
+    cells = [columns] + [[_cell(row[c]) for c in columns] for row in rows]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
+    return "\n".join("  ".join(v.ljust(w) for v, w in zip(line, widths)).rstrip() for line in cells)
+
+
+def _cell(value) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
