@@ -1,8 +1,7 @@
 """Fixtures shared across areas. Keep them generic."""
 
-import socket
-
 import shutil
+import socket
 from pathlib import Path
 
 import pytest
