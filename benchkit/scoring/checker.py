@@ -1,0 +1,237 @@
+"""The checker: a pure, deterministic verdict on a captured state and answer.
+
+Mutations are scored by a full-state diff of the captured RepoState against the
+expected end state; every difference names its entity and says whether an intended
+change is missing (or wrong) or the agent changed something it was not asked to
+(collateral). Reads are scored by required facts in the final answer; a captured
+state, when given, must still equal the ground truth.
+"""
+
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from benchkit.scoring.state import comment_key, normalise, review_key
+
+
+class NotScorable(ValueError):
+    """A task (an unscored bonus operation) with no scoring spec, or input it cannot score."""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    passed: bool
+    differences: list = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"passed": self.passed, "differences": list(self.differences)}
+
+
+def check(task, *, state=None, answer=None, seed, user, self_review=False) -> Verdict:
+    """Score `state` (a RepoState dict) and/or `answer` (the final message) against `task`."""
+    from benchkit.spec.expectation import expected_state, ground_truth
+
+    if not task.edits and not task.facts:
+        raise NotScorable(f"task {task.id} has no scoring spec (unscored bonus operation)")
+    baseline = ground_truth(seed, user)
+    differences = []
+    if task.edits:
+        if state is None:
+            raise NotScorable(f"task {task.id} is scored on the repository state: give a state")
+        expected = expected_state(task, seed, user, self_review=self_review)
+        differences += diff(expected, state, baseline)
+    elif state is not None:
+        differences += diff(baseline, state, baseline)  # a read must change nothing
+    if task.facts:
+        differences += match_facts(task.facts, answer)
+    return Verdict(passed=not differences, differences=differences)
+
+
+# ---- full-state diff -------------------------------------------------------------
+
+def diff(expected, actual, baseline=None) -> list:
+    """Every difference between two RepoStates, after normalisation.
+
+    With `baseline` (the ground truth) each difference is classified: a value the task
+    meant to change is "(intended change missing)" or "(intended change wrong)", any
+    other is "(collateral)".
+    """
+    expected, actual = normalise(expected), normalise(actual)
+    baseline = normalise(baseline) if baseline is not None else None
+    differences = []
+    for section, noun, key, fields in _SECTIONS:
+        differences += _diff_section(
+            noun, key, fields, expected[section], actual[section],
+            None if baseline is None else baseline[section])
+    return differences
+
+
+_ISSUE_FIELDS = (("title", "scalar"), ("body", "scalar"), ("state", "scalar"),
+                 ("labels", "set"), ("assignees", "set"), ("comments", "multiset"))
+_TEXT_FIELDS = ("title", "body", "description")
+_SECTIONS = (
+    ("labels", "label", "name", (("color", "scalar"), ("description", "scalar"))),
+    ("issues", "issue", "number", _ISSUE_FIELDS),
+    ("pull_requests", "pull request", "number", _ISSUE_FIELDS + (("reviews", "multiset"),)),
+)
+def _diff_section(noun, key, fields, expected, actual, baseline):
+    exp = {item[key]: item for item in expected}
+    act = {item[key]: item for item in actual}
+    base = {} if baseline is None else {item[key]: item for item in baseline}
+    known = baseline is not None
+    differences = []
+    for k in sorted(exp.keys() | act.keys()):
+        e, a, b = exp.get(k), act.get(k), base.get(k)
+        name = _entity_name(noun, e or a)
+        if a is None:
+            was = "deleted" if b else "missing"
+            differences.append(f"{name}: {was}{_tag(True, b is not None, False, known)}")
+        elif e is None:
+            was = "still present" if b else f"unexpected {noun}"
+            differences.append(f"{name}: {was}{_tag(False, b is not None, True, known)}")
+        else:
+            for field_name, kind in fields:
+                base_value = None if b is None else b[field_name]
+                differences += [f"{name}: {text}" for text in _COMPARERS[kind](
+                    field_name, e[field_name], a[field_name], base_value, known)]
+    return differences
+
+
+def _diff_scalar(field_name, expected, actual, baseline, known):
+    if expected == actual:
+        return []
+    tag = _tag(expected, baseline, actual, known)
+    show = _quote if field_name in _TEXT_FIELDS else str  # states and colours read bare
+    return [f"{field_name} is {show(actual)}, expected {show(expected)}{tag}"]
+
+
+def _diff_set(field_name, expected, actual, baseline, known):
+    noun = field_name[:-1]  # labels -> label, assignees -> assignee
+    expected, actual = set(expected), set(actual)
+    base = set() if baseline is None else set(baseline)
+    differences = []
+    for item in sorted(expected - actual):
+        if not known:
+            differences.append(f"{noun} {_quote(item)} missing")
+        elif item in base:
+            differences.append(f"{noun} {_quote(item)} removed (collateral)")
+        else:
+            differences.append(f"{noun} {_quote(item)} missing (intended change missing)")
+    for item in sorted(actual - expected):
+        if not known:
+            differences.append(f"unexpected {noun} {_quote(item)}")
+        elif item in base:
+            differences.append(f"{noun} {_quote(item)} still present (intended change missing)")
+        else:
+            differences.append(f"unexpected {noun} {_quote(item)} (collateral)")
+    return differences
+
+
+def _diff_multiset(field_name, expected, actual, baseline, known):
+    key, describe = _MULTISET_ITEMS[field_name]
+    exp, act = Counter(map(key, expected)), Counter(map(key, actual))
+    base = Counter(map(key, baseline or []))
+    items = {key(item): item for item in [*expected, *actual]}
+    differences = []
+    for k in sorted(exp.keys() | act.keys()):
+        times = lambda n: "" if n == 1 else f" (x{n})"  # noqa: E731
+        if exp[k] > act[k]:
+            n = exp[k] - act[k]
+            tag = "" if not known else (
+                " (intended change missing)" if exp[k] > base[k] else " (collateral)")
+            verb = "missing" if not known or exp[k] > base[k] else "removed"
+            differences.append(f"{describe(items[k])} {verb}{times(n)}{tag}")
+        elif act[k] > exp[k]:
+            n = act[k] - exp[k]
+            tag = "" if not known else (
+                " (intended change missing)" if base[k] > exp[k] else " (collateral)")
+            differences.append(f"unexpected {describe(items[k])}{times(n)}{tag}")
+    return differences
+
+
+def _describe_comment(comment):
+    return f"comment by {comment['author']}: {_quote(comment['body'])}"
+
+
+def _describe_review(review):
+    inline = f" with {len(review['comments'])} inline comments" if review["comments"] else ""
+    return f"{review['kind']} review by {review['author']}{inline}: {_quote(review['body'])}"
+
+
+_MULTISET_ITEMS = {
+    "comments": (comment_key, _describe_comment),
+    "reviews": (review_key, _describe_review),
+}
+_COMPARERS = {"scalar": _diff_scalar, "set": _diff_set, "multiset": _diff_multiset}
+
+
+def _tag(expected, baseline, actual, known):
+    """Classify one difference by comparing expected and actual with the ground truth."""
+    if not known:
+        return ""
+    if expected == baseline:
+        return " (collateral)"
+    if actual == baseline:
+        return " (intended change missing)"
+    return " (intended change wrong)"
+
+
+def _entity_name(noun, item):
+    if noun == "label":
+        return f"label {_quote(item['name'])}"
+    return f"{noun} #{item['number']} {_quote(item['title'])}"
+
+
+def _quote(text, limit=120):
+    text = str(text)
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return json.dumps(text, ensure_ascii=False)
+
+
+# ---- required facts --------------------------------------------------------------
+
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'",
+                         "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"'})
+_MARKUP = re.compile(r"[*`]+")  # markdown emphasis and code marks around words
+
+
+def normalise_answer(text) -> str:
+    """Case-fold, straighten curly quotes, drop markdown emphasis, collapse whitespace."""
+    text = _MARKUP.sub("", str(text or "").translate(_QUOTES).casefold())
+    return " ".join(text.split())
+
+
+def fact_matches(fact, answer) -> bool:
+    """A rendering matches as a whole-word substring; the pattern as a regex search."""
+    normal = normalise_answer(answer)
+    for rendering in fact.get("any_of", []):
+        if _rendering_regex(rendering).search(normal):
+            return True
+    pattern = fact.get("pattern")
+    return bool(pattern and re.search(pattern, normal, re.IGNORECASE))
+
+
+def match_facts(facts, answer) -> list:
+    """One difference per required fact the answer lacks."""
+    if answer is None or not str(answer).strip():
+        return ["no final answer: every required fact is missing"]
+    return [f"answer lacks required fact: {describe_fact(fact)}"
+            for fact in facts if not fact_matches(fact, answer)]
+
+
+def describe_fact(fact) -> str:
+    renderings = [_quote(r) for r in fact.get("any_of", [])]
+    if fact.get("pattern"):
+        renderings.append(f"pattern /{fact['pattern']}/")
+    return renderings[0] if len(renderings) == 1 else "any of " + ", ".join(renderings)
+
+
+def _rendering_regex(rendering):
+    """`5 open` must not match inside `15 open`: word characters at a rendering's ends
+    must not continue into the answer's neighbouring characters."""
+    normal = normalise_answer(rendering)
+    start = r"(?<!\w)" if normal[:1].isalnum() or normal[:1] == "_" else ""
+    end = r"(?!\w)" if normal[-1:].isalnum() or normal[-1:] == "_" else ""
+    return re.compile(start + re.escape(normal) + end)

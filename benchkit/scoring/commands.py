@@ -1,0 +1,127 @@
+"""`benchkit expect` and `benchkit check`: the checker's seam on the command line.
+
+    benchkit expect [TASK_YAML] [--user NAME] [--seed SEED_YAML] [--self-review]
+    benchkit check TASK_YAML --state STATE_JSON [--answer TEXT_FILE] [--user NAME]
+                   [--seed SEED_YAML] [--self-review]
+
+Exit codes: 0 (check passed, or expect printed), 1 (check failed), 2 (bad input: an
+invalid task or seed, an unreadable state, a task with no scoring spec).
+"""
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from benchkit.scoring.checker import NotScorable, check as check_task
+from benchkit.scoring.state import StateError
+from benchkit.spec.expectation import ExpectationError, expected_state, ground_truth
+from benchkit.spec.loader import SpecError
+from benchkit.spec.task import load_task, read_seed, seed_path
+
+EXIT_FAILED, EXIT_BAD_INPUT = 1, 2
+
+_user = click.option("--user", default="bench", show_default=True,
+                     help='The token\'s user: "self" in the seed and the edits.')
+_seed = click.option("--seed", "seed_yaml", type=click.Path(dir_okay=False, path_type=Path),
+                     help="Seed file (default: the task's seed, else seeds/default.yaml).")
+_self_review = click.option("--self-review", is_flag=True,
+                            help="The host permits self-review: score the approve/request-changes variant.")
+
+
+@click.command()
+@click.argument("task_yaml", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@_user
+@_seed
+@_self_review
+def expect(task_yaml, user, seed_yaml, self_review):
+    """Print TASK_YAML's expected end state (mutations) or required facts (reads) as
+    JSON; with no task, the seed's ground truth RepoState."""
+    with _bad_input():
+        seed = read_seed(seed_yaml) if seed_yaml else None
+        if task_yaml is None:
+            _print(ground_truth(seed or read_seed(_default_seed()), user))
+            return
+        task = load_task(task_yaml, seed)
+        seed = seed or _task_seed(task)
+        if task.edits:
+            _print(expected_state(task, seed, user, self_review=self_review))
+        elif task.facts:
+            _print({"facts": task.facts, "example_answer": example_answer(task.facts)})
+        else:
+            raise NotScorable(f"task {task.id} has no scoring spec (unscored bonus operation)")
+
+
+@click.command()
+@click.argument("task_yaml", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--state", "state_file", type=click.File("r", encoding="utf-8"),
+              help="The captured RepoState JSON ('-' for stdin); required for mutation tasks.")
+@click.option("--answer", "answer_file", type=click.File("r", encoding="utf-8"),
+              help="The agent's final answer as text ('-' for stdin); required for read tasks.")
+@_user
+@_seed
+@_self_review
+def check(task_yaml, state_file, answer_file, user, seed_yaml, self_review):
+    """Score a captured state and answer against TASK_YAML.
+
+    Prints {"passed": bool, "differences": [...]}; exit 0 passed, 1 failed, 2 bad input.
+    """
+    with _bad_input():
+        seed = read_seed(seed_yaml) if seed_yaml else None
+        task = load_task(task_yaml, seed)
+        state = _read_state(state_file) if state_file else None
+        if task.facts and answer_file is None:
+            raise NotScorable(f"task {task.id} is scored on the final answer: give --answer")
+        answer = answer_file.read() if answer_file else None
+        verdict = check_task(task, state=state, answer=answer, seed=seed or _task_seed(task),
+                             user=user, self_review=self_review)
+    _print(verdict.to_dict())
+    sys.exit(0 if verdict.passed else EXIT_FAILED)
+
+
+def example_answer(facts) -> str:
+    """An answer holding every fact (its first rendering): what a perfect run reports."""
+    return "\n".join(fact["any_of"][0] if fact.get("any_of") else fact["pattern"]
+                     for fact in facts)
+
+
+class _bad_input:
+    """Report bad input as `FILE:LINE: message` (or one message) lines and exit 2."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, traceback):
+        if isinstance(error, SpecError):
+            for problem in error.problems:
+                click.echo(str(problem), err=True)
+        elif isinstance(error, (NotScorable, StateError, ExpectationError)):
+            click.echo(f"error: {error}", err=True)
+        else:
+            return False
+        sys.exit(EXIT_BAD_INPUT)
+
+
+def _read_state(file) -> dict:
+    try:
+        return json.load(file)
+    except json.JSONDecodeError as error:
+        raise StateError(f"{file.name}: not JSON: {error}") from None
+
+
+def _task_seed(task):
+    """seeds/<task.seed>.yaml of the tree the task belongs to."""
+    path = seed_path(task.path, task.seed)
+    if path is None:
+        raise NotScorable(f"seed {task.seed!r} of task {task.id} not found")
+    return read_seed(path)
+
+
+def _default_seed() -> Path:
+    from benchkit.spec.models import find_root
+    return find_root() / "seeds" / "default.yaml"
+
+
+def _print(value):
+    click.echo(json.dumps(value, indent=2, ensure_ascii=False))

@@ -1,0 +1,146 @@
+"""Task documents (tasks.d/<id>.yaml): loading, validation, the Task model.
+
+A task is validated in two passes: the JSON Schema (shape), then the meaning of its
+scoring spec against the seed it names (selectors that match nothing or too much,
+undefined labels, edits that change nothing, patterns that do not compile). Every
+problem is a `Problem` at the line of the offending key, raised together.
+"""
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from benchkit.fingerprint import fingerprint
+from benchkit.spec.expectation import edit_problems, resolve_variant
+from benchkit.spec.loader import Problem, SpecError, load_document
+
+MUTATION_TIERS = ("single-mutation", "find-then-act", "multi-step")
+
+
+@dataclass(frozen=True, eq=False)
+class Task:
+    id: str
+    tier: str
+    scored: bool
+    kind: str  # "read" | "mutation" | "bonus"
+    intent: str  # the wording for hosts that forbid self-review (the common case)
+    seed: str  # the seed's name: seeds/<seed>.yaml
+    facts: list
+    edits: list
+    applicability: dict
+    only_when: dict
+    path: Path
+    data: dict = field(repr=False)
+    fingerprint: str = ""
+
+    def intent_for(self, self_review: bool) -> str:
+        """The intent worded for a host that does (or does not) permit self-review."""
+        return resolve_variant(self.data["intent"], self_review)
+
+    def applies_to(self, *, self_review: bool) -> bool:
+        """Whether the task means something on a host with this self-review permission."""
+        wanted = self.only_when.get("self_review")
+        return wanted is None or (wanted == "permitted") == self_review
+
+    @property
+    def has_spec(self) -> bool:
+        """Whether the checker can score it (every scored task; some bonus operations)."""
+        return bool(self.facts or self.edits)
+
+
+def load_task(path, seeds=None) -> Task:
+    """Load and validate one task document against its seed.
+
+    `seeds` maps seed names to seeds (models with `.data`, or plain dicts); a single
+    seed stands for every name; None finds seeds/<name>.yaml beside the task's tree.
+    Raises SpecError listing every problem, the schema's and the spec's together.
+    """
+    path = Path(path)
+    document = load_document(path, "task", lambda document: _check(document, path, seeds))
+    return _task(path, document.data)
+
+
+def _check(document, path, seeds) -> list:
+    """The rules a schema cannot express; shapes the schema rejected are skipped."""
+    data, problems = document.data, []
+    if isinstance(data.get("id"), str) and data["id"] != path.stem:
+        problems.append(document.problem(
+            ("id",), f"id {data['id']!r} differs from the file name {path.stem!r}"))
+    for index, fact in enumerate(_list(data.get("facts"))):
+        if isinstance(fact, dict) and isinstance(fact.get("pattern"), str):
+            try:
+                re.compile(fact["pattern"])
+            except re.error as error:
+                problems.append(document.problem(("facts", index, "pattern"),
+                                                 f"invalid regex: {error}"))
+    edits = _list(data.get("edits"))
+    if edits and isinstance(data.get("seed"), str):
+        seed = _find_seed(path, data["seed"], seeds, document, problems)
+        if seed is not None:
+            try:
+                found = edit_problems(edits, seed)
+            except (KeyError, TypeError, AttributeError, ValueError):
+                found = []  # a malformed edit: the schema has said so
+            problems += [document.problem(where, message, at_key=where == ("edits",))
+                         for where, message in found]
+    return problems
+
+
+def _list(value) -> list:
+    return value if isinstance(value, list) else []
+
+
+def _task(path, data) -> Task:
+    tier = data["tier"]
+    kind = "bonus" if not data["scored"] else "read" if tier == "read" else "mutation"
+    return Task(
+        id=data["id"], tier=tier, scored=data["scored"], kind=kind,
+        intent=resolve_variant(data["intent"], False), seed=data["seed"],
+        facts=data.get("facts", []), edits=data.get("edits", []),
+        applicability=data.get("applicability", {}), only_when=data.get("only_when", {}),
+        path=path, data=data, fingerprint=fingerprint(data),
+    )
+
+
+def _find_seed(path, name, seeds, document, problems):
+    if seeds is None:
+        return _seed_beside(path, name, document, problems)
+    if hasattr(seeds, "data") or not _is_mapping_of_seeds(seeds):
+        return seeds  # one seed for every name
+    if name not in seeds:
+        known = ", ".join(sorted(seeds)) or "none"
+        problems.append(document.problem(("seed",), f"unknown seed {name!r} (known: {known})"))
+        return None
+    return seeds[name]
+
+
+def _is_mapping_of_seeds(seeds) -> bool:
+    """A {name: seed} map, as opposed to one seed's own data (which has labels/issues)."""
+    return isinstance(seeds, dict) and not ({"labels", "issues", "pull_requests"} & set(seeds))
+
+
+def _seed_beside(path, name, document, problems):
+    found = seed_path(path, name)
+    if found is None:
+        problems.append(document.problem(
+            ("seed",), f"seed {name!r} not found: no seeds/{name}.yaml above the task"))
+        return None
+    return read_seed(found)
+
+
+def seed_path(task_path, name):
+    """seeds/<name>.yaml in the nearest directory above the task that has one."""
+    for directory in Path(task_path).resolve().parents:
+        candidate = directory / "seeds" / f"{name}.yaml"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def read_seed(path):
+    """A seed file, as the spec package's Seed model where it has one, else its data."""
+    try:
+        from benchkit.spec import load_seed  # the Seed model, where the spec package has it
+    except ImportError:
+        return load_document(path, "seed").data
+    return load_seed(path)
