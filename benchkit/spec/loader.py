@@ -140,8 +140,10 @@ def _reason(error: Exception) -> str:
 
 
 def _yaml_message(error: yaml.MarkedYAMLError) -> str:
-    parts = [error.context, error.problem]
-    return "YAML syntax error: " + ", ".join(p for p in parts if p)
+    message = f"YAML syntax error: {error.problem or error.context}"
+    if error.problem and error.context and error.context_mark:
+        message += f" ({error.context} started on line {error.context_mark.line + 1})"
+    return message
 
 
 def _record_lines(document, node, path, objects, problems, active):

@@ -102,7 +102,7 @@ def _check_suite(document: Document) -> list[Problem]:
     data = document.data
     problems = _template_problems(document, [("base_prompt",)], CONTEXT_NAMES - {"skill"})
     trials, floor = data.get("trials"), data.get("floor")
-    if type(trials) is int and type(floor) is int and floor > trials:
+    if type(trials) is int and type(floor) is int and 1 <= trials < floor:
         problems.append(document.problem(("floor",), (
             f"floor {floor} is above trials {trials}: a default sweep would never cover a cell")))
     return problems
@@ -208,15 +208,12 @@ def _collect(problems: list, load, *args):
 
 
 def load_seeds(root: Path, problems: list) -> dict:
-    seeds = {}
+    """name -> Seed; a seed with problems maps to None, so tasks on it are checked for
+    shape only instead of being buried in follow-on errors."""
     paths = yaml_files(root / "seeds")
     if not paths:
         problems.append(Problem(root / "seeds", None, "no seed files (expected seeds/default.yaml)"))
-    for path in paths:
-        seed = _collect(problems, load_seed, path)
-        if seed is not None:
-            seeds[seed.name] = seed
-    return seeds
+    return {path.stem: _collect(problems, load_seed, path) for path in paths}
 
 
 def load_arms(root: Path, problems: list) -> dict:

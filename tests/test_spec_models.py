@@ -1,0 +1,141 @@
+"""Models, defaults, fingerprints, the tree, find_root and template rendering."""
+
+from pathlib import Path
+
+import jinja2
+import pytest
+import yaml
+
+from benchkit.spec import (
+    SpecError, find_root, load_arm, load_seed, load_suite, load_tree, render)
+
+CHECKOUT = Path(__file__).resolve().parent.parent
+
+
+def test_suite_defaults_come_from_the_schema(tmp_path):
+    path = tmp_path / "suite.yaml"
+    path.write_text("model: claude-x\nbase_prompt: Hello {{ user }}.\n")
+    suite = load_suite(path)
+    assert (suite.model, suite.trials, suite.floor, suite.turn_cap, suite.backstop_seconds) == (
+        "claude-x", 5, 3, 25, 300)
+    assert suite.repo_prefix == "benchkit-" and suite.default_cell_tokens == 25000
+    assert suite.weights == {"input": 1, "cache_write_5m": 1.25, "cache_write_1h": 2,
+                             "cache_read": 0.1, "output": 5}
+    assert suite.data["weights"] == suite.weights
+    assert suite.path == path
+
+
+def test_shipped_suite():
+    suite = load_suite(CHECKOUT / "suite.yaml")
+    assert (suite.trials, suite.floor) == (5, 3)
+    prompt = render(suite.base_prompt, host_url="http://h/", api_url="http://h/api/v1",
+                    owner="bench", repo="benchkit-x", user="bench", token="T0K")
+    assert "Repository: bench/benchkit-x" in prompt and "T0K" in prompt
+
+
+def test_fingerprint_follows_the_data_not_the_formatting(tmp_path):
+    a, b, c = (tmp_path / name for name in ("a.yaml", "b.yaml", "c.yaml"))
+    a.write_text("model: m\nbase_prompt: p\n")
+    b.write_text("# a comment\nbase_prompt: 'p'\nmodel:   m\ntrials: 5\n")  # 5 is the default
+    c.write_text("model: other\nbase_prompt: p\n")
+    assert load_suite(a).fingerprint == load_suite(b).fingerprint
+    assert load_suite(a).fingerprint != load_suite(c).fingerprint
+    assert len(load_suite(a).fingerprint) == 16
+
+
+def test_seed_defaults_fill_every_item(tmp_path):
+    path = tmp_path / "tiny.yaml"
+    path.write_text("labels: [{name: bug, color: '#D73A4A'}]\n"
+                    "issues: [{title: One}]\n"
+                    "pull_requests:\n"
+                    "  - {title: P, head: b, file: {path: f.txt, content: x},\n"
+                    "     reviews: [{body: fine}]}\n")
+    seed = load_seed(path)
+    assert seed.name == "tiny"
+    assert seed.labels == [{"name": "bug", "color": "#D73A4A", "description": ""}]
+    assert seed.issues == [{"title": "One", "body": "", "state": "open", "labels": [],
+                            "assigned": False, "comments": []}]
+    (pull,) = seed.pull_requests
+    assert (pull["state"], pull["labels"], pull["comments"]) == ("open", [], [])
+    assert pull["reviews"] == [{"kind": "comment", "body": "fine"}]
+
+
+def test_seed_rejects_a_self_review_verdict(tmp_path):
+    """A seed must take on every host, and many forbid approving one's own pull request."""
+    path = tmp_path / "s.yaml"
+    path.write_text("pull_requests:\n  - title: P\n    head: b\n    file: {path: f, content: x}\n"
+                    "    reviews: [{kind: approved, body: ok}]\n")
+    with pytest.raises(SpecError) as caught:
+        load_seed(path)
+    assert [(p.line, p.where) for p in caught.value.problems] == [(5, "pull_requests[0].reviews[0].kind")]
+
+
+def test_arms_as_loaded():
+    tea = load_arm(CHECKOUT / "arms.d" / "tea.yaml")
+    assert (tea.id, tea.tool["kind"], tea.tool["binary"]) == ("tea", "shell", "tea")
+    assert tea.tool["forbidden_subcommands"] == [["api"]]
+    assert tea.tool["server"] is None and tea.credentials["setup"] == []
+    assert [f["path"] for f in tea.credentials["files"]] == ["tea/config.yml"]
+
+    mcp = load_arm(CHECKOUT / "arms.d" / "gitea-mcp.yaml")
+    assert mcp.tool["kind"] == "mcp" and mcp.tool["binary"] is None
+    assert mcp.tool["server"]["args"] == ["-t", "stdio"]
+    assert mcp.credentials == {"env": {}, "files": [], "setup": []}
+
+    curl = load_arm(CHECKOUT / "arms.d" / "raw-api.yaml")
+    assert curl.user_agent == "curl/" and curl.tool["forbidden_subcommands"] == []
+
+
+def test_arm_templates_render_with_the_harness_context():
+    context = dict(host_url="http://127.0.0.1:3000/", api_url="http://127.0.0.1:3000/api/v1",
+                   owner="bench", repo="benchkit-1", user="bench", token="s3cret",
+                   config_dir="/tmp/cfg", root=str(CHECKOUT), workdir="/tmp/w", env={})
+    tea = load_arm(CHECKOUT / "arms.d" / "tea.yaml")
+    config = yaml.safe_load(render(tea.credentials["files"][0]["content"], **context))
+    assert config["logins"][0] == {"name": "benchkit", "url": "http://127.0.0.1:3000/",
+                                   "token": "s3cret", "default": True, "user": "bench"}
+    axi = load_arm(CHECKOUT / "arms.d" / "gitea-axi.yaml")
+    assert render(axi.tool["skill"], **context).endswith("skills/gitea-axi/SKILL.md")
+    assert render(axi.tool["skill"], **{**context, "env": {"BENCHKIT_GITEA_AXI_SKILL": "/s.md"}}) == "/s.md"
+    bootstrap = render(axi.bootstrap, skill="SKILL BODY", **context)
+    assert "bench/benchkit-1" in bootstrap and bootstrap.rstrip().endswith("SKILL BODY")
+
+
+def test_render_is_strict():
+    with pytest.raises(jinja2.UndefinedError):
+        render("Hello {{ usr }}", user="bench")
+    assert render("a\n{{ x }}\n", x=1) == "a\n1\n"  # trailing newline kept
+
+
+def test_load_tree(tree_copy):
+    tree = load_tree(tree_copy)
+    assert tree.root == tree_copy.resolve()
+    assert list(tree.seeds) == ["default"]
+    assert sorted(tree.arms) == ["gitea-axi", "gitea-mcp", "raw-api", "tea"]
+    assert len([t for t in tree.tasks.values() if t.scored]) == 20
+    assert tree.suite.path == tree_copy.resolve() / "suite.yaml"
+    assert all(task.path.parent == tree.root / "tasks.d" for task in tree.tasks.values())
+
+
+def test_a_broken_seed_does_not_bury_its_tasks_in_follow_on_errors(tree_copy):
+    seed = tree_copy / "seeds" / "default.yaml"
+    seed.write_text(seed.read_text().replace("color: d73a4a", "color: red"))
+    with pytest.raises(SpecError) as caught:
+        load_tree(tree_copy)
+    assert {p.file.name for p in caught.value.problems} == {"default.yaml"}
+
+
+def test_find_root(tree_copy, tmp_path, monkeypatch):
+    monkeypatch.delenv("BENCHKIT_ROOT", raising=False)
+    (tree_copy / "tasks.d" / "deeper").mkdir()
+    monkeypatch.chdir(tree_copy / "tasks.d" / "deeper")
+    assert find_root() == tree_copy.resolve()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    monkeypatch.chdir(outside)
+    assert find_root() == CHECKOUT  # the checkout beside the package
+    monkeypatch.setenv("BENCHKIT_ROOT", str(tree_copy))
+    assert find_root() == tree_copy.resolve()
+    monkeypatch.setenv("BENCHKIT_ROOT", str(outside))
+    with pytest.raises(SpecError, match="BENCHKIT_ROOT"):
+        find_root()

@@ -1,0 +1,273 @@
+"""`benchkit validate` and `benchkit list` on the shipped tree and on broken copies of it."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from benchkit.cli import main
+
+CHECKOUT = Path(__file__).resolve().parent.parent
+
+
+def benchkit(*args):
+    return CliRunner().invoke(main, list(args))
+
+
+def line_of(path: Path, text: str) -> int:
+    """1-based line of the first line of `path` containing `text`."""
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if text in line:
+            return number
+    raise AssertionError(f"{text!r} not in {path}")
+
+
+def edit(path: Path, old: str, new: str):
+    text = path.read_text()
+    assert old in text, f"{old!r} not in {path}"
+    path.write_text(text.replace(old, new, 1))
+
+
+@pytest.fixture
+def tree(tree_copy, monkeypatch):
+    monkeypatch.chdir(tree_copy)
+    monkeypatch.delenv("BENCHKIT_ROOT", raising=False)
+    return tree_copy
+
+
+def test_shipped_tree_is_valid(monkeypatch):
+    monkeypatch.chdir(CHECKOUT)
+    result = benchkit("validate")
+    assert result.exit_code == 0, result.output
+    documents = 1 + sum(len(list((CHECKOUT / d).glob("*.yaml"))) for d in ("seeds", "tasks.d", "arms.d"))
+    assert result.stdout == f"valid: {documents} documents\n"
+
+
+def test_validate_stays_light():
+    """validate runs without importing the forge, the SDK, the agent or the report."""
+    code = (
+        "import sys\n"
+        "from benchkit.cli import main\n"
+        "try:\n"
+        "    main(['validate'])\n"
+        "except SystemExit as exit:\n"
+        "    heavy = sorted(m for m in sys.modules if m.split('.')[0] in\n"
+        "        ('claude_agent_sdk', 'starlette', 'uvicorn', 'msgspec')\n"
+        "        or m.startswith(('benchkit.forge', 'benchkit.report', 'benchkit.agent', 'benchkit.run')))\n"
+        "    print(exit.code, heavy)\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=CHECKOUT, capture_output=True, text=True)
+    assert done.stdout.splitlines()[-1] == "0 []", done.stdout + done.stderr
+
+
+# (file, old text, new text, the text on the expected line, expected message)
+BREAKAGES = {
+    "wrong type": ("suite.yaml", "trials: 5 ", "trials: five ", "trials:",
+                   "expected integer, got string (at trials)"),
+    "unknown key": ("seeds/default.yaml", "assigned: true\n    comments: [\"I can",
+                    "assigned: true\n    author: bench\n    comments: [\"I can", "author: bench",
+                    "unknown key 'author' (at issues[0].author)"),
+    "missing intent": ("tasks.d/read-review-body.yaml", "intent: Retrieve", "# intent: Retrieve",
+                       "id: read-review-body", "'intent' is required"),
+    "YAML syntax error": ("arms.d/tea.yaml", "  binary: tea\n", "  binary: tea: x\n", "binary: tea",
+                          "YAML syntax error: mapping values are not allowed here"),
+    "selector matching nothing": ("tasks.d/close-csv-export-issue.yaml",
+                                  "issue: {title: Add CSV export option}",
+                                  "issue: {title: Add TSV export option}", "issue: {title:",
+                                  "matches no issue"),
+    "no-op mutation": ("tasks.d/reopen-readme-badges.yaml", "title: Update README badges}",
+                       "title: Add CSV export option}", "- issue:", "changes nothing"),
+    "undefined label": ("seeds/default.yaml", "labels: [bug, priority]", "labels: [bug, priorty]",
+                        "labels: [bug, priorty]",
+                        "label 'priorty' is not defined under 'labels' (at issues[2].labels[1])"),
+    "head branch reused": ("seeds/default.yaml", "head: feature/docs-refresh",
+                           "head: feature/fix-crash", "head: feature/fix-crash\n    file: {path: docs",
+                           "head branch 'feature/fix-crash' is used by an earlier pull request"),
+    "bad colour": ("seeds/default.yaml", "color: 0075ca", "color: blue", "color: blue",
+                   "expected a colour of six hex digits"),
+    "shell arm without binary": ("arms.d/raw-api.yaml", "  binary: curl\n", "", "  kind: shell",
+                                 "'binary' is required (at tool)"),
+    "mcp arm with a binary": ("arms.d/gitea-mcp.yaml", "  kind: mcp\n", "  kind: mcp\n  binary: x\n",
+                              "binary: x", "'binary' is for a shell tool, not an mcp tool"),
+    "forbidden subcommand not a list": ("arms.d/tea.yaml", "- [api]", "- api", "- api",
+                                        "expected array, got string (at tool.forbidden_subcommands[0])"),
+    "template typo": ("arms.d/raw-api.yaml", "{{ api_url }}.", "{{ api_ulr }}.", "bootstrap:",
+                      "unknown template variable 'api_ulr' (at bootstrap)"),
+    "template syntax": ("suite.yaml", "{{ repo }}", "{{ repo }", "base_prompt:",
+                        "template syntax error"),
+    "floor above trials": ("suite.yaml", "floor: 3 ", "floor: 9 ", "floor:",
+                           "floor 9 is above trials 5"),
+    "duplicate key": ("suite.yaml", "floor: 3 ", "floor: 3\nmodel: other\n", "model: other",
+                      "duplicate key 'model'"),
+}
+
+
+@pytest.mark.parametrize("name", BREAKAGES)
+def test_broken_copy_fails_with_file_and_line(tree, name):
+    file, old, new, marker, message = BREAKAGES[name]
+    edit(tree / file, old, new)
+    if "\n" in marker:  # a marker spanning lines: the line of its first part
+        text = (tree / file).read_text()
+        line = text[:text.index(marker)].count("\n") + 1
+    else:
+        line = line_of(tree / file, marker)
+    result = benchkit("validate")
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    expected = f"{file}:{line}: "
+    assert any(l.startswith(expected) and message in l for l in result.stderr.splitlines()), \
+        f"want {expected}...{message}\ngot:\n{result.stderr}"
+
+
+def test_every_problem_at_once_sorted(tree):
+    for name in ("wrong type", "missing intent", "YAML syntax error", "undefined label",
+                 "template typo"):
+        file, old, new, *_ = BREAKAGES[name]
+        edit(tree / file, old, new)
+    result = benchkit("validate")
+    assert result.exit_code == 2
+    lines = result.stderr.splitlines()
+    files = [l.split(":")[0] for l in lines]
+    assert set(files) == {"suite.yaml", "tasks.d/read-review-body.yaml", "arms.d/tea.yaml",
+                          "seeds/default.yaml", "arms.d/raw-api.yaml"}
+    assert files == sorted(files)  # grouped by file, then by line
+    for file in set(files):
+        numbers = [int(l.split(":")[1]) for l in lines if l.startswith(file + ":")]
+        assert numbers == sorted(numbers)
+
+
+def test_duplicate_arm_id(tree):
+    text = (tree / "arms.d" / "tea.yaml").read_text()
+    (tree / "arms.d" / "tea-copy.yaml").write_text(text)
+    result = benchkit("validate")
+    assert result.exit_code == 2
+    assert result.stderr == (f"arms.d/tea.yaml:{line_of(tree / 'arms.d/tea.yaml', 'id: tea')}: "
+                             "arm id 'tea' is already used by tea-copy.yaml (at id)\n")
+
+
+def test_validate_given_paths(tree):
+    assert benchkit("validate", "arms.d/tea.yaml", "seeds").stdout == "valid: 2 documents\n"
+    assert benchkit("validate", "tasks.d/read-review-body.yaml").exit_code == 0
+    assert benchkit("validate", str(tree)).exit_code == 0
+    # Only the chosen files are checked: a broken arm elsewhere does not matter.
+    edit(tree / "arms.d" / "raw-api.yaml", "  binary: curl\n", "")
+    assert benchkit("validate", "arms.d/tea.yaml").exit_code == 0
+    assert benchkit("validate", "arms.d/raw-api.yaml").exit_code == 2
+
+    missing = benchkit("validate", "nowhere.yaml")
+    assert (missing.exit_code, missing.stderr) == (2, "nowhere.yaml: no such file or directory\n")
+    (tree / "notes.yaml").write_text("a: 1\n")
+    stray = benchkit("validate", "notes.yaml")
+    assert stray.exit_code == 2 and stray.stderr.startswith("notes.yaml: not a benchkit document")
+
+
+def test_a_file_outside_the_tree_is_known_by_its_schema_line(tree):
+    """tests/arms/*.yaml lives outside arms.d/: its modeline says it is an arm."""
+    (tree / "extra").mkdir()
+    arm = tree / "extra" / "local.yaml"
+    arm.write_text("# yaml-language-server: $schema=../../benchkit/schemas/arm.schema.json\n"
+                   "id: local\ndescription: d\ntool: {kind: shell}\nbootstrap: hi\n")
+    result = benchkit("validate", "extra")
+    assert (result.exit_code, result.stderr) == (2, "extra/local.yaml:4: 'binary' is required (at tool)\n")
+
+
+def test_benchkit_root_points_at_another_tree(tree_copy, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("BENCHKIT_ROOT", str(tree_copy))
+    edit(tree_copy / "suite.yaml", "trials: 5 ", "trials: 0 ")
+    result = benchkit("validate")
+    assert result.exit_code == 2
+    assert result.stderr == f"tree/suite.yaml:{line_of(tree_copy / 'suite.yaml', 'trials:')}: " \
+                            "expected at least 1, got 0 (at trials)\n"
+    monkeypatch.setenv("BENCHKIT_ROOT", str(tmp_path / "nothing"))
+    result = benchkit("validate")
+    assert result.exit_code == 2 and "suite.yaml: not found (BENCHKIT_ROOT points here)" in result.stderr
+
+
+def test_exit_code_and_stderr_from_the_real_command(tree):
+    edit(tree / "suite.yaml", "trials: 5 ", "trials: five ")
+    done = subprocess.run([sys.executable, "-c", "from benchkit.cli import main; main()", "validate"],
+                          cwd=tree, capture_output=True, text=True)
+    assert done.returncode == 2
+    assert done.stderr == f"suite.yaml:{line_of(tree / 'suite.yaml', 'trials:')}: " \
+                          "expected integer, got string (at trials)\n"
+
+
+def test_list_arms(tree):
+    rows = json.loads(benchkit("list", "arms", "--json").stdout)
+    assert [row["id"] for row in rows] == ["gitea-axi", "gitea-mcp", "raw-api", "tea"]
+    assert {row["path"] for row in rows} == {f"arms.d/{row['id']}.yaml" for row in rows}
+    assert {row["id"]: row["kind"] for row in rows}["gitea-mcp"] == "mcp"
+    table = benchkit("list", "arms").stdout.splitlines()
+    assert table[0].split() == ["id", "kind", "tool", "description"]
+    assert [line.split()[0] for line in table[1:]] == [row["id"] for row in rows]
+
+
+def test_list_tasks(tree):
+    rows = json.loads(benchkit("list", "tasks", "--json").stdout)
+    files = sorted(p.stem for p in (tree / "tasks.d").glob("*.yaml"))
+    assert sorted(row["id"] for row in rows) == files
+    for row in rows:
+        assert row["path"] == f"tasks.d/{row['id']}.yaml"
+        assert row["tier"] in ("read", "single-mutation", "find-then-act", "multi-step", "bonus")
+        assert isinstance(row["scored"], bool)
+    scored = [row for row in rows if row["scored"]]
+    assert len(scored) == 20
+    assert rows[:len(scored)] == scored  # scored tasks first, read tier leading
+    assert rows[0]["tier"] == "read"
+    table = benchkit("list", "tasks").stdout.splitlines()
+    assert table[0].split() == ["id", "tier", "kind", "scored"]
+    assert len(table) == len(rows) + 1
+
+
+def test_list_reports_problems_like_validate(tree):
+    edit(tree / "arms.d" / "tea.yaml", "  binary: tea\n", "  binary: [tea\n")
+    result = benchkit("list", "arms", "--json")
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.startswith("arms.d/tea.yaml:")
+
+
+NEW_TASK = """\
+# yaml-language-server: $schema=../benchkit/schemas/task.schema.json
+id: close-export-perf-issue
+tier: single-mutation
+intent: Close the issue titled "Improve export performance".
+edits:
+  - issue: {title: Improve export performance}
+    set: {state: closed}
+"""
+
+
+def test_adding_a_task_is_writing_one_file(tree):
+    """Write one YAML file: the task is listed, validated, and checked."""
+    path = tree / "tasks.d" / "close-export-perf-issue.yaml"
+    path.write_text(NEW_TASK)
+    rows = json.loads(benchkit("list", "tasks", "--json").stdout)
+    (row,) = [row for row in rows if row["id"] == "close-export-perf-issue"]
+    assert (row["path"], row["tier"], row["scored"]) == (
+        "tasks.d/close-export-perf-issue.yaml", "single-mutation", True)
+    assert benchkit("validate", "tasks.d/close-export-perf-issue.yaml").exit_code == 0
+    assert benchkit("validate").exit_code == 0
+
+    expected = benchkit("expect", str(path), "--user", "bench")
+    assert expected.exit_code == 0, expected.output
+    state = json.loads(expected.stdout)
+    issue = next(i for i in state["issues"] if i["title"] == "Improve export performance")
+    assert issue["state"] == "closed"
+    (tree / "after.json").write_text(expected.stdout)
+    checked = benchkit("check", str(path), "--state", "after.json", "--user", "bench")
+    assert checked.exit_code == 0 and json.loads(checked.stdout)["passed"] is True
+
+    issue["state"] = "open"  # the agent did nothing
+    (tree / "before.json").write_text(json.dumps(state))
+    checked = benchkit("check", str(path), "--state", "before.json", "--user", "bench")
+    assert checked.exit_code == 1 and json.loads(checked.stdout)["passed"] is False
+
+    # The same task made a no-op is caught at validation, with its line.
+    path.write_text(NEW_TASK.replace("Improve export performance}", "Add CSV export option}")
+                    .replace("state: closed", "state: open"))
+    result = benchkit("validate")
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"tasks.d/close-export-perf-issue.yaml:{line_of(path, '- issue:')}:")
