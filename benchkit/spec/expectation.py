@@ -264,7 +264,7 @@ class _Interpreter:
     def _set(self, section, noun, entities, fields, path) -> bool:
         wrong = [key for key in fields if key not in _SET_FIELDS[section]]
         if wrong:
-            self._problem(path + (wrong[0],), f"a {noun} has no field {wrong[0]!r} to set "
+            self._problem(path + (wrong[0],), f"{noun}s have no field {wrong[0]!r} to set "
                                               f"(fields: {', '.join(_SET_FIELDS[section])})")
             return False
         if fields.get("state") == "merged" and section != "pull_requests":

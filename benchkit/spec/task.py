@@ -74,9 +74,9 @@ def _check(document, path, seeds) -> list:
                 problems.append(document.problem(("facts", index, "pattern"),
                                                  f"invalid regex: {error}"))
     edits = _list(data.get("edits"))
-    if edits and isinstance(data.get("seed"), str):
+    if isinstance(data.get("seed"), str):
         seed = _find_seed(path, data["seed"], seeds, document, problems)
-        if seed is not None:
+        if seed is not None and edits:
             try:
                 found = edit_problems(edits, seed)
             except (KeyError, TypeError, AttributeError, ValueError):

@@ -1,0 +1,157 @@
+"""Adding a task is writing one YAML file: the documented example, dropped into a
+temporary tree, is listed, validated and checked; broken copies fail validation with
+exit 2 and one `FILE:LINE:` line per problem."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from benchkit.cli import main
+
+CHECKOUT = Path(__file__).resolve().parent.parent
+GUIDE = (CHECKOUT / "docs" / "adding-a-task.md").read_text()
+EXAMPLE = re.search(r"```yaml\n(.*?)```", GUIDE, re.S).group(1)
+EXAMPLE_ID = re.search(r"^id: (\S+)", EXAMPLE, re.M).group(1)
+EXAMPLE_DIFFERENCES = re.search(r"which kind it is.*?```\n(.*?)```", GUIDE, re.S).group(1).splitlines()
+
+
+@pytest.fixture
+def tree(tree_copy, monkeypatch):
+    monkeypatch.setenv("BENCHKIT_ROOT", str(tree_copy))
+    monkeypatch.chdir(tree_copy)
+    return tree_copy
+
+
+def run(*args):
+    result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def write_task(tree, text, name=None):
+    name = name or re.search(r"^id: (\S+)", text, re.M).group(1)
+    path = tree / "tasks.d" / f"{name}.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_the_documented_example_is_listed_validated_and_checked(tree):
+    path = write_task(tree, EXAMPLE)
+    code, out, _ = run("list", "tasks", "--json")
+    assert code == 0
+    listed = {row["id"]: row for row in json.loads(out)}
+    assert listed[EXAMPLE_ID]["tier"] == "multi-step" and listed[EXAMPLE_ID]["scored"] is True
+    assert run("validate", path)[0] == 0
+    assert run("validate")[0] == 0
+
+    code, expected, _ = run("expect", path)
+    assert code == 0
+    (tree / "expected.json").write_text(expected)
+    code, untouched, _ = run("expect")
+    (tree / "untouched.json").write_text(untouched)
+    assert json.loads(run("check", path, "--state", "expected.json")[1]) == {"passed": True, "differences": []}
+    code, out, _ = run("check", path, "--state", "untouched.json")
+    assert code == 1
+    assert json.loads(out)["differences"] == EXAMPLE_DIFFERENCES
+
+
+def problem_lines(stderr):
+    """[(file, line, message)] of `FILE:LINE: message` lines; every line must be one."""
+    lines = stderr.strip().splitlines()
+    parsed = [re.fullmatch(r"(.+?):(\d+): (.*)", line) for line in lines]
+    assert lines and all(parsed), stderr
+    return [(m.group(1), int(m.group(2)), m.group(3)) for m in parsed]
+
+
+def validate_broken(tree, text, name="broken-task"):
+    path = write_task(tree, text, name)
+    code, _, err = run("validate", path)
+    assert code == 2
+    problems = problem_lines(err)
+    assert all(Path(file).name == path.name for file, _, _ in problems)
+    return [(line, message) for _, line, message in problems]
+
+
+def test_a_broken_copy_reports_every_problem_at_its_line(tree):
+    broken = EXAMPLE.replace("id: ms-wontfix-export-perf", "id: broken-task")
+    broken = re.sub(r"^intent: .*\n", "", broken, flags=re.M)
+    broken = broken.replace('title_matches: "(?i)performance"', 'title_matches: "(?i)speed"')
+    broken += "  - issue: {title: Update README badges}\n    set: {state: closed}\n"
+    problems = validate_broken(tree, broken)
+    lines = broken.splitlines()
+    selector = next(i for i, line in enumerate(lines, 1) if "speed" in line)
+    noop = next(i for i, line in enumerate(lines, 1) if "README badges" in line)
+    root = next(i for i, line in enumerate(lines, 1) if not line.startswith("#"))
+    assert [line for line, _ in problems] == [root, selector, noop]
+    assert problems[0][1] == "'intent' is required"
+    assert "matches no issue" in problems[1][1] and "(at edits[1].issue)" in problems[1][1]
+    assert "this edit changes nothing" in problems[2][1]
+
+
+def test_edits_that_cancel_out_could_never_fail(tree):
+    problems = validate_broken(tree, """\
+id: broken-task
+tier: single-mutation
+intent: Close and reopen the issue titled "Add CSV export option".
+edits:
+  - issue: {title: Add CSV export option}
+    set: {state: closed}
+  - issue: {title: Add CSV export option}
+    set: {state: open}
+""")
+    assert problems == [(4, "the edits leave the ground truth unchanged, so this task could never fail (at edits)")]
+
+
+@pytest.mark.parametrize("edits,line,message", [
+    ("  - issue: {label: bug}\n    set: {state: closed}\n", 5,
+     "selector {label: 'bug'} should match one issue but matches 3: #1 'Fix crash on startup', "
+     "#3 'Crash when saving large files', #6 'Crash in export dialog' (narrow it, or use `issues:` for all)"),
+    ("  - issue: {number: 2}\n    add_labels: [wontfix]\n", 6,
+     "label 'wontfix' is not defined at this point (create it with create_label first)"),
+    ("  - create_label: {name: bug, color: ffffff}\n", 5, "label 'bug' already exists"),
+    ("  - issue: {title_matches: '(unclosed'}\n    set: {state: closed}\n", 5,
+     "invalid regex '(unclosed': missing ), unterminated subpattern at position 0"),
+    ("  - issue: {number: 2}\n    set: {state: merged}\n", 6, "only a pull request can be merged"),
+    ("  - issue: {number: 2}\n    add_review: {body: Fine}\n", 5,
+     "add_review does not apply to issues (actions: set, add_labels, remove_labels, "
+     "add_assignees, remove_assignees, add_comment)"),
+    ("  - issue: {number: 2}\n    pull_request: {number: 9}\n    set: {state: closed}\n", 5,
+     "an edit needs exactly one target"),
+    ("  - label: {name: bug}\n", 5, "no action given to labels"),
+    ("  - pull_requests: {state: closed}\n    set: {state: open}\n", 5,
+     "selector {state: 'closed'} matches no pull request"),
+])
+def test_unsound_edits_are_rejected_at_their_line(tree, edits, line, message):
+    problems = validate_broken(tree, "id: broken-task\ntier: single-mutation\nintent: Do it.\nedits:\n" + edits)
+    assert len(problems) == 1
+    assert problems[0][0] == line and problems[0][1].startswith(message)
+
+
+@pytest.mark.parametrize("text,line,message", [
+    ("id: other-name\ntier: read\nintent: Say.\nfacts: [{any_of: [x]}]\n", 1,
+     "id 'other-name' differs from the file name 'broken-task'"),
+    ("id: broken-task\ntier: read\nintent: Say.\nfacts: [{pattern: '(x'}]\n", 4, "invalid regex"),
+    ("id: broken-task\ntier: read\nintent: Say.\nedits: [{issue: {number: 1}, set: {state: closed}}]\n", 1,
+     "'facts' is required"),
+    ("id: broken-task\ntier: read\nseed: nowhere\nintent: Say.\nfacts: [{any_of: [x]}]\n", 3,
+     "unknown seed 'nowhere'"),
+    ("id: broken-task\ntier: single-mutation\nseed: nowhere\nintent: Do.\nedits: [{issue: {number: 1}, set: {state: closed}}]\n", 3,
+     "unknown seed 'nowhere' (known: default)"),
+    ("id: broken-task\ntier: bonus\nscored: false\nintent: Do.\n", 1, "'applicability' is required"),
+    ("id: broken-task\ntier: read\nscored: false\nintent: Say.\nfacts: [{any_of: [x]}]\n", 3,
+     "only tier bonus may be unscored"),
+    ("id: broken-task\ntier: read\nintent: Say.\nfacts: [{any_of: [x], regex: y}]\n", 4, "unknown key 'regex'"),
+])
+def test_malformed_documents_are_rejected_at_their_line(tree, text, line, message):
+    problems = validate_broken(tree, text)
+    assert (line, message) in [(n, m[:len(message)]) for n, m in problems], problems
+
+
+def test_a_broken_task_fails_the_whole_tree_and_expect(tree):
+    path = write_task(tree, EXAMPLE.replace("(?i)performance", "(?i)nothing-like-this"))
+    code, _, err = run("validate")
+    assert code == 2 and f"{path.name}:" in err and "matches no issue" in err
+    code, out, err = run("expect", path)
+    assert code == 2 and out == "" and "matches no issue" in err
