@@ -1,1 +1,101 @@
-"""benchkit.forge"""
+"""The forge: benchkit's embedded, SQLite-backed, Gitea-API-compatible host.
+
+    with Forge() as forge:          # serves on 127.0.0.1, a free port
+        forge.url, forge.api_url    # "http://127.0.0.1:PORT/", ".../api/v1"
+        forge.user, forge.token     # the admin user ("bench") and its token
+
+Uvicorn serves the Starlette app in a background thread; `benchkit forge` serves the
+same app in the foreground.
+"""
+
+import socket
+import threading
+import time
+
+import uvicorn
+
+from .app import ForgeState, build_app
+from .store import Store
+
+
+class Forge:
+    def __init__(self, user: str = "bench", token: str | None = None, db: str = ":memory:", port: int = 0,
+                 index_lag: float = 0.0, host: str = "127.0.0.1"):
+        self.store = Store(db)
+        row, self.token = self.store.create_user(user, is_admin=True, token=token)
+        self.user = row["login"]
+        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._socket.bind((host, port))
+        self.port = self._socket.getsockname()[1]
+        self.url = f"http://{host}:{self.port}/"
+        self.api_url = f"{self.url}api/v1"
+        self.state = ForgeState(self.store, self.url, index_lag)
+        self.app = build_app(self.state)
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle ----------------------------------------------------------------
+    def start(self) -> "Forge":
+        self._server = uvicorn.Server(self._config())
+        self._socket.listen(512)
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._socket]},
+                                        name=f"forge:{self.port}", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError(f"the forge did not start on {self.url}")
+            time.sleep(0.005)
+        return self
+
+    def stop(self):
+        if self._server is not None:
+            self._server.should_exit = True
+            self._thread.join(timeout=10)
+            self._server = None
+        self._socket.close()
+        self.store.close()
+
+    def serve_forever(self):
+        """Serve in the calling thread until interrupted (`benchkit forge`)."""
+        self._socket.listen(512)
+        try:
+            uvicorn.Server(self._config()).run(sockets=[self._socket])
+        finally:
+            self._socket.close()
+            self.store.close()
+
+    def _config(self) -> uvicorn.Config:
+        # Gitea sends no Server header; keep-alive matches what agents' clients expect.
+        return uvicorn.Config(self.app, log_level="warning", access_log=False, lifespan="off",
+                              server_header=False, timeout_keep_alive=30, backlog=512)
+
+    def __enter__(self) -> "Forge":
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    # -- the Python API the tests and the run loop use ---------------------------------
+    def create_user(self, name: str, *, admin: bool = False, token: str | None = None) -> str:
+        """Create a user (or reuse one) and return a new token for it."""
+        return self.store.create_user(name, is_admin=admin, token=token)[1]
+
+    def requests(self, since: int = 0) -> list[dict]:
+        """The request log: method, path, status, user_agent, bytes_in, bytes_out, started, duration."""
+        return self.state.log.entries(since)
+
+    def inject_fault(self, method: str, path_regex: str, status: int | None = 500, delay: float = 0.0,
+                     drop: bool = False, times: int = 1):
+        """Make the next `times` requests matching method ("*" for any) and path fail."""
+        return self.state.faults.inject(method, path_regex, status=status, delay=delay, drop=drop, times=times)
+
+    def clear_faults(self):
+        self.state.faults.clear()
+
+    def set_index_lag(self, seconds: float):
+        self.state.indexer.set_lag(seconds)
+
+    def __repr__(self):  # never shows the token
+        return f"Forge(url={self.url!r}, user={self.user!r})"

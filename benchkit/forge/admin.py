@@ -1,0 +1,54 @@
+"""The forge's own admin routes under /_forge (an admin's token only): the request log,
+users and tokens, fault injection and the indexer lag, for harnesses in other processes.
+"""
+
+from .web import F, invalid, respond, route
+
+
+@route("GET", "/_forge/requests", absolute=True, admin=True)
+def request_log(ctx):
+    try:
+        since = int(ctx.query("since", "0") or 0)
+    except ValueError:
+        raise invalid("since must be a sequence number") from None
+    return respond(ctx.forge.log.entries(since))
+
+
+@route("POST", "/_forge/users", absolute=True, admin=True, body=[F("name", required=True), F("admin", bool)],
+       struct="ForgeUser")
+def create_user(ctx):
+    user, token = ctx.store.create_user(ctx.body["name"], is_admin=bool(ctx.body.get("admin")))
+    return respond({"login": user["login"], "token": token}, 201)
+
+
+FAULT = [F("method"), F("path", required=True), F("status", int), F("delay", str), F("drop", bool),
+         F("times", int)]
+
+
+@route("POST", "/_forge/faults", absolute=True, admin=True, body=FAULT, struct="ForgeFault")
+def inject_fault(ctx):
+    body = ctx.body
+    try:
+        delay = float(body.get("delay") or 0)
+    except ValueError:
+        raise invalid("delay must be a number of seconds") from None
+    status = None if body.get("drop") or (delay and body.get("status") is None) else body.get("status") or 500
+    ctx.forge.faults.inject(body.get("method") or "*", body["path"], status=status, delay=delay,
+                            drop=bool(body.get("drop")), times=body.get("times") or 1)
+    return respond({"ok": True}, 201)
+
+
+@route("DELETE", "/_forge/faults", absolute=True, admin=True)
+def clear_faults(ctx):
+    ctx.forge.faults.clear()
+    return respond({"ok": True})
+
+
+@route("PUT", "/_forge/index-lag", absolute=True, admin=True, body=[F("seconds", str, required=True)],
+       struct="ForgeIndexLag")
+def set_index_lag(ctx):
+    try:
+        ctx.forge.indexer.set_lag(float(ctx.body["seconds"]))
+    except ValueError:
+        raise invalid("seconds must be a number") from None
+    return respond({"seconds": ctx.forge.indexer.lag})

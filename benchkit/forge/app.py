@@ -1,0 +1,236 @@
+"""The forge's ASGI application: Starlette routes from the route table, wrapped in the
+forge's own middleware (request log, fault injection, Gitea's authentication).
+"""
+
+import asyncio
+import base64
+import binascii
+import sys
+import time
+import traceback
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from . import admin, issues, pulls, repos, swagger  # noqa: F401  (they register routes)
+from .faults import Faults
+from .indexer import Indexer
+from .render import Render
+from .requestlog import RequestLog
+from .store import Store
+from .web import ROUTES, ApiError, bind, not_found, respond
+
+GITEA_VERSION = "1.24.6"
+
+
+class ForgeState:
+    """Everything one forge instance holds; the app and the Python API share it."""
+
+    def __init__(self, store: Store, root: str = "http://127.0.0.1/", index_lag: float = 0.0):
+        self.store = store
+        self.root = root
+        self.version = GITEA_VERSION
+        self.indexer = Indexer(index_lag)
+        self.faults = Faults()
+        self.log = RequestLog()
+        self._reindex_all()
+
+    def _reindex_all(self):
+        # A forge reopened on a database file starts with its issues already indexed.
+        lag, self.indexer.lag = self.indexer.lag, 0.0
+        for issue in self.store.all("SELECT id FROM issues"):
+            self.reindex(issue["id"])
+        self.indexer.lag = lag
+
+    def reindex(self, issue_id: int):
+        issue = self.store.issue_by_id(issue_id)
+        if issue is None:
+            self.indexer.index(issue_id, None)
+            return
+        comments = self.store.comments(issue_id)
+        self.indexer.index(issue_id, "\n".join([issue["title"], issue["body"], *(c["body"] for c in comments)]))
+
+
+class Ctx:
+    """What a handler sees: the request, the caller, the bound body, the store."""
+
+    def __init__(self, forge: ForgeState, request: Request, user: dict | None, body):
+        self.forge, self.request, self.user, self.body = forge, request, user, body
+        self.store = forge.store
+        self.root = forge.root
+        self.render = Render(self.store, self.root, user)
+
+    def query(self, name: str, default: str = "") -> str:
+        return self.request.query_params.get(name, default)
+
+    def query_list(self, name: str) -> list[str]:
+        return self.request.query_params.getlist(name)
+
+    def repo(self, owner: str, name: str, *, write: bool = False) -> dict:
+        """The repository, or 404 when it is missing or hidden from the caller."""
+        repo = self.store.repo(owner, name)
+        if repo is None or (repo["private"] and not self.render.can_write(repo)):
+            raise not_found()
+        if write and not self.render.can_write(repo):
+            raise ApiError(403, "user should have permission to write to the repository")
+        return repo
+
+    def can_write(self, repo: dict) -> bool:
+        return self.render.can_write(repo)
+
+    def issue(self, repo: dict, number: int) -> dict:
+        issue = self.store.issue(repo["id"], number)
+        if issue is None:
+            raise not_found()
+        return issue
+
+    def reindex(self, issue_id: int):
+        self.forge.reindex(issue_id)
+
+
+def endpoint(forge: ForgeState, spec):
+    async def run(request: Request) -> Response:
+        user = request.scope.get("forge.user")
+        try:
+            if spec.auth and user is None:
+                raise ApiError(401, "token is required")
+            if spec.admin and not user["is_admin"]:
+                raise ApiError(403, "You do not have the required permission: the forge's admin routes")
+            body = await bind(request, spec.body, spec.struct) if spec.body is not None else None
+            ctx = Ctx(forge, request, user, body)
+            with forge.store.tx():
+                return spec.handler(ctx, **request.path_params)
+        except ApiError as error:
+            return error.response(forge.root)
+        except Exception:  # a bug of ours: answer as Gitea's production 500 does, and say why on stderr
+            traceback.print_exc(file=sys.stderr)
+            return respond({"message": "", "url": f"{forge.root}api/swagger"}, 500)
+    return run
+
+
+def build_app(forge: ForgeState):
+    routes = [Route(spec.url_path, endpoint(forge, spec), methods=[spec.method]) for spec in ROUTES]
+
+    async def missing(request, exc):
+        status = getattr(exc, "status_code", 404)
+        if status == 405:
+            return Response(b"", 405)
+        return ApiError(404, "not found").response(forge.root)
+
+    app = Starlette(routes=routes, exception_handlers={404: missing, 405: missing})
+    return ForgeMiddleware(app, forge)
+
+
+class ForgeMiddleware:
+    """Request log, then faults, then authentication, around the Starlette app."""
+
+    def __init__(self, app, forge: ForgeState):
+        self.app, self.forge = app, forge
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        started, clock = time.time(), time.perf_counter()
+        counts = {"in": 0, "out": 0, "status": 0}
+
+        async def counting_receive():
+            message = await receive()
+            counts["in"] += len(message.get("body", b""))
+            return message
+
+        async def counting_send(message):
+            if message["type"] == "http.response.start":
+                counts["status"] = message["status"]
+            elif message["type"] == "http.response.body":
+                counts["out"] += len(message.get("body", b""))
+            await send(message)
+
+        scope["forge.raw_receive"] = receive  # uvicorn's own, whose transport a dropped fault closes
+        try:
+            await self._handle(scope, counting_receive, counting_send)
+        finally:
+            if not scope["path"].startswith("/_forge"):
+                headers = dict(scope["headers"])
+                self.forge.log.record(
+                    method=scope["method"], path=scope["path"], status=counts["status"],
+                    user_agent=headers.get(b"user-agent", b"").decode("latin-1"),
+                    bytes_in=counts["in"], bytes_out=counts["out"], started=started,
+                    duration=time.perf_counter() - clock)
+
+    async def _handle(self, scope, receive, send):
+        fault = self.forge.faults.take(scope["method"], scope["path"])
+        if fault is not None:
+            if fault.delay:
+                await asyncio.sleep(fault.delay)
+            if fault.drop:
+                return await _drop(scope["forge.raw_receive"], send)
+            if fault.status is not None:
+                body = {"message": "injected fault", "url": f"{self.forge.root}api/swagger"}
+                return await respond(body, fault.status)(scope, receive, send)
+        if scope["path"].startswith("/api/") or scope["path"].startswith("/_forge"):
+            user, warning, error = self._authenticate(scope)
+            if error is not None:
+                return await error.response(self.forge.root)(scope, receive, send)
+            scope["forge.user"] = user
+            if warning:
+                send = _with_header(send, b"x-gitea-warning", warning)
+        await self.app(scope, receive, send)
+
+    def _authenticate(self, scope):
+        """(user or None, deprecation warning, error) from Gitea's accepted credentials."""
+        store = self.forge.store
+        headers = dict(scope["headers"])
+        bad = ApiError(401, "invalid username, password or token")
+        header = headers.get(b"authorization", b"").decode("latin-1").strip()
+        if header:
+            scheme, _, value = header.partition(" ")
+            scheme, value = scheme.lower(), value.strip()
+            if scheme in ("token", "bearer"):
+                user = store.user_by_token(value)
+                return (user, None, None) if user else (None, None, bad)
+            if scheme == "basic":
+                user = _basic_user(store, value)
+                return (user, None, None) if user else (None, None, bad)
+        query = Request(scope).query_params
+        token = query.get("token") or query.get("access_token")
+        if token:
+            user = store.user_by_token(token)
+            if user is None:
+                return None, None, bad
+            return user, b"token and access_token API authentication is deprecated", None
+        return None, None, None
+
+
+def _basic_user(store: Store, value: str):
+    try:
+        login, _, secret = base64.b64decode(value).decode().partition(":")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+    user = store.user_by_token(secret) if secret else None
+    if user is not None and user["login"].lower() == login.lower():
+        return user
+    if secret in ("", "x-oauth-basic"):  # the token given as the user name
+        return store.user_by_token(login)
+    return None
+
+
+def _with_header(send, name: bytes, value: bytes):
+    async def wrapped(message):
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", []), (name, value)]}
+        await send(message)
+    return wrapped
+
+
+async def _drop(receive, send):
+    """Close the connection without an answer (what a crashed or overloaded host does)."""
+    cycle = getattr(receive, "__self__", None)
+    transport = getattr(cycle, "transport", None)
+    if transport is not None:
+        transport.close()
+        return
+    # Not on uvicorn's protocol objects: promise a body and break it off.
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"100")]})
+    raise ConnectionAbortedError("injected dropped connection")

@@ -1,0 +1,28 @@
+"""`benchkit forge`: serve the embedded host in the foreground."""
+
+import sys
+
+import click
+
+
+@click.command()
+@click.option("--port", type=int, default=3000, show_default=True, help="TCP port on 127.0.0.1 (0: any free port).")
+@click.option("--user", default="bench", show_default=True, help="The admin user's login.")
+@click.option("--token", default=None, help="A fixed token for the user (default: a random one).")
+@click.option("--db", default=":memory:", show_default=True, help="SQLite database file, or :memory:.")
+@click.option("--index-lag", type=float, default=0.0, show_default=True,
+              help="Seconds before keyword search (q=) sees a write, as Gitea's queued indexer lags.")
+def forge(port, user, token, db, index_lag):
+    """Serve the embedded Gitea-compatible host until interrupted."""
+    from . import Forge
+
+    try:
+        host = Forge(user=user, token=token, db=db, port=port, index_lag=index_lag)
+    except OSError as error:
+        raise click.ClickException(f"cannot listen on 127.0.0.1:{port}: {error.strerror}") from None
+    except Exception as error:  # a database file that is not SQLite, an unwritable path
+        raise click.ClickException(f"cannot open the forge database {db}: {error}") from None
+    # The token is printed once, to the terminal that asked for it, so clients can be configured.
+    click.echo(f"url: {host.url}\nuser: {host.user}\ntoken: {host.token}")
+    sys.stdout.flush()  # a parent process reads these lines before the server blocks
+    host.serve_forever()

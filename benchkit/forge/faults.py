@@ -1,0 +1,47 @@
+"""Fault injection: make chosen routes fail (a status, a delay, a dropped connection)
+a set number of times, so tests can show how the harness meets a misbehaving host.
+"""
+
+import re
+import threading
+from dataclasses import dataclass
+
+
+@dataclass
+class Fault:
+    method: str          # an HTTP method, or "*" for any
+    pattern: re.Pattern  # searched in the request path
+    status: int | None   # None: after the delay, answer normally
+    delay: float
+    drop: bool
+    remaining: int
+
+    def matches(self, method: str, path: str) -> bool:
+        return self.remaining > 0 and self.method in ("*", method) and bool(self.pattern.search(path))
+
+
+class Faults:
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._faults: list[Fault] = []
+
+    def inject(self, method: str, path_regex: str, status: int | None = 500, delay: float = 0.0,
+               drop: bool = False, times: int = 1) -> Fault:
+        fault = Fault(method.upper(), re.compile(path_regex), status, float(delay), bool(drop), int(times))
+        with self._lock:
+            self._faults.append(fault)
+        return fault
+
+    def take(self, method: str, path: str) -> Fault | None:
+        """The first armed fault for this request, spending one of its uses."""
+        with self._lock:
+            for fault in self._faults:
+                if fault.matches(method, path):
+                    fault.remaining -= 1
+                    return fault
+            self._faults = [f for f in self._faults if f.remaining > 0]
+        return None
+
+    def clear(self):
+        with self._lock:
+            self._faults.clear()

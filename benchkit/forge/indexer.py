@@ -1,0 +1,51 @@
+"""The issue indexer: keyword search (`q`) sees writes only after a configurable lag.
+
+Real Gitea queues indexing, so a freshly created or edited issue is missing from `q`
+results for a while; a readiness gate has to wait for it. Each write records the
+issue's searchable text with its time; a search at time t sees, per issue, the newest
+text recorded at or before t - lag.
+"""
+
+import threading
+import time
+
+
+class Indexer:
+    def __init__(self, lag: float = 0.0):
+        self.lag = lag
+        self._lock = threading.Lock()
+        self._versions: dict[int, list[tuple[float, str | None]]] = {}  # issue id -> [(time, text)]
+
+    def set_lag(self, seconds: float):
+        self.lag = max(float(seconds), 0.0)
+
+    def index(self, issue_id: int, text: str | None):
+        """Queue the issue's current searchable text (None: the issue is gone)."""
+        stamp = time.monotonic()
+        with self._lock:
+            versions = self._versions.setdefault(issue_id, [])
+            versions.append((stamp, None if text is None else text.lower()))
+            self._prune(versions, stamp)
+
+    def _prune(self, versions: list, stamp: float):
+        # Keep only the newest version already visible, and everything still queued.
+        horizon = stamp - self.lag
+        visible = [i for i, (t, _) in enumerate(versions) if t <= horizon]
+        if len(visible) > 1:
+            del versions[: visible[-1]]
+
+    def search(self, keyword: str, candidates) -> set[int]:
+        """The ids among `candidates` whose indexed text contains the keyword."""
+        horizon = time.monotonic() - self.lag
+        needle = keyword.lower().strip()
+        found = set()
+        with self._lock:
+            for issue_id in candidates:
+                text = None
+                for stamp, version in self._versions.get(issue_id, ()):
+                    if stamp > horizon:
+                        break
+                    text = version
+                if text is not None and needle in text:
+                    found.add(issue_id)
+        return found

@@ -1,0 +1,39 @@
+"""The request log: one entry per HTTP request the forge answered.
+
+It feeds the independent leak audit (which clients, by User-Agent, reached the host)
+and the performance figures. Bodies, query strings and tokens are never recorded.
+"""
+
+import threading
+import time
+
+
+class RequestLog:
+    def __init__(self, limit: int = 100_000):
+        self._lock = threading.Lock()
+        self._entries: list[dict] = []
+        self._seq = 0
+        self._limit = limit
+
+    def record(self, *, method: str, path: str, status: int, user_agent: str, bytes_in: int,
+               bytes_out: int, started: float, duration: float):
+        with self._lock:
+            self._seq += 1
+            self._entries.append({"seq": self._seq, "method": method, "path": path, "status": status,
+                                  "user_agent": user_agent, "bytes_in": bytes_in, "bytes_out": bytes_out,
+                                  "started": round(started, 6), "duration": round(duration, 6)})
+            if len(self._entries) > self._limit:
+                del self._entries[: len(self._entries) - self._limit]
+
+    def entries(self, since: int = 0) -> list[dict]:
+        """Copies of the entries whose sequence number is above `since`."""
+        with self._lock:
+            return [dict(e) for e in self._entries if e["seq"] > since]
+
+    def clear(self):
+        with self._lock:
+            self._entries.clear()
+
+
+def now() -> float:
+    return time.time()

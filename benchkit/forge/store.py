@@ -1,0 +1,303 @@
+"""The forge's storage: one SQLite database (a file, or in memory) behind one lock.
+
+Rows are plain dicts. Times are integer Unix seconds (Gitea's API shows whole seconds).
+Repository content follows git's model closely enough for the API: a commit holds its
+whole tree (path -> text) and its parents, a branch names a commit, so a pull request's
+files, commits and diff derive from its head versus the merge base.
+"""
+
+import hashlib
+import json
+import secrets
+import sqlite3
+import threading
+import time
+from contextlib import contextmanager
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS users (
+  id INTEGER PRIMARY KEY, login TEXT NOT NULL UNIQUE COLLATE NOCASE, email TEXT NOT NULL,
+  full_name TEXT NOT NULL DEFAULT '', is_admin INTEGER NOT NULL DEFAULT 0,
+  created INTEGER NOT NULL, last_login INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS tokens (
+  hash TEXT PRIMARY KEY, user_id INTEGER NOT NULL, name TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS repos (
+  id INTEGER PRIMARY KEY, owner_id INTEGER NOT NULL, name TEXT NOT NULL COLLATE NOCASE,
+  description TEXT NOT NULL DEFAULT '', website TEXT NOT NULL DEFAULT '',
+  private INTEGER NOT NULL DEFAULT 0, template INTEGER NOT NULL DEFAULT 0,
+  archived INTEGER NOT NULL DEFAULT 0, default_branch TEXT NOT NULL DEFAULT 'main',
+  next_number INTEGER NOT NULL DEFAULT 1, created INTEGER NOT NULL, updated INTEGER NOT NULL,
+  UNIQUE (owner_id, name));
+CREATE TABLE IF NOT EXISTS commits (
+  sha TEXT NOT NULL, repo_id INTEGER NOT NULL, parents TEXT NOT NULL, message TEXT NOT NULL,
+  author_id INTEGER NOT NULL, created INTEGER NOT NULL, tree TEXT NOT NULL,
+  PRIMARY KEY (repo_id, sha));
+CREATE TABLE IF NOT EXISTS branches (
+  repo_id INTEGER NOT NULL, name TEXT NOT NULL, sha TEXT NOT NULL,
+  PRIMARY KEY (repo_id, name));
+CREATE TABLE IF NOT EXISTS labels (
+  id INTEGER PRIMARY KEY, repo_id INTEGER NOT NULL, name TEXT NOT NULL, color TEXT NOT NULL,
+  description TEXT NOT NULL DEFAULT '', exclusive INTEGER NOT NULL DEFAULT 0,
+  is_archived INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS milestones (
+  id INTEGER PRIMARY KEY, repo_id INTEGER NOT NULL, title TEXT NOT NULL,
+  description TEXT NOT NULL DEFAULT '', state TEXT NOT NULL DEFAULT 'open',
+  due_on INTEGER, created INTEGER NOT NULL, updated INTEGER NOT NULL, closed_at INTEGER);
+CREATE TABLE IF NOT EXISTS issues (
+  id INTEGER PRIMARY KEY, repo_id INTEGER NOT NULL, number INTEGER NOT NULL,
+  poster_id INTEGER NOT NULL, title TEXT NOT NULL, body TEXT NOT NULL DEFAULT '',
+  state TEXT NOT NULL DEFAULT 'open', is_pull INTEGER NOT NULL DEFAULT 0,
+  is_locked INTEGER NOT NULL DEFAULT 0, ref TEXT NOT NULL DEFAULT '',
+  milestone_id INTEGER NOT NULL DEFAULT 0, due_date INTEGER,
+  content_version INTEGER NOT NULL DEFAULT 0,
+  created INTEGER NOT NULL, updated INTEGER NOT NULL, closed_at INTEGER,
+  UNIQUE (repo_id, number));
+CREATE TABLE IF NOT EXISTS issue_labels (
+  issue_id INTEGER NOT NULL, label_id INTEGER NOT NULL, PRIMARY KEY (issue_id, label_id));
+CREATE TABLE IF NOT EXISTS issue_assignees (
+  issue_id INTEGER NOT NULL, user_id INTEGER NOT NULL, PRIMARY KEY (issue_id, user_id));
+CREATE TABLE IF NOT EXISTS issue_dependencies (
+  issue_id INTEGER NOT NULL, blocker_id INTEGER NOT NULL, PRIMARY KEY (issue_id, blocker_id));
+CREATE TABLE IF NOT EXISTS comments (
+  id INTEGER PRIMARY KEY, issue_id INTEGER NOT NULL, poster_id INTEGER NOT NULL,
+  body TEXT NOT NULL, created INTEGER NOT NULL, updated INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS pulls (
+  issue_id INTEGER PRIMARY KEY, head TEXT NOT NULL, base TEXT NOT NULL,
+  head_sha TEXT NOT NULL, merge_base TEXT NOT NULL, merged INTEGER NOT NULL DEFAULT 0,
+  merged_at INTEGER, merged_by INTEGER, merge_commit_sha TEXT,
+  allow_maintainer_edit INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS reviews (
+  id INTEGER PRIMARY KEY, issue_id INTEGER NOT NULL, reviewer_id INTEGER NOT NULL,
+  state TEXT NOT NULL, body TEXT NOT NULL DEFAULT '', commit_id TEXT NOT NULL,
+  official INTEGER NOT NULL DEFAULT 0, dismissed INTEGER NOT NULL DEFAULT 0,
+  created INTEGER NOT NULL, updated INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS review_comments (
+  id INTEGER PRIMARY KEY, review_id INTEGER NOT NULL, issue_id INTEGER NOT NULL,
+  poster_id INTEGER NOT NULL, path TEXT NOT NULL, body TEXT NOT NULL,
+  new_position INTEGER NOT NULL DEFAULT 0, old_position INTEGER NOT NULL DEFAULT 0,
+  commit_id TEXT NOT NULL, created INTEGER NOT NULL, updated INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS releases (
+  id INTEGER PRIMARY KEY, repo_id INTEGER NOT NULL, tag_name TEXT NOT NULL,
+  target TEXT NOT NULL, name TEXT NOT NULL, body TEXT NOT NULL DEFAULT '',
+  draft INTEGER NOT NULL DEFAULT 0, prerelease INTEGER NOT NULL DEFAULT 0,
+  author_id INTEGER NOT NULL, created INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS issues_repo ON issues (repo_id, is_pull, state);
+CREATE INDEX IF NOT EXISTS comments_issue ON comments (issue_id);
+CREATE INDEX IF NOT EXISTS reviews_issue ON reviews (issue_id);
+CREATE INDEX IF NOT EXISTS labels_repo ON labels (repo_id);
+"""
+
+
+def now() -> int:
+    return int(time.time())
+
+
+def token_hash(token: str) -> str:
+    # Tokens are kept only as hashes, so a database file never holds one in clear.
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def blob_sha(text: str) -> str:
+    data = text.encode()
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+class Store:
+    def __init__(self, path: str = ":memory:"):
+        self.path = path
+        self.lock = threading.RLock()
+        self.db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self.db.row_factory = _dict_row
+        if path != ":memory:":
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.executescript(SCHEMA)
+
+    def close(self):
+        with self.lock:
+            self.db.close()
+
+    @contextmanager
+    def tx(self):
+        """One atomic unit of work under the lock (re-entrant: nested calls join it)."""
+        with self.lock:
+            if self.db.in_transaction:
+                yield self
+                return
+            self.db.execute("BEGIN")
+            try:
+                yield self
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            self.db.execute("COMMIT")
+
+    # -- generic access -------------------------------------------------------
+    def one(self, sql: str, *args):
+        with self.lock:
+            return self.db.execute(sql, args).fetchone()
+
+    def all(self, sql: str, *args) -> list:
+        with self.lock:
+            return self.db.execute(sql, args).fetchall()
+
+    def value(self, sql: str, *args):
+        row = self.one(sql, *args)
+        return next(iter(row.values())) if row else None
+
+    def insert(self, table: str, **values) -> int:
+        cols = ", ".join(values)
+        marks = ", ".join("?" * len(values))
+        with self.lock:
+            cur = self.db.execute(f"INSERT INTO {table} ({cols}) VALUES ({marks})", tuple(values.values()))
+            return cur.lastrowid
+
+    def update(self, table: str, key: dict, **values):
+        if not values:
+            return
+        sets = ", ".join(f"{c} = ?" for c in values)
+        where = " AND ".join(f"{c} = ?" for c in key)
+        with self.lock:
+            self.db.execute(f"UPDATE {table} SET {sets} WHERE {where}", (*values.values(), *key.values()))
+
+    def execute(self, sql: str, *args):
+        with self.lock:
+            self.db.execute(sql, args)
+
+    # -- users and tokens -----------------------------------------------------
+    def create_user(self, login: str, *, is_admin: bool = False, token: str | None = None) -> tuple[dict, str]:
+        """Create (or reuse) a user and give it a token: the one given, else a random one."""
+        with self.tx():
+            user = self.user_by_login(login)
+            if user is None:
+                uid = self.insert("users", login=login, email=f"{login.lower()}@forge.local",
+                                  is_admin=int(is_admin), created=now())
+                user = self.one("SELECT * FROM users WHERE id = ?", uid)
+            token = token or secrets.token_hex(20)
+            self.execute("INSERT OR REPLACE INTO tokens (hash, user_id, name) VALUES (?, ?, ?)",
+                         token_hash(token), user["id"], f"forge-{now()}")
+            return user, token
+
+    def user_by_login(self, login: str):
+        return self.one("SELECT * FROM users WHERE login = ?", login)
+
+    def user_by_id(self, uid: int):
+        return self.one("SELECT * FROM users WHERE id = ?", uid)
+
+    def user_by_token(self, token: str):
+        return self.one("SELECT users.* FROM tokens JOIN users ON users.id = tokens.user_id WHERE hash = ?",
+                        token_hash(token))
+
+    # -- repositories ---------------------------------------------------------
+    def repo(self, owner: str, name: str):
+        return self.one("SELECT repos.* FROM repos JOIN users ON users.id = repos.owner_id "
+                        "WHERE users.login = ? AND repos.name = ?", owner, name)
+
+    def delete_repo(self, repo_id: int):
+        with self.tx():
+            issue_ids = "SELECT id FROM issues WHERE repo_id = ?"
+            for table, column in (("issue_labels", "issue_id"), ("issue_assignees", "issue_id"),
+                                  ("issue_dependencies", "issue_id"), ("comments", "issue_id"),
+                                  ("pulls", "issue_id"), ("reviews", "issue_id"),
+                                  ("review_comments", "issue_id")):
+                self.execute(f"DELETE FROM {table} WHERE {column} IN ({issue_ids})", repo_id)
+            for table in ("issues", "labels", "milestones", "branches", "commits", "releases"):
+                self.execute(f"DELETE FROM {table} WHERE repo_id = ?", repo_id)
+            self.execute("DELETE FROM repos WHERE id = ?", repo_id)
+
+    def next_number(self, repo_id: int) -> int:
+        number = self.value("SELECT next_number FROM repos WHERE id = ?", repo_id)
+        self.update("repos", {"id": repo_id}, next_number=number + 1, updated=now())
+        return number
+
+    # -- content: commits, trees, branches --------------------------------------
+    def commit(self, repo_id: int, parents: list[str], tree: dict, message: str, author_id: int) -> dict:
+        created = now()
+        payload = json.dumps([parents, tree, message, author_id, created, secrets.token_hex(4)])
+        sha = hashlib.sha1(payload.encode()).hexdigest()
+        row = dict(sha=sha, repo_id=repo_id, parents=json.dumps(parents), message=message,
+                   author_id=author_id, created=created, tree=json.dumps(tree, sort_keys=True))
+        self.insert("commits", **row)
+        return self.get_commit(repo_id, sha)
+
+    def get_commit(self, repo_id: int, sha: str):
+        row = self.one("SELECT * FROM commits WHERE repo_id = ? AND sha = ?", repo_id, sha)
+        if row:
+            row["parents"] = json.loads(row["parents"])
+            row["tree"] = json.loads(row["tree"])
+        return row
+
+    def branch(self, repo_id: int, name: str):
+        return self.one("SELECT * FROM branches WHERE repo_id = ? AND name = ?", repo_id, name)
+
+    def branches(self, repo_id: int) -> list:
+        return self.all("SELECT * FROM branches WHERE repo_id = ? ORDER BY name", repo_id)
+
+    def set_branch(self, repo_id: int, name: str, sha: str):
+        self.execute("INSERT OR REPLACE INTO branches (repo_id, name, sha) VALUES (?, ?, ?)", repo_id, name, sha)
+
+    def history(self, repo_id: int, sha: str | None) -> list[dict]:
+        """Commits reachable from sha, newest first (first-parent order is enough here)."""
+        seen, out, queue = set(), [], [sha] if sha else []
+        while queue:
+            current = queue.pop(0)
+            if current in seen:
+                continue
+            seen.add(current)
+            commit = self.get_commit(repo_id, current)
+            if commit:
+                out.append(commit)
+                queue.extend(commit["parents"])
+        return out
+
+    # -- issues -----------------------------------------------------------------
+    def issue(self, repo_id: int, number: int):
+        return self.one("SELECT * FROM issues WHERE repo_id = ? AND number = ?", repo_id, number)
+
+    def issue_by_id(self, issue_id: int):
+        return self.one("SELECT * FROM issues WHERE id = ?", issue_id)
+
+    def touch(self, issue_id: int, **values):
+        self.update("issues", {"id": issue_id}, updated=now(), **values)
+
+    def issue_labels(self, issue_id: int) -> list:
+        return self.all("SELECT labels.* FROM issue_labels JOIN labels ON labels.id = issue_labels.label_id "
+                        "WHERE issue_id = ? ORDER BY labels.name", issue_id)
+
+    def add_labels(self, issue_id: int, labels: list[dict]):
+        for label in labels:
+            if label["exclusive"] and "/" in label["name"]:
+                self._drop_scope(issue_id, label)
+            self.execute("INSERT OR IGNORE INTO issue_labels (issue_id, label_id) VALUES (?, ?)",
+                         issue_id, label["id"])
+        self.touch(issue_id)
+
+    def _drop_scope(self, issue_id: int, label: dict):
+        # An exclusive scoped label (scope/value) replaces the issue's others in its scope.
+        scope = label["name"].rsplit("/", 1)[0] + "/"
+        for other in self.issue_labels(issue_id):
+            if other["id"] != label["id"] and other["name"].startswith(scope):
+                self.execute("DELETE FROM issue_labels WHERE issue_id = ? AND label_id = ?", issue_id, other["id"])
+
+    def clear_labels(self, issue_id: int):
+        self.execute("DELETE FROM issue_labels WHERE issue_id = ?", issue_id)
+        self.touch(issue_id)
+
+    def assignees(self, issue_id: int) -> list:
+        return self.all("SELECT users.* FROM issue_assignees JOIN users ON users.id = issue_assignees.user_id "
+                        "WHERE issue_id = ? ORDER BY users.id", issue_id)
+
+    def set_assignees(self, issue_id: int, user_ids: list[int]):
+        self.execute("DELETE FROM issue_assignees WHERE issue_id = ?", issue_id)
+        for uid in dict.fromkeys(user_ids):
+            self.execute("INSERT INTO issue_assignees (issue_id, user_id) VALUES (?, ?)", issue_id, uid)
+
+    def comments(self, issue_id: int) -> list:
+        return self.all("SELECT * FROM comments WHERE issue_id = ? ORDER BY id", issue_id)
+
+    def pull(self, issue_id: int):
+        return self.one("SELECT * FROM pulls WHERE issue_id = ?", issue_id)
+
+
+def _dict_row(cursor, row):
+    return {col[0]: value for col, value in zip(cursor.description, row)}

@@ -1,0 +1,234 @@
+"""HTTP plumbing shared by the forge's routes: Gitea's responses, errors, body binding,
+pagination, and the per-request context a handler works with.
+"""
+
+import json
+import re
+import urllib.parse
+from dataclasses import dataclass
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+# Gitea (Go's encoder) sends compact JSON with a trailing newline and HTML-escaped text.
+JSON_TYPE = "application/json;charset=utf-8"
+BASE_HEADERS = {
+    "Cache-Control": "max-age=0, private, must-revalidate, no-transform",
+    "X-Content-Type-Options": "nosniff",
+}
+GO_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+GO_ESCAPE_RE = re.compile("[<>&\u2028\u2029]")
+
+DEFAULT_PAGE, MAX_PAGE = 30, 50
+
+
+def encode(data) -> bytes:
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return (GO_ESCAPE_RE.sub(lambda m: GO_ESCAPES[m.group()], text) + "\n").encode()
+
+
+def respond(data, status: int = 200, headers: dict | None = None) -> Response:
+    return Response(encode(data), status, {**BASE_HEADERS, **(headers or {})}, media_type=JSON_TYPE)
+
+
+def empty(status: int = 204) -> Response:
+    return Response(b"", status, dict(BASE_HEADERS))
+
+
+def text(body: str, status: int = 200) -> Response:
+    return Response(body.encode(), status, dict(BASE_HEADERS), media_type="text/plain; charset=utf-8")
+
+
+class ApiError(Exception):
+    """An error answered with Gitea's body: {"message", "url"} (404s add "errors")."""
+
+    def __init__(self, status: int, message: str = "", *, body: bool = True):
+        super().__init__(message)
+        self.status, self.message, self.body = status, message, body
+
+    def response(self, root: str) -> Response:
+        if not self.body:
+            return empty(self.status)
+        data = {"message": self.message, "url": f"{root}api/swagger"}
+        if self.status == 404:
+            data = {"errors": None, **data}
+        return respond(data, self.status)
+
+
+def not_found(message: str = "The target couldn't be found.") -> ApiError:
+    return ApiError(404, message)
+
+
+def invalid(message: str) -> ApiError:
+    return ApiError(422, message)
+
+
+# -- body binding (Gitea's go-chi binding: by Content-Type, then the struct's rules) --
+@dataclass(frozen=True)
+class F:
+    """One field of a request body: its JSON name, Python type and binding rules."""
+    name: str
+    kind: type | str = str          # str, int, bool, dict, "ints", "strs", "any-list"
+    required: bool = False
+    go: str = ""                     # the Go struct field, as Gitea names it in errors
+    choices: tuple = ()
+
+    @property
+    def go_name(self) -> str:
+        return self.go or "".join(part.capitalize() for part in self.name.split("_"))
+
+
+class Body(dict):
+    """The bound body; `given` remembers which fields the client actually sent."""
+
+    def __init__(self, values: dict, given: set):
+        super().__init__(values)
+        self.given = given
+
+
+def _go_type(kind) -> str:
+    return {str: "string", int: "int64", bool: "bool", dict: "object",
+            "ints": "[]int64", "strs": "[]string", "any-list": "[]interface {}"}.get(kind, "value")
+
+
+def _coerce_json(field: F, value, struct: str):
+    kind = field.kind
+    ok = {
+        str: lambda v: isinstance(v, str),
+        int: lambda v: isinstance(v, int) and not isinstance(v, bool),
+        bool: lambda v: isinstance(v, bool),
+        dict: lambda v: isinstance(v, dict),
+        "ints": lambda v: isinstance(v, list) and all(isinstance(i, int) and not isinstance(i, bool) for i in v),
+        "strs": lambda v: isinstance(v, list) and all(isinstance(i, str) for i in v),
+        "any-list": lambda v: isinstance(v, list),
+    }[kind]
+    if value is None or ok(value):
+        return value
+    if isinstance(value, float) and kind is int and value.is_integer():
+        return int(value)
+    got = {str: "string", bool: "bool", list: "array", dict: "object"}.get(type(value), "number")
+    raise invalid(f"[]: json: cannot unmarshal {got} into Go struct field {struct}.{field.name} "
+                  f"of type {_go_type(kind)}")
+
+
+def _coerce_form(field: F, values: list[str]):
+    kind = field.kind
+    try:
+        if kind in ("ints",):
+            return [int(v) for v in values]
+        if kind in ("strs", "any-list"):
+            return values
+        value = values[-1]
+        if kind is int:
+            return int(value)
+        if kind is bool:
+            return value.lower() in ("1", "true", "on", "t", "yes")
+        return value
+    except ValueError:
+        rule = "IntegerTypeError" if kind in (int, "ints") else "BooleanTypeError"
+        raise invalid(f"[{field.go_name}]: {rule}") from None
+
+
+async def bind(request: Request, fields: list[F], struct: str) -> Body:
+    content_type = request.headers.get("content-type", "")
+    raw = await request.body()
+    if "form-urlencoded" in content_type or "multipart/form-data" in content_type:
+        form = urllib.parse.parse_qs(raw.decode(errors="replace"), keep_blank_values=True)
+        data = {f.name: _coerce_form(f, form[f.name]) for f in fields if f.name in form}
+    elif "json" in content_type:
+        try:
+            parsed = json.loads(raw) if raw.strip() else {}
+        except ValueError as error:
+            raise invalid(f"[]: {error}") from None
+        if not isinstance(parsed, dict):
+            raise invalid(f"[]: json: cannot unmarshal {type(parsed).__name__} into Go value of type {struct}")
+        data = {f.name: _coerce_json(f, parsed[f.name], struct) for f in fields if f.name in parsed}
+    elif not content_type:
+        raise invalid("[]: Empty Content-Type")
+    else:
+        raise invalid("[]: Unsupported Content-Type")
+    for field in fields:
+        value = data.get(field.name)
+        if field.required and value in (None, "", 0, []):
+            raise invalid(f"[{field.go_name}]: Required")
+        if field.choices and value not in (None, "") and value not in field.choices:
+            raise invalid(f"[{field.go_name}]: In")
+    return Body(data, {f.name for f in fields if data.get(f.name) is not None})
+
+
+# -- pagination ---------------------------------------------------------------------
+def paging(request: Request, default: int = DEFAULT_PAGE) -> tuple[int, int]:
+    def number(name, fallback):
+        try:
+            return int(request.query_params.get(name, fallback))
+        except ValueError:
+            return fallback
+    page = max(number("page", 1), 1)
+    limit = number("limit", default)
+    limit = default if limit <= 0 else min(limit, MAX_PAGE)
+    return page, limit
+
+
+def link_header(root: str, request: Request, total: int, page: int, limit: int) -> str:
+    """Gitea's Link header: next, last, first, prev, absolute from ROOT_URL."""
+    pages = max((total + limit - 1) // limit, 1)
+    query = [(k, v) for k, v in request.query_params.multi_items()
+             if k not in ("token", "access_token", "page")]
+
+    def url(target):
+        # url.Values.Encode sorts by key and keeps each key's values in order.
+        params = sorted(query + [("page", str(target))], key=lambda item: item[0])
+        return f"<{root}{request.url.path.lstrip('/')}?{urllib.parse.urlencode(params)}>"
+    links = []
+    if page < pages:
+        links.append(f'{url(page + 1)}; rel="next"')
+        links.append(f'{url(pages)}; rel="last"')
+    if page > 1:
+        links.append(f'{url(1)}; rel="first"')
+        links.append(f'{url(min(page - 1, pages))}; rel="prev"')
+    return ",".join(links)
+
+
+def listing(ctx, rows: list, render, *, link: bool = True, default: int = DEFAULT_PAGE, wrap=None) -> Response:
+    """One page of rows, rendered, with X-Total-Count (and Link where Gitea sends it)."""
+    page, limit = paging(ctx.request, default)
+    chunk = rows[(page - 1) * limit: page * limit]
+    headers = {"X-Total-Count": str(len(rows)), "Access-Control-Expose-Headers": "X-Total-Count"}
+    if link:
+        value = link_header(ctx.root, ctx.request, len(rows), page, limit)
+        if value:
+            headers["Link"] = value
+            headers["Access-Control-Expose-Headers"] = "X-Total-Count, Link"
+    rendered = [render(row) for row in chunk]
+    return respond(wrap(rendered) if wrap else rendered, 200, headers)
+
+
+# -- the route table ----------------------------------------------------------------
+@dataclass(frozen=True)
+class RouteSpec:
+    method: str
+    path: str          # Starlette syntax, under /api/v1 unless absolute
+    handler: object
+    body: tuple | None  # fields to bind, or None for no body
+    struct: str         # the Go option struct's name, for binding errors
+    auth: bool          # a token is required ("token is required" otherwise)
+    absolute: bool = False
+    admin: bool = False  # the forge's own admin routes: an admin's token only
+
+    @property
+    def url_path(self) -> str:
+        return self.path if self.absolute else "/api/v1" + self.path
+
+
+ROUTES: list[RouteSpec] = []
+
+
+def route(method: str, path: str, *, body: list[F] | None = None, struct: str = "", auth: bool = False,
+          absolute: bool = False, admin: bool = False):
+    """Register a handler(ctx, **path_params) -> Response for one route (under /api/v1 unless absolute)."""
+    def register(handler):
+        needs_token = auth or admin or method != "GET"
+        ROUTES.append(RouteSpec(method, path, handler, tuple(body) if body is not None else None,
+                                struct, needs_token, absolute, admin))
+        return handler
+    return register
