@@ -109,10 +109,7 @@ def reference_path(arm_id: str, root) -> Path:
 def load_reference(path, *, kind: str | None = None) -> Reference:
     """Load and check refs.d/<arm>.yaml. `kind` ("shell" or "mcp", the arm's tool kind)
     also checks every step is of the kind that arm can take."""
-    document = load_document(path, "reference")
-    problems = _check(document, kind)
-    if problems:
-        raise SpecError(problems)
+    document = load_document(path, "reference", lambda document: _check(document, kind))
     data = document.data
     tasks = {task_id: _task(task_id, entry) for task_id, entry in data["tasks"].items()}
     return Reference(path=Path(path), data=data, fingerprint=fingerprint(data),
@@ -143,6 +140,8 @@ def _check(document: Document, kind: str | None) -> list[Problem]:
     targets, and every step suits the arm's kind."""
     problems = []
     for task_id, entry in document.data["tasks"].items():
+        if not isinstance(entry, dict):
+            continue  # the schema has said so
         at = ("tasks", task_id)
         names = CONTEXT_NAMES | set(entry.get("targets", {}))
         for name in entry.get("decoys", {}):
@@ -150,6 +149,8 @@ def _check(document: Document, kind: str | None) -> list[Problem]:
                 problems.append(document.problem(at + ("decoys", name),
                                                  f"decoy {name!r} is not a target"))
         for index, step in enumerate(entry.get("steps", [])):
+            if not isinstance(step, dict):
+                continue
             if kind == "shell" and "run" not in step:
                 problems.append(document.problem(at + ("steps", index),
                                                  "a shell arm's step is {run: COMMAND}"))

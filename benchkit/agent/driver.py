@@ -1,0 +1,83 @@
+"""The driver protocol: the seam between the cell runner and whatever runs the agent.
+
+The cell runner builds an `AgentRequest` (the arm's system prompt, the task intent,
+exactly the arm's tools, the guard, the caps) and gets back an `AgentRun`: the four
+token components summed over every model the run touched, turns, duration, imputed
+cost, the final answer, how the run stopped, and the transcript events.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Callable, Protocol
+
+# How a run can stop. The cell runner maps them to outcomes: end -> checked,
+# turn-cap -> confused, backstop -> hung, the rest -> harness error.
+STOPS = ("end", "turn-cap", "backstop", "api-error", "startup-error", "crash")
+
+# Usage components, as recorded in a sample (the cache-write split where reported).
+COMPONENTS = ("input", "cache_write", "cache_write_5m", "cache_write_1h", "cache_read", "output")
+
+
+class Decision(Protocol):
+    """What a guard returns; benchkit.isolation's Decision has these and more."""
+
+    allowed: bool
+    reason: str
+
+
+# (tool_name, tool_input) -> Decision, asked for every tool call the model proposes.
+ToolGuard = Callable[[str, dict], Decision]
+
+
+@dataclass(frozen=True)
+class ToolDecision:
+    """A guard decision written inline (the tool policy, tests)."""
+
+    allowed: bool = True
+    reason: str = "allowed"
+
+
+@dataclass
+class AgentRequest:
+    system_prompt: str
+    prompt: str                      # the task intent
+    model: str
+    tools: list[str]                 # built-in tools: ["Bash"] for shell arms, [] for MCP
+    mcp_servers: dict                # name -> {"type": "stdio", "command", "args", "env"}
+    env: dict                        # the arm's env, the curated PATH included
+    cwd: Path | None                 # a fresh empty directory; None: the driver makes one
+    guard: ToolGuard
+    max_turns: int
+    backstop_seconds: float
+
+
+@dataclass
+class AgentRun:
+    usage: dict                      # COMPONENTS, summed over every model
+    usage_by_model: dict             # model -> COMPONENTS
+    turns: int
+    duration_s: float
+    cost_usd: float | None
+    answer: str | None
+    stop: str                        # one of STOPS
+    error: str | None
+    transcript: list[dict]
+    started: datetime
+    finished: datetime
+    tools_offered: list[str] = field(default_factory=list)  # what the agent was shown
+    api_error_status: int | None = None                      # HTTP status of an API error
+    usage_estimated: bool = False                            # replay: bytes, not tokens
+    temperature: Any = None          # the SDK has no temperature option: runtime default
+
+
+class Driver(Protocol):
+    name: str
+
+    def run(self, request: AgentRequest) -> AgentRun: ...
+
+
+def zero_usage() -> dict:
+    return {key: 0 for key in COMPONENTS}

@@ -1,0 +1,366 @@
+"""The scripted model: a local server that speaks the Anthropic Messages API.
+
+It plays a fixed script to the real Claude Code CLI, so tests (and the replay driver)
+drive the real agent loop, guard and tools without spending a token. A script is a
+list of turns, each answered to one turn of the agent (a request of the main model that
+offers tools): tool call(s), a final text, or a stall (the response never comes). The
+runtime's auxiliary requests (another model, or no tools offered: a session title,
+...) get a short reply (JSON where a schema is asked for) and still report usage, so
+usage summing over every request and model the run touched is exercised.
+
+Usage per response is configurable: fixed figures per turn, a default, or
+`estimate_usage` (figures from the bytes received and sent, labelled as estimates).
+Every request received is recorded for tests.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import select
+import socket
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+# Usage figures one response reports, in the API's own snake_case names.
+USAGE_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
+              "output_tokens")
+
+DEFAULT_USAGE = {"input_tokens": 100, "cache_creation_input_tokens": 0,
+                 "cache_read_input_tokens": 0, "output_tokens": 20}
+AUXILIARY_USAGE = {"input_tokens": 30, "cache_creation_input_tokens": 0,
+                   "cache_read_input_tokens": 0, "output_tokens": 5}
+END_OF_SCRIPT = "The script has ended."
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    name: str
+    input: dict
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One response of the main model. `usage` overrides the server's usage."""
+
+    text: str | None = None
+    calls: tuple[ToolCall, ...] = ()
+    stall: bool = False
+    usage: dict | None = None
+
+
+def tool(name: str, usage: dict | None = None, text: str | None = None, **input) -> Turn:
+    """A turn that calls one tool, e.g. tool("Bash", command="echo hi")."""
+    return Turn(text=text, calls=(ToolCall(name, input),), usage=usage)
+
+
+def bash(command: str, usage: dict | None = None) -> Turn:
+    return tool("Bash", usage=usage, command=command)
+
+
+def say(text: str, usage: dict | None = None) -> Turn:
+    """A final answer: a text-only turn ends the agent loop."""
+    return Turn(text=text, usage=usage)
+
+
+def stall() -> Turn:
+    """A turn whose response never comes (until the client goes away)."""
+    return Turn(stall=True)
+
+
+def estimate_usage(request: dict, response_bytes: int, previous: dict | None) -> dict:
+    """Usage estimated from bytes (about four bytes a token), as a replay reports it.
+
+    The part of the request it shares with the previous request of the same model is
+    counted as a cache read, the rest as a cache write, the way the CLI's prompt
+    caching behaves; the response's bytes are output.
+    """
+    body = _canonical(request)
+    shared = _common_prefix(body, _canonical(previous)) if previous else 0
+    return {
+        "input_tokens": 0,
+        "cache_creation_input_tokens": _tokens(len(body) - shared),
+        "cache_read_input_tokens": _tokens(shared),
+        "output_tokens": _tokens(response_bytes),
+    }
+
+
+def _canonical(request: dict) -> bytes:
+    """The prompt in the order the API caches it: tools, system, messages."""
+    parts = [request.get(key) for key in ("tools", "system", "messages")]
+    return b"".join(json.dumps(part, sort_keys=True, separators=(",", ":")).encode()
+                    for part in parts)
+
+
+def _common_prefix(a: bytes, b: bytes) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+def _tokens(n_bytes: int) -> int:
+    return (n_bytes + 3) // 4
+
+
+@dataclass
+class Received:
+    """One request the server received."""
+
+    method: str
+    path: str
+    headers: dict
+    body: Any
+    model: str | None
+    auxiliary: bool
+    turn: int | None  # index into the script, for main-model requests
+    usage: dict | None = None
+    at: float = field(default_factory=time.time)
+
+
+UsageSource = dict | Callable[[dict, int, dict | None], dict] | None
+
+
+class ScriptedModel:
+    """Serve `script` on 127.0.0.1 (a free port) until stopped; a context manager.
+
+    `model` is the main model's name: requests naming another model, or offering no
+    tools, are auxiliary. With model=None the first agent turn's model is the main one.
+    `usage`: a dict for every response without its own, or a callable
+    (request, response_bytes, previous_request_of_that_model) -> dict.
+    """
+
+    def __init__(self, script: list[Turn], *, model: str | None = None,
+                 usage: UsageSource = None, auxiliary_usage: UsageSource = None):
+        self.script = list(script)
+        self.model = model
+        self.usage = usage if usage is not None else DEFAULT_USAGE
+        self.auxiliary_usage = auxiliary_usage if auxiliary_usage is not None else AUXILIARY_USAGE
+        self.received: list[Received] = []
+        self._lock = threading.Lock()
+        self._next_turn = 0
+        self._previous: dict[str, dict] = {}
+        self._stopped = threading.Event()
+        self._server = _Server(("127.0.0.1", 0), _Handler)
+        self._server.model = self
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,),
+                                        name="scripted-model", daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> "ScriptedModel":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> "ScriptedModel":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    # --- what tests read -------------------------------------------------
+    def messages(self, auxiliary: bool | None = None) -> list[Received]:
+        """Messages API requests received, optionally only main or auxiliary ones."""
+        with self._lock:
+            found = [r for r in self.received if r.path.startswith("/v1/messages")
+                     and r.body is not None and "messages" in r.body]
+        return [r for r in found if auxiliary is None or r.auxiliary == auxiliary]
+
+    def reported_usage(self) -> dict[str, dict]:
+        """Per model, the sums of the usage figures the server reported."""
+        totals: dict[str, dict] = {}
+        for r in self.messages():
+            if r.usage is None:
+                continue
+            model_total = totals.setdefault(r.model, dict.fromkeys(USAGE_KEYS, 0))
+            for key in USAGE_KEYS:
+                model_total[key] += r.usage.get(key, 0)
+        return totals
+
+    # --- what the handler calls ------------------------------------------
+    def _admit(self, method: str, path: str, headers: dict, body: Any) -> tuple[Received, Turn | None]:
+        """Record a request and pick its turn (None for an auxiliary request)."""
+        model = body.get("model") if isinstance(body, dict) else None
+        with self._lock:
+            # The agent's own turns always offer its tools; the runtime's chores (a
+            # session title, ...) offer none, whichever model they name.
+            agent_turn = model is not None and bool(body.get("tools"))
+            if self.model is None and agent_turn:
+                self.model = model
+            auxiliary = model is not None and (model != self.model or not agent_turn)
+            turn_index = None
+            if model is not None and not auxiliary:
+                turn_index = self._next_turn
+                self._next_turn += 1
+            record = Received(method, path, headers, body, model, auxiliary, turn_index)
+            self.received.append(record)
+        if turn_index is None:
+            return record, None
+        if turn_index < len(self.script):
+            return record, self.script[turn_index]
+        return record, say(END_OF_SCRIPT)
+
+    def _usage_for(self, record: Received, turn: Turn | None, response_bytes: int) -> dict:
+        source = turn.usage if turn is not None and turn.usage is not None else (
+            self.auxiliary_usage if record.auxiliary else self.usage)
+        if callable(source):
+            with self._lock:
+                previous = self._previous.get(record.model)
+                self._previous[record.model] = record.body
+            figures = source(record.body, response_bytes, previous)
+        else:
+            figures = source
+        usage = {key: int(figures.get(key, 0)) for key in USAGE_KEYS}
+        for key in ("cache_creation",):  # the lifetime split, where a script gives it
+            if key in figures:
+                usage[key] = dict(figures[key])
+        record.usage = usage
+        return usage
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    model: ScriptedModel
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format, *args):  # noqa: A002 - keep test output quiet
+        pass
+
+    def do_GET(self):
+        self.server.model._admit("GET", self.path, dict(self.headers), None)
+        self._send_json(404, {"type": "error", "error": {"type": "not_found_error",
+                                                          "message": "not scripted"}})
+
+    def do_POST(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw) if raw else {}
+        except ValueError:
+            body = None
+        model = self.server.model
+        if not self.path.startswith("/v1/messages") or not isinstance(body, dict) \
+                or "messages" not in body:
+            model._admit("POST", self.path, dict(self.headers), body)
+            self._send_json(404, {"type": "error", "error": {"type": "not_found_error",
+                                                              "message": "not scripted"}})
+            return
+        record, turn = model._admit("POST", self.path, dict(self.headers), body)
+        if turn is not None and turn.stall:
+            self._stall()
+            return
+        blocks = _blocks(turn) if turn is not None else [{"type": "text", "text": _chore_reply(body)}]
+        response_bytes = len(json.dumps(blocks))
+        usage = model._usage_for(record, turn, response_bytes)
+        message = _message(body.get("model", "scripted"), blocks, usage)
+        if body.get("stream"):
+            self._send_stream(message)
+        else:
+            self._send_json(200, message)
+
+    def _stall(self) -> None:
+        """Hold the request open until the server stops or the client goes away."""
+        stopped = self.server.model._stopped
+        while not stopped.wait(0.2):
+            ready, _, _ = select.select([self.connection], [], [], 0)
+            if ready and not self.connection.recv(1, socket.MSG_PEEK):
+                break
+        self.close_connection = True
+
+    def _send_json(self, status: int, payload: dict) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("request-id", f"req_{uuid.uuid4().hex[:24]}")
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _send_stream(self, message: dict) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("request-id", f"req_{uuid.uuid4().hex[:24]}")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        try:
+            for event, data in _events(message):
+                self.wfile.write(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+
+_ids = itertools.count(1)
+
+
+def _chore_reply(body: dict) -> str:
+    """An auxiliary reply: JSON when the request asks for a JSON schema (the CLI's
+    session title does), with every string property filled."""
+    schema = ((body.get("output_config") or {}).get("format") or {}).get("schema")
+    if isinstance(schema, dict) and schema.get("type") == "object":
+        return json.dumps({name: "benchkit" for name, spec in schema.get("properties", {}).items()
+                           if isinstance(spec, dict) and spec.get("type") == "string"})
+    return "benchkit"
+
+
+def _blocks(turn: Turn) -> list[dict]:
+    blocks = []
+    if turn.text is not None:
+        blocks.append({"type": "text", "text": turn.text})
+    for call in turn.calls:
+        blocks.append({"type": "tool_use", "id": f"toolu_{next(_ids):04d}{uuid.uuid4().hex[:16]}",
+                       "name": call.name, "input": call.input})
+    return blocks or [{"type": "text", "text": ""}]
+
+
+def _message(model: str, blocks: list[dict], usage: dict) -> dict:
+    stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
+    return {"id": f"msg_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant",
+            "model": model, "content": blocks, "stop_reason": stop,
+            "stop_sequence": None, "usage": usage}
+
+
+def _events(message: dict):
+    """The server-sent events of one streamed message: input and cache figures in
+    message_start, output tokens in message_delta (where the CLI reads them)."""
+    usage = message["usage"]
+    start_usage = {**usage, "output_tokens": 1}
+    yield "message_start", {"type": "message_start", "message": {
+        **message, "content": [], "stop_reason": None, "usage": start_usage}}
+    for index, block in enumerate(message["content"]):
+        if block["type"] == "text":
+            yield "content_block_start", {"type": "content_block_start", "index": index,
+                                          "content_block": {"type": "text", "text": ""}}
+            yield "content_block_delta", {"type": "content_block_delta", "index": index,
+                                          "delta": {"type": "text_delta", "text": block["text"]}}
+        else:
+            yield "content_block_start", {"type": "content_block_start", "index": index,
+                                          "content_block": {**block, "input": {}}}
+            yield "content_block_delta", {"type": "content_block_delta", "index": index,
+                                          "delta": {"type": "input_json_delta",
+                                                    "partial_json": json.dumps(block["input"])}}
+        yield "content_block_stop", {"type": "content_block_stop", "index": index}
+    yield "message_delta", {"type": "message_delta",
+                            "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+                            "usage": {"output_tokens": usage["output_tokens"]}}
+    yield "message_stop", {"type": "message_stop"}

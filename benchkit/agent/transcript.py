@@ -1,0 +1,114 @@
+"""The transcript of one agent run: what the model proposed and what came of it.
+
+Events (plain dicts, JSON-ready), in stream order:
+  init         the tools and MCP servers the agent was offered, its model
+  text         assistant text (model named)
+  tool_call    every call the model proposed: id, name, input, and the guard's
+               decision (allowed, reason); None where no decision was asked for
+  tool_result  size in bytes, error flag and an excerpt of what the tool returned
+  result       the runtime's own final figures (turns, cost, usage, stop reason)
+  stop         how the run ended, with any error text
+The token is scrubbed when the store writes a transcript, never here.
+"""
+
+from __future__ import annotations
+
+import json
+
+from claude_agent_sdk import (AssistantMessage, ResultMessage, SystemMessage, TextBlock,
+                              ToolResultBlock, ToolUseBlock, UserMessage)
+
+EXCERPT_CHARS = 2000
+
+
+class Recorder:
+    """Turns the SDK's message stream and the guard's decisions into events."""
+
+    def __init__(self):
+        self.events: list[dict] = []
+        self.decisions: dict[str, tuple[bool, str]] = {}
+        self.tools_offered: list[str] = []
+        self.result: ResultMessage | None = None
+        self.message_usage: dict[str, tuple[str, dict]] = {}  # message id -> (model, usage)
+        self.main_messages: set[str] = set()
+        self.last_text: str | None = None
+
+    def decided(self, tool_use_id: str | None, allowed: bool, reason: str) -> None:
+        # The first decision stands: the hook decides before any permission callback.
+        if tool_use_id and tool_use_id not in self.decisions:
+            self.decisions[tool_use_id] = (allowed, reason)
+
+    def add(self, message) -> None:
+        if isinstance(message, SystemMessage) and message.subtype == "init":
+            self.tools_offered = list(message.data.get("tools", []))
+            self.events.append({"event": "init", "tools": self.tools_offered,
+                                "mcp_servers": message.data.get("mcp_servers", []),
+                                "model": message.data.get("model")})
+        elif isinstance(message, AssistantMessage):
+            self._assistant(message)
+        elif isinstance(message, UserMessage) and isinstance(message.content, list):
+            for block in message.content:
+                if isinstance(block, ToolResultBlock):
+                    text = _text_of(block.content)
+                    self.events.append({"event": "tool_result", "id": block.tool_use_id,
+                                        "bytes": len(text.encode()), "is_error": bool(block.is_error),
+                                        "excerpt": text[:EXCERPT_CHARS]})
+        elif isinstance(message, ResultMessage):
+            self.result = message
+            self.events.append({"event": "result", "subtype": message.subtype,
+                                "num_turns": message.num_turns, "duration_ms": message.duration_ms,
+                                "total_cost_usd": message.total_cost_usd, "usage": message.usage,
+                                "model_usage": message.model_usage,
+                                "terminal_reason": message.terminal_reason,
+                                "api_error_status": message.api_error_status,
+                                "errors": message.errors})
+
+    def _assistant(self, message: AssistantMessage) -> None:
+        key = message.message_id or message.uuid or str(len(self.events))
+        if message.usage:
+            self.message_usage[key] = (message.model, message.usage)
+        if message.parent_tool_use_id is None:
+            self.main_messages.add(key)
+        for block in message.content:
+            if isinstance(block, TextBlock):
+                self.events.append({"event": "text", "model": message.model, "text": block.text})
+                if message.parent_tool_use_id is None and block.text.strip():
+                    self.last_text = block.text
+            elif isinstance(block, ToolUseBlock):
+                self.events.append({"event": "tool_call", "id": block.id, "name": block.name,
+                                    "input": block.input, "model": message.model})
+
+    def stopped(self, stop: str, error: str | None) -> None:
+        self.events.append({"event": "stop", "stop": stop, "error": error})
+
+    def finish(self) -> list[dict]:
+        """The events, each proposed call annotated with the guard's decision."""
+        for event in self.events:
+            if event["event"] == "tool_call":
+                allowed, reason = self.decisions.get(event["id"], (None, None))
+                event["allowed"], event["reason"] = allowed, reason
+        return self.events
+
+
+def tool_calls(events: list[dict]) -> list[dict]:
+    return [e for e in events if e["event"] == "tool_call"]
+
+
+def counts(events: list[dict]) -> tuple[int, int]:
+    """(tool calls proposed, of which the guard denied)."""
+    calls = tool_calls(events)
+    return len(calls), sum(1 for e in calls if e.get("allowed") is False)
+
+
+def _text_of(content) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    parts = []
+    for item in content:
+        if isinstance(item, dict) and item.get("type") == "text":
+            parts.append(item.get("text", ""))
+        else:
+            parts.append(json.dumps(item))
+    return "\n".join(parts)

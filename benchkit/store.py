@@ -1,0 +1,131 @@
+"""The store: an append-only directory of samples.
+
+`results/<arm>/<task>.jsonl` holds one complete JSON line per sample, appended under a
+file lock and flushed to disk, never rewritten. A sample's transcript sits beside it in
+`results/<arm>/<task>/<sample id>.json`. Secrets (the Gitea token) are scrubbed from
+every line and transcript on the way in.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator
+from functools import lru_cache
+from pathlib import Path
+
+import jsonschema
+from filelock import FileLock
+
+from benchkit import SCHEMA_DIR
+
+SCRUBBED = "[REDACTED]"
+
+
+class StoreError(Exception):
+    """A sample that cannot be stored (bad shape), named by arm and task."""
+
+
+def scrub(text: str, secrets: Iterable[str]) -> str:
+    """Replace every occurrence of each non-empty secret."""
+    for secret in sorted((s for s in secrets if s), key=len, reverse=True):
+        text = text.replace(secret, SCRUBBED)
+    return text
+
+
+@lru_cache(maxsize=1)
+def _validator() -> jsonschema.Draft202012Validator:
+    schema = json.loads((SCHEMA_DIR / "sample.schema.json").read_text())
+    return jsonschema.Draft202012Validator(schema)
+
+
+def validate_sample(sample: dict) -> None:
+    errors = sorted(_validator().iter_errors(sample), key=lambda e: list(e.absolute_path))
+    if errors:
+        where = "/".join(map(str, errors[0].absolute_path)) or "(top)"
+        raise StoreError(f"sample for {sample.get('arm')}/{sample.get('task')} does not match "
+                         f"sample.schema.json at {where}: {errors[0].message}")
+
+
+class Store:
+    def __init__(self, root: str | os.PathLike, secrets: Iterable[str] = ()):
+        self.root = Path(root)
+        self.secrets = tuple(s for s in secrets if s)
+        self.problems: list[str] = []  # unreadable lines met by samples(), as FILE:LINE: why
+
+    def cell_path(self, arm: str, task: str) -> Path:
+        return self.root / _safe(arm) / f"{_safe(task)}.jsonl"
+
+    def transcript_path(self, arm: str, task: str, sample_id: str) -> Path:
+        return self.root / _safe(arm) / _safe(task) / f"{_safe(sample_id)}.json"
+
+    def write_transcript(self, arm: str, task: str, sample_id: str, events: list[dict],
+                         secrets: Iterable[str] = ()) -> str:
+        """Write a transcript (scrubbed); return its path relative to the store."""
+        path = self.transcript_path(arm, task, sample_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        text = scrub(json.dumps(events, indent=1, ensure_ascii=False, default=str),
+                     (*self.secrets, *secrets))
+        tmp = path.with_suffix(".tmp")
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+        return path.relative_to(self.root).as_posix()
+
+    def append(self, sample: dict, secrets: Iterable[str] = ()) -> dict:
+        """Validate, scrub and append one sample as one line; return what was stored."""
+        validate_sample(sample)
+        line = scrub(json.dumps(sample, ensure_ascii=False, separators=(",", ":")),
+                     (*self.secrets, *secrets))
+        stored = json.loads(line)
+        path = self.cell_path(sample["arm"], sample["task"])
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(path) + ".lock"):
+            with open(path, "ab") as f:
+                if f.tell() and not _ends_with_newline(path):
+                    f.write(b"\n")  # a torn line left by a crash stays alone on its line
+                f.write(line.encode() + b"\n")
+                f.flush()
+                os.fsync(f.fileno())
+        return stored
+
+    def samples(self, arm: str | None = None, task: str | None = None) -> Iterator[dict]:
+        """Every stored sample, optionally of one arm and/or task, file by file in
+        name order, lines in append order. Unparsable lines are skipped and noted in
+        `problems`."""
+        arms = [self.root / _safe(arm)] if arm else sorted(p for p in self.root.glob("*") if p.is_dir())
+        for arm_dir in arms:
+            files = [arm_dir / f"{_safe(task)}.jsonl"] if task else sorted(arm_dir.glob("*.jsonl"))
+            for path in files:
+                if path.is_file():
+                    yield from self._read(path)
+
+    def _read(self, path: Path) -> Iterator[dict]:
+        with open(path, encoding="utf-8") as f:
+            for number, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    sample = json.loads(line)
+                except ValueError as exc:
+                    self.problems.append(f"{path}:{number}: unreadable sample line ({exc.msg})")
+                    continue
+                if isinstance(sample, dict):
+                    yield sample
+                else:
+                    self.problems.append(f"{path}:{number}: not a JSON object")
+
+
+def _ends_with_newline(path: Path) -> bool:
+    with open(path, "rb") as f:
+        f.seek(-1, os.SEEK_END)
+        return f.read(1) == b"\n"
+
+
+def _safe(name: str) -> str:
+    """A path component: arm, task and sample ids never climb out of the store."""
+    if not name or name in (".", "..") or "/" in name or "\\" in name or "\0" in name:
+        raise StoreError(f"not usable as a store name: {name!r}")
+    return name
