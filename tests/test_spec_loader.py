@@ -120,6 +120,28 @@ def test_enum_pattern_and_empty_document(tmp_path):
     assert messages(tmp_path, "# nothing\n", schema="seed") == [(1, "expected object, got null", "")]
 
 
+ALTERNATIVES = {
+    "type": "object",
+    "properties": {
+        "intent": {"oneOf": [
+            {"type": "string"},
+            {"type": "object", "additionalProperties": False, "required": ["otherwise"],
+             "properties": {"otherwise": {"type": "string"}, "self_review": {"type": "string"}}},
+        ]},
+        "fact": {"type": "object", "anyOf": [{"required": ["any_of"]}, {"required": ["pattern"]}]},
+    },
+}
+
+
+def test_alternatives_are_explained_by_the_branch_meant(tmp_path):
+    found = messages(tmp_path, "intent: 5\nfact: {}\n", schema=ALTERNATIVES)
+    assert found == [(1, "expected string or object, got integer", "intent"),
+                     (2, "one of 'any_of' or 'pattern' is required", "fact")]
+    found = messages(tmp_path, "intent:\n  otherwize: x\n", schema=ALTERNATIVES)
+    assert found == [(2, "'otherwise' is required", "intent"),
+                     (2, "unknown key 'otherwize' (did you mean 'otherwise'?)", "intent.otherwize")]
+
+
 def test_problem_prints_file_line_message_and_path(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     problem = Problem(tmp_path / "arms.d" / "x.yaml", 7, "unknown key 'colour'", "tool.colour")

@@ -43,6 +43,9 @@ def test_shipped_tree_is_valid(monkeypatch):
     result = benchkit("validate")
     assert result.exit_code == 0, result.output
     documents = 1 + sum(len(list((CHECKOUT / d).glob("*.yaml"))) for d in ("seeds", "tasks.d", "arms.d"))
+    # The tree's other *.d/ documents that name a shipped schema (refs.d/) count too.
+    documents += sum(1 for d in CHECKOUT.glob("*.d") if d.name not in ("tasks.d", "arms.d")
+                     for f in d.glob("*.yaml") if f.read_text().startswith("# yaml-language-server:"))
     assert result.stdout == f"valid: {documents} documents\n"
 
 
@@ -145,6 +148,17 @@ def test_duplicate_arm_id(tree):
     assert result.exit_code == 2
     assert result.stderr == (f"arms.d/tea.yaml:{line_of(tree / 'arms.d/tea.yaml', 'id: tea')}: "
                              "arm id 'tea' is already used by tea-copy.yaml (at id)\n")
+
+
+def test_other_documents_of_the_tree_are_checked_by_their_schema(tree):
+    (tree / "refs.d").mkdir(exist_ok=True)
+    (tree / "refs.d" / "zz.yaml").write_text(
+        "# yaml-language-server: $schema=../benchkit/schemas/arm.schema.json\nid: zz\n")
+    (tree / "refs.d" / "notes.yaml").write_text("not: a benchkit document\n")  # no schema line: skipped
+    result = benchkit("validate")
+    assert result.exit_code == 2
+    assert "refs.d/zz.yaml:2: 'description' is required\n" in result.stderr
+    assert "notes.yaml" not in result.stderr
 
 
 def test_validate_given_paths(tree):

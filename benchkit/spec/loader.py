@@ -19,6 +19,7 @@ from pathlib import Path
 
 import yaml
 from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
 
 from benchkit import SCHEMA_DIR
 
@@ -179,10 +180,12 @@ def _validator(name: str) -> Draft202012Validator:
     return Draft202012Validator(schema(name))
 
 
-def schema_problems(document: Document, schema_name: str) -> list[Problem]:
-    """Every way the document breaks the schema, one Problem each."""
+def schema_problems(document: Document, schema_name) -> list[Problem]:
+    """Every way the document breaks the schema (a shipped schema's name, or a schema
+    itself), one Problem each."""
+    validator = _validator(schema_name) if isinstance(schema_name, str) else Draft202012Validator(schema_name)
     problems = []
-    for error in _validator(schema_name).iter_errors(document.data):
+    for error in validator.iter_errors(document.data):
         problems.extend(_explain(document, error))
     return sort_problems(problems)
 
@@ -218,11 +221,38 @@ def _explain(document: Document, error) -> list[Problem]:
                 for key in _extra_keys(error.instance, error.schema)]
     if kind == "required":
         return [document.problem(path, error.message.replace(" is a required property", " is required"))]
+    if kind in ("anyOf", "oneOf") and error.context:
+        return _explain_alternatives(document, error, path)
     if custom:
         return [document.problem(path, custom, at_key=kind in ("not", "false"))]
     if kind == "pattern" and isinstance(error.schema, dict) and "patternErrorMessage" in error.schema:
         return [document.problem(path, f"{error.schema['patternErrorMessage']}, got {error.instance!r}")]
     return [document.problem(path, _message(error), at_key=kind in ("not", "false"))]
+
+
+def _explain_alternatives(document: Document, error, path) -> list[Problem]:
+    """Say why no branch of an anyOf/oneOf fits, in terms of the branch the user meant:
+    the one whose type matches the value, when there is exactly one."""
+    branches = {}
+    for sub in error.context:
+        branches.setdefault(sub.relative_schema_path[0], []).append(sub)
+    at_root = [[e for e in errors if not e.relative_path] for errors in branches.values()]
+    if all(e and all(x.validator == "required" for x in e) for e in at_root):
+        keys = [x.message.removesuffix(" is a required property") for e in at_root for x in e]
+        return [document.problem(path, f"one of {' or '.join(dict.fromkeys(keys))} is required")]
+    fitting = [errors for errors in branches.values()
+               if not any(e.validator == "type" and not e.relative_path for e in errors)]
+    if len(fitting) == 1:
+        return [problem for sub in fitting[0] for problem in _explain(document, sub)]
+    if not fitting:
+        names = []
+        for errors in branches.values():
+            for e in errors:
+                if e.validator == "type" and not e.relative_path:
+                    names += e.validator_value if isinstance(e.validator_value, list) else [e.validator_value]
+        names = list(dict.fromkeys(names))
+        return [document.problem(path, f"expected {' or '.join(names)}, got {json_type(error.instance)}")]
+    return _explain(document, best_match(error.context))
 
 
 def _extra_keys(instance: dict, subschema: dict) -> list:

@@ -287,20 +287,27 @@ def document_kind(path: Path) -> str | None:
 
 def validate_paths(paths) -> tuple[list[Path], list[Problem]]:
     """The documents checked and every problem they have, for the given files and
-    directories (a directory holding suite.yaml is validated as a whole tree)."""
+    directories. A directory holding suite.yaml is validated as a whole tree, with the
+    files of its other `*.d/` directories that name a shipped schema (e.g. refs.d/)."""
     checked, problems, seeds_of = [], [], {}
     for path in map(Path, paths):
         if not path.exists():
             problems.append(Problem(path, None, "no such file or directory"))
-        elif path.is_dir() and (path / "suite.yaml").is_file():
+            continue
+        if path.is_dir() and (path / "suite.yaml").is_file():
             _collect(problems, load_tree, path)
-            checked += [path / "suite.yaml"] + [
-                f for d in DIRECTORIES for f in yaml_files(path / d)]
+            checked += [path / "suite.yaml"] + [f for d in DIRECTORIES for f in yaml_files(path / d)]
+            files = [f for d in sorted(path.glob("*.d")) if d.name not in DIRECTORIES
+                     for f in yaml_files(d) if document_kind(f)]
         else:
-            for file in yaml_files(path) if path.is_dir() else [path]:
-                _validate_file(file, problems, seeds_of)
-                checked.append(file)
+            files = yaml_files(path) if path.is_dir() else [path]
+        for file in files:
+            _validate_file(file, problems, seeds_of)
+            checked.append(file)
     return checked, sort_problems(problems)
+
+
+LOADERS = {"suite": load_suite, "seed": load_seed, "arm": load_arm}
 
 
 def _validate_file(path: Path, problems: list, seeds_of: dict):
@@ -318,14 +325,13 @@ def _validate_file(path: Path, problems: list, seeds_of: dict):
         _collect(problems, load_document, path, kind)
 
 
-LOADERS = {"suite": load_suite, "seed": load_seed, "arm": load_arm}
-
-
 def _seeds_for(task_path: Path, problems: list, seeds_of: dict) -> dict:
     """The seeds of the tree a task file belongs to (loaded once per tree)."""
     root = task_path.resolve().parent.parent
     if not (root / "seeds").is_dir():
-        root = find_root()
+        root = _collect(problems, find_root)
+        if root is None:
+            return {}
     if root not in seeds_of:
         seeds_of[root] = load_seeds(root, problems)
     return seeds_of[root]
