@@ -266,3 +266,49 @@ def create_file(ctx, owner, repo, path):
        struct="UpdateFileOptions")
 def update_file(ctx, owner, repo, path):
     return _write_file(ctx, owner, repo, path, create=False)
+
+
+# -- releases ---------------------------------------------------------------------
+@route("GET", "/repos/{owner}/{repo}/releases")
+def list_releases(ctx, owner, repo):
+    row = ctx.repo(owner, repo)
+    rows = ctx.store.all("SELECT * FROM releases WHERE repo_id = ? ORDER BY id DESC", row["id"])
+    return listing(ctx, rows, lambda r: ctx.render.release(r, row))
+
+
+RELEASE = [F("tag_name", required=True, go="TagName"), F("target_commitish"), F("name", go="Title"), F("body", go="Note"),
+           F("draft", bool), F("prerelease", bool), F("tag_message")]
+
+
+@route("POST", "/repos/{owner}/{repo}/releases", body=RELEASE, struct="CreateReleaseOption")
+def create_release(ctx, owner, repo):
+    row = ctx.repo(owner, repo, write=True)
+    body = ctx.body
+    if ctx.store.one("SELECT 1 FROM releases WHERE repo_id = ? AND tag_name = ?", row["id"], body["tag_name"]):
+        raise ApiError(409, f"release tag already exist [tag_name: {body['tag_name']}]")
+    target = body.get("target_commitish") or row["default_branch"]
+    if not ctx.store.branch(row["id"], target) and not ctx.store.get_commit(row["id"], target):
+        raise not_found(f"target couldn't be found [ref: {target}]")
+    rid = ctx.store.insert("releases", repo_id=row["id"], tag_name=body["tag_name"], target=target,
+                           name=body.get("name") or body["tag_name"], body=body.get("body") or "",
+                           draft=int(bool(body.get("draft"))), prerelease=int(bool(body.get("prerelease"))),
+                           author_id=ctx.user["id"], created=now())
+    return respond(ctx.render.release(ctx.store.one("SELECT * FROM releases WHERE id = ?", rid), row), 201)
+
+
+@route("GET", "/repos/{owner}/{repo}/releases/{release_id:int}")
+def get_release(ctx, owner, repo, release_id):
+    row = ctx.repo(owner, repo)
+    release = ctx.store.one("SELECT * FROM releases WHERE repo_id = ? AND id = ?", row["id"], release_id)
+    if release is None:
+        raise not_found()
+    return respond(ctx.render.release(release, row))
+
+
+@route("DELETE", "/repos/{owner}/{repo}/releases/{release_id:int}")
+def delete_release(ctx, owner, repo, release_id):
+    row = ctx.repo(owner, repo, write=True)
+    if not ctx.store.one("SELECT 1 FROM releases WHERE repo_id = ? AND id = ?", row["id"], release_id):
+        raise not_found()
+    ctx.store.execute("DELETE FROM releases WHERE id = ?", release_id)
+    return empty()
