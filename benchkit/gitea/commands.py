@@ -58,15 +58,11 @@ def _reporting(func):
 
 
 def _root() -> Path | None:
-    from benchkit.spec import find_root
+    from benchkit.spec import SpecError, find_root
     try:
-        return Path(find_root())
-    except (LookupError, OSError, ValueError, HarnessError):
+        return find_root()
+    except SpecError:
         return None
-    except Exception as exc:  # find_root's own "no tree here" error
-        if type(exc).__name__ == "SpecError":
-            return None
-        raise
 
 
 def _prefix(prefix: str | None) -> str:

@@ -49,6 +49,7 @@ def provision(client: Client, seed: Any, *, prefix: str = "benchkit-",
     from benchkit.gitea.ready import wait_ready
 
     plan = seed_plan(seed)
+    client.user  # a dead host or a bad token fails here, before anything is created
     failures = []
     for attempt in range(1, attempts + 1):
         repo = None

@@ -11,20 +11,29 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from benchkit.gitea.client import Client, repo_path
+from benchkit.gitea.client import Client, GiteaError, repo_path
 
 REVIEW_KINDS = {"APPROVED": "approved", "REQUEST_CHANGES": "request-changes",
-                "COMMENT": "comment", "PENDING": "pending"}
-# A review request is a placeholder in the review list, not a review anyone wrote.
-NOT_A_REVIEW = {"REQUEST_REVIEW"}
+                "COMMENT": "comment"}
+# A review request is a placeholder, and a pending review is an unsubmitted draft only
+# its author sees: neither is a review of the pull request.
+NOT_A_REVIEW = {"REQUEST_REVIEW", "PENDING"}
 # Comment URLs are HTML URLs ending in /issues/N or /pulls/N.
 NUMBER_AT_END = re.compile(r"/(?:issues|pulls)/(\d+)/?$")
 
 
 def snapshot(client: Client, owner: str, name: str) -> dict:
-    """The RepoState of `owner/name`: issues and pull requests ordered by number."""
+    """The RepoState of `owner/name`. Order carries no meaning where the contract says
+    so (labels by name, issues and pull requests by number, label and assignee names
+    sorted); comments and reviews stay in posting order."""
     path = repo_path(owner, name)
-    labels = sorted(client.paginate(f"{path}/labels"), key=lambda label: label["id"])
+    try:
+        labels = sorted(client.paginate(f"{path}/labels"), key=lambda label: label["name"])
+    except GiteaError as exc:
+        if exc.status == 404:  # the first call answers for the repository itself
+            raise GiteaError(404, f"no repository {owner}/{name} (or no access to it)",
+                             "GET", path) from None
+        raise
     comments = _comments_by_number(client, path)
     issues = client.paginate(f"{path}/issues", {"state": "all", "type": "issues"})
     pulls = client.paginate(f"{path}/pulls", {"state": "all"})
