@@ -64,7 +64,7 @@ class Render:
     # -- repositories -------------------------------------------------------------
     def can_write(self, repo: dict) -> bool:
         viewer = self.viewer
-        return viewer is not None and (viewer["is_admin"] or viewer["id"] == repo["owner_id"])
+        return viewer is not None and bool(viewer["is_admin"] or viewer["id"] == repo["owner_id"])
 
     def repo(self, row: dict) -> dict:
         cached = self._repos.get(row["id"])
