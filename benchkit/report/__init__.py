@@ -1,1 +1,52 @@
-"""benchkit.report"""
+"""benchkit.report: the store aggregated against the current tree, rendered.
+
+    from benchkit.report import build, write_reports
+    report = build("results")                 # the JSON-ready report dict
+    paths = write_reports("results", "reports")  # report.md, .html, .json, .csv
+
+Stages: load (the store), matrix (the current tree), aggregate (+ stats), render
+(+ charts, templates/).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from benchkit.report.aggregate import RESAMPLES, build_report
+from benchkit.report.load import load_store
+from benchkit.report.matrix import Matrix, matrix_from_tree
+from benchkit.report.render import FORMATS, render
+
+__all__ = ["FORMATS", "build", "build_report", "current_matrix", "load_store", "render",
+           "write_reports"]
+
+
+def current_matrix(root=None, *, weights=None, model=None, pass_k=None) -> Matrix:
+    """The matrix of the tree at root (default: benchkit.spec.find_root()), with any
+    weight overrides. Raises benchkit.spec.SpecError when the tree is broken."""
+    from benchkit.spec import load_tree
+    matrix = matrix_from_tree(load_tree(root), model=model)
+    if weights:
+        matrix = matrix.reweighted(weights)
+    return replace(matrix, pass_k=pass_k) if pass_k else matrix
+
+
+def build(store_dir, *, root=None, weights=None, model=None, pass_k=None,
+          resamples: int = RESAMPLES) -> dict:
+    """The report of the store at store_dir against the current tree."""
+    matrix = current_matrix(root, weights=weights, model=model, pass_k=pass_k)
+    return build_report(load_store(store_dir), matrix, resamples=resamples)
+
+
+def write_reports(store_dir, reports_dir, *, formats=FORMATS, **options) -> list[Path]:
+    """Write reports_dir/report.<format> for every format; return the paths."""
+    report = build(store_dir, **options)
+    reports_dir = Path(reports_dir)
+    reports_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for format_ in formats:
+        path = reports_dir / f"report.{format_}"
+        path.write_text(render(report, format_), encoding="utf-8")
+        paths.append(path)
+    return paths

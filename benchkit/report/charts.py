@@ -1,0 +1,128 @@
+"""Geometry of the HTML report's inline SVG charts, computed from the report's data.
+
+The template draws what these functions lay out: cost per arm with interval whiskers,
+the weighted token components stacked per arm, and a tier-by-arm heat map of cost.
+"""
+
+from __future__ import annotations
+
+import math
+
+from benchkit.report.matrix import COMPONENTS
+
+WIDTH = 720
+LABEL = 130  # left column for arm names
+RIGHT = 90  # room for the value printed past a bar
+ROW = 30
+TOP = 12
+AXIS = 28
+# Colours: one per token component, readable on white and in greyscale order.
+COMPONENT_COLOURS = {"input": "#4e79a7", "cache_write_5m": "#f28e2b", "cache_write_1h": "#e15759",
+                     "cache_read": "#76b7b2", "output": "#59a14f"}
+CHEAP, DEAR = (216, 240, 216), (240, 138, 93)  # heat map: the tier's cheapest .. 1.5x
+
+
+def nice_ticks(top: float, count: int = 5) -> list[float]:
+    """Round axis ticks from 0 to at least top."""
+    if top <= 0:
+        return [0.0]
+    raw = top / count
+    magnitude = 10 ** math.floor(math.log10(raw))
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+    return [i * step for i in range(int(math.ceil(top / step)) + 1)]
+
+
+def _axis(top: float, plot: float, y: float) -> tuple[float, list]:
+    ticks = nice_ticks(top)
+    scale = plot / ticks[-1] if ticks[-1] else 0.0
+    return scale, [{"x": LABEL + t * scale, "y": y, "label": _short(t)} for t in ticks]
+
+
+def _short(value: float) -> str:
+    if value >= 1000:
+        return f"{value / 1000:g}k"
+    return f"{value:g}"
+
+
+def cost_chart(rows: list) -> dict | None:
+    """Horizontal bars of cost-equivalent tokens per arm, whiskers at the interval."""
+    rows = [r for r in rows if r["cost"]["value"] is not None]
+    if not rows:
+        return None
+    plot = WIDTH - LABEL - RIGHT
+    top = max(r["cost"]["high"] or r["cost"]["value"] for r in rows)
+    height = TOP + ROW * len(rows) + AXIS
+    scale, ticks = _axis(top, plot, height - AXIS + 4)
+    bars = []
+    for index, row in enumerate(rows):
+        cost = row["cost"]
+        y = TOP + index * ROW
+        low, high = cost["low"], cost["high"]
+        bars.append({
+            "arm": row["arm"], "y": y, "mid": y + ROW / 2 - 4, "height": ROW - 8,
+            "width": cost["value"] * scale, "value": cost["value"],
+            "low_x": LABEL + (low if low is not None else cost["value"]) * scale,
+            "high_x": LABEL + (high if high is not None else cost["value"]) * scale,
+            "low": low, "high": high,
+            "text_x": LABEL + max(high or 0, cost["value"]) * scale + 6,
+        })
+    return {"width": WIDTH, "height": height, "left": LABEL, "axis_y": height - AXIS,
+            "bars": bars, "ticks": ticks}
+
+
+def component_chart(components: list, names: dict) -> dict | None:
+    """Stacked bars per arm: each component's weighted share of cost-equivalent tokens;
+    names are the components' display names, for the legend's spacing."""
+    rows = [c for c in components if c["weighted"]]
+    if not rows:
+        return None
+    plot = WIDTH - LABEL - RIGHT
+    height = TOP + ROW * len(rows) + AXIS + 26
+    scale, ticks = _axis(max(c["total"] for c in rows), plot, TOP + ROW * len(rows) + 4)
+    stacks = []
+    for index, row in enumerate(rows):
+        x, y, segments = LABEL, TOP + index * ROW, []
+        for name in COMPONENTS:
+            width = row["weighted"][name] * scale
+            segments.append({"component": name, "x": x, "width": width,
+                             "colour": COMPONENT_COLOURS[name], "value": row["weighted"][name],
+                             "tokens": row["tokens"][name], "share": row["shares"][name]})
+            x += width
+        stacks.append({"arm": row["arm"], "y": y, "mid": y + ROW / 2 - 4, "height": ROW - 8,
+                       "segments": segments, "total": row["total"], "text_x": x + 6})
+    legend, x = [], LABEL
+    for name in COMPONENTS:  # spaced by label length at about 7 px a character
+        legend.append({"component": name, "colour": COMPONENT_COLOURS[name], "x": x,
+                       "y": height - 14})
+        x += 34 + 7 * len(names[name])
+    return {"width": WIDTH, "height": height, "left": LABEL, "axis_y": TOP + ROW * len(rows),
+            "stacks": stacks, "ticks": ticks, "legend": legend}
+
+
+def _blend(relative: float) -> str:
+    """The tier's cheapest arm light green, 1.5x its cost and above orange."""
+    t = min(max((relative - 1.0) / 0.5, 0.0), 1.0)
+    return "#%02x%02x%02x" % tuple(round(a + (b - a) * t) for a, b in zip(CHEAP, DEAR))
+
+
+def tier_heatmap(tiers: list, arms: list) -> dict | None:
+    """Arms by tiers; each cell coloured by its cost relative to the tier's cheapest."""
+    if not tiers or not any(a["cost"] is not None for t in tiers for a in t["arms"]):
+        return None
+    column, row, head = (WIDTH - LABEL) / len(tiers), 40, 26
+    cells = []
+    for x_index, tier in enumerate(tiers):
+        for y_index, entry in enumerate(tier["arms"]):
+            relative = entry["relative"]
+            cells.append({
+                "tier": tier["tier"], "arm": entry["arm"],
+                "x": LABEL + x_index * column, "y": head + y_index * row,
+                "width": column - 4, "height": row - 4, "cost": entry["cost"],
+                "success": entry["success"], "relative": relative,
+                "tasks": entry["tasks"], "tasks_total": tier["tasks_total"],
+                "colour": _blend(relative) if relative is not None else "#eeeeee"})
+    return {"width": WIDTH, "height": head + row * len(arms), "left": LABEL,
+            "columns": [{"tier": t["tier"], "x": LABEL + i * column + (column - 4) / 2}
+                        for i, t in enumerate(tiers)],
+            "rows": [{"arm": arm, "y": head + i * row + (row - 4) / 2} for i, arm in enumerate(arms)],
+            "cells": cells}

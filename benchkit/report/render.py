@@ -1,0 +1,163 @@
+"""Render the aggregated report: markdown and HTML through Jinja2, JSON and CSV exports."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import jinja2
+
+from benchkit.report import charts
+from benchkit.report.matrix import COMPONENTS
+
+FORMATS = ("md", "html", "json", "csv")
+TEMPLATES = Path(__file__).parent / "templates"
+COMPONENT_NAMES = {"input": "fresh input", "cache_write_5m": "cache write (5 min)",
+                   "cache_write_1h": "cache write (1 h)", "cache_read": "cache read",
+                   "output": "output"}
+CSV_COLUMNS = ["arm", "task", "tier", "kind", "samples", "passes", "success", "pass_k",
+               "cost", "raw", *COMPONENTS, "turns", "duration", "blocked", "cost_usd"]
+
+
+# --- number formats (None renders as an em dash) -----------------------------------
+
+def _absent(format_):
+    def formatted(value, *args):
+        return "—" if value is None else format_(value, *args)
+    formatted.__name__ = format_.__name__
+    return formatted
+
+
+@_absent
+def tokens(value) -> str:
+    return f"{value:,.0f}"
+
+
+@_absent
+def number(value, digits: int = 1) -> str:
+    return f"{value:,.{digits}f}"
+
+
+@_absent
+def percent(value) -> str:
+    return f"{value:.0%}"
+
+
+@_absent
+def usd(value) -> str:
+    return f"~${value:.2f}"
+
+
+@_absent
+def seconds(value) -> str:
+    return f"{value:,.1f} s"
+
+
+@_absent
+def signed(value) -> str:
+    return f"{value:+,.0f}"
+
+
+@_absent
+def weight(value) -> str:
+    return f"{value:g}"
+
+
+FORMATTERS = {"tokens": tokens, "number": number, "percent": percent, "usd": usd,
+              "seconds": seconds, "signed": signed, "weight": weight}
+# Headline metric -> its formatter name.
+METRIC_FORMATS = {"cost": "tokens", "raw": "tokens", "turns": "number", "duration": "seconds",
+                  "success": "percent", "pass_k": "percent", "blocked": "number", "cost_usd": "usd"}
+
+
+def value(figure: dict, metric: str) -> str:
+    """A headline figure's value, formatted for its metric."""
+    return FORMATTERS[METRIC_FORMATS[metric]](figure["value"])
+
+
+def interval(figure: dict, metric: str) -> str:
+    """'low–high' of a headline figure, empty when it has none."""
+    if figure["low"] is None:
+        return ""
+    format_ = FORMATTERS[METRIC_FORMATS[metric]]
+    return f"{format_(figure['low'])}–{format_(figure['high'])}"
+
+
+def metric(figure: dict, metric: str) -> str:
+    """'value (low–high)'."""
+    bounds = interval(figure, metric)
+    return f"{value(figure, metric)} ({bounds})" if bounds else value(figure, metric)
+
+
+def md_cell(text) -> str:
+    """Text safe inside a markdown table cell."""
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _environment(autoescape: bool) -> jinja2.Environment:
+    environment = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=autoescape,
+        undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+        keep_trailing_newline=True)
+    environment.filters.update(FORMATTERS, value=value, interval=interval, metric=metric,
+                               md=md_cell)
+    environment.globals.update(components=COMPONENTS,
+                               component_names=COMPONENT_NAMES)
+    return environment
+
+
+_TEMPLATES = {}
+
+
+def _template(name: str, autoescape: bool) -> jinja2.Template:
+    if name not in _TEMPLATES:
+        _TEMPLATES[name] = _environment(autoescape).get_template(name)
+    return _TEMPLATES[name]
+
+
+def render_markdown(report: dict) -> str:
+    return _template("report.md.j2", False).render(report=report)
+
+
+def render_html(report: dict) -> str:
+    figures = {
+        "cost": charts.cost_chart(report["headline"]),
+        "common_cost": charts.cost_chart(report["common"]["rows"]) if report["common"] else None,
+        "components": charts.component_chart(report["components"], COMPONENT_NAMES),
+        "tiers": charts.tier_heatmap(report["tiers"], report["arms"]),
+        "colours": charts.COMPONENT_COLOURS,
+    }
+    return _template("report.html.j2", True).render(report=report, charts=figures)
+
+
+def render_json(report: dict) -> str:
+    return json.dumps(report, indent=2, allow_nan=False) + "\n"
+
+
+def render_csv(report: dict) -> str:
+    """One row per cell with samples (measured or replayed) and its means, for a
+    spreadsheet; the components let it re-weight cost without the store."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, extrasaction="ignore",
+                            lineterminator="\n")
+    writer.writeheader()
+    for row in report["cells"]:
+        writer.writerow({key: _csv_value(row[key]) for key in CSV_COLUMNS})
+    return buffer.getvalue()
+
+
+def _csv_value(value):
+    if isinstance(value, float):
+        return f"{value:.6g}" if abs(value) < 1 else f"{value:.2f}"
+    return "" if value is None else value
+
+
+RENDERERS = {"md": render_markdown, "html": render_html, "json": render_json, "csv": render_csv}
+
+
+def render(report: dict, format_: str) -> str:
+    if format_ not in RENDERERS:
+        raise ValueError(f"unknown report format {format_!r} (known: {', '.join(FORMATS)})")
+    return RENDERERS[format_](report)
