@@ -134,6 +134,17 @@ def test_a_500_while_seeding_starts_over_in_a_new_repository(forge, client, seed
     assert list_leftovers(client, PREFIX) == [repo]
 
 
+def test_a_dropped_create_is_cleaned_up_by_name_and_retried(forge, client, seed):
+    forge.inject_fault("POST", r"/user/repos$", drop=True, times=1)
+    repo = provision(client, seed, prefix=PREFIX)
+    creates = [r for r in forge.requests() if r["path"].endswith("/user/repos")]
+    deletes = [r for r in forge.requests() if r["method"] == "DELETE"]
+    # The host might have made the repository before the line dropped: delete it by name.
+    assert len(creates) == 2 and [r["status"] for r in deletes] == [404]
+    assert repo.name not in deletes[0]["path"]
+    assert list_leftovers(client, PREFIX) == [repo]
+
+
 def test_every_attempt_failing_is_a_seed_error_with_nothing_left(forge, client, seed):
     forge.inject_fault("POST", r"/contents/", status=500, times=5)
     with pytest.raises(SeedError, match=r"in 2 attempt\(s\).*attempt 1 .*attempt 2 "):

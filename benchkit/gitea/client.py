@@ -23,6 +23,7 @@ DEFAULT_USER_AGENT = f"benchkit/{__version__}"
 # Methods whose repetition cannot change the outcome; POST and PATCH are retried only
 # when the caller says so, since a 5xx may come after the host already applied them.
 IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
+RETRYABLE = frozenset({429})  # besides every 5xx
 PAGE_LIMIT = 50  # Gitea's default max_response_items; larger limits are clamped
 MAX_PAGES = 1000  # a host that never stops paginating is a host bug, not a loop
 
@@ -88,7 +89,7 @@ class Client:
     def request(self, method: str, path: str, *, params: dict | None = None,
                 json: Any = None, idempotent: bool | None = None,
                 timeout: float | None = None) -> requests.Response:
-        """Send one call; retry connection errors and 5xx only when repeating is safe."""
+        """Send one call; retry connection errors, 5xx and 429 only when repeating is safe."""
         method = method.upper()
         safe = method in IDEMPOTENT if idempotent is None else idempotent
         attempts = 1 + (self.retries if safe else 0)
@@ -108,7 +109,8 @@ class Client:
                           time.monotonic() - started)
                 if response.status_code < 400:
                     return response
-                if response.status_code < 500 or last:
+                transient = response.status_code >= 500 or response.status_code in RETRYABLE
+                if last or not transient:
                     raise self._error(response, method, path)
             time.sleep(self.backoff * 2 ** attempt)
         raise AssertionError("unreachable")

@@ -15,7 +15,7 @@ from pathlib import Path
 from filelock import FileLock
 
 from benchkit.gitea.client import Client, GiteaError
-from benchkit.gitea.repos import create_repo, delete_repo
+from benchkit.gitea.repos import create_repo, discard
 from benchkit.gitea.seed import seed_repo
 
 log = logging.getLogger(__name__)
@@ -62,7 +62,7 @@ def _probe(client: Client, prefix: str) -> bool:
             raise
         return True
     finally:
-        delete_repo(client, repo.owner, repo.name)
+        discard(client, repo)
 
 
 def _read(file: Path) -> dict:

@@ -24,10 +24,13 @@ log = logging.getLogger(__name__)
 Probe = Callable[[Client, float], bool]  # (reader, request timeout) -> ready?
 
 
-def wait_ready(url: str, token: str | None, repo: Repo, seed: Any, timeout: float = 60.0,
+def wait_ready(url: str, token: str | None, repo: Repo | str, seed: Any, timeout: float = 60.0,
                *, interval: float = 0.5) -> None:
-    """Return once `repo` is ready; raise `ReadinessError` naming what was not, by
-    `timeout` seconds. A fresh session, as the agent's own process will be."""
+    """Return once `repo` (a Repo or "owner/name") is ready; raise `ReadinessError`
+    naming what was not, by `timeout` seconds. A fresh session, as the agent's own
+    process will be."""
+    if isinstance(repo, str):
+        repo = Repo(*repo.split("/", 1))
     deadline = time.monotonic() + timeout
     pending = _checks(repo, seed_plan(seed))
     last_error = ""

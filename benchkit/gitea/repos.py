@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
+from benchkit.errors import HostError
 from benchkit.gitea.client import Client, GiteaError, repo_path
 
 log = logging.getLogger(__name__)
@@ -56,9 +57,15 @@ def created_at(name: str, prefix: str) -> datetime | None:
 
 def create_repo(client: Client, prefix: str) -> tuple[Repo, str]:
     """A new empty-but-initialised private repository; (repo, default branch)."""
-    data = client.post("/user/repos", {
-        "name": unique_name(prefix), "description": DESCRIPTION, "private": True,
-        "auto_init": True, "default_branch": "main"})
+    name = unique_name(prefix)
+    try:
+        data = client.post("/user/repos", {
+            "name": name, "description": DESCRIPTION, "private": True, "auto_init": True,
+            "default_branch": "main"})
+    except GiteaError:
+        raise
+    except HostError as exc:  # the host may have created it before the line went down
+        raise HostError(f"{exc}{discard(client, Repo(client.user, name))}") from None
     owner = (data.get("owner") or {}).get("login") or client.user
     log.info("created %s/%s", owner, data["name"])
     return Repo(owner, data["name"]), data.get("default_branch") or "main"
@@ -72,6 +79,20 @@ def delete_repo(client: Client, owner: str, name: str) -> None:
         if exc.status != 404:
             raise
     log.info("deleted %s/%s", owner, name)
+
+
+def discard(client: Client, repo: Repo | None) -> str:
+    """Delete a repository that must not reach an agent. Never raises: it returns a
+    note for the error message when even that failed, since the original error matters
+    more and `benchkit gc` can still find the repository by its name."""
+    if repo is None:
+        return ""
+    try:
+        delete_repo(client, repo.owner, repo.name)
+        return ""
+    except Exception as exc:
+        log.warning("could not delete %s: %s", repo.full_name, exc)
+        return f" [could not delete {repo.full_name}; `benchkit gc` will find it]"
 
 
 def list_leftovers(client: Client, prefix: str, *, older_than: float = 0.0) -> list[Repo]:

@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 from benchkit.errors import HostError, ReadinessError, SeedError
 from benchkit.gitea.client import Client
-from benchkit.gitea.repos import Repo, create_repo, delete_repo
+from benchkit.gitea.repos import Repo, create_repo, discard
 
 log = logging.getLogger(__name__)
 
@@ -58,34 +58,22 @@ def provision(client: Client, seed: Any, *, prefix: str = "benchkit-",
             seed_repo(client, repo, plan, branch=branch)
         except (HostError, SeedError) as exc:
             where = repo.full_name if repo else "repository creation"
-            failures.append(f"attempt {attempt} ({where}): {exc}{_discard(client, repo)}")
+            failures.append(f"attempt {attempt} ({where}): {exc}{discard(client, repo)}")
             log.warning("seeding failed, %s", failures[-1])
             continue
         except BaseException:
-            _discard(client, repo)
+            discard(client, repo)
             raise
         try:
             wait_ready(client.url, client.token, repo, plan, timeout=gate_timeout)
-        except BaseException as exc:
-            if isinstance(exc, ReadinessError):
-                raise ReadinessError(f"{exc}{_discard(client, repo)}") from None
-            _discard(client, repo)
+        except ReadinessError as exc:
+            raise ReadinessError(f"{exc}{discard(client, repo)}") from None
+        except BaseException:
+            discard(client, repo)
             raise
         return repo
     raise SeedError(f"could not seed a repository in {attempts} attempt(s): "
                     + "; ".join(failures))
-
-
-def _discard(client: Client, repo: Repo | None) -> str:
-    """Delete a repository that must not reach an agent; a note if that failed too."""
-    if repo is None:
-        return ""
-    try:
-        delete_repo(client, repo.owner, repo.name)
-        return ""
-    except Exception as exc:  # the original error matters more than this one
-        log.warning("could not delete %s: %s", repo.full_name, exc)
-        return f" [could not delete {repo.full_name}; `benchkit gc` will find it]"
 
 
 def seed_repo(client: Client, repo: Repo, plan: dict, *, branch: str = "main") -> None:
