@@ -10,7 +10,7 @@ import pytest
 
 from benchkit.agent.claude import ClaudeDriver
 from benchkit.agent.driver import AgentRequest, ToolDecision
-from benchkit.agent.scripted import ScriptedModel, bash, say, stall, tool
+from benchkit.agent.scripted import ScriptedModel, bash, fail, say, stall, tool
 
 pytestmark = pytest.mark.slow
 
@@ -164,6 +164,14 @@ def test_the_mcp_arm_sees_its_server_tools_and_no_bash():
     call, = events(result, "tool_call")
     output, = events(result, "tool_result")
     assert call["allowed"] is None and output["is_error"]  # Bash does not exist here
+
+
+def test_an_overloaded_api_is_an_api_error_not_a_turn():
+    # CLAUDE_CODE_MAX_RETRIES=0: the CLI's own retries would only slow the test.
+    result, model = run([bash("echo hi"), fail(529)], env={"CLAUDE_CODE_MAX_RETRIES": "0"})
+    assert (result.stop, result.api_error_status) == ("api-error", 529)
+    assert "overloaded" in result.error
+    assert result.turns == 1 and result.answer is None
 
 
 def test_a_cli_that_cannot_start_is_a_startup_error(tmp_path):

@@ -211,7 +211,8 @@ class ClaudeDriver:
         else:
             total, by_model = usage_of.from_messages(recorder.message_usage)
         recorder.stopped(stop, error)
-        answer = result.result if result is not None and result.result else recorder.last_text
+        answer = recorder.last_text if stop != "end" or result is None or not result.result \
+            else result.result
         return AgentRun(
             usage=total, usage_by_model=by_model, turns=len(recorder.main_messages),
             duration_s=round(duration, 3),

@@ -52,6 +52,9 @@ class AgentRequest:
     guard: ToolGuard
     max_turns: int
     backstop_seconds: float
+    # The cell's coordinates (task, host_url, api_url, token, owner, repo, user,
+    # self_review), for drivers that render against them (replay); never logged.
+    cell: dict = field(default_factory=dict, repr=False)
 
 
 @dataclass

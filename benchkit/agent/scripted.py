@@ -35,6 +35,9 @@ DEFAULT_USAGE = {"input_tokens": 100, "cache_creation_input_tokens": 0,
 AUXILIARY_USAGE = {"input_tokens": 30, "cache_creation_input_tokens": 0,
                    "cache_read_input_tokens": 0, "output_tokens": 5}
 END_OF_SCRIPT = "The script has ended."
+API_ERRORS = {400: "invalid_request_error", 401: "authentication_error",
+              403: "permission_error", 429: "rate_limit_error", 500: "api_error",
+              529: "overloaded_error"}
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,7 @@ class Turn:
     calls: tuple[ToolCall, ...] = ()
     stall: bool = False
     usage: dict | None = None
+    error: int | None = None  # answer with this HTTP status and an API error body
 
 
 def tool(name: str, usage: dict | None = None, text: str | None = None, **input) -> Turn:
@@ -65,6 +69,11 @@ def bash(command: str, usage: dict | None = None) -> Turn:
 def say(text: str, usage: dict | None = None) -> Turn:
     """A final answer: a text-only turn ends the agent loop."""
     return Turn(text=text, usage=usage)
+
+
+def fail(status: int) -> Turn:
+    """A turn the API refuses: 529 overloaded, 429 rate limit, 401 bad key, ..."""
+    return Turn(error=status)
 
 
 def stall() -> Turn:
@@ -266,6 +275,11 @@ class _Handler(BaseHTTPRequestHandler):
         record, turn = model._admit("POST", self.path, dict(self.headers), body)
         if turn is not None and turn.stall:
             self._stall()
+            return
+        if turn is not None and turn.error:
+            kind = API_ERRORS.get(turn.error, "api_error")
+            self._send_json(turn.error, {"type": "error", "error": {
+                "type": kind, "message": f"scripted {kind}"}})
             return
         blocks = _blocks(turn) if turn is not None else [{"type": "text", "text": _chore_reply(body)}]
         response_bytes = len(json.dumps(blocks))

@@ -19,6 +19,7 @@ from claude_agent_sdk import (AssistantMessage, ResultMessage, SystemMessage, Te
                               ToolResultBlock, ToolUseBlock, UserMessage)
 
 EXCERPT_CHARS = 2000
+SYNTHETIC = "<synthetic>"
 
 
 class Recorder:
@@ -65,14 +66,17 @@ class Recorder:
 
     def _assistant(self, message: AssistantMessage) -> None:
         key = message.message_id or message.uuid or str(len(self.events))
-        if message.usage:
+        # The CLI voices its own errors as "<synthetic>" assistant messages: no model
+        # answered them, so they are neither turns nor answers.
+        turn = message.parent_tool_use_id is None and message.model != SYNTHETIC
+        if message.usage and message.model != SYNTHETIC:
             self.message_usage[key] = (message.model, message.usage)
-        if message.parent_tool_use_id is None:
+        if turn:
             self.main_messages.add(key)
         for block in message.content:
             if isinstance(block, TextBlock):
                 self.events.append({"event": "text", "model": message.model, "text": block.text})
-                if message.parent_tool_use_id is None and block.text.strip():
+                if turn and block.text.strip():
                     self.last_text = block.text
             elif isinstance(block, ToolUseBlock):
                 self.events.append({"event": "tool_call", "id": block.id, "name": block.name,
