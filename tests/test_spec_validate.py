@@ -75,7 +75,7 @@ BREAKAGES = {
     "missing intent": ("tasks.d/read-review-body.yaml", "intent: Retrieve", "# intent: Retrieve",
                        "id: read-review-body", "'intent' is required"),
     "YAML syntax error": ("arms.d/tea.yaml", "  binary: tea\n", "  binary: tea: x\n", "binary: tea",
-                          "YAML syntax error: mapping values are not allowed here"),
+                          "YAML syntax error: mapping values are not allowed"),
     "selector matching nothing": ("tasks.d/close-csv-export-issue.yaml",
                                   "issue: {title: Add CSV export option}",
                                   "issue: {title: Add TSV export option}", "issue: {title:",
