@@ -234,6 +234,14 @@ def test_a_comment_posted_twice_on_the_target_is_collateral():
         '"I can reproduce this too." (collateral)']
 
 
+def test_repeats_are_counted():
+    state = perfect("comment-save-large-files")
+    issue(state, 3)["comments"] += [{"author": USER, "body": "I can reproduce this too."}] * 2
+    assert verdict("comment-save-large-files", state).differences == [
+        'issue #3 "Crash when saving large files": unexpected comment by bench: '
+        '"I can reproduce this too." (x2) (collateral)']
+
+
 def test_diff_without_a_ground_truth_does_not_classify():
     state = perfect("close-csv-export-issue")
     other = damage(copy.deepcopy(state), "extra label")

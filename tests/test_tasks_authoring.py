@@ -132,7 +132,7 @@ def test_unsound_edits_are_rejected_at_their_line(tree, edits, line, message):
 @pytest.mark.parametrize("text,line,message", [
     ("id: other-name\ntier: read\nintent: Say.\nfacts: [{any_of: [x]}]\n", 1,
      "id 'other-name' differs from the file name 'broken-task'"),
-    ("id: broken-task\ntier: read\nintent: Say.\nfacts: [{pattern: '(x'}]\n", 4, "invalid regex"),
+    ("id: broken-task\ntier: read\nintent: Say.\nfacts: [{any_of: [x], pattern: '(x'}]\n", 4, "invalid regex"),
     ("id: broken-task\ntier: read\nintent: Say.\nedits: [{issue: {number: 1}, set: {state: closed}}]\n", 1,
      "'facts' is required"),
     ("id: broken-task\ntier: read\nseed: nowhere\nintent: Say.\nfacts: [{any_of: [x]}]\n", 3,

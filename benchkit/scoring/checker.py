@@ -75,6 +75,8 @@ _SECTIONS = (
     ("issues", "issue", "number", _ISSUE_FIELDS),
     ("pull_requests", "pull request", "number", _ISSUE_FIELDS + (("reviews", "multiset"),)),
 )
+
+
 def _diff_section(noun, key, fields, expected, actual, baseline):
     exp = {item[key]: item for item in expected}
     act = {item[key]: item for item in actual}
@@ -108,45 +110,38 @@ def _diff_scalar(field_name, expected, actual, baseline, known):
 
 def _diff_set(field_name, expected, actual, baseline, known):
     noun = field_name[:-1]  # labels -> label, assignees -> assignee
-    expected, actual = set(expected), set(actual)
-    base = set() if baseline is None else set(baseline)
-    differences = []
-    for item in sorted(expected - actual):
-        if not known:
-            differences.append(f"{noun} {_quote(item)} missing")
-        elif item in base:
-            differences.append(f"{noun} {_quote(item)} removed (collateral)")
-        else:
-            differences.append(f"{noun} {_quote(item)} missing (intended change missing)")
-    for item in sorted(actual - expected):
-        if not known:
-            differences.append(f"unexpected {noun} {_quote(item)}")
-        elif item in base:
-            differences.append(f"{noun} {_quote(item)} still present (intended change missing)")
-        else:
-            differences.append(f"unexpected {noun} {_quote(item)} (collateral)")
-    return differences
+    return _diff_counts(Counter(set(expected)), Counter(set(actual)), Counter(set(baseline or [])),
+                        known, lambda name: f"{noun} {_quote(name)}")
 
 
 def _diff_multiset(field_name, expected, actual, baseline, known):
     key, describe = _MULTISET_ITEMS[field_name]
-    exp, act = Counter(map(key, expected)), Counter(map(key, actual))
-    base = Counter(map(key, baseline or []))
     items = {key(item): item for item in [*expected, *actual]}
+    return _diff_counts(Counter(map(key, expected)), Counter(map(key, actual)),
+                        Counter(map(key, baseline or [])), known, lambda k: describe(items[k]))
+
+
+def _diff_counts(exp, act, base, known, describe):
+    """Differences of two multisets (a set is one with counts of 1), classified by how
+    the expected count departs from the ground truth's."""
     differences = []
     for k in sorted(exp.keys() | act.keys()):
-        times = lambda n: "" if n == 1 else f" (x{n})"  # noqa: E731
-        if exp[k] > act[k]:
-            n = exp[k] - act[k]
-            tag = "" if not known else (
-                " (intended change missing)" if exp[k] > base[k] else " (collateral)")
-            verb = "missing" if not known or exp[k] > base[k] else "removed"
-            differences.append(f"{describe(items[k])} {verb}{times(n)}{tag}")
-        elif act[k] > exp[k]:
-            n = act[k] - exp[k]
-            tag = "" if not known else (
-                " (intended change missing)" if base[k] > exp[k] else " (collateral)")
-            differences.append(f"unexpected {describe(items[k])}{times(n)}{tag}")
+        if exp[k] == act[k]:
+            continue
+        times = "" if abs(exp[k] - act[k]) == 1 else f" (x{abs(exp[k] - act[k])})"
+        if exp[k] > act[k] and not known:
+            text = f"{describe(k)} missing{times}"
+        elif exp[k] > act[k] and exp[k] > base[k]:  # meant to add it
+            text = f"{describe(k)} missing{times} (intended change missing)"
+        elif exp[k] > act[k]:
+            text = f"{describe(k)} removed{times} (collateral)"
+        elif not known:
+            text = f"unexpected {describe(k)}{times}"
+        elif base[k] > exp[k]:  # meant to remove it
+            text = f"{describe(k)} still present{times} (intended change missing)"
+        else:
+            text = f"unexpected {describe(k)}{times} (collateral)"
+        differences.append(text)
     return differences
 
 

@@ -10,6 +10,7 @@ invalid task or seed, an unreadable state, a task with no scoring spec).
 
 import json
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -18,7 +19,8 @@ from benchkit.scoring.checker import NotScorable, check as check_task
 from benchkit.scoring.state import StateError
 from benchkit.spec.expectation import ExpectationError, expected_state, ground_truth
 from benchkit.spec.loader import SpecError
-from benchkit.spec.task import load_task, read_seed, seed_path
+from benchkit.spec.models import find_root, load_seed
+from benchkit.spec.task import load_task, seed_path
 
 EXIT_FAILED, EXIT_BAD_INPUT = 1, 2
 
@@ -39,9 +41,9 @@ def expect(task_yaml, user, seed_yaml, self_review):
     """Print TASK_YAML's expected end state (mutations) or required facts (reads) as
     JSON; with no task, the seed's ground truth RepoState."""
     with _bad_input():
-        seed = read_seed(seed_yaml) if seed_yaml else None
+        seed = load_seed(seed_yaml) if seed_yaml else None
         if task_yaml is None:
-            _print(ground_truth(seed or read_seed(_default_seed()), user))
+            _print(ground_truth(seed or load_seed(_default_seed()), user))
             return
         task = load_task(task_yaml, seed)
         seed = seed or _task_seed(task)
@@ -68,7 +70,7 @@ def check(task_yaml, state_file, answer_file, user, seed_yaml, self_review):
     Prints {"passed": bool, "differences": [...]}; exit 0 passed, 1 failed, 2 bad input.
     """
     with _bad_input():
-        seed = read_seed(seed_yaml) if seed_yaml else None
+        seed = load_seed(seed_yaml) if seed_yaml else None
         task = load_task(task_yaml, seed)
         state = _read_state(state_file) if state_file else None
         if task.facts and answer_file is None:
@@ -82,24 +84,20 @@ def check(task_yaml, state_file, answer_file, user, seed_yaml, self_review):
 
 def example_answer(facts) -> str:
     """An answer holding every fact (its first rendering): what a perfect run reports."""
-    return "\n".join(fact["any_of"][0] if fact.get("any_of") else fact["pattern"]
-                     for fact in facts)
+    return "\n".join(fact["any_of"][0] for fact in facts)
 
 
-class _bad_input:
-    """Report bad input as `FILE:LINE: message` (or one message) lines and exit 2."""
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, kind, error, traceback):
-        if isinstance(error, SpecError):
-            for problem in error.problems:
-                click.echo(str(problem), err=True)
-        elif isinstance(error, (NotScorable, StateError, ExpectationError)):
-            click.echo(f"error: {error}", err=True)
-        else:
-            return False
+@contextmanager
+def _bad_input():
+    """Report bad input as `FILE:LINE: message` lines (or one message) and exit 2."""
+    try:
+        yield
+    except SpecError as error:
+        for problem in error.problems:
+            click.echo(str(problem), err=True)
+        sys.exit(EXIT_BAD_INPUT)
+    except (NotScorable, StateError, ExpectationError) as error:
+        click.echo(f"error: {error}", err=True)
         sys.exit(EXIT_BAD_INPUT)
 
 
@@ -115,11 +113,10 @@ def _task_seed(task):
     path = seed_path(task.path, task.seed)
     if path is None:
         raise NotScorable(f"seed {task.seed!r} of task {task.id} not found")
-    return read_seed(path)
+    return load_seed(path)
 
 
 def _default_seed() -> Path:
-    from benchkit.spec.models import find_root
     return find_root() / "seeds" / "default.yaml"
 
 

@@ -33,6 +33,9 @@ ACTIONS = {
     "pull_requests": _ISSUE_ACTIONS + ("add_review",),
     "labels": ("set", "delete"),
 }
+# set-valued actions -> (field, add?)
+_SET_ACTIONS = {"add_labels": ("labels", True), "remove_labels": ("labels", False),
+                "add_assignees": ("assignees", True), "remove_assignees": ("assignees", False)}
 _SET_FIELDS = {"issues": ("title", "body", "state"), "pull_requests": ("title", "body", "state"),
                "labels": ("name", "color", "description")}
 
@@ -50,9 +53,8 @@ def ground_truth(seed, user) -> dict:
     data = seed_data(seed)
     issues = [_seeded(item, number, user)
               for number, item in enumerate(data.get("issues", []), start=1)]
-    offset = len(issues)
     pulls = []
-    for number, item in enumerate(data.get("pull_requests", []), start=offset + 1):
+    for number, item in enumerate(data.get("pull_requests", []), start=len(issues) + 1):
         pull = _seeded(item, number, user)
         pull["reviews"] = [_review(review.get("kind", "comment"), review["body"],
                                    review.get("comments", []), user)
@@ -117,8 +119,6 @@ def _seeded(item, number, user) -> dict:
 
 
 def _comment(body, user) -> dict:
-    if isinstance(body, dict):  # a seed may spell a comment out as {author, body}
-        return {"author": body.get("author", user), "body": body["body"]}
     return {"author": user, "body": body}
 
 
@@ -199,9 +199,7 @@ class _Interpreter:
         return matches
 
     def _matches(self, entity, key, want) -> bool:
-        if key in ("title", "name"):
-            return entity[key] == want
-        if key in ("number", "state"):
+        if key in ("number", "title", "name", "state"):
             return entity[key] == want
         if key in ("title_matches", "body_matches", "name_matches"):
             return re.search(want, entity[key.removesuffix("_matches")]) is not None
@@ -234,20 +232,14 @@ class _Interpreter:
             for label in entities:
                 self._delete_label(label["name"])
             return True
-        if action in ("add_labels", "remove_labels"):
+        if action in _SET_ACTIONS:
+            field_name, add = _SET_ACTIONS[action]
             if action == "add_labels" and not self._labels_defined(value, path):
                 return False
+            names = {self._user(name) for name in value} if field_name == "assignees" else set(value)
             for entity in entities:
-                names = set(entity["labels"])
-                entity["labels"] = sorted(names | set(value) if action == "add_labels"
-                                          else names - set(value))
-            return True
-        if action in ("add_assignees", "remove_assignees"):
-            users = {self._user(name) for name in value}
-            for entity in entities:
-                names = set(entity["assignees"])
-                entity["assignees"] = sorted(names | users if action == "add_assignees"
-                                             else names - users)
+                current = set(entity[field_name])
+                entity[field_name] = sorted(current | names if add else current - names)
             return True
         if action == "add_comment":
             for entity in entities:

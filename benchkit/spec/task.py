@@ -12,9 +12,8 @@ from pathlib import Path
 
 from benchkit.fingerprint import fingerprint
 from benchkit.spec.expectation import edit_problems, resolve_variant
-from benchkit.spec.loader import Problem, SpecError, load_document
-
-MUTATION_TIERS = ("single-mutation", "find-then-act", "multi-step")
+from benchkit.spec.loader import load_document, schema_problems
+from benchkit.spec.models import load_seed
 
 
 @dataclass(frozen=True, eq=False)
@@ -80,6 +79,8 @@ def _check(document, path, seeds) -> list:
             try:
                 found = edit_problems(edits, seed)
             except (KeyError, TypeError, AttributeError, ValueError):
+                if not schema_problems(document, "task"):
+                    raise
                 found = []  # a malformed edit: the schema has said so
             problems += [document.problem(where, message, at_key=where == ("edits",))
                          for where, message in found]
@@ -125,7 +126,7 @@ def _seed_beside(path, name, document, problems):
         problems.append(document.problem(
             ("seed",), f"seed {name!r} not found: no seeds/{name}.yaml above the task"))
         return None
-    return read_seed(found)
+    return load_seed(found)
 
 
 def seed_path(task_path, name):
@@ -135,12 +136,3 @@ def seed_path(task_path, name):
         if candidate.is_file():
             return candidate
     return None
-
-
-def read_seed(path):
-    """A seed file, as the spec package's Seed model where it has one, else its data."""
-    try:
-        from benchkit.spec import load_seed  # the Seed model, where the spec package has it
-    except ImportError:
-        return load_document(path, "seed").data
-    return load_seed(path)
