@@ -24,7 +24,9 @@ class Forge:
         self.store = Store(db)
         row, self.token = self.store.create_user(user, is_admin=True, token=token)
         self.user = row["login"]
-        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # proto IPPROTO_TCP matters: asyncio sets TCP_NODELAY on accepted sockets only then,
+        # and without it every keep-alive response stalls 40 ms on Nagle and delayed ACKs.
+        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._socket.bind((host, port))
         self.port = self._socket.getsockname()[1]
