@@ -1,1 +1,17 @@
-"""benchkit.isolation"""
+"""benchkit.isolation: one tool per arm.
+
+    from benchkit.isolation import Guard, Decision, make_bin_dir, assemble, Assembly
+
+`Guard.for_arm(arm).decide(command)` is the authority over every shell command an
+agent proposes (`decide_tool` for any tool call); `make_bin_dir` builds the curated
+PATH behind it; `assemble` gives one run of an arm its prompt, environment, tools and
+credential set-up. The parser underneath is `benchkit.isolation.shell.parse`.
+"""
+
+from .assembly import Assembly, assemble, strip_front_matter
+from .bindir import IsolationError, make_bin_dir
+from .guard import BUILTINS, UTILITIES, Decision, Guard
+from .shell import ParseError, parse
+
+__all__ = ["Assembly", "BUILTINS", "Decision", "Guard", "IsolationError", "ParseError",
+           "UTILITIES", "assemble", "make_bin_dir", "parse", "strip_front_matter"]

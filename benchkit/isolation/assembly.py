@@ -1,0 +1,197 @@
+"""Arm assembly: everything one agent run of an arm gets, from its arms.d/ document.
+
+    assembly = assemble(arm, suite, host_url=..., api_url=..., token=..., owner=...,
+                        repo=..., user=..., workdir=...)
+    with assembly:            # setup(): credential files, bin directory, set-up commands
+        driver.run(... assembly.system_prompt, assembly.env, assembly.tools,
+                   assembly.mcp_servers ...)
+                              # teardown(): the harness's directory is removed
+
+The system prompt is the suite's base prompt (byte-identical across arms) followed by
+the arm's bootstrap (gitea-axi's with its skill body). Credentials go into the arm's
+environment or into files in a config directory the harness owns and removes; the
+user's own tool configuration is never read or written. Nothing here prints the token.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import jinja2
+
+from benchkit.spec import SpecError, find_root, render
+
+from .bindir import IsolationError, make_bin_dir
+from .guard import Guard
+
+MCP_SERVER_NAME = "gitea"  # its tools reach the agent as mcp__gitea__<tool>
+SETUP_TIMEOUT_SECONDS = 60
+
+
+@dataclass
+class Assembly:
+    arm_id: str
+    guard: Guard
+    base_prompt: str = field(repr=False)
+    system_prompt: str = field(repr=False)
+    env: dict = field(repr=False)        # overlay on the harness's environment
+    tools: list[str] = field(default_factory=list)
+    mcp_servers: dict = field(default_factory=dict, repr=False)
+    harness_dir: Path | None = None      # owned by the harness: removed by teardown()
+    config_dir: Path | None = None       # {{ config_dir }}: credential files live here
+    path_dir: Path | None = None         # the curated bin directory (shell arms)
+    files: dict = field(default_factory=dict, repr=False)   # config_dir-relative -> text
+    setup_commands: list = field(default_factory=list, repr=False)
+    search_path: str = ""                # where the real binaries are looked up
+    token: str = field(default="", repr=False)
+    _arm: object = field(default=None, repr=False)
+    _ready: bool = field(default=False, repr=False)
+
+    @property
+    def allowed_binaries(self) -> tuple[str, ...]:
+        return self.guard.allowed_binaries
+
+    def setup(self) -> "Assembly":
+        """Write the credential files, make the bin directory, run the set-up commands.
+        Idempotent; on failure everything made so far is removed again."""
+        if self._ready:
+            return self
+        try:
+            self.config_dir.mkdir(parents=True, mode=0o700, exist_ok=True)
+            for relative, content in self.files.items():
+                path = self.config_dir / relative
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(content)
+                path.chmod(0o600)
+            if self.path_dir is not None:
+                make_bin_dir(self._arm, self.path_dir, self.search_path)
+            for number, command in enumerate(self.setup_commands, 1):
+                self._run_setup(number, command)
+        except BaseException:
+            self.teardown()
+            raise
+        self._ready = True
+        return self
+
+    def _run_setup(self, number: int, command: str) -> None:
+        env = {**os.environ, **self.env, "PATH": self.search_path}
+        try:
+            done = subprocess.run(command, shell=True, env=env, cwd=self.config_dir,
+                                  capture_output=True, text=True, timeout=SETUP_TIMEOUT_SECONDS)
+        except subprocess.TimeoutExpired:
+            raise IsolationError(f"arm {self.arm_id}: set-up command {number} timed out") from None
+        if done.returncode != 0:
+            detail = self._redact((done.stderr or done.stdout).strip())[-500:]
+            raise IsolationError(f"arm {self.arm_id}: set-up command {number} failed with exit "
+                                 f"status {done.returncode}: {detail}")
+
+    def _redact(self, text: str) -> str:
+        return text.replace(self.token, "[token]") if self.token else text
+
+    def teardown(self) -> None:
+        """Remove the harness's directory (config, bin). Idempotent."""
+        if self.harness_dir is not None:
+            shutil.rmtree(self.harness_dir, ignore_errors=True)
+        self._ready = False
+
+    def __enter__(self) -> "Assembly":
+        return self.setup()
+
+    def __exit__(self, *exc) -> None:
+        self.teardown()
+
+
+def assemble(arm, suite, *, host_url: str, api_url: str, token: str, owner: str, repo: str,
+             user: str, workdir: Path, search_path: str | None = None,
+             environ: dict | None = None) -> Assembly:
+    """The arm's prompt, environment, tools and credential set-up for one run. Nothing
+    is written until setup(). `search_path` (default PATH) is where the arm's real
+    binary and utilities are found; `environ` (default os.environ) is `{{ env }}`."""
+    environ = dict(os.environ if environ is None else environ)
+    search_path = environ.get("PATH", os.defpath) if search_path is None else search_path
+    harness_dir = Path(tempfile.gettempdir()) / f"benchkit-{arm.id}-{secrets.token_hex(6)}"
+    config_dir = harness_dir / "config"
+    context = dict(host_url=host_url, api_url=api_url, token=token, owner=owner, repo=repo,
+                   user=user, workdir=str(workdir), config_dir=str(config_dir), env=environ)
+    root = _root()
+    if root is not None:
+        context["root"] = str(root)
+
+    def fill(value, **extra):
+        """Render every string in a template value (str, list or dict)."""
+        if isinstance(value, str):
+            try:
+                return render(value, **context, **extra)
+            except jinja2.TemplateError as error:
+                raise IsolationError(f"arm {arm.id} ({arm.path}): template error: {error}") from None
+        if isinstance(value, list):
+            return [fill(item, **extra) for item in value]
+        if isinstance(value, dict):
+            return {key: fill(item, **extra) for key, item in value.items()}
+        return value
+
+    tool, credentials = arm.tool, arm.credentials or {}
+    base_prompt = fill(suite.base_prompt)
+    base_prompt += "" if base_prompt.endswith("\n") else "\n"
+    bootstrap = fill(arm.bootstrap, skill=_skill_body(arm, fill(tool.get("skill"))))
+    env = fill(credentials.get("env") or {})
+    assembly = Assembly(
+        arm_id=arm.id, guard=Guard.for_arm(arm), base_prompt=base_prompt,
+        system_prompt=base_prompt + "\n" + bootstrap.strip("\n") + "\n",
+        env=env, harness_dir=harness_dir, config_dir=config_dir,
+        files={f["path"]: fill(f["content"]) for f in credentials.get("files") or []},
+        setup_commands=fill(credentials.get("setup") or []),
+        search_path=search_path, token=token, _arm=arm)
+    if tool["kind"] == "shell":
+        assembly.tools = ["Bash"]
+        assembly.path_dir = harness_dir / "bin"
+        env["PATH"] = str(assembly.path_dir)  # the curated directory alone
+        shell = shutil.which("bash", path=search_path)
+        if shell:  # the Bash tool's own shell, which the curated PATH does not hold
+            env["SHELL"] = shell
+    else:
+        server = fill(tool["server"])
+        command = server["command"]
+        if "/" not in command:
+            command = shutil.which(command, path=search_path) or command
+        assembly.mcp_servers = {MCP_SERVER_NAME: {
+            "type": "stdio", "command": command, "args": server.get("args") or [],
+            "env": server.get("env") or {}}}
+        # Keep every tool schema in the prompt (eager), as the design measures it.
+        env["ENABLE_TOOL_SEARCH"] = "false"
+    return assembly
+
+
+def _root() -> Path | None:
+    try:
+        return find_root()
+    except SpecError:
+        return None
+
+
+def _skill_body(arm, path: str | None) -> str:
+    """The skill file's text without its YAML front matter; "" when the arm has none."""
+    if not path:
+        return ""
+    file = Path(path).expanduser()
+    try:
+        text = file.read_text()
+    except OSError as error:
+        raise IsolationError(f"arm {arm.id}: cannot read its skill {file} "
+                             f"({error.strerror or error})") from None
+    return strip_front_matter(text)
+
+
+def strip_front_matter(text: str) -> str:
+    lines = text.splitlines(keepends=True)
+    if lines and lines[0].strip() == "---":
+        for index, line in enumerate(lines[1:], 1):
+            if line.strip() == "---":
+                return "".join(lines[index + 1:]).lstrip("\n")
+    return text

@@ -1,0 +1,42 @@
+"""`benchkit guard ARM_YAML -- COMMAND`: the guard's decision for one shell command."""
+
+import json
+import shlex
+import sys
+
+import click
+
+from benchkit.spec import SpecError, load_arm
+
+from .guard import Guard
+
+EXIT_ALLOWED, EXIT_DENIED, EXIT_BAD_INPUT = 0, 1, 2
+
+
+@click.command(context_settings={"ignore_unknown_options": True})
+@click.argument("arm_yaml", type=click.Path(dir_okay=False))
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def guard(arm_yaml, command):
+    """Decide whether the arm's agent may run COMMAND.
+
+    COMMAND is one argument holding the whole line (quote it), or several that are
+    joined as a shell would have received them; with none it is read from stdin (for
+    multi-line scripts). Prints {"allowed", "reason", "binaries"} as JSON; exit 0
+    allowed, 1 denied, 2 bad input.
+    """
+    try:
+        arm = load_arm(arm_yaml)
+    except SpecError as error:
+        for problem in error.problems:
+            click.echo(str(problem), err=True)
+        sys.exit(EXIT_BAD_INPUT)
+    if len(command) == 1:
+        line = command[0]
+    elif command:
+        line = shlex.join(command)
+    else:
+        line = sys.stdin.read()
+    decision = Guard.for_arm(arm).decide(line)
+    click.echo(json.dumps({"allowed": decision.allowed, "reason": decision.reason,
+                           "binaries": list(decision.binaries)}, ensure_ascii=False))
+    sys.exit(EXIT_ALLOWED if decision.allowed else EXIT_DENIED)
