@@ -5,6 +5,7 @@ import copy
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from benchkit.scoring import check, diff, normalise
 from benchkit.scoring.checker import NotScorable, fact_matches, match_facts, normalise_answer
@@ -291,3 +292,24 @@ def test_the_user_is_a_parameter():
     assert issue(other, 4)["assignees"] == ["alice"]
     assert issue(other, 1)["comments"] == [{"author": "alice", "body": "I can reproduce this on Linux."}]
     assert not check(task("assign-install-docs-typo"), state=state, seed=SEED, user="alice").passed
+
+
+# ---- properties -----------------------------------------------------------------------
+TASK_IDS = sorted(p.stem for p in (CHECKOUT / "tasks.d").glob("*.yaml")
+                  if task(p.stem).edits)
+
+
+@settings(max_examples=60, deadline=None)
+@given(task_id=st.sampled_from(TASK_IDS), data=st.data())
+def test_order_never_matters_and_a_state_equals_itself(task_id, data):
+    state = perfect(task_id)
+    shuffled = copy.deepcopy(state)
+    for section in ("labels", "issues", "pull_requests"):
+        shuffled[section] = data.draw(st.permutations(shuffled[section]))
+        for item in shuffled[section]:
+            for key in ("labels", "assignees", "comments", "reviews"):
+                if key in item:
+                    item[key] = data.draw(st.permutations(item[key]))
+    assert normalise(shuffled) == normalise(state) == normalise(normalise(state))
+    assert diff(state, shuffled, ground_truth(SEED, USER)) == []
+    assert verdict(task_id, shuffled).passed
