@@ -1,0 +1,64 @@
+"""The raw-api references, verified directly: each task's rendered commands run with
+real curl against a freshly seeded forge repository, and the checker must accept the
+end state and answer; the same commands aimed at the wrong targets must be rejected."""
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from benchkit.agent.replay import context_for, load_reference, render_answer, render_step
+from benchkit.forge import Forge
+from benchkit.gitea import Client, delete_repo, provision, snapshot
+from benchkit.scoring.checker import check
+from benchkit.spec.models import load_tree
+
+CHECKOUT = Path(__file__).resolve().parent.parent
+TREE = load_tree(CHECKOUT)
+SEED = TREE.seeds["default"]
+REFERENCE = load_reference(CHECKOUT / "refs.d" / "raw-api.yaml", kind="shell")
+SCORED = sorted(task_id for task_id, task in TREE.tasks.items() if task.scored)
+
+
+@pytest.fixture(scope="module")
+def host():
+    with Forge() as forge, Client(forge.url, forge.token) as client:
+        yield forge, client
+
+
+def play(task_ref, forge, client, repo) -> tuple[str, list[str]]:
+    """Run the steps in bash, as the agent's Bash tool would; (answer, failed steps)."""
+    context = context_for(host_url=forge.url, api_url=forge.api_url, token=forge.token,
+                          owner=repo.owner, repo=repo.name, user=forge.user,
+                          targets=task_ref.targets)
+    failed = []
+    for number, step in enumerate(task_ref.steps, start=1):
+        command = render_step(step, context).run
+        done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=30)
+        context["outputs"].append(done.stdout + done.stderr)
+        if done.returncode != 0:
+            failed.append(f"step {number} exited {done.returncode}: {done.stdout[:200]}{done.stderr[:200]}")
+    return render_answer(task_ref, context), failed
+
+
+def verdict(task_id, task_ref, forge, client):
+    repo = provision(client, SEED)
+    try:
+        answer, failed = play(task_ref, forge, client, repo)
+        state = snapshot(client, repo.owner, repo.name)
+    finally:
+        delete_repo(client, repo.owner, repo.name)
+    return check(TREE.tasks[task_id], state=state, answer=answer, seed=SEED, user=forge.user), failed
+
+
+@pytest.mark.parametrize("task_id", SCORED)
+def test_reference_passes_and_its_wrong_target_variant_fails(task_id, host):
+    forge, client = host
+    task_ref = REFERENCE.for_task(task_id)
+    result, failed = verdict(task_id, task_ref, forge, client)
+    assert failed == []
+    assert result.passed, result.differences
+    wrong = task_ref.retargeted(SEED)
+    assert wrong is not None, "every raw-api reference names a target a decoy can replace"
+    result, _ = verdict(task_id, wrong, forge, client)
+    assert not result.passed
