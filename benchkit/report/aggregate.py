@@ -32,13 +32,15 @@ class Tally:
     rows: list = field(default_factory=list)
     tokens: list = field(default_factory=list)  # per trial, COMPONENTS order
 
-    def add(self, sample: Sample, weights: dict):
+    def add(self, sample: Sample, weights: tuple):
         usage = sample.usage
         one_hour = usage.cache_write_1h or 0
         # A cache write not split by lifetime counts at the 5-minute weight.
         tokens = (usage.input, usage.cache_write - one_hour, one_hour, usage.cache_read,
                   usage.output)
-        cost = math.fsum(t * weights[c] for t, c in zip(tokens, COMPONENTS))
+        w_input, w_5m, w_1h, w_read, w_output = weights  # COMPONENTS order
+        cost = (tokens[0] * w_input + tokens[1] * w_5m + tokens[2] * w_1h
+                + tokens[3] * w_read + tokens[4] * w_output)
         raw = usage.input + usage.cache_write + usage.cache_read + usage.output
         usd = sample.cost_usd
         self.rows.append((cost, raw, sample.turns, sample.duration_s,
@@ -85,9 +87,15 @@ def current_prompts(samples: list[Sample], changes: list[tuple]) -> dict:
 def sort_samples(samples: list[Sample], matrix: Matrix) -> Sorted:
     arms = {a.id: a for a in matrix.arms}
     tasks = {t.id: t for t in matrix.tasks}
-    changes = [version_changes(s, matrix, arms, tasks) for s in samples]
+    known = {}  # samples of a cell mostly share their fingerprints: judge each set once
+    changes = []
+    for sample in samples:
+        key = (sample.arm, sample.task, sample.fingerprints)
+        if key not in known:
+            known[key] = version_changes(sample, matrix, arms, tasks)
+        changes.append(known[key])
     prompts = current_prompts(samples, changes)
-    weights = matrix.weights
+    weights = tuple(matrix.weights[c] for c in COMPONENTS)
     result = Sorted()
     for sample, changed in zip(samples, changes):
         key = (sample.arm, sample.task)

@@ -7,16 +7,18 @@ little conservative, which is the honest direction.
 
 For speed each cell draws a pool of POOL within-cell replicates once; the task-level
 stage then picks from the pools, so a cell's trials are resampled POOL times however
-many figures use it. Above EXACT_MAX trials a cell's resampled mean is drawn from its
-normal approximation instead, so a 100,000-sample store costs what a small one does.
-Every RNG is `random.Random` seeded by the figure's name: a report renders the same
-every time.
+many figures use it. Above EXACT_MAX trials a cell's resampled means come from their
+normal approximation instead, at POOL evenly spaced quantiles (one per pool entry,
+shared by the metrics: each interval is marginal, so their correlation is moot), and a
+100,000-sample store costs what a small one does. Every RNG is `random.Random` seeded
+by the figure's name: a report renders the same every time.
 """
 
 from __future__ import annotations
 
 import math
 import random
+from statistics import NormalDist
 
 # A trial row: the interval metrics, then imputed cost and whether it was reported.
 METRICS = ("cost", "raw", "turns", "duration", "success", "blocked")
@@ -24,6 +26,7 @@ COST, SUCCESS, USD, HAS_USD = 0, 4, 6, 7
 ALL_METRICS = METRICS + ("pass_k", "cost_usd")
 EXACT_MAX = 30
 POOL = 256
+QUANTILES = [NormalDist().inv_cdf((i + 0.5) / POOL) for i in range(POOL)]
 
 
 def pass_hat(passes: float, n: int, k: int) -> float:
@@ -67,8 +70,10 @@ class CellStats:
         """POOL within-cell bootstrap replicates of vector()."""
         if self._pool is None:
             rng = random.Random(f"cell:{self.name}")
-            draw = self._exact if self.n <= EXACT_MAX else self._normal()
-            self._pool = [draw(rng) for _ in range(POOL)]
+            if self.n <= EXACT_MAX:
+                self._pool = [self._exact(rng) for _ in range(POOL)]
+            else:
+                self._pool = self._normal(rng)
         return self._pool
 
     def _exact(self, rng: random.Random) -> list:
@@ -79,21 +84,20 @@ class CellStats:
         usd = sums[USD] / sums[HAS_USD] if sums[HAS_USD] else None
         return _vector(means, pass_k, usd)
 
-    def _normal(self):
-        """Draws of the resampled means from their normal approximation (large cells)."""
+    def _normal(self, rng: random.Random) -> list:
+        """The resampled means of a large cell from their normal approximation."""
         n, k = self.n, self.k
         columns = list(zip(*self.rows))
         errors = [_sd(c, m) / math.sqrt(n) for c, m in zip(columns, self.means)]
         spent = [u for u, has in zip(columns[USD], columns[HAS_USD]) if has]
         usd_error = _sd(spent, self.usd_mean) / math.sqrt(len(spent)) if spent else 0.0
-
-        def draw(rng: random.Random) -> list:
-            means = [m + e * rng.gauss(0.0, 1.0) for m, e in zip(self.means, errors)]
+        pool = []
+        for z in rng.sample(QUANTILES, POOL):
+            means = [m + e * z for m, e in zip(self.means, errors)]
             rate = min(max(means[SUCCESS], 0.0), 1.0)
             pass_k = pass_hat(rate * n, n, k) if n >= k else None
-            usd = self.usd_mean + usd_error * rng.gauss(0.0, 1.0) if spent else None
-            return _vector(means, pass_k, usd)
-        return draw
+            pool.append(_vector(means, pass_k, self.usd_mean + usd_error * z if spent else None))
+        return pool
 
 
 def _sd(values, mean) -> float:
@@ -125,11 +129,12 @@ def intervals(cells: list[CellStats], *, resamples: int, level: float, seed: str
     if not cells:
         return [(None, None)] * len(ALL_METRICS)
     rng = random.Random(seed)
+    pick = rng.random
     pools = [cell.pool() for cell in cells]
     count = len(cells)
     replicates = []
     for _ in range(resamples):
-        chosen = [pool[rng.randrange(POOL)] for pool in rng.choices(pools, k=count)]
+        chosen = [pool[int(pick() * POOL)] for pool in rng.choices(pools, k=count)]
         replicates.append(_figures(list(map(sum, zip(*chosen))), count))
     return [_percentiles(list(column), level) for column in zip(*replicates)]
 
@@ -143,10 +148,10 @@ def paired_difference(pairs: list[tuple[CellStats, CellStats]], *, resamples: in
     rng = random.Random(seed)
     point = math.fsum(a.means[COST] - b.means[COST] for a, b in pairs) / len(pairs)
     pools = [(a.pool(), b.pool()) for a, b in pairs]
-    replicates = []
+    pick, replicates = rng.random, []
     for _ in range(resamples):
         chosen = rng.choices(pools, k=len(pools))
-        replicates.append(sum(a[rng.randrange(POOL)][COST] - b[rng.randrange(POOL)][COST]
+        replicates.append(sum(a[int(pick() * POOL)][COST] - b[int(pick() * POOL)][COST]
                               for a, b in chosen) / len(chosen))
     low, high = _percentiles(replicates, level)
     return point, low, high

@@ -1,0 +1,333 @@
+"""Aggregation on synthetic stores: what counts, how it is averaged, how sure it is."""
+
+import json
+import random
+
+import pytest
+
+from benchkit.report import build_report, load_store, render
+from benchkit.report.matrix import ArmEntry, Matrix, TaskEntry
+from benchkit.report.synthetic import sample, write_store
+
+
+def matrix_of(arms, tasks, **options) -> Matrix:
+    """tasks: ids (tier read) or TaskEntry objects."""
+    entries = tuple(t if isinstance(t, TaskEntry) else TaskEntry(t, "read") for t in tasks)
+    return Matrix(arms=tuple(a if isinstance(a, ArmEntry) else ArmEntry(a) for a in arms),
+                  tasks=entries, model="claude-sonnet-4-5", **options)
+
+
+def report_of(tmp_path, samples, matrix, resamples=300, name="results"):
+    store = write_store(tmp_path / name, samples)
+    return build_report(load_store(store), matrix, resamples=resamples)
+
+
+def costing(cost: float) -> dict:
+    """Tokens whose cost-equivalent is exactly `cost` (fresh input only)."""
+    return {"input": int(cost), "cache_write": 0, "cache_read": 0, "output": 0}
+
+
+def row(report, arm, table="headline"):
+    rows = report[table] if table == "headline" else report[table]["rows"]
+    return next(r for r in rows if r["arm"] == arm)
+
+
+def test_partial_matrix_marks_cells_below_floor_and_shows_missing_ones(tmp_path):
+    matrix = matrix_of(["full", "partial"], ["t1", "t2", "t3"])
+    samples = [sample("full", t) for t in ("t1", "t2", "t3") for _ in range(3)]
+    samples += [sample("partial", "t1") for _ in range(3)] + [sample("partial", "t2")]
+    report = report_of(tmp_path, samples, matrix)
+
+    partial = row(report, "partial")
+    assert (partial["tasks"], partial["covered"], partial["tasks_total"]) == (2, 1, 3)
+    assert partial["coverage"] == pytest.approx(1 / 3)
+    assert row(report, "full")["covered"] == 3
+    statuses = {(c["arm"], r["task"]): c["status"]
+                for r in report["coverage"]["rows"] for c in r["cells"]}
+    assert statuses[("partial", "t2")] == "below"
+    assert statuses[("partial", "t3")] == "missing"
+    assert report["coverage"]["below_floor"] == [{"arm": "partial", "task": "t2", "samples": 1}]
+    assert report["coverage"]["missing"] == [{"arm": "partial", "task": "t3", "samples": 0}]
+    assert "The matrix is partial" in report["notes"][0]
+
+    markdown = render(report, "md")
+    assert "| t2 | read | 3 ✓ | 1 ▽ |" in markdown
+    assert "| t3 | read | 3 ✓ | ✗ |" in markdown
+    assert "Below the floor: partial/t2 (1)." in markdown
+    assert "Missing: partial/t3." in markdown
+    assert "| partial | **" in markdown and "1/3 (1 below floor)" in markdown
+
+
+def test_common_task_headline_corrects_what_uneven_coverage_flatters(tmp_path):
+    # "partial" is dearer than "full" on every task it ran, but skipped the dear task.
+    matrix = matrix_of(["full", "partial"], ["easy1", "easy2", "hard"])
+    samples = [sample("full", t, tokens=costing(1500)) for t in ("easy1", "easy2") for _ in range(3)]
+    samples += [sample("full", "hard", tokens=costing(12000)) for _ in range(3)]
+    samples += [sample("partial", t, tokens=costing(2000)) for t in ("easy1", "easy2") for _ in range(3)]
+    report = report_of(tmp_path, samples, matrix)
+
+    naive = [r["arm"] for r in report["headline"]]
+    assert naive == ["partial", "full"]  # the naive headline flatters the partial arm
+    assert row(report, "full")["cost"]["value"] == pytest.approx(5000)
+    common = report["common"]
+    assert common["tasks"] == ["easy1", "easy2"]
+    assert [r["arm"] for r in common["rows"]] == ["full", "partial"]
+    assert row(report, "full", "common")["cost"]["value"] == pytest.approx(1500)
+    assert any("ran different tasks" in n and "2 tasks all of them ran" in n for n in report["notes"])
+
+    comparison = report["comparison"]
+    assert comparison["reference"] == "full"
+    (difference,) = comparison["rows"]
+    assert difference["arm"] == "partial" and difference["tasks"] == 2
+    assert difference["difference"]["value"] == pytest.approx(500)
+    assert difference["distinguishable"]
+    assert "### Compared on the tasks all arms ran (2 of 3)" in render(report, "md")
+
+
+def test_no_common_headline_when_every_arm_ran_the_same_tasks(tmp_path):
+    matrix = matrix_of(["a", "b"], ["t1", "t2"])
+    samples = [sample(arm, t) for arm in ("a", "b") for t in ("t1", "t2")]
+    assert report_of(tmp_path, samples, matrix)["common"] is None
+
+
+def noisy(arm, tasks, trials, rng, centre=20000, spread=8000):
+    return [sample(arm, t, tokens=costing(centre + rng.uniform(-spread, spread)),
+                   outcome="passed" if rng.random() < 0.8 else "failed")
+            for t in tasks for _ in range(trials)]
+
+
+def width(figure):
+    return figure["high"] - figure["low"]
+
+
+def test_intervals_narrow_with_more_samples(tmp_path):
+    tasks = [f"t{i}" for i in range(6)]
+    matrix = matrix_of(["a"], tasks)
+    few = report_of(tmp_path, noisy("a", tasks, 3, random.Random(1)), matrix, 1000, "few")
+    many = report_of(tmp_path, noisy("a", tasks, 30, random.Random(2)), matrix, 1000, "many")
+    # Ten times the trials: about a third of the width where nothing bounds it; success
+    # rates near 100% are clipped at the top, so they narrow less.
+    for metric, factor in (("cost", 0.6), ("raw", 0.6), ("success", 0.75)):
+        narrow, wide = row(many, "a")[metric], row(few, "a")[metric]
+        assert narrow["low"] <= narrow["value"] <= narrow["high"]
+        assert wide["low"] <= wide["value"] <= wide["high"]
+        assert width(narrow) < factor * width(wide), metric
+
+
+def test_intervals_are_point_wide_without_variation(tmp_path):
+    matrix = matrix_of(["a"], ["t1", "t2"])
+    samples = [sample("a", t, tokens=costing(1000)) for t in ("t1", "t2") for _ in range(3)]
+    cost = row(report_of(tmp_path, samples, matrix), "a")["cost"]
+    assert cost["low"] == cost["value"] == cost["high"] == pytest.approx(1000)
+
+
+def test_invalid_and_harness_error_samples_are_left_out_and_counted(tmp_path):
+    matrix = matrix_of(["a", "b"], ["t1", "t2"])
+    clean = [sample(arm, t, tokens=costing(1000 + 100 * i), turns=3 + i)
+             for arm in ("a", "b") for t in ("t1", "t2") for i in range(3)]
+    dirty = clean + [
+        sample("a", "t1", outcome="invalid", tokens=costing(90000), turns=20),
+        sample("a", "t2", outcome="invalid", tokens=costing(90000)),
+        sample("b", "t1", outcome="harness-error", tokens=costing(0), turns=0),
+        sample("b", "t1", outcome="harness-error", failure_class="seeding"),
+        sample("b", "t2", outcome="harness-error", failure_class="sdk-startup"),
+    ]
+    before = report_of(tmp_path, clean, matrix, name="clean")
+    after = report_of(tmp_path, dirty, matrix, name="dirty")
+
+    assert after["headline"] == before["headline"]
+    assert after["totals"]["invalid"] == 2 and after["totals"]["harness_error"] == 3
+    assert after["totals"]["measured"] == before["totals"]["measured"] == 12
+    assert after["exclusions"] == [
+        {"arm": "a", "invalid": 2, "harness_error": 0, "classes": {"invalid: leak": 2}},
+        {"arm": "b", "invalid": 0, "harness_error": 3,
+         "classes": {"harness-error: host": 1, "harness-error: sdk-startup": 1,
+                     "harness-error: seeding": 1}}]
+    cell = next(c for r in after["coverage"]["rows"] if r["task"] == "t1"
+                for c in r["cells"] if c["arm"] == "b")
+    assert (cell["samples"], cell["excluded"]) == (3, 2)
+    assert any("5 samples left out" in n and "3 harness errors" in n for n in after["notes"])
+
+
+def test_a_cell_with_only_excluded_samples_is_missing(tmp_path):
+    matrix = matrix_of(["a"], ["t1", "t2"])
+    samples = [sample("a", "t1")] * 3 + [sample("a", "t2", outcome="harness-error")]
+    report = report_of(tmp_path, samples, matrix)
+    assert report["coverage"]["missing"] == [{"arm": "a", "task": "t2", "samples": 0}]
+    assert row(report, "a")["tasks"] == 1
+
+
+def test_changed_task_fingerprint_separates_old_samples(tmp_path):
+    current, old = "a" * 16, "b" * 16
+    matrix = matrix_of(["arm"], [TaskEntry("t1", "read", fingerprint=current), "t2"])
+    samples = [sample("arm", "t1", tokens=costing(50000), fingerprints={"task": old})
+               for _ in range(4)]
+    samples += [sample("arm", t, tokens=costing(1000), fingerprints={"task": current})
+                for t in ("t1", "t2") for _ in range(3)]
+    report = report_of(tmp_path, samples, matrix)
+
+    assert row(report, "arm")["cost"]["value"] == pytest.approx(1000)
+    assert row(report, "arm")["samples"] == 6
+    assert report["other_versions"] == [{
+        "arm": "arm", "task": "t1", "changed": ["task"], "estimated": False, "samples": 4,
+        "valid": 4, "success": 1.0, "cost": pytest.approx(50000)}]
+    assert "| arm | t1 | task | 4 | 4 | 100% | 50,000 |" in render(report, "md")
+
+
+def test_samples_of_retired_tasks_and_arms_are_reported_apart(tmp_path):
+    matrix = matrix_of(["arm"], ["t1"])
+    samples = [sample("arm", "t1"), sample("arm", "gone"), sample("old-arm", "t1")]
+    report = report_of(tmp_path, samples, matrix)
+    changed = {(r["arm"], r["task"]): r["changed"] for r in report["other_versions"]}
+    assert changed == {("arm", "gone"): ["task not in the tree"],
+                       ("old-arm", "t1"): ["arm not in the tree"]}
+    assert report["totals"]["measured"] == 1
+
+
+def test_each_cell_counts_the_prompt_of_its_newest_sample(tmp_path):
+    old, new, blank = "1" * 16, "2" * 16, "f" * 16
+    matrix = matrix_of(["arm"], ["t1", "t2"])
+    samples = [sample("arm", "t1", tokens=costing(9000), fingerprints={"prompt": old})
+               for _ in range(3)]
+    samples += [sample("arm", "t1", tokens=costing(1000), fingerprints={"prompt": new})
+                for _ in range(3)]
+    # A harness error after them assembled no prompt: it neither sets nor loses the version.
+    samples += [sample("arm", "t1", outcome="harness-error", fingerprints={"prompt": blank})]
+    samples += [sample("arm", "t2", tokens=costing(3000), fingerprints={"prompt": old})]
+    report = report_of(tmp_path, samples, matrix)
+
+    cells = {c["task"]: c for c in report["cells"]}
+    assert cells["t1"]["samples"] == 3 and cells["t1"]["cost"] == pytest.approx(1000)
+    assert cells["t2"]["samples"] == 1  # its newest prompt is still the old wording
+    assert [(r["task"], r["changed"], r["samples"]) for r in report["other_versions"]] == [
+        ("t1", ["prompt"], 3)]
+    assert report["totals"]["harness_error"] == 1
+
+
+def test_pass_k_matches_hand_computed_values(tmp_path):
+    # (passes, trials) per task; pass^3 = C(c,3)/C(n,3), averaged over tasks with n >= 3.
+    cells = {"t1": (3, 3), "t2": (2, 3), "t3": (4, 5), "t4": (5, 6), "t5": (1, 2)}
+    matrix = matrix_of(["a"], list(cells))
+    samples = [sample("a", task, outcome="passed" if i < passes else "failed")
+               for task, (passes, trials) in cells.items() for i in range(trials)]
+    report = report_of(tmp_path, samples, matrix)
+    expected = {"t1": 1.0, "t2": 0.0, "t3": 4 / 10, "t4": 10 / 20, "t5": None}
+    assert {c["task"]: c["pass_k"] for c in report["cells"]} == pytest.approx(expected)
+    headline = row(report, "a")
+    assert headline["pass_k"]["value"] == pytest.approx((1 + 0 + 0.4 + 0.5) / 4)
+    assert headline["pass_k_tasks"] == 4
+    assert headline["success"]["value"] == pytest.approx((1 + 2 / 3 + 4 / 5 + 5 / 6 + 1 / 2) / 5)
+
+    k2 = report_of(tmp_path, samples, matrix_of(["a"], list(cells), pass_k=2), name="k2")
+    assert k2["pass_k"] == 2
+    assert row(k2, "a")["pass_k"]["value"] == pytest.approx((1 + 1 / 3 + 6 / 10 + 10 / 15 + 0) / 5)
+
+
+def test_arm_figures_are_means_over_tasks_of_task_means(tmp_path):
+    matrix = matrix_of(["a"], ["t1", "t2"])
+    samples = [sample("a", "t1", tokens=costing(1000), turns=2) for _ in range(10)]
+    samples += [sample("a", "t2", tokens=costing(3000), turns=10)]
+    figures = row(report_of(tmp_path, samples, matrix), "a")
+    assert figures["cost"]["value"] == pytest.approx(2000)  # not the per-sample 1,182
+    assert figures["turns"]["value"] == pytest.approx(6)
+
+
+def test_cost_equivalent_tokens_weigh_components_and_reweight(tmp_path):
+    matrix = matrix_of(["unsplit", "split"], ["t1"])
+    samples = [
+        sample("unsplit", "t1", tokens={"input": 100, "cache_write": 1000, "cache_read": 10000,
+                                        "output": 10}),
+        sample("split", "t1", tokens={"input": 100, "cache_write": 1000, "cache_write_5m": 400,
+                                      "cache_write_1h": 600, "cache_read": 10000, "output": 10}),
+    ]
+    report = report_of(tmp_path, samples, matrix)
+    # 100 + 1000 x 1.25 (an unsplit write counts at 5 min) + 10000 x 0.1 + 10 x 5
+    assert row(report, "unsplit")["cost"]["value"] == pytest.approx(2400)
+    assert row(report, "split")["cost"]["value"] == pytest.approx(100 + 500 + 1200 + 1000 + 50)
+    assert row(report, "split")["raw"]["value"] == 11110
+    for entry in report["components"]:
+        assert sum(entry["shares"].values()) == pytest.approx(1)
+        assert sum(entry["weighted"].values()) == pytest.approx(row(report, entry["arm"])["cost"]["value"])
+
+    heavier = report_of(tmp_path, samples, matrix.reweighted({"output": 10, "cache_read": 0}),
+                        name="reweighted")
+    assert row(heavier, "unsplit")["cost"]["value"] == pytest.approx(100 + 1250 + 0 + 100)
+    assert heavier["weights"]["output"] == 10
+    with pytest.raises(ValueError, match="unknown token component outputs"):
+        matrix.reweighted({"outputs": 2})
+
+
+def test_replay_samples_stay_out_of_the_headline(tmp_path):
+    matrix = matrix_of(["a"], ["t1"])
+    samples = [sample("a", "t1", tokens=costing(1000)) for _ in range(3)]
+    samples += [sample("a", "t1", tokens=costing(77000), driver="replay") for _ in range(2)]
+    report = report_of(tmp_path, samples, matrix)
+    assert row(report, "a")["cost"]["value"] == pytest.approx(1000)
+    (replay,) = report["replay"]
+    assert replay["cost"]["value"] == pytest.approx(77000) and replay["samples"] == 2
+    markdown = render(report, "md")
+    replay_section = markdown.split("## Replay samples (estimates)")[1]
+    assert "cost-equivalent tokens (est.)" in replay_section and "77,000" in replay_section
+    assert "77,000" not in markdown.split("## Replay samples")[0]
+
+
+def test_unreadable_lines_are_named_and_the_rest_of_the_file_is_read(tmp_path):
+    matrix = matrix_of(["a"], ["t1"])
+    store = write_store(tmp_path / "results", [sample("a", "t1")])
+    cell = store / "a" / "t1.jsonl"
+    broken = dict(sample("a", "t1"), turns="many")
+    with cell.open("a") as handle:
+        handle.write('{"torn": \n' + json.dumps(broken) + "\n" + json.dumps(sample("a", "t1")) + "\n")
+    contents = load_store(store)
+    assert len(contents.samples) == 2
+    assert [p.split(": ")[0] for p in contents.problems] == [f"{cell}:2", f"{cell}:3"]
+    assert "turns" in contents.problems[1]
+    report = build_report(contents, matrix, resamples=100)
+    assert report["totals"]["unreadable"] == 2
+    assert "2 unreadable lines in the store" in render(report, "md")
+
+
+def test_only_a_real_difference_is_distinguishable_from_noise(tmp_path):
+    tasks = [f"t{i}" for i in range(8)]
+    matrix = matrix_of(["base", "same", "dearer"], tasks)
+    rng = random.Random(5)
+    samples = noisy("base", tasks, 5, rng, spread=3000) + noisy("same", tasks, 5, rng, spread=3000)
+    samples += noisy("dearer", tasks, 5, rng, centre=26000, spread=3000)
+    report = report_of(tmp_path, samples, matrix, resamples=1000)
+    rows = {r["arm"]: r for r in report["comparison"]["rows"]}
+    reference = report["comparison"]["reference"]
+    assert reference in ("base", "same")
+    other = "same" if reference == "base" else "base"
+    assert not rows[other]["distinguishable"]
+    assert rows[other]["difference"]["low"] < 0 < rows[other]["difference"]["high"]
+    assert rows["dearer"]["distinguishable"] and rows["dearer"]["difference"]["low"] > 0
+    assert rows["dearer"]["relative"] == pytest.approx(0.3, abs=0.1)
+
+
+def test_the_same_store_renders_the_same_report(tmp_path):
+    matrix = matrix_of(["a", "b"], ["t1", "t2", "t3"])
+    rng = random.Random(3)
+    samples = noisy("a", ["t1", "t2", "t3"], 3, rng) + noisy("b", ["t1", "t2"], 4, rng)
+    first = report_of(tmp_path, samples, matrix, name="one")
+    again = build_report(load_store(tmp_path / "one"), matrix, resamples=300)
+    assert render(first, "json") == render(again, "json")
+    assert render(first, "html") == render(again, "html")
+
+
+def test_bonus_table_shows_applicability_and_outcomes(tmp_path):
+    bonus = TaskEntry("bonus-search", "bonus", scored=False,
+                      applicability={"a": "first-class", "b": "not-applicable"})
+    matrix = matrix_of(["a", "b"], ["t1", bonus])
+    samples = [sample("a", "t1"), sample("b", "t1")]
+    samples += [sample("a", "bonus-search", "bonus", tokens=costing(4000)),
+                sample("a", "bonus-search", "bonus", outcome="failed", tokens=costing(6000))]
+    report = report_of(tmp_path, samples, matrix)
+    assert row(report, "a")["tasks_total"] == 1  # bonus never in the headline
+    (operation,) = report["bonus"]
+    a, b = operation["arms"]
+    assert (a["applicability"], a["samples"], a["passes"], a["cost"]) == ("first-class", 2, 1, 5000)
+    assert (b["applicability"], b["samples"]) == ("not-applicable", 0)
+    statuses = {c["arm"]: c["status"] for r in report["coverage"]["rows"]
+                if r["task"] == "bonus-search" for c in r["cells"]}
+    assert statuses == {"a": "below", "b": "n/a"}
+    assert "| bonus-search | first-class · 1/2 passed, 5,000 | not-applicable |" in render(report, "md")
