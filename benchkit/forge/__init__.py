@@ -29,6 +29,7 @@ class Forge:
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._socket.bind((host, port))
+        self._socket.listen(512)  # from here on clients queue until the server accepts them
         self.port = self._socket.getsockname()[1]
         self.url = f"http://{host}:{self.port}/"
         self.api_url = f"{self.url}api/v1"
@@ -40,7 +41,6 @@ class Forge:
     # -- lifecycle ----------------------------------------------------------------
     def start(self) -> "Forge":
         self._server = uvicorn.Server(self._config())
-        self._socket.listen(512)
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._socket]},
                                         name=f"forge:{self.port}", daemon=True)
         self._thread.start()
@@ -61,7 +61,6 @@ class Forge:
 
     def serve_forever(self):
         """Serve in the calling thread until interrupted (`benchkit forge`)."""
-        self._socket.listen(512)
         try:
             uvicorn.Server(self._config()).run(sockets=[self._socket])
         finally:
