@@ -2,8 +2,8 @@
 
 It does not trust the run's own bookkeeping. From independent evidence:
 - the calls the model proposed, as they appear in the message stream, are re-checked
-  against the arm's tool policy (the same predicate the driver applied in-band): a
-  call that ran although the policy denies it is a leak;
+  against the arm's tool policy (the guard's `decide_tool`, the predicate the driver
+  applied in-band): a call that ran although the policy denies it is a leak;
 - the tools the agent was offered must be exactly the arm's;
 - on the forge, the host's request log for the run window: every request must carry
   the arm's declared client User-Agent (a leak shows as another client's).
@@ -17,28 +17,10 @@ from datetime import datetime
 
 import requests
 
-from .driver import ToolDecision, ToolGuard
+from .driver import ToolGuard
 from .transcript import tool_calls
 
 MCP_PREFIX = "mcp__{}__"
-
-
-def tool_policy(tool: dict, shell_guard, mcp_servers: dict) -> ToolGuard:
-    """The arm's policy for one tool call: shell arms run Bash alone, each command
-    decided by the shell guard (anything with `.decide(command)`); the MCP arm runs its
-    servers' tools alone."""
-    prefixes = tuple(MCP_PREFIX.format(name) for name in mcp_servers)
-
-    def decide(name: str, tool_input: dict):
-        if tool.get("kind") == "shell":
-            if name != "Bash":
-                return ToolDecision(False, f"{name} is not this arm's tool (Bash runs it)")
-            return shell_guard.decide(str((tool_input or {}).get("command", "")))
-        if prefixes and name.startswith(prefixes):
-            return ToolDecision(True, "a tool of the arm's MCP server")
-        return ToolDecision(False, f"{name} is not a tool of the arm's MCP server")
-
-    return decide
 
 
 def audit_offered(offered: list[str], tool: dict, mcp_servers: dict) -> list[str]:

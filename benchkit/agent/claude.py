@@ -107,11 +107,18 @@ class ClaudeDriver:
             kill_marked(marker)
 
         watchdog = asyncio.get_running_loop().call_later(request.backstop_seconds, backstop)
+        # Shielded, so that a Ctrl-C (or the last-resort timeout) kills the run's
+        # processes before the SDK's own shutdown starts waiting for them to exit.
+        consume = asyncio.ensure_future(self._consume(request, options, recorder))
         stop, error, status = "end", None, None
         try:
             async with asyncio.timeout(request.backstop_seconds + GRACE_SECONDS):
-                stop, error, status = await self._consume(request, options, recorder)
-        except TimeoutError:
+                stop, error, status = await asyncio.shield(consume)
+        except (TimeoutError, asyncio.CancelledError) as exc:
+            kill_marked(marker)
+            await _settle(consume)
+            if isinstance(exc, asyncio.CancelledError):
+                raise
             stop, error = "backstop", f"no end {GRACE_SECONDS}s after the backstop"
         except ResultError as exc:
             stop, error, status = _classify_result_error(exc)
@@ -220,6 +227,14 @@ class ClaudeDriver:
             answer=answer, stop=stop, error=error, transcript=recorder.finish(),
             started=started, finished=datetime.now(timezone.utc),
             tools_offered=recorder.tools_offered, api_error_status=status)
+
+
+async def _settle(task: asyncio.Future) -> None:
+    """Let a task wind down (its processes are gone); cancel it if it will not."""
+    try:
+        await asyncio.wait_for(task, GRACE_SECONDS)
+    except BaseException:  # noqa: BLE001 - its outcome no longer matters
+        pass
 
 
 async def _prompt(text: str):

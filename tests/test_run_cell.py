@@ -1,0 +1,262 @@
+"""One cell end to end: the forge over HTTP, real curl, the real SDK and bundled CLI,
+the scripted model. The repository must be gone afterwards whatever happened, and the
+token must appear nowhere under the store."""
+
+import dataclasses
+import json
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from benchkit.agent.claude import ClaudeDriver
+from benchkit.agent.driver import ToolDecision
+from benchkit.agent.scripted import ScriptedModel, bash, fail, say, stall, tool
+from benchkit.gitea import Client
+from benchkit.run.cell import Cell, CellError, RunContext, prepare_cell, run_cell
+from benchkit.spec import load_arm, load_tree
+from benchkit.store import Store
+
+CHECKOUT = Path(__file__).resolve().parents[1]
+GITEA_MCP = CHECKOUT / ".venvs/gitea-mcp/bin/gitea-mcp"
+CLOSE_TASK = "close-csv-export-issue"  # close issue #2, "Add CSV export option"
+
+
+@pytest.fixture(scope="module")
+def tree():
+    return load_tree(CHECKOUT)
+
+
+@pytest.fixture(autouse=True)
+def probe_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("BENCHKIT_CACHE_DIR", str(tmp_path / "cache"))
+
+
+class Scripted:
+    """A driver at the Driver seam: the real Claude driver against a scripted model
+    whose script is written once the repository is known."""
+
+    name = "claude"
+
+    def __init__(self, script=None, weaken_guard=False, env=None):
+        self.script = script or []
+        self.weaken_guard = weaken_guard
+        self.env = env or {}
+        self.model = None
+
+    def run(self, request):
+        if self.weaken_guard:  # the test's deliberate hole: the audit must still catch it
+            request.guard = lambda name, tool_input: ToolDecision(True, "weakened")
+        request.env = {**request.env, **self.env}
+        with ScriptedModel(self.script, model=request.model) as self.model:
+            return ClaudeDriver(base_url=self.model.url).run(request)
+
+
+def context(forge, tree, tmp_path, driver, **suite_changes):
+    suite = dataclasses.replace(tree.suite, **suite_changes) if suite_changes else tree.suite
+    client = Client(forge.url, forge.token)
+    return RunContext(suite=suite, seeds=tree.seeds, client=client,
+                      store=Store(tmp_path / "results"), driver=driver, root=CHECKOUT)
+
+
+def curl(ctx, prepared, method, path, body=None):
+    """The command a raw-api agent would write, token and all."""
+    repo = prepared.repo
+    data = f" -H 'Content-Type: application/json' -d '{json.dumps(body)}'" if body else ""
+    return (f"curl -s -X {method} -H 'Authorization: token {ctx.client.token}'{data} "
+            f"{ctx.client.api_url}/repos/{repo.owner}/{repo.name}{path}")
+
+
+def repos_left(forge):
+    client = Client(forge.url, forge.token)
+    return [r["name"] for r in client.get(f"/users/{forge.user}/repos")]
+
+
+def token_in_store(ctx):
+    token = ctx.client.token
+    return [str(p) for p in Path(ctx.store.root).rglob("*")
+            if p.is_file() and token in p.read_text(errors="replace")]
+
+
+def recent_scratch():
+    """Directories a cell made under /tmp in the last minute (agent's and arm's)."""
+    return [p for pattern in ("benchkit-cell-*", "benchkit-raw-api-*", "benchkit-agent-*")
+            for p in Path("/tmp").glob(pattern) if p.stat().st_mtime > time.time() - 60]
+
+
+def raw_api_cell(tree, task=CLOSE_TASK):
+    return Cell(load_arm(CHECKOUT / "arms.d/raw-api.yaml"), tree.tasks[task])
+
+
+@pytest.mark.slow
+def test_a_raw_api_cell_that_closes_the_right_issue_passes(forge, tree, tmp_path):
+    driver = Scripted()
+    ctx = context(forge, tree, tmp_path, driver)
+    cell = raw_api_cell(tree)
+    prepared = prepare_cell(cell, ctx)
+    driver.script = [bash(curl(ctx, prepared, "PATCH", "/issues/2", {"state": "closed"})),
+                     say("Closed issue #2.")]
+    sample = run_cell(cell, ctx, prepared)
+
+    assert (sample["outcome"], sample["valid"], sample["differences"]) == ("passed", True, [])
+    assert repos_left(forge) == []
+    reported = driver.model.reported_usage()
+    for component, key in (("input", "input_tokens"), ("cache_write", "cache_creation_input_tokens"),
+                           ("cache_read", "cache_read_input_tokens"), ("output", "output_tokens")):
+        assert sample["usage"][component] == sum(u[key] for u in reported.values())
+    assert sample["turns"] == 2 == len(driver.model.messages(auxiliary=False))
+    assert (sample["tool_calls"], sample["blocked_calls"]) == (1, 0)
+    assert sample["host"]["kind"] == "forge" and sample["temperature"] is None
+    assert sample["answer"] == "Closed issue #2."
+    assert list(ctx.store.samples(arm="raw-api", task=CLOSE_TASK)) == [sample]
+    assert recent_scratch() == []
+    transcript = json.loads((ctx.store.root / sample["transcript"]).read_text())
+    assert [e["event"] for e in transcript if e["event"] in ("tool_call", "audit")] == ["tool_call", "audit"]
+    assert token_in_store(ctx) == []
+
+
+@pytest.mark.slow
+def test_a_wrong_mutation_fails_with_differences_and_a_denied_attempt_is_wasted_effort(
+        forge, tree, tmp_path):
+    driver = Scripted()
+    ctx = context(forge, tree, tmp_path, driver)
+    cell = raw_api_cell(tree)
+    prepared = prepare_cell(cell, ctx)
+    driver.script = [bash("python3 -c 'import urllib.request'"),
+                     bash(curl(ctx, prepared, "PATCH", "/issues/3", {"state": "closed"})),
+                     say("Closed it.")]
+    sample = run_cell(cell, ctx, prepared)
+
+    assert (sample["outcome"], sample["failure_class"], sample["valid"]) == ("failed", "checker", True)
+    assert any("#2" in d for d in sample["differences"])
+    assert any("#3" in d for d in sample["differences"])
+    assert (sample["tool_calls"], sample["blocked_calls"], sample["turns"]) == (2, 1, 3)
+    transcript = json.loads((ctx.store.root / sample["transcript"]).read_text())
+    denied = [e for e in transcript if e["event"] == "tool_call" and e["allowed"] is False]
+    assert len(denied) == 1 and "python3" in denied[0]["input"]["command"] and denied[0]["reason"]
+    assert repos_left(forge) == [] and token_in_store(ctx) == []
+
+
+@pytest.mark.slow
+def test_a_script_longer_than_the_turn_cap_is_confused(forge, tree, tmp_path):
+    driver = Scripted([bash(f"echo {i}") for i in range(6)])
+    ctx = context(forge, tree, tmp_path, driver, turn_cap=2)
+    sample = run_cell(raw_api_cell(tree), ctx)
+    assert (sample["outcome"], sample["failure_class"], sample["valid"]) == ("confused", "turn-cap", True)
+    assert sample["turns"] == 2
+    assert repos_left(forge) == []
+
+
+@pytest.mark.slow
+def test_a_stalled_model_is_hung_within_the_backstop(forge, tree, tmp_path):
+    driver = Scripted([bash("echo looking"), stall()])
+    ctx = context(forge, tree, tmp_path, driver, backstop_seconds=4)
+    started = time.monotonic()
+    sample = run_cell(raw_api_cell(tree), ctx)
+    assert (sample["outcome"], sample["failure_class"], sample["valid"]) == ("hung", "backstop", True)
+    assert 4 <= sample["duration_s"] < 4 + 6
+    assert time.monotonic() - started < 4 + 20  # provisioning, snapshot and delete included
+    assert repos_left(forge) == []
+
+
+@pytest.mark.slow
+def test_a_curl_by_absolute_path_past_a_weakened_guard_is_caught_by_the_audit(
+        forge, tree, tmp_path):
+    driver = Scripted(weaken_guard=True)
+    ctx = context(forge, tree, tmp_path, driver)
+    cell = raw_api_cell(tree)
+    prepared = prepare_cell(cell, ctx)
+    driver.script = [bash("/usr/bin/" + curl(ctx, prepared, "PATCH", "/issues/2", {"state": "closed"})),
+                     say("Closed issue #2.")]
+    sample = run_cell(cell, ctx, prepared)
+    assert (sample["outcome"], sample["failure_class"], sample["valid"]) == ("invalid", "leak", False)
+    assert sample["leaks"] and "/usr/bin/curl" in sample["leaks"][0]
+    assert sample["differences"] == []  # never scored
+    assert repos_left(forge) == [] and token_in_store(ctx) == []
+
+
+@pytest.mark.slow
+def test_a_foreign_client_in_the_host_log_makes_the_trial_invalid(forge, tree, tmp_path):
+    # The arm declares curl; a request from another client in the run window is a leak
+    # even when the transcript looks clean (here: the guard allows curl, but the forge
+    # sees a request made with a forged User-Agent).
+    driver = Scripted()
+    ctx = context(forge, tree, tmp_path, driver)
+    cell = raw_api_cell(tree)
+    prepared = prepare_cell(cell, ctx)
+    driver.script = [bash(curl(ctx, prepared, "GET", "/issues/2").replace(
+        "curl -s", "curl -s -A python-requests/2.31")), say("Looked.")]
+    sample = run_cell(cell, ctx, prepared)
+    assert sample["outcome"] == "invalid"
+    assert any("python-requests/2.31" in leak for leak in sample["leaks"])
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not GITEA_MCP.exists(), reason="scripts/test-setup installs gitea-mcp")
+def test_the_mcp_arm_with_the_pypi_server_mutates_the_forge_and_is_scored(forge, tree, tmp_path):
+    driver = Scripted()
+    ctx = context(forge, tree, tmp_path, driver)
+    cell = Cell(load_arm(CHECKOUT / "tests/arms/gitea-mcp-pypi.yaml"), tree.tasks[CLOSE_TASK])
+    prepared = prepare_cell(cell, ctx)
+    repo = prepared.repo
+    driver.script = [tool("mcp__gitea__update_issue", owner=repo.owner, repo=repo.name,
+                          issue_number=2, state="closed"),
+                     say("Closed issue #2.")]
+    sample = run_cell(cell, ctx, prepared)
+
+    assert sample["outcome"] == "passed", sample
+    offered = [t["name"] for t in driver.model.messages(auxiliary=False)[0].body["tools"]]
+    assert "Bash" not in offered and "mcp__gitea__update_issue" in offered
+    assert all(name.startswith("mcp__gitea__") for name in offered)
+    assert repos_left(forge) == [] and token_in_store(ctx) == []
+
+
+@pytest.mark.slow
+def test_an_overloaded_api_is_a_harness_error_not_counted_against_the_arm(forge, tree, tmp_path):
+    driver = Scripted([fail(529)], env={"CLAUDE_CODE_MAX_RETRIES": "0"})
+    ctx = context(forge, tree, tmp_path, driver)
+    sample = run_cell(raw_api_cell(tree), ctx)
+    assert (sample["outcome"], sample["failure_class"], sample["valid"]) == \
+        ("harness-error", "api-overload", False)
+    assert repos_left(forge) == []
+
+
+def test_a_host_that_will_not_seed_is_a_harness_error_and_no_agent_runs(forge, tree, tmp_path):
+    driver = Scripted([say("unused")])
+    ctx = context(forge, tree, tmp_path, driver)
+    forge.inject_fault("POST", r"/repos/.*/labels$", status=500, times=100)
+    sample = run_cell(raw_api_cell(tree), ctx)
+    assert (sample["outcome"], sample["failure_class"], sample["valid"]) == \
+        ("harness-error", "seeding", False)
+    assert driver.model is None  # the driver never started
+    assert repos_left(forge) == []
+    assert list(ctx.store.samples()) == [sample]
+
+
+def test_a_task_without_a_scoring_spec_is_not_run(forge, tree, tmp_path):
+    ctx = context(forge, tree, tmp_path, Scripted())
+    with pytest.raises(CellError, match="no scoring spec"):
+        run_cell(raw_api_cell(tree, "bonus-publish-release"), ctx)
+    assert repos_left(forge) == [] and list(ctx.store.samples()) == []
+
+
+@pytest.mark.slow
+def test_ctrl_c_mid_run_deletes_the_repository_and_records_nothing(forge, tree, tmp_path):
+    driver = Scripted([bash("echo waiting"), stall()])
+    ctx = context(forge, tree, tmp_path, driver, backstop_seconds=60)
+    cell = raw_api_cell(tree)
+    prepared = prepare_cell(cell, ctx)
+    assert repos_left(forge) == [prepared.repo.name]
+    interrupt = threading.Timer(3, os.kill, (os.getpid(), signal.SIGINT))
+    interrupt.start()
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        run_cell(cell, ctx, prepared)
+    interrupt.cancel()
+    assert time.monotonic() - started < 20
+    assert repos_left(forge) == []
+    assert list(ctx.store.samples()) == []
+    assert recent_scratch() == []  # the agent's directory and the arm's set-up are gone

@@ -1,0 +1,67 @@
+"""`benchkit run ARM_YAML --task ID`: one cell per arm and task, through the click
+command, against an embedded forge or a given host."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+CHECKOUT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def clean_env(tmp_path):
+    """No host discoverable: no GITEA_* variables, no tea login."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("GITEA_")}
+    env.update(HOME=str(tmp_path / "home"), XDG_CONFIG_HOME=str(tmp_path / "config"),
+               BENCHKIT_CACHE_DIR=str(tmp_path / "cache"))
+    return env
+
+
+def run_benchkit(args, env):
+    return subprocess.run([sys.executable, "-c", "from benchkit.cli import main; main()", *args],
+                          capture_output=True, text=True, cwd=CHECKOUT, timeout=300, env=env)
+
+
+@pytest.mark.slow
+def test_with_no_host_it_runs_the_cell_on_an_embedded_forge(tmp_path, clean_env):
+    store = tmp_path / "results"
+    done = run_benchkit(["run", "arms.d/raw-api.yaml", "--task", "close-csv-export-issue",
+                         "--driver", "replay", "--store", str(store)], clean_env)
+    assert done.returncode == 0, done.stderr
+    assert "embedded forge" in done.stderr
+    assert "raw-api close-csv-export-issue: passed" in done.stdout
+    sample, = [json.loads(line) for line in
+               (store / "raw-api" / "close-csv-export-issue.jsonl").read_text().splitlines()]
+    assert (sample["outcome"], sample["driver"], sample["usage_estimated"]) == ("passed", "replay", True)
+    assert sample["host"]["kind"] == "forge"
+
+
+def test_an_unknown_task_is_bad_input(tmp_path, clean_env):
+    done = run_benchkit(["run", "arms.d/raw-api.yaml", "--task", "no-such-task",
+                         "--store", str(tmp_path)], clean_env)
+    assert done.returncode == 2
+    assert "no-such-task.yaml" in done.stderr and "no task 'no-such-task'" in done.stderr
+
+
+def test_a_host_without_a_token_is_a_credentials_error(tmp_path, clean_env, dead_url):
+    done = run_benchkit(["run", "arms.d/raw-api.yaml", "--task", "close-csv-export-issue",
+                         "--host", dead_url, "--store", str(tmp_path)], clean_env)
+    assert done.returncode == 1
+    assert "no token" in done.stderr
+    assert not any(tmp_path.rglob("*.jsonl"))
+
+
+def test_a_dead_host_is_recorded_as_a_harness_error(tmp_path, clean_env, dead_url):
+    done = run_benchkit(["run", "arms.d/raw-api.yaml", "--task", "close-csv-export-issue",
+                         "--host", dead_url, "--token", "sekrit-token-123", "--store",
+                         str(tmp_path)], clean_env)
+    assert done.returncode == 1
+    sample, = [json.loads(line) for line in
+               (tmp_path / "raw-api" / "close-csv-export-issue.jsonl").read_text().splitlines()]
+    assert (sample["outcome"], sample["failure_class"], sample["valid"]) == ("harness-error", "host", False)
+    assert "sekrit-token-123" not in done.stdout + done.stderr
+    assert not any("sekrit-token-123" in p.read_text() for p in tmp_path.rglob("*.jsonl"))
