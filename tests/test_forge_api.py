@@ -254,3 +254,28 @@ def test_visibility_case_and_deletion(api, forge):
     assert other("GET", "/users/bench", 200)["email"] == "bench@noreply.localhost"  # private fields hidden
     assert other("GET", "/users/bench", 200)["is_admin"] is False
     assert api("GET", "/users/other", 200)["email"] == "other@forge.local"  # an admin sees them
+
+
+def test_commit_statuses_are_the_checks_of_a_pull_request(api):
+    branch_with_file(api, "feature/ci")
+    pull = api("POST", f"{R}/pulls", 201, json={"head": "feature/ci", "base": "main", "title": "CI"})
+    sha = pull["head"]["sha"]
+    combined = api("GET", f"{R}/commits/{sha}/status", 200)
+    assert (combined["state"], combined["total_count"], combined["statuses"]) == ("", 0, [])  # no CI ran
+    api("POST", f"{R}/statuses/{sha}", 201, json={"state": "pending", "context": "build"})
+    api("POST", f"{R}/statuses/{sha}", 201, json={"state": "success", "context": "build"})
+    api("POST", f"{R}/statuses/{sha}", 201, json={"state": "failure", "context": "lint"})
+    api("POST", f"{R}/statuses/{sha}", 422, json={"state": "great"})
+    combined = api("GET", f"{R}/commits/feature/ci/status", 200)  # a branch name works as the ref
+    assert combined["state"] == "failure"
+    assert sorted((s["context"], s["status"]) for s in combined["statuses"]) == [("build", "success"),
+                                                                                 ("lint", "failure")]
+    assert len(api("GET", f"{R}/commits/{sha}/statuses", 200)) == 3
+    assert [c["sha"] for c in api("GET", f"{R}/commits?sha=feature/ci", 200)][0] == sha
+    assert api("GET", f"{R}/git/commits/{sha}", 200)["files"] == [{"filename": "f.txt", "status": "added"}]
+
+
+def test_user_search(api, forge):
+    forge.create_user("other")
+    found = api("GET", "/users/search?q=oth", 200)
+    assert found["ok"] is True and [u["login"] for u in found["data"]] == ["other"]

@@ -73,6 +73,8 @@ def host():
         s.headers["Authorization"] = f"token {forge.token}"
         call("POST", f"{repo}/pulls/2/reviews", 200, json={"event": "COMMENT", "body": "self"})
         call("POST", f"{repo}/releases", 201, json={"tag_name": "v1.0.0", "body": "notes"})
+        head = call("GET", f"{repo}/branches/feature/notes", 200)["commit"]["id"]
+        call("POST", f"{repo}/statuses/{head}", 201, json={"state": "success", "context": "ci"})
         yield call, repo
 
 
@@ -106,6 +108,9 @@ READS = [
     ("ContentsResponse", "{repo}/contents/notes.txt?ref=feature/notes", False),
     ("ContentsResponse", "{repo}/contents", True),
     ("Release", "{repo}/releases", True),
+    ("Commit", "{repo}/commits", True),
+    ("CombinedStatus", "{repo}/commits/feature/notes/status", False),
+    ("CommitStatus", "{repo}/commits/feature/notes/statuses", True),
 ]
 
 

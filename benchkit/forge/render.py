@@ -141,10 +141,10 @@ class Render:
 
     # -- issues and comments --------------------------------------------------------
     def comment_count(self, issue: dict) -> int:
-        # Gitea counts review comments in an issue's `comments` too.
+        # Gitea counts plain comments and submitted reviews (its "conversation" comments).
         return self.store.value(
             "SELECT (SELECT COUNT(*) FROM comments WHERE issue_id = ?) + "
-            "(SELECT COUNT(*) FROM review_comments WHERE issue_id = ?)", issue["id"], issue["id"])
+            "(SELECT COUNT(*) FROM reviews WHERE issue_id = ? AND state != 'PENDING')", issue["id"], issue["id"])
 
     def issue(self, row: dict, repo: dict) -> dict:
         store = self.store
@@ -330,6 +330,24 @@ class Render:
             "submodule_git_url": None, "lfs_oid": None, "lfs_size": None,
             "_links": {"self": self_url, "git": git_url, "html": html_url},
         }
+
+    def commit_status(self, row: dict, repo: dict) -> dict:
+        return {"id": row["id"], "status": row["state"], "target_url": row["target_url"],
+                "description": row["description"], "context": row["context"],
+                "url": f"{self.api}/repos/{self.full_name(repo)}/statuses/{row['sha']}",
+                "creator": self.user_id(row["creator_id"]), "created_at": ts(row["created"]),
+                "updated_at": ts(row["created"])}
+
+    def combined_status(self, repo: dict, sha: str, rows: list) -> dict:
+        # The worst state wins; with no statuses at all Gitea leaves the state empty.
+        order = ["error", "failure", "warning", "pending", "success"]
+        states = [r["state"] for r in rows]
+        state = next((s for s in order if s in states), "")
+        full = self.full_name(repo)
+        return {"state": state, "sha": sha, "total_count": len(rows),
+                "statuses": [self.commit_status(r, repo) for r in rows], "repository": self.repo(repo),
+                "commit_url": f"{self.api}/repos/{full}/commits/{sha}",
+                "url": f"{self.api}/repos/{full}/commits/{sha}/status"}
 
     def release(self, row: dict, repo: dict) -> dict:
         full = self.full_name(repo)

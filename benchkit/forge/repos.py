@@ -28,6 +28,14 @@ def current_user(ctx):
     return respond(ctx.render.user(ctx.user))
 
 
+@route("GET", "/users/search")
+def search_users(ctx):
+    keyword = ctx.query("q").lower()
+    rows = [u for u in ctx.store.all("SELECT * FROM users ORDER BY id") if keyword in u["login"].lower()
+            or keyword in u["full_name"].lower()]
+    return listing(ctx, rows, ctx.render.user, wrap=lambda data: {"ok": True, "data": data})
+
+
 @route("GET", "/users/{username}")
 def get_user(ctx, username):
     user = ctx.store.user_by_login(username)
@@ -75,7 +83,7 @@ def create_repo(ctx):
     body = ctx.body
     name = body["name"]
     if len(name) > 100 or not REPO_NAME.match(name):
-        raise invalid("[Name]: AlphaDashDotError")
+        raise invalid("[Name]: AlphaDashDot")
     if name.lower() in RESERVED or name.lower().endswith((".git", ".wiki")):
         raise invalid(f"name is reserved [name: {name}]")
     if ctx.store.repo(ctx.user["login"], name):
@@ -266,6 +274,76 @@ def create_file(ctx, owner, repo, path):
        struct="UpdateFileOptions")
 def update_file(ctx, owner, repo, path):
     return _write_file(ctx, owner, repo, path, create=False)
+
+
+# -- commits and their statuses (the "checks" a pull request shows) ------------------
+def resolve_sha(ctx, repo: dict, ref: str) -> str:
+    branch = ctx.store.branch(repo["id"], ref.removeprefix("refs/heads/"))
+    sha = branch["sha"] if branch else ref
+    if ctx.store.get_commit(repo["id"], sha) is None:
+        raise not_found(f"object does not exist [id: {ref}, rel_path: ]")
+    return sha
+
+
+@route("GET", "/repos/{owner}/{repo}/commits")
+def list_commits(ctx, owner, repo):
+    row = ctx.repo(owner, repo)
+    if not ctx.store.branches(row["id"]):
+        raise ApiError(409, "Git Repository is empty.")
+    commits = ctx.store.history(row["id"], resolve_sha(ctx, row, ctx.query("sha") or row["default_branch"]))
+    if ctx.query("path"):
+        commits = [c for c in commits if ctx.query("path") in c["tree"]]
+    files = ctx.query("files", "true").lower() != "false"
+    return listing(ctx, commits, lambda c: ctx.render.commit(row, c, files=files))
+
+
+@route("GET", "/repos/{owner}/{repo}/git/commits/{sha}")
+def get_commit(ctx, owner, repo, sha):
+    row = ctx.repo(owner, repo)
+    return respond(ctx.render.commit(row, ctx.store.get_commit(row["id"], resolve_sha(ctx, row, sha))))
+
+
+def statuses_of(ctx, row: dict, sha: str) -> list:
+    # Only the newest status per context counts, as in Gitea.
+    rows = ctx.store.all("SELECT * FROM commit_statuses WHERE repo_id = ? AND sha = ? ORDER BY id DESC",
+                         row["id"], sha)
+    latest = {}
+    for status in rows:
+        latest.setdefault(status["context"], status)
+    return list(latest.values())
+
+
+@route("GET", "/repos/{owner}/{repo}/commits/{ref:path}/status")
+def combined_status(ctx, owner, repo, ref):
+    row = ctx.repo(owner, repo)
+    sha = resolve_sha(ctx, row, ref)
+    return respond(ctx.render.combined_status(row, sha, statuses_of(ctx, row, sha)))
+
+
+@route("GET", "/repos/{owner}/{repo}/commits/{ref:path}/statuses")
+def list_statuses(ctx, owner, repo, ref):
+    row = ctx.repo(owner, repo)
+    sha = resolve_sha(ctx, row, ref)
+    rows = ctx.store.all("SELECT * FROM commit_statuses WHERE repo_id = ? AND sha = ? ORDER BY id DESC",
+                         row["id"], sha)
+    return listing(ctx, rows, lambda r: ctx.render.commit_status(r, row))
+
+
+STATUS = [F("state", required=True), F("target_url"), F("description"), F("context")]
+
+
+@route("POST", "/repos/{owner}/{repo}/statuses/{sha}", body=STATUS, struct="CreateStatusOption")
+def create_status(ctx, owner, repo, sha):
+    row = ctx.repo(owner, repo, write=True)
+    sha = resolve_sha(ctx, row, sha)
+    state = ctx.body["state"]
+    if state not in ("pending", "success", "error", "failure", "warning"):
+        raise invalid(f"invalid commit status state: {state}")
+    sid = ctx.store.insert("commit_statuses", repo_id=row["id"], sha=sha, state=state,
+                           context=ctx.body.get("context") or "default", description=ctx.body.get("description") or "",
+                           target_url=ctx.body.get("target_url") or "", creator_id=ctx.user["id"], created=now())
+    return respond(ctx.render.commit_status(ctx.store.one("SELECT * FROM commit_statuses WHERE id = ?", sid), row),
+                   201)
 
 
 # -- releases ---------------------------------------------------------------------

@@ -81,6 +81,10 @@ CREATE TABLE IF NOT EXISTS releases (
   target TEXT NOT NULL, name TEXT NOT NULL, body TEXT NOT NULL DEFAULT '',
   draft INTEGER NOT NULL DEFAULT 0, prerelease INTEGER NOT NULL DEFAULT 0,
   author_id INTEGER NOT NULL, created INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS commit_statuses (
+  id INTEGER PRIMARY KEY, repo_id INTEGER NOT NULL, sha TEXT NOT NULL, state TEXT NOT NULL,
+  context TEXT NOT NULL DEFAULT 'default', description TEXT NOT NULL DEFAULT '',
+  target_url TEXT NOT NULL DEFAULT '', creator_id INTEGER NOT NULL, created INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS issues_repo ON issues (repo_id, is_pull, state);
 CREATE INDEX IF NOT EXISTS comments_issue ON comments (issue_id);
 CREATE INDEX IF NOT EXISTS reviews_issue ON reviews (issue_id);
@@ -201,7 +205,7 @@ class Store:
                                   ("pulls", "issue_id"), ("reviews", "issue_id"),
                                   ("review_comments", "issue_id")):
                 self.execute(f"DELETE FROM {table} WHERE {column} IN ({issue_ids})", repo_id)
-            for table in ("issues", "labels", "milestones", "branches", "commits", "releases"):
+            for table in ("issues", "labels", "milestones", "branches", "commits", "releases", "commit_statuses"):
                 self.execute(f"DELETE FROM {table} WHERE repo_id = ?", repo_id)
             self.execute("DELETE FROM repos WHERE id = ?", repo_id)
 

@@ -125,8 +125,8 @@ def _coerce_form(field: F, values: list[str]):
             return value.lower() in ("1", "true", "on", "t", "yes")
         return value
     except ValueError:
-        rule = "IntegerTypeError" if kind in (int, "ints") else "BooleanTypeError"
-        raise invalid(f"[{field.go_name}]: {rule}") from None
+        what = "integer" if kind in (int, "ints") else "boolean"
+        raise invalid(f"[{field.go_name}]: Value could not be parsed as {what}") from None
 
 
 async def bind(request: Request, fields: list[F], struct: str) -> Body:
