@@ -264,13 +264,15 @@ class _Prepass:
         elif following == "{":
             self.pos += 2
             self.nested("}")
-        elif following == "'" and not quoted:  # $'...' ANSI-C quoting
+        elif following == "'" and not quoted:  # $'...': a literal, escapes decoded
             self.pos += 2
             while self.peek() not in ("'", ""):
                 self.pos += 2 if self.peek() == "\\" else 1
             if self.peek() != "'":
                 raise ParseError("a closing ' is missing")
             self.pos += 1
+            text = _ansi_c(self.src[start + 2:self.pos - 1])
+            return QUOTED + "'" + text.replace("'", "'\"'\"'") + "'"
         elif following == '"' and not quoted:  # $"..." is a (translated) double-quoted string
             self.pos += 1
             return QUOTED + '"' + self.double('"') + '"'
@@ -349,6 +351,28 @@ class _Prepass:
             if not quoted:  # an unquoted delimiter: the body's substitutions run
                 _Prepass("\n".join(lines), self.table, self.scripts, self.nesting + 1).double(None)
         self.pending.clear()
+
+
+_ANSI_C = re.compile(r"\\(?:([abeEfnrtv\\'\"?])|([0-7]{1,3})|x([0-9A-Fa-f]{1,2})"
+                     r"|u([0-9A-Fa-f]{1,4})|U([0-9A-Fa-f]{1,8})|c(.))", re.DOTALL)
+_ANSI_C_LETTERS = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n",
+                   "r": "\r", "t": "\t", "v": "\v"}
+
+
+def _ansi_c(body: str) -> str:
+    """The value of bash's $'...' quoting."""
+    def one(match):
+        letter, octal, hex2, hex4, hex8, control = match.groups()
+        if letter:
+            return _ANSI_C_LETTERS.get(letter, letter)
+        if control:
+            return chr(ord(control.upper()) ^ 0x40)
+        code = int(octal, 8) if octal else int(hex2 or hex4 or hex8, 16)
+        return chr(code) if code < 0x110000 else ""
+    text = _ANSI_C.sub(one, body)
+    if _SENTINELS.search(text):
+        raise ParseError("$'...' decodes to a NUL or private-use character")
+    return text
 
 
 def _arithmetic_closes(src: str, i: int) -> bool:
