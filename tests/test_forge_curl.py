@@ -98,9 +98,9 @@ EOF''', **repo)
     status, _, body = sh(f'curl -si {auth} "$API/repos/bench/demo/issues" -d title=From+a+form '
                          '--data-urlencode "body=a&b=c"', **repo)
     assert status == 201 and (json.loads(body)["title"], json.loads(body)["body"]) == ("From a form", "a&b=c")
-    status, _, body = sh(f'curl -si {auth} "$API/repos/bench/demo/issues" --json \'{{"title":"From --json"}}\'',
+    status, _, body = sh(f'curl -si {auth} "$API/repos/bench/demo/issues" --json \'{{"Title":"From --json"}}\'',
                          **repo)
-    assert status == 201
+    assert status == 201  # JSON keys match case-insensitively, as Go's decoder does
     status, _, body = sh(f'curl -s {auth} "$API/repos/bench/demo/issues?state=all" -o /dev/stdout -i', **repo)
     assert [i["title"] for i in json.loads(body)] == ["From --json", "From a form", "From a heredoc", "From JSON"]
 
@@ -135,9 +135,17 @@ def test_patch_answers_201_and_form_merge_works(repo):
                       f'-H "Content-Type: application/json" -d \'{{"content":"{content}","new_branch":"f"}}\'', **repo)
     assert status == 201
     sh(f'curl -si {auth} "$API/repos/bench/demo/pulls" -d head=f -d base=main -d title=Hello', **repo)
+    # Forms bind by the snake_case Go field name: "do", whatever the JSON spelling.
     status, _, body = sh(f'curl -si {auth} "$API/repos/bench/demo/pulls/2/merge" -d Do=merge', **repo)
+    assert status == 422 and json.loads(body)["message"] == "[Do]: Required"
+    status, _, body = sh(f'curl -si {auth} "$API/repos/bench/demo/pulls/2/merge" -d do=merge', **repo)
     assert status == 200 and body == ""
     status, _, body = sh(f'curl -si {auth} "$API/repos/bench/demo/pulls/2/merge" -d do=squash', **repo)
     assert status == 405 and json.loads(body)["message"] == ""
     status, _, body = sh(f'curl -si {auth} "$API/repos/bench/demo/pulls/2.diff"', **repo)
     assert status == 200 and "+hello" in body and "diff --git a/hello.txt b/hello.txt" in body
+
+
+def test_trailing_and_repeated_slashes_route_as_gitea_does(repo):
+    status, _, body = sh('curl -si -H "Authorization: token $TOKEN" "$API/repos/bench//demo/"', **repo)
+    assert status == 200 and json.loads(body)["full_name"] == "bench/demo"

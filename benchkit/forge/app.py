@@ -5,6 +5,7 @@ forge's own middleware (request log, fault injection, Gitea's authentication).
 import asyncio
 import base64
 import binascii
+import re
 import sys
 import time
 import traceback
@@ -23,6 +24,7 @@ from .store import Store
 from .web import ROUTES, ApiError, bind, not_found, respond
 
 GITEA_VERSION = "1.24.6"
+REPEATED_SLASHES = re.compile("/{2,}")
 
 
 class ForgeState:
@@ -132,7 +134,7 @@ class ForgeMiddleware:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
-        started, clock = time.time(), time.perf_counter()
+        started, clock, sent_path = time.time(), time.perf_counter(), scope["path"]
         counts = {"in": 0, "out": 0, "status": 0}
 
         async def counting_receive():
@@ -151,15 +153,17 @@ class ForgeMiddleware:
         try:
             await self._handle(scope, counting_receive, counting_send)
         finally:
-            if not scope["path"].startswith("/_forge"):
+            if not sent_path.startswith("/_forge"):
                 headers = dict(scope["headers"])
                 self.forge.log.record(
-                    method=scope["method"], path=scope["path"], status=counts["status"],
+                    method=scope["method"], path=sent_path, status=counts["status"],
                     user_agent=headers.get(b"user-agent", b"").decode("latin-1"),
                     bytes_in=counts["in"], bytes_out=counts["out"], started=started,
                     duration=time.perf_counter() - clock)
 
     async def _handle(self, scope, receive, send):
+        # Gitea routes "/issues/" and "//issues" as "/issues" (its stripSlashes middleware).
+        scope["path"] = REPEATED_SLASHES.sub("/", scope["path"]).rstrip("/") or "/"
         fault = self.forge.faults.take(scope["method"], scope["path"])
         if fault is not None:
             if fault.delay:

@@ -104,7 +104,7 @@ def list_milestones(ctx, owner, repo):
     return listing(ctx, rows, ctx.render.milestone)
 
 
-MILESTONE = [F("title", required=True), F("description"), F("due_on"), F("state")]
+MILESTONE = [F("title", required=True), F("description"), F("due_on", go="Deadline"), F("state")]
 
 
 @route("POST", "/repos/{owner}/{repo}/milestones", body=MILESTONE, struct="CreateMilestoneOption")
@@ -124,7 +124,7 @@ def get_milestone(ctx, owner, repo, key):
     return respond(ctx.render.milestone(find_milestone(ctx, ctx.repo(owner, repo), key)))
 
 
-@route("PATCH", "/repos/{owner}/{repo}/milestones/{key}", body=[F(f.name) for f in MILESTONE],
+@route("PATCH", "/repos/{owner}/{repo}/milestones/{key}", body=[F(f.name, go=f.go) for f in MILESTONE],
        struct="EditMilestoneOption")
 def edit_milestone(ctx, owner, repo, key):
     row = ctx.repo(owner, repo, write=True)
@@ -285,7 +285,7 @@ def milestone_id(ctx, repo: dict, value) -> int:
 
 
 CREATE_ISSUE = [F("title", required=True), F("body"), F("assignee"), F("assignees", "strs"),
-                F("milestone", int), F("labels", "ints"), F("closed", bool), F("due_date"), F("ref")]
+                F("milestone", int), F("labels", "ints"), F("closed", bool), F("due_date", go="Deadline"), F("ref")]
 
 
 def new_issue(ctx, repo: dict, *, is_pull: bool) -> dict:
@@ -321,7 +321,8 @@ def get_issue(ctx, owner, repo, index):
 
 
 EDIT_ISSUE = [F("title"), F("body"), F("state"), F("assignee"), F("assignees", "strs"), F("milestone", int),
-              F("due_date"), F("unset_due_date", bool), F("ref"), F("content_version", int)]
+              F("due_date", go="Deadline"), F("unset_due_date", bool, go="RemoveDeadline"), F("ref"),
+              F("content_version", int)]
 
 
 def apply_edit(ctx, repo: dict, issue: dict):

@@ -40,7 +40,7 @@ def list_pulls(ctx, owner, repo):
         rows = [r for r in rows if poster and r["poster_id"] == poster["id"]]
     if ctx.query("base_branch"):
         rows = [r for r in rows if r["base"] == ctx.query("base_branch")]
-    if ctx.query("milestone"):
+    if ctx.query("milestone") not in ("", "0"):
         rows = [r for r in rows if str(r["milestone_id"]) == ctx.query("milestone")]
     rows.sort(key=sort_key(ctx, ctx.query("sort")))
     return listing(ctx, rows, lambda r: ctx.render.pull(r, row))
@@ -131,8 +131,10 @@ def is_merged(ctx, owner, repo, index):
 
 
 # Both spellings arrive: the Go SDK's (Do, MergeTitleField, ...) and the generated clients' (do, ...).
-MERGE = [F("Do"), F("do"), F("MergeTitleField"), F("merge_title_field"), F("MergeMessageField"),
-         F("merge_message_field"), F("MergeCommitID"), F("merge_commit_id"), F("head_commit_id"),
+MERGE = [F("Do", go="Do"), F("do", go="Do"), F("MergeTitleField", go="MergeTitleField"),
+         F("merge_title_field", go="MergeTitleField"), F("MergeMessageField", go="MergeMessageField"),
+         F("merge_message_field", go="MergeMessageField"), F("MergeCommitID", go="MergeCommitID"),
+         F("merge_commit_id", go="MergeCommitID"), F("head_commit_id", go="HeadCommitID"),
          F("delete_branch_after_merge", bool), F("force_merge", bool), F("merge_when_checks_succeed", bool)]
 
 
@@ -325,7 +327,7 @@ def settle_official(ctx, row: dict, issue: dict, review_id: int, state: str):
         ctx.store.update("reviews", {"id": review_id}, official=1)
 
 
-REVIEW = [F("event"), F("body"), F("commit_id"), F("comments", "any-list")]
+REVIEW = [F("event"), F("body"), F("commit_id", go="CommitID"), F("comments", "any-list")]
 
 
 @route("POST", "/repos/{owner}/{repo}/pulls/{index:int}/reviews", body=REVIEW, struct="CreatePullReviewOptions")

@@ -354,8 +354,9 @@ def list_releases(ctx, owner, repo):
     return listing(ctx, rows, lambda r: ctx.render.release(r, row))
 
 
-RELEASE = [F("tag_name", required=True, go="TagName"), F("target_commitish"), F("name", go="Title"), F("body", go="Note"),
-           F("draft", bool), F("prerelease", bool), F("tag_message")]
+RELEASE = [F("tag_name", required=True, go="TagName"), F("target_commitish", go="Target"), F("name", go="Title"),
+           F("body", go="Note"), F("draft", bool, go="IsDraft"), F("prerelease", bool, go="IsPrerelease"),
+           F("tag_message")]
 
 
 @route("POST", "/repos/{owner}/{repo}/releases", body=RELEASE, struct="CreateReleaseOption")

@@ -77,6 +77,22 @@ class F:
     def go_name(self) -> str:
         return self.go or "".join(part.capitalize() for part in self.name.split("_"))
 
+    @property
+    def form_name(self) -> str:
+        # Gitea binds forms by the snake_case Go field name, not the JSON name.
+        return snake_case(self.go_name)
+
+
+def snake_case(name: str) -> str:
+    """Gitea's util.ToSnakeCase: MergeCommitID -> merge_commit_id, ContentBase64 -> content_base64."""
+    out = []
+    for i, char in enumerate(name):
+        if char.isupper() and i > 0 and (name[i - 1].islower() or name[i - 1].isdigit()
+                                         or (i + 1 < len(name) and name[i + 1].islower())):
+            out.append("_")
+        out.append(char.lower())
+    return "".join(out)
+
 
 class Body(dict):
     """The bound body; `given` remembers which fields the client actually sent."""
@@ -134,7 +150,7 @@ async def bind(request: Request, fields: list[F], struct: str) -> Body:
     raw = await request.body()
     if "form-urlencoded" in content_type or "multipart/form-data" in content_type:
         form = urllib.parse.parse_qs(raw.decode(errors="replace"), keep_blank_values=True)
-        data = {f.name: _coerce_form(f, form[f.name]) for f in fields if f.name in form}
+        data = {f.name: _coerce_form(f, form[f.form_name]) for f in fields if f.form_name in form}
     elif "json" in content_type:
         try:
             parsed = json.loads(raw) if raw.strip() else {}
@@ -142,7 +158,10 @@ async def bind(request: Request, fields: list[F], struct: str) -> Body:
             raise invalid(f"[]: {error}") from None
         if not isinstance(parsed, dict):
             raise invalid(f"[]: json: cannot unmarshal {type(parsed).__name__} into Go value of type {struct}")
-        data = {f.name: _coerce_json(f, parsed[f.name], struct) for f in fields if f.name in parsed}
+        # encoding/json matches keys exactly first, then case-insensitively.
+        folded = {key.lower(): key for key in reversed(list(parsed))}
+        keys = {f.name: f.name if f.name in parsed else folded.get(f.name.lower()) for f in fields}
+        data = {f.name: _coerce_json(f, parsed[keys[f.name]], struct) for f in fields if keys[f.name]}
     elif not content_type:
         raise invalid("[]: Empty Content-Type")
     else:
