@@ -56,7 +56,6 @@ class Sorted:
     replay: dict = field(default_factory=lambda: defaultdict(Tally))
     excluded: dict = field(default_factory=lambda: defaultdict(Counter))  # (arm, task) -> Counter
     other: dict = field(default_factory=dict)  # (arm, task, changes, estimated) -> [Tally, count]
-    self_review: Counter = field(default_factory=Counter)
 
 
 def version_changes(sample: Sample, matrix: Matrix, arms: dict, tasks: dict) -> tuple:
@@ -74,13 +73,13 @@ def version_changes(sample: Sample, matrix: Matrix, arms: dict, tasks: dict) -> 
 
 
 def current_prompts(samples: list[Sample], changes: list[tuple]) -> dict:
-    """(arm, task) -> the prompt fingerprint of the cell's newest otherwise-current
-    sample that reached the agent (a harness error may not have assembled a prompt).
-    The store is append-only, so the newest is the last in file order."""
+    """(arm, task, estimated) -> the prompt fingerprint of the newest otherwise-current
+    sample of the cell and driver kind that reached the agent (a harness error may not
+    have assembled a prompt). The store is append-only: the newest is the last read."""
     prompts = {}
     for sample, changed in zip(samples, changes):
         if not changed and sample.outcome != "harness-error":
-            prompts[(sample.arm, sample.task)] = sample.fingerprints.prompt
+            prompts[(sample.arm, sample.task, sample.estimated)] = sample.fingerprints.prompt
     return prompts
 
 
@@ -100,7 +99,8 @@ def sort_samples(samples: list[Sample], matrix: Matrix) -> Sorted:
     for sample, changed in zip(samples, changes):
         key = (sample.arm, sample.task)
         harness_error = sample.outcome == "harness-error"
-        if not changed and not harness_error and sample.fingerprints.prompt != prompts[key]:
+        if (not changed and not harness_error
+                and sample.fingerprints.prompt != prompts[key + (sample.estimated,)]):
             changed = ("prompt",)
         if changed:
             slot = result.other.setdefault(key + (changed, sample.estimated), [Tally(), 0])
@@ -114,7 +114,6 @@ def sort_samples(samples: list[Sample], matrix: Matrix) -> Sorted:
             result.replay[key].add(sample, weights)
         else:
             result.measured[key].add(sample, weights)
-            result.self_review[sample.self_review] += 1
     return result
 
 
@@ -191,21 +190,22 @@ def build_report(contents: StoreContents, matrix: Matrix, *, resamples: int = RE
         "exclusions": exclusion_view(sorted_.excluded, arm_ids),
         "other_versions": other_versions_view(sorted_.other),
         "problems": contents.problems,
-        "self_review": {str(key).lower(): count for key, count in sorted_.self_review.items()},
     }
     report["notes"] = notes(report)
     return report
 
 
 def totals(contents: StoreContents, sorted_: Sorted) -> dict:
-    count = lambda tallies: sum(len(t.rows) for t in tallies.values())  # noqa: E731
+    def trials(tallies):
+        return sum(len(t.rows) for t in tallies.values())
+
+    def excluded(why):
+        return sum(n for c in sorted_.excluded.values() for (reason, _), n in c.items()
+                   if reason == why)
     return {"samples": len(contents.samples), "files": contents.files,
-            "measured": count(sorted_.measured), "replay": count(sorted_.replay),
-            "invalid": sum(n for c in sorted_.excluded.values()
-                           for (reason, _), n in c.items() if reason == "invalid"),
-            "harness_error": sum(n for c in sorted_.excluded.values()
-                                 for (reason, _), n in c.items() if reason == "harness-error"),
-            "other_versions": sum(count for _, count in sorted_.other.values()),
+            "measured": trials(sorted_.measured), "replay": trials(sorted_.replay),
+            "invalid": excluded("invalid"), "harness_error": excluded("harness-error"),
+            "other_versions": sum(n for _, n in sorted_.other.values()),
             "unreadable": len(contents.problems)}
 
 
@@ -322,7 +322,7 @@ def coverage_view(sorted_: Sorted, matrix: Matrix) -> dict:
 def cells_view(sorted_: Sorted, matrix: Matrix) -> list:
     """Every current cell with samples, measured or replayed, with its component means:
     the CSV export, from which a spreadsheet can re-weight without the store."""
-    tiers = {t.id: t for t in matrix.tasks}
+    tasks = {t.id: t for t in matrix.tasks}
     rows = []
     for kind, tallies in (("measured", sorted_.measured), ("replay", sorted_.replay)):
         for (arm, task), tally in tallies.items():
@@ -330,7 +330,7 @@ def cells_view(sorted_: Sorted, matrix: Matrix) -> list:
                 continue
             stats = CellStats(tally.rows, matrix.k, name=f"{kind}:{arm}/{task}")
             tokens = [math.fsum(col) / stats.n for col in zip(*tally.tokens)]
-            rows.append({"arm": arm, "task": task, "tier": tiers[task].tier, "kind": kind,
+            rows.append({"arm": arm, "task": task, "tier": tasks[task].tier, "kind": kind,
                          "samples": stats.n, "passes": stats.passes,
                          **dict(zip(ALL_METRICS, stats.figures())),
                          **dict(zip(COMPONENTS, tokens))})
@@ -414,9 +414,9 @@ def notes(report: dict) -> list[str]:
         else:
             said.append(f"The arms ran different tasks ({ran} of {total}) and no task was run "
                         "by all of them, so they cannot yet be compared like for like.")
-    said.append("Figures are means over tasks of per-task means, so no arm gains from "
-                "which tasks it ran; intervals are 95% two-stage bootstrap intervals "
-                "(tasks, then trials).")
+    said.append("Figures are means over tasks of per-task means, so a cell's number of "
+                f"trials does not weigh on them; intervals are {report['level']:.0%} "
+                "two-stage bootstrap intervals (tasks, then trials).")
     excluded = report["totals"]["invalid"] + report["totals"]["harness_error"]
     if excluded:
         said.append(f"{_count(excluded, 'sample')} left out of every figure: "
@@ -428,7 +428,4 @@ def notes(report: dict) -> list[str]:
     if report["totals"]["replay"]:
         said.append("Replay samples (scripted model, token figures estimated from bytes) "
                     "are reported apart as estimates, never in the headline.")
-    if len(report["self_review"]) > 1:
-        said.append("Samples come from hosts that permit and that forbid self-review, so "
-                    "the two review tasks mix their two wordings.")
     return said

@@ -17,7 +17,6 @@ import msgspec
 Count = Annotated[int, msgspec.Meta(ge=0)]
 Fingerprint = Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{16}$")]
 OUTCOMES = ("passed", "failed", "confused", "hung", "invalid", "harness-error")
-TIERS = ("read", "single-mutation", "find-then-act", "multi-step", "bonus")
 
 
 class Usage(msgspec.Struct, frozen=True, gc=False):
@@ -37,21 +36,12 @@ class Fingerprints(msgspec.Struct, frozen=True, gc=False):
     model: Fingerprint
 
 
-class Host(msgspec.Struct, frozen=True, gc=False):
-    kind: str
-    version: str
-
-
 class Sample(msgspec.Struct, frozen=True, gc=False):
     """The part of a sample (benchkit/schemas/sample.schema.json) a report reads."""
     arm: str
     task: str
-    tier: Literal[TIERS]
-    scored: bool
-    started_at: str
     duration_s: Annotated[float, msgspec.Meta(ge=0)]
     driver: Literal["claude", "replay"]
-    model: str
     outcome: Literal[OUTCOMES]
     failure_class: str | None
     valid: bool
@@ -60,10 +50,7 @@ class Sample(msgspec.Struct, frozen=True, gc=False):
     turns: Count
     cost_usd: float | None
     blocked_calls: Count
-    tool_calls: Count
     fingerprints: Fingerprints
-    self_review: bool
-    host: Host
     schema_version: Literal[1] = 1
 
     @property

@@ -61,12 +61,17 @@ def signed(value) -> str:
 
 
 @_absent
+def change(value) -> str:
+    return f"{value:+.0%}"
+
+
+@_absent
 def weight(value) -> str:
     return f"{value:g}"
 
 
 FORMATTERS = {"tokens": tokens, "number": number, "percent": percent, "usd": usd,
-              "seconds": seconds, "signed": signed, "weight": weight}
+              "seconds": seconds, "signed": signed, "change": change, "weight": weight}
 # Headline metric -> its formatter name.
 METRIC_FORMATS = {"cost": "tokens", "raw": "tokens", "turns": "number", "duration": "seconds",
                   "success": "percent", "pass_k": "percent", "blocked": "number", "cost_usd": "usd"}

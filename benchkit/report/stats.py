@@ -62,12 +62,8 @@ class CellStats:
         """Point figures in ALL_METRICS order (None where undefined)."""
         return self.means + [self.pass_k, self.usd_mean]
 
-    def vector(self) -> list:
-        """figures() as summable values, each optional figure followed by its presence."""
-        return _vector(self.means, self.pass_k, self.usd_mean)
-
     def pool(self) -> list:
-        """POOL within-cell bootstrap replicates of vector()."""
+        """POOL within-cell bootstrap replicates of figures(), each as _vector()."""
         if self._pool is None:
             rng = random.Random(f"cell:{self.name}")
             if self.n <= EXACT_MAX:
@@ -106,14 +102,16 @@ def _sd(values, mean) -> float:
 
 
 def _vector(means, pass_k, usd) -> list:
+    """Figures as summable values: each optional one followed by whether it is there."""
     return means + [pass_k or 0.0, pass_k is not None, usd or 0.0, usd is not None]
 
 
 def _figures(total: list, count: int) -> list:
     """Mean figures in ALL_METRICS order from a sum of `count` vectors."""
-    pass_k = total[6] / total[7] if total[7] else None
-    usd = total[8] / total[9] if total[9] else None
-    return [t / count for t in total[:len(METRICS)]] + [pass_k, usd]
+    m = len(METRICS)
+    pass_k = total[m] / total[m + 1] if total[m + 1] else None
+    usd = total[m + 2] / total[m + 3] if total[m + 3] else None
+    return [t / count for t in total[:m]] + [pass_k, usd]
 
 
 def _percentiles(replicates: list, level: float):
