@@ -97,20 +97,20 @@ def sort_samples(samples: list[Sample], matrix: Matrix) -> Sorted:
     weights = tuple(matrix.weights[c] for c in COMPONENTS)
     result = Sorted()
     for sample, changed in zip(samples, changes):
-        key = (sample.arm, sample.task)
+        key, estimated = (sample.arm, sample.task), sample.estimated
         harness_error = sample.outcome == "harness-error"
         if (not changed and not harness_error
-                and sample.fingerprints.prompt != prompts[key + (sample.estimated,)]):
+                and sample.fingerprints.prompt != prompts[key + (estimated,)]):
             changed = ("prompt",)
         if changed:
-            slot = result.other.setdefault(key + (changed, sample.estimated), [Tally(), 0])
+            slot = result.other.setdefault(key + (changed, estimated), [Tally(), 0])
             slot[1] += 1
             if sample.valid and sample.outcome != "invalid" and not harness_error:
                 slot[0].add(sample, weights)
         elif harness_error or sample.outcome == "invalid" or not sample.valid:
             reason = "harness-error" if harness_error else "invalid"
             result.excluded[key][(reason, sample.failure_class or "")] += 1
-        elif sample.estimated:
+        elif estimated:
             result.replay[key].add(sample, weights)
         else:
             result.measured[key].add(sample, weights)

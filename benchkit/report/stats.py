@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import random
+from operator import mul
 from statistics import NormalDist
 
 # A trial row: the interval metrics, then imputed cost and whether it was reported.
@@ -98,7 +99,7 @@ class CellStats:
 
 def _sd(values, mean) -> float:
     """The plug-in (population) standard deviation, as the bootstrap resamples it."""
-    return math.sqrt(math.fsum((v - mean) ** 2 for v in values) / len(values))
+    return math.sqrt(max(math.fsum(map(mul, values, values)) / len(values) - mean * mean, 0.0))
 
 
 def _vector(means, pass_k, usd) -> list:
