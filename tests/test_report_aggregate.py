@@ -265,6 +265,8 @@ def test_replay_samples_stay_out_of_the_headline(tmp_path):
     assert row(report, "a")["cost"]["value"] == pytest.approx(1000)
     (replay,) = report["replay"]
     assert replay["cost"]["value"] == pytest.approx(77000) and replay["samples"] == 2
+    assert replay["estimated"]
+    assert [c["kind"] for c in report["cells"]] == ["measured", "replay-estimate"]
     markdown = render(report, "md")
     replay_section = markdown.split("## Replay samples (estimates)")[1]
     assert "cost-equivalent tokens (est.)" in replay_section and "77,000" in replay_section

@@ -324,7 +324,7 @@ def cells_view(sorted_: Sorted, matrix: Matrix) -> list:
     the CSV export, from which a spreadsheet can re-weight without the store."""
     tasks = {t.id: t for t in matrix.tasks}
     rows = []
-    for kind, tallies in (("measured", sorted_.measured), ("replay", sorted_.replay)):
+    for kind, tallies in (("measured", sorted_.measured), ("replay-estimate", sorted_.replay)):
         for (arm, task), tally in tallies.items():
             if not tally.rows:
                 continue
@@ -346,8 +346,8 @@ def replay_view(tallies: dict, matrix: Matrix) -> list:
     for arm in (a.id for a in matrix.arms):
         cells = cell_stats(tallies, arm, scored, matrix.k)
         if cells:
-            rows.append(arm_row(arm, cells, tasks_total=len(scored), floor=matrix.floor,
-                                bootstrap=None, seed=""))
+            rows.append({**arm_row(arm, cells, tasks_total=len(scored), floor=matrix.floor,
+                                   bootstrap=None, seed=""), "estimated": True})
     return rows
 
 
