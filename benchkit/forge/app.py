@@ -41,18 +41,16 @@ class ForgeState:
 
     def _reindex_all(self):
         # A forge reopened on a database file starts with its issues already indexed.
-        lag, self.indexer.lag = self.indexer.lag, 0.0
         for issue in self.store.all("SELECT id FROM issues"):
-            self.reindex(issue["id"])
-        self.indexer.lag = lag
+            self.reindex(issue["id"], settled=True)
 
-    def reindex(self, issue_id: int):
+    def reindex(self, issue_id: int, *, settled: bool = False):
+        """Queue the issue's title, body and comments for keyword search."""
         issue = self.store.issue_by_id(issue_id)
-        if issue is None:
-            self.indexer.index(issue_id, None)
-            return
-        comments = self.store.comments(issue_id)
-        self.indexer.index(issue_id, "\n".join([issue["title"], issue["body"], *(c["body"] for c in comments)]))
+        text = None
+        if issue is not None:
+            text = "\n".join([issue["title"], issue["body"], *(c["body"] for c in self.store.comments(issue_id))])
+        self.indexer.index(issue_id, text, settled=settled)
 
 
 class Ctx:

@@ -19,13 +19,16 @@ class Indexer:
     def set_lag(self, seconds: float):
         self.lag = max(float(seconds), 0.0)
 
-    def index(self, issue_id: int, text: str | None):
-        """Queue the issue's current searchable text (None: the issue is gone)."""
-        stamp = time.monotonic()
+    def index(self, issue_id: int, text: str | None, *, settled: bool = False):
+        """Queue the issue's current searchable text (None: the issue is gone).
+
+        `settled` text is searchable at once: what a reopened database already held.
+        """
+        stamp = float("-inf") if settled else time.monotonic()
         with self._lock:
             versions = self._versions.setdefault(issue_id, [])
             versions.append((stamp, None if text is None else text.lower()))
-            self._prune(versions, stamp)
+            self._prune(versions, time.monotonic())
 
     def _prune(self, versions: list, stamp: float):
         # Keep only the newest version already visible, and everything still queued.
