@@ -16,13 +16,13 @@ from .shell import Command, ParseError, Redirect, Word, parse, scan_options
 # External programs every shell arm may run besides its own binary; make_bin_dir links
 # exactly these. None can run another program, except those whose arguments are
 # checked below (sed, awk, sort, find) and the wrappers whose commands the parser
-# unwraps and checks (env, xargs, find -exec, nice, nohup, timeout).
+# unwraps and checks (env, xargs, find -exec, nice, nohup, timeout, time).
 UTILITIES = (
     "jq", "grep", "egrep", "fgrep", "head", "tail", "sed", "awk", "wc", "sort", "uniq",
     "cut", "tr", "cat", "base64", "tee", "seq", "date", "sleep", "echo", "printf", "true",
     "false", "test", "[", "column", "fold", "nl", "paste", "rev", "tac", "comm", "join",
     "expr", "basename", "dirname", "ls", "which", "mktemp", "diff",
-    "env", "xargs", "find", "nice", "nohup", "timeout",
+    "env", "xargs", "find", "nice", "nohup", "timeout", "time",
 )
 
 # What bash runs itself when a command names it directly.
@@ -54,6 +54,9 @@ _UNCHECKABLE = {
 SENSITIVE = re.compile(r"PATH|LD_[A-Z_]+|BASH_ENV|ENV|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND"
                        r"|GCONV_PATH|NODE_OPTIONS|NODE_PATH|BASH_FUNC_.*|BASH_LOADABLES_PATH")
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Quoted text like a[$(cmd)] or a[`cmd`]: bash runs cmd when a variable holding it is
+# evaluated arithmetically ($((x)), [[ $x -eq 1 ]]). Unquoted, the parser sees cmd itself.
+_ARITHMETIC_INJECTION = re.compile(r"\[[^\]]*(\$\(|`)")
 _NETWORK = re.compile(r"/dev/+(tcp|udp)(/|$)")
 _NETWORK_DEVICES = ("/dev/tcp/", "/dev/udp/")
 SHOWN_UTILITIES = "jq, grep, sed, awk, head, sort and wc"
@@ -143,6 +146,10 @@ class Guard:
         return cmd.via in (None, "command", "builtin") and (name in BUILTINS or name in _UNCHECKABLE)
 
     def _violation(self, cmd: Command, functions) -> str | None:
+        for word in (*cmd.words, *cmd.assignments, *(r.target for r in cmd.redirects)):
+            if _ARITHMETIC_INJECTION.search(word.prefix if word.value is None else word.value):
+                return ("Text shaped like `a[$(...)]` runs its command when bash evaluates it "
+                        "arithmetically, and is not allowed in this session.")
         for redirect in cmd.redirects:
             reason = _redirect_violation(redirect)
             if reason:
@@ -216,7 +223,8 @@ def _redirect_violation(redirect: Redirect) -> str | None:
     if _NETWORK.search(target.text):
         return ("Network redirections (/dev/tcp, /dev/udp) are not allowed: reach the host with "
                 "this session's tool.")
-    if target.literal is None:
+    if target.literal is None and not (target.prefix == "" and target.text[:2] in ("<(", ">(")):
+        # (A word opening with a process substitution is a /dev/fd/ path, never a device.)
         prefix = re.sub("/+", "/", target.prefix)
         if any(device.startswith(prefix) or prefix.startswith(device)
                for device in _NETWORK_DEVICES):

@@ -131,6 +131,14 @@ class _Prepass:
     def word_start(self) -> bool:
         return self.pos == 0 or self.src[self.pos - 1] in _METACHARACTERS
 
+    def command_position(self) -> bool:
+        """Whether a word starting here is in command position (roughly: after an
+        operator, a keyword, or at the start)."""
+        before = self.src[:self.pos].rstrip(_BLANKS)
+        if not before or before[-1] in ";&|(\n":
+            return True
+        return re.search(r"(^|[\s;&|(])(then|do|else|elif|if|while|until|!|\{)$", before) is not None
+
     def sentinel(self, start: int) -> str:
         self.table.append(self.src[start:self.pos])
         return f"{EXP_OPEN}{len(self.table) - 1}{EXP_CLOSE}"
@@ -146,10 +154,17 @@ class _Prepass:
 
     def scan(self, close: str | None = None) -> str:
         """Unquoted text up to `close` (consumed; nesting of its opener counted) or the end."""
-        out, depth = [], 0
+        out, depth, cases = [], 0, 0
         opener = {")": "(", "}": "{"}.get(close)
         while self.pos < len(self.src):
             c = self.peek()
+            if close == ")" and self.word_start():
+                # A `case` inside $( ... ): its patterns' `)` do not close the substitution.
+                keyword = re.match(r"(case|esac)(?=[\s;&|()<>]|$)", self.src[self.pos:self.pos + 5])
+                if keyword and keyword.group(1) == "case" and self.command_position():
+                    cases += 1
+                elif keyword and cases:
+                    cases -= 1
             if c == "\\":
                 following = self.peek(1)
                 if following == "":
@@ -186,11 +201,14 @@ class _Prepass:
                 self.pos += 2
                 self.arithmetic()
                 out.append(f" {ARITH} ")
-            elif c == close and depth == 0:
+            elif c == close and depth == 0 and not cases:
                 self.pos += 1
                 return "".join(out)
             else:
-                depth += (c == opener) - (c == close) if close else 0
+                if close and c == opener:
+                    depth += 1
+                elif close and c == close and depth:  # (at depth 0: a case pattern's `)`)
+                    depth -= 1
                 out.append(self.plain(c))
                 self.pos += 1
         if close:
@@ -276,8 +294,8 @@ class _Prepass:
         elif following == '"' and not quoted:  # $"..." is a (translated) double-quoted string
             self.pos += 1
             return QUOTED + '"' + self.double('"') + '"'
-        elif following and (following.isalpha() or following == "_"):
-            self.pos += 1 + len(_NAME.match(self.src, self.pos + 1).group())
+        elif _NAME.match(self.src, self.pos + 1):
+            self.pos = _NAME.match(self.src, self.pos + 1).end()
         elif following and following in "0123456789*@#?-$!":
             self.pos += 2
         else:
