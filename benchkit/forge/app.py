@@ -21,9 +21,8 @@ from .indexer import Indexer
 from .render import Render
 from .requestlog import RequestLog
 from .store import Store
-from .web import ROUTES, ApiError, bind, not_found, respond
+from .web import GITEA_VERSION, ROUTES, ApiError, bind, not_found, respond
 
-GITEA_VERSION = "1.24.6"
 REPEATED_SLASHES = re.compile("/{2,}")
 
 

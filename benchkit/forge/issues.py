@@ -465,7 +465,7 @@ def labels_from_body(ctx, repo: dict) -> list[dict]:
     values = ctx.body.get("labels") or []
     ids = [v for v in values if isinstance(v, int) and not isinstance(v, bool)]
     names = [v for v in values if isinstance(v, str)]
-    if ctx.request.headers.get("content-type", "").find("form") >= 0:
+    if "form" in ctx.request.headers.get("content-type", ""):  # form values are all strings
         ids, names = [int(v) for v in names if v.isdigit()], [v for v in names if not v.isdigit()]
     if ids and names:
         raise ApiError(400, "labels should be an array of strings or integers")

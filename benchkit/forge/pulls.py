@@ -3,7 +3,7 @@
 import difflib
 
 from .issues import CREATE_ISSUE, EDIT_ISSUE, apply_edit, labels_by_ids, new_issue
-from .render import changed_files, ts
+from .render import changed_files, is_draft, ts
 from .store import blob_sha, now
 from .web import F, ApiError, empty, invalid, listing, not_found, respond, route, text
 
@@ -157,7 +157,7 @@ def merge_pull(ctx, owner, repo, index):
         raise not_found()
     if not ctx.can_write(row):
         raise ApiError(405, "User not allowed to merge PR")
-    if ctx.render.pull(issue, row, stats=False)["draft"]:
+    if is_draft(issue["title"]):
         raise ApiError(405, "The PR is a work in progress, can't merge")
     head = head_sha(ctx, row, pr)
     if body.get("head_commit_id") and body["head_commit_id"] != head:
@@ -292,8 +292,7 @@ def list_reviews(ctx, owner, repo, index):
 
 def review_state(ctx, issue: dict, event: str, body: str, has_comments: bool) -> str:
     """Gitea's rules for a review event: exact names, self-review refused, bodies required."""
-    if event not in REVIEW_EVENTS:
-        event = "PENDING"
+    sent, event = event, event if event in REVIEW_EVENTS else "PENDING"
     if event in ("APPROVED", "REQUEST_CHANGES"):
         if issue["poster_id"] == ctx.user["id"]:
             verb = "approve" if event == "APPROVED" else "reject"
@@ -301,9 +300,9 @@ def review_state(ctx, issue: dict, event: str, body: str, has_comments: bool) ->
         if issue["state"] == "closed":
             raise invalid("cannot approve or reject a closed or merged pull request")
     if event == "COMMENT" and not body and not has_comments:
-        raise invalid(f"review event {event} requires a body or a comment")
-    if event in ("REQUEST_CHANGES", "PENDING") and not body and not (event == "PENDING" and has_comments):
-        raise invalid(f"review event {event} requires a body")
+        raise invalid(f"review event {sent} requires a body or a comment")
+    if event in ("REQUEST_CHANGES", "PENDING") and not body:
+        raise invalid(f"review event {sent} requires a body")
     return event
 
 

@@ -155,7 +155,7 @@ class Render:
         if row["is_pull"]:
             pr = store.pull(row["id"])
             pull = {"merged": bool(pr["merged"]), "merged_at": ts(pr["merged_at"]),
-                    "draft": _is_draft(row["title"]), "html_url": f"{self.root}{full}/pulls/{row['number']}"}
+                    "draft": is_draft(row["title"]), "html_url": f"{self.root}{full}/pulls/{row['number']}"}
         return {
             "id": row["id"], "url": f"{self.api}/repos/{full}/issues/{row['number']}",
             "html_url": f"{self.root}{full}/{kind}/{row['number']}", "number": row["number"],
@@ -186,7 +186,7 @@ class Render:
         return {"label": name, "ref": fallback_ref or name, "sha": sha, "repo_id": repo["id"],
                 "repo": self.repo(repo)}
 
-    def pull(self, row: dict, repo: dict, *, stats: bool = True) -> dict:
+    def pull(self, row: dict, repo: dict) -> dict:
         store = self.store
         pr = store.pull(row["id"])
         full = self.full_name(repo)
@@ -202,11 +202,11 @@ class Render:
             "milestone": self.milestone(store.one("SELECT * FROM milestones WHERE id = ?", row["milestone_id"])),
             "assignee": assignees[0] if assignees else None, "assignees": assignees,
             "requested_reviewers": [], "requested_reviewers_teams": [],
-            "state": row["state"], "draft": _is_draft(row["title"]), "is_locked": bool(row["is_locked"]),
+            "state": row["state"], "draft": is_draft(row["title"]), "is_locked": bool(row["is_locked"]),
             "comments": self.comment_count(row),
             "review_comments": store.value("SELECT COUNT(*) FROM review_comments WHERE issue_id = ?", row["id"]),
             "html_url": html, "diff_url": f"{html}.diff", "patch_url": f"{html}.patch",
-            "mergeable": not _is_draft(row["title"]), "merged": bool(pr["merged"]),
+            "mergeable": not is_draft(row["title"]), "merged": bool(pr["merged"]),
             "merged_at": ts(pr["merged_at"]), "merge_commit_sha": pr["merge_commit_sha"],
             "merged_by": self.user_id(pr["merged_by"]), "allow_maintainer_edit": bool(pr["allow_maintainer_edit"]),
             "base": self.branch_info(repo, pr["base"], base["sha"] if base else pr["merge_base"]),
@@ -216,11 +216,12 @@ class Render:
             "created_at": ts(row["created"]), "updated_at": ts(row["updated"]),
             "closed_at": ts(row["closed_at"]), "pin_order": 0, "content_version": row["content_version"],
         }
-        if stats:
-            files = changed_files(store, repo["id"], pr["merge_base"], head_sha)
-            data["additions"] = sum(f["additions"] for f in files)
-            data["deletions"] = sum(f["deletions"] for f in files)
-            data["changed_files"] = len(files)
+        # Gitea leaves these out of lists; they are always sent here, so every object
+        # carries every property of Gitea's PullRequest model.
+        files = changed_files(store, repo["id"], pr["merge_base"], head_sha)
+        data["additions"] = sum(f["additions"] for f in files)
+        data["deletions"] = sum(f["deletions"] for f in files)
+        data["changed_files"] = len(files)
         return data
 
     def review(self, row: dict, issue: dict, repo: dict) -> dict:
@@ -362,7 +363,7 @@ class Render:
                 "author": self.user_id(row["author_id"]), "assets": []}
 
 
-def _is_draft(title: str) -> bool:
+def is_draft(title: str) -> bool:
     lowered = title.lower()
     return lowered.startswith("wip:") or lowered.startswith("[wip]")
 

@@ -4,6 +4,7 @@ import base64
 import binascii
 import re
 
+from .render import UNSIGNED
 from .store import blob_sha, now
 from .web import F, ApiError, empty, invalid, listing, not_found, respond, route, text
 
@@ -260,8 +261,7 @@ def _write_file(ctx, owner, repo, path, *, create: bool):
     store.set_branch(row["id"], target, commit["sha"])
     data = {"content": ctx.render.contents(row, commit, target, path),
             "commit": ctx.render.file_commit(row, commit),
-            "verification": {"verified": False, "reason": "gpg.error.not_signed_commit", "signature": "",
-                             "signer": None, "payload": ""}}
+            "verification": UNSIGNED}
     return respond(data, 201 if create else 200)
 
 

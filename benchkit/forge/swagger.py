@@ -11,7 +11,7 @@ import json
 import re
 from pathlib import Path
 
-from .web import ROUTES, Response, respond, route
+from .web import GITEA_VERSION, ROUTES, Response, route
 
 DEFINITIONS = Path(__file__).with_name("swagger-definitions.json")
 
@@ -85,7 +85,7 @@ def document(root: str) -> bytes:
     scheme, _, rest = root.partition("://")
     doc = {"swagger": "2.0", "schemes": [scheme], "host": rest.rstrip("/"), "basePath": "/api/v1",
            "consumes": ["application/json", "text/plain"], "produces": ["application/json", "text/html"],
-           "info": {"title": "Gitea API", "version": "1.24.6",
+           "info": {"title": "Gitea API", "version": GITEA_VERSION,
                     "description": "The benchkit forge: the part of Gitea's API it serves."},
            "securityDefinitions": {"AuthorizationHeaderToken": {"type": "apiKey", "name": "Authorization",
                                                                 "in": "header"},

@@ -1,5 +1,5 @@
 """HTTP plumbing shared by the forge's routes: Gitea's responses, errors, body binding,
-pagination, and the per-request context a handler works with.
+pagination, and the route table the app is built from.
 """
 
 import json
@@ -20,6 +20,7 @@ GO_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028
 GO_ESCAPE_RE = re.compile("[<>&\u2028\u2029]")
 
 DEFAULT_PAGE, MAX_PAGE = 30, 50
+GITEA_VERSION = "1.24.6"  # what /version reports: Go clients parse it as a semver
 
 
 def encode(data) -> bytes:
@@ -71,7 +72,6 @@ class F:
     kind: type | str = str          # str, int, bool, dict, "ints", "strs", "any-list"
     required: bool = False
     go: str = ""                     # the Go struct field, as Gitea names it in errors
-    choices: tuple = ()
 
     @property
     def go_name(self) -> str:
@@ -167,11 +167,8 @@ async def bind(request: Request, fields: list[F], struct: str) -> Body:
     else:
         raise invalid("[]: Unsupported Content-Type")
     for field in fields:
-        value = data.get(field.name)
-        if field.required and value in (None, "", 0, []):
+        if field.required and data.get(field.name) in (None, "", 0, []):  # Go's zero values
             raise invalid(f"[{field.go_name}]: Required")
-        if field.choices and value not in (None, "") and value not in field.choices:
-            raise invalid(f"[{field.go_name}]: In")
     return Body(data, {f.name for f in fields if data.get(f.name) is not None})
 
 
