@@ -279,3 +279,16 @@ def test_user_search(api, forge):
     forge.create_user("other")
     found = api("GET", "/users/search?q=oth", 200)
     assert found["ok"] is True and [u["login"] for u in found["data"]] == ["other"]
+
+
+def test_a_forge_may_permit_self_review():
+    from benchkit.forge import Forge
+
+    with Forge(self_review=True) as forge:
+        api = Api(forge, forge.token)
+        api("POST", "/user/repos", 201, json={"name": "demo", "auto_init": True})
+        branch_with_file(api, "feature/s")
+        api("POST", f"{R}/pulls", 201, json={"head": "feature/s", "base": "main", "title": "S"})
+        assert api("POST", f"{R}/pulls/1/reviews", 200, json={"event": "APPROVED"})["official"] is True
+        assert api("POST", f"{R}/pulls/1/reviews", 200,
+                   json={"event": "REQUEST_CHANGES", "body": "no"})["state"] == "REQUEST_CHANGES"

@@ -20,20 +20,27 @@ from .store import Store
 
 class Forge:
     def __init__(self, user: str = "bench", token: str | None = None, db: str = ":memory:", port: int = 0,
-                 index_lag: float = 0.0, host: str = "127.0.0.1"):
+                 index_lag: float = 0.0, host: str = "127.0.0.1", self_review: bool = False):
+        """`self_review=True` lets users approve or reject their own pull requests, which
+        Gitea never allows: for testing what a harness does on a host that permits it."""
         self.store = Store(db)
         row, self.token = self.store.create_user(user, is_admin=True, token=token)
         self.user = row["login"]
         # proto IPPROTO_TCP matters: asyncio sets TCP_NODELAY on accepted sockets only then,
         # and without it every keep-alive response stalls 40 ms on Nagle and delayed ACKs.
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._socket.bind((host, port))
-        self._socket.listen(512)  # from here on clients queue until the server accepts them
+        try:
+            self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            self._socket.bind((host, port))
+            self._socket.listen(512)  # from here on clients queue until the server accepts them
+        except OSError:
+            self._socket.close()
+            self.store.close()
+            raise
         self.port = self._socket.getsockname()[1]
         self.url = f"http://{host}:{self.port}/"
         self.api_url = f"{self.url}api/v1"
-        self.state = ForgeState(self.store, self.url, index_lag)
+        self.state = ForgeState(self.store, self.url, index_lag, self_review)
         self.app = build_app(self.state)
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None

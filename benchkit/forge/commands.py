@@ -12,12 +12,14 @@ import click
 @click.option("--db", default=":memory:", show_default=True, help="SQLite database file, or :memory:.")
 @click.option("--index-lag", type=float, default=0.0, show_default=True,
               help="Seconds before keyword search (q=) sees a write, as Gitea's queued indexer lags.")
-def forge(port, user, token, db, index_lag):
+@click.option("--self-review", is_flag=True,
+              help="Let users approve or reject their own pull requests (Gitea refuses it).")
+def forge(port, user, token, db, index_lag, self_review):
     """Serve the embedded Gitea-compatible host until interrupted."""
     from . import Forge
 
     try:
-        host = Forge(user=user, token=token, db=db, port=port, index_lag=index_lag)
+        host = Forge(user=user, token=token, db=db, port=port, index_lag=index_lag, self_review=self_review)
     except OSError as error:
         raise click.ClickException(f"cannot listen on 127.0.0.1:{port}: {error.strerror}") from None
     except Exception as error:  # a database file that is not SQLite, an unwritable path

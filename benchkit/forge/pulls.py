@@ -294,7 +294,7 @@ def review_state(ctx, issue: dict, event: str, body: str, has_comments: bool) ->
     """Gitea's rules for a review event: exact names, self-review refused, bodies required."""
     sent, event = event, event if event in REVIEW_EVENTS else "PENDING"
     if event in ("APPROVED", "REQUEST_CHANGES"):
-        if issue["poster_id"] == ctx.user["id"]:
+        if issue["poster_id"] == ctx.user["id"] and not ctx.forge.self_review:
             verb = "approve" if event == "APPROVED" else "reject"
             raise invalid(f"{verb} your own pull is not allowed")
         if issue["state"] == "closed":
