@@ -6,6 +6,7 @@ import dataclasses
 import json
 import os
 import signal
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -31,8 +32,12 @@ def tree():
 
 
 @pytest.fixture(autouse=True)
-def probe_cache(tmp_path, monkeypatch):
+def private_dirs(tmp_path, monkeypatch):
+    """The probe cache and every temporary directory of the run, inside the test's own
+    directory, so what a cell leaves behind can be seen."""
     monkeypatch.setenv("BENCHKIT_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
 
 
 class Scripted:
@@ -46,6 +51,10 @@ class Scripted:
         self.weaken_guard = weaken_guard
         self.env = env or {}
         self.model = None
+
+    @property
+    def secrets(self):
+        return ClaudeDriver().secrets
 
     def run(self, request):
         if self.weaken_guard:  # the test's deliberate hole: the audit must still catch it
@@ -81,23 +90,28 @@ def token_in_store(ctx):
             if p.is_file() and token in p.read_text(errors="replace")]
 
 
-def recent_scratch():
-    """Directories a cell made under /tmp in the last minute (agent's and arm's)."""
-    return [p for pattern in ("benchkit-cell-*", "benchkit-raw-api-*", "benchkit-agent-*")
-            for p in Path("/tmp").glob(pattern) if p.stat().st_mtime > time.time() - 60]
+def scratch_left():
+    """What the cell left in the temporary directory (the agent's, the arm's)."""
+    return [p.name for p in Path(tempfile.gettempdir()).iterdir() if p.name.startswith("benchkit-")]
 
 
 def raw_api_cell(tree, task=CLOSE_TASK):
     return Cell(load_arm(CHECKOUT / "arms.d/raw-api.yaml"), tree.tasks[task])
 
 
+MAINTAINER_KEY = "sk-ant-maintainers-own-key-0123456789"
+
+
 @pytest.mark.slow
-def test_a_raw_api_cell_that_closes_the_right_issue_passes(forge, tree, tmp_path):
+def test_a_raw_api_cell_that_closes_the_right_issue_passes(forge, tree, tmp_path, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", MAINTAINER_KEY)
     driver = Scripted()
     ctx = context(forge, tree, tmp_path, driver)
     cell = raw_api_cell(tree)
     prepared = prepare_cell(cell, ctx)
-    driver.script = [bash(curl(ctx, prepared, "PATCH", "/issues/2", {"state": "closed"})),
+    # An agent's shell sees the CLI's environment: whatever it prints is scrubbed.
+    driver.script = [bash(f"echo {MAINTAINER_KEY}"),
+                     bash(curl(ctx, prepared, "PATCH", "/issues/2", {"state": "closed"})),
                      say("Closed issue #2.")]
     sample = run_cell(cell, ctx, prepared)
 
@@ -107,15 +121,17 @@ def test_a_raw_api_cell_that_closes_the_right_issue_passes(forge, tree, tmp_path
     for component, key in (("input", "input_tokens"), ("cache_write", "cache_creation_input_tokens"),
                            ("cache_read", "cache_read_input_tokens"), ("output", "output_tokens")):
         assert sample["usage"][component] == sum(u[key] for u in reported.values())
-    assert sample["turns"] == 2 == len(driver.model.messages(auxiliary=False))
-    assert (sample["tool_calls"], sample["blocked_calls"]) == (1, 0)
+    assert sample["turns"] == 3 == len(driver.model.messages(auxiliary=False))
+    assert (sample["tool_calls"], sample["blocked_calls"]) == (2, 0)
     assert sample["host"]["kind"] == "forge" and sample["temperature"] is None
     assert sample["answer"] == "Closed issue #2."
     assert list(ctx.store.samples(arm="raw-api", task=CLOSE_TASK)) == [sample]
-    assert recent_scratch() == []
+    assert scratch_left() == []
     transcript = json.loads((ctx.store.root / sample["transcript"]).read_text())
-    assert [e["event"] for e in transcript if e["event"] in ("tool_call", "audit")] == ["tool_call", "audit"]
+    assert [e["event"] for e in transcript if e["event"] in ("tool_call", "audit")] == \
+        ["tool_call", "tool_call", "audit"]
     assert token_in_store(ctx) == []
+    assert not any(MAINTAINER_KEY in p.read_text() for p in ctx.store.root.rglob("*.json*"))
 
 
 @pytest.mark.slow
@@ -259,4 +275,4 @@ def test_ctrl_c_mid_run_deletes_the_repository_and_records_nothing(forge, tree, 
     assert time.monotonic() - started < 20
     assert repos_left(forge) == []
     assert list(ctx.store.samples()) == []
-    assert recent_scratch() == []  # the agent's directory and the arm's set-up are gone
+    assert scratch_left() == []  # the agent's directory and the arm's set-up are gone

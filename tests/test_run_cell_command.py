@@ -1,5 +1,6 @@
-"""`benchkit run ARM_YAML --task ID`: one cell per arm and task, through the click
-command, against an embedded forge or a given host."""
+"""`benchkit run ARM_YAML --task ID` reaches the cell runner: a sample per cell in the
+store, on an embedded forge when no host is given. (The run loop's own behaviour,
+trials, budgets, output, is tested with the loop.)"""
 
 import json
 import os
@@ -32,8 +33,6 @@ def test_with_no_host_it_runs_the_cell_on_an_embedded_forge(tmp_path, clean_env)
     done = run_benchkit(["run", "arms.d/raw-api.yaml", "--task", "close-csv-export-issue",
                          "--driver", "replay", "--store", str(store)], clean_env)
     assert done.returncode == 0, done.stderr
-    assert "embedded forge" in done.stderr
-    assert "raw-api close-csv-export-issue: passed" in done.stdout
     sample, = [json.loads(line) for line in
                (store / "raw-api" / "close-csv-export-issue.jsonl").read_text().splitlines()]
     assert (sample["outcome"], sample["driver"], sample["usage_estimated"]) == ("passed", "replay", True)
@@ -44,24 +43,4 @@ def test_an_unknown_task_is_bad_input(tmp_path, clean_env):
     done = run_benchkit(["run", "arms.d/raw-api.yaml", "--task", "no-such-task",
                          "--store", str(tmp_path)], clean_env)
     assert done.returncode == 2
-    assert "no-such-task.yaml" in done.stderr and "no task 'no-such-task'" in done.stderr
-
-
-def test_a_host_without_a_token_is_a_credentials_error(tmp_path, clean_env, dead_url):
-    done = run_benchkit(["run", "arms.d/raw-api.yaml", "--task", "close-csv-export-issue",
-                         "--host", dead_url, "--store", str(tmp_path)], clean_env)
-    assert done.returncode == 1
-    assert "no token" in done.stderr
-    assert not any(tmp_path.rglob("*.jsonl"))
-
-
-def test_a_dead_host_is_recorded_as_a_harness_error(tmp_path, clean_env, dead_url):
-    done = run_benchkit(["run", "arms.d/raw-api.yaml", "--task", "close-csv-export-issue",
-                         "--host", dead_url, "--token", "sekrit-token-123", "--store",
-                         str(tmp_path)], clean_env)
-    assert done.returncode == 1
-    sample, = [json.loads(line) for line in
-               (tmp_path / "raw-api" / "close-csv-export-issue.jsonl").read_text().splitlines()]
-    assert (sample["outcome"], sample["failure_class"], sample["valid"]) == ("harness-error", "host", False)
-    assert "sekrit-token-123" not in done.stdout + done.stderr
-    assert not any("sekrit-token-123" in p.read_text() for p in tmp_path.rglob("*.jsonl"))
+    assert "no-such-task.yaml" in done.stderr

@@ -24,10 +24,10 @@ import os
 import shutil
 import signal
 import tempfile
-import threading
 import time
 import uuid
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -44,8 +44,11 @@ DUMMY_API_KEY = "sk-ant-benchkit-scripted"
 # After the backstop fires, how long the SDK may take to notice the CLI is gone.
 GRACE_SECONDS = 15
 # Quiet the CLI's own traffic that has nothing to do with the agent's work.
-QUIET_ENV = {"DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
-             "DISABLE_ERROR_REPORTING": "1", "CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY": "1"}
+CLI_ENV = {"DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
+           "DISABLE_ERROR_REPORTING": "1", "CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY": "1"}
+# The CLI passes its environment to the agent's shell (its own scrubbing needs
+# bubblewrap), so these may show up in what the agent prints: the store scrubs them.
+ANTHROPIC_SECRETS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
 
 
 class _QuietBackstop(logging.Filter):
@@ -72,6 +75,11 @@ class ClaudeDriver:
 
     name = "claude"
 
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """Credentials the agent's shell can see, for the store to scrub."""
+        return tuple(os.environ[key] for key in ANTHROPIC_SECRETS if os.environ.get(key))
+
     def __init__(self, base_url: str | None = None, api_key: str = DUMMY_API_KEY,
                  config_dir: str | os.PathLike | None = None, cli_path: str | None = None):
         self.base_url = base_url
@@ -85,11 +93,8 @@ class ClaudeDriver:
         except RuntimeError:
             return asyncio.run(self._run(request))
         # Called from async code: run on a private loop in a thread.
-        box: list = []
-        worker = threading.Thread(target=lambda: box.append(asyncio.run(self._run(request))))
-        worker.start()
-        worker.join()
-        return box[0]
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            return pool.submit(asyncio.run, self._run(request)).result()
 
     async def _run(self, request: AgentRequest) -> AgentRun:
         marker = uuid.uuid4().hex
@@ -190,7 +195,7 @@ class ClaudeDriver:
         )
 
     def _env(self, request: AgentRequest, marker: str, scratch: Path) -> dict:
-        env = dict(QUIET_ENV)
+        env = dict(CLI_ENV)
         # The maintainer's own Gitea credentials stay out of the agent's shell.
         env.update({key: "" for key in os.environ if key.startswith("GITEA_")})
         if self.base_url:

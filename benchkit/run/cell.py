@@ -65,6 +65,10 @@ class RunContext:
     # Reads the host's request log for the audit; default: GET /_forge/requests.
     request_log: Callable[[], list | None] | None = None
 
+    def secrets(self) -> list[str]:
+        """What never reaches the store: the host token, the driver's credentials."""
+        return [self.client.token, *getattr(self.driver, "secrets", ())]
+
     @property
     def run_model(self) -> str:
         return self.model or self.suite.model
@@ -154,7 +158,7 @@ def run_cell(cell: Cell, ctx: RunContext, prepared: Prepared | None = None) -> d
         note = prepared.discard(ctx)  # every path: Ctrl-C too, then it propagates
     if note:
         sample["error"] = f"{sample['error']}; {note}" if sample["error"] else note
-    return ctx.store.append(sample, secrets=[ctx.client.token])
+    return ctx.store.append(sample, secrets=ctx.secrets())
 
 
 def _run(cell: Cell, ctx: RunContext, prepared: Prepared, sample: dict) -> None:
@@ -177,7 +181,7 @@ def _run(cell: Cell, ctx: RunContext, prepared: Prepared, sample: dict) -> None:
     run.transcript.append(audit_event)
     _judge(sample, cell, ctx, prepared, run, leaks, user, self_review)
     sample["transcript"] = ctx.store.write_transcript(
-        cell.arm.id, cell.task.id, sample["id"], run.transcript, secrets=[ctx.client.token])
+        cell.arm.id, cell.task.id, sample["id"], run.transcript, secrets=ctx.secrets())
 
 
 @dataclass
