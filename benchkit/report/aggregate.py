@@ -387,10 +387,14 @@ def _count(n: int, noun: str) -> str:
 
 def notes(report: dict) -> list[str]:
     """The sentences that say what the numbers may and may not be read as."""
-    said = []
+    return coverage_notes(report) + exclusion_notes(report["totals"])
+
+
+def coverage_notes(report: dict) -> list[str]:
     rows = [r for r in report["headline"] if r["tasks"]]
     if not rows:
         return ["No measured samples of the current tasks and arms yet: nothing to compare."]
+    said = []
     total = rows[0]["tasks_total"]
     full = [r["arm"] for r in rows if r["covered"] == total]
     partial = [f"{r['arm']} {r['covered']}/{total}" for r in rows if r["covered"] < total]
@@ -417,15 +421,21 @@ def notes(report: dict) -> list[str]:
     said.append("Figures are means over tasks of per-task means, so a cell's number of "
                 f"trials does not weigh on them; intervals are {report['level']:.0%} "
                 "two-stage bootstrap intervals (tasks, then trials).")
-    excluded = report["totals"]["invalid"] + report["totals"]["harness_error"]
+    return said
+
+
+def exclusion_notes(totals: dict) -> list[str]:
+    said = []
+    excluded = totals["invalid"] + totals["harness_error"]
     if excluded:
         said.append(f"{_count(excluded, 'sample')} left out of every figure: "
-                    f"{report['totals']['invalid']} invalid (a foreign tool reached) and "
-                    f"{_count(report['totals']['harness_error'], 'harness error')}.")
-    if report["totals"]["other_versions"]:
-        said.append(f"{_count(report['totals']['other_versions'], 'sample')} ran with "
-                    "another version of the task, arm, seed, prompt or model: reported apart.")
-    if report["totals"]["replay"]:
-        said.append("Replay samples (scripted model, token figures estimated from bytes) "
-                    "are reported apart as estimates, never in the headline.")
+                    f"{totals['invalid']} invalid (a foreign tool reached) and "
+                    f"{_count(totals['harness_error'], 'harness error')}.")
+    if totals["other_versions"]:
+        said.append(f"{_count(totals['other_versions'], 'sample')} ran with another version "
+                    "of the task, arm, seed, prompt or model: reported apart.")
+    if totals["replay"]:
+        said.append(f"{_count(totals['replay'], 'replay sample')} (scripted model, token "
+                    "figures estimated from bytes): reported apart as estimates, never in "
+                    "the headline.")
     return said
