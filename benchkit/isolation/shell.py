@@ -118,7 +118,7 @@ class _Prepass:
         if nesting > MAX_NESTING:
             raise ParseError("substitutions nested too deeply")
         self.src, self.pos, self.table, self.scripts = src, 0, table, scripts
-        self.nesting = nesting
+        self.nesting, self.unclosed = nesting, 0
         self.pending: list[tuple[str, bool, bool]] = []  # heredocs: delimiter, strip tabs, quoted
 
     def peek(self, k: int = 0) -> str:
@@ -197,7 +197,7 @@ class _Prepass:
                 self.pos += 2
                 self.scripts.append(self.nested(")"))
                 out.append(self.sentinel(start))
-            elif self.at("((") and self.word_start() and _arithmetic_closes(self.src, self.pos + 2):
+            elif self.at("((") and self.word_start() and self.arithmetic_ahead(self.pos + 2):
                 self.pos += 2
                 self.arithmetic()
                 out.append(f" {ARITH} ")
@@ -272,7 +272,7 @@ class _Prepass:
 
     def dollar(self, quoted: bool = False) -> str:
         start, following = self.pos, self.peek(1)
-        if self.at("$((") and _arithmetic_closes(self.src, self.pos + 3):
+        if self.at("$((") and self.arithmetic_ahead(self.pos + 3):
             self.pos += 3
             self.arithmetic()
             return self.sentinel(start)
@@ -320,6 +320,16 @@ class _Prepass:
         self.pos += 1
         self.scripts.append(_Prepass("".join(body), self.table, self.scripts, self.nesting + 1).scan())
         return self.sentinel(start)
+
+    def arithmetic_ahead(self, i: int) -> bool:
+        """_arithmetic_closes, with a bound on the look-aheads that fail: each costs a
+        scan to the end, and no real command has dozens of unclosed `((`."""
+        if _arithmetic_closes(self.src, i):
+            return True
+        self.unclosed += 1
+        if self.unclosed > MAX_NESTING:
+            raise ParseError("too many unclosed `((`")
+        return False
 
     def arithmetic(self) -> None:
         """The rest of `(( ... ))` or `$(( ... ))`: only its substitutions matter."""
@@ -681,6 +691,16 @@ class _Grammar:
         self.i += 1
         self.commands.append(Command(tuple(words)))
         self.trailing_redirects()
+
+    def arithmetic_ahead(self, i: int) -> bool:
+        """_arithmetic_closes, with a bound on the look-aheads that fail: each costs a
+        scan to the end, and no real command has dozens of unclosed `((`."""
+        if _arithmetic_closes(self.src, i):
+            return True
+        self.unclosed += 1
+        if self.unclosed > MAX_NESTING:
+            raise ParseError("too many unclosed `((`")
+        return False
 
     def arithmetic(self) -> None:
         self.trailing_redirects()
