@@ -8,6 +8,7 @@ import os
 import signal
 import tempfile
 import threading
+from concurrent.futures import ThreadPoolExecutor
 import time
 from pathlib import Path
 
@@ -154,6 +155,25 @@ def test_a_wrong_mutation_fails_with_differences_and_a_denied_attempt_is_wasted_
     denied = [e for e in transcript if e["event"] == "tool_call" and e["allowed"] is False]
     assert len(denied) == 1 and "python3" in denied[0]["input"]["command"] and denied[0]["reason"]
     assert repos_left(forge) == [] and token_in_store(ctx) == []
+
+
+@pytest.mark.slow
+def test_cells_side_by_side_on_one_host_do_not_see_each_other_as_leaks(forge, tree, tmp_path):
+    # Each cell's run window overlaps the other's provisioning, agent and clean-up.
+    def one(index):
+        driver = Scripted()
+        ctx = context(forge, tree, tmp_path / f"cell{index}", driver)
+        cell = raw_api_cell(tree)
+        prepared = prepare_cell(cell, ctx)
+        driver.script = [bash(curl(ctx, prepared, "GET", "/issues/2")),
+                         bash(curl(ctx, prepared, "PATCH", "/issues/2", {"state": "closed"})),
+                         say("Closed issue #2.")]
+        return run_cell(cell, ctx, prepared)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        samples = list(pool.map(one, range(2)))
+    assert [(s["outcome"], s["leaks"]) for s in samples] == [("passed", [])] * 2
+    assert repos_left(forge) == []
 
 
 @pytest.mark.slow

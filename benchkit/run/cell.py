@@ -87,9 +87,15 @@ class RunContext:
         return self.host
 
     def read_request_log(self) -> list | None:
+        """The host's request log less the harness's own requests (other cells'
+        provisioning may share the run window); None where the host keeps none."""
         if self.request_log is not None:
             return self.request_log()
-        return fetch_request_log(self.client.url, self.client.token)
+        from benchkit.gitea.client import DEFAULT_USER_AGENT
+        log = fetch_request_log(self.client.url, self.client.token)
+        harness = DEFAULT_USER_AGENT.split("/")[0] + "/"
+        return None if log is None else [
+            entry for entry in log if not str(entry.get("user_agent") or "").startswith(harness)]
 
 
 @dataclass
