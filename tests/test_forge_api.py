@@ -292,3 +292,31 @@ def test_a_forge_may_permit_self_review():
         assert api("POST", f"{R}/pulls/1/reviews", 200, json={"event": "APPROVED"})["official"] is True
         assert api("POST", f"{R}/pulls/1/reviews", 200,
                    json={"event": "REQUEST_CHANGES", "body": "no"})["state"] == "REQUEST_CHANGES"
+
+
+def test_timeline_holds_comments_and_events(api, forge):
+    reviewer = Api(forge, forge.create_user("reviewer"))
+    api("POST", f"{R}/issues", 201, json={"title": "Old", "labels": [1]})
+    api("POST", f"{R}/issues/1/comments", 201, json={"body": "note"})
+    api("PATCH", f"{R}/issues/1", 201, json={"title": "New", "assignees": ["bench"], "state": "closed"})
+    api("POST", f"{R}/issues/1/labels", 200, json={"labels": ["priority"]})
+    api("DELETE", f"{R}/issues/1/labels/1", 204)
+    events = api("GET", f"{R}/issues/1/timeline", 200)
+    assert [(e["type"], e["body"]) for e in events] == [
+        ("comment", "note"), ("change_title", ""), ("close", ""), ("assignees", ""), ("label", "1"), ("label", "")]
+    assert (events[1]["old_title"], events[1]["new_title"]) == ("Old", "New")
+    assert events[3]["assignee"]["login"] == "bench" and events[3]["removed_assignee"] is False
+    assert events[4]["label"]["name"] == "priority" and events[5]["label"]["name"] == "bug"
+    assert [c["body"] for c in api("GET", f"{R}/issues/1/comments", 200)] == ["note"]  # events are not comments
+    api("GET", f"{R}/issues/comments/{events[2]['id']}", 204)
+    assert api.last.content == b""
+
+    branch_with_file(api, "feature/t")
+    api("POST", f"{R}/pulls", 201, json={"head": "feature/t", "base": "main", "title": "T"})
+    review = reviewer("POST", f"{R}/pulls/2/reviews", 200, json={"event": "APPROVED", "body": "ship it"})
+    reviewer("POST", f"{R}/pulls/2/reviews", 200, json={"event": "PENDING", "body": "private"})
+    api("POST", f"{R}/pulls/2/merge", 200, json={"Do": "merge"})
+    events = api("GET", f"{R}/issues/2/timeline", 200)
+    assert [(e["type"], e["body"], e["review_id"]) for e in events] == [
+        ("review", "ship it", review["id"]), ("merge_pull", "", 0)]
+    assert api("GET", f"{R}/pulls/2", 200)["comments"] == 1  # a submitted review counts as a comment

@@ -73,6 +73,8 @@ def host():
         s.headers["Authorization"] = f"token {forge.token}"
         call("POST", f"{repo}/pulls/2/reviews", 200, json={"event": "COMMENT", "body": "self"})
         call("POST", f"{repo}/releases", 201, json={"tag_name": "v1.0.0", "body": "notes"})
+        call("PATCH", f"{repo}/issues/1", 201, json={"title": "Crash on start", "state": "closed", "assignees": []})
+        call("DELETE", f"{repo}/issues/1/labels/{bug['id']}", 204)
         head = call("GET", f"{repo}/branches/feature/notes", 200)["commit"]["id"]
         call("POST", f"{repo}/statuses/{head}", 201, json={"state": "success", "context": "ci"})
         yield call, repo
@@ -88,7 +90,7 @@ READS = [
     ("Repository", "/user/repos", True),
     ("Label", "{repo}/labels", True),
     ("Label", "{repo}/labels/1", False),
-    ("Label", "{repo}/issues/1/labels", True),
+    ("Label", "{repo}/issues/2/labels", True),
     ("Milestone", "{repo}/milestones", True),
     ("Issue", "{repo}/issues?state=all", True),
     ("Issue", "{repo}/issues/1", False),
@@ -96,6 +98,8 @@ READS = [
     ("Issue", "/repos/issues/search?state=all", True),
     ("Comment", "{repo}/issues/1/comments", True),
     ("Comment", "{repo}/issues/comments", True),
+    ("TimelineComment", "{repo}/issues/1/timeline", True),
+    ("TimelineComment", "{repo}/issues/2/timeline", True),
     ("PullRequest", "{repo}/pulls?state=all", True),
     ("PullRequest", "{repo}/pulls/2", False),
     ("ChangedFile", "{repo}/pulls/2/files", True),

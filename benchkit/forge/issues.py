@@ -303,7 +303,9 @@ def new_issue(ctx, repo: dict, *, is_pull: bool) -> dict:
         store.add_labels(issue_id, labels_by_ids(ctx, repo, body.get("labels") or []))
         assignees = resolve_assignees(ctx, repo, body)
         if assignees:
-            store.set_assignees(issue_id, assignees)
+            store.set_assignees(issue_id, assignees, ctx.user["id"])
+    if closed:
+        store.event(issue_id, ctx.user["id"], "close")
     ctx.reindex(issue_id)
     return store.issue_by_id(issue_id)
 
@@ -331,10 +333,12 @@ def apply_edit(ctx, repo: dict, issue: dict):
     writer = ctx.can_write(repo)
     if not (writer or issue["poster_id"] == ctx.user["id"]):
         raise ApiError(403, body=False)
-    changes = {}
+    changes, actor = {}, ctx.user["id"]
     for field in ("title", "body", "ref"):
         if body.get(field) is not None:
             changes[field] = body[field].strip() if field == "title" else body[field]
+    if changes.get("title", issue["title"]) != issue["title"]:
+        store.event(issue["id"], actor, "change_title", old_title=issue["title"], new_title=changes["title"])
     if "body" in changes and changes["body"] != issue["body"]:
         changes["content_version"] = issue["content_version"] + 1
     if body.get("due_date"):
@@ -343,6 +347,9 @@ def apply_edit(ctx, repo: dict, issue: dict):
         changes["due_date"] = None
     if writer and body.get("milestone") is not None:
         changes["milestone_id"] = milestone_id(ctx, repo, body["milestone"])
+        if changes["milestone_id"] != issue["milestone_id"]:
+            store.event(issue["id"], actor, "milestone", milestone_id=changes["milestone_id"],
+                        old_milestone_id=issue["milestone_id"])
     state = body.get("state")
     if state is not None:
         if state not in ("open", "closed"):
@@ -353,10 +360,11 @@ def apply_edit(ctx, repo: dict, issue: dict):
         if state != issue["state"]:
             changes["state"] = state
             changes["closed_at"] = now() if state == "closed" else None
+            store.event(issue["id"], actor, "close" if state == "closed" else "reopen")
     if writer:
         assignees = resolve_assignees(ctx, repo, body)
         if assignees is not None:
-            store.set_assignees(issue["id"], assignees)
+            store.set_assignees(issue["id"], assignees, actor)
     store.touch(issue["id"], **changes)
     ctx.reindex(issue["id"])
     return store.issue_by_id(issue["id"])
@@ -388,7 +396,7 @@ def list_repo_comments(ctx, owner, repo):
     row = ctx.repo(owner, repo)
     rows = comment_times(ctx, ctx.store.all(
         "SELECT comments.* FROM comments JOIN issues ON issues.id = comments.issue_id "
-        "WHERE issues.repo_id = ? ORDER BY comments.id", row["id"]))
+        "WHERE issues.repo_id = ? AND comments.type = 'comment' ORDER BY comments.id", row["id"]))
     return listing(ctx, rows, lambda c: ctx.render.comment(c, ctx.store.issue_by_id(c["issue_id"]), row))
 
 
@@ -415,6 +423,8 @@ def find_comment(ctx, row: dict, comment_id: int) -> tuple[dict, dict]:
     issue = ctx.store.issue_by_id(comment["issue_id"]) if comment else None
     if issue is None or issue["repo_id"] != row["id"]:
         raise not_found()
+    if comment["type"] != "comment":  # a timeline event: Gitea answers 204, no body
+        raise ApiError(204, body=False)
     return comment, issue
 
 
@@ -481,9 +491,12 @@ def labelled(ctx, owner, repo, index, *, replace: bool):
     labels = labels_from_body(ctx, row)
     if not ctx.can_write(row):
         raise ApiError(403, body=False)
+    keep = {label["id"] for label in labels}
     if replace:
-        ctx.store.clear_labels(issue["id"])
-    ctx.store.add_labels(issue["id"], labels)
+        for label in ctx.store.issue_labels(issue["id"]):
+            if label["id"] not in keep:
+                ctx.store.remove_label(issue["id"], label["id"], ctx.user["id"])
+    ctx.store.add_labels(issue["id"], labels, ctx.user["id"])
     return respond([ctx.render.label(label, row) for label in ctx.store.issue_labels(issue["id"])])
 
 
@@ -515,8 +528,7 @@ def remove_issue_label(ctx, owner, repo, index, label_id):
         raise ApiError(403, body=False)
     if not ctx.store.one("SELECT 1 FROM labels WHERE repo_id = ? AND id = ?", row["id"], label_id):
         raise invalid(f"label does not exist [label_id: {label_id}]")
-    ctx.store.execute("DELETE FROM issue_labels WHERE issue_id = ? AND label_id = ?", issue["id"], label_id)
-    ctx.store.touch(issue["id"])
+    ctx.store.remove_label(issue["id"], label_id, ctx.user["id"])
     return empty()
 
 
@@ -526,7 +538,7 @@ def clear_issue_labels(ctx, owner, repo, index):
     issue = ctx.issue(row, index)
     if not ctx.can_write(row):
         raise ApiError(403, body=False)
-    ctx.store.clear_labels(issue["id"])
+    ctx.store.clear_labels(issue["id"], ctx.user["id"])
     return empty()
 
 
@@ -552,6 +564,18 @@ def add_dependency(ctx, owner, repo, index):
     blocker = ctx.issue(other_repo, ctx.body.get("index") or 0)
     if blocker["id"] == issue["id"]:
         raise invalid("issue cannot depend on itself")
-    ctx.store.execute("INSERT OR IGNORE INTO issue_dependencies (issue_id, blocker_id) VALUES (?, ?)",
-                      issue["id"], blocker["id"])
+    if not ctx.store.one("SELECT 1 FROM issue_dependencies WHERE issue_id = ? AND blocker_id = ?",
+                         issue["id"], blocker["id"]):
+        ctx.store.execute("INSERT INTO issue_dependencies (issue_id, blocker_id) VALUES (?, ?)",
+                          issue["id"], blocker["id"])
+        ctx.store.event(issue["id"], ctx.user["id"], "add_dependency", dependent_issue_id=blocker["id"])
     return respond(ctx.render.issue(blocker, other_repo), 201)
+
+
+# -- the timeline: comments and events together ---------------------------------------------
+@route("GET", "/repos/{owner}/{repo}/issues/{index:int}/timeline")
+def timeline(ctx, owner, repo, index):
+    row = ctx.repo(owner, repo)
+    issue = ctx.issue(row, index)
+    rows = comment_times(ctx, ctx.store.timeline(issue["id"]))
+    return listing(ctx, rows, lambda c: ctx.render.timeline_comment(c, issue, row))

