@@ -123,7 +123,8 @@ def test_wrapper_details():
     "if a; then b", "for x in 1; do a", "while a; do b", "case x in a) b", "{ a;",
     "( a", "a )", "a |", "a &&", "| a", "; ;; a", "a > ", "fi", "done",
     "then a", "f() ", "function $x { a; }", "for $x in 1; do a; done", "[[ -n x",
-    "echo \\", "cat <<", "a\x00b", "a \ue000 b", "$'\\u0000'",
+    "echo \\", "cat <<", "a\x00b", "a \ue000 b", "a \udc80", "$'\\u0000'", "$'\\ud800'",
+    "env " * 500 + "a",
     "$(" * 60 + ")" * 60, "(" * 200 + "a" + ")" * 200, "`" + "$(" * 60,
 ])
 def test_unparsable_lines_raise_parse_error(line):

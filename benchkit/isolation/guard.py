@@ -339,14 +339,13 @@ def _check_sed(cmd: Command) -> str | None:
             operands.append(arg)
     if not programs and operands:
         programs.append(operands[0])
-    for program in programs:
-        try:
-            executes = sed_executes(program)
-        except ValueError as error:
-            return f"The guard could not read this sed program ({error}): simplify it."
-        if executes:
-            return ("sed's `e` command and `s///e` flag run shell commands and are not allowed "
-                    "in this session.")
+    try:  # sed joins its -e pieces with newlines into one program
+        executes = sed_executes("\n".join(programs))
+    except ValueError as error:
+        return f"The guard could not read this sed program ({error}): simplify it."
+    if executes:
+        return ("sed's `e` command and `s///e` flag run shell commands and are not allowed "
+                "in this session.")
     return None
 
 
@@ -443,8 +442,10 @@ def _check_awk(cmd: Command) -> str | None:
     words = cmd.words
     flags, start = scan_options(words, 1, "FvfWEeil", (
         "field-separator", "assign", "file", "source", "exec", "include", "load"))
-    if any(flag in ("-f", "--file", "-E", "--exec", "-i", "--include", "-l", "--load")
-           for flag, _ in flags):
+    # -W exec (mawk; gawk's -E) reads the program from a file too.
+    if any(flag in ("-f", "--file", "-E", "--exec", "-i", "--include", "-l", "--load") or (
+            flag == "-W" and value.text not in ("version", "usage", "help"))
+           for flag, value in flags):
         return ("awk programs from files or extensions cannot be checked: give the program "
                 "inline.")
     programs = [value for flag, value in flags if flag in ("-e", "--source")]

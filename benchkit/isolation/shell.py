@@ -28,7 +28,9 @@ EXP_OPEN, EXP_CLOSE = "\ue000", "\ue001"  # EXP_OPEN <index into the expansion t
 PATTERN = "\ue002"  # precedes an unquoted * ? [ { ~ : the word may expand to other text
 QUOTED = "\ue003"   # precedes quoted text: the word is never an operator or keyword
 ARITH = "\ue004"    # a whole (( ... )) arithmetic command
-_SENTINELS = re.compile("[\ue000-\ue004\x00]")
+# Refused in input: the sentinels, NUL (no shell word holds one) and lone surrogates
+# (undecodable bytes, which no reason could print).
+_REFUSED = re.compile("[\ue000-\ue004\x00\ud800-\udfff]")
 
 _BLANKS = " \t\r"
 _METACHARACTERS = set(";&|()<>\n" + _BLANKS)  # what ends an unquoted word
@@ -95,13 +97,13 @@ def parse(line: str) -> Script:
     """Every simple command `line` would run, wrappers unwrapped; ParseError otherwise."""
     if not isinstance(line, str):
         raise ParseError("the command is not text")
-    if _SENTINELS.search(line):
-        raise ParseError("the command holds a NUL or private-use character")
+    if _REFUSED.search(line):
+        raise ParseError("the command holds a NUL, undecodable or private-use character")
     table: list[str] = []
-    scripts: list[str] = []
-    scripts.insert(0, _Prepass(line, table, scripts, 0).scan())
+    substitutions: list[str] = []
+    main = _Prepass(line, table, substitutions, 0).scan()
     commands, functions = [], set()
-    for text in scripts:
+    for text in (main, *substitutions):
         grammar = _Grammar(_tokens(text), table)
         grammar.script()
         commands += grammar.commands
@@ -398,8 +400,8 @@ def _ansi_c(body: str) -> str:
         code = int(octal, 8) if octal else int(hex2 or hex4 or hex8, 16)
         return chr(code) if code < 0x110000 else ""
     text = _ANSI_C.sub(one, body)
-    if _SENTINELS.search(text):
-        raise ParseError("$'...' decodes to a NUL or private-use character")
+    if _REFUSED.search(text):
+        raise ParseError("$'...' decodes to a NUL, surrogate or private-use character")
     return text
 
 
@@ -756,12 +758,14 @@ class _Grammar:
 
 # --- pass 3: wrappers ----------------------------------------------------------------
 
-def unwrap(command: Command) -> list[Command]:
+def unwrap(command: Command, depth: int = 0) -> list[Command]:
     """The command and, recursively, the commands its wrapper runs."""
+    if depth > MAX_NESTING:
+        raise ParseError("wrappers nested too deeply")
     name = command.name.literal if command.name else None
     found = [command]
     for inner in _WRAPPERS[name](command.words) if name in _WRAPPERS else ():
-        found += unwrap(inner)
+        found += unwrap(inner, depth + 1)
     return found
 
 
