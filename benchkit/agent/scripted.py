@@ -15,7 +15,6 @@ Every request received is recorded for tests.
 
 from __future__ import annotations
 
-import itertools
 import json
 import select
 import socket
@@ -153,7 +152,7 @@ class ScriptedModel:
         self.received: list[Received] = []
         self._lock = threading.Lock()
         self._next_turn = 0
-        self._previous: dict[str, dict] = {}
+        self._previous: dict[tuple, dict] = {}
         self._stopped = threading.Event()
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.model = self
@@ -226,16 +225,16 @@ class ScriptedModel:
         source = turn.usage if turn is not None and turn.usage is not None else (
             self.auxiliary_usage if record.auxiliary else self.usage)
         if callable(source):
+            thread = (record.model, record.auxiliary)  # the agent's turns and chores apart
             with self._lock:
-                previous = self._previous.get(record.model)
-                self._previous[record.model] = record.body
+                previous = self._previous.get(thread)
+                self._previous[thread] = record.body
             figures = source(record.body, response_bytes, previous)
         else:
             figures = source
         usage = {key: int(figures.get(key, 0)) for key in USAGE_KEYS}
-        for key in ("cache_creation",):  # the lifetime split, where a script gives it
-            if key in figures:
-                usage[key] = dict(figures[key])
+        if "cache_creation" in figures:  # the lifetime split, where a script gives it
+            usage["cache_creation"] = dict(figures["cache_creation"])
         record.usage = usage
         return usage
 
@@ -324,9 +323,6 @@ class _Handler(BaseHTTPRequestHandler):
             pass
 
 
-_ids = itertools.count(1)
-
-
 def _chore_reply(body: dict) -> str:
     """An auxiliary reply: JSON when the request asks for a JSON schema (the CLI's
     session title does), with every string property filled."""
@@ -342,7 +338,7 @@ def _blocks(turn: Turn) -> list[dict]:
     if turn.text is not None:
         blocks.append({"type": "text", "text": turn.text})
     for call in turn.calls:
-        blocks.append({"type": "tool_use", "id": f"toolu_{next(_ids):04d}{uuid.uuid4().hex[:16]}",
+        blocks.append({"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:24]}",
                        "name": call.name, "input": call.input})
     return blocks or [{"type": "text", "text": ""}]
 

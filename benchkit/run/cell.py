@@ -223,9 +223,8 @@ def _drive(cell: Cell, ctx: RunContext, coordinates: dict, self_review: bool) ->
 
 
 def _coordinates(ctx: RunContext, repo, user: str) -> dict:
-    url = ctx.client.url
-    return {"host_url": url, "api_url": ctx.client.api_url, "token": ctx.client.token,
-            "owner": repo.owner, "repo": repo.name, "user": user}
+    return {"host_url": ctx.client.url, "api_url": ctx.client.api_url,
+            "token": ctx.client.token, "owner": repo.owner, "repo": repo.name, "user": user}
 
 
 def _audit(cell: Cell, ctx: RunContext, drive: Drive, repo) -> tuple[list, dict]:
@@ -233,8 +232,10 @@ def _audit(cell: Cell, ctx: RunContext, drive: Drive, repo) -> tuple[list, dict]
     run = drive.run
     leaks = audit_offered(run.tools_offered, cell.arm.tool, drive.assembly.mcp_servers)
     leaks += audit_transcript(run.transcript, drive.policy)
-    event = {"event": "audit", "request_log": "unavailable (not a forge)"}
+    event = {"event": "audit", "request_log": "not checked: the arm declares no User-Agent"}
     requests_seen = ctx.read_request_log() if cell.arm.user_agent else None
+    if cell.arm.user_agent and requests_seen is None:
+        event["request_log"] = "not checked: the host keeps no request log (not a forge)"
     if requests_seen is not None:
         leaks += audit_requests(requests_seen, cell.arm.user_agent, run.started, run.finished,
                                 owner=repo.owner, repo=repo.name)
