@@ -63,7 +63,8 @@ class Assembly:
         if self._ready:
             return self
         try:
-            self.config_dir.mkdir(parents=True, mode=0o700, exist_ok=True)
+            self.harness_dir.mkdir(mode=0o700, exist_ok=True)
+            self.config_dir.mkdir(mode=0o700, exist_ok=True)
             for relative, content in self.files.items():
                 path = self.config_dir / relative
                 path.parent.mkdir(parents=True, exist_ok=True)
