@@ -116,4 +116,7 @@ def test_rendering_keeps_native_types_and_reads_answers_off_outputs():
     task = TaskReference("t", answer="{{ outputs[0] | fromjson | map(attribute='n') | join(',') }}")
     context["outputs"] = ['HTTP/1.1 200 OK\n[{"n": 1}, {"n": 2}]']
     assert render_answer(task, context) == "1,2"
+    # The CLI hands on an MCP list result in its structured form, {"result": [...]}.
+    context["outputs"] = ['{"result": [{"n": 5}]}']
+    assert render_answer(task, context) == "5"
     assert null_reference("t").answer == NULL_ANSWER

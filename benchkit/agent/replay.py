@@ -183,11 +183,15 @@ def _templates(value, path):
 # --- rendering -----------------------------------------------------------------------
 
 def from_json(text: str):
-    """The first JSON value in a tool's output (a tool may print a line before it)."""
+    """The first JSON value in a tool's output (a tool may print a line before it). An
+    MCP result's structured form {"result": X}, which the CLI passes on for a tool
+    that returns a list, reads as X, as the text form would."""
     match = re.search(r"[\[{]", text or "")
     if match is None:
         raise ValueError(f"expected JSON in the step's output, got {excerpt(text)!r}")
     value, _ = json.JSONDecoder().raw_decode(text[match.start():])
+    if isinstance(value, dict) and list(value) == ["result"]:
+        return value["result"]
     return value
 
 
