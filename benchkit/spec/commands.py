@@ -23,11 +23,24 @@ def _fail(problems):
 
 @click.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-def validate(paths):
+@click.option("--live", is_flag=True,
+              help="Prove arms on a host instead (PATHS: arm YAML files, default every arm): "
+                   "each task's reference must pass, a null agent and a wrong target must fail.")
+@click.option("--task", "task_ids", metavar="ID", multiple=True, help="--live: only this task (repeatable).")
+@click.option("--jobs", type=click.IntRange(min=1), default=3, show_default=True,
+              help="--live: controls run at once.")
+@click.option("--host", metavar="URL", help="--live: Gitea host (default: GITEA_URL, a tea login, else an embedded forge).")
+@click.option("--token", metavar="TOKEN", help="--live: access token (default: GITEA_TOKEN, else the tea login).")
+@click.option("--login", metavar="NAME", help="--live: use this tea login.")
+def validate(paths, live, task_ids, jobs, host, token, login):
     """Validate YAML documents: files, directories or trees (default: the whole tree).
 
-    Exit 0 when valid; exit 2 with a `FILE:LINE: message` line per problem.
+    Exit 0 when valid; exit 2 with a `FILE:LINE: message` line per problem. With --live,
+    exit 1 when any task is unsolvable, mis-scored or ambiguous (benchkit.run.selfcheck).
     """
+    if live:
+        from benchkit.run.selfcheck import command
+        sys.exit(command(paths, task_ids=task_ids, jobs=jobs, host=host, token=token, login=login))
     try:
         checked, problems = validate_paths(paths or [find_root()])
     except SpecError as error:
