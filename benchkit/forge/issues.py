@@ -148,7 +148,8 @@ def delete_milestone(ctx, owner, repo, key):
 
 
 # -- listing and searching issues -----------------------------------------------------
-def parse_time(value: str | None, name: str = "") -> int | None:
+def parse_time(value: str | None) -> int | None:
+    """RFC 3339 to Unix seconds; Gitea answers 422 for anything else."""
     if not value:
         return None
     try:

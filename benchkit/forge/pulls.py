@@ -48,7 +48,7 @@ def list_pulls(ctx, owner, repo):
 
 
 def sort_key(ctx, sort: str):
-    comments = lambda r: ctx.render.comment_count(r)  # noqa: E731
+    comments = ctx.render.comment_count
     return {
         "oldest": lambda r: (r["created"], r["id"]),
         "recentupdate": lambda r: (-r["updated"], -r["id"]),
@@ -227,13 +227,17 @@ def pull_files(ctx, owner, repo, index):
     return listing(ctx, pull_changes(ctx, row, pr), render)
 
 
+def pull_commit_list(ctx, row, pr) -> list[dict]:
+    """The head's commits that the merge base lacks, newest first."""
+    behind = {c["sha"] for c in ctx.store.history(row["id"], pr["merge_base"])}
+    return [c for c in ctx.store.history(row["id"], head_sha(ctx, row, pr)) if c["sha"] not in behind]
+
+
 @route("GET", "/repos/{owner}/{repo}/pulls/{index:int}/commits")
 def pull_commits(ctx, owner, repo, index):
-    row, issue, pr = find_pull(ctx, owner, repo, index)
-    behind = {c["sha"] for c in ctx.store.history(row["id"], pr["merge_base"])}
-    commits = [c for c in ctx.store.history(row["id"], head_sha(ctx, row, pr)) if c["sha"] not in behind]
+    row, _, pr = find_pull(ctx, owner, repo, index)
     files = ctx.query("files", "true").lower() != "false"
-    return listing(ctx, commits, lambda c: ctx.render.commit(row, c, files=files))
+    return listing(ctx, pull_commit_list(ctx, row, pr), lambda c: ctx.render.commit(row, c, files=files))
 
 
 def unified_diff(changes: list[dict]) -> str:
@@ -264,11 +268,9 @@ def pull_diff(ctx, owner, repo, index):
 
 @route("GET", "/repos/{owner}/{repo}/pulls/{index:int}.patch")
 def pull_patch(ctx, owner, repo, index):
-    row, issue, pr = find_pull(ctx, owner, repo, index)
-    behind = {c["sha"] for c in ctx.store.history(row["id"], pr["merge_base"])}
-    commits = [c for c in ctx.store.history(row["id"], head_sha(ctx, row, pr)) if c["sha"] not in behind]
+    row, _, pr = find_pull(ctx, owner, repo, index)
     parts = []
-    for commit in reversed(commits):
+    for commit in reversed(pull_commit_list(ctx, row, pr)):
         author = ctx.store.user_by_id(commit["author_id"])
         parent = commit["parents"][0] if commit["parents"] else None
         changes = changed_files(ctx.store, row["id"], parent, commit["sha"])
