@@ -134,7 +134,17 @@ class ForgeMiddleware:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         started, clock, sent_path = time.time(), time.perf_counter(), scope["path"]
-        counts = {"in": 0, "out": 0, "status": 0}
+        counts = {"in": 0, "out": 0, "status": 0, "logged": sent_path.startswith("/_forge")}
+
+        def record():
+            if counts["logged"]:
+                return
+            counts["logged"] = True
+            self.forge.log.record(
+                method=scope["method"], path=sent_path, status=counts["status"],
+                user_agent=dict(scope["headers"]).get(b"user-agent", b"").decode("latin-1"),
+                bytes_in=counts["in"], bytes_out=counts["out"], started=started,
+                duration=time.perf_counter() - clock)
 
         async def counting_receive():
             message = await receive()
@@ -146,19 +156,15 @@ class ForgeMiddleware:
                 counts["status"] = message["status"]
             elif message["type"] == "http.response.body":
                 counts["out"] += len(message.get("body", b""))
+                if not message.get("more_body"):
+                    record()  # before the last byte leaves: a client that has its answer finds it logged
             await send(message)
 
         scope["forge.raw_receive"] = receive  # uvicorn's own, whose transport a dropped fault closes
         try:
             await self._handle(scope, counting_receive, counting_send)
         finally:
-            if not sent_path.startswith("/_forge"):
-                headers = dict(scope["headers"])
-                self.forge.log.record(
-                    method=scope["method"], path=sent_path, status=counts["status"],
-                    user_agent=headers.get(b"user-agent", b"").decode("latin-1"),
-                    bytes_in=counts["in"], bytes_out=counts["out"], started=started,
-                    duration=time.perf_counter() - clock)
+            record()  # a dropped connection or a crash still leaves its entry
 
     async def _handle(self, scope, receive, send):
         # Gitea routes "/issues/" and "//issues" as "/issues" (its stripSlashes middleware).
