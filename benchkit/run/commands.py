@@ -1,128 +1,250 @@
-"""`benchkit run`: for now, single cells: each ARM_YAML x each --task, one trial each.
+"""`benchkit run`: the incremental, budget-aware, resumable run loop, on the command line.
 
-With no host given or discovered (flags, GITEA_URL/GITEA_TOKEN, a tea login) it runs
-against an embedded forge started for the run. The per-cell logic is in cell.py; the
-full run loop (trials, budgets, jobs) builds on it.
+    pre-flight (documents, tools, Claude, host)   nothing spent, nothing recorded on failure
+    host: the given or discovered one, else an embedded forge for the run
+    self-review probe -> the cells -> the plan (least-sampled first) -> the loop -> summary
+    the report, unless --no-report
+
+Exit status: 0 done; 1 a harness error, a halt or a cell that could not run; 2 pre-flight
+or usage; 130 Ctrl-C. The loop itself is loop.py; one trial is cell.py.
 """
 
 from __future__ import annotations
 
 import contextlib
 import sys
+import threading
+import uuid
 from pathlib import Path
 
 import click
 
+from benchkit.gitea.client import DEFAULT_USER_AGENT
 from benchkit.gitea.commands import host_options
+
+TIERS = ("read", "single-mutation", "find-then-act", "multi-step", "bonus")
+EXIT_TROUBLE, EXIT_PREFLIGHT, EXIT_INTERRUPTED = 1, 2, 130
+
+
+class Until(click.ParamType):
+    name = "N|floor"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int) or value == "floor":
+            return value
+        try:
+            number = int(value)
+        except ValueError:
+            number = 0
+        if number < 1:
+            self.fail(f"{value!r}: expected a positive number or `floor`", param, ctx)
+        return number
 
 
 @click.command()
 @click.argument("arm_yamls", metavar="ARM_YAML...", nargs=-1, required=True,
                 type=click.Path(exists=True, dir_okay=False))
-@click.option("--task", "task_ids", metavar="ID", multiple=True, required=True,
-              help="Task id (tasks.d/<id>.yaml); repeat for more.")
+@click.option("--task", "task_patterns", metavar="ID|GLOB", multiple=True,
+              help="Task id or glob (e.g. 'fta-*'); repeat for more. Default: every task.")
+@click.option("--tier", type=click.Choice(TIERS), help="Only the chosen tasks of this tier.")
+@click.option("--trials", type=click.IntRange(min=1), metavar="N",
+              help="Add N samples to each chosen cell (default: 1).")
+@click.option("--until", type=Until(),
+              help="Top each cell up to N valid samples (`floor`: the suite's floor); "
+                   "trials that end in a harness error are run again.")
+@click.option("--budget", type=click.FloatRange(min=0), metavar="TOKENS",
+              help="Cost-equivalent tokens to spend at most: a trial whose expected cost "
+                   "exceeds what is left is not started.")
 @click.option("--driver", "driver_name", type=click.Choice(["claude", "replay"]),
               default="claude", show_default=True,
               help="claude spends real tokens; replay plays refs.d/<arm>.yaml through a "
-                   "scripted model (estimated usage).")
+                   "scripted model (estimated usage, no tokens).")
 @click.option("--model", help="Model for every arm (default: suite.yaml's).")
 @click.option("--store", "store_dir", type=click.Path(file_okay=False), default="results",
               show_default=True, help="Store directory (results/<arm>/<task>.jsonl).")
+@click.option("--jobs", type=click.IntRange(min=1, max=64), default=1, show_default=True,
+              help="Trials run at once, each on its own repository.")
+@click.option("--json", "json_mode", is_flag=True,
+              help="Progress as JSON events on stdout (one per line), nothing else there.")
+@click.option("--no-report", is_flag=True, help="Do not render the report at the end.")
+@click.option("--reports", "reports_dir", type=click.Path(file_okay=False), default="reports",
+              show_default=True, help="Where the report is rendered at the end.")
 @host_options
-def run(arm_yamls, task_ids, driver_name, model, store_dir, host, token, login):
-    """Run one trial of each (ARM_YAML, --task) cell and append its sample."""
-    from benchkit.errors import HarnessError
-    from benchkit.spec import SpecError
+def run(arm_yamls, task_patterns, tier, trials, until, budget, driver_name, model, store_dir,
+        jobs, json_mode, no_report, reports_dir, host, token, login):
+    """Run trials of the cells ARM_YAML x chosen tasks and append their samples.
 
+    Cells with the fewest valid samples go first. With no host given (--host/--token,
+    GITEA_URL/GITEA_TOKEN, a tea login) the run starts an embedded forge. Ctrl-C stops
+    cleanly: the running trial leaves no sample and its repository is deleted."""
+    from benchkit.run.loop import Progress
+    from benchkit.run.preflight import PreflightError, preflight
+
+    if trials is not None and until is not None:
+        raise click.UsageError("give --trials or --until, not both")
+    progress = Progress(json_mode=json_mode, estimated=driver_name == "replay")
     try:
-        tree, arms, tasks = _load(arm_yamls, task_ids)
-        with _host(host, token, login) as client:
-            failed = _run_cells(tree, arms, tasks, client, driver_name, model, store_dir)
-    except SpecError as exc:
-        for problem in exc.problems:
-            click.echo(str(problem), err=True)
-        sys.exit(2)
-    except HarnessError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(1)
-    sys.exit(1 if failed else 0)
+        checked = preflight(arm_yamls, task_patterns=task_patterns, tier=tier,
+                            driver=driver_name, host=host, token=token, login=login)
+    except PreflightError as error:
+        _preflight_failed(progress, error.failures, error.problems)
+    except KeyboardInterrupt:
+        sys.exit(EXIT_INTERRUPTED)
+    if until == "floor":
+        until = checked.tree.suite.floor
+    options = dict(trials=trials, until=until, budget=budget, driver_name=driver_name,
+                   model=model, store_dir=store_dir, jobs=jobs)
+    try:
+        status = _run(checked, progress, options)
+    except KeyboardInterrupt:  # before the loop took Ctrl-C over: nothing ran
+        progress.note("interrupted before any trial started")
+        sys.exit(EXIT_INTERRUPTED)
+    if status != EXIT_INTERRUPTED and not no_report:
+        _report(progress, store_dir, reports_dir, model)
+    sys.exit(status)
 
 
-def _load(arm_yamls, task_ids):
-    from benchkit.spec import Problem, SpecError, load_arm, load_tree
-    tree = load_tree()
-    arms = [load_arm(path) for path in arm_yamls]
-    unknown = [task_id for task_id in task_ids if task_id not in tree.tasks]
-    if unknown:
-        raise SpecError([Problem(tree.root / "tasks.d" / f"{task_id}.yaml", None,
-                                 f"no task {task_id!r} (see `benchkit list tasks`)")
-                         for task_id in unknown])
-    return tree, arms, [tree.tasks[task_id] for task_id in task_ids]
+def _preflight_failed(progress, failures, problems) -> None:
+    for problem in problems:
+        progress.note(str(problem))
+    for failure in failures:
+        if failure.check != "documents" or not problems:
+            progress.note(str(failure))
+    progress.emit({"event": "preflight", "ok": False,
+                   "failures": [{"check": f.check, "message": f.message} for f in failures],
+                   "problems": [str(p) for p in problems]}, None)
+    sys.exit(EXIT_PREFLIGHT)
+
+
+def _run(checked, progress, options) -> int:
+    """Start the host, probe it, plan, run the loop; the exit status."""
+    from benchkit.errors import HarnessError
+    from benchkit.run.preflight import Failure
+
+    with _host(checked.credentials, progress) as (url, token, host):
+        run = _Run(checked, progress, url=url, token=token, **options)
+        try:
+            run.probe()
+        except HarnessError as error:
+            _preflight_failed(progress, [Failure("host", f"the self-review probe failed: {error}")], [])
+        return run.execute(host)
 
 
 @contextlib.contextmanager
-def _host(host, token, login):
-    """The host's client: the given or discovered one, else an embedded forge's."""
-    from benchkit.gitea import Client, CredentialsError, resolve_credentials
-    try:
-        credentials = resolve_credentials(host=host, token=token, login=login)
-    except CredentialsError:
-        if host or token or login:
-            raise
-        credentials = None
+def _host(credentials, progress):
+    """(url, token, description): the given host's, or an embedded forge's for the run."""
     if credentials is not None:
-        with credentials.client() as client:
-            yield client
+        yield credentials.url, credentials.token, {"url": credentials.url, "embedded": False,
+                                                   "source": credentials.source}
         return
     from benchkit.forge import Forge
     with Forge() as forge:
-        click.echo(f"no Gitea host given: running against an embedded forge at {forge.url}",
-                   err=True)
-        with Client(forge.url, forge.token) as client:
-            yield client
+        progress.note(f"no Gitea host given or discovered: running against an embedded forge "
+                      f"at {forge.url}, stopped when the run ends")
+        yield forge.url, forge.token, {"url": forge.url, "embedded": True}
 
 
-def _run_cells(tree, arms, tasks, client, driver_name, model, store_dir) -> bool:
-    """Run each cell once; True when any could not run or was a harness error."""
-    from benchkit.run.cell import Cell, CellError, RunContext, run_cell
-    from benchkit.store import Store
+class _Run:
+    """One invocation's state: the store, drivers, contexts, and the loop's parts."""
 
-    store = Store(store_dir, secrets=[client.token])
-    trouble = False
-    for arm in arms:
-        ctx = RunContext(suite=tree.suite, seeds=tree.seeds, client=client, store=store,
-                         driver=_driver(driver_name, arm, tree.root), model=model,
-                         root=tree.root)
-        for task in tasks:
-            try:
-                sample = run_cell(Cell(arm, task), ctx)
-            except CellError as exc:
-                click.echo(f"{arm.id} {task.id}: not run: {exc}", err=True)
-                trouble = True
-                continue
-            trouble |= sample["outcome"] == "harness-error"
-            click.echo(_line(sample, store_dir))
-    return trouble
+    def __init__(self, checked, progress, *, url, token, trials, until, budget, driver_name,
+                 model, store_dir, jobs):
+        from benchkit.run.loop import GatedStore, new_tag
+        self.checked, self.progress = checked, progress
+        self.url, self.token = url, token
+        self.trials, self.until, self.budget = trials, until, budget
+        self.driver_name, self.model, self.store_dir, self.jobs = driver_name, model, store_dir, jobs
+        self.stop, self.tag = threading.Event(), new_tag()
+        self.store = GatedStore(store_dir, secrets=[token], stop=self.stop)
+        self.drivers = {arm.id: self._driver(arm) for arm in checked.arms}
+        self.self_review, self.host_info = None, None
+        self.user_agent = f"{DEFAULT_USER_AGENT} (run {uuid.uuid4().hex})"
+
+    def _driver(self, arm):
+        from benchkit.run.loop import Cancellable
+        if self.driver_name == "replay":
+            from benchkit.agent.replay import ReplayDriver
+            driver = ReplayDriver(self.checked.references[arm.id])
+        else:
+            from benchkit.agent.claude import ClaudeDriver
+            driver = ClaudeDriver()
+        return Cancellable(driver, self.stop, self.tag)
+
+    def context(self, arm):
+        """A RunContext with its own client (each worker thread has its own)."""
+        from benchkit.gitea import Client
+        from benchkit.run.cell import RunContext
+        tree = self.checked.tree
+        client = Client(self.url, self.token, user_agent=self.user_agent)
+        return RunContext(suite=tree.suite, seeds=tree.seeds, client=client, store=self.store,
+                          driver=self.drivers[arm.id], model=self.model, root=tree.root,
+                          self_review=self.self_review, host=self.host_info,
+                          request_log=self.agents_requests)
+
+    def agents_requests(self) -> list | None:
+        """The host's request log without this run's own calls. Seeding the next trial
+        while an agent runs (and other trials, with --jobs) puts the harness's calls
+        in the agent's window; its User-Agent carries a nonce no agent is shown."""
+        from benchkit.agent.audit import fetch_request_log
+        log = fetch_request_log(self.url, self.token)
+        if log is None:
+            return None
+        return [entry for entry in log if entry.get("user_agent") != self.user_agent]
+
+    def probe(self) -> None:
+        """Once per host: may a user review their own pull request (which variant of
+        the review tasks runs), and what kind of host this is."""
+        ctx = self.context(self.checked.arms[0])
+        try:
+            self.self_review = ctx.self_review_permitted()
+            self.host_info = ctx.host_info()
+        finally:
+            ctx.client.close()
+
+    def execute(self, host: dict) -> int:
+        from benchkit.run.loop import Ledger, RunLoop, Scheduler, plan, select_cells
+        checked, progress, suite = self.checked, self.progress, self.checked.tree.suite
+        model = self.model or suite.model
+        cells, not_run = select_cells(checked.arms, checked.tasks, self_review=self.self_review,
+                                      references=checked.references)
+        ledger = Ledger(cells, checked.tree.seeds, suite, driver=self.driver_name,
+                        model=model).load(self.store)
+        slots = plan(cells, ledger, trials=self.trials, until=self.until)
+        scheduler = Scheduler(slots, ledger, progress, budget=self.budget,
+                              retry_harness_errors=self.until is not None)
+        progress.header(arms=[arm.id for arm in checked.arms], cells=len(cells), trials=len(slots),
+                        driver=self.driver_name, model=model,
+                        host={**host, "kind": self.host_info["kind"],
+                              "version": self.host_info["version"]},
+                        self_review=self.self_review, budget=self.budget, jobs=self.jobs,
+                        store=str(self.store_dir))
+        for skip in not_run:
+            progress.skipped(skip)
+        if not slots and cells:
+            progress.note(f"nothing to do: every chosen cell already has {self.until} valid "
+                          f"sample(s) of this driver and model")
+        loop = RunLoop(scheduler, self.context, progress, jobs=self.jobs, stop=self.stop,
+                       tag=self.tag)
+        loop.run()
+        interrupted = self.stop.is_set()
+        progress.summary(scheduler.totals, not_run=not_run, budget=self.budget,
+                         interrupted=interrupted, error=loop.error, store=str(self.store_dir))
+        if interrupted:
+            return EXIT_INTERRUPTED
+        trouble = (loop.error or scheduler.totals.halted or not cells
+                   or scheduler.totals.outcomes.get("harness-error"))
+        return EXIT_TROUBLE if trouble else 0
 
 
-def _driver(name: str, arm, root: Path):
-    if name == "replay":
-        from benchkit.agent.replay import ReplayDriver, reference_for
-        return ReplayDriver(reference_for(arm, root))
-    from benchkit.agent.claude import ClaudeDriver
-    return ClaudeDriver()
-
-
-def _line(sample: dict, store_dir) -> str:
-    usage = sample["usage"]
-    tokens = usage["input"] + usage["cache_write"] + usage["cache_read"] + usage["output"]
-    detail = sample["failure_class"] or ""
-    if sample["outcome"] == "failed" and sample["differences"]:
-        detail = sample["differences"][0]
-    elif sample["error"]:
-        detail = f"{detail}: {sample['error'].splitlines()[0]}"
-    estimated = " (estimated)" if sample["usage_estimated"] else ""
-    return (f"{sample['arm']} {sample['task']}: {sample['outcome']}"
-            f"{' - ' + detail if detail else ''} | {tokens} tokens{estimated}, "
-            f"{sample['turns']} turns, {sample['duration_s']:.1f}s "
-            f"-> {Path(store_dir) / sample['arm'] / (sample['task'] + '.jsonl')}")
+def _report(progress, store_dir, reports_dir, model) -> None:
+    """Render the report of the whole store; a failure is a warning, not the run's."""
+    if not Path(store_dir).is_dir():
+        return
+    try:
+        from benchkit.report import write_reports
+        paths = write_reports(store_dir, reports_dir, model=model)
+    except Exception as error:  # noqa: BLE001 - the samples are safe; say why and go on
+        progress.note(f"warning: the report was not rendered ({type(error).__name__}: {error}); "
+                      f"`benchkit report --store {store_dir}` renders it later")
+        return
+    progress.report(paths)

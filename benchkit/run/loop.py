@@ -1,0 +1,653 @@
+"""The run loop: which trials run, in what order, within what budget, and how.
+
+    select_cells  arms x chosen tasks -> the cells to run, and the others with why not
+    Ledger        what the store already holds: valid samples per cell, past costs
+    plan          trials per cell (--trials N adds N, --until N tops up to N valid),
+                  least-sampled first, so a short session spreads coverage
+    Scheduler     hands trials out within the budget; with --until a harness error is
+                  run again; a run of harness errors halts the loop
+    RunLoop       N workers; each seeds its next repository while its agent runs; on
+                  Ctrl-C the running agents are killed, leave no sample, and every
+                  repository is deleted
+    Progress      a line per trial as it starts and ends, running totals, a summary;
+                  or the same as JSON events
+
+The per-trial work (provision, agent, audit, snapshot, checker, append) is cell.py's.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import json
+import os
+import signal
+import sys
+import threading
+import time
+import uuid
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Callable
+
+from benchkit.fingerprint import fingerprint
+from benchkit.run.cell import Cell, CellError, Prepared, prepare_cell, run_cell
+from benchkit.store import Store
+
+# Every process of an agent run started by this loop carries RUN_TAG=<the loop's id> in
+# its environment, so Ctrl-C can find and end them all.
+RUN_TAG = "BENCHKIT_LOOP"
+HARNESS_RETRIES = 2      # extra attempts per cell and run after harness errors (--until)
+BREAKER = 5              # harness errors in a row that halt the run: the host is unwell
+# How long a run that died (rather than ended) waits to learn it was Ctrl-C that killed
+# it: a terminal's Ctrl-C reaches the agent's processes and this one together.
+INTERRUPT_GRACE = 0.5
+AGENT_STOPS = ("end", "turn-cap", "backstop")
+
+
+class Interrupted(BaseException):
+    """Ctrl-C ended this trial: it leaves no sample. A BaseException, like
+    KeyboardInterrupt, so no `except Exception` on the way records it as an error."""
+
+
+# --- which cells ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Skip:
+    """A cell (or one trial of it) that was not run, and why."""
+
+    arm: str
+    task: str
+    reason: str
+
+
+def select_cells(arms, tasks, *, self_review: bool, references: dict | None = None):
+    """(cells to run as (arm, task) pairs, [Skip]) in arm-then-task order. A task
+    without a scoring spec, not applicable to the arm, meant for hosts with the other
+    self-review permission, or (replay) without a playable reference is skipped."""
+    cells, skipped = [], []
+    for arm in arms:
+        reference = (references or {}).get(arm.id)
+        for task in tasks:
+            reason = not_runnable(arm, task, self_review, reference)
+            if reason:
+                skipped.append(Skip(arm.id, task.id, reason))
+            else:
+                cells.append((arm, task))
+    return cells, skipped
+
+
+def not_runnable(arm, task, self_review: bool, reference=None) -> str | None:
+    if task.applicability.get(arm.id) == "not-applicable":
+        return f"not applicable to {arm.id}"
+    if not task.has_spec:
+        return "no scoring spec: the checker cannot judge it"
+    if not task.applies_to(self_review=self_review):
+        other = "forbid" if self_review else "permit"
+        return f"only for hosts that {other} self-review (this one does not)"
+    if reference is not None:
+        entry = reference.for_task(task.id)
+        if entry is None:
+            return f"no reference solution in {reference.path.name}"
+        if entry.unsupported:
+            return f"unsupported by the arm's tool ({entry.unsupported.strip()})"
+    return None
+
+
+# --- what the store holds ------------------------------------------------------------
+
+def cost_tokens(usage: dict, weights: dict) -> float:
+    """Cost-equivalent tokens of a sample's usage. A cache write not split by lifetime
+    counts at the 5-minute weight, as the report does."""
+    one_hour = usage.get("cache_write_1h") or 0
+    return (usage["input"] * weights["input"]
+            + (usage["cache_write"] - one_hour) * weights["cache_write_5m"]
+            + one_hour * weights["cache_write_1h"]
+            + usage["cache_read"] * weights["cache_read"]
+            + usage["output"] * weights["output"])
+
+
+class Ledger:
+    """Valid samples per cell that count toward --until (same driver and model, same
+    task, arm and seed documents: what the report would count), and past costs per cell
+    and per arm (valid samples of the same driver) for the expected cost of a trial."""
+
+    def __init__(self, cells, seeds: dict, suite, *, driver: str, model: str):
+        self.weights, self.default = suite.weights, float(suite.default_cell_tokens)
+        self.driver, self.model = driver, fingerprint(model)
+        self.current = {(arm.id, task.id): (task.fingerprint, arm.fingerprint,
+                                            seeds[task.seed].fingerprint)
+                        for arm, task in cells}
+        self.valid = Counter()
+        self.cell_cost: dict = {}  # (arm, task) -> [sum, count]
+        self.arm_cost: dict = {}   # arm -> [sum, count]
+
+    def load(self, store: Store) -> "Ledger":
+        for arm_id in sorted({arm for arm, _ in self.current}):
+            for sample in store.samples(arm=arm_id):
+                self.add(sample)
+        return self
+
+    def add(self, sample: dict) -> None:
+        if sample.get("driver") != self.driver or not sample.get("valid"):
+            return
+        try:
+            cost = cost_tokens(sample["usage"], self.weights)
+        except (KeyError, TypeError):
+            return  # a line some other version wrote: it says nothing about cost
+        key = (sample.get("arm"), sample.get("task"))
+        for table, at in ((self.cell_cost, key), (self.arm_cost, key[0])):
+            total = table.setdefault(at, [0.0, 0])
+            total[0] += cost
+            total[1] += 1
+        if key in self.current and self._counts(sample, self.current[key]):
+            self.valid[key] += 1
+
+    def _counts(self, sample: dict, current: tuple) -> bool:
+        prints = sample.get("fingerprints") or {}
+        return ((prints.get("task"), prints.get("arm"), prints.get("seed")) == current
+                and prints.get("model") == self.model)
+
+    def expected(self, arm_id: str, task_id: str) -> tuple[float, str]:
+        """(expected cost-equivalent tokens of one trial, what the figure rests on)."""
+        for table, at, basis in ((self.cell_cost, (arm_id, task_id), "this cell's mean"),
+                                 (self.arm_cost, arm_id, "this arm's mean")):
+            total, count = table.get(at, (0.0, 0))
+            if count:
+                return total / count, basis
+        return self.default, "suite default"
+
+
+def plan(cells, ledger: Ledger, *, trials: int | None = None, until: int | None = None) -> list:
+    """The trials to run, least-sampled first: [(order key, Cell)]. --trials adds that
+    many to each cell; --until tops each cell up to that many valid samples."""
+    slots = []
+    for order, (arm, task) in enumerate(cells):
+        have = ledger.valid[(arm.id, task.id)]
+        want = (trials if trials is not None else 1) if until is None else max(0, until - have)
+        slots += [((have + index, order), Cell(arm, task, index)) for index in range(want)]
+    return sorted(slots, key=lambda slot: slot[0])
+
+
+# --- handing trials out --------------------------------------------------------------
+
+@dataclass
+class Ticket:
+    """One trial handed to a worker, with the budget it holds while it runs."""
+
+    cell: Cell
+    number: int          # 1-based, in the order trials start
+    expected: float
+    basis: str
+
+
+@dataclass
+class Totals:
+    planned: int = 0
+    ran: int = 0
+    spent: float = 0.0
+    outcomes: Counter = field(default_factory=Counter)
+    budget_skips: list = field(default_factory=list)  # Skip, one per trial not started
+    halted: str | None = None
+
+    def snapshot(self) -> dict:
+        return {"ran": self.ran, "spent_tokens": round(self.spent),
+                "outcomes": dict(self.outcomes)}
+
+
+class Scheduler:
+    """Hands out trials in plan order within the budget; thread-safe."""
+
+    def __init__(self, slots, ledger: Ledger, progress: "Progress", *,
+                 budget: float | None = None, retry_harness_errors: bool = False):
+        self.ledger, self.progress, self.budget = ledger, progress, budget
+        self.retry = retry_harness_errors
+        self.totals = Totals(planned=len(slots))
+        self._queue = [(key, n, cell) for n, (key, cell) in enumerate(slots)]
+        self._seq = itertools.count(len(slots))
+        self._order = {(cell.arm.id, cell.task.id): key[1] for key, cell in slots}
+        self._issued = Counter((cell.arm.id, cell.task.id) for _, cell in slots)
+        self._retries = Counter()
+        self._errors_in_a_row = 0
+        self._reserved: dict[int, float] = {}
+        self._numbers = itertools.count(1)
+        self._cond = threading.Condition()
+
+    def left(self) -> float | None:
+        return None if self.budget is None else self.budget - self.totals.spent
+
+    def take(self, wait: bool = True) -> Ticket | None:
+        """The first queued trial the budget allows now; trials that can never fit
+        are skipped (and said so). None when the run is over, halted, or (wait=False)
+        nothing fits until a running trial ends."""
+        with self._cond:
+            while True:
+                if self.totals.halted or not self._queue:
+                    return None
+                later = False
+                for entry in list(self._queue):
+                    cell = entry[2]
+                    expected, basis = self.ledger.expected(cell.arm.id, cell.task.id)
+                    fit = self._fit(expected)
+                    if fit == "never":
+                        self._queue.remove(entry)
+                        self._budget_skip(cell, expected)
+                    elif fit == "later":
+                        later = True
+                    else:
+                        self._queue.remove(entry)
+                        ticket = Ticket(cell, next(self._numbers), expected, basis)
+                        self._reserved[id(ticket)] = expected
+                        return ticket
+                if not (later and wait):
+                    return None
+                self._cond.wait()
+
+    def _fit(self, expected: float) -> str:
+        left = self.left()
+        if left is None:
+            return "now"
+        if expected > left:
+            return "never"  # running trials can only spend more
+        return "later" if expected > left - sum(self._reserved.values()) else "now"
+
+    def _budget_skip(self, cell: Cell, expected: float) -> None:
+        skip = Skip(cell.arm.id, cell.task.id,
+                    f"expects ~{expected:,.0f} tokens, {self.left():,.0f} left in the budget")
+        self.totals.budget_skips.append(skip)
+        self.progress.budget_skip(cell, skip, expected, self.left())
+
+    def done(self, ticket: Ticket, sample: dict) -> float:
+        """Book a finished trial; return its cost-equivalent tokens."""
+        cost = cost_tokens(sample["usage"], self.ledger.weights)
+        with self._cond:
+            self._reserved.pop(id(ticket), None)
+            self.totals.ran += 1
+            self.totals.spent += cost
+            self.totals.outcomes[sample["outcome"]] += 1
+            self.ledger.add(sample)
+            if sample["outcome"] == "harness-error":
+                self._harness_error(ticket.cell, sample)
+            else:
+                self._errors_in_a_row = 0
+            self._cond.notify_all()
+        return cost
+
+    def _harness_error(self, cell: Cell, sample: dict) -> None:
+        self._errors_in_a_row += 1
+        if self._errors_in_a_row >= BREAKER:
+            detail = (sample.get("error") or sample.get("failure_class") or "").splitlines()
+            self.totals.halted = (f"{BREAKER} trials in a row ended in a harness error (last: "
+                                  f"{sample.get('failure_class')}: {detail[0] if detail else '?'}); "
+                                  f"stopped so no more budget goes to a broken set-up")
+            return
+        key = (cell.arm.id, cell.task.id)
+        if self.retry and self._retries[key] < HARNESS_RETRIES:
+            self._retries[key] += 1
+            retry = Cell(cell.arm, cell.task, self._issued[key])
+            self._issued[key] += 1
+            self.totals.planned += 1
+            bisect.insort(self._queue, ((self.ledger.valid[key], self._order[key]),
+                                        next(self._seq), retry),
+                          key=lambda entry: entry[:2])
+
+    def release(self, ticket: Ticket) -> None:
+        """A trial that will not run after all (interrupted, abandoned)."""
+        with self._cond:
+            self._reserved.pop(id(ticket), None)
+            self._cond.notify_all()
+
+    def halt(self, reason: str) -> None:
+        with self._cond:
+            self.totals.halted = self.totals.halted or reason
+            self._cond.notify_all()
+
+
+# --- running trials ------------------------------------------------------------------
+
+class GatedStore(Store):
+    """The store, closed to a trial once Ctrl-C was pressed: an interrupted trial
+    leaves neither a sample nor a transcript."""
+
+    def __init__(self, root, secrets=(), *, stop: threading.Event):
+        super().__init__(root, secrets)
+        self.stop = stop
+
+    def append(self, sample, secrets=()):
+        if self.stop.is_set():
+            raise Interrupted()
+        return super().append(sample, secrets)
+
+    def write_transcript(self, arm, task, sample_id, events, secrets=()):
+        if self.stop.is_set():
+            raise Interrupted()
+        return super().write_transcript(arm, task, sample_id, events, secrets)
+
+
+class Cancellable:
+    """A driver whose runs Ctrl-C can end: each run's processes carry the loop's tag
+    (found and killed by kill_tagged), and a run ended that way raises Interrupted."""
+
+    def __init__(self, driver, stop: threading.Event, tag: str):
+        self.driver, self.stop, self.tag = driver, stop, tag
+
+    def __getattr__(self, attribute):  # name, secrets, ...: the wrapped driver's
+        return getattr(self.driver, attribute)
+
+    def run(self, request):
+        if self.stop.is_set():
+            raise Interrupted()
+        request.env = {**request.env, RUN_TAG: self.tag}
+        run = self.driver.run(request)
+        if self.stop.is_set() or (run.stop not in AGENT_STOPS
+                                  and self.stop.wait(INTERRUPT_GRACE)):
+            raise Interrupted()
+        return run
+
+
+def kill_tagged(tag: str) -> int:
+    """SIGKILL every process whose environment carries RUN_TAG=<tag>."""
+    needle = f"\0{RUN_TAG}={tag}\0".encode()
+    killed = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                if needle not in b"\0" + f.read() + b"\0":
+                    continue
+            os.kill(int(entry), signal.SIGKILL)
+            killed += 1
+        except OSError:
+            continue  # gone already, or not ours to read
+    return killed
+
+
+class RunLoop:
+    """Runs the scheduler's trials on `jobs` workers. Each worker has its own host
+    clients (from `context(arm)`, a fresh benchkit.run.cell.RunContext per call) and
+    provisions its next trial's repository while the current agent runs."""
+
+    def __init__(self, scheduler: Scheduler, context: Callable, progress: "Progress", *,
+                 jobs: int = 1, stop: threading.Event, tag: str):
+        self.scheduler, self.context, self.progress = scheduler, context, progress
+        self.jobs, self.stop, self.tag = max(1, jobs), stop, tag
+        self.error: str | None = None  # an unexpected failure that halted the run
+        self._pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="benchkit-seed")
+        self._live = 0
+        self._lock = threading.Lock()
+        self._finished = threading.Event()
+
+    # -- the main thread ------------------------------------------------------------
+
+    def run(self) -> None:
+        workers = [threading.Thread(target=self._worker, name=f"benchkit-trial-{i}", daemon=True)
+                   for i in range(self.jobs)]
+        self._live = len(workers)
+        restore = self._catch_sigint()
+        try:
+            for worker in workers:
+                worker.start()
+            while not self._finished.wait(0.1):
+                if self.stop.is_set():
+                    kill_tagged(self.tag)  # again and again: a run may have just started
+        finally:
+            restore()
+            self._pool.shutdown(wait=True)
+
+    def _catch_sigint(self) -> Callable[[], None]:
+        if threading.current_thread() is not threading.main_thread():
+            return lambda: None
+        previous = signal.signal(signal.SIGINT, self._on_sigint)
+        return lambda: signal.signal(signal.SIGINT, previous)
+
+    def _on_sigint(self, signum, frame) -> None:
+        if self.stop.is_set():  # a second Ctrl-C: the maintainer will not wait
+            self.progress.note("interrupted again: leaving now; `benchkit gc --yes` deletes "
+                               "any repository left behind")
+            os._exit(130)
+        self.stop.set()
+        self.scheduler.halt("interrupted")
+        self.progress.interrupted()
+        kill_tagged(self.tag)
+
+    # -- a worker -------------------------------------------------------------------
+
+    def _worker(self) -> None:
+        contexts: dict = {}
+
+        def context(arm, role):
+            key = (arm.id, role)  # one for the trial, one for seeding ahead
+            if key not in contexts:
+                contexts[key] = self.context(arm)
+            return contexts[key]
+
+        ahead = None  # (ticket, future of its Prepared)
+        try:
+            while True:
+                if ahead is not None:
+                    (ticket, future), ahead = ahead, None
+                    prepared = self._result(ticket, future)
+                else:
+                    ticket = self.scheduler.take(wait=True)
+                    if ticket is None:
+                        break
+                    prepared = self._result(ticket, None, context(ticket.cell.arm, "seed"))
+                if prepared is None:
+                    continue
+                if self.stop.is_set() or self.scheduler.totals.halted:
+                    self._abandon(ticket, prepared, context)
+                    break
+                following = self.scheduler.take(wait=False)
+                if following is not None:
+                    ahead = (following, self._pool.submit(
+                        prepare_cell, following.cell, context(following.cell.arm, "seed")))
+                if not self._trial(ticket, prepared, context(ticket.cell.arm, "trial")):
+                    break
+        finally:
+            if ahead is not None:
+                ticket, future = ahead
+                prepared = self._result(ticket, future)
+                if prepared is not None:
+                    self._abandon(ticket, prepared, context)
+            for ctx in contexts.values():
+                ctx.client.close()
+            with self._lock:
+                self._live -= 1
+                if self._live == 0:
+                    self._finished.set()
+
+    def _result(self, ticket: Ticket, future, ctx=None) -> Prepared | None:
+        """The trial's prepared repository; None (booked) when it cannot run."""
+        try:
+            return future.result() if future is not None else prepare_cell(ticket.cell, ctx)
+        except CellError as error:
+            self.scheduler.release(ticket)
+            self.progress.skipped(Skip(ticket.cell.arm.id, ticket.cell.task.id, str(error)))
+        except Exception as error:  # noqa: BLE001 - a bug: halt rather than waste trials
+            self.scheduler.release(ticket)
+            self._fail(ticket, error)
+        return None
+
+    def _trial(self, ticket: Ticket, prepared: Prepared, ctx) -> bool:
+        """Run one trial; False when the worker should stop."""
+        self.progress.started(ticket, prepared)
+        try:
+            sample = run_cell(ticket.cell, ctx, prepared)
+        except Interrupted:
+            self.scheduler.release(ticket)
+            return False
+        except Exception as error:  # noqa: BLE001 - see _result
+            self.scheduler.release(ticket)
+            self._fail(ticket, error)
+            return False
+        cost = self.scheduler.done(ticket, sample)
+        self.progress.ended(ticket, sample, cost, self.scheduler)
+        return True
+
+    def _abandon(self, ticket: Ticket, prepared: Prepared, context) -> None:
+        prepared.discard(context(ticket.cell.arm, "seed"))
+        self.scheduler.release(ticket)
+
+    def _fail(self, ticket: Ticket, error: Exception) -> None:
+        cell = ticket.cell
+        self.error = self.error or (f"{cell.arm.id} {cell.task.id}: "
+                                    f"{type(error).__name__}: {error}")
+        self.scheduler.halt(f"internal error: {self.error}")
+        self.progress.note(f"error: {self.error}")
+
+
+def new_tag() -> str:
+    return uuid.uuid4().hex
+
+
+# --- what the watching person sees ---------------------------------------------------
+
+class Progress:
+    """Human lines on stdout, or (json_mode) one JSON event per line on stdout and
+    nothing else there. Notes and warnings go to stderr either way."""
+
+    def __init__(self, *, json_mode: bool = False, estimated: bool = False, out=None, err=None):
+        self.json_mode, self.estimated = json_mode, estimated
+        self.out, self.err = out or sys.stdout, err or sys.stderr
+        self.started_at = time.monotonic()
+        self._lock = threading.RLock()
+
+    def emit(self, event: dict, line: str | None) -> None:
+        with self._lock:
+            if self.json_mode:
+                self.out.write(json.dumps(event, ensure_ascii=False) + "\n")
+            elif line is not None:
+                self.out.write(line + "\n")
+            self.out.flush()
+
+    def note(self, text: str) -> None:
+        with self._lock:
+            self.err.write(text + "\n")
+            self.err.flush()
+
+    def tokens(self, value: float | None) -> str:
+        if value is None:
+            return "no"
+        return f"{value:,.0f}" + ("~" if self.estimated else "")
+
+    # -- events ---------------------------------------------------------------------
+
+    def header(self, *, arms, cells: int, trials: int, driver: str, model: str, host: dict,
+               self_review: bool, budget: float | None, jobs: int, store: str) -> None:
+        event = {"event": "run", "arms": arms, "cells": cells, "trials": trials,
+                 "driver": driver, "model": model, "host": host, "self_review": self_review,
+                 "budget": budget, "usage_estimated": self.estimated, "jobs": jobs,
+                 "store": store}
+        where = f"{host['kind']} {host['url']}" + (" (embedded)" if host.get("embedded") else "")
+        lines = [f"benchkit run: {trials} trial(s) of {cells} cell(s) ({', '.join(arms)}), "
+                 f"driver {driver}, model {model}, {jobs} at a time",
+                 f"host: {where}, self-review {'permitted' if self_review else 'forbidden'}; "
+                 f"store: {store}"]
+        if budget is not None:
+            lines.append(f"budget: {budget:,.0f} cost-equivalent tokens")
+        if self.estimated:
+            lines.append("replay: no real tokens are spent; figures marked ~ are estimates "
+                         "from bytes" + (", and they count against the budget" if budget is not None
+                                         else ""))
+        self.emit(event, "\n".join(lines))
+
+    def skipped(self, skip: Skip) -> None:
+        self.emit({"event": "skip", "arm": skip.arm, "task": skip.task, "reason": skip.reason},
+                  f"not run: {skip.arm} {skip.task}: {skip.reason}")
+
+    def budget_skip(self, cell: Cell, skip: Skip, expected: float, left: float) -> None:
+        self.emit({"event": "budget-skip", "arm": skip.arm, "task": skip.task,
+                   "trial": cell.trial, "expected_tokens": round(expected),
+                   "left_tokens": round(left)},
+                  f"skipped (budget): {skip.arm} {skip.task} trial {cell.trial + 1}: "
+                  f"expects ~{expected:,.0f} tokens, {self.tokens(left)} left")
+
+    def started(self, ticket: Ticket, prepared: Prepared) -> None:
+        cell = ticket.cell
+        repo = prepared.repo.full_name if prepared.repo is not None else None
+        event = {"event": "start", "n": ticket.number, "arm": cell.arm.id, "task": cell.task.id,
+                 "trial": cell.trial, "repo": repo, "expected_tokens": round(ticket.expected),
+                 "expected_from": ticket.basis}
+        where = f"on {repo}" if repo else f"(provisioning failed: {prepared.failure_class})"
+        self.emit(event, f"[{ticket.number}] {cell.arm.id} {cell.task.id} trial {cell.trial + 1}: "
+                         f"started {where}, expects ~{ticket.expected:,.0f} tokens "
+                         f"({ticket.basis})")
+
+    def ended(self, ticket: Ticket, sample: dict, cost: float, scheduler: Scheduler) -> None:
+        cell, totals = ticket.cell, scheduler.totals
+        with self._lock:  # totals read and line written together
+            event = {"event": "end", "n": ticket.number, "arm": cell.arm.id,
+                     "task": cell.task.id, "trial": cell.trial, "sample": sample["id"],
+                     "outcome": sample["outcome"], "failure_class": sample["failure_class"],
+                     "valid": sample["valid"], "tokens": round(cost),
+                     "usage_estimated": sample["usage_estimated"], "turns": sample["turns"],
+                     "seconds": sample["duration_s"], "detail": detail(sample),
+                     "totals": {**totals.snapshot(), "left_tokens": _round(scheduler.left())}}
+            why = event["detail"]
+            left = scheduler.left()
+            budget = f", {self.tokens(left)} left" if left is not None else ""
+            self.emit(event, f"[{ticket.number}] {cell.arm.id} {cell.task.id} trial "
+                             f"{cell.trial + 1}: {sample['outcome']}{' - ' + why if why else ''}"
+                             f" | {self.tokens(cost)} tokens, {sample['turns']} turns, "
+                             f"{sample['duration_s']:.1f}s | so far {totals.ran} trial(s), "
+                             f"{self.tokens(totals.spent)} tokens{budget}, "
+                             f"{outcome_counts(totals.outcomes)}")
+
+    def interrupted(self) -> None:
+        self.emit({"event": "interrupt"},
+                  "interrupted: stopping the running trial(s); they leave no sample, and "
+                  "their repositories are being deleted (Ctrl-C again to leave at once)")
+
+    def summary(self, totals: Totals, *, not_run: list, budget: float | None,
+                interrupted: bool, error: str | None, store: str) -> None:
+        elapsed = time.monotonic() - self.started_at
+        left = None if budget is None else budget - totals.spent
+        event = {"event": "summary", "ran": totals.ran, "planned": totals.planned,
+                 "outcomes": dict(totals.outcomes), "spent_tokens": round(totals.spent),
+                 "usage_estimated": self.estimated, "budget": budget, "left_tokens": _round(left),
+                 "skipped_budget": [vars(s) for s in totals.budget_skips],
+                 "not_run": [vars(s) for s in not_run], "interrupted": interrupted,
+                 "halted": None if interrupted else totals.halted, "error": error,
+                 "seconds": round(elapsed, 1), "store": store}
+        kind = "estimated (replay spends no real tokens)" if self.estimated else "cost-equivalent"
+        lines = [f"done: {totals.ran} of {totals.planned} trial(s) in {elapsed:.1f}s: "
+                 f"{outcome_counts(totals.outcomes)}",
+                 f"spent: {self.tokens(totals.spent)} tokens, {kind}"
+                 + (f"; budget {budget:,.0f}, {self.tokens(left)} left" if budget is not None else "")]
+        if totals.budget_skips:
+            cells = len({(s.arm, s.task) for s in totals.budget_skips})
+            lines.append(f"skipped for the budget: {len(totals.budget_skips)} trial(s) of "
+                         f"{cells} cell(s)")
+        if not_run:
+            lines.append(f"not run: {len(not_run)} cell(s), listed above")
+        if interrupted:
+            lines.append("interrupted: the running trial(s) left no sample; their "
+                         "repositories were deleted")
+        elif totals.halted:
+            lines.append(f"halted: {totals.halted}")
+        lines.append(f"samples: {store}")
+        self.emit(event, "\n".join(lines))
+
+    def report(self, paths) -> None:
+        self.emit({"event": "report", "paths": [str(p) for p in paths]},
+                  "report: " + ", ".join(str(p) for p in paths))
+
+
+def detail(sample: dict) -> str:
+    """Why a trial did not pass, in one line ("" when it passed)."""
+    why = sample["failure_class"] or ""
+    if sample["outcome"] == "failed" and sample["differences"]:
+        why = sample["differences"][0]
+    elif sample["error"]:
+        why = f"{why}: {sample['error'].strip().splitlines()[0]}"
+    return why
+
+
+def outcome_counts(outcomes: Counter) -> str:
+    return ", ".join(f"{count} {name}" for name, count in sorted(outcomes.items())) or "none run"
+
+
+def _round(value):
+    return None if value is None else round(value)

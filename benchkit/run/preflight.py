@@ -1,0 +1,257 @@
+"""Pre-flight: everything `benchkit run` can check before a token is spent.
+
+    documents  the tree, the chosen arm files, the --task ids or globs, the replay
+               references: valid, or their problems as FILE:LINE: message
+    tools      each arm's tool is present: its binary on PATH, or its MCP server's
+               command (and gitea-axi's skill file) where the arm's templates say
+    claude     the Claude Code CLI is there, and (driver claude) credentials are:
+               ANTHROPIC_API_KEY or another key, a Claude login, or ANTHROPIC_BASE_URL
+    host       the given or discovered Gitea host answers and accepts the token (with
+               none, the run starts an embedded forge and there is nothing to check)
+
+Every check runs, so one attempt names every problem. Nothing is written anywhere.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+
+# Environment variables the Claude Code CLI accepts as credentials (or as a route that
+# needs none of ours: a proxy, Bedrock, Vertex).
+CLAUDE_KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN",
+               "ANTHROPIC_BASE_URL", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX")
+HOST_ENV = ("GITEA_URL", "GITEA_TOKEN")
+
+
+@dataclass(frozen=True)
+class Failure:
+    check: str     # documents | tools | claude | host
+    message: str
+
+    def __str__(self) -> str:
+        return f"pre-flight {self.check}: {self.message}"
+
+
+class PreflightError(Exception):
+    """One or more pre-flight checks failed; `failures` and `problems` say which."""
+
+    def __init__(self, failures: list[Failure], problems: list | None = None):
+        self.failures = failures
+        self.problems = problems or []  # benchkit.spec.Problem of the documents
+        super().__init__("; ".join(map(str, failures)))
+
+
+@dataclass
+class Checked:
+    """What passed pre-flight: the documents loaded, the host's credentials (None: run
+    an embedded forge)."""
+
+    tree: object
+    arms: list
+    tasks: list
+    references: dict = field(default_factory=dict)  # arm id -> Reference (replay)
+    credentials: object = None
+
+
+def preflight(arm_paths, *, task_patterns=(), tier: str | None = None,
+              driver: str = "claude", host: str | None = None, token: str | None = None,
+              login: str | None = None, environ: Mapping[str, str] = os.environ) -> Checked:
+    """Run every check; return what the run needs, or raise PreflightError."""
+    failures, problems = [], []
+    loaded = _documents(arm_paths, task_patterns, tier, driver, problems)
+    if problems:
+        failures.append(Failure("documents", f"{len(problems)} problem(s) in the documents"))
+    if loaded is not None:
+        failures += [Failure("tools", m) for m in tool_problems(loaded.arms, loaded.tree.suite)]
+    failures += [Failure("claude", m) for m in claude_problems(driver, environ)]
+    credentials, host_failures = _host(host, token, login, environ)
+    failures += [Failure("host", m) for m in host_failures]
+    if failures:
+        raise PreflightError(failures, problems)
+    loaded.credentials = credentials
+    return loaded
+
+
+# --- documents -----------------------------------------------------------------------
+
+def _documents(arm_paths, task_patterns, tier, driver, problems) -> Checked | None:
+    from benchkit.spec import Problem, SpecError, load_arm, load_tree
+    try:
+        tree = load_tree()
+    except SpecError as error:
+        problems.extend(error.problems)
+        return None
+    arms = {}
+    for path in arm_paths:
+        try:
+            arm = load_arm(path)
+        except SpecError as error:
+            problems.extend(error.problems)
+            continue
+        if arm.id in arms:
+            problems.append(Problem(Path(path), None, f"arm {arm.id!r} is given twice "
+                                                      f"(also {arms[arm.id].path})"))
+        arms[arm.id] = arm
+    tasks = choose_tasks(tree, task_patterns, tier, problems)
+    references = _references(list(arms.values()), tree.root, problems) if driver == "replay" else {}
+    if problems:
+        return None
+    return Checked(tree, list(arms.values()), tasks, references)
+
+
+def choose_tasks(tree, patterns, tier, problems) -> list:
+    """The tasks named by ids or globs (all when none), of one tier when given, in the
+    tree's order. A pattern that matches nothing is a problem."""
+    from benchkit.spec import Problem
+    chosen = set()
+    for pattern in patterns:
+        matched = [task_id for task_id in tree.tasks if fnmatch.fnmatchcase(task_id, pattern)]
+        if not matched:
+            problems.append(Problem(tree.root / "tasks.d" / f"{pattern}.yaml", None,
+                                    f"no task matches {pattern!r} (see `benchkit list tasks`)"))
+        chosen.update(matched)
+    tasks = [task for task_id, task in tree.tasks.items() if not patterns or task_id in chosen]
+    if tier:
+        tasks = [task for task in tasks if task.tier == tier]
+        if not tasks:
+            problems.append(Problem(tree.root / "tasks.d", None,
+                                    f"no chosen task is of tier {tier!r}"))
+    return tasks
+
+
+def _references(arms, root, problems) -> dict:
+    from benchkit.agent.replay import reference_for
+    from benchkit.spec import SpecError
+    references = {}
+    for arm in arms:
+        try:
+            references[arm.id] = reference_for(arm, root)
+        except SpecError as error:
+            problems.extend(error.problems)
+    return references
+
+
+# --- tools ---------------------------------------------------------------------------
+
+def tool_problems(arms, suite, search_path: str | None = None) -> list[str]:
+    """Each arm's tool, as its templates resolve on this machine, is there to run."""
+    from benchkit.isolation import IsolationError, assemble
+    search_path = os.environ.get("PATH", os.defpath) if search_path is None else search_path
+    found = []
+    with tempfile.TemporaryDirectory(prefix="benchkit-preflight-") as workdir:
+        for arm in arms:
+            try:
+                # Placeholder coordinates: only the arm's own templates matter here, and
+                # assemble writes nothing until set-up.
+                assembly = assemble(arm, suite, host_url="http://preflight.invalid/",
+                                    api_url="http://preflight.invalid/api/v1", token="preflight",
+                                    owner="preflight", repo="preflight", user="preflight",
+                                    workdir=Path(workdir), search_path=search_path)
+            except IsolationError as error:
+                found.append(str(error))
+                continue
+            problem = _tool_problem(arm, assembly, search_path)
+            if problem:
+                found.append(problem)
+    return found
+
+
+def _tool_problem(arm, assembly, search_path: str) -> str | None:
+    if arm.tool["kind"] == "shell":
+        binary = arm.tool["binary"]
+        if shutil.which(binary, path=search_path) is None:
+            return f"arm {arm.id}: its binary `{binary}` is not installed (not on PATH)"
+        return None
+    for server in assembly.mcp_servers.values():
+        command = server["command"]
+        if shutil.which(command, path=search_path) is None:
+            return (f"arm {arm.id}: its MCP server command `{command}` is not installed "
+                    f"(not an executable file, nor on PATH)")
+    return None
+
+
+# --- Claude --------------------------------------------------------------------------
+
+def claude_problems(driver: str, environ: Mapping[str, str] = os.environ) -> list[str]:
+    """The CLI is needed by both drivers (replay runs the real CLI); credentials only by
+    the claude driver."""
+    found = []
+    if claude_cli() is None:
+        found.append("the Claude Code CLI is missing: neither bundled with claude-agent-sdk "
+                     "nor `claude` on PATH (reinstall claude-agent-sdk)")
+    if driver == "claude" and not claude_credentials(environ):
+        config = claude_config_dir(environ)
+        found.append(f"no Claude credentials: set ANTHROPIC_API_KEY, log in with `claude` "
+                     f"(expected {config / '.credentials.json'}), or point ANTHROPIC_BASE_URL "
+                     f"at a Messages API endpoint; `--driver replay` needs none")
+    return found
+
+
+def claude_cli() -> str | None:
+    try:
+        import claude_agent_sdk
+    except ImportError:
+        return None
+    bundled = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
+    return str(bundled) if bundled.is_file() else shutil.which("claude")
+
+
+def claude_config_dir(environ: Mapping[str, str] = os.environ) -> Path:
+    """Where the Claude driver looks for a login (benchkit.agent.claude pins the same)."""
+    configured = environ.get("CLAUDE_CONFIG_DIR")
+    if configured:
+        return Path(configured)
+    return Path(environ.get("HOME") or Path.home()) / ".claude"
+
+
+def claude_credentials(environ: Mapping[str, str] = os.environ) -> str | None:
+    """Where the CLI will find credentials (for messages), or None."""
+    for key in CLAUDE_KEYS:
+        if (environ.get(key) or "").strip():
+            return key
+    login = claude_config_dir(environ) / ".credentials.json"
+    return str(login) if login.is_file() else None
+
+
+# --- host ----------------------------------------------------------------------------
+
+def host_requested(host, token, login, environ: Mapping[str, str] = os.environ) -> bool:
+    """Whether the maintainer named a host (flags or GITEA_*), so that failing to use it
+    is an error rather than a reason to start an embedded forge."""
+    return bool(host or token or login or any((environ.get(k) or "").strip() for k in HOST_ENV))
+
+
+def _host(host, token, login, environ) -> tuple[object, list[str]]:
+    """(credentials or None for an embedded forge, failures)."""
+    from benchkit.gitea import CredentialsError, resolve_credentials
+    try:
+        credentials = resolve_credentials(host=host, token=token, login=login, env=environ)
+    except CredentialsError as error:
+        if host_requested(host, token, login, environ):
+            return None, [str(error)]
+        return None, []  # nothing given or discovered: an embedded forge
+    return credentials, host_problems(credentials)
+
+
+def host_problems(credentials) -> list[str]:
+    """The host answers, and accepts the token."""
+    from benchkit.gitea import GiteaError, HostError
+    where = f"{credentials.url} (from {credentials.source})"
+    with credentials.client(retries=1, timeout=10) as client:
+        try:
+            client.get("/version")
+            client.user  # GET /user: whose token it is
+        except GiteaError as error:
+            if error.status in (401, 403):
+                return [f"the Gitea host {where} rejected the token (HTTP {error.status}); "
+                        f"check --token / GITEA_TOKEN"]
+            return [f"{where} does not answer as a Gitea host: {error}"]
+        except HostError as error:
+            return [f"cannot reach the Gitea host {where}: {error}"]
+    return []

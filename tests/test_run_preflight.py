@@ -1,0 +1,164 @@
+"""`benchkit run` pre-flight, through the CLI: each failure has its own message, the
+exit status is 2, and nothing is recorded (no store, no repository on the host)."""
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from benchkit.cli import main
+from benchkit.gitea import Client
+from benchkit.run.preflight import claude_credentials
+
+CHECKOUT = Path(__file__).resolve().parents[1]
+RAW_API = str(CHECKOUT / "arms.d/raw-api.yaml")
+TASK = "close-csv-export-issue"
+
+
+@pytest.fixture(autouse=True)
+def quiet_machine(tmp_path, monkeypatch):
+    """No GITEA_*, tea login or Claude credentials of the machine reach these runs."""
+    for name in ("GITEA_URL", "GITEA_TOKEN", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN",
+                 "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_BASE_URL", "CLAUDE_CODE_USE_BEDROCK",
+                 "CLAUDE_CODE_USE_VERTEX", "BENCHKIT_ROOT"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    monkeypatch.setenv("BENCHKIT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+
+
+def run(tmp_path, *args):
+    store = tmp_path / "results"
+    result = CliRunner().invoke(main, ["run", *args, "--store", str(store), "--no-report"],
+                                catch_exceptions=False)
+    assert not store.exists(), "a failed pre-flight recorded something"
+    return result
+
+
+def arm_copy(tmp_path, source: str, change) -> str:
+    data = yaml.safe_load(Path(source).read_text())
+    change(data)
+    path = tmp_path / Path(source).name
+    path.write_text(yaml.safe_dump(data))
+    return str(path)
+
+
+def failures(result) -> list[str]:
+    return [line for line in result.stderr.splitlines() if line.startswith("pre-flight ")]
+
+
+def test_an_unknown_task_id_or_glob_names_itself(tmp_path):
+    result = run(tmp_path, RAW_API, "--task", "no-such-task", "--task", "zzz-*",
+                 "--driver", "replay")
+    assert result.exit_code == 2
+    assert "no task matches 'no-such-task'" in result.stderr
+    assert "no task matches 'zzz-*'" in result.stderr
+
+
+def test_a_broken_document_is_named_by_file_and_line(tmp_path, tree_copy, monkeypatch):
+    monkeypatch.setenv("BENCHKIT_ROOT", str(tree_copy))
+    task = tree_copy / "tasks.d" / f"{TASK}.yaml"
+    task.write_text(task.read_text().replace("tier: single-mutation", "tier: sideways"))
+    result = run(tmp_path, str(tree_copy / "arms.d/raw-api.yaml"), "--task", TASK,
+                 "--driver", "replay")
+    assert result.exit_code == 2
+    problem = next(line for line in result.stderr.splitlines() if f"{TASK}.yaml:" in line)
+    number = next(i for i, line in enumerate(task.read_text().splitlines(), 1)
+                  if line.startswith("tier:"))
+    assert f"{TASK}.yaml:{number}:" in problem
+
+
+def test_an_arm_binary_that_is_not_installed(tmp_path):
+    arm = arm_copy(tmp_path, RAW_API, lambda d: d["tool"].update(binary="benchkit-no-such-tool"))
+    result = run(tmp_path, arm, "--task", TASK, "--driver", "replay")
+    assert result.exit_code == 2
+    assert failures(result) == ["pre-flight tools: arm raw-api: its binary "
+                                "`benchkit-no-such-tool` is not installed (not on PATH)"]
+
+
+def test_an_mcp_server_command_that_is_not_installed(tmp_path):
+    arm = arm_copy(tmp_path, str(CHECKOUT / "tests/arms/gitea-mcp-pypi.yaml"),
+                   lambda d: d["tool"]["server"].update(command="/nonexistent/gitea-mcp"))
+    result = run(tmp_path, arm, "--task", TASK, "--driver", "replay")
+    assert result.exit_code == 2
+    assert failures(result) == ["pre-flight tools: arm gitea-mcp-pypi: its MCP server command "
+                                "`/nonexistent/gitea-mcp` is not installed (not an executable "
+                                "file, nor on PATH)"]
+
+
+def test_a_skill_file_that_is_missing(tmp_path, monkeypatch):
+    monkeypatch.setenv("BENCHKIT_GITEA_AXI_SKILL", str(tmp_path / "missing/SKILL.md"))
+    result = run(tmp_path, str(CHECKOUT / "arms.d/gitea-axi.yaml"), "--task", TASK)
+    assert result.exit_code == 2
+    [tool] = [f for f in failures(result) if f.startswith("pre-flight tools:")]
+    assert "cannot read its skill" in tool and "missing/SKILL.md" in tool
+
+
+def test_no_claude_credentials_for_the_claude_driver(tmp_path):
+    result = run(tmp_path, RAW_API, "--task", TASK, "--driver", "claude")
+    assert result.exit_code == 2
+    [claude] = failures(result)
+    assert claude.startswith("pre-flight claude: no Claude credentials: set ANTHROPIC_API_KEY")
+    assert str(tmp_path / "claude" / ".credentials.json") in claude
+
+
+def test_claude_credentials_are_found_where_the_cli_looks(tmp_path):
+    login = tmp_path / "claude" / ".credentials.json"
+    assert claude_credentials({"CLAUDE_CONFIG_DIR": str(login.parent)}) is None
+    assert claude_credentials({"ANTHROPIC_BASE_URL": "http://127.0.0.1:9/"}) == "ANTHROPIC_BASE_URL"
+    login.parent.mkdir()
+    login.write_text("{}")
+    assert claude_credentials({"CLAUDE_CONFIG_DIR": str(login.parent)}) == str(login)
+
+
+def test_a_host_that_is_down(tmp_path, dead_url):
+    result = run(tmp_path, RAW_API, "--task", TASK, "--driver", "replay",
+                 "--host", dead_url, "--token", "some-token-value")
+    assert result.exit_code == 2
+    [host] = failures(result)
+    assert host.startswith(f"pre-flight host: cannot reach the Gitea host {dead_url} (from flags)")
+    assert "some-token-value" not in result.output
+
+
+def test_a_token_the_host_rejects(tmp_path, forge):
+    result = run(tmp_path, RAW_API, "--task", TASK, "--driver", "replay",
+                 "--host", forge.url, "--token", "wrong-token-0123456789")
+    assert result.exit_code == 2
+    assert failures(result) == [f"pre-flight host: the Gitea host {forge.url} (from flags) "
+                                f"rejected the token (HTTP 401); check --token / GITEA_TOKEN"]
+    assert "wrong-token-0123456789" not in result.output
+    assert repos(forge) == []
+
+
+def test_a_host_without_a_token_is_not_replaced_by_an_embedded_forge(tmp_path, forge):
+    result = run(tmp_path, RAW_API, "--task", TASK, "--driver", "replay", "--host", forge.url)
+    assert result.exit_code == 2
+    [host] = failures(result)
+    assert host.startswith(f"pre-flight host: no token for {forge.url}")
+
+
+def test_every_failure_at_once_and_as_a_json_event(tmp_path, dead_url):
+    arm = arm_copy(tmp_path, RAW_API, lambda d: d["tool"].update(binary="benchkit-no-such-tool"))
+    result = run(tmp_path, arm, "--task", TASK, "--driver", "claude", "--json",
+                 "--host", dead_url, "--token", "t")
+    assert result.exit_code == 2
+    assert [f.split(":")[0] for f in failures(result)] == [
+        "pre-flight tools", "pre-flight claude", "pre-flight host"]
+    [event] = [json.loads(line) for line in result.stdout.splitlines()]
+    assert event["event"] == "preflight" and event["ok"] is False
+    assert [f["check"] for f in event["failures"]] == ["tools", "claude", "host"]
+
+
+def test_trials_and_until_exclude_each_other(tmp_path):
+    result = run(tmp_path, RAW_API, "--trials", "2", "--until", "3")
+    assert result.exit_code == 2 and "not both" in result.stderr
+    result = run(tmp_path, RAW_API, "--until", "sometimes")
+    assert result.exit_code == 2 and "positive number or `floor`" in result.stderr
+
+
+def repos(forge) -> list[str]:
+    with Client(forge.url, forge.token) as client:
+        return [r["name"] for r in client.get(f"/users/{forge.user}/repos")]
