@@ -42,10 +42,16 @@ def test_raw_api_proves_every_task_on_the_forge():
     done = validate(str(CHECKOUT / "arms.d" / "raw-api.yaml"))
     assert done.returncode == 0, done.stdout + done.stderr
     found = verdicts(done.stdout)
-    assert len(found) == 20 and set(found.values()) == {"ok"}, done.stdout
+    scored = {task: verdict for task, verdict in found.items() if not task.startswith("bonus-")}
+    assert len(scored) == 20 and set(scored.values()) == {"ok"}, done.stdout
     assert re.search(r"^raw-api\s+read-open-issue-count\s+read\s+pass\s+fail\s+fail\s+ok$",
                      done.stdout, re.MULTILINE)
-    assert "\n20 ok\n" in done.stdout + "\n"
+    # The bonus operations its reference covers; self-review ones the forge refuses.
+    assert {task: verdict for task, verdict in found.items() if task.startswith("bonus-")} == {
+        "bonus-pull-diff": "ok", "bonus-search-crash": "ok",
+        "bonus-self-approve-csv-pull": "unsupported",
+        "bonus-self-request-changes-docs-pull": "unsupported"}
+    assert "\n22 ok, 2 unsupported\n" in done.stdout
 
 
 def break_tree(root: Path) -> None:

@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
 from pathlib import Path
 
 import jinja2
 import jinja2.meta
 
-from benchkit.agent.driver import AgentRequest, AgentRun
+from benchkit.agent.driver import AgentRequest, AgentRun, zero_usage
 from benchkit.agent.scripted import ScriptedModel, ToolCall, Turn, estimate_usage
 from benchkit.fingerprint import fingerprint
 from benchkit.spec.loader import Document, Problem, SpecError, load_document
@@ -383,8 +383,7 @@ class ReplayDriver:
 
 
 def _not_run(why: str) -> AgentRun:
-    from datetime import datetime, timezone
-    from benchkit.agent.driver import zero_usage
+    """A run that never started: the cell runner records it as a harness error."""
     now = datetime.now(timezone.utc)
     return AgentRun(usage=zero_usage(), usage_by_model={}, turns=0, duration_s=0.0,
                     cost_usd=None, answer=None, stop="startup-error", error=why,

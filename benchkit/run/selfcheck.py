@@ -172,8 +172,9 @@ class _Runner:
             try:
                 control = (self._null(client, task) if reference is None
                            else self._replay(client, arm, task, reference, name))
-            except HarnessError as exc:
-                control = Control(name, "harness-error", error=client.scrub(str(exc)))
+            except Exception as exc:  # noqa: BLE001 - one broken control, not the whole table
+                detail = str(exc) if isinstance(exc, HarnessError) else f"{type(exc).__name__}: {exc}"
+                control = Control(name, "harness-error", error=client.scrub(detail))
         if self.progress:
             with self.shared.lock:
                 self.progress(f"{check.arm} {check.task} {name}: {control.summary}")
