@@ -1,0 +1,46 @@
+"""The README's main job on a clean machine: `benchkit run arms.d/raw-api.yaml --driver
+replay` in a tree, with no Gitea host, no tea login and no Claude account, runs all 20
+scored tasks on the embedded forge, every one passing, and ends with a report."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+CHECKOUT = Path(__file__).resolve().parent.parent
+
+
+def readme_command() -> list[str]:
+    """The main-job command as the README gives it, after `pip install -e . &&`."""
+    text = (CHECKOUT / "README.md").read_text(encoding="utf-8")
+    line = next(l for l in text.splitlines() if "--driver replay" in l and "benchkit run" in l)
+    command = line.split("&&")[-1].split()
+    assert command[:2] == ["benchkit", "run"], line
+    return command[1:]
+
+
+def test_the_readme_main_job_runs_every_task_and_writes_a_report(tree_copy, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith(("GITEA_", "ANTHROPIC_", "CLAUDE_", "BENCHKIT_", "XDG_"))}
+    env["HOME"] = str(home)  # no ~/.claude, no tea config, no cache of an earlier run
+    done = subprocess.run([sys.executable, "-c", "from benchkit.cli import main; main()",
+                           *readme_command()], cwd=tree_copy, env=env, capture_output=True,
+                          text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    samples = [json.loads(line) for path in sorted((tree_copy / "results" / "raw-api").glob("*.jsonl"))
+               for line in path.read_text().splitlines()]
+    scored = [s for s in samples if s["scored"]]
+    assert len(scored) == 20 and {s["outcome"] for s in scored} == {"passed"}
+    assert all(s["driver"] == "replay" and s["usage_estimated"] for s in samples)
+    assert all(s["usage"]["cache_write"] > 0 and s["turns"] >= 2 for s in scored)
+    report = (tree_copy / "reports" / "report.md").read_text(encoding="utf-8")
+    assert re.search(r"replay samples .*estimate", report), report[:2000]
+    assert (tree_copy / "reports" / "report.html").is_file()
