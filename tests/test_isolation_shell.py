@@ -28,6 +28,7 @@ def names(line):
     ("f() { a; }; function g { b; }; function h() ( c )", ["a", "b", "c"]),
     ('echo "$(a "$(b)")" `c`', ["echo", "a", "b", "c"]),
     ("echo $(case $x in (a) b ;; c) d ;; esac) $(echo case) e", ["echo", "b", "d", "echo"]),
+    ("echo $(case x in x) case y in y) a ;; esac ;; esac)", ["echo", "a"]),
     ("diff <(a) >(b)", ["diff", "a", "b"]),
     ("x=${y:-$(a)} z=$((1 + $(b)))", [None, "a", "b"]),
     ("((n++)) && a", ["a"]),

@@ -135,9 +135,9 @@ class _Prepass:
 
     def command_position(self) -> bool:
         """Whether a word starting here is in command position (roughly: after an
-        operator, a keyword, or at the start)."""
+        operator, a case pattern's `)`, a keyword, or at the start)."""
         before = self.src[:self.pos].rstrip(_BLANKS)
-        if not before or before[-1] in ";&|(\n":
+        if not before or before[-1] in ";&|()\n":
             return True
         return re.search(r"(^|[\s;&|(])(then|do|else|elif|if|while|until|!|\{)$", before) is not None
 
