@@ -71,6 +71,21 @@ def test_a_denial_names_the_foreign_program_and_the_arm_tool():
     assert decision.reason.startswith("`python3` is not available in this session: use `tea`")
 
 
+def test_tool_calls_shell_arms_run_bash_alone_and_the_mcp_arm_its_tools_alone():
+    raw = GUARDS["raw-api"]
+    assert raw.decide_tool("Bash", {"command": "curl -s x | jq ."}).allowed
+    assert not raw.decide_tool("Bash", {"command": "python3 -c 1"}).allowed
+    assert not raw.decide_tool("Bash", {}).allowed
+    for tool in ("Read", "WebFetch", "mcp__gitea__list_repo_issues"):
+        denied = raw.decide_tool(tool, {"command": "curl x"})
+        assert not denied.allowed and denied.reason.startswith(f"`{tool}` is not available")
+    mcp = Guard.for_arm(load_arm(CHECKOUT / "arms.d/gitea-mcp.yaml"))
+    assert mcp.decide_tool("mcp__gitea__create_issue", {"title": "x"}).allowed
+    for tool in ("Bash", "Read", "mcp__other__create_issue"):
+        assert not mcp.decide_tool(tool, {"command": "ls"}).allowed
+    assert not mcp.decide("ls").allowed and "no shell" in mcp.decide("ls").reason
+
+
 # --- what bash really runs -------------------------------------------------------------
 
 # Every program an allowed line may run is a stub that logs its name; any other name
