@@ -199,9 +199,7 @@ class _Prepass:
                 self.pos += 2
                 self.scripts.append(self.nested(")"))
                 out.append(self.sentinel(start))
-            elif self.at("((") and self.word_start() and self.arithmetic_ahead(self.pos + 2):
-                self.pos += 2
-                self.arithmetic()
+            elif self.at("((") and self.word_start() and self.arithmetic(2):
                 out.append(f" {ARITH} ")
             elif c == close and depth == 0 and not cases:
                 self.pos += 1
@@ -274,9 +272,7 @@ class _Prepass:
 
     def dollar(self, quoted: bool = False) -> str:
         start, following = self.pos, self.peek(1)
-        if self.at("$((") and self.arithmetic_ahead(self.pos + 3):
-            self.pos += 3
-            self.arithmetic()
+        if self.at("$((") and self.arithmetic(3):
             return self.sentinel(start)
         if following == "(":
             self.pos += 2
@@ -323,22 +319,26 @@ class _Prepass:
         self.scripts.append(_Prepass("".join(body), self.table, self.scripts, self.nesting + 1).scan())
         return self.sentinel(start)
 
-    def arithmetic_ahead(self, i: int) -> bool:
-        """_arithmetic_closes, with a bound on the look-aheads that fail: each costs a
-        scan to the end, and no real command has dozens of unclosed `((`."""
-        if _arithmetic_closes(self.src, i):
-            return True
+    def arithmetic(self, opening: int) -> bool:
+        """Consume `(( ... ))` or `$(( ... ))` (`opening` characters long) when bash reads
+        it as arithmetic, closed by `))`; only its substitutions matter. Otherwise leave
+        the position unchanged: it is nested subshells, `$( (...) )`. Failed trials are
+        bounded: each may rescan the rest of the line, and no real command has many."""
+        saved = (self.pos, len(self.table), len(self.scripts), list(self.pending))
+        self.pos += opening
+        try:
+            self.nested(")")
+            if self.peek() == ")":
+                self.pos += 1
+                return True
+        except ParseError:
+            pass
+        self.pos, self.pending[:] = saved[0], saved[3]
+        del self.table[saved[1]:], self.scripts[saved[2]:]
         self.unclosed += 1
         if self.unclosed > MAX_NESTING:
             raise ParseError("too many unclosed `((`")
         return False
-
-    def arithmetic(self) -> None:
-        """The rest of `(( ... ))` or `$(( ... ))`: only its substitutions matter."""
-        self.nested(")")
-        if self.peek() != ")":
-            raise ParseError("an arithmetic `))` is missing")
-        self.pos += 1
 
     def heredoc_operator(self) -> str:
         self.pos += 2
@@ -403,28 +403,6 @@ def _ansi_c(body: str) -> str:
     if _REFUSED.search(text):
         raise ParseError("$'...' decodes to a NUL, surrogate or private-use character")
     return text
-
-
-def _arithmetic_closes(src: str, i: int) -> bool:
-    """Whether the `((` ending before `i` is arithmetic: closed by `))` (as bash decides;
-    else it is nested subshells). A linear look-ahead, so nesting never backtracks."""
-    depth = 0
-    while i < len(src):
-        c = src[i]
-        if c == "\\":
-            i += 1
-        elif c in "'\"":
-            i += 1
-            while i < len(src) and src[i] != c:
-                i += 2 if c == '"' and src[i] == "\\" else 1
-        elif c == "(":
-            depth += 1
-        elif c == ")":
-            if depth == 0:
-                return src.startswith(")", i + 1)
-            depth -= 1
-        i += 1
-    return False
 
 
 # --- pass 2: tokens and grammar ------------------------------------------------------
@@ -514,7 +492,9 @@ class _Grammar:
         token = self.peek()
         if token is None:
             return "at the end"
-        return "before a newline" if token[1] == "\n" else f"before `{make_word(token[1], self.table).text}`"
+        if token[1] == "\n":
+            return "before a newline"
+        return f"before `{make_word(token[1], self.table).text}`"
 
     def word(self) -> Word:
         return make_word(self.expect_word(), self.table)
@@ -530,14 +510,14 @@ class _Grammar:
             raise ParseError(f"unexpected token {self.where()}")
 
     def list_(self) -> None:
-        while self.is_op(";", "&", "\n"):
-            self.i += 1
-        while self.peek() is not None and not self.at_list_end():
-            self.and_or()
-            if not self.is_op(";", "&", "\n"):
-                break
+        while True:
             while self.is_op(";", "&", "\n"):
                 self.i += 1
+            if self.peek() is None or self.at_list_end():
+                return
+            self.and_or()
+            if not self.is_op(";", "&", "\n"):
+                return
 
     def at_list_end(self) -> bool:
         return self.is_op(")", ";;", ";&", ";;&") or self.is_word(*_LIST_ENDS)
@@ -572,6 +552,11 @@ class _Grammar:
         finally:
             self.depth -= 1
 
+    # A compound command's first word -> the method parsing the rest of it.
+    COMPOUNDS = {"{": "group", "if": "if_", "for": "for_", "select": "for_", "while": "while_",
+                 "until": "while_", "case": "case", "function": "function", "[[": "test",
+                 ARITH: "trailing_redirects"}
+
     def compound_or_simple(self) -> None:
         token = self.peek()
         if token is None:
@@ -582,14 +567,11 @@ class _Grammar:
             self.expect_op(")")
             return self.trailing_redirects()
         if token[0] and not self.is_redirect():
-            raise ParseError(f"unexpected `{token[1]!r}`" if token[1] == "\n" else f"unexpected `{token[1]}`")
+            raise ParseError(f"a command is missing {self.where()}")
         keyword = token[1] if not token[0] else None
-        handler = {"{": self.group, "if": self.if_, "for": self.for_, "select": self.for_,
-                   "while": self.while_, "until": self.while_, "case": self.case,
-                   "function": self.function, "[[": self.test, ARITH: self.arithmetic}.get(keyword)
-        if handler:
+        if keyword in self.COMPOUNDS:
             self.i += 1
-            handler()
+            getattr(self, self.COMPOUNDS[keyword])()
         elif keyword in _LIST_ENDS:
             raise ParseError(f"unexpected `{keyword}`")
         elif keyword is not None and self.is_op("(", k=1) and self.is_op(")", k=2):
@@ -635,13 +617,13 @@ class _Grammar:
         if self.is_op(";", "\n"):
             self.i += 1
             self.skip_newlines()
-        self.expect_word("do")
-        self.list_()
-        self.expect_word("done")
-        self.trailing_redirects()
+        self.do_done()
 
     def while_(self) -> None:
         self.list_()
+        self.do_done()
+
+    def do_done(self) -> None:
         self.expect_word("do")
         self.list_()
         self.expect_word("done")
@@ -692,19 +674,6 @@ class _Grammar:
             self.i += 1
         self.i += 1
         self.commands.append(Command(tuple(words)))
-        self.trailing_redirects()
-
-    def arithmetic_ahead(self, i: int) -> bool:
-        """_arithmetic_closes, with a bound on the look-aheads that fail: each costs a
-        scan to the end, and no real command has dozens of unclosed `((`."""
-        if _arithmetic_closes(self.src, i):
-            return True
-        self.unclosed += 1
-        if self.unclosed > MAX_NESTING:
-            raise ParseError("too many unclosed `((`")
-        return False
-
-    def arithmetic(self) -> None:
         self.trailing_redirects()
 
     def is_redirect(self) -> bool:
