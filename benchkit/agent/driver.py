@@ -34,7 +34,7 @@ ToolGuard = Callable[[str, dict], Decision]
 
 @dataclass(frozen=True)
 class ToolDecision:
-    """A guard decision written inline (the tool policy, tests)."""
+    """A guard decision written inline (simple guards, tests)."""
 
     allowed: bool = True
     reason: str = "allowed"
