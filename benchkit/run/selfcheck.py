@@ -22,6 +22,7 @@ import json
 import sys
 import tempfile
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -45,6 +46,7 @@ class Control:
     failed_steps: dict = field(default_factory=dict)  # step number -> excerpt of its result
     replay_errors: list = field(default_factory=list)
     error: str | None = None
+    seconds: float = 0.0  # wall time, provisioning to deletion
 
     @property
     def passed(self) -> bool:
@@ -168,6 +170,7 @@ class _Runner:
     def __call__(self, job) -> Control:
         check, name, (arm, task, reference) = job
         from benchkit.gitea import Client
+        started = time.perf_counter()
         with Client(self.shared.url, self.shared.token) as client:
             try:
                 control = (self._null(client, task) if reference is None
@@ -175,6 +178,7 @@ class _Runner:
             except Exception as exc:  # noqa: BLE001 - one broken control, not the whole table
                 detail = str(exc) if isinstance(exc, HarnessError) else f"{type(exc).__name__}: {exc}"
                 control = Control(name, "harness-error", error=client.scrub(detail))
+        control.seconds = round(time.perf_counter() - started, 3)
         if self.progress:
             with self.shared.lock:
                 self.progress(f"{check.arm} {check.task} {name}: {control.summary}")
