@@ -125,7 +125,7 @@ def test_wrapper_details():
     "( a", "a )", "a |", "a &&", "| a", "; ;; a", "a > ", "fi", "done",
     "then a", "f() ", "function $x { a; }", "for $x in 1; do a; done", "[[ -n x",
     "echo \\", "cat <<", "a\x00b", "a \ue000 b", "a \udc80", "$'\\u0000'", "$'\\ud800'",
-    "env " * 500 + "a",
+    "env " * 500 + "a", 'echo "${x@P}"', "cat <<EOF\n${PS1@P}\nEOF",
     "$(" * 60 + ")" * 60, "(" * 200 + "a" + ")" * 200, "`" + "$(" * 60,
 ])
 def test_unparsable_lines_raise_parse_error(line):

@@ -280,6 +280,9 @@ class _Prepass:
         elif following == "{":
             self.pos += 2
             self.nested("}")
+            if self.src.endswith("@P}", 0, self.pos):
+                raise ParseError("`${...@P}` expands a value as a prompt, running the commands in "
+                                 "it, which cannot be known beforehand")
         elif following == "'" and not quoted:  # $'...': a literal, escapes decoded
             self.pos += 2
             while self.peek() not in ("'", ""):
