@@ -59,7 +59,8 @@ def test_ctrl_c_leaves_no_sample_no_repository_and_exits_130(tmp_path, whole_gro
                "CLAUDE_CONFIG_DIR": str(config), "BENCHKIT_CACHE_DIR": str(tmp_path / "cache"),
                "BENCHKIT_ROOT": str(CHECKOUT), "PYTHONPATH": str(CHECKOUT)}
         command = [sys.executable, "-c", "from benchkit.cli import main; main()", "run",
-                   str(CHECKOUT / "arms.d/raw-api.yaml"), *[a for t in TASKS for a in ("--task", t)],
+                   str(CHECKOUT / "arms.d/raw-api.yaml"),
+                   *[arg for task in TASKS for arg in ("--task", task)],
                    "--jobs", "2", "--host", forge.url, "--token", forge.token,
                    "--store", str(store), "--no-report"]
         process = subprocess.Popen(command, env=env, cwd=tmp_path, text=True,

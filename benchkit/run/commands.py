@@ -76,7 +76,10 @@ def run(arm_yamls, task_patterns, tier, trials, until, budget, driver_name, mode
 
     Cells with the fewest valid samples go first. With no host given (--host/--token,
     GITEA_URL/GITEA_TOKEN, a tea login) the run starts an embedded forge. Ctrl-C stops
-    cleanly: the running trial leaves no sample and its repository is deleted."""
+    cleanly: the running trial leaves no sample and its repository is deleted.
+
+    Exit status: 0 done; 1 harness errors (recorded apart, never scored), a halt, or
+    no chosen cell could run; 2 a pre-flight check failed (nothing recorded); 130 Ctrl-C."""
     from benchkit.run.loop import Progress
     from benchkit.run.preflight import PreflightError, preflight
 
@@ -96,11 +99,11 @@ def run(arm_yamls, task_patterns, tier, trials, until, budget, driver_name, mode
                    model=model, store_dir=store_dir, jobs=jobs)
     try:
         status = _run(checked, progress, options)
-    except KeyboardInterrupt:  # before the loop took Ctrl-C over: nothing ran
-        progress.note("interrupted before any trial started")
+        if status != EXIT_INTERRUPTED and not no_report:
+            _report(progress, store_dir, reports_dir, model)
+    except KeyboardInterrupt:  # outside the loop, which handles Ctrl-C itself: no trial ran
+        progress.note("interrupted")
         sys.exit(EXIT_INTERRUPTED)
-    if status != EXIT_INTERRUPTED and not no_report:
-        _report(progress, store_dir, reports_dir, model)
     sys.exit(status)
 
 
@@ -126,7 +129,8 @@ def _run(checked, progress, options) -> int:
         try:
             run.probe()
         except HarnessError as error:
-            _preflight_failed(progress, [Failure("host", f"the self-review probe failed: {error}")], [])
+            failure = Failure("host", f"the self-review probe failed: {error}")
+            _preflight_failed(progress, [failure], [])
         return run.execute(host)
 
 
@@ -153,7 +157,8 @@ class _Run:
         self.checked, self.progress = checked, progress
         self.url, self.token = url, token
         self.trials, self.until, self.budget = trials, until, budget
-        self.driver_name, self.model, self.store_dir, self.jobs = driver_name, model, store_dir, jobs
+        self.driver_name, self.model = driver_name, model
+        self.store_dir, self.jobs = store_dir, jobs
         self.stop, self.tag = threading.Event(), new_tag()
         self.store = GatedStore(store_dir, secrets=[token], stop=self.stop)
         self.drivers = {arm.id: self._driver(arm) for arm in checked.arms}
@@ -220,7 +225,9 @@ class _Run:
                         store=str(self.store_dir))
         for skip in not_run:
             progress.skipped(skip)
-        if not slots and cells:
+        if not cells:
+            progress.note("nothing to run: no chosen cell can run here (see `not run`)")
+        elif not slots:
             progress.note(f"nothing to do: every chosen cell already has {self.until} valid "
                           f"sample(s) of this driver and model")
         loop = RunLoop(scheduler, self.context, progress, jobs=self.jobs, stop=self.stop,

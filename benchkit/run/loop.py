@@ -238,7 +238,7 @@ class Scheduler:
                     else:
                         self._queue.remove(entry)
                         ticket = Ticket(cell, next(self._numbers), expected, basis)
-                        self._reserved[id(ticket)] = expected
+                        self._reserved[ticket.number] = expected
                         return ticket
                 if not (later and wait):
                     return None
@@ -262,7 +262,7 @@ class Scheduler:
         """Book a finished trial; return its cost-equivalent tokens."""
         cost = cost_tokens(sample["usage"], self.ledger.weights)
         with self._cond:
-            self._reserved.pop(id(ticket), None)
+            self._reserved.pop(ticket.number, None)
             self.totals.ran += 1
             self.totals.spent += cost
             self.totals.outcomes[sample["outcome"]] += 1
@@ -277,10 +277,10 @@ class Scheduler:
     def _harness_error(self, cell: Cell, sample: dict) -> None:
         self._errors_in_a_row += 1
         if self._errors_in_a_row >= BREAKER:
-            detail = (sample.get("error") or sample.get("failure_class") or "").splitlines()
+            last = ((sample.get("error") or "").strip() or "?").splitlines()[0]
             self.totals.halted = (f"{BREAKER} trials in a row ended in a harness error (last: "
-                                  f"{sample.get('failure_class')}: {detail[0] if detail else '?'}); "
-                                  f"stopped so no more budget goes to a broken set-up")
+                                  f"{sample.get('failure_class')}: {last}); stopped so no "
+                                  f"more budget goes to a broken set-up")
             return
         key = (cell.arm.id, cell.task.id)
         if self.retry and self._retries[key] < HARNESS_RETRIES:
@@ -295,7 +295,7 @@ class Scheduler:
     def release(self, ticket: Ticket) -> None:
         """A trial that will not run after all (interrupted, abandoned)."""
         with self._cond:
-            self._reserved.pop(id(ticket), None)
+            self._reserved.pop(ticket.number, None)
             self._cond.notify_all()
 
     def halt(self, reason: str) -> None:
@@ -612,10 +612,11 @@ class Progress:
                  "halted": None if interrupted else totals.halted, "error": error,
                  "seconds": round(elapsed, 1), "store": store}
         kind = "estimated (replay spends no real tokens)" if self.estimated else "cost-equivalent"
+        spent = f"spent: {self.tokens(totals.spent)} tokens, {kind}"
+        if budget is not None:
+            spent += f"; budget {budget:,.0f}, {self.tokens(left)} left"
         lines = [f"done: {totals.ran} of {totals.planned} trial(s) in {elapsed:.1f}s: "
-                 f"{outcome_counts(totals.outcomes)}",
-                 f"spent: {self.tokens(totals.spent)} tokens, {kind}"
-                 + (f"; budget {budget:,.0f}, {self.tokens(left)} left" if budget is not None else "")]
+                 f"{outcome_counts(totals.outcomes)}", spent]
         if totals.budget_skips:
             cells = len({(s.arm, s.task) for s in totals.budget_skips})
             lines.append(f"skipped for the budget: {len(totals.budget_skips)} trial(s) of "
