@@ -49,7 +49,7 @@ class Until(click.ParamType):
 @click.option("--tier", type=click.Choice(TIERS), help="Only the chosen tasks of this tier.")
 @click.option("--trials", type=click.IntRange(min=1), metavar="N",
               help="Add N samples to each chosen cell (default: 1).")
-@click.option("--until", type=Until(),
+@click.option("--until", type=Until(), metavar="N|floor",
               help="Top each cell up to N valid samples (`floor`: the suite's floor); "
                    "trials that end in a harness error are run again.")
 @click.option("--budget", type=click.FloatRange(min=0), metavar="TOKENS",
@@ -63,6 +63,7 @@ class Until(click.ParamType):
 @click.option("--store", "store_dir", type=click.Path(file_okay=False), default="results",
               show_default=True, help="Store directory (results/<arm>/<task>.jsonl).")
 @click.option("--jobs", type=click.IntRange(min=1, max=64), default=1, show_default=True,
+              metavar="N",
               help="Trials run at once, each on its own repository.")
 @click.option("--json", "json_mode", is_flag=True,
               help="Progress as JSON events on stdout (one per line), nothing else there.")
