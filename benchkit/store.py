@@ -1,13 +1,15 @@
 """The store: an append-only directory of samples.
 
-`results/<arm>/<task>.jsonl` holds one complete JSON line per sample, appended under a
-file lock and flushed to disk, never rewritten. A sample's transcript sits beside it in
+`results/<arm>/<task>.jsonl` holds one complete JSON line per sample, appended under an
+exclusive lock on the cell file itself (so the store holds nothing but samples and
+transcripts) and flushed to disk, never rewritten. A sample's transcript sits beside it in
 `results/<arm>/<task>/<sample id>.json`. Secrets (the Gitea token) are scrubbed from
 every line and transcript on the way in.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 from collections.abc import Iterable, Iterator
@@ -15,7 +17,6 @@ from functools import lru_cache
 from pathlib import Path
 
 import jsonschema
-from filelock import FileLock
 
 from benchkit import SCHEMA_DIR
 
@@ -82,13 +83,16 @@ class Store:
         stored = json.loads(line)
         path = self.cell_path(sample["arm"], sample["task"])
         path.parent.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(path) + ".lock"):
-            with open(path, "ab") as f:
-                if f.tell() and not _ends_with_newline(path):
+        with open(path, "ab") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)  # other processes' appends wait; released on close
+            try:
+                if f.seek(0, os.SEEK_END) and not _ends_with_newline(path):
                     f.write(b"\n")  # a torn line left by a crash stays alone on its line
                 f.write(line.encode() + b"\n")
                 f.flush()
                 os.fsync(f.fileno())
+            finally:
+                fcntl.flock(f, fcntl.LOCK_UN)
         return stored
 
     def samples(self, arm: str | None = None, task: str | None = None) -> Iterator[dict]:

@@ -54,6 +54,16 @@ def test_appending_never_rewrites_what_is_there(tmp_path):
     assert path.read_bytes().startswith(before)
 
 
+def test_the_store_holds_only_samples_and_transcripts(tmp_path):
+    store = Store(tmp_path)
+    stored = store.append(sample())
+    store.write_transcript("raw-api", "close-issue", stored["id"], [{"event": "stop"}])
+    store.append(sample(arm="tea"))
+    files = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file())
+    assert files == ["raw-api/close-issue.jsonl", f"raw-api/close-issue/{stored['id']}.json",
+                     "tea/close-issue.jsonl"]
+
+
 def test_a_torn_line_is_kept_apart_and_reported(tmp_path):
     store = Store(tmp_path)
     path = store.cell_path("raw-api", "close-issue")
