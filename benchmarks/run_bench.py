@@ -44,11 +44,9 @@ class ThinkingModel(ScriptedModel):
         super().__init__(script)
         self.latency = latency
 
-    def _admit(self, method, path, headers, body):
-        record, turn = super()._admit(method, path, headers, body)
-        if turn is not None:
-            time.sleep(self.latency)
-        return record, turn
+    def turn_for(self, index, request):
+        time.sleep(self.latency)
+        return super().turn_for(index, request)
 
 
 def run(forge: Forge, store: Path, jobs: int, driver: str, env: dict) -> dict:

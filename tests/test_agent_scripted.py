@@ -142,3 +142,37 @@ def test_non_streamed_reply_is_a_whole_message():
         body = post(model, request(stream=False)).json()
     assert body["type"] == "message" and body["stop_reason"] == "end_turn"
     assert body["content"][0]["text"] == "done"
+
+
+def test_a_title_chore_naming_the_main_model_is_not_the_first_turns_previous_request():
+    # The CLI asks for a session title with the main model's name and no tools; keyed by
+    # model alone, it would be the "previous request" of the first agent turn.
+    title = {**request(model="claude-main", tools=(), text="x" * 400), "system": "s" * 400}
+    turn = {**request(model="claude-main", text="x" * 400), "system": "s" * 400}
+    with ScriptedModel([say("a"), say("b")], model="claude-main", usage=estimate_usage,
+                       auxiliary_usage=estimate_usage) as model:
+        post(model, title), post(model, turn), post(model, turn)
+        chore, first, second = (r.usage for r in model.messages())
+    assert first["cache_read_input_tokens"] == 0  # nothing of its own thread came before
+    assert first == {**estimate_usage(turn, 4, None), "output_tokens": first["output_tokens"]}
+    assert second["cache_read_input_tokens"] == first["cache_creation_input_tokens"]
+    assert chore["cache_read_input_tokens"] == 0
+
+
+class Thinking(ScriptedModel):
+    """A subclass computing each turn from its request, through the public hook."""
+
+    def turn_for(self, index, request):
+        return say(f"turn {index} saw {len(request['messages'])} message(s)")
+
+
+def test_a_subclass_computes_turns_through_the_public_hook():
+    with Thinking([]) as model:
+        first = post(model, request(stream=False)).json()
+        aux = post(model, request(model="claude-small", stream=False)).json()
+        second = post(model, {**request(stream=False), "messages": [
+            {"role": "user", "content": "a"}, {"role": "assistant", "content": "b"},
+            {"role": "user", "content": "c"}]}).json()
+    assert first["content"][0]["text"] == "turn 0 saw 1 message(s)"
+    assert aux["content"][0]["text"] == "benchkit"  # chores never reach the hook
+    assert second["content"][0]["text"] == "turn 1 saw 3 message(s)"

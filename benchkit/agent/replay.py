@@ -331,11 +331,8 @@ class ReplayModel(ScriptedModel):
         super().__init__([], model=model, usage=estimate_usage, auxiliary_usage=estimate_usage)
         self.play = play
 
-    def _admit(self, method, path, headers, body):
-        record, turn = super()._admit(method, path, headers, body)
-        if turn is not None:  # a main-model request: its turn comes from the play
-            turn = self.play.turn(body)
-        return record, turn
+    def turn_for(self, index: int, request: dict) -> Turn:
+        return self.play.turn(request)
 
 
 # --- the driver ----------------------------------------------------------------------

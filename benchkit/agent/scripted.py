@@ -83,9 +83,11 @@ def stall() -> Turn:
 def estimate_usage(request: dict, response_bytes: int, previous: dict | None) -> dict:
     """Usage estimated from bytes (about four bytes a token), as a replay reports it.
 
-    The part of the request it shares with the previous request of the same model is
-    counted as a cache read, the rest as a cache write, the way the CLI's prompt
-    caching behaves; the response's bytes are output.
+    The part of the request it shares with `previous` is counted as a cache read, the
+    rest as a cache write, the way the CLI's prompt caching behaves; the response's
+    bytes are output. ScriptedModel passes the previous request of the same thread: same
+    model, and agent turn or chore alike (a session title names the main model too, but
+    shares no prefix with the agent's turns).
     """
     body = _canonical(request)
     shared = _common_prefix(body, _canonical(previous)) if previous else 0
@@ -140,7 +142,8 @@ class ScriptedModel:
     `model` is the main model's name: requests naming another model, or offering no
     tools, are auxiliary. With model=None the first agent turn's model is the main one.
     `usage`: a dict for every response without its own, or a callable
-    (request, response_bytes, previous_request_of_that_model) -> dict.
+    (request, response_bytes, previous_request_of_that_thread) -> dict.
+    Subclasses compute turns as requests arrive by overriding `turn_for`.
     """
 
     def __init__(self, script: list[Turn], *, model: str | None = None,
@@ -217,9 +220,13 @@ class ScriptedModel:
             self.received.append(record)
         if turn_index is None:
             return record, None
-        if turn_index < len(self.script):
-            return record, self.script[turn_index]
-        return record, say(END_OF_SCRIPT)
+        return record, self.turn_for(turn_index, body)
+
+    def turn_for(self, index: int, request: dict) -> Turn:
+        """The answer to the agent's turn `index` (0-based), whose Messages API request
+        is `request`: the script's turn, then END_OF_SCRIPT. Override to compute turns
+        from what the request carries (the replay does), or to slow them down."""
+        return self.script[index] if index < len(self.script) else say(END_OF_SCRIPT)
 
     def _usage_for(self, record: Received, turn: Turn | None, response_bytes: int) -> dict:
         source = turn.usage if turn is not None and turn.usage is not None else (
