@@ -51,3 +51,19 @@ def test_message_usage_counts_each_api_message_once_per_model():
     assert (total["input"], total["cache_read"], total["output"]) == (33, 7, 4)
     assert by_model["claude-haiku-4-5"]["input"] == 3
     assert total["cache_write_5m"] is None
+
+
+def test_a_split_that_does_not_add_up_is_unknown():
+    # The CLI fills in 0/0 when the API (or the replay's scripted model) gave no split.
+    entry = {"inputTokens": 0, "outputTokens": 50, "cacheReadInputTokens": 3743,
+             "cacheCreationInputTokens": 4777, "cacheCreationEphemeral5mInputTokens": 0,
+             "cacheCreationEphemeral1hInputTokens": 0}
+    total, by_model = usage.from_result({"claude-sonnet-4-5": entry}, None)
+    assert (total["cache_write"], total["cache_write_5m"], total["cache_write_1h"]) == (4777, None, None)
+    assert by_model["claude-sonnet-4-5"]["cache_write_5m"] is None
+    api = {"cache_creation_input_tokens": 80, "cache_creation": {"ephemeral_5m_input_tokens": 0,
+                                                                "ephemeral_1h_input_tokens": 0}}
+    assert usage.from_api_usage(api)["cache_write_1h"] is None
+    # Nothing written: a 0/0 split is exact.
+    nothing = {**entry, "cacheCreationInputTokens": 0}
+    assert usage.from_model_usage(nothing)["cache_write_5m"] == 0

@@ -127,3 +127,7 @@ def test_usage_is_the_documented_byte_estimate_of_every_request():
                       ("cache_write", "cache_creation_input_tokens"),
                       ("output", "output_tokens"), ("input", "input_tokens")):
         assert run.usage[key] == sum(figures[name] for figures in reported.values())
+    # A replay knows nothing of cache lifetimes: the split is unknown, not 0/0.
+    assert run.usage["cache_write"] > 0
+    assert run.usage["cache_write_5m"] is None and run.usage["cache_write_1h"] is None
+    assert all(figures["cache_write_5m"] is None for figures in run.usage_by_model.values())

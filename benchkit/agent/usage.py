@@ -29,8 +29,8 @@ _SPLIT = ("cache_write_5m", "cache_write_1h")
 
 def from_model_usage(entry: dict) -> dict:
     """One model's camelCase figures; the lifetime split is None where not reported."""
-    return {key: _int(entry.get(name)) if key not in _SPLIT or name in entry else None
-            for key, name in _CAMEL.items()}
+    return _settled({key: _int(entry.get(name)) if key not in _SPLIT or name in entry else None
+                     for key, name in _CAMEL.items()})
 
 
 def from_api_usage(usage: dict) -> dict:
@@ -40,7 +40,17 @@ def from_api_usage(usage: dict) -> dict:
     split = usage.get("cache_creation")
     figures["cache_write_5m"] = _int(split.get("ephemeral_5m_input_tokens")) if isinstance(split, dict) else None
     figures["cache_write_1h"] = _int(split.get("ephemeral_1h_input_tokens")) if isinstance(split, dict) else None
-    return {key: figures[key] for key in COMPONENTS}
+    return _settled({key: figures[key] for key in COMPONENTS})
+
+
+def _settled(figures: dict) -> dict:
+    """The lifetime split only where it accounts for every cache write: the CLI reports
+    5m and 1h as 0 when the API gave no split (a replay's estimates never do), and a
+    0/0 split beside real writes would claim they were free of either lifetime."""
+    parts = [figures[key] for key in _SPLIT]
+    if any(part is not None for part in parts) and sum(p or 0 for p in parts) != figures["cache_write"]:
+        figures.update(dict.fromkeys(_SPLIT))
+    return figures
 
 
 def total(by_model: dict[str, dict]) -> dict:
