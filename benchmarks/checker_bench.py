@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import statistics
-import time
 from pathlib import Path
 
 from benchkit.scoring import check, diff
@@ -18,17 +16,9 @@ from benchkit.spec import load_seed
 from benchkit.spec.expectation import expected_state, ground_truth
 from benchkit.spec.task import load_task
 
+from _timing import timed
+
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def timed(runs, action) -> float:
-    """Median wall-clock milliseconds of `action()` over `runs` runs."""
-    samples = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        action()
-        samples.append((time.perf_counter() - start) * 1000)
-    return statistics.median(samples)
 
 
 def large_state(issues: int) -> dict:

@@ -15,24 +15,15 @@ import argparse
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import yaml
 
 from benchkit.isolation import Guard
 
+from _timing import timed
+
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def timed(runs, action) -> float:
-    """Median wall-clock milliseconds of `action()` over `runs` runs."""
-    samples = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        action()
-        samples.append((time.perf_counter() - start) * 1000)
-    return statistics.median(samples)
 
 
 def corpus_lines() -> list[str]:

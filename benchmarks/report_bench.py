@@ -39,7 +39,7 @@ def make_store(directory: Path, matrix, count: int, seed: int = 7):
     write_store(directory, samples)
 
 
-def timed(store: Path, matrix) -> tuple[dict, dict]:
+def cold_report(store: Path, matrix) -> tuple[dict, dict]:
     """Seconds per stage of one cold report (templates compiled anew, as a fresh
     `benchkit report` does): load, aggregate, render md and HTML; and the report."""
     _TEMPLATES.clear()
@@ -73,7 +73,7 @@ def main():
 
         runs, report = [], None
         for _ in range(args.repeat):
-            times, report = timed(store, matrix)
+            times, report = cold_report(store, matrix)
             runs.append(times)
         for stage in runs[0]:
             print(f"{stage:>22}: " + "  ".join(f"{run[stage]:6.3f}" for run in runs) + " s")

@@ -10,28 +10,18 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import yaml
 
 from benchkit.spec import load_seed, load_tree
 
+from _timing import timed
+
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def timed(runs, action) -> float:
-    """Median wall-clock milliseconds of `action()` over `runs` runs."""
-    samples = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        action()
-        samples.append((time.perf_counter() - start) * 1000)
-    return statistics.median(samples)
 
 
 def grown_tree(directory: Path, tasks: int, issues: int) -> Path:
