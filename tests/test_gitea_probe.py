@@ -1,16 +1,15 @@
 """The self-review probe, on a throwaway repository, cached per host."""
 
 import json
-import time
 
 from benchkit.gitea.client import Client
 from benchkit.gitea.probe import cache_path, probe_self_review
 from benchkit.gitea.repos import list_leftovers
 
+
 def logged(forge):
-    """The forge's request log, once the last answer's entry has landed (the forge
-    writes it just after answering)."""
-    time.sleep(0.05)
+    """The forge's request log: every answered request is in it (the forge logs each
+    before the last byte of its answer leaves)."""
     return forge.requests()
 
 
