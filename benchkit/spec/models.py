@@ -289,20 +289,20 @@ def validate_paths(paths) -> tuple[list[Path], list[Problem]]:
     """The documents checked and every problem they have, for the given files and
     directories. A directory holding suite.yaml is validated as a whole tree, with the
     files of its other `*.d/` directories that name a shipped schema (e.g. refs.d/)."""
-    checked, problems, seeds_of = [], [], {}
+    checked, problems, seeds_of, trees = [], [], {}, {}
     for path in map(Path, paths):
         if not path.exists():
             problems.append(Problem(path, None, "no such file or directory"))
             continue
         if path.is_dir() and (path / "suite.yaml").is_file():
-            _collect(problems, load_tree, path)
+            trees[path.resolve()] = _collect(problems, load_tree, path)
             checked += [path / "suite.yaml"] + [f for d in DIRECTORIES for f in yaml_files(path / d)]
             files = [f for d in sorted(path.glob("*.d")) if d.name not in DIRECTORIES
                      for f in yaml_files(d) if document_kind(f)]
         else:
             files = yaml_files(path) if path.is_dir() else [path]
         for file in files:
-            _validate_file(file, problems, seeds_of)
+            _validate_file(file, problems, seeds_of, trees)
             checked.append(file)
     return checked, sort_problems(problems)
 
@@ -310,7 +310,7 @@ def validate_paths(paths) -> tuple[list[Path], list[Problem]]:
 LOADERS = {"suite": load_suite, "seed": load_seed, "arm": load_arm}
 
 
-def _validate_file(path: Path, problems: list, seeds_of: dict):
+def _validate_file(path: Path, problems: list, seeds_of: dict, trees: dict):
     kind = document_kind(path)
     if kind is None:
         problems.append(Problem(path, None, (
@@ -321,8 +321,29 @@ def _validate_file(path: Path, problems: list, seeds_of: dict):
         _collect(problems, load_task, path, _seeds_for(path, problems, seeds_of))
     elif kind in LOADERS:
         _collect(problems, LOADERS[kind], path)
+    elif kind == "reference":
+        _check_reference(path, problems, _tree_for(path, trees))
     else:  # another shipped schema (e.g. reference solutions): its shape only
         _collect(problems, load_document, path, kind)
+
+
+def _check_reference(path: Path, problems: list, tree: Tree | None):
+    """A reference checked against its tree: the tasks it covers exist, and its steps
+    suit its arm's tool kind (an arm outside arms.d/, such as a test arm, is not known
+    here: then its steps are checked for shape and templates only)."""
+    from benchkit.spec.reference import load_reference
+    arm = tree.arms.get(path.stem) if tree is not None else None
+    _collect(problems, lambda: load_reference(
+        path, kind=arm.tool["kind"] if arm else None, tasks=set(tree.tasks) if tree else None))
+
+
+def _tree_for(path: Path, trees: dict) -> Tree | None:
+    """The loaded tree a refs.d/ file belongs to (once per tree; None when it has
+    problems of its own, which its own documents report)."""
+    root = path.resolve().parent.parent
+    if root not in trees:
+        trees[root] = _collect([], load_tree, root) if (root / "suite.yaml").is_file() else None
+    return trees[root]
 
 
 def _seeds_for(task_path: Path, problems: list, seeds_of: dict) -> dict:

@@ -1,0 +1,82 @@
+"""`benchkit validate` checks refs.d/ against its tree, through the real command: a
+reference naming an unknown task, a step its arm's tool kind cannot take, or another
+arm than its file's name is a FILE:LINE problem."""
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from benchkit.cli import main
+
+
+def benchkit(*args):
+    return CliRunner().invoke(main, list(args))
+
+
+def line_of(path: Path, text: str) -> int:
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if text in line:
+            return number
+    raise AssertionError(f"{text!r} not in {path}")
+
+
+def edit(path: Path, old: str, new: str):
+    text = path.read_text()
+    assert old in text, f"{old!r} not in {path}"
+    path.write_text(text.replace(old, new, 1))
+
+
+@pytest.fixture
+def tree(tree_copy, monkeypatch):
+    monkeypatch.chdir(tree_copy)
+    monkeypatch.delenv("BENCHKIT_ROOT", raising=False)
+    return tree_copy
+
+
+def test_the_shipped_references_are_valid_against_their_tree(tree):
+    assert benchkit("validate").exit_code == 0
+    assert benchkit("validate", "refs.d").exit_code == 0
+
+
+def test_a_reference_naming_an_unknown_task_is_a_problem_at_its_line(tree):
+    path = tree / "refs.d" / "raw-api.yaml"
+    edit(path, "  read-bug-issue-titles:\n", "  read-bug-issue-titels:\n")
+    line = line_of(path, "read-bug-issue-titels:")
+    expected = f"refs.d/raw-api.yaml:{line}: no task 'read-bug-issue-titels' in tasks.d/"
+    for args in ((), ("refs.d/raw-api.yaml",)):  # the whole tree, and the file alone
+        result = benchkit("validate", *args)
+        assert result.exit_code == 2
+        assert expected + " (at tasks.read-bug-issue-titels)\n" in result.stderr
+
+
+def test_an_mcp_step_in_a_shell_arms_reference_is_a_problem_at_its_line(tree):
+    path = tree / "refs.d" / "raw-api.yaml"
+    text = path.read_text()
+    start = text.index("  close-csv-export-issue:\n")
+    first_step = text.index("      - run:", start)
+    path.write_text(text[:first_step] + "      - tool: mcp__gitea__edit_issue\n"
+                    "        input: {index: 2, state: closed}\n" + text[first_step:])
+    result = benchkit("validate")
+    assert result.exit_code == 2
+    line = line_of(path, "- tool: mcp__gitea__edit_issue")
+    assert f"refs.d/raw-api.yaml:{line}: a shell arm's step is {{run: COMMAND}}" in result.stderr
+
+
+def test_a_reference_for_another_arm_than_its_file_is_a_problem(tree):
+    path = tree / "refs.d" / "tea.yaml"
+    edit(path, "arm: tea\n", "arm: raw-api\n")
+    result = benchkit("validate")
+    assert result.exit_code == 2
+    assert (f"refs.d/tea.yaml:{line_of(path, 'arm: raw-api')}: names arm 'raw-api', "
+            "but tea.yaml is read for arm 'tea'") in result.stderr
+
+
+def test_a_test_arms_reference_is_checked_for_tasks_though_its_arm_lives_elsewhere(tree):
+    # refs.d/gitea-mcp-pypi.yaml belongs to tests/arms/: no kind to check, tasks still are.
+    path = tree / "refs.d" / "gitea-mcp-pypi.yaml"
+    edit(path, "  read-open-issue-count:\n", "  read-open-issues-count:\n")
+    result = benchkit("validate")
+    assert result.exit_code == 2
+    assert f"refs.d/gitea-mcp-pypi.yaml:{line_of(path, 'read-open-issues-count:')}: no task" \
+        in result.stderr
