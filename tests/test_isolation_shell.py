@@ -113,7 +113,9 @@ def test_wrapper_details():
     assert [w.text for w in env_run.assignments] == ["A=1", "B=$x"]
     assert parse("command -v a").commands[1:] == ()
     xargs_run = parse("xargs -I% a --id=% b").commands[1]
-    assert xargs_run.open_ended and [w.value for w in xargs_run.words] == ["a", None, "b"]
+    # -I puts each input line in place: nothing is appended.
+    assert not xargs_run.open_ended and [w.value for w in xargs_run.words] == ["a", None, "b"]
+    assert parse("xargs -n1 a").commands[1].open_ended
     find_runs = parse("find . -exec a {} + -ok b \\;").commands[1:]
     assert [(c.name.text, c.via) for c in find_runs] == [("a", "find -exec"), ("b", "find -ok")]
     assert names("env xargs env a") == ["env", "xargs", "env", "a"]

@@ -611,7 +611,7 @@ class _Grammar:
             if name.value is None or not _NAME.fullmatch(name.value):
                 raise ParseError(f"`{name.text}` is not a loop variable name")
             # The loop variable is assigned like `NAME=...`: the guard checks its name.
-            self.commands.append(Command((), assignments=(_literal(name.value + "="),)))
+            self.commands.append(Command((), assignments=(literal_word(name.value + "="),)))
             self.skip_newlines()
             if self.is_word("in"):
                 self.i += 1
@@ -667,7 +667,7 @@ class _Grammar:
         self.command()
 
     def test(self) -> None:
-        words = [_literal("[[")]
+        words = [literal_word("[[")]
         while not self.is_word("]]"):
             token = self.peek()
             if token is None:
@@ -756,14 +756,14 @@ def scan_options(words, start: int = 1, short: str = "", long: tuple = (),
             break
         if arg.startswith("--"):
             name, eq, attached = arg[2:].partition("=")
-            value = _literal(attached) if eq else None
+            value = literal_word(attached) if eq else None
             if not eq and name in long and i < len(words):
                 value, i = words[i], i + 1
             found.append(("--" + name, value))
             continue
         for k, letter in enumerate(arg[1:], 1):
             if letter in short + optional:
-                value = _literal(arg[k + 1:]) if arg[k + 1:] else None
+                value = literal_word(arg[k + 1:]) if arg[k + 1:] else None
                 if value is None and letter in short and i < len(words):
                     value, i = words[i], i + 1
                 found.append(("-" + letter, value))
@@ -772,7 +772,8 @@ def scan_options(words, start: int = 1, short: str = "", long: tuple = (),
     return found, i
 
 
-def _literal(text: str) -> Word:
+def literal_word(text: str) -> Word:
+    """A word whose value is `text`, fixed before the line runs."""
     return Word(text, text, prefix=text)
 
 
@@ -822,9 +823,10 @@ def _xargs(words):
     for flag, value in flags:
         if flag in ("-I", "-i", "--replace"):
             replace = value.text if value else "{}"
-    rest = tuple(words[start:]) or (_literal("echo"),)
-    return [Command(_placeholder(rest, replace) if replace else rest, via="xargs",
-                    open_ended=True)]
+    rest = tuple(words[start:]) or (literal_word("echo"),)
+    if replace:  # -I puts each input line in place of the placeholder, appending nothing
+        return [Command(_placeholder(rest, replace), via="xargs")]
+    return [Command(rest, via="xargs", open_ended=True)]
 
 
 def _find(words):
