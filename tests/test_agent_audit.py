@@ -1,13 +1,15 @@
 """The post-run audit on recorded evidence: proposed calls re-checked against the arm's
-real guard, the offered tool list, and a forge's request log in the run window."""
+real guard, the offered tool list, and a forge's request log of the agent's own token."""
 
-from datetime import datetime, timedelta, timezone
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
 import requests
 
 from benchkit.agent.audit import (audit_offered, audit_requests, audit_transcript,
-                                  fetch_request_log)
+                                  fetch_request_log, mint_agent_token, revoke_agent_token)
+from benchkit.errors import HostError
 from benchkit.isolation import Guard
 from benchkit.spec import load_arm
 
@@ -58,22 +60,67 @@ def test_the_offered_tools_must_be_exactly_the_arms():
         "the agent was offered a foreign tool: Bash"]
 
 
-def test_the_request_log_is_read_in_the_run_window_for_this_repository():
-    start = datetime(2025, 1, 1, 12, 0, tzinfo=timezone.utc)
-    end = start + timedelta(seconds=30)
-    at = lambda seconds: (start + timedelta(seconds=seconds)).timestamp()  # noqa: E731
+def test_the_request_log_is_read_for_the_agents_token_alone():
     log = [
-        {"method": "GET", "path": "/api/v1/repos/bench/r1/issues", "user_agent": "curl/8.5", "started": at(1)},
-        {"method": "PATCH", "path": "/api/v1/repos/bench/r1/issues/2", "user_agent": "python-requests/2.32", "started": at(2)},
-        {"method": "GET", "path": "/api/v1/user", "user_agent": "", "started": at(3)},
-        {"method": "GET", "path": "/api/v1/repos/bench/other/issues", "user_agent": "Go-http-client/1.1", "started": at(4)},
-        {"method": "POST", "path": "/api/v1/user/repos", "user_agent": "benchkit/0.1", "started": at(-5)},
-        {"method": "DELETE", "path": "/api/v1/repos/bench/r1", "user_agent": "benchkit/0.1", "started": at(40)},
+        {"method": "GET", "path": "/api/v1/repos/bench/r1/issues", "user_agent": "curl/8.5", "token_id": "aaa"},
+        {"method": "PATCH", "path": "/api/v1/repos/bench/r1/issues/2", "user_agent": "python-requests/2.32", "token_id": "aaa"},
+        {"method": "GET", "path": "/api/v1/user", "user_agent": "", "token_id": "aaa"},
+        # Another cell's agent, on this very repository's path or not, and the harness.
+        {"method": "GET", "path": "/api/v1/repos/bench/r1/issues", "user_agent": "Go-http-client/1.1", "token_id": "bbb"},
+        {"method": "POST", "path": "/api/v1/user/repos", "user_agent": "benchkit/0.1", "token_id": "ccc"},
+        {"method": "GET", "path": "/api/v1/version", "user_agent": "python-urllib/3.11", "token_id": None},
     ]
-    leaks = audit_requests(log, "curl/", start, end, owner="bench", repo="r1")
+    leaks = audit_requests(log, "curl/", "aaa")
     assert len(leaks) == 2
     assert "python-requests/2.32" in leaks[0] and "PATCH" in leaks[0]
     assert "/api/v1/user came with User-Agent ''" in leaks[1]
+    assert audit_requests(log, "Go-http-client/", "bbb") == []
+
+
+def test_cells_side_by_side_on_one_forge_are_told_apart_by_their_tokens(forge):
+    """Two agents of different arms (curl, and an MCP server talking through httpx) and
+    the harness hit one forge at the same time, even the same repository: each agent's
+    audit sees its own requests only. A request with an agent's token and another
+    client's User-Agent is that agent's leak."""
+    (curl_token, curl_id), (mcp_token, mcp_id) = (mint_agent_token(forge.url, forge.token)
+                                                  for _ in range(2))
+    path = "api/v1/repos/bench/shared/issues"
+    requests.post(forge.api_url + "/user/repos", json={"name": "shared"}, timeout=10,
+                  headers={"Authorization": f"token {forge.token}", "User-Agent": "benchkit/0.1"})
+    clients = [(curl_token, "curl/8.5.0"), (mcp_token, "python-httpx/0.28.1"),
+               (forge.token, "benchkit/0.1")]
+
+    def hit(client):
+        token, agent = client
+        for _ in range(10):
+            requests.get(forge.url + path, timeout=10,
+                         headers={"Authorization": f"token {token}", "User-Agent": agent})
+
+    with ThreadPoolExecutor(max_workers=3) as pool:  # interleaved in time
+        list(pool.map(hit, clients))
+    log = fetch_request_log(forge.url, forge.token)
+    assert audit_requests(log, "curl/", curl_id) == []
+    assert audit_requests(log, "python-httpx/", mcp_id) == []
+    assert sum(e["token_id"] == curl_id for e in log) == 10
+    assert len(fetch_request_log(forge.url, forge.token, token_id=curl_id)) == 10
+
+    requests.get(forge.url + path, timeout=10,
+                 headers={"Authorization": f"token {curl_token}", "User-Agent": "python-requests/2.32"})
+    leaks = audit_requests(fetch_request_log(forge.url, forge.token), "curl/", curl_id)
+    assert leaks == [f"GET /{path} came with User-Agent 'python-requests/2.32', not the arm's 'curl/'"]
+    assert audit_requests(fetch_request_log(forge.url, forge.token), "python-httpx/", mcp_id) == []
+
+
+def test_an_agents_token_is_revoked_and_a_live_host_mints_none(forge, dead_url):
+    token, identity = mint_agent_token(forge.url, forge.token)
+    assert revoke_agent_token(forge.url, forge.token, identity) is True
+    assert requests.get(forge.api_url + "/user", headers={"Authorization": f"token {token}"},
+                        timeout=10).status_code == 401
+    assert revoke_agent_token(forge.url, forge.token, identity) is False
+    with pytest.raises(HostError, match="cannot mint"):
+        mint_agent_token(forge.url, token)  # not an admin's token
+    with pytest.raises(HostError, match="cannot mint"):
+        mint_agent_token(dead_url, "token", timeout=2)
 
 
 def test_the_forge_serves_its_request_log_and_a_live_host_has_none(forge, dead_url):

@@ -10,6 +10,7 @@ import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
 import time
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ import pytest
 from benchkit.agent.claude import ClaudeDriver
 from benchkit.agent.driver import ToolDecision
 from benchkit.agent.scripted import ScriptedModel, bash, fail, say, stall, tool
+from benchkit.forge import token_id
 from benchkit.gitea import Client
 from benchkit.run.cell import Cell, CellError, RunContext, prepare_cell, run_cell
 from benchkit.spec import load_arm, load_tree
@@ -73,10 +75,11 @@ def context(forge, tree, tmp_path, driver, **suite_changes):
 
 
 def curl(ctx, prepared, method, path, body=None):
-    """The command a raw-api agent would write, token and all."""
+    """The command a raw-api agent would write, with the token its prompt gives it (on
+    the forge, one minted for its cell alone)."""
     repo = prepared.repo
     data = f" -H 'Content-Type: application/json' -d '{json.dumps(body)}'" if body else ""
-    return (f"curl -s -X {method} -H 'Authorization: token {ctx.client.token}'{data} "
+    return (f"curl -s -X {method} -H 'Authorization: token {prepared.agent_token(ctx)}'{data} "
             f"{ctx.client.api_url}/repos/{repo.owner}/{repo.name}{path}")
 
 
@@ -174,6 +177,47 @@ def test_cells_side_by_side_on_one_host_do_not_see_each_other_as_leaks(forge, tr
         samples = list(pool.map(one, range(2)))
     assert [(s["outcome"], s["leaks"]) for s in samples] == [("passed", [])] * 2
     assert repos_left(forge) == []
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not GITEA_MCP.exists(), reason="scripts/test-setup installs gitea-mcp")
+def test_cells_of_different_arms_side_by_side_are_audited_by_their_own_tokens(forge, tree, tmp_path):
+    # curl and the MCP server (httpx) on one host at once, with the harness seeding and
+    # deleting around them: the host log holds three clients in every run window.
+    started = threading.Barrier(2)
+
+    def one(arm_path):
+        driver = Scripted()
+        ctx = context(forge, tree, tmp_path / arm_path.stem, driver)
+        cell = Cell(load_arm(arm_path), tree.tasks[CLOSE_TASK])
+        prepared = prepare_cell(cell, ctx)
+        repo = prepared.repo
+        if cell.arm.tool["kind"] == "mcp":
+            driver.script = [tool("mcp__gitea__list_issues", owner=repo.owner,
+                                  repo=repo.name, state="open", limit=50),
+                             tool("mcp__gitea__update_issue", owner=repo.owner, repo=repo.name,
+                                  issue_number=2, state="closed"),
+                             say("Closed issue #2.")]
+        else:
+            driver.script = [bash(curl(ctx, prepared, "GET", "/issues/2")),
+                             bash(curl(ctx, prepared, "PATCH", "/issues/2", {"state": "closed"})),
+                             say("Closed issue #2.")]
+        started.wait(60)
+        sample = run_cell(cell, ctx, prepared)
+        stored = "".join(p.read_text() for p in Path(ctx.store.root).rglob("*") if p.is_file())
+        assert prepared.token and prepared.token not in stored
+        return sample
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        samples = list(pool.map(one, [CHECKOUT / "arms.d/raw-api.yaml",
+                                      CHECKOUT / "tests/arms/gitea-mcp-pypi.yaml"]))
+    assert [(s["arm"], s["outcome"], s["leaks"]) for s in samples] == [
+        ("raw-api", "passed", []), ("gitea-mcp-pypi", "passed", [])]
+    windows = [(datetime.fromisoformat(s["started_at"]).timestamp(), s["duration_s"]) for s in samples]
+    assert max(w[0] for w in windows) < min(w[0] + w[1] for w in windows)  # they overlapped
+    assert repos_left(forge) == []
+    minted = [e for e in forge.requests() if e["token_id"] not in (None, token_id(forge.token))]
+    assert {e["user_agent"].split("/")[0] for e in minted} == {"curl", "python-httpx"}
 
 
 @pytest.mark.slow

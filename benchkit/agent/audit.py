@@ -5,15 +5,15 @@ It does not trust the run's own bookkeeping. From independent evidence:
   against the arm's tool policy (the guard's `decide_tool`, the predicate the driver
   applied in-band): a call that ran although the policy denies it is a leak;
 - the tools the agent was offered must be exactly the arm's;
-- on the forge, the host's request log for the run window: every request must carry
-  the arm's declared client User-Agent (a leak shows as another client's).
+- on the forge, the host's request log: the agent holds a token minted for its cell
+  alone (`mint_agent_token`), and every request made with it must carry the arm's
+  declared client User-Agent (a leak shows as another client's). Other cells, other
+  arms and the harness itself use other tokens, so cells side by side never blur.
+  A live Gitea keeps no such log: there the audit rests on the two checks above.
 Any finding makes the trial invalid: it is recorded, never scored.
 """
 
 from __future__ import annotations
-
-import re
-from datetime import datetime
 
 import requests
 
@@ -58,35 +58,55 @@ def _ran(call: dict, result: dict | None) -> bool:
     return True
 
 
-def audit_requests(log: list[dict], user_agent: str, since: datetime, until: datetime,
-                   owner: str | None = None, repo: str | None = None) -> list[str]:
-    """Findings in the host's request log: in [since, until], every request except
-    those about another repository must carry a User-Agent starting with `user_agent`."""
-    other_repo = re.compile(r"/repos/([^/]+)/([^/?]+)")
+def audit_requests(log: list[dict], user_agent: str, token_id: str) -> list[str]:
+    """Findings in the host's request log: every request made with the agent's token
+    (known by its identity, `token_id`) must carry a User-Agent starting with
+    `user_agent`. Requests made with any other token are not this agent's."""
     findings = []
     for entry in log:
-        when = _when(entry.get("started"))
-        if when is None or not since.timestamp() <= when <= until.timestamp():
+        if entry.get("token_id") != token_id:
             continue
-        path = str(entry.get("path", ""))
-        if path.startswith("/_forge/"):
-            continue
-        named = other_repo.search(path)
-        if named and owner and repo and (named.group(1), named.group(2)) != (owner, repo):
-            continue  # another cell's repository on the same host
         agent = str(entry.get("user_agent") or "")
         if not agent.startswith(user_agent):
-            findings.append(f"{entry.get('method')} {path} came with User-Agent {agent!r}, "
-                            f"not the arm's {user_agent!r}")
+            findings.append(f"{entry.get('method')} {entry.get('path')} came with User-Agent "
+                            f"{agent!r}, not the arm's {user_agent!r}")
     return findings
 
 
-def fetch_request_log(host_url: str, token: str | None, timeout: float = 10) -> list[dict] | None:
-    """The forge's request log (GET /_forge/requests); None where the host keeps none
-    (a live Gitea)."""
+def mint_agent_token(host_url: str, token: str | None, timeout: float = 10) -> tuple[str, str]:
+    """A token of the host's user for one agent alone, and its identity in the request
+    log, from the forge's admin route (POST /_forge/tokens). HostError where the host
+    will not mint one."""
+    from benchkit.errors import HostError
+    try:
+        response = requests.post(host_url.rstrip("/") + "/_forge/tokens", json={},
+                                 headers={"Authorization": f"token {token}"}, timeout=timeout)
+        minted = response.json() if response.status_code == 201 else None
+    except (requests.RequestException, ValueError) as exc:
+        raise HostError(f"cannot mint the agent's token on {host_url}: {type(exc).__name__}") from None
+    if not isinstance(minted, dict) or not minted.get("token") or not minted.get("token_id"):
+        raise HostError(f"cannot mint the agent's token on {host_url}: HTTP {response.status_code}")
+    return minted["token"], minted["token_id"]
+
+
+def revoke_agent_token(host_url: str, token: str | None, token_id: str, timeout: float = 10) -> bool:
+    """Revoke an agent's token (DELETE /_forge/tokens/<token_id>); whether it went."""
+    try:
+        response = requests.delete(f"{host_url.rstrip('/')}/_forge/tokens/{token_id}",
+                                   headers={"Authorization": f"token {token}"}, timeout=timeout)
+    except requests.RequestException:
+        return False
+    return response.status_code == 200
+
+
+def fetch_request_log(host_url: str, token: str | None, timeout: float = 10, *,
+                      token_id: str | None = None) -> list[dict] | None:
+    """The forge's request log (GET /_forge/requests), only the requests made with the
+    token `token_id` names when given; None where the host keeps none (a live Gitea)."""
     headers = {"Authorization": f"token {token}"} if token else {}
     try:
         response = requests.get(host_url.rstrip("/") + "/_forge/requests", headers=headers,
+                                params={"token_id": token_id} if token_id else None,
                                 timeout=timeout)
         if response.status_code != 200:
             return None
@@ -96,17 +116,6 @@ def fetch_request_log(host_url: str, token: str | None, timeout: float = 10) -> 
     if isinstance(data, dict):
         data = data.get("requests")
     return data if isinstance(data, list) else None
-
-
-def _when(value) -> float | None:
-    if isinstance(value, (int, float)):
-        return float(value)
-    if isinstance(value, str):
-        try:
-            return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-        except ValueError:
-            return None
-    return None
 
 
 def _brief(value, limit: int = 200) -> str:

@@ -3,6 +3,7 @@
     with Forge() as forge:          # serves on 127.0.0.1, a free port
         forge.url, forge.api_url    # "http://127.0.0.1:PORT/", ".../api/v1"
         forge.user, forge.token     # the admin user ("bench") and its token
+        forge.create_token("bench") # another, API-only: one per agent, told apart in the log
 
 Uvicorn serves the Starlette app in a background thread; `benchkit forge` serves the
 same app in the foreground.
@@ -15,7 +16,7 @@ import time
 import uvicorn
 
 from .app import ForgeState, build_app
-from .store import Store
+from .store import Store, token_id
 
 
 class Forge:
@@ -90,8 +91,19 @@ class Forge:
         """Create a user (or reuse one) and return a new token for it."""
         return self.store.create_user(name, is_admin=admin, token=token)[1]
 
+    def create_token(self, user: str) -> str:
+        """A new API-only token for an existing user (it never reaches /_forge routes);
+        the request log names its requests by `benchkit.forge.token_id(token)`."""
+        return self.store.create_token(user)
+
+    def revoke_token(self, token: str) -> bool:
+        """Revoke an API-only token; whether there was one."""
+        return self.store.revoke_token(token_id(token))
+
     def requests(self, since: int = 0) -> list[dict]:
-        """The request log: method, path, status, user_agent, bytes_in, bytes_out, started, duration."""
+        """The request log: method, path, status, user_agent, token_id (the identity of
+        the token a request authenticated with, or None), bytes_in, bytes_out, started,
+        duration."""
         return self.state.log.entries(since)
 
     def inject_fault(self, method: str, path_regex: str, status: int | None = 500, delay: float = 0.0,

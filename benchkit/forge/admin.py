@@ -2,7 +2,8 @@
 users and tokens, fault injection and the indexer lag, for harnesses in other processes.
 """
 
-from .web import F, invalid, respond, route
+from .store import token_id
+from .web import ApiError, F, invalid, respond, route
 
 
 @route("GET", "/_forge/requests", absolute=True, admin=True)
@@ -11,7 +12,9 @@ def request_log(ctx):
         since = int(ctx.query("since", "0") or 0)
     except ValueError:
         raise invalid("since must be a sequence number") from None
-    return respond(ctx.forge.log.entries(since))
+    entries = ctx.forge.log.entries(since)
+    identity = ctx.query("token_id")  # one token's requests only (an agent's audit)
+    return respond([e for e in entries if e["token_id"] == identity] if identity else entries)
 
 
 @route("POST", "/_forge/users", absolute=True, admin=True, body=[F("name", required=True), F("admin", bool)],
@@ -19,6 +22,26 @@ def request_log(ctx):
 def create_user(ctx):
     user, token = ctx.store.create_user(ctx.body["name"], is_admin=bool(ctx.body.get("admin")))
     return respond({"login": user["login"], "token": token}, 201)
+
+
+@route("POST", "/_forge/tokens", absolute=True, admin=True, body=[F("user")], struct="ForgeToken")
+def create_token(ctx):
+    """An API-only token for a user (the caller by default), e.g. one agent's own: the
+    log then tells its requests apart, and it cannot reach these admin routes."""
+    login = ctx.body.get("user") or ctx.user["login"]
+    try:
+        token = ctx.store.create_token(login)
+    except KeyError:
+        raise invalid(f"user {login!r} does not exist") from None
+    return respond({"login": login, "token": token, "token_id": token_id(token)}, 201)
+
+
+@route("DELETE", "/_forge/tokens/{identity}", absolute=True, admin=True)
+def revoke_token(ctx, identity: str):
+    """Revoke an API-only token by its identity (the token_id the log shows)."""
+    if not ctx.store.revoke_token(identity):
+        raise ApiError(404, f"no API-only token {identity}")
+    return respond({"ok": True})
 
 
 FAULT = [F("method"), F("path", required=True), F("status", int), F("delay", str), F("drop", bool),

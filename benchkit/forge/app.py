@@ -20,7 +20,7 @@ from .faults import Faults
 from .indexer import Indexer
 from .render import Render
 from .requestlog import RequestLog
-from .store import Store
+from .store import Store, token_id
 from .web import GITEA_VERSION, ROUTES, ApiError, bind, not_found, respond
 
 REPEATED_SLASHES = re.compile("/{2,}")
@@ -97,7 +97,7 @@ def endpoint(forge: ForgeState, spec):
         try:
             if spec.auth and user is None:
                 raise ApiError(401, "token is required")
-            if spec.admin and not user["is_admin"]:
+            if spec.admin and not (user["is_admin"] and request.scope.get("forge.token_scope") == "all"):
                 raise ApiError(403, "You do not have the required permission: the forge's admin routes")
             body = await bind(request, spec.body, spec.struct) if spec.body is not None else None
             ctx = Ctx(forge, request, user, body)
@@ -125,7 +125,9 @@ def build_app(forge: ForgeState):
 
 
 class ForgeMiddleware:
-    """Request log, then faults, then authentication, around the Starlette app."""
+    """Request log, then faults, then authentication, around the Starlette app. The log
+    names the token a request authenticated with by its identity (token_id), never
+    the token, so an audit can take exactly the requests one token made."""
 
     def __init__(self, app, forge: ForgeState):
         self.app, self.forge = app, forge
@@ -135,6 +137,9 @@ class ForgeMiddleware:
             return await self.app(scope, receive, send)
         started, clock, sent_path = time.time(), time.perf_counter(), scope["path"]
         counts = {"in": 0, "out": 0, "status": 0, "logged": sent_path.startswith("/_forge")}
+        # Before faults, so a request a fault answers is still known by its token.
+        scope["forge.auth"] = self._authenticate(scope)
+        token = scope["forge.auth"][1]
 
         def record():
             if counts["logged"]:
@@ -143,6 +148,7 @@ class ForgeMiddleware:
             self.forge.log.record(
                 method=scope["method"], path=sent_path, status=counts["status"],
                 user_agent=dict(scope["headers"]).get(b"user-agent", b"").decode("latin-1"),
+                token_id=token_id(token) if token else None,
                 bytes_in=counts["in"], bytes_out=counts["out"], started=started,
                 duration=time.perf_counter() - clock)
 
@@ -179,50 +185,54 @@ class ForgeMiddleware:
                 body = {"message": "injected fault", "url": f"{self.forge.root}api/swagger"}
                 return await respond(body, fault.status)(scope, receive, send)
         if scope["path"].startswith("/api/") or scope["path"].startswith("/_forge"):
-            user, warning, error = self._authenticate(scope)
+            user, token, warning, error = scope["forge.auth"]
             if error is not None:
                 return await error.response(self.forge.root)(scope, receive, send)
             scope["forge.user"] = user
+            scope["forge.token_scope"] = self.forge.store.token_scope(token) if token else None
             if warning:
                 send = _with_header(send, b"x-gitea-warning", warning)
         await self.app(scope, receive, send)
 
     def _authenticate(self, scope):
-        """(user or None, deprecation warning, error) from Gitea's accepted credentials."""
+        """(user or None, the token it authenticated with, deprecation warning, error)
+        from Gitea's accepted credentials."""
         store = self.forge.store
         headers = dict(scope["headers"])
-        bad = ApiError(401, "invalid username, password or token")
+        bad = (None, None, None, ApiError(401, "invalid username, password or token"))
         header = headers.get(b"authorization", b"").decode("latin-1").strip()
         if header:
             scheme, _, value = header.partition(" ")
             scheme, value = scheme.lower(), value.strip()
             if scheme in ("token", "bearer"):
                 user = store.user_by_token(value)
-                return (user, None, None) if user else (None, None, bad)
+                return (user, value, None, None) if user else bad
             if scheme == "basic":
-                user = _basic_user(store, value)
-                return (user, None, None) if user else (None, None, bad)
+                user, token = _basic_user(store, value)
+                return (user, token, None, None) if user else bad
         query = Request(scope).query_params
         token = query.get("token") or query.get("access_token")
         if token:
             user = store.user_by_token(token)
             if user is None:
-                return None, None, bad
-            return user, b"token and access_token API authentication is deprecated", None
-        return None, None, None
+                return bad
+            return user, token, b"token and access_token API authentication is deprecated", None
+        return None, None, None, None
 
 
 def _basic_user(store: Store, value: str):
+    """(user, token) from basic credentials, or (None, None)."""
     try:
         login, _, secret = base64.b64decode(value).decode().partition(":")
     except (binascii.Error, UnicodeDecodeError):
-        return None
+        return None, None
     user = store.user_by_token(secret) if secret else None
     if user is not None and user["login"].lower() == login.lower():
-        return user
+        return user, secret
     if secret in ("", "x-oauth-basic"):  # the token given as the user name
-        return store.user_by_token(login)
-    return None
+        user = store.user_by_token(login)
+        return (user, login) if user else (None, None)
+    return None, None
 
 
 def _with_header(send, name: bytes, value: bytes):

@@ -1,7 +1,8 @@
 """The request log: one entry per HTTP request the forge answered.
 
-It feeds the independent leak audit (which clients, by User-Agent, reached the host)
-and the performance figures. Bodies, query strings and tokens are never recorded.
+It feeds the independent leak audit (which clients, by User-Agent, reached the host
+with which token) and the performance figures. Bodies, query strings and tokens are
+never recorded: a token appears only as its identity (benchkit.forge.store.token_id).
 """
 
 import threading
@@ -16,11 +17,12 @@ class RequestLog:
         self._limit = limit
 
     def record(self, *, method: str, path: str, status: int, user_agent: str, bytes_in: int,
-               bytes_out: int, started: float, duration: float):
+               bytes_out: int, started: float, duration: float, token_id: str | None = None):
         with self._lock:
             self._seq += 1
             self._entries.append({"seq": self._seq, "method": method, "path": path, "status": status,
-                                  "user_agent": user_agent, "bytes_in": bytes_in, "bytes_out": bytes_out,
+                                  "user_agent": user_agent, "token_id": token_id,
+                                  "bytes_in": bytes_in, "bytes_out": bytes_out,
                                   "started": round(started, 6), "duration": round(duration, 6)})
             if len(self._entries) > self._limit:
                 del self._entries[: len(self._entries) - self._limit]

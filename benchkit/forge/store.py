@@ -22,7 +22,8 @@ CREATE TABLE IF NOT EXISTS users (
   full_name TEXT NOT NULL DEFAULT '', is_admin INTEGER NOT NULL DEFAULT 0,
   created INTEGER NOT NULL, last_login INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS tokens (
-  hash TEXT PRIMARY KEY, user_id INTEGER NOT NULL, name TEXT NOT NULL);
+  hash TEXT PRIMARY KEY, user_id INTEGER NOT NULL, name TEXT NOT NULL,
+  scope TEXT NOT NULL DEFAULT 'all');
 CREATE TABLE IF NOT EXISTS repos (
   id INTEGER PRIMARY KEY, owner_id INTEGER NOT NULL, name TEXT NOT NULL COLLATE NOCASE,
   description TEXT NOT NULL DEFAULT '', website TEXT NOT NULL DEFAULT '',
@@ -104,6 +105,12 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+def token_id(token: str) -> str:
+    """A token's identity in the request log: the first 12 hex digits of its SHA-256,
+    which tell tokens apart and never give one away."""
+    return token_hash(token)[:12]
+
+
 def blob_sha(text: str) -> str:
     data = text.encode()
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
@@ -119,6 +126,9 @@ class Store:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(SCHEMA)
+        if "scope" not in {c["name"] for c in self.db.execute("PRAGMA table_info(tokens)")}:
+            # A database file from before token scopes: its tokens keep every right.
+            self.db.execute("ALTER TABLE tokens ADD COLUMN scope TEXT NOT NULL DEFAULT 'all'")
 
     def close(self):
         with self.lock:
@@ -184,6 +194,31 @@ class Store:
             self.execute("INSERT OR REPLACE INTO tokens (hash, user_id, name) VALUES (?, ?, ?)",
                          token_hash(token), user["id"], f"forge-{now()}")
             return user, token
+
+    def create_token(self, login: str) -> str:
+        """A new API-only token for an existing user: it reaches the Gitea API, never
+        the forge's own /_forge routes (a harness gives one to each agent, which must
+        not read or steer the log that audits it)."""
+        with self.tx():
+            user = self.user_by_login(login)
+            if user is None:
+                raise KeyError(login)
+            token = secrets.token_hex(20)
+            self.execute("INSERT INTO tokens (hash, user_id, name, scope) VALUES (?, ?, ?, 'api')",
+                         token_hash(token), user["id"], f"agent-{now()}")
+            return token
+
+    def revoke_token(self, identity: str) -> bool:
+        """Delete the API-only token with this identity (token_id); whether one went."""
+        with self.tx():
+            found = self.value("SELECT COUNT(*) FROM tokens WHERE substr(hash, 1, 12) = ? "
+                               "AND scope = 'api'", identity)
+            self.execute("DELETE FROM tokens WHERE substr(hash, 1, 12) = ? AND scope = 'api'",
+                         identity)
+            return bool(found)
+
+    def token_scope(self, token: str) -> str | None:
+        return self.value("SELECT scope FROM tokens WHERE hash = ?", token_hash(token))
 
     def user_by_login(self, login: str):
         return self.one("SELECT * FROM users WHERE login = ?", login)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from benchkit.agent.audit import (audit_offered, audit_requests, audit_transcript,
-                                  fetch_request_log)
+                                  fetch_request_log, mint_agent_token, revoke_agent_token)
 from benchkit.agent.driver import AgentRequest, AgentRun, Driver, zero_usage
 from benchkit.agent.transcript import counts
 from benchkit.errors import HarnessError, HostError, ReadinessError, SeedError
@@ -86,30 +86,36 @@ class RunContext:
             self.host = {"kind": kind, "version": version}
         return self.host
 
-    def read_request_log(self) -> list | None:
-        """The host's request log less the harness's own requests (other cells'
-        provisioning may share the run window); None where the host keeps none."""
+    def read_request_log(self, token_id: str | None = None) -> list | None:
+        """The host's request log (at least the requests made with the token `token_id`
+        names, when given); None where the host keeps none."""
         if self.request_log is not None:
             return self.request_log()
-        from benchkit.gitea.client import DEFAULT_USER_AGENT
-        log = fetch_request_log(self.client.url, self.client.token)
-        harness = DEFAULT_USER_AGENT.split("/")[0] + "/"
-        return None if log is None else [
-            entry for entry in log if not str(entry.get("user_agent") or "").startswith(harness)]
+        return fetch_request_log(self.client.url, self.client.token, token_id=token_id)
 
 
 @dataclass
 class Prepared:
-    """A provisioned, seeded, gated repository (or why there is none)."""
+    """A provisioned, seeded, gated repository (or why there is none), and on a forge
+    a token for this cell's agent alone, so the audit takes exactly its requests."""
 
     cell: Cell
     seed: Any
     repo: Any = None                 # benchkit.gitea.Repo
     error: str | None = None
     failure_class: str | None = None
+    token: str | None = field(default=None, repr=False)  # the agent's; None: the harness's
+    token_id: str | None = None      # its identity in the host's request log
+
+    def agent_token(self, ctx: RunContext) -> str:
+        return self.token or ctx.client.token
 
     def discard(self, ctx: RunContext) -> str | None:
-        """Delete the repository (a run loop that will not use it); a note if that failed."""
+        """Delete the repository (a run loop that will not use it) and revoke the
+        agent's token; a note if the repository could not be deleted."""
+        if self.token_id is not None:
+            revoke_agent_token(ctx.client.url, ctx.client.token, self.token_id)
+            self.token_id = None
         repo, self.repo = self.repo, None
         if repo is None:
             return None
@@ -148,7 +154,13 @@ def prepare_cell(cell: Cell, ctx: RunContext) -> Prepared:
     except HarnessError as exc:
         return Prepared(cell, seed, error=ctx.client.scrub(str(exc)),
                         failure_class=harness_class(exc))
-    return Prepared(cell, seed, repo=repo)
+    prepared = Prepared(cell, seed, repo=repo)
+    try:
+        if ctx.host_info()["kind"] == "forge":
+            prepared.token, prepared.token_id = mint_agent_token(ctx.client.url, ctx.client.token)
+    except HarnessError as exc:  # the repository is there: run_cell records and deletes it
+        prepared.error, prepared.failure_class = ctx.client.scrub(str(exc)), harness_class(exc)
+    return prepared
 
 
 def run_cell(cell: Cell, ctx: RunContext, prepared: Prepared | None = None) -> dict:
@@ -164,7 +176,7 @@ def run_cell(cell: Cell, ctx: RunContext, prepared: Prepared | None = None) -> d
         note = prepared.discard(ctx)  # every path: Ctrl-C too, then it propagates
     if note:
         sample["error"] = f"{sample['error']}; {note}" if sample["error"] else note
-    return ctx.store.append(sample, secrets=ctx.secrets())
+    return ctx.store.append(sample, secrets=[*ctx.secrets(), prepared.token])
 
 
 def _run(cell: Cell, ctx: RunContext, prepared: Prepared, sample: dict) -> None:
@@ -175,7 +187,7 @@ def _run(cell: Cell, ctx: RunContext, prepared: Prepared, sample: dict) -> None:
     except HarnessError as exc:
         return _harness_error(sample, harness_class(exc), str(exc))
     sample["self_review"] = self_review
-    coordinates = _coordinates(ctx, prepared.repo, user)
+    coordinates = _coordinates(ctx, prepared, user)
     try:
         drive = _drive(cell, ctx, coordinates, self_review)
     except IsolationError as exc:  # the arm's binary or skill missing, a set-up failing
@@ -183,11 +195,12 @@ def _run(cell: Cell, ctx: RunContext, prepared: Prepared, sample: dict) -> None:
     run = drive.run
     _record_run(sample, run)
     sample["fingerprints"]["prompt"] = _prompt_fingerprint(drive, coordinates)
-    leaks, audit_event = _audit(cell, ctx, drive, prepared.repo)
+    leaks, audit_event = _audit(cell, ctx, drive, prepared)
     run.transcript.append(audit_event)
     _judge(sample, cell, ctx, prepared, run, leaks, user, self_review)
     sample["transcript"] = ctx.store.write_transcript(
-        cell.arm.id, cell.task.id, sample["id"], run.transcript, secrets=ctx.secrets())
+        cell.arm.id, cell.task.id, sample["id"], run.transcript,
+        secrets=[*ctx.secrets(), prepared.token])
 
 
 @dataclass
@@ -222,24 +235,27 @@ def _drive(cell: Cell, ctx: RunContext, coordinates: dict, self_review: bool) ->
     return Drive(run, prompt, policy, assembly, workdir)
 
 
-def _coordinates(ctx: RunContext, repo, user: str) -> dict:
+def _coordinates(ctx: RunContext, prepared: Prepared, user: str) -> dict:
+    repo = prepared.repo
     return {"host_url": ctx.client.url, "api_url": ctx.client.api_url,
-            "token": ctx.client.token, "owner": repo.owner, "repo": repo.name, "user": user}
+            "token": prepared.agent_token(ctx), "owner": repo.owner, "repo": repo.name,
+            "user": user}
 
 
-def _audit(cell: Cell, ctx: RunContext, drive: Drive, repo) -> tuple[list, dict]:
+def _audit(cell: Cell, ctx: RunContext, drive: Drive, prepared: Prepared) -> tuple[list, dict]:
     """Leaks, from evidence independent of the run's own bookkeeping."""
     run = drive.run
     leaks = audit_offered(run.tools_offered, cell.arm.tool, drive.assembly.mcp_servers)
     leaks += audit_transcript(run.transcript, drive.policy)
     event = {"event": "audit", "request_log": "not checked: the arm declares no User-Agent"}
-    requests_seen = ctx.read_request_log() if cell.arm.user_agent else None
-    if cell.arm.user_agent and requests_seen is None:
-        event["request_log"] = "not checked: the host keeps no request log (not a forge)"
-    if requests_seen is not None:
-        leaks += audit_requests(requests_seen, cell.arm.user_agent, run.started, run.finished,
-                                owner=repo.owner, repo=repo.name)
-        event["request_log"] = f"checked against User-Agent {cell.arm.user_agent!r}"
+    requests_seen = ctx.read_request_log(prepared.token_id) if cell.arm.user_agent else None
+    if cell.arm.user_agent and (requests_seen is None or prepared.token_id is None):
+        event["request_log"] = ("not checked: the host keeps no request log and mints no "
+                                "token per agent (not a forge)")
+    elif requests_seen is not None:
+        leaks += audit_requests(requests_seen, cell.arm.user_agent, prepared.token_id)
+        event["request_log"] = (f"checked: every request made with this agent's token "
+                                f"({prepared.token_id}) against User-Agent {cell.arm.user_agent!r}")
     event["leaks"] = leaks
     return leaks, event
 

@@ -190,8 +190,7 @@ class _Runner:
         store = Store(self.store_dir, secrets=[client.token])
         ctx = RunContext(suite=self.tree.suite, seeds=self.tree.seeds, client=client,
                          store=store, driver=ReplayDriver(reference), root=self.tree.root,
-                         self_review=self.shared.self_review, host=dict(self.shared.info),
-                         request_log=lambda: _agents_requests(client))
+                         self_review=self.shared.self_review, host=dict(self.shared.info))
         sample = run_cell(Cell(arm, task), ctx)
         replay = _replay_event(store, sample)
         return Control(name, sample["outcome"], differences=list(sample["differences"]),
@@ -213,17 +212,6 @@ class _Runner:
                         seed=seed, user=client.user, self_review=self.shared.self_review)
         return Control("null", "passed" if verdict.passed else "failed",
                        differences=list(verdict.differences))
-
-
-def _agents_requests(client) -> list | None:
-    """The host's request log without the harness's own requests: controls run side by
-    side, and another control's provisioning is not this agent's doing."""
-    from benchkit.agent.audit import fetch_request_log
-    from benchkit.gitea.client import DEFAULT_USER_AGENT
-    log = fetch_request_log(client.url, client.token)
-    harness = DEFAULT_USER_AGENT.split("/")[0] + "/"
-    return None if log is None else [e for e in log
-                                     if not str(e.get("user_agent") or "").startswith(harness)]
 
 
 def _replay_event(store, sample) -> dict:
