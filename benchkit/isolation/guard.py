@@ -581,10 +581,16 @@ def sed_effects(program: str) -> tuple[bool, list[str]]:
     return executes, writes
 
 
+def _awk_options(cmd: Command):
+    """awk's options and where its operands start; gawk's -d, -o and -p take an
+    optional attached file (variables dump, pretty print, profile)."""
+    return scan_options(cmd.words, 1, "FvfWEeil", (
+        "field-separator", "assign", "file", "source", "exec", "include", "load"), "dop")
+
+
 def _check_awk(cmd: Command) -> str | None:
     words = cmd.words
-    flags, start = scan_options(words, 1, "FvfWEeil", (
-        "field-separator", "assign", "file", "source", "exec", "include", "load"))
+    flags, start = _awk_options(cmd)
     # -W exec (mawk; gawk's -E) reads the program from a file too.
     if any(flag in ("-f", "--file", "-E", "--exec", "-i", "--include", "-l", "--load") or (
             flag == "-W" and value.text not in ("version", "usage", "help"))
@@ -601,6 +607,9 @@ def _check_awk(cmd: Command) -> str | None:
         if awk_runs_commands(program.value):
             return ("awk programs that run commands (system(), pipes to or from commands, "
                     "`| getline`) are not allowed in this session.")
+        if awk_writes(program.value):
+            return ("awk's `print > file` writes a file the guard does not place: redirect "
+                    "awk's output with the shell's `>` to a relative path instead.")
     return None
 
 
@@ -762,14 +771,9 @@ def _sed_writes(cmd: Command):
 
 
 def _awk_writes(cmd: Command):
-    options, operands = gnu_options(cmd.words, "FvfWEeil", (
-        "field-separator", "assign", "file", "source", "exec", "include", "load"), "dop")
-    programs = _values(options, "-e", "--source") or operands[:1]
-    if any(p.value is not None and awk_writes(p.value) for p in programs):
-        return ("awk's `print > file` writes a file the guard does not place: redirect awk's "
-                "output with the shell's `>` to a relative path instead.")
-    return [(v, "awk's output file") for flag, v in options if v is not None and flag in (
-        "-o", "-p", "-d", "--pretty-print", "--profile", "--dump-variables")]
+    return [(value, "awk's output file") for flag, value in _awk_options(cmd)[0]
+            if value is not None and flag in ("-d", "-o", "-p", "--dump-variables",
+                                               "--pretty-print", "--profile")]
 
 
 # curl's options that take a value (the short letters, from `curl --help all`), the ones
