@@ -101,9 +101,9 @@ def load_reference(path, *, kind: str | None = None, tasks=None) -> Reference:
     the tree) that every task it covers exists."""
     document = load_document(path, "reference", lambda document: _check(document, kind, tasks))
     data = document.data
-    tasks = {task_id: _task(task_id, entry) for task_id, entry in data["tasks"].items()}
+    covered = {task_id: _task(task_id, entry) for task_id, entry in data["tasks"].items()}
     return Reference(path=Path(path), data=data, fingerprint=fingerprint(data),
-                     arm=data["arm"], verified=data["verified"], tasks=tasks)
+                     arm=data["arm"], verified=data["verified"], tasks=covered)
 
 
 def reference_for(arm, root) -> Reference:
