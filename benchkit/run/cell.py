@@ -62,8 +62,6 @@ class RunContext:
     gate_timeout: float = 60.0
     self_review: bool | None = None  # probed once per host when None
     host: dict | None = None         # {"kind", "version"}, found once when None
-    # Reads the host's request log for the audit; default: GET /_forge/requests.
-    request_log: Callable[[], list | None] | None = None
 
     def secrets(self) -> list[str]:
         """What never reaches the store: the host token, the driver's credentials."""
@@ -89,8 +87,6 @@ class RunContext:
     def read_request_log(self, token_id: str | None = None) -> list | None:
         """The host's request log (at least the requests made with the token `token_id`
         names, when given); None where the host keeps none."""
-        if self.request_log is not None:
-            return self.request_log()
         return fetch_request_log(self.client.url, self.client.token, token_id=token_id)
 
 

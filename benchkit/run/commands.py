@@ -14,12 +14,10 @@ from __future__ import annotations
 import contextlib
 import sys
 import threading
-import uuid
 from pathlib import Path
 
 import click
 
-from benchkit.gitea.client import DEFAULT_USER_AGENT
 from benchkit.gitea.commands import host_options
 
 TIERS = ("read", "single-mutation", "find-then-act", "multi-step", "bonus")
@@ -164,7 +162,6 @@ class _Run:
         self.store = GatedStore(store_dir, secrets=[token], stop=self.stop)
         self.drivers = {arm.id: self._driver(arm) for arm in checked.arms}
         self.self_review, self.host_info = None, None
-        self.user_agent = f"{DEFAULT_USER_AGENT} (run {uuid.uuid4().hex})"
 
     def _driver(self, arm):
         from benchkit.run.loop import Cancellable
@@ -181,21 +178,9 @@ class _Run:
         from benchkit.gitea import Client
         from benchkit.run.cell import RunContext
         tree = self.checked.tree
-        client = Client(self.url, self.token, user_agent=self.user_agent)
-        return RunContext(suite=tree.suite, seeds=tree.seeds, client=client, store=self.store,
-                          driver=self.drivers[arm.id], model=self.model, root=tree.root,
-                          self_review=self.self_review, host=self.host_info,
-                          request_log=self.agents_requests)
-
-    def agents_requests(self) -> list | None:
-        """The host's request log without this run's own calls. Seeding the next trial
-        while an agent runs (and other trials, with --jobs) puts the harness's calls
-        in the agent's window; its User-Agent carries a nonce no agent is shown."""
-        from benchkit.agent.audit import fetch_request_log
-        log = fetch_request_log(self.url, self.token)
-        if log is None:
-            return None
-        return [entry for entry in log if entry.get("user_agent") != self.user_agent]
+        return RunContext(suite=tree.suite, seeds=tree.seeds, client=Client(self.url, self.token),
+                          store=self.store, driver=self.drivers[arm.id], model=self.model,
+                          root=tree.root, self_review=self.self_review, host=self.host_info)
 
     def probe(self) -> None:
         """Once per host: may a user review their own pull request (which variant of
