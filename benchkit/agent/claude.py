@@ -22,7 +22,6 @@ import asyncio
 import logging
 import os
 import shutil
-import signal
 import tempfile
 import time
 import uuid
@@ -36,7 +35,7 @@ from claude_agent_sdk import (ClaudeAgentOptions, CLIConnectionError, HookMatche
                               ResultError, SystemMessage, query)
 
 from . import usage as usage_of
-from .driver import AgentRequest, AgentRun
+from .driver import AgentRequest, AgentRun, kill_marked
 from .transcript import Recorder
 
 RUN_MARKER = "BENCHKIT_RUN"
@@ -109,7 +108,7 @@ class ClaudeDriver:
 
         def backstop():
             state["backstop"] = True
-            kill_marked(marker)
+            kill_marked(RUN_MARKER, marker)
 
         watchdog = asyncio.get_running_loop().call_later(request.backstop_seconds, backstop)
         # Shielded, so that a Ctrl-C (or the last-resort timeout) kills the run's
@@ -120,7 +119,7 @@ class ClaudeDriver:
             async with asyncio.timeout(request.backstop_seconds + GRACE_SECONDS):
                 stop, error, status = await asyncio.shield(consume)
         except (TimeoutError, asyncio.CancelledError) as exc:
-            kill_marked(marker)
+            kill_marked(RUN_MARKER, marker)
             await _settle(consume)
             if isinstance(exc, asyncio.CancelledError):
                 raise
@@ -136,7 +135,7 @@ class ClaudeDriver:
             stop, error = "crash", f"{type(exc).__name__}: {exc}{_tail(stderr_tail)}"
         finally:
             watchdog.cancel()
-            kill_marked(marker)  # strays: background jobs, a server the CLI left behind
+            kill_marked(RUN_MARKER, marker)  # strays: background jobs, a server the CLI left behind
             shutil.rmtree(scratch, ignore_errors=True)
         if state["backstop"]:
             stop, error = "backstop", f"wall-clock backstop of {request.backstop_seconds}s reached"
@@ -273,21 +272,3 @@ def _classify_result(subtype, terminal_reason, status, detail) -> tuple[str, str
 
 def _tail(lines) -> str:
     return ("\n" + "\n".join(lines)) if lines else ""
-
-
-def kill_marked(marker: str) -> int:
-    """SIGKILL every process whose environment carries BENCHKIT_RUN=<marker>."""
-    needle = f"\0{RUN_MARKER}={marker}\0".encode()
-    killed = 0
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as f:
-                if needle not in b"\0" + f.read() + b"\0":
-                    continue
-            os.kill(int(entry), signal.SIGKILL)
-            killed += 1
-        except (OSError, ProcessLookupError):
-            continue  # gone already, or not ours to read
-    return killed

@@ -8,6 +8,8 @@ cost, the final answer, how the run stopped, and the transcript events.
 
 from __future__ import annotations
 
+import os
+import signal
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -84,3 +86,23 @@ class Driver(Protocol):
 
 def zero_usage() -> dict:
     return {key: 0 for key in COMPONENTS}
+
+
+def kill_marked(variable: str, value: str) -> int:
+    """SIGKILL every process whose environment carries `variable=value`. Every process
+    of an agent run inherits the marker, so even ones that left the process group are
+    found; the number killed."""
+    needle = f"\0{variable}={value}\0".encode()
+    killed = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                if needle not in b"\0" + f.read() + b"\0":
+                    continue
+            os.kill(int(entry), signal.SIGKILL)
+            killed += 1
+        except OSError:
+            continue  # gone already, or not ours to read
+    return killed

@@ -31,6 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable
 
+from benchkit.agent.driver import kill_marked
 from benchkit.fingerprint import fingerprint
 from benchkit.run.cell import Cell, CellError, Prepared, prepare_cell, run_cell
 from benchkit.store import Store
@@ -327,7 +328,7 @@ class GatedStore(Store):
 
 class Cancellable:
     """A driver whose runs Ctrl-C can end: each run's processes carry the loop's tag
-    (found and killed by kill_tagged), and a run ended that way raises Interrupted."""
+    (found and killed by kill_marked), and a run ended that way raises Interrupted."""
 
     def __init__(self, driver, stop: threading.Event, tag: str):
         self.driver, self.stop, self.tag = driver, stop, tag
@@ -344,24 +345,6 @@ class Cancellable:
                                   and self.stop.wait(INTERRUPT_GRACE)):
             raise Interrupted()
         return run
-
-
-def kill_tagged(tag: str) -> int:
-    """SIGKILL every process whose environment carries RUN_TAG=<tag>."""
-    needle = f"\0{RUN_TAG}={tag}\0".encode()
-    killed = 0
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as f:
-                if needle not in b"\0" + f.read() + b"\0":
-                    continue
-            os.kill(int(entry), signal.SIGKILL)
-            killed += 1
-        except OSError:
-            continue  # gone already, or not ours to read
-    return killed
 
 
 class RunLoop:
@@ -391,7 +374,7 @@ class RunLoop:
                 worker.start()
             while not self._finished.wait(0.1):
                 if self.stop.is_set():
-                    kill_tagged(self.tag)  # again and again: a run may have just started
+                    kill_marked(RUN_TAG, self.tag)  # again and again: a run may have just started
         finally:
             restore()
             self._pool.shutdown(wait=True)
@@ -410,7 +393,7 @@ class RunLoop:
         self.stop.set()
         self.scheduler.halt("interrupted")
         self.progress.interrupted()
-        kill_tagged(self.tag)
+        kill_marked(RUN_TAG, self.tag)
 
     # -- a worker -------------------------------------------------------------------
 
