@@ -11,7 +11,6 @@ or usage; 130 Ctrl-C. The loop itself is loop.py; one trial is cell.py.
 
 from __future__ import annotations
 
-import contextlib
 import sys
 import threading
 from pathlib import Path
@@ -123,28 +122,17 @@ def _run(checked, progress, options) -> int:
     from benchkit.errors import HarnessError
     from benchkit.run.preflight import Failure
 
-    with _host(checked.credentials, progress) as (url, token, host):
-        run = _Run(checked, progress, url=url, token=token, **options)
+    from benchkit.run.host import open_host
+    with open_host(checked.credentials, progress.note) as where:
+        run = _Run(checked, progress, url=where.url, token=where.token, **options)
         try:
             run.probe()
         except HarnessError as error:
             failure = Failure("host", f"the self-review probe failed: {error}")
             _preflight_failed(progress, [failure], [])
+        host = ({"url": where.url, "embedded": True} if checked.credentials is None
+                else {"url": where.url, "embedded": False, "source": where.source})
         return run.execute(host)
-
-
-@contextlib.contextmanager
-def _host(credentials, progress):
-    """(url, token, description): the given host's, or an embedded forge's for the run."""
-    if credentials is not None:
-        yield credentials.url, credentials.token, {"url": credentials.url, "embedded": False,
-                                                   "source": credentials.source}
-        return
-    from benchkit.forge import Forge
-    with Forge() as forge:
-        progress.note(f"no Gitea host given or discovered: running against an embedded forge "
-                      f"at {forge.url}, stopped when the run ends")
-        yield forge.url, forge.token, {"url": forge.url, "embedded": True}
 
 
 class _Run:

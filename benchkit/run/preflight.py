@@ -26,7 +26,6 @@ from typing import Mapping
 # needs none of ours: a proxy, Bedrock, Vertex).
 CLAUDE_KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN",
                "ANTHROPIC_BASE_URL", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX")
-HOST_ENV = ("GITEA_URL", "GITEA_TOKEN")
 
 
 @dataclass(frozen=True)
@@ -221,22 +220,15 @@ def claude_credentials(environ: Mapping[str, str] = os.environ) -> str | None:
 
 # --- host ----------------------------------------------------------------------------
 
-def host_requested(host, token, login, environ: Mapping[str, str] = os.environ) -> bool:
-    """Whether the maintainer named a host (flags or GITEA_*), so that failing to use it
-    is an error rather than a reason to start an embedded forge."""
-    return bool(host or token or login or any((environ.get(k) or "").strip() for k in HOST_ENV))
-
-
 def _host(host, token, login, environ) -> tuple[object, list[str]]:
     """(credentials or None for an embedded forge, failures)."""
-    from benchkit.gitea import CredentialsError, resolve_credentials
+    from benchkit.gitea import CredentialsError
+    from benchkit.run.host import discover
     try:
-        credentials = resolve_credentials(host=host, token=token, login=login, env=environ)
+        credentials = discover(host, token, login, environ)
     except CredentialsError as error:
-        if host_requested(host, token, login, environ):
-            return None, [str(error)]
-        return None, []  # nothing given or discovered: an embedded forge
-    return credentials, host_problems(credentials)
+        return None, [str(error)]
+    return credentials, host_problems(credentials) if credentials is not None else []
 
 
 def host_problems(credentials) -> list[str]:

@@ -17,7 +17,6 @@ on one host; their samples go to a throwaway store, never to results/.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
 import tempfile
@@ -98,7 +97,10 @@ def validate_live(arm_paths=(), *, host: str | None = None, token: str | None = 
     tree = load_tree(root)
     arms = [load_arm(path) for path in arm_paths] or list(tree.arms.values())
     references = {arm.id: reference_for(arm, tree.root) for arm in arms}
-    with _host_client(host, token, login) as client, \
+    from benchkit.gitea import Client
+    from benchkit.run.host import discover, open_host
+    with open_host(discover(host, token, login)) as where, \
+            Client(where.url, where.token) as client, \
             tempfile.TemporaryDirectory(prefix="benchkit-validate-") as store_dir:
         shared = _shared(client, tree.suite)
         checks, jobs_to_run = _plan(tree, arms, references, task_ids, shared)
@@ -287,25 +289,6 @@ def render_table(checks: list[TaskCheck]) -> str:
     for c in problems:
         lines.append(f"{c.verdict.upper()}: {c.arm} {c.task}: {c.reason}")
     return "\n".join(lines)
-
-
-@contextlib.contextmanager
-def _host_client(host, token, login):
-    """The given or discovered host's client, else an embedded forge's."""
-    from benchkit.gitea import Client, CredentialsError, resolve_credentials
-    try:
-        credentials = resolve_credentials(host=host, token=token, login=login)
-    except CredentialsError:
-        if host or token or login:
-            raise
-        credentials = None
-    if credentials is not None:
-        with credentials.client() as client:
-            yield client
-        return
-    from benchkit.forge import Forge
-    with Forge() as forge, Client(forge.url, forge.token) as client:
-        yield client
 
 
 def command(arm_paths, *, task_ids=(), jobs=3, host=None, token=None, login=None) -> int:
