@@ -31,8 +31,10 @@ def run_benchkit(args, env):
 def test_with_no_host_it_runs_the_cell_on_an_embedded_forge(tmp_path, clean_env):
     store = tmp_path / "results"
     done = run_benchkit(["run", "arms.d/raw-api.yaml", "--task", "close-csv-export-issue",
-                         "--driver", "replay", "--store", str(store)], clean_env)
+                         "--driver", "replay", "--store", str(store),
+                         "--reports", str(tmp_path / "reports")], clean_env)
     assert done.returncode == 0, done.stderr
+    assert (tmp_path / "reports" / "report.md").is_file()  # not in the checkout
     sample, = [json.loads(line) for line in
                (store / "raw-api" / "close-csv-export-issue.jsonl").read_text().splitlines()]
     assert (sample["outcome"], sample["driver"], sample["usage_estimated"]) == ("passed", "replay", True)
