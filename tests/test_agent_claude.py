@@ -2,14 +2,18 @@
 model. Each test starts the CLI (about a second)."""
 
 import json
+import os
+import stat
 import subprocess
+import threading
 import time
+import uuid
 from pathlib import Path
 
 import pytest
 
 from benchkit.agent.claude import ClaudeDriver
-from benchkit.agent.driver import AgentRequest, ToolDecision
+from benchkit.agent.driver import AgentRequest, ToolDecision, kill_marked
 from benchkit.agent.scripted import ScriptedModel, bash, fail, say, stall, tool
 
 pytestmark = pytest.mark.slow
@@ -164,6 +168,53 @@ def test_the_mcp_arm_sees_its_server_tools_and_no_bash():
     call, = events(result, "tool_call")
     output, = events(result, "tool_result")
     assert call["allowed"] is None and output["is_error"]  # Bash does not exist here
+
+
+def marked_processes(variable: str, value: str) -> dict[int, list[str]]:
+    """pid -> arguments of every process whose environment carries variable=value."""
+    found = {}
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if f"{variable}={value}".encode() in Path(f"/proc/{entry}/environ").read_bytes().split(b"\0"):
+                found[int(entry)] = Path(f"/proc/{entry}/cmdline").read_bytes().decode().split("\0")
+        except OSError:
+            continue  # gone already
+    return found
+
+
+@pytest.mark.parametrize("arm", ["shell", "mcp"])
+def test_the_token_is_in_no_argument_of_the_agents_processes(arm):
+    if arm == "mcp" and not GITEA_MCP.exists():
+        pytest.skip("scripts/test-setup installs gitea-mcp")
+    token, tag = f"tok-{uuid.uuid4().hex}", uuid.uuid4().hex
+    overrides = dict(system_prompt=f"Use the token {token} on the host.", env={"TEST_RUN": tag})
+    if arm == "mcp":
+        overrides.update(tools=[], guard=lambda name, _: ToolDecision(True, "policy"),
+                         mcp_servers={"gitea": {"type": "stdio", "command": str(GITEA_MCP), "args": [],
+                                                "env": {"GITEA_URL": "http://127.0.0.1:9/",
+                                                        "GITEA_TOKEN": token}}})
+    with ScriptedModel([stall()], model=MODEL) as model:
+        finished = []
+        agent = threading.Thread(target=lambda: finished.append(
+            ClaudeDriver(base_url=model.url).run(request(**overrides))))
+        agent.start()
+        try:  # while the model stalls the first turn, every process of the run is up
+            deadline = time.monotonic() + 60
+            while not model.messages(auxiliary=False) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert model.messages(auxiliary=False), "the CLI never asked the model"
+            assert token in json.dumps(model.messages(auxiliary=False)[0].body["system"])
+            processes = list(marked_processes("TEST_RUN", tag).values())
+            if arm == "mcp":  # the server runs too
+                assert any(str(GITEA_MCP) in " ".join(args) for args in processes)
+            assert processes and not [args for args in processes if token in " ".join(args)]
+            cli, = [args for args in processes if "--system-prompt-file" in args]
+            prompt_file = Path(cli[cli.index("--system-prompt-file") + 1])
+            assert stat.S_IMODE(prompt_file.parent.stat().st_mode) == 0o700
+        finally:
+            kill_marked("TEST_RUN", tag)
+            agent.join(60)
+    assert finished and not prompt_file.exists()  # removed with the run's directory
 
 
 def test_an_overloaded_api_is_an_api_error_not_a_turn():

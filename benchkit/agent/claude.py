@@ -13,12 +13,17 @@ the run: each carries a marker in its environment (BENCHKIT_RUN=<id>), so the CL
 shells, their children and the MCP server are all found and ended, even ones that
 left the CLI's process group.
 
+The system prompt and the MCP servers' config hold the Gitea token: they reach the CLI
+as files in the run's private directory, removed after the run, never as arguments
+(which every user on the machine can read).
+
 The SDK has no temperature option: runs use the runtime's default (docs/driver.md).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import shutil
@@ -176,11 +181,12 @@ class ClaudeDriver:
             allowed, reason = decide(name, tool_input, context.tool_use_id)
             return PermissionResultAllow() if allowed else PermissionResultDeny(message=reason)
 
+        system_prompt, mcp_config = _private_inputs(request, scratch)
         return ClaudeAgentOptions(
-            system_prompt=request.system_prompt,
+            system_prompt=system_prompt,
             model=request.model,
             tools=list(request.tools),
-            mcp_servers=dict(request.mcp_servers or {}),
+            mcp_servers=mcp_config,
             strict_mcp_config=True,
             setting_sources=[],
             can_use_tool=can_use_tool,
@@ -268,6 +274,25 @@ def _classify_result(subtype, terminal_reason, status, detail) -> tuple[str, str
     if terminal_reason == "api_error" or status is not None:
         return "api-error", text or "API error", status
     return "crash", text or f"error result: {subtype}", status
+
+
+def _private_inputs(request: AgentRequest, scratch: Path) -> tuple[dict, str | dict]:
+    """The system prompt and the MCP config as files in the run's private directory
+    (0700, removed after the run), not as the CLI's arguments: both hold the token,
+    and every user can read a process's arguments."""
+    prompt = _private_file(scratch / "system-prompt.md", request.system_prompt)
+    config = {}
+    if request.mcp_servers:
+        config = _private_file(scratch / "mcp.json", json.dumps({"mcpServers": request.mcp_servers}))
+    return {"type": "file", "path": prompt}, config
+
+
+def _private_file(path: Path, text: str) -> str:
+    """Write `text` to a new file only its owner can read; its path."""
+    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w",
+                   encoding="utf-8") as f:
+        f.write(text)
+    return str(path)
 
 
 def _tail(lines) -> str:
