@@ -23,55 +23,15 @@ CSV_COLUMNS = ["arm", "task", "tier", "kind", "samples", "passes", "success", "p
 
 # --- number formats (None renders as an em dash) -----------------------------------
 
-def _absent(format_):
-    def formatted(value, *args):
-        return "—" if value is None else format_(value, *args)
-    formatted.__name__ = format_.__name__
-    return formatted
+def _formatter(template: str):
+    """A filter: the value formatted by `template`, or an em dash for None."""
+    return lambda value, digits=1: "—" if value is None else template.format(value, digits=digits)
 
 
-@_absent
-def tokens(value) -> str:
-    return f"{value:,.0f}"
-
-
-@_absent
-def number(value, digits: int = 1) -> str:
-    return f"{value:,.{digits}f}"
-
-
-@_absent
-def percent(value) -> str:
-    return f"{value:.0%}"
-
-
-@_absent
-def usd(value) -> str:
-    return f"~${value:.2f}"
-
-
-@_absent
-def seconds(value) -> str:
-    return f"{value:,.1f} s"
-
-
-@_absent
-def signed(value) -> str:
-    return f"{value:+,.0f}"
-
-
-@_absent
-def change(value) -> str:
-    return f"{value:+.0%}"
-
-
-@_absent
-def weight(value) -> str:
-    return f"{value:g}"
-
-
-FORMATTERS = {"tokens": tokens, "number": number, "percent": percent, "usd": usd,
-              "seconds": seconds, "signed": signed, "change": change, "weight": weight}
+FORMATTERS = {name: _formatter(template) for name, template in {
+    "tokens": "{0:,.0f}", "number": "{0:,.{digits}f}", "percent": "{0:.0%}",
+    "usd": "~${0:.2f}", "seconds": "{0:,.1f} s", "signed": "{0:+,.0f}",
+    "change": "{0:+.0%}", "weight": "{0:g}"}.items()}
 # Headline metric -> its formatter name.
 METRIC_FORMATS = {"cost": "tokens", "raw": "tokens", "turns": "number", "duration": "seconds",
                   "success": "percent", "pass_k": "percent", "blocked": "number", "cost_usd": "usd"}
