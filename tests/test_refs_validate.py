@@ -2,36 +2,8 @@
 reference naming an unknown task, a step its arm's tool kind cannot take, or another
 arm than its file's name is a FILE:LINE problem."""
 
-from pathlib import Path
-
-import pytest
-from click.testing import CliRunner
-
-from benchkit.cli import main
-
-
-def benchkit(*args):
-    return CliRunner().invoke(main, list(args))
-
-
-def line_of(path: Path, text: str) -> int:
-    for number, line in enumerate(path.read_text().splitlines(), 1):
-        if text in line:
-            return number
-    raise AssertionError(f"{text!r} not in {path}")
-
-
-def edit(path: Path, old: str, new: str):
-    text = path.read_text()
-    assert old in text, f"{old!r} not in {path}"
-    path.write_text(text.replace(old, new, 1))
-
-
-@pytest.fixture
-def tree(tree_copy, monkeypatch):
-    monkeypatch.chdir(tree_copy)
-    monkeypatch.delenv("BENCHKIT_ROOT", raising=False)
-    return tree_copy
+# The validate tests' command, tree copy (as the working directory) and line helpers.
+from test_spec_validate import benchkit, edit, line_of, tree  # noqa: F401 (tree: a fixture)
 
 
 def test_the_shipped_references_are_valid_against_their_tree(tree):
