@@ -246,13 +246,9 @@ def _explain_alternatives(document: Document, error, path) -> list[Problem]:
     if len(fitting) == 1:
         return [problem for sub in fitting[0] for problem in _explain(document, sub)]
     if not fitting:
-        names = []
-        for errors in branches.values():
-            for e in errors:
-                if e.validator == "type" and not e.relative_path:
-                    names += e.validator_value if isinstance(e.validator_value, list) else [e.validator_value]
-        names = list(dict.fromkeys(names))
-        return [document.problem(path, f"expected {' or '.join(names)}, got {json_type(error.instance)}")]
+        names = [name for errors in branches.values() for e in errors
+                 if e.validator == "type" and not e.relative_path for name in _listed(e.validator_value)]
+        return [document.problem(path, _wrong_type(dict.fromkeys(names), error.instance))]
     return _explain(document, best_match(error.context))
 
 
@@ -278,11 +274,19 @@ def json_type(value) -> str:
     return _JSON_TYPES.get(type(value), type(value).__name__)
 
 
+def _listed(expected) -> list:
+    """A `type` keyword's value as a list of names."""
+    return expected if isinstance(expected, list) else [expected]
+
+
+def _wrong_type(names, value) -> str:
+    return f"expected {' or '.join(names)}, got {json_type(value)}"
+
+
 def _message(error) -> str:
     kind, expected, value = error.validator, error.validator_value, error.instance
     if kind == "type":
-        names = expected if isinstance(expected, list) else [expected]
-        return f"expected {' or '.join(names)}, got {json_type(value)}"
+        return _wrong_type(_listed(expected), value)
     if kind == "enum":
         return f"expected one of {', '.join(map(repr, expected))}, got {value!r}"
     if kind == "const":
