@@ -168,6 +168,18 @@ def _record_lines(document, node, path, objects, problems, active):
     active.discard(id(node))
 
 
+def strings(value, path: JsonPath = ()):
+    """(path, text) of every string in `value`, which stands at `path` of a document."""
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from strings(item, path + (key,))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from strings(item, path + (index,))
+
+
 # --- JSON Schema -------------------------------------------------------------------
 
 @functools.cache

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from benchkit import PACKAGE_DIR, SCHEMA_DIR
 from benchkit.fingerprint import fingerprint
-from benchkit.spec.loader import (
-    Document, Problem, SpecError, declared_schema, load_document, read_document, sort_problems)
+from benchkit.spec.loader import (Document, Problem, SpecError, declared_schema, load_document,
+                                  read_document, sort_problems, strings)
 from benchkit.spec.templates import CONTEXT_NAMES, template_problem
 
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -155,22 +155,11 @@ def _template_problems(document: Document, paths, names) -> list[Problem]:
         value = document.data
         for part in path:
             value = value.get(part) if isinstance(value, dict) else None
-        for where, text in _strings(value, path):
+        for where, text in strings(value, path):
             message = template_problem(text, names)
             if message:
                 problems.append(document.problem(where, message))
     return problems
-
-
-def _strings(value, path):
-    if isinstance(value, str):
-        yield path, value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _strings(item, path + (key,))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _strings(item, path + (index,))
 
 
 # --- the tree ------------------------------------------------------------------------

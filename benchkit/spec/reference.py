@@ -23,7 +23,7 @@ import jinja2
 import jinja2.meta
 
 from benchkit.fingerprint import fingerprint
-from benchkit.spec.loader import Document, Problem, SpecError, load_document
+from benchkit.spec.loader import Document, Problem, SpecError, load_document, strings
 
 # Names every step and answer template may use besides the task's targets.
 CONTEXT_NAMES = frozenset({"api_url", "host_url", "token", "owner", "repo", "user",
@@ -150,7 +150,7 @@ def _check(document: Document, kind: str | None, tasks) -> list[Problem]:
             if kind == "mcp" and "tool" not in step:
                 problems.append(document.problem(at + ("steps", index),
                                                  "an MCP arm's step is {tool: ..., input: {...}}"))
-            for path, text in _templates(step, at + ("steps", index)):
+            for path, text in strings(step, at + ("steps", index)):
                 message = template_problem(text, names)
                 if message:
                     problems.append(document.problem(path, message))
@@ -159,18 +159,6 @@ def _check(document: Document, kind: str | None, tasks) -> list[Problem]:
             if message:
                 problems.append(document.problem(at + ("answer",), message))
     return problems
-
-
-def _templates(value, path):
-    """(path, text) of every string inside a step."""
-    if isinstance(value, str):
-        yield path, value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _templates(item, path + (key,))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _templates(item, path + (index,))
 
 
 # --- rendering -----------------------------------------------------------------------
