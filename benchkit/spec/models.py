@@ -24,10 +24,17 @@ DIRECTORIES = {"seeds": "seed", "tasks.d": "task", "arms.d": "arm"}
 
 
 @dataclass(frozen=True)
-class Suite:
+class Loaded:
+    """What every loaded document has: its file, its data (validated, schema defaults
+    filled in) and the data's fingerprint."""
+
     path: Path
     data: dict = field(repr=False)
     fingerprint: str
+
+
+@dataclass(frozen=True)
+class Suite(Loaded):
     model: str
     trials: int
     floor: int
@@ -40,10 +47,7 @@ class Suite:
 
 
 @dataclass(frozen=True)
-class Seed:
-    path: Path
-    data: dict = field(repr=False)
-    fingerprint: str
+class Seed(Loaded):
     name: str  # the file's stem; tasks name their seed by it
     labels: list
     issues: list
@@ -51,10 +55,7 @@ class Seed:
 
 
 @dataclass(frozen=True)
-class Arm:
-    path: Path
-    data: dict = field(repr=False)
-    fingerprint: str
+class Arm(Loaded):
     id: str
     description: str
     tool: dict
