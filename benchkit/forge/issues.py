@@ -18,15 +18,22 @@ def normalise_color(value: str) -> str:
     return "".join(c * 2 for c in digits) if len(digits) == 3 else digits
 
 
-def find_label(ctx, repo: dict, key: str, *, by_name: bool = False) -> dict:
-    label = None
+def find_row(ctx, table: str, repo: dict, key: str, name_column: str | None = None) -> dict:
+    """The repository's row of `table` whose id is `key`, else (with `name_column`) whose
+    name is; 404 when there is none."""
+    row = None
     if key.isdigit():
-        label = ctx.store.one("SELECT * FROM labels WHERE repo_id = ? AND id = ?", repo["id"], int(key))
-    if label is None and by_name:
-        label = ctx.store.one("SELECT * FROM labels WHERE repo_id = ? AND name = ?", repo["id"], key)
-    if label is None:
+        row = ctx.store.one(f"SELECT * FROM {table} WHERE repo_id = ? AND id = ?", repo["id"], int(key))
+    if row is None and name_column:
+        row = ctx.store.one(f"SELECT * FROM {table} WHERE repo_id = ? AND {name_column} = ?",
+                            repo["id"], key)
+    if row is None:
         raise not_found()
-    return label
+    return row
+
+
+def find_label(ctx, repo: dict, key: str, *, by_name: bool = False) -> dict:
+    return find_row(ctx, "labels", repo, key, "name" if by_name else None)
 
 
 @route("GET", "/repos/{owner}/{repo}/labels")
@@ -84,13 +91,7 @@ def delete_label(ctx, owner, repo, key):
 
 # -- milestones ---------------------------------------------------------------------
 def find_milestone(ctx, repo: dict, key: str) -> dict:
-    row = None
-    if key.isdigit():
-        row = ctx.store.one("SELECT * FROM milestones WHERE repo_id = ? AND id = ?", repo["id"], int(key))
-    row = row or ctx.store.one("SELECT * FROM milestones WHERE repo_id = ? AND title = ?", repo["id"], key)
-    if row is None:
-        raise not_found()
-    return row
+    return find_row(ctx, "milestones", repo, key, "title")
 
 
 @route("GET", "/repos/{owner}/{repo}/milestones")
