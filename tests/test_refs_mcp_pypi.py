@@ -10,19 +10,18 @@ from pathlib import Path
 
 import pytest
 
-from benchkit.agent.replay import context_for, load_reference, render_answer, render_step
+from benchkit.agent.replay import load_reference
 from benchkit.forge import Forge
-from benchkit.gitea import Client, delete_repo, provision, snapshot
-from benchkit.scoring.checker import check
-from benchkit.spec.models import load_tree
+from benchkit.gitea import Client
+
+import test_refs_raw_api as raw_api  # its verdict: a reference played on a seeded repository
 
 mcp = pytest.importorskip("mcp")
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 SERVER = CHECKOUT / ".venvs" / "gitea-mcp" / "bin" / "gitea-mcp"
-TREE = load_tree(CHECKOUT)
-SEED = TREE.seeds["default"]
+TREE, SEED = raw_api.TREE, raw_api.SEED
 REFERENCE = load_reference(CHECKOUT / "refs.d" / "gitea-mcp-pypi.yaml", kind="mcp")
 PLAYABLE = sorted(task_id for task_id, task in TREE.tasks.items()
                   if task.scored and not REFERENCE.for_task(task_id).unsupported)
@@ -83,22 +82,10 @@ def host():
 
 def verdict(task_id, task_ref, forge, client, session):
     """Play the steps as tools/call requests; (the checker's verdict, error results)."""
-    repo = provision(client, SEED)
-    try:
-        context = context_for(host_url=forge.url, api_url=forge.api_url, token=forge.token,
-                              owner=repo.owner, repo=repo.name, user=forge.user,
-                              targets=task_ref.targets)
-        errors = []
-        for step in task_ref.steps:
-            rendered = render_step(step, context)
-            text, is_error = session.call(rendered.tool.split("__", 2)[2], rendered.input)
-            context["outputs"].append(text)
-            errors += [text] if is_error else []
-        answer = render_answer(task_ref, context)
-        state = snapshot(client, repo.owner, repo.name)
-    finally:
-        delete_repo(client, repo.owner, repo.name)
-    return check(TREE.tasks[task_id], state=state, answer=answer, seed=SEED, user=forge.user), errors
+    def call(step):
+        text, is_error = session.call(step.tool.split("__", 2)[2], step.input)
+        return text, text if is_error else None
+    return raw_api.verdict(task_id, task_ref, forge, client, run_step=call)
 
 
 @pytest.mark.parametrize("task_id", PLAYABLE)

@@ -28,25 +28,27 @@ def host():
         yield forge, client
 
 
-def play(task_ref, forge, client, repo) -> tuple[str, list[str]]:
-    """Run the steps in bash, as the agent's Bash tool would; (answer, failed steps)."""
-    context = context_for(host_url=forge.url, api_url=forge.api_url, token=forge.token,
-                          owner=repo.owner, repo=repo.name, user=forge.user,
-                          targets=task_ref.targets)
-    failed = []
-    for number, step in enumerate(task_ref.steps, start=1):
-        command = render_step(step, context).run
-        done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=30)
-        context["outputs"].append(done.stdout + done.stderr)
-        if done.returncode != 0:
-            failed.append(f"step {number} exited {done.returncode}: {done.stdout[:200]}{done.stderr[:200]}")
-    return render_answer(task_ref, context), failed
+def in_bash(step) -> tuple[str, str | None]:
+    """Run a step as the agent's Bash tool would: (its output, why it failed or None)."""
+    done = subprocess.run(["bash", "-c", step.run], capture_output=True, text=True, timeout=30)
+    failure = f"exited {done.returncode}: {done.stdout[:200]}{done.stderr[:200]}" if done.returncode else None
+    return done.stdout + done.stderr, failure
 
 
-def verdict(task_id, task_ref, forge, client):
+def verdict(task_id, task_ref, forge, client, run_step=in_bash):
+    """Play the steps, each through `run_step`, on a freshly seeded repository; (the
+    checker's verdict, the failed steps)."""
     repo = provision(client, SEED)
     try:
-        answer, failed = play(task_ref, forge, client, repo)
+        context = context_for(host_url=forge.url, api_url=forge.api_url, token=forge.token,
+                              owner=repo.owner, repo=repo.name, user=forge.user,
+                              targets=task_ref.targets)
+        failed = []
+        for number, step in enumerate(task_ref.steps, start=1):
+            output, failure = run_step(render_step(step, context))
+            context["outputs"].append(output)
+            failed += [f"step {number} {failure}"] if failure else []
+        answer = render_answer(task_ref, context)
         state = snapshot(client, repo.owner, repo.name)
     finally:
         delete_repo(client, repo.owner, repo.name)
