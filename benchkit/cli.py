@@ -4,7 +4,10 @@ Each command is imported only when invoked, so `benchkit guard` does not pay for
 forge, the SDK or the report templates.
 """
 
+import contextlib
 import importlib
+import sys
+from typing import NoReturn
 
 import click
 
@@ -22,6 +25,31 @@ COMMANDS = {
     "run": "benchkit.run.commands:run",
     "report": "benchkit.report.commands:report",
 }
+
+
+EXIT_BAD_INPUT = 2
+
+
+def fail(problems) -> NoReturn:
+    """Bad documents, as every command reports them: a `FILE:LINE: message` line each
+    on stderr, exit 2."""
+    for problem in problems:
+        click.echo(str(problem), err=True)
+    sys.exit(EXIT_BAD_INPUT)
+
+
+@contextlib.contextmanager
+def reported(errors=(), status: int = EXIT_BAD_INPUT):
+    """Ends the command on an error raised in the block: a SpecError through `fail`,
+    one of `errors` (exception types) as an `error: ...` line and exit `status`."""
+    from benchkit.spec.loader import SpecError
+    try:
+        yield
+    except SpecError as error:
+        fail(error.problems)
+    except errors as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(status)
 
 
 class LazyGroup(click.Group):

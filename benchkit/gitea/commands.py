@@ -3,13 +3,13 @@ command that talks to a host shares (--host, --token, --login)."""
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 from pathlib import Path
 
 import click
 
+from benchkit.cli import reported
 from benchkit.errors import HarnessError
 from benchkit.gitea.client import Client
 
@@ -34,25 +34,11 @@ def host_client(host: str | None, token: str | None, login: str | None) -> Clien
     return resolve_credentials(host=host, token=token, login=login).client()
 
 
-@contextlib.contextmanager
-def _reported():
-    """Harness errors as a one-line message and exit 1; spec errors as FILE:LINE, exit 2."""
-    from benchkit.spec import SpecError
-    try:
-        yield
-    except SpecError as exc:
-        for problem in exc.problems:
-            click.echo(str(problem), err=True)
-        raise SystemExit(2) from None
-    except HarnessError as exc:
-        click.echo(f"error: {exc}", err=True)
-        raise SystemExit(1) from None
-
-
 def _reporting(func):
+    """Harness errors as a one-line message and exit 1; spec errors as FILE:LINE, exit 2."""
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        with _reported():
+        with reported(HarnessError, status=1):
             return func(*args, **kwargs)
     return wrapper
 

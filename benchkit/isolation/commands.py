@@ -6,11 +6,12 @@ import sys
 
 import click
 
-from benchkit.spec import SpecError, load_arm
+from benchkit.cli import reported
+from benchkit.spec import load_arm
 
 from .guard import Guard
 
-EXIT_ALLOWED, EXIT_DENIED, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_ALLOWED, EXIT_DENIED = 0, 1
 
 
 @click.command(context_settings={"ignore_unknown_options": True})
@@ -24,12 +25,8 @@ def guard(arm_yaml, command):
     multi-line scripts). Prints {"allowed", "reason", "binaries"} as JSON; exit 0
     allowed, 1 denied, 2 bad input.
     """
-    try:
+    with reported():
         arm = load_arm(arm_yaml)
-    except SpecError as error:
-        for problem in error.problems:
-            click.echo(str(problem), err=True)
-        sys.exit(EXIT_BAD_INPUT)
     if len(command) == 1:
         line = command[0]
     elif command:

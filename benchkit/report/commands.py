@@ -6,12 +6,10 @@ from pathlib import Path
 
 import click
 
+from benchkit.cli import fail
 from benchkit.report import build, write_reports
 from benchkit.report.render import FORMATS, render
 from benchkit.spec import SpecError
-
-EXIT_PROBLEMS = 2
-
 
 def parse_weight(text: str) -> tuple[str, float]:
     name, sep, value = text.partition("=")
@@ -58,9 +56,7 @@ def report(store_dir, format_, output, reports_dir, weights, model, pass_k):
             return
         text = render(build(store_dir, weights=overrides, model=model, pass_k=pass_k), format_)
     except SpecError as error:  # the tree the samples are judged against is broken
-        for problem in error.problems:
-            click.echo(str(problem), err=True)
-        raise SystemExit(EXIT_PROBLEMS) from None
+        fail(error.problems)
     except (FileNotFoundError, ValueError) as error:
         raise click.ClickException(str(error)) from None
     if output is None:

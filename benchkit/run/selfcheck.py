@@ -293,17 +293,11 @@ def render_table(checks: list[TaskCheck]) -> str:
 
 def command(arm_paths, *, task_ids=(), jobs=3, host=None, token=None, login=None) -> int:
     """`benchkit validate --live`: run, print the table; the exit status (0 every task
-    proved, 1 any unsolvable, mis-scored, ambiguous or unproved, 2 bad documents)."""
-    from benchkit.spec.loader import SpecError
-    try:
+    proved, 1 any unsolvable, mis-scored, ambiguous or unproved). Bad documents exit 2,
+    a host that cannot be used at all 1, before any table."""
+    from benchkit.cli import reported
+    with reported(HarnessError, status=1):
         checks = validate_live(arm_paths, host=host, token=token, login=login, task_ids=task_ids,
                                jobs=jobs, progress=lambda line: print(line, file=sys.stderr))
-    except SpecError as error:
-        for problem in error.problems:
-            print(problem, file=sys.stderr)
-        return 2
-    except HarnessError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 1
     print(render_table(checks))
     return 1 if any(c.problem for c in checks) else 0

@@ -10,19 +10,20 @@ invalid task or seed, an unreadable state, a task with no scoring spec).
 
 import json
 import sys
-from contextlib import contextmanager
 from pathlib import Path
 
 import click
 
+from benchkit.cli import reported
 from benchkit.scoring.checker import NotScorable, check as check_task
 from benchkit.scoring.state import StateError
 from benchkit.spec.expectation import ExpectationError, expected_state, ground_truth
-from benchkit.spec.loader import SpecError
 from benchkit.spec.models import find_root, load_seed
 from benchkit.spec.task import load_task, seed_path
 
-EXIT_FAILED, EXIT_BAD_INPUT = 1, 2
+EXIT_FAILED = 1
+# Besides bad documents, what makes the input bad: reported as one line, exit 2.
+BAD_INPUT = (NotScorable, StateError, ExpectationError)
 
 _user = click.option("--user", default="bench", show_default=True,
                      help='The token\'s user: "self" in the seed and the edits.')
@@ -40,7 +41,7 @@ _self_review = click.option("--self-review", is_flag=True,
 def expect(task_yaml, user, seed_yaml, self_review):
     """Print TASK_YAML's expected end state (mutations) or required facts (reads) as
     JSON; with no task, the seed's ground truth RepoState."""
-    with _bad_input():
+    with reported(BAD_INPUT):
         seed = load_seed(seed_yaml) if seed_yaml else None
         if task_yaml is None:
             _print(ground_truth(seed or load_seed(_default_seed()), user))
@@ -69,7 +70,7 @@ def check(task_yaml, state_file, answer_file, user, seed_yaml, self_review):
 
     Prints {"passed": bool, "differences": [...]}; exit 0 passed, 1 failed, 2 bad input.
     """
-    with _bad_input():
+    with reported(BAD_INPUT):
         seed = load_seed(seed_yaml) if seed_yaml else None
         task = load_task(task_yaml, seed)
         state = _read_state(state_file) if state_file else None
@@ -85,20 +86,6 @@ def check(task_yaml, state_file, answer_file, user, seed_yaml, self_review):
 def example_answer(facts) -> str:
     """An answer holding every fact (its first rendering): what a perfect run reports."""
     return "\n".join(fact["any_of"][0] for fact in facts)
-
-
-@contextmanager
-def _bad_input():
-    """Report bad input as `FILE:LINE: message` lines (or one message) and exit 2."""
-    try:
-        yield
-    except SpecError as error:
-        for problem in error.problems:
-            click.echo(str(problem), err=True)
-        sys.exit(EXIT_BAD_INPUT)
-    except (NotScorable, StateError, ExpectationError) as error:
-        click.echo(f"error: {error}", err=True)
-        sys.exit(EXIT_BAD_INPUT)
 
 
 def _read_state(file) -> dict:

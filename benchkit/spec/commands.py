@@ -9,17 +9,9 @@ from pathlib import Path
 
 import click
 
+from benchkit.cli import fail
 from benchkit.spec.loader import SpecError, display_path
 from benchkit.spec.models import find_root, load_arms, load_seeds, load_tasks, validate_paths
-
-EXIT_PROBLEMS = 2
-
-
-def _fail(problems):
-    for problem in problems:
-        click.echo(str(problem), err=True)
-    sys.exit(EXIT_PROBLEMS)
-
 
 @click.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
@@ -46,7 +38,7 @@ def validate(paths, live, task_ids, jobs, host, token, login):
     except SpecError as error:
         checked, problems = [], error.problems
     if problems:
-        _fail(problems)
+        fail(problems)
     click.echo(f"valid: {len(checked)} document{'s' if len(checked) != 1 else ''}")
 
 
@@ -66,7 +58,7 @@ def list_documents(what, as_json):
     except SpecError as error:
         problems += error.problems
     if problems:
-        _fail(problems)
+        fail(problems)
     if as_json:
         click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
     else:
