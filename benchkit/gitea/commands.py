@@ -43,29 +43,22 @@ def _reporting(func):
     return wrapper
 
 
-def _root() -> Path | None:
-    from benchkit.spec import SpecError, find_root
-    try:
-        return find_root()
-    except SpecError:
-        return None
-
-
 def _prefix(prefix: str | None) -> str:
     """--prefix, else the suite's repo_prefix, else `benchkit-`."""
     if prefix:
         return prefix
-    root = _root()
-    if root is None or not (root / "suite.yaml").is_file():
+    from benchkit.spec import find_root, load_suite
+    root = find_root(required=False)
+    if root is None:
         return FALLBACK_PREFIX
-    from benchkit.spec import load_suite
     return load_suite(root / "suite.yaml").repo_prefix or FALLBACK_PREFIX
 
 
 def _seed_file(seed_file: str | None) -> Path:
     if seed_file:
         return Path(seed_file)
-    root = _root()
+    from benchkit.spec import find_root
+    root = find_root(required=False)
     if root is None:
         raise click.UsageError("no --seed given and no benchkit tree (suite.yaml) found")
     return root / "seeds" / "default.yaml"

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import jinja2
 
-from benchkit.spec import SpecError, find_root, render
+from benchkit.spec import find_root, render
 
 from .bindir import IsolationError, make_bin_dir
 from .guard import Guard
@@ -120,7 +120,7 @@ def assemble(arm, suite, *, host_url: str, api_url: str, token: str, owner: str,
     config_dir = harness_dir / "config"
     context = dict(host_url=host_url, api_url=api_url, token=token, owner=owner, repo=repo,
                    user=user, workdir=str(workdir), config_dir=str(config_dir), env=environ)
-    root = _root()
+    root = find_root(required=False)
     if root is not None:
         context["root"] = str(root)
 
@@ -167,13 +167,6 @@ def assemble(arm, suite, *, host_url: str, api_url: str, token: str, owner: str,
         # Keep every tool schema in the prompt (eager), as the design measures it.
         env["ENABLE_TOOL_SEARCH"] = "false"
     return assembly
-
-
-def _root() -> Path | None:
-    try:
-        return find_root()
-    except SpecError:
-        return None
 
 
 def _skill_body(arm, path: str | None) -> str:

@@ -165,9 +165,19 @@ def _template_problems(document: Document, paths, names) -> list[Problem]:
 
 # --- the tree ------------------------------------------------------------------------
 
-def find_root() -> Path:
+def find_root(*, required: bool = True) -> Path | None:
     """The tree holding suite.yaml: $BENCHKIT_ROOT, else the working directory or the
-    nearest parent with one, else the checkout beside the installed package."""
+    nearest parent with one, else the checkout beside the installed package. None
+    where there is none and it is not `required` (else SpecError)."""
+    try:
+        return _find_root()
+    except SpecError:
+        if required:
+            raise
+        return None
+
+
+def _find_root() -> Path:
     override = os.environ.get("BENCHKIT_ROOT")
     if override:
         root = Path(override).resolve()
