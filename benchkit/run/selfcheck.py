@@ -157,8 +157,8 @@ def _tasks(tree, reference, task_ids, self_review: bool, arm):
         chosen = [tree.tasks[t] for t in task_ids]
     else:
         chosen = [t for t in tree.tasks.values() if t.scored or t.id in reference.tasks]
-    return [t for t in chosen if t.has_spec and t.applies_to(self_review=self_review)
-            and t.applicability.get(arm.id) != "not-applicable"]
+    from benchkit.run.loop import not_runnable
+    return [t for t in chosen if not_runnable(arm, t, self_review) is None]
 
 
 # --- running one control -------------------------------------------------------------
