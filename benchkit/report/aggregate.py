@@ -17,7 +17,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from benchkit.report.load import Sample, StoreContents
-from benchkit.report.matrix import COMPONENTS, SCORED_TIERS, Matrix
+from benchkit.cost import COMPONENTS, components, cost
+from benchkit.report.matrix import SCORED_TIERS, Matrix
 from benchkit.report.stats import (
     ALL_METRICS, COST, SUCCESS, CellStats, intervals, mean_of, paired_difference)
 
@@ -34,16 +35,11 @@ class Tally:
 
     def add(self, sample: Sample, weights: tuple):
         usage = sample.usage
-        one_hour = usage.cache_write_1h or 0
-        # A cache write not split by lifetime counts at the 5-minute weight.
-        tokens = (usage.input, usage.cache_write - one_hour, one_hour, usage.cache_read,
-                  usage.output)
-        w_input, w_5m, w_1h, w_read, w_output = weights  # COMPONENTS order
-        cost = (tokens[0] * w_input + tokens[1] * w_5m + tokens[2] * w_1h
-                + tokens[3] * w_read + tokens[4] * w_output)
+        tokens = components(usage.input, usage.cache_write, usage.cache_write_1h,
+                            usage.cache_read, usage.output)
         raw = usage.input + usage.cache_write + usage.cache_read + usage.output
         usd = sample.cost_usd
-        self.rows.append((cost, raw, sample.turns, sample.duration_s,
+        self.rows.append((cost(tokens, weights), raw, sample.turns, sample.duration_s,
                           1.0 if sample.outcome == "passed" else 0.0, sample.blocked_calls,
                           usd or 0.0, usd is not None))
         self.tokens.append(tokens)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from benchkit.report.matrix import COMPONENTS
+from benchkit.cost import COMPONENTS
 
 WIDTH = 720
 LABEL = 130  # left column for arm names

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import jinja2
 
+from benchkit.cost import COMPONENTS
 from benchkit.report import charts
-from benchkit.report.matrix import COMPONENTS
 
 FORMATS = ("md", "html", "json", "csv")
 TEMPLATES = Path(__file__).parent / "templates"

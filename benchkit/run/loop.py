@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from benchkit.agent.driver import kill_marked
+from benchkit.cost import COMPONENTS, components, cost
 from benchkit.fingerprint import fingerprint
 from benchkit.run.cell import Cell, CellError, Prepared, prepare_cell, run_cell
 from benchkit.store import Store
@@ -99,14 +100,10 @@ def not_runnable(arm, task, self_review: bool, reference=None) -> str | None:
 # --- what the store holds ------------------------------------------------------------
 
 def cost_tokens(usage: dict, weights: dict) -> float:
-    """Cost-equivalent tokens of a sample's usage. A cache write not split by lifetime
-    counts at the 5-minute weight, as the report does."""
-    one_hour = usage.get("cache_write_1h") or 0
-    return (usage["input"] * weights["input"]
-            + (usage["cache_write"] - one_hour) * weights["cache_write_5m"]
-            + one_hour * weights["cache_write_1h"]
-            + usage["cache_read"] * weights["cache_read"]
-            + usage["output"] * weights["output"])
+    """Cost-equivalent tokens of a sample's usage (a dict), weighed as the report does."""
+    tokens = components(usage["input"], usage["cache_write"], usage.get("cache_write_1h"),
+                        usage["cache_read"], usage["output"])
+    return cost(tokens, tuple(weights[name] for name in COMPONENTS))
 
 
 class Ledger:

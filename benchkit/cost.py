@@ -1,0 +1,19 @@
+"""Cost-equivalent tokens: fresh input x1 + cache write x1.25 (5 min) / x2 (1 h) + cache
+read x0.1 + output x5, the weights being the suite's. One weighing for the run loop's
+budget and the report's figures.
+"""
+
+# The weighed components, in the order every view lists them.
+COMPONENTS = ("input", "cache_write_5m", "cache_write_1h", "cache_read", "output")
+
+
+def components(input, cache_write, cache_write_1h, cache_read, output) -> tuple:
+    """A sample's usage in COMPONENTS order. A cache write not split by lifetime counts
+    as a 5-minute one."""
+    one_hour = cache_write_1h or 0
+    return (input, cache_write - one_hour, one_hour, cache_read, output)
+
+
+def cost(tokens: tuple, weights: tuple) -> float:
+    """Each component (COMPONENTS order) times its weight (the same order), summed."""
+    return sum(count * weight for count, weight in zip(tokens, weights))
