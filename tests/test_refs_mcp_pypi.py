@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from benchkit.agent.replay import load_reference
 from benchkit.forge import Forge
 from benchkit.gitea import Client
+from benchkit.spec.reference import load_reference
 
 import test_refs_raw_api as raw_api  # its verdict: a reference played on a seeded repository
 

@@ -9,8 +9,8 @@ import pytest
 
 from benchkit.agent.claude import ClaudeDriver
 from benchkit.agent.driver import AgentRequest, ToolDecision
-from benchkit.agent.replay import (Play, Reference, ReplayDriver, ReplayModel, Step,
-                                   TaskReference, context_for, tool_results)
+from benchkit.agent.replay import Play, ReplayDriver, ReplayModel, context_for, tool_results
+from benchkit.spec.reference import Reference, Step, TaskReference
 
 pytestmark = pytest.mark.slow
 

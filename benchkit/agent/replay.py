@@ -15,12 +15,8 @@ from datetime import datetime, timezone
 
 from benchkit.agent.driver import AgentRequest, AgentRun, zero_usage
 from benchkit.agent.scripted import ScriptedModel, ToolCall, Turn, estimate_usage
-# The documents moved to benchkit.spec.reference; their names stay importable from here.
-from benchkit.spec.reference import (CONTEXT_NAMES, Reference, Step, TaskReference,  # noqa: F401
-                                     excerpt, from_json, load_reference, next_entity,
-                                     reference_for, reference_path, render_answer,
-                                     render_step, render_text, render_value,
-                                     template_problem)
+from benchkit.spec.reference import (Reference, TaskReference, excerpt, render_answer,
+                                     render_step)
 
 NULL_ANSWER = "I made no changes."
 

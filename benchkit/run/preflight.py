@@ -125,7 +125,7 @@ def choose_tasks(tree, patterns, tier, problems) -> list:
 
 
 def _references(arms, root, problems) -> dict:
-    from benchkit.agent.replay import reference_for
+    from benchkit.spec.reference import reference_for
     from benchkit.spec import SpecError
     references = {}
     for arm in arms:

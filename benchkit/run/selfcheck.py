@@ -27,8 +27,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from benchkit.agent.replay import ReplayDriver, excerpt, null_reference, reference_for
+from benchkit.agent.replay import ReplayDriver, null_reference
 from benchkit.errors import HarnessError
+from benchkit.spec.reference import excerpt, reference_for
 
 CONTROLS = ("reference", "null", "wrong-target")
 # Verdicts that make `validate --live` exit 1.
