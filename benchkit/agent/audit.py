@@ -79,8 +79,7 @@ def mint_agent_token(host_url: str, token: str | None, timeout: float = 10) -> t
     will not mint one."""
     from benchkit.errors import HostError
     try:
-        response = requests.post(host_url.rstrip("/") + "/_forge/tokens", json={},
-                                 headers={"Authorization": f"token {token}"}, timeout=timeout)
+        response = _admin("POST", host_url, "tokens", token, timeout, json={})
         minted = response.json() if response.status_code == 201 else None
     except (requests.RequestException, ValueError) as exc:
         raise HostError(f"cannot mint the agent's token on {host_url}: {type(exc).__name__}") from None
@@ -92,8 +91,7 @@ def mint_agent_token(host_url: str, token: str | None, timeout: float = 10) -> t
 def revoke_agent_token(host_url: str, token: str | None, token_id: str, timeout: float = 10) -> bool:
     """Revoke an agent's token (DELETE /_forge/tokens/<token_id>); whether it went."""
     try:
-        response = requests.delete(f"{host_url.rstrip('/')}/_forge/tokens/{token_id}",
-                                   headers={"Authorization": f"token {token}"}, timeout=timeout)
+        response = _admin("DELETE", host_url, f"tokens/{token_id}", token, timeout)
     except requests.RequestException:
         return False
     return response.status_code == 200
@@ -103,11 +101,9 @@ def fetch_request_log(host_url: str, token: str | None, timeout: float = 10, *,
                       token_id: str | None = None) -> list[dict] | None:
     """The forge's request log (GET /_forge/requests), only the requests made with the
     token `token_id` names when given; None where the host keeps none (a live Gitea)."""
-    headers = {"Authorization": f"token {token}"} if token else {}
     try:
-        response = requests.get(host_url.rstrip("/") + "/_forge/requests", headers=headers,
-                                params={"token_id": token_id} if token_id else None,
-                                timeout=timeout)
+        response = _admin("GET", host_url, "requests", token, timeout,
+                          params={"token_id": token_id} if token_id else None)
         if response.status_code != 200:
             return None
         data = response.json()
@@ -116,6 +112,14 @@ def fetch_request_log(host_url: str, token: str | None, timeout: float = 10, *,
     if isinstance(data, dict):
         data = data.get("requests")
     return data if isinstance(data, list) else None
+
+
+def _admin(method: str, host_url: str, path: str, token: str | None, timeout: float,
+           **kwargs) -> requests.Response:
+    """One call to the forge's admin routes (/_forge/PATH), which want an admin's token."""
+    headers = {"Authorization": f"token {token}"} if token else {}
+    return requests.request(method, f"{host_url.rstrip('/')}/_forge/{path}", headers=headers,
+                            timeout=timeout, **kwargs)
 
 
 def _brief(value, limit: int = 200) -> str:
