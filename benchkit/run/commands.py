@@ -120,9 +120,9 @@ def _preflight_failed(progress, failures, problems) -> None:
 def _run(checked, progress, options) -> int:
     """Start the host, probe it, plan, run the loop; the exit status."""
     from benchkit.errors import HarnessError
+    from benchkit.run.host import open_host
     from benchkit.run.preflight import Failure
 
-    from benchkit.run.host import open_host
     with open_host(checked.credentials, progress.note) as where:
         run = _Run(checked, progress, url=where.url, token=where.token, **options)
         try:
