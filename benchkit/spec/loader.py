@@ -259,7 +259,8 @@ def _explain_alternatives(document: Document, error, path) -> list[Problem]:
         return [problem for sub in fitting[0] for problem in _explain(document, sub)]
     if not fitting:
         names = [name for errors in branches.values() for e in errors
-                 if e.validator == "type" and not e.relative_path for name in _listed(e.validator_value)]
+                 if e.validator == "type" and not e.relative_path
+                 for name in _listed(e.validator_value)]
         return [document.problem(path, _wrong_type(dict.fromkeys(names), error.instance))]
     return _explain(document, best_match(error.context))
 
