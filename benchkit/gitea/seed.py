@@ -17,25 +17,12 @@ from urllib.parse import quote
 from benchkit.errors import HostError, ReadinessError, SeedError
 from benchkit.gitea.client import Client
 from benchkit.gitea.repos import Repo, create_repo, discard
+from benchkit.spec.expectation import seed_plan
 
 log = logging.getLogger(__name__)
 
 REVIEW_EVENTS = {"comment": "COMMENT", "approved": "APPROVED",
                  "request-changes": "REQUEST_CHANGES"}
-
-
-def seed_plan(seed: Any) -> dict:
-    """The seed as plain data with defaults filled and the number each item will get:
-    issues first, then pull requests, in plan order."""
-    data = getattr(seed, "data", seed)
-    issues = [{"state": "open", "labels": [], "assigned": False, "comments": [], **item}
-              for item in data.get("issues") or []]
-    pulls = [{"state": "open", "labels": [], "assigned": False, "comments": [],
-              "reviews": [], **item} for item in data.get("pull_requests") or []]
-    for number, item in enumerate(issues + pulls, start=1):
-        item["number"] = number
-    return {"labels": list(data.get("labels") or []), "issues": issues,
-            "pull_requests": pulls}
 
 
 def provision(client: Client, seed: Any, *, prefix: str = "benchkit-",

@@ -48,20 +48,32 @@ class ExpectationError(ValueError):
         super().__init__("; ".join(message for _, message in issues))
 
 
+def seed_plan(seed) -> dict:
+    """The seed as plain data with defaults filled and the number each item gets on the
+    host: issues first, then pull requests, in plan order. The seeder creates from it
+    and the ground truth is built from it, so the two cannot disagree on numbers."""
+    data = seed_data(seed)
+    issues = [{"state": "open", "labels": [], "assigned": False, "comments": [], **item}
+              for item in data.get("issues") or []]
+    pulls = [{"state": "open", "labels": [], "assigned": False, "comments": [],
+              "reviews": [], **item} for item in data.get("pull_requests") or []]
+    for number, item in enumerate(issues + pulls, start=1):
+        item["number"] = number
+    return {"labels": list(data.get("labels") or []), "issues": issues,
+            "pull_requests": pulls}
+
+
 def ground_truth(seed, user) -> dict:
     """The seed realised as a normalised RepoState for `user`."""
-    data = seed_data(seed)
-    issues = [_seeded(item, number, user)
-              for number, item in enumerate(data.get("issues", []), start=1)]
-    pulls = []
-    for number, item in enumerate(data.get("pull_requests", []), start=len(issues) + 1):
-        pull = _seeded(item, number, user)
-        pull["reviews"] = [_review(review.get("kind", "comment"), review["body"],
-                                   review.get("comments", []), user)
-                           for review in item.get("reviews", [])]
-        pulls.append(pull)
+    plan = seed_plan(seed)
+    issues = [_seeded(item, user) for item in plan["issues"]]
+    pulls = [{**_seeded(item, user),
+              "reviews": [_review(review.get("kind", "comment"), review["body"],
+                                  review.get("comments", []), user)
+                          for review in item["reviews"]]}
+             for item in plan["pull_requests"]]
     labels = [{"name": label["name"], "color": label.get("color", ""),
-               "description": label.get("description", "")} for label in data.get("labels", [])]
+               "description": label.get("description", "")} for label in plan["labels"]]
     return normalise({"labels": labels, "issues": issues, "pull_requests": pulls})
 
 
@@ -106,15 +118,15 @@ def resolve_variant(value, self_review):
     return value
 
 
-def _seeded(item, number, user) -> dict:
+def _seeded(item, user) -> dict:
     return {
-        "number": number,
+        "number": item["number"],
         "title": item["title"],
         "body": item.get("body", ""),
-        "state": item.get("state", "open"),
-        "labels": list(item.get("labels", [])),
-        "assignees": [user] if item.get("assigned") else [],
-        "comments": [_comment(body, user) for body in item.get("comments", [])],
+        "state": item["state"],
+        "labels": list(item["labels"]),
+        "assignees": [user] if item["assigned"] else [],
+        "comments": [_comment(body, user) for body in item["comments"]],
     }
 
 
