@@ -124,15 +124,34 @@ class Prepared:
             return f"repository {repo.full_name} was left behind (`benchkit gc` finds it)"
 
 
-def runnable(cell: Cell, ctx: RunContext) -> None:
-    """Raise CellError when the cell cannot produce a sample worth having."""
-    task, arm = cell.task, cell.arm
-    if not task.has_spec:
-        raise CellError(f"task {task.id} has no scoring spec: the checker cannot judge it")
+def not_runnable(arm, task, self_review: bool | None, reference=None) -> str | None:
+    """Why the cell (arm, task) cannot produce a sample worth having, or None. The
+    self-review condition is judged once the host's answer is known (not None); with a
+    reference (replay), the task must have a supported solution in it."""
     if task.applicability.get(arm.id) == "not-applicable":
-        raise CellError(f"task {task.id} is not applicable to arm {arm.id}")
-    if task.seed not in ctx.seeds:
-        raise CellError(f"task {task.id} names seed {task.seed!r}, which is not loaded")
+        return f"not applicable to {arm.id}"
+    if not task.has_spec:
+        return "no scoring spec: the checker cannot judge it"
+    if self_review is not None and not task.applies_to(self_review=self_review):
+        other = "forbid" if self_review else "permit"
+        return f"only for hosts that {other} self-review (this one does not)"
+    if reference is not None:
+        entry = reference.for_task(task.id)
+        if entry is None:
+            return f"no reference solution in {reference.path.name}"
+        if entry.unsupported:
+            return f"unsupported by the arm's tool ({entry.unsupported.strip()})"
+    return None
+
+
+def runnable(cell: Cell, ctx: RunContext, self_review: bool | None = None) -> None:
+    """Raise CellError when the cell cannot produce a sample worth having."""
+    task = cell.task
+    reason = not_runnable(cell.arm, task, self_review)
+    if reason is None and task.seed not in ctx.seeds:
+        reason = f"names seed {task.seed!r}, which is not loaded"
+    if reason:
+        raise CellError(f"task {task.id} on arm {cell.arm.id}: {reason}")
 
 
 def prepare_cell(cell: Cell, ctx: RunContext) -> Prepared:
@@ -142,9 +161,7 @@ def prepare_cell(cell: Cell, ctx: RunContext) -> Prepared:
     runnable(cell, ctx)
     seed = ctx.seeds[cell.task.seed]
     try:
-        if not cell.task.applies_to(self_review=ctx.self_review_permitted()):
-            raise CellError(f"task {cell.task.id} does not apply to a host where self-review "
-                            f"is {'permitted' if ctx.self_review else 'forbidden'}")
+        runnable(cell, ctx, ctx.self_review_permitted())
         repo = provision(ctx.client, seed, prefix=ctx.suite.repo_prefix,
                          gate_timeout=ctx.gate_timeout)
     except HarnessError as exc:

@@ -34,7 +34,7 @@ from typing import Callable
 from benchkit.agent.driver import kill_marked
 from benchkit.cost import COMPONENTS, components, cost
 from benchkit.fingerprint import fingerprint
-from benchkit.run.cell import Cell, CellError, Prepared, prepare_cell, run_cell
+from benchkit.run.cell import Cell, CellError, Prepared, not_runnable, prepare_cell, run_cell
 from benchkit.store import Store
 
 # Every process of an agent run started by this loop carries RUN_TAG=<the loop's id> in
@@ -78,23 +78,6 @@ def select_cells(arms, tasks, *, self_review: bool, references: dict | None = No
             else:
                 cells.append((arm, task))
     return cells, skipped
-
-
-def not_runnable(arm, task, self_review: bool, reference=None) -> str | None:
-    if task.applicability.get(arm.id) == "not-applicable":
-        return f"not applicable to {arm.id}"
-    if not task.has_spec:
-        return "no scoring spec: the checker cannot judge it"
-    if not task.applies_to(self_review=self_review):
-        other = "forbid" if self_review else "permit"
-        return f"only for hosts that {other} self-review (this one does not)"
-    if reference is not None:
-        entry = reference.for_task(task.id)
-        if entry is None:
-            return f"no reference solution in {reference.path.name}"
-        if entry.unsupported:
-            return f"unsupported by the arm's tool ({entry.unsupported.strip()})"
-    return None
 
 
 # --- what the store holds ------------------------------------------------------------

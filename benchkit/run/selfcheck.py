@@ -158,7 +158,7 @@ def _tasks(tree, reference, task_ids, self_review: bool, arm):
         chosen = [tree.tasks[t] for t in task_ids]
     else:
         chosen = [t for t in tree.tasks.values() if t.scored or t.id in reference.tasks]
-    from benchkit.run.loop import not_runnable
+    from benchkit.run.cell import not_runnable
     return [t for t in chosen if not_runnable(arm, t, self_review) is None]
 
 
