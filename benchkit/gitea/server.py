@@ -9,7 +9,9 @@
 Each instance has a fresh work directory (app.ini, SQLite database, repositories,
 indexers, logs), removed on exit. The issue indexer keeps Gitea's default (bleve
 behind an asynchronous queue), so keyword search lags creation as on a live host.
-Unlike the forge, it keeps no request log and has no fault injection.
+Unlike the forge, it serves no request log over HTTP (benchkit's audit finds none) and
+has no fault injection; `requests()` reads Gitea's own access log from its work
+directory, for benchmarks and tests.
 """
 
 from __future__ import annotations
@@ -83,6 +85,9 @@ ENABLED = false
 MODE = file
 LEVEL = Info
 ROOT_PATH = {work}/log
+logger.access.MODE = file
+; the path alone: a token sent as ?token= never reaches the log
+ACCESS_LOG_TEMPLATE = {{{{.Ctx.Req.Method}}}} {{{{.Ctx.Req.URL.Path}}}} {{{{.ResponseWriter.Status}}}} {{{{.Ctx.Req.UserAgent}}}}
 """
 
 
@@ -199,6 +204,20 @@ class Gitea:
         response = requests.delete(f"{self.api_url}/users/{user}/tokens/{name}", timeout=30,
                                    auth=(user, self._passwords[user]))
         return response.status_code == 204
+
+    def requests(self) -> list[dict]:
+        """Gitea's access log so far: method, path, status, user_agent per request. It
+        is written asynchronously: a request answered a moment ago may not be in yet."""
+        path = self.work / "log" / "access.log" if self.work else None
+        if path is None or not path.is_file():
+            return []
+        entries = []
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            method, path_, status, agent = (line.split(" ", 3) + ["", "", "", ""])[:4]
+            if status.isdigit():
+                entries.append({"method": method, "path": path_, "status": int(status),
+                                "user_agent": agent})
+        return entries
 
     def log_text(self) -> str:
         """Gitea's console output and its own log so far (for a failure's message)."""

@@ -169,6 +169,11 @@ class _Runner:
 
     def __init__(self, tree, shared: _Host, store_dir: str, progress):
         self.tree, self.shared, self.store_dir, self.progress = tree, shared, store_dir, progress
+        # The null agent's end state is the seeded repository, the same for every task
+        # of a seed: one repository per seed, not one per task (seeding a real Gitea
+        # costs seconds).
+        self._untouched: dict[str, dict] = {}
+        self._untouched_lock = threading.Lock()
 
     def __call__(self, job) -> Control:
         check, name, (arm, task, reference) = job
@@ -203,18 +208,26 @@ class _Runner:
 
     def _null(self, client, task) -> Control:
         """The null agent: it makes no call, so its end state is the seeded repository."""
-        from benchkit.gitea import delete_repo, provision, snapshot
         from benchkit.scoring import check
         seed = self.tree.seeds[task.seed]
-        repo = provision(client, seed, prefix=self.tree.suite.repo_prefix)
-        try:
-            state = snapshot(client, repo.owner, repo.name)
-        finally:
-            delete_repo(client, repo.owner, repo.name)
-        verdict = check(task, state=state, answer=null_reference(task.id).answer,
-                        seed=seed, user=client.user, self_review=self.shared.self_review)
+        verdict = check(task, state=self._untouched_state(client, task.seed),
+                        answer=null_reference(task.id).answer, seed=seed, user=client.user,
+                        self_review=self.shared.self_review)
         return Control("null", "passed" if verdict.passed else "failed",
                        differences=list(verdict.differences))
+
+    def _untouched_state(self, client, seed_name: str) -> dict:
+        """The snapshot of a freshly seeded repository of this seed (made once)."""
+        from benchkit.gitea import delete_repo, provision, snapshot
+        with self._untouched_lock:
+            if seed_name not in self._untouched:
+                seed = self.tree.seeds[seed_name]
+                repo = provision(client, seed, prefix=self.tree.suite.repo_prefix)
+                try:
+                    self._untouched[seed_name] = snapshot(client, repo.owner, repo.name)
+                finally:
+                    delete_repo(client, repo.owner, repo.name)
+            return self._untouched[seed_name]
 
 
 def _replay_event(store, sample) -> dict:
