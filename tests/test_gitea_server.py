@@ -1,6 +1,7 @@
 """The real-Gitea host API (`with Gitea() as host:`) and the pins it is built from."""
 
 import stat
+import time
 
 import pytest
 import requests
@@ -85,3 +86,16 @@ def test_a_broken_pin_file_is_named(tmp_path):
     broken.write_text("GITEA_MODULE=code.gitea.io/gitea\n")
     with pytest.raises(ToolUnavailable, match="no GITEA_VERSION line"):
         pin("gitea", broken)
+
+
+def test_the_access_log_names_client_requests_without_their_query(gitea):
+    requests.get(f"{gitea.api_url}/user", params={"token": gitea.token}, timeout=10,
+                 headers={"User-Agent": "curl/8.5.0"})
+    for _ in range(50):  # Gitea writes its access log asynchronously
+        mine = [e for e in gitea.requests() if e["user_agent"] == "curl/8.5.0"]
+        if mine:
+            break
+        time.sleep(0.1)
+    assert mine == [{"method": "GET", "path": "/api/v1/user", "status": 200,
+                     "user_agent": "curl/8.5.0"}]
+    assert gitea.token not in (gitea.work / "log" / "access.log").read_text()

@@ -206,15 +206,16 @@ class Gitea:
         return response.status_code == 204
 
     def requests(self) -> list[dict]:
-        """Gitea's access log so far: method, path, status, user_agent per request. It
-        is written asynchronously: a request answered a moment ago may not be in yet."""
+        """Gitea's access log so far: method, path, status, user_agent per client request
+        (its own git hooks' calls to /api/internal/ left out). It is written
+        asynchronously: a request answered a moment ago may not be in yet."""
         path = self.work / "log" / "access.log" if self.work else None
         if path is None or not path.is_file():
             return []
         entries = []
         for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
             method, path_, status, agent = (line.split(" ", 3) + ["", "", "", ""])[:4]
-            if status.isdigit():
+            if status.isdigit() and not path_.startswith("/api/internal/"):
                 entries.append({"method": method, "path": path_, "status": int(status),
                                 "user_agent": agent})
         return entries
