@@ -172,7 +172,7 @@ SHAPES = [
     "{a} > >({b})", "for i in 1 2; do {a}; done", "while {a}; do {b}; break; done",
     "if {a}; then {b}; else {a}; fi", "case x in x) {a} ;; *) {b} ;; esac",
     "f() {{ {a}; }}; f", "x=$( {a} ); {b}", "{a} 2>&1 | {b}", "if ! {a}; then {b}; fi",
-    "cat <<EOF\n$( {a} )\nEOF\n{b}", "echo $(( $( {a} ) + 1 ))",
+    "cat <<EOF\n$( {a} )\nEOF\n{b}", "echo $(expr $( {a} ) + 1)",
 ]
 
 
