@@ -20,7 +20,6 @@ What the grammar does not know raises ParseError: the guard denies it, never gue
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass, field
 
 from .options import (
@@ -55,6 +54,7 @@ _REFUSED = re.compile("[\ue000-\ue004\x00\ud800-\udfff]")
 _BLANKS = " \t\r"
 _METACHARACTERS = set(";&|()<>\n" + _BLANKS)  # what ends an unquoted word
 _PUNCTUATION = ";&|()<>\n"
+_WORD_ENDS = frozenset(_BLANKS + _PUNCTUATION + "\\'\"")
 _OPERATORS = sorted([";;&", "<<<", "<<-", "&>>", ";;", ";&", "&&", "||", "|&", "<<", ">>",
                      "<&", ">&", "<>", ">|", "&>", "(", ")", ";", "&", "|", "<", ">", "\n"],
                     key=len, reverse=True)
@@ -425,22 +425,67 @@ def _ansi_c(body: str) -> str:
 # --- pass 2: tokens and grammar ------------------------------------------------------
 
 def _tokens(text: str) -> list[tuple[bool, str]]:
-    """(is_operator, text) pairs, shlex doing the splitting and quote removal."""
-    lexer = shlex.shlex(text, posix=True, punctuation_chars=_PUNCTUATION)
-    lexer.whitespace = _BLANKS
-    lexer.whitespace_split = True
-    lexer.commenters = ""
-    try:
-        raw = list(lexer)
-    except ValueError as error:
-        raise ParseError(str(error)) from None
+    """(is_operator, text) pairs: the words, quotes removed, and the operator runs."""
     tokens = []
-    for token in raw:
-        if token and all(c in _PUNCTUATION for c in token):
+    for token, operator in split_words(text):
+        if operator:
             tokens += [(True, op) for op in _split_operators(token)]
         else:
             tokens.append((False, token))
     return tokens
+
+
+def split_words(text: str) -> list[tuple[str, bool]]:
+    """(token, is an operator run) pairs as POSIX `shlex` (punctuation_chars, split on
+    blanks only) splits them, in one pass: shlex grows each token a character at a
+    time, quadratic in a long word."""
+    found, word, quoted, i, n = [], [], False, 0, len(text)
+
+    def end():
+        nonlocal word, quoted
+        if word or quoted:
+            found.append(("".join(word), False))
+        word, quoted = [], False
+
+    while i < n:
+        c = text[i]
+        if c in _BLANKS:
+            end()
+            i += 1
+        elif c in _PUNCTUATION:
+            end()
+            start = i
+            while i < n and text[i] in _PUNCTUATION:
+                i += 1
+            found.append((text[start:i], True))
+        elif c == "\\":
+            if i + 1 >= n:
+                raise ParseError("No escaped character")
+            word.append(text[i + 1])
+            i += 2
+        elif c == "'":
+            close = text.find("'", i + 1)
+            if close < 0:
+                raise ParseError("No closing quotation")
+            word.append(text[i + 1:close])
+            quoted, i = True, close + 1
+        elif c == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                if text[i] == "\\" and i + 1 < n and text[i + 1] in '"\\':
+                    i += 1
+                word.append(text[i])
+                i += 1
+            if i >= n:
+                raise ParseError("No closing quotation")
+            quoted, i = True, i + 1
+        else:
+            start = i
+            while i < n and text[i] not in _WORD_ENDS:
+                i += 1
+            word.append(text[start:i])
+    end()
+    return found
 
 
 def _split_operators(run: str) -> list[str]:

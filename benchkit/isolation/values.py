@@ -48,6 +48,7 @@ class Values:
         self.sources: dict[str, list] = {}  # name -> [Word | kind]
         self.integers: set[str] = set()     # declared -i: every assignment is arithmetic
         self.arithmetic: list[str] = []     # texts bash evaluates arithmetically
+        self._kinds: dict | None = None
         for cmd in script.commands:
             self._command(cmd)
         for source in script.expansions:
@@ -145,39 +146,50 @@ class Values:
 
     # -- judging ---------------------------------------------------------------------
 
-    def kind(self, name: str, seen: frozenset = frozenset()) -> str:
+    def kind(self, name: str) -> str:
         """The variable's kind: INTEGER, PLAIN, ANY or ENVIRONMENT (never assigned)."""
         if name in _SPECIAL:
             return _SPECIAL[name]
         if name.isdigit() or name in ("@", "*"):
             return ANY  # positional parameters: a function's arguments
-        if name in seen:
-            return PLAIN  # a cycle adds no new values
         if name not in self.sources:
             return INTEGER if name in _SHELL_INTEGERS else ENVIRONMENT
-        kinds = {self._source_kind(source, seen | {name}) for source in self.sources[name]}
-        for kind in (ANY, ENVIRONMENT, PLAIN):
-            if kind in kinds:
-                return ANY if kind == ENVIRONMENT else kind
-        return INTEGER
+        if self._kinds is None:
+            self._kinds = self._solve()
+        return self._kinds[name]
 
-    def _source_kind(self, source, seen) -> str:
-        if source in (ANY, INTEGER, PLAIN):
-            return source
-        if isinstance(source, str):  # a literal value
-            if _INTEGER_TEXT.fullmatch(source) or source == "":
-                return INTEGER if source else PLAIN
-            if not _PLAIN_TEXT.fullmatch(source) or source == "..":
-                return ANY
-            names = _NAME.findall(source)
-            return ANY if any(self.kind(n, seen) == ANY for n in names) else PLAIN
-        text = source.text.partition("=")[2]
-        if _INTEGER_WORDS.fullmatch(text):
-            return INTEGER
-        reference = _REFERENCE.fullmatch(text)
-        if reference:
-            return self.kind(reference.group(1), seen)
-        return ANY
+    def _solve(self) -> dict:
+        """Every assigned variable's kind, propagated along `x=$y` and `x=y+1` (names in
+        a literal) from the values that fix it: linear, each kind rises at most twice."""
+        kinds, copies, mentions = {}, {}, {}  # copies: y -> [x], mentions: y -> [x]
+        for name, sources in self.sources.items():
+            kind = INTEGER
+            for source in sources:
+                own, copied, named = _source(source)
+                kind = _join(kind, own)
+                for other in copied:
+                    copies.setdefault(other, []).append(name)
+                for other in named:
+                    mentions.setdefault(other, []).append(name)
+            kinds[name] = kind
+        for other in set(copies) | set(mentions):
+            if other not in self.sources:  # copied from outside the line, or named
+                outside = self.kind(other)
+                for name in copies.get(other, ()):
+                    kinds[name] = _join(kinds[name], ANY if outside == ENVIRONMENT else outside)
+        work = list(kinds)
+        while work:
+            name = work.pop()
+            for dependent in copies.get(name, ()):
+                raised = _join(kinds[dependent], kinds[name])
+                if raised != kinds[dependent]:
+                    kinds[dependent] = raised
+                    work.append(dependent)
+            for dependent in mentions.get(name, ()):
+                if kinds[name] == ANY and kinds[dependent] != ANY:
+                    kinds[dependent] = ANY
+                    work.append(dependent)
+        return kinds
 
     def arithmetic_violation(self) -> str | None:
         """Why the line's arithmetic could run a command, or None."""
@@ -212,6 +224,37 @@ class Values:
         return all(source == INTEGER or (isinstance(source, str) and source not in (PLAIN, ANY)
                                          and source != "")
                    for source in self.sources.get(name, [""]))
+
+
+_ORDER = {INTEGER: 0, PLAIN: 1, ANY: 2}
+
+
+def _join(a: str, b: str) -> str:
+    return a if _ORDER[a] >= _ORDER[b] else b
+
+
+def _source(source) -> tuple[str, list, list]:
+    """(the kind a value gives by itself, the variables it copies, the names in it)."""
+    if source in (ANY, INTEGER, PLAIN):
+        return source, [], []
+    if isinstance(source, str):  # a literal value
+        if _INTEGER_TEXT.fullmatch(source):
+            return INTEGER, [], []
+        if not _PLAIN_TEXT.fullmatch(source) or source == "..":
+            return ANY, [], []
+        return PLAIN, [], _NAME.findall(source)
+    text = source.text.partition("=")[2]
+    if _INTEGER_WORDS.fullmatch(text):
+        return INTEGER, [], []
+    reference = _REFERENCE.fullmatch(text)
+    if reference:
+        name = reference.group(1)
+        if name in _SPECIAL:
+            return _SPECIAL[name], [], []
+        if name.isdigit() or name in ("@", "*"):
+            return ANY, [], []
+        return INTEGER, [name], []
+    return ANY, [], []
 
 
 def _names(text: str) -> list[str]:
