@@ -131,22 +131,39 @@ def test_invalid_and_harness_error_samples_are_left_out_and_counted(tmp_path):
         sample("b", "t1", outcome="harness-error", tokens=costing(0), turns=0),
         sample("b", "t1", outcome="harness-error", failure_class="seeding"),
         sample("b", "t2", outcome="harness-error", failure_class="sdk-startup"),
+        sample("b", "t2", outcome="unaudited", tokens=costing(90000)),
     ]
     before = report_of(tmp_path, clean, matrix, name="clean")
     after = report_of(tmp_path, dirty, matrix, name="dirty")
 
     assert after["headline"] == before["headline"]
     assert after["totals"]["invalid"] == 2 and after["totals"]["harness_error"] == 3
+    assert after["totals"]["unaudited"] == 1
     assert after["totals"]["measured"] == before["totals"]["measured"] == 12
     assert after["exclusions"] == [
-        {"arm": "a", "invalid": 2, "harness_error": 0, "classes": {"invalid: leak": 2}},
-        {"arm": "b", "invalid": 0, "harness_error": 3,
+        {"arm": "a", "invalid": 2, "unaudited": 0, "harness_error": 0,
+         "classes": {"invalid: leak": 2}},
+        {"arm": "b", "invalid": 0, "unaudited": 1, "harness_error": 3,
          "classes": {"harness-error: host": 1, "harness-error: sdk-startup": 1,
-                     "harness-error: seeding": 1}}]
+                     "harness-error: seeding": 1, "unaudited: audit": 1}}]
     cell = next(c for r in after["coverage"]["rows"] if r["task"] == "t1"
                 for c in r["cells"] if c["arm"] == "b")
     assert (cell["samples"], cell["excluded"]) == (3, 2)
-    assert any("5 samples left out" in n and "3 harness errors" in n for n in after["notes"])
+    assert any("6 samples left out" in n and "3 harness errors" in n
+               and "1 unaudited (the audit could not read its evidence)" in n
+               for n in after["notes"])
+
+
+def test_a_crashed_trial_is_charged_to_its_arm_as_a_failure(tmp_path):
+    """`kill -9 $PPID` from the agent's shell ends its trial `crashed`: counted, not passed."""
+    matrix = matrix_of(["a"], ["t1"])
+    passed = [sample("a", "t1", tokens=costing(1000)) for _ in range(3)]
+    crashed = passed + [sample("a", "t1", outcome="crashed", tokens=costing(1000))]
+    before = row(report_of(tmp_path, passed, matrix, name="passed"), "a")
+    after = row(report_of(tmp_path, crashed, matrix, name="crashed"), "a")
+    assert before["success"]["value"] == 1.0
+    assert after["success"]["value"] == pytest.approx(0.75)
+    assert after["cost"]["value"] == before["cost"]["value"]  # charged like the others
 
 
 def test_a_cell_with_only_excluded_samples_is_missing(tmp_path):

@@ -10,7 +10,10 @@ It does not trust the run's own bookkeeping. From independent evidence:
   declared client User-Agent (a leak shows as another client's). Other cells, other
   arms and the harness itself use other tokens, so cells side by side never blur.
   A live Gitea keeps no such log: there the audit rests on the two checks above.
-Any finding makes the trial invalid: it is recorded, never scored.
+Any finding makes the trial invalid: it is recorded, never scored. The audit fails
+closed: on a host that keeps a request log, a log it cannot read makes the trial
+`unaudited` (never valid), and a 5xx the host answered the agent's own request with
+makes it a harness error (the host's fault, not the arm's).
 """
 
 from __future__ import annotations
@@ -71,6 +74,13 @@ def audit_requests(log: list[dict], user_agent: str, token_id: str) -> list[str]
             findings.append(f"{entry.get('method')} {entry.get('path')} came with User-Agent "
                             f"{agent!r}, not the arm's {user_agent!r}")
     return findings
+
+
+def audit_host_errors(log: list[dict], token_id: str) -> list[str]:
+    """The agent's requests the host answered with a 5xx: the host's fault, not the arm's."""
+    return [f"{e.get('method')} {e.get('path')}: HTTP {e.get('status')}" for e in log
+            if e.get("token_id") == token_id and isinstance(e.get("status"), int)
+            and e["status"] >= 500]
 
 
 def mint_agent_token(host_url: str, token: str | None, timeout: float = 10) -> tuple[str, str]:

@@ -104,7 +104,8 @@ def sort_samples(samples: list[Sample], matrix: Matrix) -> Sorted:
             if sample.valid and sample.outcome != "invalid" and not harness_error:
                 slot[0].add(sample, weights)
         elif harness_error or sample.outcome == "invalid" or not sample.valid:
-            reason = "harness-error" if harness_error else "invalid"
+            reason = ("harness-error" if harness_error else
+                      "unaudited" if sample.outcome == "unaudited" else "invalid")
             result.excluded[key][(reason, sample.failure_class or "")] += 1
         elif estimated:
             result.replay[key].add(sample, weights)
@@ -200,7 +201,8 @@ def totals(contents: StoreContents, sorted_: Sorted) -> dict:
                    if reason == why)
     return {"samples": len(contents.samples), "files": contents.files,
             "measured": trials(sorted_.measured), "replay": trials(sorted_.replay),
-            "invalid": excluded("invalid"), "harness_error": excluded("harness-error"),
+            "invalid": excluded("invalid"), "unaudited": excluded("unaudited"),
+            "harness_error": excluded("harness-error"),
             "other_versions": sum(n for _, n in sorted_.other.values()),
             "unreadable": len(contents.problems)}
 
@@ -348,13 +350,14 @@ def replay_view(tallies: dict, matrix: Matrix) -> list:
 
 
 def exclusion_view(excluded: dict, arm_ids: list) -> list:
-    """Per arm: invalid and harness-error samples, by failure class."""
+    """Per arm: invalid, unaudited and harness-error samples, by failure class."""
     per_arm = defaultdict(Counter)
     for (arm, _), counter in excluded.items():
         per_arm[arm].update(counter)
     order = arm_ids + sorted(set(per_arm) - set(arm_ids))
     return [{"arm": arm,
              "invalid": sum(n for (r, _), n in per_arm[arm].items() if r == "invalid"),
+             "unaudited": sum(n for (r, _), n in per_arm[arm].items() if r == "unaudited"),
              "harness_error": sum(n for (r, _), n in per_arm[arm].items() if r == "harness-error"),
              "classes": {f"{r}: {c}" if c else r: n for (r, c), n in sorted(per_arm[arm].items())}}
             for arm in order if per_arm[arm]]
@@ -422,10 +425,12 @@ def coverage_notes(report: dict) -> list[str]:
 
 def exclusion_notes(totals: dict) -> list[str]:
     said = []
-    excluded = totals["invalid"] + totals["harness_error"]
+    excluded = totals["invalid"] + totals["unaudited"] + totals["harness_error"]
     if excluded:
+        unaudited = (f"{totals['unaudited']} unaudited (the audit could not read its "
+                     "evidence), " if totals["unaudited"] else "")
         said.append(f"{_count(excluded, 'sample')} left out of every figure: "
-                    f"{totals['invalid']} invalid (a foreign tool reached) and "
+                    f"{totals['invalid']} invalid (a foreign tool reached), {unaudited}and "
                     f"{_count(totals['harness_error'], 'harness error')}.")
     if totals["other_versions"]:
         said.append(f"{_count(totals['other_versions'], 'sample')} ran with another version "

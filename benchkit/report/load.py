@@ -16,7 +16,8 @@ import msgspec
 
 Count = Annotated[int, msgspec.Meta(ge=0)]
 Fingerprint = Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{16}$")]
-OUTCOMES = ("passed", "failed", "confused", "hung", "invalid", "harness-error")
+OUTCOMES = ("passed", "failed", "confused", "hung", "crashed", "invalid", "unaudited",
+            "harness-error")
 
 
 class Usage(msgspec.Struct, frozen=True, gc=False):
