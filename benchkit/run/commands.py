@@ -134,7 +134,8 @@ def _run(checked, progress, options) -> int:
             _preflight_failed(progress, [failure], [])
         host = ({"url": where.url, "embedded": True} if checked.credentials is None
                 else {"url": where.url, "embedded": False, "source": where.source})
-        return run.execute(host)
+        with run.store.run_lock(progress.note):  # the plan must see every earlier sample
+            return run.execute(host)
 
 
 class _Run:
