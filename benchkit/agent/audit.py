@@ -83,13 +83,15 @@ def audit_host_errors(log: list[dict], token_id: str) -> list[str]:
             and e["status"] >= 500]
 
 
-def mint_agent_token(host_url: str, token: str | None, timeout: float = 10) -> tuple[str, str]:
-    """A token of the host's user for one agent alone, and its identity in the request
-    log, from the forge's admin route (POST /_forge/tokens). HostError where the host
-    will not mint one."""
+def mint_agent_token(host_url: str, token: str | None, timeout: float = 10, *,
+                     repo: str | None = None) -> tuple[str, str]:
+    """A token of the host's user for one agent alone (bound to the repository `repo`,
+    OWNER/NAME, its own trial's), and its identity in the request log, from the forge's
+    admin route (POST /_forge/tokens). HostError where the host will not mint one."""
     from benchkit.errors import HostError
     try:
-        response = _admin("POST", host_url, "tokens", token, timeout, json={})
+        response = _admin("POST", host_url, "tokens", token, timeout,
+                          json={"repo": repo} if repo else {})
         minted = response.json() if response.status_code == 201 else None
     except (requests.RequestException, ValueError) as exc:
         raise HostError(f"cannot mint the agent's token on {host_url}: {type(exc).__name__}") from None
@@ -105,6 +107,17 @@ def revoke_agent_token(host_url: str, token: str | None, token_id: str, timeout:
     except requests.RequestException:
         return False
     return response.status_code == 200
+
+
+def list_agent_tokens(host_url: str, token: str | None, timeout: float = 10) -> list[dict] | None:
+    """The forge's API-only tokens ({token_id, login, repo}); None where the host
+    keeps none (a live Gitea)."""
+    try:
+        response = _admin("GET", host_url, "tokens", token, timeout)
+        data = response.json() if response.status_code == 200 else None
+    except (requests.RequestException, ValueError):
+        return None
+    return data if isinstance(data, list) else None
 
 
 def fetch_request_log(host_url: str, token: str | None, timeout: float = 10, *,

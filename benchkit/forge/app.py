@@ -124,6 +124,22 @@ def build_app(forge: ForgeState):
     return ForgeMiddleware(app, forge)
 
 
+def reaches(token_scope: str | None, method: str, path: str) -> bool:
+    """Whether a token bound to one repository (scope `api:OWNER/NAME`, an agent's own
+    trial) may make this request: anything on that repository, and reads outside
+    /repos/ (the user, the version, settings); never another repository, never a write
+    elsewhere (creating or deleting repositories)."""
+    if not token_scope or not token_scope.startswith("api:"):
+        return True
+    own = f"/api/v1/repos/{token_scope[4:]}".lower()
+    lowered = path.lower()
+    if lowered == own or lowered.startswith(own + "/"):
+        return True
+    reading = method in ("GET", "HEAD")
+    searches = ("/api/v1/repos/search", "/api/v1/repos/issues/search")
+    return reading and (not lowered.startswith("/api/v1/repos/") or lowered in searches)
+
+
 class ForgeMiddleware:
     """Request log, then faults, then authentication, around the Starlette app. The log
     names the token a request authenticated with by its identity (token_id), never
@@ -190,6 +206,10 @@ class ForgeMiddleware:
                 return await error.response(self.forge.root)(scope, receive, send)
             scope["forge.user"] = user
             scope["forge.token_scope"] = self.forge.store.token_scope(token) if token else None
+            if not reaches(scope["forge.token_scope"], scope["method"], scope["path"]):
+                body = {"message": "token does not have access to this resource: it is bound to "
+                                   f"the repository {scope['forge.token_scope'][4:]}"}
+                return await respond(body, 403)(scope, receive, send)
             if warning:
                 send = _with_header(send, b"x-gitea-warning", warning)
         await self.app(scope, receive, send)

@@ -195,27 +195,37 @@ class Store:
                          token_hash(token), user["id"], f"forge-{now()}")
             return user, token
 
-    def create_token(self, login: str) -> str:
+    def create_token(self, login: str, repo: str | None = None) -> str:
         """A new API-only token for an existing user: it reaches the Gitea API, never
         the forge's own /_forge routes (a harness gives one to each agent, which must
-        not read or steer the log that audits it)."""
+        not read or steer the log that audits it); with `repo` (OWNER/NAME), only that
+        repository's routes and read-only routes outside /repos (scope `api:OWNER/NAME`)."""
         with self.tx():
             user = self.user_by_login(login)
             if user is None:
                 raise KeyError(login)
             token = secrets.token_hex(20)
-            self.execute("INSERT INTO tokens (hash, user_id, name, scope) VALUES (?, ?, ?, 'api')",
-                         token_hash(token), user["id"], f"agent-{now()}")
+            self.execute("INSERT INTO tokens (hash, user_id, name, scope) VALUES (?, ?, ?, ?)",
+                         token_hash(token), user["id"], f"agent-{now()}",
+                         f"api:{repo}" if repo else "api")
             return token
 
     def revoke_token(self, identity: str) -> bool:
         """Delete the API-only token with this identity (token_id); whether one went."""
         with self.tx():
             found = self.value("SELECT COUNT(*) FROM tokens WHERE substr(hash, 1, 12) = ? "
-                               "AND scope = 'api'", identity)
-            self.execute("DELETE FROM tokens WHERE substr(hash, 1, 12) = ? AND scope = 'api'",
+                               "AND scope LIKE 'api%'", identity)
+            self.execute("DELETE FROM tokens WHERE substr(hash, 1, 12) = ? AND scope LIKE 'api%'",
                          identity)
             return bool(found)
+
+    def api_tokens(self) -> list[dict]:
+        """Every API-only token: its identity, user and the repository it is bound to."""
+        rows = self.all("SELECT substr(t.hash, 1, 12) AS token_id, u.login AS login, t.scope "
+                        "AS scope FROM tokens t JOIN users u ON u.id = t.user_id "
+                        "WHERE t.scope LIKE 'api%' ORDER BY t.rowid")
+        return [{"token_id": r["token_id"], "login": r["login"],
+                 "repo": r["scope"][4:] or None} for r in rows]
 
     def token_scope(self, token: str) -> str | None:
         return self.value("SELECT scope FROM tokens WHERE hash = ?", token_hash(token))

@@ -174,7 +174,8 @@ def prepare_cell(cell: Cell, ctx: RunContext) -> Prepared:
     prepared = Prepared(cell, seed, repo=repo)
     try:
         if ctx.host_info()["kind"] == "forge":
-            prepared.token, prepared.token_id = mint_agent_token(ctx.client.url, ctx.client.token)
+            prepared.token, prepared.token_id = mint_agent_token(
+                ctx.client.url, ctx.client.token, repo=repo.full_name)
     except HarnessError as exc:  # the repository is there: run_cell records and deletes it
         prepared.error, prepared.failure_class = ctx.client.scrub(str(exc)), harness_class(exc)
     return prepared
