@@ -6,13 +6,15 @@ substitutions, loops, functions and wrappers too) must pass. A denial carries th
 the agent reads, so it can carry on with its one tool. The MCP arm has no shell at all.
 
 Reading files is free; writing is not. Every file a line would write (a redirection,
-`tee`, `curl -o` and its kin, `sed w`, `sort -o`, ...) must be named literally by a
-relative path without `..`, in a line that never leaves the working directory (`cd`
-elsewhere), or be /dev/null, /dev/stdout, /dev/stderr or /dev/fd/N. Nothing an agent may
-run makes a symbolic link, so such a path stays below the working directory: the curated
-bin directory's links (to the real programs) and the rest of the machine are out of reach.
-Residual: a dynamic argument (`curl "$U"`) is taken as the operand it looks like, though
-its value could begin with `-`; only words in a write position must be literal.
+`tee`, `curl -o` and its kin, `sed w`, `sort -o`, `mkdir`, ...) must be a relative path
+without `..` in a line that never leaves the working directory (`cd` elsewhere), a path
+below /tmp (the trial's private scratch space in the OS sandbox), /dev/null, /dev/stdout,
+/dev/stderr or /dev/fd/N; a name may be built from variables whose every value in the
+line holds no `/` (values.py: `"page$i.json"` in a loop). Nothing an agent may run makes
+a symbolic link, so such a path stays where it says. Arithmetic contexts may evaluate
+only variables whose values are known (values.py). Residual: a dynamic argument
+(`curl "$U"`) is taken as the operand it looks like, though its value could begin with
+`-`; only words in a write position must be literal.
 """
 
 from __future__ import annotations
@@ -191,8 +193,11 @@ class Guard:
         if name in UTILITIES:
             check = CHECKS.get(name)
             return (check(cmd) if check else None) or writes_violation(cmd, where)
+        # An interpreter reaches the host by itself (python3 -c 'urllib...'), so no
+        # shipped arm permits one: pretty-printing JSON, what agents pipe into it, is jq's.
+        hint = " (`jq .` pretty-prints JSON)" if name.startswith("python") else ""
         return (f"`{name}` is not available in this session: use `{self.binary}` (the only "
-                f"tool here) and plain text utilities such as {SHOWN_UTILITIES}.")
+                f"tool here) and plain text utilities such as {SHOWN_UTILITIES}{hint}.")
 
     def _subcommand_violation(self, cmd: Command) -> str | None:
         for sequence in self.forbidden:
