@@ -7,8 +7,17 @@ import pytest
 from test_run_cell import (Scripted, context, curl, private_dirs, raw_api_cell, repos_left,  # noqa: F401
                            token_in_store, tree)
 
-from benchkit.agent.scripted import bash, say
+from benchkit.agent.scripted import bash, say, stall
 from benchkit.run.cell import prepare_cell, run_cell
+
+
+def run_with_fault(forge, cell, ctx, prepared, method, path, times):
+    """Run the trial while the forge answers `method path` with 500, `times` times."""
+    forge.inject_fault(method, path, status=500, times=times)
+    try:
+        return run_cell(cell, ctx, prepared)
+    finally:
+        forge.clear_faults()
 
 
 @pytest.mark.slow
@@ -41,11 +50,7 @@ def test_an_audit_that_cannot_read_the_request_log_marks_the_trial_unaudited(
     driver.script = [bash(curl(ctx, prepared, "PATCH", "/issues/2", {"state": "closed"})
                           .replace("curl -s", "curl -s -A python-requests/2.31")),
                      say("Closed issue #2.")]
-    forge.inject_fault("GET", r"^/_forge/requests$", status=500, times=100)
-    try:
-        sample = run_cell(cell, ctx, prepared)
-    finally:
-        forge.clear_faults()
+    sample = run_with_fault(forge, cell, ctx, prepared, "GET", r"^/_forge/requests$", 100)
     assert (sample["outcome"], sample["failure_class"], sample["valid"]) == \
         ("unaudited", "audit", False)
     assert "request log could not be read" in sample["error"]
@@ -62,12 +67,22 @@ def test_a_host_error_on_the_agents_own_request_is_a_harness_error(forge, tree, 
     prepared = prepare_cell(cell, ctx)
     driver.script = [bash(curl(ctx, prepared, "PATCH", "/issues/2", {"state": "closed"})),
                      say("Closed issue #2.")]
-    forge.inject_fault("PATCH", r"/issues/2$", status=500, times=1)
-    try:
-        sample = run_cell(cell, ctx, prepared)
-    finally:
-        forge.clear_faults()
+    sample = run_with_fault(forge, cell, ctx, prepared, "PATCH", r"/issues/2$", 1)
     assert (sample["outcome"], sample["failure_class"], sample["valid"]) == \
         ("harness-error", "host", False)
     assert "PATCH" in sample["error"] and "HTTP 500" in sample["error"]
     assert repos_left(forge) == []
+
+
+@pytest.mark.slow
+def test_an_agent_whose_background_job_kills_its_cli_later_is_crashed_too(forge, tree, tmp_path):
+    """The kill may come after its call answered: a background job outlives the call."""
+    driver = Scripted()
+    ctx = context(forge, tree, tmp_path, driver)
+    cell = raw_api_cell(tree)
+    prepared = prepare_cell(cell, ctx)
+    # The model then stalls: the kill lands while the CLI waits on it, no call running.
+    driver.script = [bash("(sleep 1; kill -9 $PPID) > /dev/null 2>&1 &"), stall()]
+    sample = run_cell(cell, ctx, prepared)
+    assert (sample["outcome"], sample["failure_class"], sample["valid"]) == \
+        ("crashed", "agent-crash", True), sample["error"]

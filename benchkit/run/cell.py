@@ -6,8 +6,9 @@
                   and the arm's set-up undone.
 
 Outcomes: passed; failed (the checker's differences); confused (turn cap); hung
-(backstop); crashed (the CLI died while one of the agent's own tool calls ran, as a
-`kill -9 $PPID` makes it: charged to the arm, so an agent cannot erase a failure);
+(backstop); crashed (the CLI died while one of the agent's own tool calls ran, or by a
+signal after its shell ran, as `kill -9 $PPID` makes it: charged to the arm, so an agent
+cannot erase a failure);
 invalid (the audit found a leak: recorded, never scored); unaudited (the audit could not
 read its evidence: excluded like invalid, never valid); harness-error (host, seeding,
 readiness, SDK start-up, API overload or rate limit, credentials, or the host answering
@@ -17,6 +18,7 @@ the agent's own request with a 5xx: recorded apart, never counted against the ar
 from __future__ import annotations
 
 import logging
+import re
 import shutil
 import tempfile
 import uuid
@@ -300,7 +302,7 @@ def _judge(sample, cell, ctx, prepared, run, audit: Audit, user, self_review) ->
     """The outcome: harness error > invalid > unaudited > host error > crashed >
     confused/hung > passed/failed."""
     stop = run.stop
-    crashed = stop == "crash" and call_in_flight(run.transcript)
+    crashed = stop == "crash" and agent_crashed(run)
     if stop in ("startup-error", "api-error", "crash") and not crashed:
         return _harness_error(sample, _stop_class(run), run.error)
     if audit.leaks:
@@ -336,11 +338,19 @@ def _judge(sample, cell, ctx, prepared, run, audit: Audit, user, self_review) ->
     return None
 
 
-def call_in_flight(events: list[dict]) -> bool:
-    """Whether a tool call the runtime let run has no result: the CLI died during it."""
-    answered = {e.get("id") for e in events if e["event"] == "tool_result"}
-    return any(call.get("allowed") is not False and call.get("id") not in answered
-               for call in tool_calls(events))
+_KILLED = re.compile(r"exit code:? -[0-9]+")  # the SDK's words for a CLI a signal ended
+
+
+def agent_crashed(run) -> bool:
+    """Whether the agent may have ended its own CLI: it died during a tool call the
+    runtime let run, or by a signal after a shell command ran (a background job
+    outlives its call: `(sleep 1; kill -9 $PPID) &`). The harness's own kills (the
+    backstop, Ctrl-C) never reach here as a crash."""
+    ran = [call for call in tool_calls(run.transcript) if call.get("allowed") is not False]
+    answered = {e.get("id") for e in run.transcript if e["event"] == "tool_result"}
+    in_flight = any(call.get("id") not in answered for call in ran)
+    killed = bool(_KILLED.search(run.error or ""))
+    return in_flight or (killed and any(call.get("name") == "Bash" for call in ran))
 
 
 def harness_class(exc: BaseException) -> str:
