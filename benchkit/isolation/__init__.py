@@ -13,16 +13,5 @@ from .bindir import IsolationError, make_bin_dir
 from .guard import BUILTINS, UTILITIES, Decision, Guard
 from .shell import ParseError, parse
 
-__all__ = [
-           "BUILTINS",
-           "UTILITIES",
-           "Assembly",
-           "Decision",
-           "Guard",
-           "IsolationError",
-           "ParseError",
-           "assemble",
-           "make_bin_dir",
-           "parse",
-           "strip_front_matter",
-]
+__all__ = ["Assembly", "BUILTINS", "Decision", "Guard", "IsolationError", "ParseError",
+           "UTILITIES", "assemble", "make_bin_dir", "parse", "strip_front_matter"]
