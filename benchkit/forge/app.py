@@ -15,13 +15,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from . import admin, issues, pulls, repos, swagger  # noqa: F401  (they register routes)
+from . import admin, issues, pulls, relations, repos, swagger  # noqa: F401  (they register routes)
 from .faults import Faults
 from .indexer import Indexer
 from .render import Render
 from .requestlog import RequestLog
 from .store import Store, token_id
-from .web import GITEA_VERSION, ROUTES, ApiError, bind, not_found, respond
+from .web import GITEA_VERSION, INT64_MAX, ROUTES, ApiError, bind, not_found, respond
 
 REPEATED_SLASHES = re.compile("/{2,}")
 
@@ -66,6 +66,14 @@ class Ctx:
     def query(self, name: str, default: str = "") -> str:
         return self.request.query_params.get(name, default)
 
+    def query_int(self, name: str) -> int:
+        """Gitea's FormInt64: 0 for a missing or unparsable value."""
+        try:
+            value = int(self.query(name, "0") or 0)
+        except ValueError:
+            return 0
+        return value if abs(value) <= INT64_MAX else 0
+
     def query_list(self, name: str) -> list[str]:
         return self.request.query_params.getlist(name)
 
@@ -102,13 +110,19 @@ def endpoint(forge: ForgeState, spec):
             body = await bind(request, spec.body, spec.struct) if spec.body is not None else None
             ctx = Ctx(forge, request, user, body)
             with forge.store.tx():
-                return spec.handler(ctx, **request.path_params)
+                return spec.handler(ctx, **path_ids(request.path_params))
         except ApiError as error:
             return error.response(forge.root)
         except Exception:  # a bug of ours: answer as Gitea's production 500 does, and say why on stderr
             traceback.print_exc(file=sys.stderr)
             return respond({"message": "", "url": f"{forge.root}api/swagger"}, 500)
     return run
+
+
+def path_ids(params: dict) -> dict:
+    """Gitea reads a path id with ParsePathParamInt64, which gives 0 for a number outside
+    int64: no row has id 0, so such an id is simply not found."""
+    return {k: 0 if isinstance(v, int) and v > INT64_MAX else v for k, v in params.items()}
 
 
 def build_app(forge: ForgeState):

@@ -4,7 +4,7 @@ import re
 from datetime import datetime
 
 from .store import now
-from .web import F, ApiError, empty, invalid, listing, not_found, respond, route
+from .web import INT64_MAX, F, ApiError, empty, invalid, listing, not_found, respond, route
 
 COLOR = re.compile(r"^#?([0-9a-fA-F]{6}|[0-9a-fA-F]{3})$")
 
@@ -22,7 +22,7 @@ def find_row(ctx, table: str, repo: dict, key: str, name_column: str | None = No
     """The repository's row of `table` whose id is `key`, else (with `name_column`) whose
     name is; 404 when there is none."""
     row = None
-    if key.isdigit():
+    if key.isdigit() and int(key) <= INT64_MAX:
         row = ctx.store.one(f"SELECT * FROM {table} WHERE repo_id = ? AND id = ?", repo["id"], int(key))
     if row is None and name_column:
         row = ctx.store.one(f"SELECT * FROM {table} WHERE repo_id = ? AND {name_column} = ?",
@@ -202,8 +202,9 @@ def filter_issues(ctx, repo_ids: list[int], *, state: str, kind: str) -> list[di
         titles = [m.strip() for m in ctx.query("milestones").split(",") if m.strip()]
         ids = [m["id"] for m in ctx.store.all(f"SELECT * FROM milestones WHERE repo_id IN ({marks})", *repo_ids)
                if m["title"] in titles or str(m["id"]) in titles]
-        sql += f" AND milestone_id IN ({','.join('?' * len(ids)) or 'NULL'})"
-        args.extend(ids)
+        if ids:  # unknown milestones are discarded: if none is known, the filter vanishes
+            sql += f" AND milestone_id IN ({','.join('?' * len(ids))})"
+            args.extend(ids)
     rows = ctx.store.all(sql + " ORDER BY created DESC, id DESC", *args)
     if ctx.query("mentioned_by"):
         user_id_named(ctx, ctx.query("mentioned_by"))  # 404 for an unknown user
@@ -542,36 +543,6 @@ def clear_issue_labels(ctx, owner, repo, index):
         raise ApiError(403, body=False)
     ctx.store.clear_labels(issue["id"], ctx.user["id"])
     return empty()
-
-
-# -- dependencies -------------------------------------------------------------------------
-@route("GET", "/repos/{owner}/{repo}/issues/{index:int}/dependencies")
-def list_dependencies(ctx, owner, repo, index):
-    row = ctx.repo(owner, repo)
-    issue = ctx.issue(row, index)
-    rows = ctx.store.all("SELECT issues.* FROM issue_dependencies JOIN issues ON issues.id = blocker_id "
-                         "WHERE issue_id = ? ORDER BY issues.id", issue["id"])
-    repos = {r["repo_id"]: ctx.store.one("SELECT * FROM repos WHERE id = ?", r["repo_id"]) for r in rows}
-    return listing(ctx, rows, render_issue(ctx, repos), link=False)
-
-
-DEPENDENCY = [F("owner"), F("repo"), F("index", int)]
-
-
-@route("POST", "/repos/{owner}/{repo}/issues/{index:int}/dependencies", body=DEPENDENCY, struct="IssueMeta")
-def add_dependency(ctx, owner, repo, index):
-    row = ctx.repo(owner, repo, write=True)
-    issue = ctx.issue(row, index)
-    other_repo = ctx.repo(ctx.body.get("owner") or owner, ctx.body.get("repo") or repo)
-    blocker = ctx.issue(other_repo, ctx.body.get("index") or 0)
-    if blocker["id"] == issue["id"]:
-        raise invalid("issue cannot depend on itself")
-    if not ctx.store.one("SELECT 1 FROM issue_dependencies WHERE issue_id = ? AND blocker_id = ?",
-                         issue["id"], blocker["id"]):
-        ctx.store.execute("INSERT INTO issue_dependencies (issue_id, blocker_id) VALUES (?, ?)",
-                          issue["id"], blocker["id"])
-        ctx.store.event(issue["id"], ctx.user["id"], "add_dependency", dependent_issue_id=blocker["id"])
-    return respond(ctx.render.issue(blocker, other_repo), 201)
 
 
 # -- the timeline: comments and events together ---------------------------------------------

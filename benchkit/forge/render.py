@@ -11,6 +11,7 @@ import hashlib
 import json
 import time
 
+from .hunks import diff_hunk
 from .store import Store, blob_sha
 
 ZERO_TIME = "0001-01-01T00:00:00Z"
@@ -167,9 +168,12 @@ class Render:
             "state": row["state"], "is_locked": bool(row["is_locked"]), "comments": self.comment_count(row),
             "created_at": ts(row["created"]), "updated_at": ts(row["updated"]),
             "closed_at": ts(row["closed_at"]), "due_date": ts(row["due_date"]), "time_estimate": 0,
-            "pull_request": pull, "repository": self.repo_meta(repo), "pin_order": 0,
+            "pull_request": pull, "repository": self.repo_meta(repo), "pin_order": self.pin_order(row),
             "content_version": row["content_version"], "projects": [],
         }
+
+    def pin_order(self, issue: dict) -> int:
+        return self.store.value("SELECT pin_order FROM issue_pins WHERE issue_id = ?", issue["id"]) or 0
 
     def comment(self, row: dict, issue: dict, repo: dict) -> dict:
         full = self.full_name(repo)
@@ -240,7 +244,7 @@ class Render:
                                      None if head else f"refs/pull/{row['number']}/head"),
             "merge_base": pr["merge_base"], "due_date": ts(row["due_date"]),
             "created_at": ts(row["created"]), "updated_at": ts(row["updated"]),
-            "closed_at": ts(row["closed_at"]), "pin_order": 0, "content_version": row["content_version"],
+            "closed_at": ts(row["closed_at"]), "pin_order": self.pin_order(row), "content_version": row["content_version"],
         }
         # Gitea leaves these out of lists; they are always sent here, so every object
         # carries every property of Gitea's PullRequest model.
@@ -267,7 +271,7 @@ class Render:
         return {"id": row["id"], "body": row["body"], "user": self.user_id(row["poster_id"]),
                 "resolver": None, "pull_request_review_id": row["review_id"], "created_at": ts(row["created"]),
                 "updated_at": ts(row["updated"]), "path": row["path"], "commit_id": row["commit_id"],
-                "original_commit_id": row["commit_id"], "diff_hunk": "",
+                "original_commit_id": row["commit_id"], "diff_hunk": diff_hunk(row["patch"]),
                 "position": row["new_position"], "original_position": row["old_position"],
                 "html_url": f"{html}/files#issuecomment-{row['id']}", "pull_request_url": html}
 

@@ -68,7 +68,7 @@ def user_repos(ctx, username):
 @route("GET", "/repos/search")
 def search_repos(ctx):
     keyword = ctx.query("q").lower()
-    uid = int(ctx.query("uid", "0") or 0)
+    uid = ctx.query_int("uid")
     rows = [r for r in visible_repos(ctx, uid or None) if keyword in r["name"].lower()
             or (ctx.query("includeDesc") in ("1", "true") and keyword in r["description"].lower())]
     return listing(ctx, rows, ctx.render.repo, wrap=lambda data: {"ok": True, "data": data})

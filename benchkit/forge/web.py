@@ -20,6 +20,7 @@ GO_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028
 GO_ESCAPE_RE = re.compile("[<>&\u2028\u2029]")
 
 DEFAULT_PAGE, MAX_PAGE = 30, 50
+INT64_MAX = 2**63 - 1
 GITEA_VERSION = "1.24.6"  # what /version reports: Go clients parse it as a semver
 
 
@@ -119,6 +120,9 @@ def _coerce_json(field: F, value, struct: str):
         "any-list": lambda v: isinstance(v, list),
     }[kind]
     if value is None or ok(value):
+        if kind in (int, "ints") and any(abs(v) > INT64_MAX for v in (value if kind == "ints" else [value or 0])):
+            raise invalid(f"[]: json: cannot unmarshal number into Go struct field {struct}.{field.name} "
+                          f"of type {_go_type(kind)}")
         return value
     if isinstance(value, float) and kind is int and value.is_integer():
         return int(value)
@@ -131,18 +135,26 @@ def _coerce_form(field: F, values: list[str]):
     kind = field.kind
     try:
         if kind in ("ints",):
-            return [int(v) for v in values]
+            return [_int64(v) for v in values]
         if kind in ("strs", "any-list"):
             return values
         value = values[-1]
         if kind is int:
-            return int(value)
+            return _int64(value)
         if kind is bool:
             return value.lower() in ("1", "true", "on", "t", "yes")
         return value
     except ValueError:
         what = "integer" if kind in (int, "ints") else "boolean"
         raise invalid(f"[{field.go_name}]: Value could not be parsed as {what}") from None
+
+
+def _int64(text: str) -> int:
+    """strconv.ParseInt(text, 10, 64): a ValueError outside int64, as Go refuses it."""
+    value = int(text)
+    if abs(value) > INT64_MAX:
+        raise ValueError(text)
+    return value
 
 
 async def bind(request: Request, fields: list[F], struct: str) -> Body:
@@ -154,6 +166,8 @@ async def bind(request: Request, fields: list[F], struct: str) -> Body:
     elif "json" in content_type:
         try:
             parsed = json.loads(raw) if raw.strip() else {}
+        except RecursionError:  # Go's decoder stops too, at a depth of 10000
+            raise invalid("[]: exceeded max depth") from None
         except ValueError as error:
             raise invalid(f"[]: {error}") from None
         if not isinstance(parsed, dict):

@@ -1,0 +1,160 @@
+"""Routes between issues and on an issue as a whole: dependencies ("blocked by") and
+their inverse ("blocks"), pins, and deleting an issue."""
+
+from .issues import render_issue
+from .web import F, ApiError, empty, listing, not_found, respond, route
+
+META = [F("owner"), F("repo", go="Name"), F("index", int)]  # Gitea's IssueMeta
+
+
+def meta_issue(ctx, row: dict) -> tuple[dict, dict]:
+    """The issue a body names by owner, repo and index. Gitea compares both names with
+    the path's repository exactly and otherwise looks the named one up: an owner left
+    out names no repository (404)."""
+    body = ctx.body
+    other = row
+    if body.get("owner") != ctx.render.user_id(row["owner_id"])["login"] or body.get("repo") != row["name"]:
+        other = ctx.repo(body.get("owner") or "", body.get("repo") or "")
+    return other, ctx.issue(other, body.get("index") or 0)
+
+
+def may_link(ctx, target_repo: dict):
+    # Gitea answers 404, not 403, to a caller who cannot write to the dependent issue.
+    if not ctx.can_write(target_repo):
+        raise not_found()
+
+
+def link(ctx, target: dict, dependency: dict):
+    store = ctx.store
+    if store.one("SELECT 1 FROM issue_dependencies WHERE issue_id = ? AND blocker_id = ?",
+                 target["id"], dependency["id"]) or \
+            store.one("SELECT 1 FROM issue_dependencies WHERE issue_id = ? AND blocker_id = ?",
+                      dependency["id"], target["id"]):
+        raise ApiError(500, "")  # Gitea: ErrDependencyExists / ErrCircularDependency, a blank 500
+    store.execute("INSERT INTO issue_dependencies (issue_id, blocker_id) VALUES (?, ?)", target["id"], dependency["id"])
+    store.event(target["id"], ctx.user["id"], "add_dependency", dependent_issue_id=dependency["id"])
+
+
+def unlink(ctx, target: dict, dependency: dict):
+    store = ctx.store
+    if not store.one("SELECT 1 FROM issue_dependencies WHERE issue_id = ? AND blocker_id = ?",
+                     target["id"], dependency["id"]):
+        raise ApiError(500, "")  # Gitea: ErrDependencyNotExists, a blank 500
+    store.execute("DELETE FROM issue_dependencies WHERE issue_id = ? AND blocker_id = ?", target["id"], dependency["id"])
+    store.event(target["id"], ctx.user["id"], "remove_dependency", dependent_issue_id=dependency["id"])
+
+
+def related(ctx, sql: str, issue: dict) -> list[dict]:
+    return ctx.store.all(sql, issue["id"])
+
+
+def repos_of(ctx, rows: list[dict]) -> dict:
+    return {r["repo_id"]: ctx.store.one("SELECT * FROM repos WHERE id = ?", r["repo_id"]) for r in rows}
+
+
+# -- dependencies: the issues this one is blocked by -------------------------------------
+@route("GET", "/repos/{owner}/{repo}/issues/{index:int}/dependencies")
+def list_dependencies(ctx, owner, repo, index):
+    issue = ctx.issue(ctx.repo(owner, repo), index)
+    rows = related(ctx, "SELECT issues.* FROM issue_dependencies JOIN issues ON issues.id = blocker_id "
+                        "WHERE issue_id = ? ORDER BY issues.id", issue)
+    return listing(ctx, rows, render_issue(ctx, repos_of(ctx, rows)))
+
+
+@route("POST", "/repos/{owner}/{repo}/issues/{index:int}/dependencies", body=META, struct="IssueMeta")
+def add_dependency(ctx, owner, repo, index):
+    row = ctx.repo(owner, repo)
+    target = ctx.issue(row, index)
+    _, dependency = meta_issue(ctx, row)
+    may_link(ctx, row)
+    link(ctx, target, dependency)
+    return respond(ctx.render.issue(ctx.store.issue_by_id(target["id"]), row), 201)
+
+
+@route("DELETE", "/repos/{owner}/{repo}/issues/{index:int}/dependencies", body=META, struct="IssueMeta")
+def remove_dependency(ctx, owner, repo, index):
+    row = ctx.repo(owner, repo)
+    target = ctx.issue(row, index)
+    _, dependency = meta_issue(ctx, row)
+    may_link(ctx, row)
+    unlink(ctx, target, dependency)
+    return respond(ctx.render.issue(ctx.store.issue_by_id(target["id"]), row), 201)
+
+
+# -- blocks: the issues this one blocks ----------------------------------------------------
+@route("GET", "/repos/{owner}/{repo}/issues/{index:int}/blocks")
+def list_blocks(ctx, owner, repo, index):
+    issue = ctx.issue(ctx.repo(owner, repo), index)
+    rows = related(ctx, "SELECT issues.* FROM issue_dependencies JOIN issues ON issues.id = issue_dependencies.issue_id "
+                        "WHERE blocker_id = ? ORDER BY issues.created DESC, issues.id DESC", issue)
+    # Gitea pages this list by hand and sends no paging headers; a limit of 1 means the default.
+    page = max(ctx.query_int("page"), 1)
+    limit = ctx.query_int("limit")
+    limit = 30 if limit <= 1 else limit
+    repos = repos_of(ctx, rows)
+    return respond([ctx.render.issue(r, repos[r["repo_id"]]) for r in rows[(page - 1) * limit: page * limit]])
+
+
+@route("POST", "/repos/{owner}/{repo}/issues/{index:int}/blocks", body=META, struct="IssueMeta")
+def add_block(ctx, owner, repo, index):
+    row = ctx.repo(owner, repo)
+    dependency = ctx.issue(row, index)
+    target_repo, target = meta_issue(ctx, row)
+    may_link(ctx, target_repo)
+    link(ctx, target, dependency)
+    return respond(ctx.render.issue(ctx.store.issue_by_id(dependency["id"]), row), 201)
+
+
+@route("DELETE", "/repos/{owner}/{repo}/issues/{index:int}/blocks", body=META, struct="IssueMeta")
+def remove_block(ctx, owner, repo, index):
+    row = ctx.repo(owner, repo)
+    dependency = ctx.issue(row, index)
+    target_repo, target = meta_issue(ctx, row)
+    may_link(ctx, target_repo)
+    unlink(ctx, target, dependency)
+    return respond(ctx.render.issue(ctx.store.issue_by_id(dependency["id"]), row), 201)
+
+
+# -- pins ------------------------------------------------------------------------------------
+MAX_PINNED = 3  # setting.Repository.Issue.MaxPinned
+
+
+def repo_admin(ctx, owner, repo) -> dict:
+    """Gitea's reqAdmin: a repository admin (here: its owner or a site admin), else 403."""
+    row = ctx.repo(owner, repo)
+    if not (ctx.user["is_admin"] or ctx.user["id"] == row["owner_id"]):
+        raise ApiError(403, "user should be an owner or a collaborator with admin write of a repository")
+    return row
+
+
+@route("POST", "/repos/{owner}/{repo}/issues/{index:int}/pin")
+def pin_issue(ctx, owner, repo, index):
+    row = repo_admin(ctx, owner, repo)
+    issue = ctx.issue(row, index)
+    pins = ctx.store.all("SELECT * FROM issue_pins WHERE repo_id = ? AND is_pull = ?", row["id"], issue["is_pull"])
+    if len(pins) >= MAX_PINNED or any(p["issue_id"] == issue["id"] for p in pins):
+        raise ApiError(500, "")  # Gitea: ErrIssueMaxPinReached or a duplicate row, a blank 500
+    ctx.store.insert("issue_pins", issue_id=issue["id"], repo_id=row["id"], is_pull=issue["is_pull"],
+                     pin_order=max([p["pin_order"] for p in pins], default=0) + 1)
+    ctx.store.event(issue["id"], ctx.user["id"], "pin")
+    return empty()
+
+
+@route("DELETE", "/repos/{owner}/{repo}/issues/{index:int}/pin")
+def unpin_issue(ctx, owner, repo, index):
+    row = repo_admin(ctx, owner, repo)
+    issue = ctx.issue(row, index)
+    if ctx.store.one("SELECT 1 FROM issue_pins WHERE issue_id = ?", issue["id"]):
+        ctx.store.execute("DELETE FROM issue_pins WHERE issue_id = ?", issue["id"])
+        ctx.store.event(issue["id"], ctx.user["id"], "unpin")
+    return empty()
+
+
+# -- deleting an issue ------------------------------------------------------------------------
+@route("DELETE", "/repos/{owner}/{repo}/issues/{index:int}")
+def delete_issue(ctx, owner, repo, index):
+    row = repo_admin(ctx, owner, repo)
+    issue = ctx.issue(row, index)
+    ctx.store.delete_issue(issue["id"])
+    ctx.forge.indexer.index(issue["id"], None)
+    return empty()
