@@ -15,7 +15,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from . import admin, issues, pulls, relations, repos, swagger  # noqa: F401  (they register routes)
+from . import admin, issues, pulls, relations, repos, review_requests, swagger  # noqa: F401  (they register routes)
+from . import pull_branches  # noqa: F401  (last: its /pulls/{base}/{head} must not shadow the routes above)
 from .faults import Faults
 from .indexer import Indexer
 from .render import Render

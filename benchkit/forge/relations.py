@@ -12,10 +12,25 @@ def meta_issue(ctx, row: dict) -> tuple[dict, dict]:
     the path's repository exactly and otherwise looks the named one up: an owner left
     out names no repository (404)."""
     body = ctx.body
-    other = row
-    if body.get("owner") != ctx.render.user_id(row["owner_id"])["login"] or body.get("repo") != row["name"]:
-        other = ctx.repo(body.get("owner") or "", body.get("repo") or "")
-    return other, ctx.issue(other, body.get("index") or 0)
+    other, owner, name = row, body.get("owner") or "", body.get("repo") or ""
+    if owner != ctx.render.user_id(row["owner_id"])["login"] or name != row["name"]:
+        other = ctx.store.repo(owner, name)
+        if other is None or (other["private"] and not ctx.can_write(other)):
+            raise not_found("IsErrRepoNotExist",
+                            [f"repository does not exist [id: 0, uid: 0, owner_name: {owner}, name: {name}]"])
+    return other, path_issue(ctx, other, body.get("index") or 0)
+
+
+def path_issue(ctx, row: dict, index: int) -> dict:
+    """An issue these handlers look up themselves: a miss names the error kind."""
+    issue = ctx.store.issue(row["id"], index)
+    if issue is None:
+        raise missing_issue(row, index)
+    return issue
+
+
+def missing_issue(row: dict, index: int, message: str = "IsErrIssueNotExist") -> ApiError:
+    return not_found(message, [f"issue does not exist [id: 0, repo_id: {row['id']}, index: {index}]"])
 
 
 def may_link(ctx, target_repo: dict):
@@ -24,22 +39,29 @@ def may_link(ctx, target_repo: dict):
         raise not_found()
 
 
+def depends(ctx, issue: dict, blocker: dict) -> bool:
+    return bool(ctx.store.one("SELECT 1 FROM issue_dependencies WHERE issue_id = ? AND blocker_id = ?",
+                              issue["id"], blocker["id"]))
+
+
 def link(ctx, target: dict, dependency: dict):
+    """Gitea answers 500 to a link that exists or would close a loop of two (an issue
+    may depend on itself)."""
     store = ctx.store
-    if store.one("SELECT 1 FROM issue_dependencies WHERE issue_id = ? AND blocker_id = ?",
-                 target["id"], dependency["id"]) or \
-            store.one("SELECT 1 FROM issue_dependencies WHERE issue_id = ? AND blocker_id = ?",
-                      dependency["id"], target["id"]):
-        raise ApiError(500, "")  # Gitea: ErrDependencyExists / ErrCircularDependency, a blank 500
+    where = f"[issue id: {target['id']}, dependency id: {dependency['id']}]"
+    if depends(ctx, target, dependency):
+        raise ApiError(500, f"issue dependency does already exist {where}")
+    if depends(ctx, dependency, target):
+        raise ApiError(500, f"circular dependencies exists (two issues blocking each other) {where}")
     store.execute("INSERT INTO issue_dependencies (issue_id, blocker_id) VALUES (?, ?)", target["id"], dependency["id"])
     store.event(target["id"], ctx.user["id"], "add_dependency", dependent_issue_id=dependency["id"])
 
 
 def unlink(ctx, target: dict, dependency: dict):
     store = ctx.store
-    if not store.one("SELECT 1 FROM issue_dependencies WHERE issue_id = ? AND blocker_id = ?",
-                     target["id"], dependency["id"]):
-        raise ApiError(500, "")  # Gitea: ErrDependencyNotExists, a blank 500
+    if not depends(ctx, target, dependency):
+        raise ApiError(500, f"issue dependency does not exist [issue id: {target['id']}, "
+                            f"dependency id: {dependency['id']}]")
     store.execute("DELETE FROM issue_dependencies WHERE issue_id = ? AND blocker_id = ?", target["id"], dependency["id"])
     store.event(target["id"], ctx.user["id"], "remove_dependency", dependent_issue_id=dependency["id"])
 
@@ -55,7 +77,8 @@ def repos_of(ctx, rows: list[dict]) -> dict:
 # -- dependencies: the issues this one is blocked by -------------------------------------
 @route("GET", "/repos/{owner}/{repo}/issues/{index:int}/dependencies")
 def list_dependencies(ctx, owner, repo, index):
-    issue = ctx.issue(ctx.repo(owner, repo), index)
+    row = ctx.repo(owner, repo)
+    issue = path_issue(ctx, row, index)
     rows = related(ctx, "SELECT issues.* FROM issue_dependencies JOIN issues ON issues.id = blocker_id "
                         "WHERE issue_id = ? ORDER BY issues.id", issue)
     return listing(ctx, rows, render_issue(ctx, repos_of(ctx, rows)))
@@ -64,7 +87,7 @@ def list_dependencies(ctx, owner, repo, index):
 @route("POST", "/repos/{owner}/{repo}/issues/{index:int}/dependencies", body=META, struct="IssueMeta")
 def add_dependency(ctx, owner, repo, index):
     row = ctx.repo(owner, repo)
-    target = ctx.issue(row, index)
+    target = path_issue(ctx, row, index)
     _, dependency = meta_issue(ctx, row)
     may_link(ctx, row)
     link(ctx, target, dependency)
@@ -74,7 +97,7 @@ def add_dependency(ctx, owner, repo, index):
 @route("DELETE", "/repos/{owner}/{repo}/issues/{index:int}/dependencies", body=META, struct="IssueMeta")
 def remove_dependency(ctx, owner, repo, index):
     row = ctx.repo(owner, repo)
-    target = ctx.issue(row, index)
+    target = path_issue(ctx, row, index)
     _, dependency = meta_issue(ctx, row)
     may_link(ctx, row)
     unlink(ctx, target, dependency)
@@ -84,7 +107,8 @@ def remove_dependency(ctx, owner, repo, index):
 # -- blocks: the issues this one blocks ----------------------------------------------------
 @route("GET", "/repos/{owner}/{repo}/issues/{index:int}/blocks")
 def list_blocks(ctx, owner, repo, index):
-    issue = ctx.issue(ctx.repo(owner, repo), index)
+    row = ctx.repo(owner, repo)
+    issue = path_issue(ctx, row, index)
     rows = related(ctx, "SELECT issues.* FROM issue_dependencies JOIN issues ON issues.id = issue_dependencies.issue_id "
                         "WHERE blocker_id = ? ORDER BY issues.created DESC, issues.id DESC", issue)
     # Gitea pages this list by hand and sends no paging headers; a limit of 1 means the default.
@@ -98,7 +122,7 @@ def list_blocks(ctx, owner, repo, index):
 @route("POST", "/repos/{owner}/{repo}/issues/{index:int}/blocks", body=META, struct="IssueMeta")
 def add_block(ctx, owner, repo, index):
     row = ctx.repo(owner, repo)
-    dependency = ctx.issue(row, index)
+    dependency = path_issue(ctx, row, index)
     target_repo, target = meta_issue(ctx, row)
     may_link(ctx, target_repo)
     link(ctx, target, dependency)
@@ -108,7 +132,7 @@ def add_block(ctx, owner, repo, index):
 @route("DELETE", "/repos/{owner}/{repo}/issues/{index:int}/blocks", body=META, struct="IssueMeta")
 def remove_block(ctx, owner, repo, index):
     row = ctx.repo(owner, repo)
-    dependency = ctx.issue(row, index)
+    dependency = path_issue(ctx, row, index)
     target_repo, target = meta_issue(ctx, row)
     may_link(ctx, target_repo)
     unlink(ctx, target, dependency)
@@ -132,8 +156,10 @@ def pin_issue(ctx, owner, repo, index):
     row = repo_admin(ctx, owner, repo)
     issue = ctx.issue(row, index)
     pins = ctx.store.all("SELECT * FROM issue_pins WHERE repo_id = ? AND is_pull = ?", row["id"], issue["is_pull"])
-    if len(pins) >= MAX_PINNED or any(p["issue_id"] == issue["id"] for p in pins):
-        raise ApiError(500, "")  # Gitea: ErrIssueMaxPinReached or a duplicate row, a blank 500
+    if len(pins) >= MAX_PINNED:
+        raise ApiError(500, "the max number of pinned issues has been readched")  # sic
+    if any(p["issue_id"] == issue["id"] for p in pins):
+        raise ApiError(500, "UNIQUE constraint failed: issue_pin.repo_id, issue_pin.issue_id")
     ctx.store.insert("issue_pins", issue_id=issue["id"], repo_id=row["id"], is_pull=issue["is_pull"],
                      pin_order=max([p["pin_order"] for p in pins], default=0) + 1)
     ctx.store.event(issue["id"], ctx.user["id"], "pin")
@@ -154,7 +180,9 @@ def unpin_issue(ctx, owner, repo, index):
 @route("DELETE", "/repos/{owner}/{repo}/issues/{index:int}")
 def delete_issue(ctx, owner, repo, index):
     row = repo_admin(ctx, owner, repo)
-    issue = ctx.issue(row, index)
+    issue = ctx.store.issue(row["id"], index)
+    if issue is None:
+        raise missing_issue(row, index, "not found")
     ctx.store.delete_issue(issue["id"])
     ctx.forge.indexer.index(issue["id"], None)
     return empty()

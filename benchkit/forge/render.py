@@ -231,7 +231,9 @@ class Render:
             "labels": [self.label(label, repo) for label in store.issue_labels(row["id"])],
             "milestone": self.milestone(store.one("SELECT * FROM milestones WHERE id = ?", row["milestone_id"])),
             "assignee": assignees[0] if assignees else None, "assignees": assignees,
-            "requested_reviewers": [], "requested_reviewers_teams": [],
+            "requested_reviewers": [self.user_id(r["reviewer_id"]) for r in store.all(
+                "SELECT reviewer_id FROM reviews WHERE issue_id = ? AND state = 'REQUEST_REVIEW' ORDER BY id", row["id"])],
+            "requested_reviewers_teams": [],
             "state": row["state"], "draft": is_draft(row["title"]), "is_locked": bool(row["is_locked"]),
             "comments": self.comment_count(row),
             "review_comments": store.value("SELECT COUNT(*) FROM review_comments WHERE issue_id = ?", row["id"]),
