@@ -141,7 +141,7 @@ def test_patch_answers_201_and_form_merge_works(repo):
     status, _, body = sh(f'curl -si {auth} "$API/repos/bench/demo/pulls/2/merge" -d do=merge', **repo)
     assert status == 200 and body == ""
     status, _, body = sh(f'curl -si {auth} "$API/repos/bench/demo/pulls/2/merge" -d do=squash', **repo)
-    assert status == 405 and json.loads(body)["message"] == ""
+    assert status == 405 and json.loads(body)["message"] == "The PR is already merged"
     status, _, body = sh(f'curl -si {auth} "$API/repos/bench/demo/pulls/2.diff"', **repo)
     assert status == 200 and "+hello" in body and "diff --git a/hello.txt b/hello.txt" in body
 

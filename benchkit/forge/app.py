@@ -121,9 +121,9 @@ def endpoint(forge: ForgeState, spec):
 
 
 def path_ids(params: dict) -> dict:
-    """Gitea reads a path id with ParsePathParamInt64, which gives 0 for a number outside
-    int64: no row has id 0, so such an id is simply not found."""
-    return {k: 0 if isinstance(v, int) and v > INT64_MAX else v for k, v in params.items()}
+    """Gitea reads a path id with ParsePathParamInt64, which clamps a number outside int64
+    to its maximum (and ignores the error): no row has that id, so it is not found."""
+    return {k: INT64_MAX if isinstance(v, int) and v > INT64_MAX else v for k, v in params.items()}
 
 
 def build_app(forge: ForgeState):
@@ -133,7 +133,8 @@ def build_app(forge: ForgeState):
         status = getattr(exc, "status_code", 404)
         if status == 405:
             return Response(b"", 405)
-        return ApiError(404, "not found").response(forge.root)
+        # Gitea's router answers an unknown route with Go's plain-text 404 page.
+        return Response(b"404 page not found\n", 404, media_type="text/plain; charset=utf-8")
 
     app = Starlette(routes=routes, exception_handlers={404: missing, 405: missing})
     return ForgeMiddleware(app, forge)

@@ -13,7 +13,7 @@ COLOR = re.compile(r"^#?([0-9a-fA-F]{6}|[0-9a-fA-F]{3})$")
 def normalise_color(value: str) -> str:
     match = COLOR.match(value.strip())
     if not match:
-        raise invalid("bad color code")
+        raise invalid(f"invalid color: {value if value.startswith('#') else '#' + value}")
     digits = match.group(1).lower()
     return "".join(c * 2 for c in digits) if len(digits) == 3 else digits
 
@@ -156,13 +156,13 @@ def parse_time(value: str | None) -> int | None:
     try:
         return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp())
     except ValueError:
-        raise invalid(f"parsing time \"{value}\" as \"2006-01-02T15:04:05Z07:00\": cannot parse") from None
+        raise invalid(f"parsing time \"{value}\" as \"2006-01-02T15:04:05Z07:00\": cannot parse \"{value}\" as \"2006\"") from None
 
 
 def user_id_named(ctx, login: str) -> int:
     user = ctx.store.user_by_login(login)
     if user is None:
-        raise not_found()
+        raise not_found(errors=[f"user does not exist [uid: 0, name: {login}]"])
     return user["id"]
 
 
@@ -265,7 +265,7 @@ def resolve_assignees(ctx, repo: dict, body: dict) -> list[int] | None:
     for name in names:
         user = ctx.store.user_by_login(name)
         if user is None:
-            raise invalid(f"user does not exist [uid: 0, name: {name}]")
+            raise invalid(f"Assignee does not exist: [name: user does not exist [uid: 0, name: {name}]]")
         if not (user["is_admin"] or user["id"] == repo["owner_id"]):
             raise invalid(f"user [{name}] cannot be assigned: no write access to the repository")
         ids.append(user["id"])
@@ -425,7 +425,7 @@ def find_comment(ctx, row: dict, comment_id: int) -> tuple[dict, dict]:
     comment = ctx.store.one("SELECT * FROM comments WHERE id = ?", comment_id)
     issue = ctx.store.issue_by_id(comment["issue_id"]) if comment else None
     if issue is None or issue["repo_id"] != row["id"]:
-        raise not_found()
+        raise not_found(errors=[f"comment does not exist [id: {comment_id}, issue_id: 0]"])
     if comment["type"] != "comment":  # a timeline event: Gitea answers 204, no body
         raise ApiError(204, body=False)
     return comment, issue

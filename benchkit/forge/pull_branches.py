@@ -2,7 +2,6 @@
 (the "Update branch" button): what gitea-axi calls before opening or checking out one."""
 
 from .pulls import find_pull, head_sha, merge_base
-from .store import now
 from .web import ApiError, empty, not_found, respond, route
 
 
@@ -30,7 +29,7 @@ def pull_by_branches(ctx, owner, repo, base, head):
 def update_pull(ctx, owner, repo, index):
     row, issue, pr = find_pull(ctx, owner, repo, index)
     if pr["merged"] or issue["state"] == "closed":
-        raise ApiError(422, "")
+        raise ApiError(422, "%!s(<nil>)")  # Gitea formats a nil error here
     if not ctx.can_write(row):
         raise ApiError(403, body=False)
     base = ctx.store.branch(row["id"], pr["base"])
@@ -46,5 +45,5 @@ def update_pull(ctx, owner, repo, index):
                                   f"Merge branch '{pr['base']}' into {pr['head']}", ctx.user["id"])
     ctx.store.set_branch(row["id"], pr["head"], commit["sha"])
     ctx.store.update("pulls", {"issue_id": issue["id"]}, head_sha=commit["sha"], merge_base=base["sha"])
-    ctx.store.touch(issue["id"], updated=now())
+    ctx.store.touch(issue["id"])
     return empty(200)

@@ -72,7 +72,7 @@ def create_pull(ctx, owner, repo):
     head_name = body["head"].split(":", 1)[-1]
     base_name = body["base"]
     if head_name == base_name:
-        raise invalid("Invalid PullRequest: head and base are the same branch")
+        raise invalid("Invalid PullRequest: There are no changes between the head and the base")
     head, base = store.branch(row["id"], head_name), store.branch(row["id"], base_name)
     if head is None or base is None:
         raise not_found()
@@ -157,7 +157,7 @@ def merge_pull(ctx, owner, repo, index):
     if style not in MERGE_STYLES:
         raise invalid("[Do]: In")
     if pr["merged"]:
-        raise ApiError(405, "")
+        raise ApiError(405, "The PR is already merged")
     if issue["state"] == "closed":
         raise not_found()
     if not ctx.can_write(row):
@@ -285,7 +285,7 @@ def pull_patch(ctx, owner, repo, index):
 def find_review(ctx, issue: dict, review_id: int) -> dict:
     review = ctx.store.one("SELECT * FROM reviews WHERE id = ? AND issue_id = ?", review_id, issue["id"])
     if review is None or (review["state"] == "PENDING" and review["reviewer_id"] != (ctx.user or {}).get("id")):
-        raise not_found()
+        raise not_found("GetReviewByID", [f"review does not exist [id: {review_id}]"])
     return review
 
 

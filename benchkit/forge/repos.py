@@ -149,7 +149,7 @@ def get_branch(ctx, owner, repo, branch):
     row = ctx.repo(owner, repo)
     found = ctx.store.branch(row["id"], branch)
     if found is None:
-        raise not_found("The target couldn't be found.")
+        raise not_found()
     return respond(ctx.render.branch(row, found))
 
 
