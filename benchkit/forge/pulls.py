@@ -85,7 +85,8 @@ def create_pull(ctx, owner, repo):
     issue = new_issue(ctx, row, is_pull=True)
     store.insert("pulls", issue_id=issue["id"], head=head_name, base=base_name, head_sha=head["sha"],
                  merge_base=merge_base(ctx, row, base["sha"], head["sha"]),
-                 allow_maintainer_edit=int(bool(body.get("allow_maintainer_edit"))))
+                 # left out, it takes the repository's default, which is true
+                 allow_maintainer_edit=int(body.get("allow_maintainer_edit") is not False))
     return respond(ctx.render.pull(issue, row), 201)
 
 

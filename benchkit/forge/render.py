@@ -111,7 +111,7 @@ class Render:
             "allow_rebase_update": True, "allow_manual_merge": False, "autodetect_manual_merge": False,
             "allow_merge_update": True,
             "default_delete_branch_after_merge": False, "default_merge_style": "merge",
-            "default_allow_maintainer_edit": False, "default_target_branch": row["default_branch"],
+            "default_allow_maintainer_edit": True, "default_target_branch": row["default_branch"],
             "default_update_style": "merge",
             "avatar_url": "", "internal": False, "mirror_interval": "", "object_format_name": "sha1",
             "mirror_updated": ZERO_TIME, "mirror_last_sync_at": ZERO_TIME,

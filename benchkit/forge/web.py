@@ -190,6 +190,10 @@ async def bind(request: Request, fields: list[F], struct: str) -> Body:
             parsed = json.loads(raw) if raw.strip() else {}
         except RecursionError:  # Python's own limit (about 1000) is below Go's
             raise invalid("[]: exceeded max depth") from None
+        except json.JSONDecodeError as error:
+            if error.pos >= len(raw.rstrip()):  # Go's words for a body that stops short
+                raise invalid("[]: unexpected EOF") from None
+            raise invalid(f"[]: {error}") from None
         except ValueError as error:
             raise invalid(f"[]: {error}") from None
         if not isinstance(parsed, dict):
