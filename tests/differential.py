@@ -132,7 +132,9 @@ def normalise(step: dict, response: requests.Response, session: Session) -> dict
     kind = response.headers.get("content-type", "").split(";")[0].strip()
     answer = {"status": response.status_code, "type": kind or "-",
               "total": response.headers.get("x-total-count")}
-    if not response.content:
+    if step.get("status_only"):  # a binary body (git's protocol): status and type only
+        answer["body"] = "<not compared>"
+    elif not response.content:
         answer["body"] = "<empty>"
     elif kind == "application/json":
         data = response.json()

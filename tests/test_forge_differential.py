@@ -3,6 +3,7 @@ replays tests/data/differential.yaml on both hosts; every difference must be acc
 with its reason, in tests/data/differential-accepted.yaml, and every accepted entry must
 still be needed."""
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -64,7 +65,8 @@ NEW_ROUTES = {"pull-by-branches": 200, "pull-by-unknown-branch": 404, "update-pu
               "remove-dependency": 201, "remove-dependency-twice": 500, "request-reviewer-poster": 422,
               "request-reviewer-unknown": 404, "withdraw-reviewer": 204, "review-code-comments": 200,
               "issues-unknown-milestone": 200, "huge-issue-id": 404, "huge-id-in-body": 422,
-              "too-deep-json": 422, "unknown-api-route": 404}
+              "too-deep-json": 422, "unknown-api-route": 404, "git-info-refs": 200, "git-info-refs-no-suffix": 200,
+              "git-info-refs-anonymous": 401}
 
 
 @pytest.mark.parametrize("step_id", sorted(NEW_ROUTES))
@@ -87,3 +89,40 @@ def test_unknown_milestone_is_discarded(replayed):
     ids = [s["id"] for s in steps]
     everything = mine[ids.index("issues-all-issues")]["body"]
     assert mine[ids.index("issues-unknown-milestone")]["body"] == everything
+
+
+def _clone(host, workdir):
+    """Seed a repository on `host`, clone it over smart HTTP, fetch a branch; what a
+    checkout shows: branch names, and each branch's files and commit subjects."""
+    from benchkit.gitea.client import Client
+    from benchkit.gitea.seed import provision
+    from benchkit.spec import load_seed
+
+    repo = provision(Client(host.url, host.token), load_seed(differential.DATA.parent.parent / "seeds" / "default.yaml"))
+    url = host.url.replace("http://", f"http://{host.user}:{host.token}@") + f"{repo.owner}/{repo.name}.git"
+    git = ["git", "-c", "credential.helper=", "-C", str(workdir)]
+    subprocess.run(["git", "clone", "-q", url, str(workdir)], check=True, capture_output=True, timeout=120)
+    subprocess.run([*git, "fetch", "-q", "origin", "feature/csv-export"], check=True, capture_output=True, timeout=120)
+    branches = sorted(subprocess.run([*git, "branch", "-r", "--format=%(refname:short)"], check=True,
+                                     capture_output=True, text=True).stdout.split())
+    seen = {}
+    for branch in branches:
+        if branch == "origin/HEAD" or branch == "origin":
+            continue
+        files = subprocess.run([*git, "ls-tree", "-r", "--name-only", branch], check=True, capture_output=True,
+                               text=True).stdout.split()
+        subjects = subprocess.run([*git, "log", "--format=%s", branch], check=True, capture_output=True,
+                                  text=True).stdout.splitlines()
+        seen[branch] = (files, subjects)
+    return seen
+
+
+def test_git_clone_and_fetch_alike(gitea, tmp_path):
+    """gitea-axi's `pr checkout` path: a clone and a fetch over git smart HTTP give the
+    same branches, files and history on the forge as on Gitea (hashes aside)."""
+    from benchkit.forge import Forge
+
+    with Forge() as forge:
+        mine = _clone(forge, tmp_path / "forge")
+    theirs = _clone(gitea, tmp_path / "gitea")
+    assert mine == theirs and "origin/feature/csv-export" in mine

@@ -66,6 +66,8 @@ class Forge:
             self._server = None
         self._socket.close()
         self.store.close()
+        if self.state.git is not None:
+            self.state.git.close()
 
     def serve_forever(self):
         """Serve in the calling thread until interrupted (`benchkit forge`)."""

@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from . import admin, issues, pulls, relations, repos, review_requests, swagger  # noqa: F401  (they register routes)
+from . import admin, githttp, issues, pulls, relations, repos, review_requests, swagger  # noqa: F401  (they register routes)
 from . import pull_branches  # noqa: F401  (last: its /pulls/{base}/{head} must not shadow the routes above)
 from .faults import Faults
 from .indexer import Indexer
@@ -39,6 +39,7 @@ class ForgeState:
         self.indexer = Indexer(index_lag)
         self.faults = Faults()
         self.log = RequestLog()
+        self.git = None  # the smart HTTP materialiser, once the app is built
         self._reindex_all()
 
     def _reindex_all(self):
@@ -128,6 +129,7 @@ def path_ids(params: dict) -> dict:
 
 def build_app(forge: ForgeState):
     routes = [Route(spec.url_path, endpoint(forge, spec), methods=[spec.method]) for spec in ROUTES]
+    routes += githttp.routes(forge)  # after the API's, which never start with /OWNER/NAME
 
     async def missing(request, exc):
         status = getattr(exc, "status_code", 404)
