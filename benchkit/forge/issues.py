@@ -303,7 +303,7 @@ def new_issue(ctx, repo: dict, *, is_pull: bool) -> dict:
                             due_date=parse_time(body.get("due_date")),
                             milestone_id=milestone_id(ctx, repo, body.get("milestone")) if writer else 0)
     if writer:  # non-writers have labels, milestone and assignees silently dropped
-        store.add_labels(issue_id, labels_by_ids(ctx, repo, body.get("labels") or []))
+        store.add_labels(issue_id, labels_by_ids(ctx, repo, body.get("labels") or []), ctx.user["id"])
         assignees = resolve_assignees(ctx, repo, body)
         if assignees:
             store.set_assignees(issue_id, assignees, ctx.user["id"])

@@ -206,7 +206,7 @@ class Render:
             "removed_assignee": bool(data.get("removed")), "resolve_doer": None,
             "milestone": milestone("milestone_id"), "old_milestone": milestone("old_milestone_id"),
             "project_id": 0, "old_project_id": 0, "tracked_time": None,
-            "ref_action": "", "ref_comment": None, "ref_commit_sha": data.get("commit_sha", ""), "ref_issue": None,
+            "ref_action": "none", "ref_comment": None, "ref_commit_sha": data.get("commit_sha", ""), "ref_issue": None,
             "review_id": data.get("review_id", 0),
             "dependent_issue": self.issue(other, store.one("SELECT * FROM repos WHERE id = ?", other["repo_id"]))
             if other else None,
@@ -232,8 +232,12 @@ class Render:
             "labels": [self.label(label, repo) for label in store.issue_labels(row["id"])],
             "milestone": self.milestone(store.one("SELECT * FROM milestones WHERE id = ?", row["milestone_id"])),
             "assignee": assignees[0] if assignees else None, "assignees": assignees,
+            # Gitea lists everyone whose latest counted review stands (GetReviewsByIssueID):
+            # requested, approving, rejecting or commenting, not dismissed.
             "requested_reviewers": [self.user_id(r["reviewer_id"], public=True) for r in store.all(
-                "SELECT reviewer_id FROM reviews WHERE issue_id = ? AND state = 'REQUEST_REVIEW' ORDER BY id", row["id"])],
+                "SELECT reviewer_id, MAX(id) AS latest FROM reviews WHERE issue_id = ? AND dismissed = 0 AND state IN "
+                "('REQUEST_REVIEW', 'APPROVED', 'REQUEST_CHANGES', 'COMMENT') GROUP BY reviewer_id ORDER BY latest",
+                row["id"])],
             "requested_reviewers_teams": [],
             "state": row["state"], "draft": is_draft(row["title"]), "is_locked": bool(row["is_locked"]),
             "comments": self.comment_count(row),
