@@ -209,7 +209,7 @@ def get_contents(ctx, owner, repo, path):
     prefix = f"{path}/" if path else ""
     children = sorted({p[len(prefix):].split("/", 1)[0] for p in tree if p.startswith(prefix)})
     if not children:
-        raise not_found(f"object does not exist [id: , rel_path: {path}]")
+        raise not_found("GetContentsOrList", [f"object does not exist [id: , rel_path: {path}]"])
     return respond([ctx.render.contents(row, commit, ref, prefix + c, with_content=False) for c in children])
 
 
