@@ -66,8 +66,9 @@ def unlink(ctx, target: dict, dependency: dict):
     store.event(target["id"], ctx.user["id"], "remove_dependency", dependent_issue_id=dependency["id"])
 
 
-def related(ctx, sql: str, issue: dict) -> list[dict]:
-    return ctx.store.all(sql, issue["id"])
+def related(ctx, owner, repo, index, sql: str) -> list[dict]:
+    """The issues `sql` relates to the path's issue (its id is the one parameter)."""
+    return ctx.store.all(sql, path_issue(ctx, ctx.repo(owner, repo), index)["id"])
 
 
 def repos_of(ctx, rows: list[dict]) -> dict:
@@ -77,66 +78,43 @@ def repos_of(ctx, rows: list[dict]) -> dict:
 # -- dependencies: the issues this one is blocked by -------------------------------------
 @route("GET", "/repos/{owner}/{repo}/issues/{index:int}/dependencies")
 def list_dependencies(ctx, owner, repo, index):
-    row = ctx.repo(owner, repo)
-    issue = path_issue(ctx, row, index)
-    rows = related(ctx, "SELECT issues.* FROM issue_dependencies JOIN issues ON issues.id = blocker_id "
-                        "WHERE issue_id = ? ORDER BY issues.id", issue)
+    rows = related(ctx, owner, repo, index, "SELECT issues.* FROM issue_dependencies JOIN issues ON issues.id = "
+                                            "blocker_id WHERE issue_id = ? ORDER BY issues.id")
     return listing(ctx, rows, render_issue(ctx, repos_of(ctx, rows)))
 
 
-@route("POST", "/repos/{owner}/{repo}/issues/{index:int}/dependencies", body=META, struct="IssueMeta")
-def add_dependency(ctx, owner, repo, index):
+def relate(ctx, owner, repo, index, *, blocks: bool, change):
+    """Add or remove (`change` is link or unlink) one dependency. On .../dependencies the
+    path's issue depends on the body's; on .../blocks the body's depends on the path's.
+    Gitea answers 201 with the path's issue either way."""
     row = ctx.repo(owner, repo)
-    target = path_issue(ctx, row, index)
-    _, dependency = meta_issue(ctx, row)
-    may_link(ctx, row)
-    link(ctx, target, dependency)
-    return respond(ctx.render.issue(ctx.store.issue_by_id(target["id"]), row), 201)
+    path = path_issue(ctx, row, index)
+    other_repo, other = meta_issue(ctx, row)
+    target, dependency = (other, path) if blocks else (path, other)
+    may_link(ctx, other_repo if blocks else row)
+    change(ctx, target, dependency)
+    return respond(ctx.render.issue(ctx.store.issue_by_id(path["id"]), row), 201)
 
 
-@route("DELETE", "/repos/{owner}/{repo}/issues/{index:int}/dependencies", body=META, struct="IssueMeta")
-def remove_dependency(ctx, owner, repo, index):
-    row = ctx.repo(owner, repo)
-    target = path_issue(ctx, row, index)
-    _, dependency = meta_issue(ctx, row)
-    may_link(ctx, row)
-    unlink(ctx, target, dependency)
-    return respond(ctx.render.issue(ctx.store.issue_by_id(target["id"]), row), 201)
+for _method, _change in (("POST", link), ("DELETE", unlink)):
+    for _blocks in (False, True):
+        route(_method, "/repos/{owner}/{repo}/issues/{index:int}/" + ("blocks" if _blocks else "dependencies"),
+              body=META, struct="IssueMeta")(
+            lambda ctx, owner, repo, index, b=_blocks, c=_change: relate(ctx, owner, repo, index, blocks=b, change=c))
 
 
 # -- blocks: the issues this one blocks ----------------------------------------------------
 @route("GET", "/repos/{owner}/{repo}/issues/{index:int}/blocks")
 def list_blocks(ctx, owner, repo, index):
-    row = ctx.repo(owner, repo)
-    issue = path_issue(ctx, row, index)
-    rows = related(ctx, "SELECT issues.* FROM issue_dependencies JOIN issues ON issues.id = issue_dependencies.issue_id "
-                        "WHERE blocker_id = ? ORDER BY issues.created DESC, issues.id DESC", issue)
+    rows = related(ctx, owner, repo, index, "SELECT issues.* FROM issue_dependencies JOIN issues ON issues.id = "
+                                            "issue_dependencies.issue_id WHERE blocker_id = ? "
+                                            "ORDER BY issues.created DESC, issues.id DESC")
     # Gitea pages this list by hand and sends no paging headers; a limit of 1 means the default.
     page = max(ctx.query_int("page"), 1)
     limit = ctx.query_int("limit")
     limit = 30 if limit <= 1 else limit
     repos = repos_of(ctx, rows)
     return respond([ctx.render.issue(r, repos[r["repo_id"]]) for r in rows[(page - 1) * limit: page * limit]])
-
-
-@route("POST", "/repos/{owner}/{repo}/issues/{index:int}/blocks", body=META, struct="IssueMeta")
-def add_block(ctx, owner, repo, index):
-    row = ctx.repo(owner, repo)
-    dependency = path_issue(ctx, row, index)
-    target_repo, target = meta_issue(ctx, row)
-    may_link(ctx, target_repo)
-    link(ctx, target, dependency)
-    return respond(ctx.render.issue(ctx.store.issue_by_id(dependency["id"]), row), 201)
-
-
-@route("DELETE", "/repos/{owner}/{repo}/issues/{index:int}/blocks", body=META, struct="IssueMeta")
-def remove_block(ctx, owner, repo, index):
-    row = ctx.repo(owner, repo)
-    dependency = path_issue(ctx, row, index)
-    target_repo, target = meta_issue(ctx, row)
-    may_link(ctx, target_repo)
-    unlink(ctx, target, dependency)
-    return respond(ctx.render.issue(ctx.store.issue_by_id(dependency["id"]), row), 201)
 
 
 # -- pins ------------------------------------------------------------------------------------
