@@ -76,6 +76,8 @@ class Forge:
         finally:
             self._socket.close()
             self.store.close()
+            if self.state.git is not None:
+                self.state.git.close()
 
     def _config(self) -> uvicorn.Config:
         # Gitea sends no Server header; keep-alive matches what agents' clients expect.

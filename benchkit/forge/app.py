@@ -15,8 +15,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from . import admin, githttp, issues, pulls, relations, repos, review_requests, swagger  # noqa: F401  (they register routes)
-from . import pull_branches  # noqa: F401  (last: its /pulls/{base}/{head} must not shadow the routes above)
+# These register their routes on import; pull_branches comes last, so that its
+# /pulls/{base}/{head} shadows none of the /pulls/{index}/... routes.
+from . import admin, githttp, issues, pulls, relations, repos, review_requests, swagger  # noqa: F401
+from . import pull_branches  # noqa: F401
 from .faults import Faults
 from .indexer import Indexer
 from .render import Render

@@ -120,7 +120,8 @@ def _coerce_json(field: F, value, struct: str):
         "any-list": lambda v: isinstance(v, list),
     }[kind]
     if value is None or ok(value):
-        for number in (value if kind == "ints" else [value]) if kind in (int, "ints") and value else []:
+        numbers = value if kind == "ints" and value else [value] if kind is int and value else []
+        for number in numbers:
             if abs(number) > INT64_MAX:
                 raise invalid(f"[]: json: cannot unmarshal number {number} into Go struct field "
                               f"{struct}.{field.name} of type int64")
