@@ -156,7 +156,8 @@ def parse_time(value: str | None) -> int | None:
     try:
         return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp())
     except ValueError:
-        raise invalid(f"parsing time \"{value}\" as \"2006-01-02T15:04:05Z07:00\": cannot parse \"{value}\" as \"2006\"") from None
+        raise invalid(f"parsing time \"{value}\" as \"2006-01-02T15:04:05Z07:00\": "
+                      f"cannot parse \"{value}\" as \"2006\"") from None
 
 
 def user_id_named(ctx, login: str) -> int:

@@ -246,13 +246,15 @@ class Render:
             "html_url": html, "diff_url": f"{html}.diff", "patch_url": f"{html}.patch",
             "mergeable": not is_draft(row["title"]), "merged": bool(pr["merged"]),
             "merged_at": ts(pr["merged_at"]), "merge_commit_sha": pr["merge_commit_sha"],
-            "merged_by": self.user_id(pr["merged_by"], public=True), "allow_maintainer_edit": bool(pr["allow_maintainer_edit"]),
+            "merged_by": self.user_id(pr["merged_by"], public=True),
+            "allow_maintainer_edit": bool(pr["allow_maintainer_edit"]),
             "base": self.branch_info(repo, pr["base"], base["sha"] if base else pr["merge_base"]),
             "head": self.branch_info(repo, pr["head"], head_sha,
                                      None if head else f"refs/pull/{row['number']}/head"),
             "merge_base": pr["merge_base"], "due_date": ts(row["due_date"]),
             "created_at": ts(row["created"]), "updated_at": ts(row["updated"]),
-            "closed_at": ts(row["closed_at"]), "pin_order": self.pin_order(row), "content_version": row["content_version"],
+            "closed_at": ts(row["closed_at"]), "pin_order": self.pin_order(row),
+            "content_version": row["content_version"],
         }
         # Gitea leaves these out of lists; they are always sent here, so every object
         # carries every property of Gitea's PullRequest model.
