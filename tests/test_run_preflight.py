@@ -94,7 +94,7 @@ def test_a_skill_file_that_is_missing(tmp_path, monkeypatch):
     result = run(tmp_path, str(CHECKOUT / "arms.d/gitea-axi.yaml"), "--task", TASK)
     assert result.exit_code == 2
     [tool] = [f for f in failures(result) if f.startswith("pre-flight tools:")]
-    assert "cannot read its skill" in tool and "missing/SKILL.md" in tool
+    assert "its skill was not found" in tool and "missing/SKILL.md" in tool
 
 
 def test_no_claude_credentials_for_the_claude_driver(tmp_path):

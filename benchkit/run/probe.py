@@ -116,7 +116,7 @@ def _probe(arm, ctx, repo, seed, token: str, token_id: str | None) -> str | None
                 call, ok, output = _call(arm, assembly, Path(workdir))
         except IsolationError as error:
             return str(error)
-    said = f"arm {arm.id}: its probe `{call}`"
+    said = f"arm {arm.id}: its probe `{_redacted(call, token, client.token)}`"
     shown = _shown(output, token, client.token)
     titles = [issue["title"] for issue in seed.issues]
     if not ok:
@@ -184,7 +184,7 @@ def _call_mcp(name: str, arguments: dict, assembly) -> tuple[str, bool, str]:
                           errlog), PROBE_TIMEOUT))
         except Exception as exc:  # noqa: BLE001 - any way the server fails is the probe's
             errlog.seek(0)
-            detail = errlog.read().strip()[-OUTPUT_SHOWN:]
+            detail = errlog.read().strip()
             reason = "no answer in time" if isinstance(exc, TimeoutError) else _describe(exc)
             return shown, False, f"the MCP server failed ({reason}){': ' + detail if detail else ''}"
     return shown, not error, output
@@ -210,8 +210,13 @@ def _describe(exc: BaseException) -> str:
 
 
 def _shown(text: str, *secrets: str) -> str:
+    """Output for a message: tokens out, on one line, its end (where errors are)."""
+    text = " ".join(_redacted(text, *secrets).split())
+    return text if len(text) <= OUTPUT_SHOWN else "... " + text[-OUTPUT_SHOWN:]
+
+
+def _redacted(text: str, *secrets: str) -> str:
     for secret in secrets:
         if secret:
             text = text.replace(secret, "[token]")
-    text = " ".join(text.split())
-    return text if len(text) <= OUTPUT_SHOWN else text[:OUTPUT_SHOWN] + " ..."
+    return text
