@@ -184,7 +184,7 @@ def _call_mcp(name: str, arguments: dict, assembly) -> tuple[str, bool, str]:
                           errlog), PROBE_TIMEOUT))
         except Exception as exc:  # noqa: BLE001 - any way the server fails is the probe's
             errlog.seek(0)
-            detail = errlog.read().strip()
+            detail = " ".join(errlog.read().split())[-OUTPUT_SHOWN // 2:]  # its last words
             reason = "no answer in time" if isinstance(exc, TimeoutError) else _describe(exc)
             return shown, False, f"the MCP server failed ({reason}){': ' + detail if detail else ''}"
     return shown, not error, output
