@@ -54,13 +54,28 @@ def leftovers(ctx) -> list:
 # --- passing probes --------------------------------------------------------------------
 
 @needs_server
-def test_raw_api_and_the_mcp_arm_pass_on_the_forge(ctx, forge, monkeypatch):
+def test_raw_api_and_the_mcp_arm_pass_on_the_forge_and_on_real_gitea(host, monkeypatch):
     monkeypatch.setenv("BENCHKIT_ROOT", str(CHECKOUT))
-    assert probe(ctx, load_arm(RAW_API), load_arm(MCP_PYPI)) == []
-    assert leftovers(ctx) == []
-    probed = [r for r in forge.requests()
-              if r["path"].endswith("/issues") and not r["user_agent"].startswith("benchkit/")]
-    assert {r["user_agent"].split("/")[0] for r in probed} == {"curl", "python-httpx"}
+    with Client(host.url, host.token) as client:
+        ctx = RunContext(suite=TREE.suite, seeds=TREE.seeds, client=client, store=None,
+                         driver=None, root=CHECKOUT)
+        assert probe(ctx, load_arm(RAW_API), load_arm(MCP_PYPI)) == []
+        assert leftovers(ctx) == []
+    if hasattr(host, "requests"):  # the forge's log: each tool's own requests
+        probed = [r for r in host.requests()
+                  if r["path"].endswith("/issues") and not r["user_agent"].startswith("benchkit/")]
+        assert {r["user_agent"].split("/")[0] for r in probed} == {"curl", "python-httpx"}
+
+
+def test_a_bad_token_fails_on_real_gitea_too(gitea, tmp_path):
+    """Where no request log exists, the seeded titles in the output are the evidence."""
+    arm = arm_copy(tmp_path, RAW_API, lambda d: d["tool"]["probe"].update(
+        run=d["tool"]["probe"]["run"].replace("{{ token }}", "not-a-token")))
+    with Client(gitea.url, gitea.token) as client:
+        ctx = RunContext(suite=TREE.suite, seeds=TREE.seeds, client=client, store=None, driver=None)
+        [failure] = probe(ctx, arm)
+        assert leftovers(ctx) == []
+    assert "failed: exit status 22:" in failure and gitea.token not in failure
 
 
 def test_an_npm_style_gitea_axi_passes_with_its_own_variables(ctx, forge, npm_axi, monkeypatch):
