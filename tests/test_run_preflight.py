@@ -162,7 +162,7 @@ class ModelServer:
         calls = self.calls = []
 
         class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802 - the http.server API
+            def do_POST(self):  # the http.server API's name
                 calls.append(self.path)
                 self.send_response(500)
                 self.end_headers()

@@ -25,8 +25,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from benchkit.agent.audit import (audit_requests, fetch_request_log, mint_agent_token,
-                                  revoke_agent_token)
+from benchkit.agent.audit import audit_requests, mint_agent_token, revoke_agent_token
 from benchkit.errors import HarnessError
 from benchkit.isolation import IsolationError, assemble
 from benchkit.isolation.assembly import MCP_SERVER_NAME
