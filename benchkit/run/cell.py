@@ -279,6 +279,7 @@ def _audit(cell: Cell, ctx: RunContext, drive: Drive, prepared: Prepared) -> Aud
     event = {"event": "audit", "request_log": "not checked: the host keeps no request log and "
                                                "mints no token per agent (not a forge)"}
     audit = Audit(leaks, event)
+    agents = cell.arm.user_agents
     if prepared.token_id is not None:
         requests_seen = ctx.read_request_log(prepared.token_id)
         if requests_seen is None:
@@ -286,11 +287,11 @@ def _audit(cell: Cell, ctx: RunContext, drive: Drive, prepared: Prepared) -> Aud
             event["request_log"] = f"unread: {audit.unread}"
         else:
             audit.host_errors = audit_host_errors(requests_seen, prepared.token_id)
-            if cell.arm.user_agent:
-                leaks += audit_requests(requests_seen, cell.arm.user_agent, prepared.token_id)
+            if agents:
+                leaks += audit_requests(requests_seen, agents, prepared.token_id)
                 event["request_log"] = (f"checked: every request made with this agent's token "
-                                        f"({prepared.token_id}) against User-Agent "
-                                        f"{cell.arm.user_agent!r}")
+                                        f"({prepared.token_id}) against User-Agents "
+                                        f"{list(agents)}")
             else:
                 event["request_log"] = ("checked for host errors only: the arm declares no "
                                         "User-Agent")
@@ -405,7 +406,8 @@ def _blank_sample(cell: Cell, ctx: RunContext) -> dict:
         "differences": [], "usage": zero_usage(), "usage_by_model": {},
         "usage_estimated": ctx.driver.name == "replay", "turns": 0, "cost_usd": None,
         "blocked_calls": 0, "tool_calls": 0,
-        "fingerprints": {"task": task.fingerprint, "arm": arm.fingerprint,
+        "tool_version": arm.tool_version,
+        "fingerprints": {"task": task.fingerprint, "arm": arm.run_fingerprint,
                          "seed": seed.fingerprint if seed is not None else fingerprint(None),
                          "prompt": fingerprint(None), "model": fingerprint(ctx.run_model)},
         "self_review": bool(ctx.self_review), "host": ctx.host or {"kind": "gitea", "version": "unknown"},
