@@ -1,26 +1,31 @@
 """The store: an append-only directory of samples.
 
 `results/<arm>/<task>.jsonl` holds one complete JSON line per sample, appended under an
-exclusive lock on the cell file itself (so the store holds nothing but samples and
-transcripts) and flushed to disk, never rewritten. A sample's transcript sits beside it in
+exclusive lock on the cell file itself and flushed to disk, never rewritten; an append
+that fails (a full disk) is cut back, so it leaves no partial line. A run holds the
+store's run lock (`.run.lock`, beside the arms' directories) while it plans and runs, so
+concurrent runs on one store take turns and `--until N` is never exceeded. A sample's transcript sits beside it in
 `results/<arm>/<task>/<sample id>.json`. Secrets (the Gitea token) are scrubbed from
 every line and transcript on the way in.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 from pathlib import Path
 
+import filelock
 import jsonschema
 
 from benchkit import SCHEMA_DIR
 
 SCRUBBED = "[REDACTED]"
+RUN_LOCK = ".run.lock"
 
 
 class StoreError(Exception):
@@ -83,17 +88,39 @@ class Store:
         stored = json.loads(line)
         path = self.cell_path(sample["arm"], sample["task"])
         path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "ab") as f:
+        with open(path, "ab", buffering=0) as f:
             fcntl.flock(f, fcntl.LOCK_EX)  # other processes' appends wait; released on close
             try:
-                if f.seek(0, os.SEEK_END) and not _ends_with_newline(path):
-                    f.write(b"\n")  # a torn line left by a crash stays alone on its line
-                f.write(line.encode() + b"\n")
-                f.flush()
-                os.fsync(f.fileno())
+                size = f.seek(0, os.SEEK_END)
+                data = line.encode() + b"\n"
+                if size and not _ends_with_newline(path):
+                    data = b"\n" + data  # a torn line left by a crash stays alone on its line
+                try:
+                    _write_all(f.fileno(), data)
+                    os.fsync(f.fileno())
+                except OSError:
+                    os.ftruncate(f.fileno(), size)  # no partial line: the store as it was
+                    raise
             finally:
                 fcntl.flock(f, fcntl.LOCK_UN)
         return stored
+
+    @contextlib.contextmanager
+    def run_lock(self, waiting: Callable[[str], None] | None = None):
+        """Hold the store's run lock: another run on this store waits until this one
+        is over (told through `waiting`), then plans from what this one stored."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        lock = filelock.FileLock(self.root / RUN_LOCK)
+        try:
+            lock.acquire(timeout=0)
+        except filelock.Timeout:
+            if waiting:
+                waiting(f"another run is using the store {self.root}: waiting for it to end")
+            lock.acquire()
+        try:
+            yield
+        finally:
+            lock.release()
 
     def samples(self, arm: str | None = None, task: str | None = None) -> Iterator[dict]:
         """Every stored sample, optionally of one arm and/or task, file by file in
@@ -120,6 +147,13 @@ class Store:
                     yield sample
                 else:
                     self.problems.append(f"{path}:{number}: not a JSON object")
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """os.write until every byte is written (a write may take only part of them)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def _ends_with_newline(path: Path) -> bool:

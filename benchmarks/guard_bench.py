@@ -36,6 +36,21 @@ def corpus_lines() -> list[str]:
     return lines
 
 
+# Inputs that once took quadratic time (100,000 `[` took 51 s), each `n` units long.
+PATHOLOGICAL = {
+    "`[` repeated": lambda n: "echo " + "[" * n,
+    "`a[$x` repeated": lambda n: "echo " + "a[$x" * n,
+    "one long word": lambda n: "echo " + "a" * n,
+    "a chain of copies `v1=$v2;`": lambda n: "".join(f"v{i}=$v{i + 1};" for i in range(n // 8))
+                                          + "((v0))",
+    "`${a[i]}` repeated": lambda n: "echo " + "${a[i]}" * (n // 7),
+    "case patterns in `$( )`": lambda n: "echo $(case x in " + "x) ;; " * (n // 6) + "esac)",
+    "awk `a++ / ` repeated": lambda n: "awk '" + "a++ / " * (n // 6) + "1'",
+    "sed `[` repeated": lambda n: "sed 's/" + "[" * n + "/x/'",
+    "curl `-s` repeated": lambda n: "curl " + "-s " * (n // 3),
+}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
@@ -57,6 +72,12 @@ def main():
     print(f"35 nested substitutions: {timed(args.runs, lambda: guard.decide(deep)):.2f} ms")
     parens = "((" * 2000 + "curl x"
     print(f"4000 unclosed parentheses (denied): {timed(args.runs, lambda: guard.decide(parens)):.1f} ms")
+
+    print("linear time: ms per 1,000 units of hostile input at 25,000 and 100,000 units "
+          "(a ratio near 1 is linear; an agent's line is never this long)")
+    for name, build in PATHOLOGICAL.items():
+        small, large = (timed(1, lambda n=n: guard.decide(build(n))) for n in (25_000, 100_000))
+        print(f"  {name:32} {small / 25:8.2f} {large / 100:8.2f}   ratio {large / small / 4:.2f}")
 
     command = [sys.executable, "-c", "from benchkit.cli import main; main()", "guard",
                str(ROOT / "arms.d/raw-api.yaml"), "--", "curl -s x | jq ."]

@@ -73,3 +73,20 @@ def tree_copy(tmp_path):
         elif source.is_file():
             shutil.copy2(source, root / name)
     return root
+
+
+@pytest.fixture
+def npm_axi(tmp_path):
+    """An npm-style install of the suite's own gitea-axi stand-in (a `#!/usr/bin/env
+    node` script): `<prefix>/bin/gitea-axi` links to the package's dist/main.js, and the
+    package ships skills/gitea-axi/SKILL.md. Returns the bin directory."""
+    package = tmp_path / "npm" / "lib" / "node_modules" / "gitea-axi"
+    (package / "dist").mkdir(parents=True)
+    shutil.copy2(CHECKOUT / "tests/data/axi-standin/main.js", package / "dist" / "main.js")
+    (package / "skills" / "gitea-axi").mkdir(parents=True)
+    (package / "skills" / "gitea-axi" / "SKILL.md").write_text(
+        "---\nname: gitea-axi\n---\n\n# gitea-axi (from the package)\n")
+    bin_dir = tmp_path / "npm" / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "gitea-axi").symlink_to("../lib/node_modules/gitea-axi/dist/main.js")
+    return bin_dir

@@ -47,12 +47,13 @@ def test_seed_snapshot_gc_round_trip(forge, runner):
     expected = invoke(runner, "expect", "--seed", DEFAULT_SEED, "--user", forge.user)
     assert captured.exit_code == 0 and json.loads(captured.stdout) == json.loads(expected.stdout)
 
-    listed = invoke(runner, "gc", "--prefix", PREFIX, *flags(forge))
+    young = ["--older-than", "0"]  # the repository is seconds old
+    listed = invoke(runner, "gc", "--prefix", PREFIX, *young, *flags(forge))
     assert listed.exit_code == 0 and listed.stdout.splitlines() == [full_name]
-    swept = invoke(runner, "gc", "--prefix", PREFIX, "--yes", *flags(forge))
+    swept = invoke(runner, "gc", "--prefix", PREFIX, "--yes", *young, *flags(forge))
     assert swept.stdout.splitlines() == [f"deleted {full_name}"]
     assert "deleted 1 leftover" in swept.stderr
-    assert invoke(runner, "gc", "--prefix", PREFIX, *flags(forge)).stdout == ""
+    assert invoke(runner, "gc", "--prefix", PREFIX, *young, *flags(forge)).stdout == ""
 
 
 def test_credentials_from_environment_and_tea_login(forge, runner, tmp_path):
@@ -63,7 +64,7 @@ def test_credentials_from_environment_and_tea_login(forge, runner, tmp_path):
     tea.parent.mkdir(parents=True)
     tea.write_text(f"logins:\n  - name: local\n    url: {forge.url}\n    token: {forge.token}\n"
                    f"    default: true\n    user: {forge.user}\n")
-    listed = invoke(runner, "gc", "--prefix", PREFIX, "--login", "local")
+    listed = invoke(runner, "gc", "--prefix", PREFIX, "--older-than", "0", "--login", "local")
     assert listed.stdout.splitlines() == [f"{forge.user}/{json.loads(repo.stdout)['repo']}"]
 
 
@@ -112,3 +113,26 @@ def test_the_token_appears_in_no_output_and_no_log(forge, runner, caplog, capsys
     assert {"benchkit.gitea.client", "urllib3.connectionpool"} <= {r.name for r in caplog.records}
     assert token not in caplog.text
     assert not [record for record in caplog.records if token in str(record.args)]
+
+
+def test_gc_during_a_run_spares_its_repository_and_revokes_only_stale_agent_tokens(forge, runner):
+    """`gc --yes` (default --older-than) once deleted a running trial's repository, and a
+    host killed with -9 left agent tokens that gc never revoked."""
+    from benchkit.agent.audit import mint_agent_token
+    from benchkit.gitea.repos import delete_repo
+    client = Client(forge.url, forge.token)
+    running, _ = create_repo(client, PREFIX)  # a trial in progress, with its agent's token
+    token, _ = mint_agent_token(forge.url, forge.token, repo=running.full_name)
+    crashed, _ = create_repo(client, PREFIX)  # a trial whose host died: repo gone, token not
+    stale, stale_id = mint_agent_token(forge.url, forge.token, repo=crashed.full_name)
+    delete_repo(client, crashed.owner, crashed.name)
+
+    swept = invoke(runner, "gc", "--prefix", PREFIX, "--yes", *flags(forge))
+    assert swept.exit_code == 0, swept.output
+    assert swept.stdout.splitlines() == [f"revoked agent token {stale_id} of {crashed.full_name}"]
+    assert "sparing those younger than 600s" in swept.stderr
+    with Client(forge.url, token) as agent:
+        assert agent.get(f"/repos/{running.full_name}")["name"] == running.name
+    with Client(forge.url, stale) as agent, pytest.raises(HarnessError, match="401"):
+        agent.get("/user")
+    delete_repo(client, running.owner, running.name)

@@ -4,6 +4,7 @@ same line without the construct, is allowed), and what real bash runs for an all
 line is never more than the guard said it would run."""
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -88,21 +89,56 @@ def test_tool_calls_shell_arms_run_bash_alone_and_the_mcp_arm_its_tools_alone():
 
 # --- what bash really runs -------------------------------------------------------------
 
-# Every program an allowed line may run is a stub that logs its name; any other name
-# bash looks up lands in command_not_found_handle, which logs it too.
-STUB = '#!/bin/sh\nprintf "%s\\n" "${0##*/}" >> "$BENCHKIT_STUB_LOG"\n'
-PRELUDE = ('command_not_found_handle() { printf "%s\\n" "$1" >> "$BENCHKIT_STUB_LOG"; '
-           'return 127; }\n')
+# Inside a mount namespace (bubblewrap) /usr/bin (and so /bin) is a directory of stubs,
+# one for every program of the host's PATH (what an agent could reach), the arms'
+# binaries and the utilities: each logs its name and does nothing, except the
+# wrappers, which log their name and then run the real wrapper, which runs its operand
+# (a stub again: even `env -i` finds only stubs on the default path). Any other name bash
+# looks up lands in command_not_found_handle, which logs it too.
+LOG = "/run/benchkit-stub/ran.log"
+REAL = "/usr/bin/.real"
+STUB = f'#!{REAL}/sh\nprintf "%s\\n" "${{0##*/}}" >> {LOG}\n'
+WRAPPER = f'#!{REAL}/sh\nprintf "%s\\n" "${{0##*/}}" >> {LOG}\nexec {REAL}/"${{0##*/}}" "$@"\n'
+WRAPPERS = ("env", "nice", "nohup", "timeout", "time", "xargs", "find")
+PRELUDE = f'command_not_found_handle() {{ printf "%s\\n" "$1" >> {LOG}; return 127; }}\n'
+
+
+def host_programs() -> set[str]:
+    names = set()
+    for directory in os.environ.get("PATH", os.defpath).split(os.pathsep) + ["/usr/sbin"]:
+        if os.path.isdir(directory):
+            names |= {n for n in os.listdir(directory) if n != ".real" and "/" not in n}
+    return names
 
 
 @pytest.fixture(scope="module")
 def stubs(tmp_path_factory):
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap is not installed (scripts/test-setup installs it)")
     directory = tmp_path_factory.mktemp("stubs")
-    for name in (*UTILITIES, *(GUARDS[arm].binary for arm in SHELL_ARMS)):
+    (directory / ".real").mkdir()
+    for name in ("sh", "bash", *WRAPPERS):
+        shutil.copy(shutil.which(name), directory / ".real" / name)
+    for name in {*UTILITIES, *(GUARDS[arm].binary for arm in SHELL_ARMS), *host_programs()}:
         path = directory / name
-        path.write_text(STUB)
+        path.write_text(WRAPPER if name in WRAPPERS else STUB)
         path.chmod(0o755)
     return directory
+
+
+def run_in_stubs(stubs, line: str, workdir: Path) -> set[str]:
+    """The programs bash ran for `line`, with the stubs as the only programs there are."""
+    logs = workdir / "logs"
+    logs.mkdir(exist_ok=True)
+    subprocess.run(["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+                    "--ro-bind", str(stubs), "/usr/bin", "--tmpfs", "/run",
+                    "--bind", str(logs), "/run/benchkit-stub",
+                    "--bind", str(workdir), str(workdir), "--chdir", str(workdir),
+                    "--clearenv", "--setenv", "PATH", "/usr/bin", "--setenv", "HOME", str(workdir),
+                    "--die-with-parent", f"{REAL}/bash", "-c", PRELUDE + line],
+                   stdin=subprocess.DEVNULL, capture_output=True, timeout=20)
+    log = logs / "ran.log"
+    return set(log.read_text().split()) if log.exists() else set()
 
 
 def _twins():
@@ -113,21 +149,18 @@ def _twins():
                          ids=[f"{a}:{l[:60]}" for a, l in ALLOWED + _twins()])
 def test_bash_runs_no_more_than_the_guard_names(arm, line, stubs, tmp_path):
     decision = GUARDS[arm].decide(line)
-    log = tmp_path / "ran.log"
-    subprocess.run(["/bin/bash", "-c", PRELUDE + line], cwd=tmp_path, stdin=subprocess.DEVNULL,
-                   capture_output=True, timeout=20,
-                   env={"PATH": str(stubs), "HOME": str(tmp_path), "BENCHKIT_STUB_LOG": str(log)})
-    ran = set(log.read_text().split()) if log.exists() else set()
+    ran = run_in_stubs(stubs, line, tmp_path)
     functions = {"get", "fetch", "python3"}  # defined by corpus lines themselves
     assert ran - functions <= set(decision.binaries), (
         f"bash ran {sorted(ran)}, the guard named {decision.binaries}")
 
 
 def test_the_stub_check_sees_what_bash_runs(stubs, tmp_path):
-    """The harness of the test above: a hidden program would be caught."""
-    log = tmp_path / "ran.log"
-    subprocess.run(["/bin/bash", "-c", PRELUDE + "echo $(jq .) | python3 -c 1"], cwd=tmp_path,
-                   stdin=subprocess.DEVNULL, capture_output=True, timeout=20,
-                   env={"PATH": str(stubs), "BENCHKIT_STUB_LOG": str(log)})
-    assert set(log.read_text().split()) == {"jq", "python3"}
-    assert os.access(stubs / "curl", os.X_OK)
+    """The harness of the test above: a hidden program would be caught, behind a
+    substitution, a pipe, and each wrapper running its operand for real."""
+    line = ("echo $(jq .) | python3 -c 1; env --uns curl perl; env -i gzip; "
+            "timeout --sig KILL 5 od; nice --adj 5 stat; nohup ln; command time -o t.txt cp; "
+            "echo x | xargs rm; find . -maxdepth 0 -exec mv {} \\;; hidden-program")
+    assert run_in_stubs(stubs, line, tmp_path) == {
+        "jq", "python3", "env", "perl", "gzip", "timeout", "od", "nice", "stat", "nohup",
+        "ln", "time", "cp", "xargs", "rm", "find", "mv", "hidden-program"}

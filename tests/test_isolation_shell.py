@@ -1,6 +1,7 @@
 """The shell parser: what it finds in each construct, what it refuses, and that it never
 fails in any other way (hypothesis), with real bash as the judge of generated scripts."""
 
+import shlex
 import subprocess
 
 import pytest
@@ -8,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from benchkit.isolation import Guard, ParseError, parse
+from benchkit.isolation import shell as shell_module
 
 
 def names(line):
@@ -172,7 +174,7 @@ SHAPES = [
     "{a} > >({b})", "for i in 1 2; do {a}; done", "while {a}; do {b}; break; done",
     "if {a}; then {b}; else {a}; fi", "case x in x) {a} ;; *) {b} ;; esac",
     "f() {{ {a}; }}; f", "x=$( {a} ); {b}", "{a} 2>&1 | {b}", "if ! {a}; then {b}; fi",
-    "cat <<EOF\n$( {a} )\nEOF\n{b}", "echo $(( $( {a} ) + 1 ))",
+    "cat <<EOF\n$( {a} )\nEOF\n{b}", "echo $(expr $( {a} ) + 1)",
 ]
 
 
@@ -216,3 +218,24 @@ def test_generated_scripts_are_judged_by_their_leaves(pair):
     denied = guard.decide(foreign)
     assert not denied.allowed and "python3" in denied.binaries
     assert "`python3` is not available" in denied.reason
+
+
+def _shlex_words(text):
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=shell_module._PUNCTUATION)
+    lexer.whitespace, lexer.whitespace_split, lexer.commenters = shell_module._BLANKS, True, ""
+    return list(lexer)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet="ab \t;|&()<>\n\\'\"$\ue003", max_size=40))
+def test_the_one_pass_word_splitter_splits_as_posix_shlex_does(text):
+    """split_words replaced shlex (quadratic in a long word): same tokens, same refusals."""
+    try:
+        expected = _shlex_words(text)
+    except ValueError:
+        expected = None
+    try:
+        found = [token for token, _ in shell_module.split_words(text)]
+    except ParseError:
+        found = None
+    assert found == expected

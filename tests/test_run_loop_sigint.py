@@ -1,7 +1,9 @@
-"""Ctrl-C during `benchkit run`: the command runs as a subprocess against a forge this
-test started (so it can look inside), its agents talking to a scripted model that
-stalls. After SIGINT: exit 130, no sample line or transcript, no repository left on
-the forge (those being run and the one seeded ahead), the agents' processes gone."""
+"""Ctrl-C, SIGTERM and SIGHUP during `benchkit run`: the command runs as a subprocess
+against a forge this test started (so it can look inside), its agents talking to a
+scripted model that stalls. After the signal: exit 128 + the signal (130, 143, 129), no
+sample line or transcript, no repository left on the forge (those being run and the one
+seeded ahead), every agent token revoked, the agents' processes gone, no temporary
+files left."""
 
 import os
 import signal
@@ -49,15 +51,23 @@ def agent_processes(marker: str) -> list[int]:
     return found
 
 
+def agent_tokens(forge) -> int:
+    return forge.state.store.value("SELECT COUNT(*) FROM tokens WHERE scope = 'api'")
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("whole_group", [False, True], ids=["process", "terminal-group"])
-def test_ctrl_c_leaves_no_sample_no_repository_and_exits_130(tmp_path, whole_group):
-    store, config = tmp_path / "results", tmp_path / "claude"
+@pytest.mark.parametrize("signum,whole_group", [(signal.SIGINT, False), (signal.SIGINT, True),
+                                                (signal.SIGTERM, False), (signal.SIGHUP, False)],
+                         ids=["sigint-process", "sigint-terminal-group", "sigterm", "sighup"])
+def test_a_stop_signal_leaves_no_sample_no_repository_no_token(tmp_path, signum, whole_group):
+    store, config, scratch = tmp_path / "results", tmp_path / "claude", tmp_path / "tmp"
     config.mkdir()
+    scratch.mkdir()
     with Forge(token=TOKEN) as forge, ScriptedModel([stall()] * len(TASKS)) as model:
         env = {**os.environ, "ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": "sk-test",
                "CLAUDE_CONFIG_DIR": str(config), "BENCHKIT_CACHE_DIR": str(tmp_path / "cache"),
-               "BENCHKIT_ROOT": str(CHECKOUT), "PYTHONPATH": str(CHECKOUT)}
+               "BENCHKIT_ROOT": str(CHECKOUT), "PYTHONPATH": str(CHECKOUT),
+               "TMPDIR": str(scratch)}
         command = [sys.executable, "-c", "from benchkit.cli import main; main()", "run",
                    str(CHECKOUT / "arms.d/raw-api.yaml"),
                    *[arg for task in TASKS for arg in ("--task", task)],
@@ -70,17 +80,20 @@ def test_ctrl_c_leaves_no_sample_no_repository_and_exits_130(tmp_path, whole_gro
             # Two agents waiting on the model, and the third trial's repository seeded ahead.
             assert wait_for(lambda: len(model.messages(auxiliary=False)) == 2
                             and len(repos(forge)) == 3, 90), "the run never got going"
+            assert agent_tokens(forge) == 3
             if whole_group:  # as a terminal's Ctrl-C: the agents' CLIs get it too
-                os.killpg(process.pid, signal.SIGINT)
+                os.killpg(process.pid, signum)
             else:
-                process.send_signal(signal.SIGINT)
+                process.send_signal(signum)
             stdout, stderr = process.communicate(timeout=60)
         finally:
             if process.poll() is None:
                 process.kill()
-        assert process.returncode == 130, stderr
+        assert process.returncode == 128 + signum, stderr
         assert "interrupted: the running trial(s) left no sample" in stdout
         assert repos(forge) == []
         assert not store.exists() or not any(p.is_file() for p in store.rglob("*"))
         assert wait_for(lambda: agent_processes(str(config)) == [], 10)
+        assert agent_tokens(forge) == 0
+        assert [p.name for p in scratch.iterdir() if p.name.startswith("benchkit-")] == []
         assert TOKEN not in stdout + stderr

@@ -10,7 +10,10 @@ It does not trust the run's own bookkeeping. From independent evidence:
   declared client User-Agent (a leak shows as another client's). Other cells, other
   arms and the harness itself use other tokens, so cells side by side never blur.
   A live Gitea keeps no such log: there the audit rests on the two checks above.
-Any finding makes the trial invalid: it is recorded, never scored.
+Any finding makes the trial invalid: it is recorded, never scored. The audit fails
+closed: on a host that keeps a request log, a log it cannot read makes the trial
+`unaudited` (never valid), and a 5xx the host answered the agent's own request with
+makes it a harness error (the host's fault, not the arm's).
 """
 
 from __future__ import annotations
@@ -58,28 +61,41 @@ def _ran(call: dict, result: dict | None) -> bool:
     return True
 
 
-def audit_requests(log: list[dict], user_agent: str, token_id: str) -> list[str]:
+def audit_requests(log: list[dict], user_agents, token_id: str) -> list[str]:
     """Findings in the host's request log: every request made with the agent's token
-    (known by its identity, `token_id`) must carry a User-Agent starting with
-    `user_agent`. Requests made with any other token are not this agent's."""
+    (known by its identity, `token_id`) must carry a User-Agent starting with one of
+    `user_agents` (a prefix, or several). Requests made with any other token are not
+    this agent's."""
+    allowed = (user_agents,) if isinstance(user_agents, str) else tuple(user_agents)
+    expected = (f"the arm's {allowed[0]!r}" if len(allowed) == 1
+                else f"one of the arm's {', '.join(map(repr, allowed))}")
     findings = []
     for entry in log:
         if entry.get("token_id") != token_id:
             continue
         agent = str(entry.get("user_agent") or "")
-        if not agent.startswith(user_agent):
+        if not agent.startswith(allowed):
             findings.append(f"{entry.get('method')} {entry.get('path')} came with User-Agent "
-                            f"{agent!r}, not the arm's {user_agent!r}")
+                            f"{agent!r}, not {expected}")
     return findings
 
 
-def mint_agent_token(host_url: str, token: str | None, timeout: float = 10) -> tuple[str, str]:
-    """A token of the host's user for one agent alone, and its identity in the request
-    log, from the forge's admin route (POST /_forge/tokens). HostError where the host
-    will not mint one."""
+def audit_host_errors(log: list[dict], token_id: str) -> list[str]:
+    """The agent's requests the host answered with a 5xx: the host's fault, not the arm's."""
+    return [f"{e.get('method')} {e.get('path')}: HTTP {e.get('status')}" for e in log
+            if e.get("token_id") == token_id and isinstance(e.get("status"), int)
+            and e["status"] >= 500]
+
+
+def mint_agent_token(host_url: str, token: str | None, timeout: float = 10, *,
+                     repo: str | None = None) -> tuple[str, str]:
+    """A token of the host's user for one agent alone (bound to the repository `repo`,
+    OWNER/NAME, its own trial's), and its identity in the request log, from the forge's
+    admin route (POST /_forge/tokens). HostError where the host will not mint one."""
     from benchkit.errors import HostError
     try:
-        response = _admin("POST", host_url, "tokens", token, timeout, json={})
+        response = _admin("POST", host_url, "tokens", token, timeout,
+                          json={"repo": repo} if repo else {})
         minted = response.json() if response.status_code == 201 else None
     except (requests.RequestException, ValueError) as exc:
         raise HostError(f"cannot mint the agent's token on {host_url}: {type(exc).__name__}") from None
@@ -95,6 +111,17 @@ def revoke_agent_token(host_url: str, token: str | None, token_id: str, timeout:
     except requests.RequestException:
         return False
     return response.status_code == 200
+
+
+def list_agent_tokens(host_url: str, token: str | None, timeout: float = 10) -> list[dict] | None:
+    """The forge's API-only tokens ({token_id, login, repo}); None where the host
+    keeps none (a live Gitea)."""
+    try:
+        response = _admin("GET", host_url, "tokens", token, timeout)
+        data = response.json() if response.status_code == 200 else None
+    except (requests.RequestException, ValueError):
+        return None
+    return data if isinstance(data, list) else None
 
 
 def fetch_request_log(host_url: str, token: str | None, timeout: float = 10, *,

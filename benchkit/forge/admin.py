@@ -24,13 +24,21 @@ def create_user(ctx):
     return respond({"login": user["login"], "token": token}, 201)
 
 
-@route("POST", "/_forge/tokens", absolute=True, admin=True, body=[F("user")], struct="ForgeToken")
+@route("GET", "/_forge/tokens", absolute=True, admin=True)
+def list_tokens(ctx):
+    """The API-only tokens (never their values): what `benchkit gc` may revoke."""
+    return respond(ctx.store.api_tokens())
+
+
+@route("POST", "/_forge/tokens", absolute=True, admin=True, body=[F("user"), F("repo")],
+       struct="ForgeToken")
 def create_token(ctx):
     """An API-only token for a user (the caller by default), e.g. one agent's own: the
-    log then tells its requests apart, and it cannot reach these admin routes."""
+    log then tells its requests apart, and it cannot reach these admin routes; with
+    `repo` (OWNER/NAME) it reaches that repository alone (an agent's own trial)."""
     login = ctx.body.get("user") or ctx.user["login"]
     try:
-        token = ctx.store.create_token(login)
+        token = ctx.store.create_token(login, ctx.body.get("repo") or None)
     except KeyError:
         raise invalid(f"user {login!r} does not exist") from None
     return respond({"login": login, "token": token, "token_id": token_id(token)}, 201)

@@ -79,7 +79,11 @@ CREATE TABLE IF NOT EXISTS review_comments (
   id INTEGER PRIMARY KEY, review_id INTEGER NOT NULL, issue_id INTEGER NOT NULL,
   poster_id INTEGER NOT NULL, path TEXT NOT NULL, body TEXT NOT NULL,
   new_position INTEGER NOT NULL DEFAULT 0, old_position INTEGER NOT NULL DEFAULT 0,
-  commit_id TEXT NOT NULL, created INTEGER NOT NULL, updated INTEGER NOT NULL);
+  commit_id TEXT NOT NULL, created INTEGER NOT NULL, updated INTEGER NOT NULL,
+  patch TEXT NOT NULL DEFAULT '');
+CREATE TABLE IF NOT EXISTS issue_pins (
+  issue_id INTEGER PRIMARY KEY, repo_id INTEGER NOT NULL, is_pull INTEGER NOT NULL,
+  pin_order INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS releases (
   id INTEGER PRIMARY KEY, repo_id INTEGER NOT NULL, tag_name TEXT NOT NULL,
   target TEXT NOT NULL, name TEXT NOT NULL, body TEXT NOT NULL DEFAULT '',
@@ -129,6 +133,9 @@ class Store:
         if "scope" not in {c["name"] for c in self.db.execute("PRAGMA table_info(tokens)")}:
             # A database file from before token scopes: its tokens keep every right.
             self.db.execute("ALTER TABLE tokens ADD COLUMN scope TEXT NOT NULL DEFAULT 'all'")
+        if "patch" not in {c["name"] for c in self.db.execute("PRAGMA table_info(review_comments)")}:
+            # A database file from before review comments kept their diff hunk.
+            self.db.execute("ALTER TABLE review_comments ADD COLUMN patch TEXT NOT NULL DEFAULT ''")
 
     def close(self):
         with self.lock:
@@ -195,27 +202,37 @@ class Store:
                          token_hash(token), user["id"], f"forge-{now()}")
             return user, token
 
-    def create_token(self, login: str) -> str:
+    def create_token(self, login: str, repo: str | None = None) -> str:
         """A new API-only token for an existing user: it reaches the Gitea API, never
         the forge's own /_forge routes (a harness gives one to each agent, which must
-        not read or steer the log that audits it)."""
+        not read or steer the log that audits it); with `repo` (OWNER/NAME), only that
+        repository's routes and read-only routes outside /repos (scope `api:OWNER/NAME`)."""
         with self.tx():
             user = self.user_by_login(login)
             if user is None:
                 raise KeyError(login)
             token = secrets.token_hex(20)
-            self.execute("INSERT INTO tokens (hash, user_id, name, scope) VALUES (?, ?, ?, 'api')",
-                         token_hash(token), user["id"], f"agent-{now()}")
+            self.execute("INSERT INTO tokens (hash, user_id, name, scope) VALUES (?, ?, ?, ?)",
+                         token_hash(token), user["id"], f"agent-{now()}",
+                         f"api:{repo}" if repo else "api")
             return token
 
     def revoke_token(self, identity: str) -> bool:
         """Delete the API-only token with this identity (token_id); whether one went."""
         with self.tx():
             found = self.value("SELECT COUNT(*) FROM tokens WHERE substr(hash, 1, 12) = ? "
-                               "AND scope = 'api'", identity)
-            self.execute("DELETE FROM tokens WHERE substr(hash, 1, 12) = ? AND scope = 'api'",
+                               "AND scope LIKE 'api%'", identity)
+            self.execute("DELETE FROM tokens WHERE substr(hash, 1, 12) = ? AND scope LIKE 'api%'",
                          identity)
             return bool(found)
+
+    def api_tokens(self) -> list[dict]:
+        """Every API-only token: its identity, user and the repository it is bound to."""
+        rows = self.all("SELECT substr(t.hash, 1, 12) AS token_id, u.login AS login, t.scope "
+                        "AS scope FROM tokens t JOIN users u ON u.id = t.user_id "
+                        "WHERE t.scope LIKE 'api%' ORDER BY t.rowid")
+        return [{"token_id": r["token_id"], "login": r["login"],
+                 "repo": r["scope"][4:] or None} for r in rows]
 
     def token_scope(self, token: str) -> str | None:
         return self.value("SELECT scope FROM tokens WHERE hash = ?", token_hash(token))
@@ -241,11 +258,20 @@ class Store:
             for table, column in (("issue_labels", "issue_id"), ("issue_assignees", "issue_id"),
                                   ("issue_dependencies", "issue_id"), ("comments", "issue_id"),
                                   ("pulls", "issue_id"), ("reviews", "issue_id"),
-                                  ("review_comments", "issue_id")):
+                                  ("review_comments", "issue_id"), ("issue_pins", "issue_id")):
                 self.execute(f"DELETE FROM {table} WHERE {column} IN ({issue_ids})", repo_id)
             for table in ("issues", "labels", "milestones", "branches", "commits", "releases", "commit_statuses"):
                 self.execute(f"DELETE FROM {table} WHERE repo_id = ?", repo_id)
             self.execute("DELETE FROM repos WHERE id = ?", repo_id)
+
+    def delete_issue(self, issue_id: int):
+        """An issue (or pull request) and everything hanging on it; its number is not reused."""
+        with self.tx():
+            for table in ("issue_labels", "issue_assignees", "comments", "pulls", "reviews", "review_comments",
+                          "issue_pins"):
+                self.execute(f"DELETE FROM {table} WHERE issue_id = ?", issue_id)
+            self.execute("DELETE FROM issue_dependencies WHERE issue_id = ? OR blocker_id = ?", issue_id, issue_id)
+            self.execute("DELETE FROM issues WHERE id = ?", issue_id)
 
     def next_number(self, repo_id: int) -> int:
         number = self.value("SELECT next_number FROM repos WHERE id = ?", repo_id)
@@ -273,7 +299,10 @@ class Store:
         return self.one("SELECT * FROM branches WHERE repo_id = ? AND name = ?", repo_id, name)
 
     def branches(self, repo_id: int) -> list:
-        return self.all("SELECT * FROM branches WHERE repo_id = ? ORDER BY name", repo_id)
+        # Gitea lists the most recently committed branch first.
+        return self.all("SELECT branches.* FROM branches LEFT JOIN commits ON commits.repo_id = branches.repo_id "
+                        "AND commits.sha = branches.sha WHERE branches.repo_id = ? "
+                        "ORDER BY commits.created DESC, branches.rowid DESC", repo_id)
 
     def set_branch(self, repo_id: int, name: str, sha: str):
         self.execute("INSERT OR REPLACE INTO branches (repo_id, name, sha) VALUES (?, ?, ?)", repo_id, name, sha)

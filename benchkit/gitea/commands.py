@@ -106,14 +106,18 @@ def snapshot(full_name, host, token, login):
 @click.command()
 @click.option("--yes", is_flag=True, help="Delete them (default: only list them).")
 @prefix_option
-@click.option("--older-than", type=float, default=0.0, show_default=True, metavar="SECONDS",
-              help="Spare repositories younger than this (a run may still be using them).")
+@click.option("--older-than", type=float, default=None, metavar="SECONDS",
+              help="Spare repositories younger than this (a run may still be using them; "
+                   "default: twice the suite's backstop, as a repository seeded ahead waits "
+                   "for one trial before its own).")
 @host_options
 @_reporting
 def gc(yes, prefix, older_than, host, token, login):
-    """List (with --yes, delete) leftover throwaway repositories of the token's user."""
-    from benchkit.gitea.repos import delete_repo, list_leftovers
+    """List (with --yes, delete) leftover throwaway repositories of the token's user,
+    and on the forge revoke the agent tokens of repositories that are gone."""
+    from benchkit.gitea.repos import delete_repo, list_leftovers, stale_agent_tokens
     prefix = _prefix(prefix)
+    older_than = _backstop() * 2 if older_than is None else older_than
     failed = 0
     with host_client(host, token, login) as client:
         leftovers = list_leftovers(client, prefix, older_than=older_than)
@@ -127,8 +131,29 @@ def gc(yes, prefix, older_than, host, token, login):
             except HarnessError as exc:
                 failed += 1
                 click.echo(f"error: {exc}", err=True)
+        tokens = stale_agent_tokens(client, prefix)
+        for entry in tokens:
+            if yes and not revoke(client, entry["token_id"]):
+                failed += 1
+                click.echo(f"error: could not revoke agent token {entry['token_id']}", err=True)
+            else:
+                click.echo(f"{'revoked' if yes else 'stale'} agent token {entry['token_id']} "
+                           f"of {entry['repo']}")
     verb = "deleted" if yes else "found"
-    click.echo(f"{verb} {len(leftovers) - failed} leftover repositories named {prefix}*",
-               err=True)
+    click.echo(f"{verb} {len(leftovers)} leftover repositories named {prefix}* (sparing those "
+               f"younger than {older_than:.0f}s) and {len(tokens)} stale agent tokens"
+               f"{f'; {failed} failed' if failed else ''}", err=True)
     if failed:
         raise SystemExit(1)
+
+
+def revoke(client: Client, token_id: str) -> bool:
+    from benchkit.agent.audit import revoke_agent_token
+    return revoke_agent_token(client.url, client.token, token_id)
+
+
+def _backstop() -> float:
+    """The suite's backstop (seconds), else the shipped suite's 300."""
+    from benchkit.spec import find_root, load_suite
+    root = find_root(required=False)
+    return float(load_suite(root / "suite.yaml").backstop_seconds) if root else 300.0

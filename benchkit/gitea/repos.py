@@ -95,6 +95,19 @@ def discard(client: Client, repo: Repo | None) -> str:
         return f" [could not delete {repo.full_name}; `benchkit gc` will find it]"
 
 
+def stale_agent_tokens(client: Client, prefix: str) -> list[dict]:
+    """The forge's agent tokens bound to a throwaway repository (named with `prefix`)
+    that no longer exists: a crash left them unrevoked. None on a live Gitea."""
+    from benchkit.agent.audit import list_agent_tokens
+    tokens = list_agent_tokens(client.url, client.token) or []
+    bound = [t for t in tokens if t.get("repo") and t["repo"].partition("/")[2].startswith(prefix)]
+    if not bound:
+        return []
+    existing = {f"{(d.get('owner') or {}).get('login')}/{d.get('name')}".lower()
+                for d in client.paginate("/user/repos")}
+    return [t for t in bound if t["repo"].lower() not in existing]
+
+
 def list_leftovers(client: Client, prefix: str, *, older_than: float = 0.0) -> list[Repo]:
     """The token owner's throwaway repositories named with `prefix`, oldest first.
 

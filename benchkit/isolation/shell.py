@@ -20,8 +20,27 @@ What the grammar does not know raises ParseError: the guard denies it, never gue
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass, field
+
+from .options import (
+    BUILTIN,
+    COMMAND,
+    DOAS,
+    ENV,
+    EXEC,
+    NICE,
+    NOHUP,
+    SETSID,
+    STDBUF,
+    SUDO,
+    TIME,
+    TIMEOUT,
+    UNREADABLE,
+    XARGS,
+    Options,
+    getopt,
+)
+from .words import Word, literal_word
 
 # Sentinels, from Unicode's private use area (input holding them is refused):
 EXP_OPEN, EXP_CLOSE = "\ue000", "\ue001"  # EXP_OPEN <index into the expansion table> EXP_CLOSE
@@ -35,6 +54,7 @@ _REFUSED = re.compile("[\ue000-\ue004\x00\ud800-\udfff]")
 _BLANKS = " \t\r"
 _METACHARACTERS = set(";&|()<>\n" + _BLANKS)  # what ends an unquoted word
 _PUNCTUATION = ";&|()<>\n"
+_WORD_ENDS = frozenset(_BLANKS + _PUNCTUATION + "\\'\"")
 _OPERATORS = sorted([";;&", "<<<", "<<-", "&>>", ";;", ";&", "&&", "||", "|&", "<<", ">>",
                      "<&", ">&", "<>", ">|", "&>", "(", ")", ";", "&", "|", "<", ">", "\n"],
                     key=len, reverse=True)
@@ -48,19 +68,6 @@ MAX_NESTING = 40  # deeper than any real command line; keeps recursion bounded
 
 class ParseError(ValueError):
     """The line cannot be parsed statically; the guard denies it."""
-
-
-@dataclass(frozen=True)
-class Word:
-    text: str            # for display: quotes removed, expansions as they were written
-    value: str | None    # the literal value; None when an expansion makes it dynamic
-    pattern: bool = False  # holds an unquoted pattern character (glob, brace, tilde)
-    prefix: str = ""     # the literal text before the first expansion or pattern
-
-    @property
-    def literal(self) -> str | None:
-        """The value when it is fixed before the line runs, else None."""
-        return None if self.pattern else self.value
 
 
 @dataclass(frozen=True)
@@ -91,6 +98,7 @@ class Command:
 class Script:
     commands: tuple[Command, ...]
     functions: frozenset[str] = field(default_factory=frozenset)
+    expansions: tuple[str, ...] = ()  # the source of every expansion and arithmetic command
 
 
 def parse(line: str) -> Script:
@@ -108,7 +116,8 @@ def parse(line: str) -> Script:
         grammar.script()
         commands += grammar.commands
         functions |= grammar.functions
-    return Script(tuple(c for command in commands for c in unwrap(command)), frozenset(functions))
+    return Script(tuple(c for command in commands for c in unwrap(command)), frozenset(functions),
+                  tuple(table))
 
 
 # --- pass 1: the pre-pass ------------------------------------------------------------
@@ -157,9 +166,9 @@ class _Prepass:
     def scan(self, close: str | None = None) -> str:
         """Unquoted text up to `close` (consumed; nesting of its opener counted) or the end."""
         out, depth, cases = [], 0, 0
-        opener = {")": "(", "}": "{"}.get(close)
+        opener = {")": "(", "}": "{", "]": "["}.get(close)
         while self.pos < len(self.src):
-            c = self.peek()
+            c, start_of_arith = self.peek(), self.pos
             if close == ")" and self.word_start():
                 # A `case` inside $( ... ): its patterns' `)` do not close the substitution.
                 keyword = re.match(r"(case|esac)(?=[\s;&|()<>]|$)", self.src[self.pos:self.pos + 5])
@@ -200,6 +209,7 @@ class _Prepass:
                 self.scripts.append(self.nested(")"))
                 out.append(self.sentinel(start))
             elif self.at("((") and self.word_start() and self.arithmetic(2):
+                self.table.append(self.src[start_of_arith:self.pos])
                 out.append(f" {ARITH} ")
             elif c == close and depth == 0 and not cases:
                 self.pos += 1
@@ -273,6 +283,10 @@ class _Prepass:
     def dollar(self, quoted: bool = False) -> str:
         start, following = self.pos, self.peek(1)
         if self.at("$((") and self.arithmetic(3):
+            return self.sentinel(start)
+        if following == "[":  # $[ ... ]: bash's old arithmetic expansion
+            self.pos += 2
+            self.nested("]")
             return self.sentinel(start)
         if following == "(":
             self.pos += 2
@@ -411,22 +425,67 @@ def _ansi_c(body: str) -> str:
 # --- pass 2: tokens and grammar ------------------------------------------------------
 
 def _tokens(text: str) -> list[tuple[bool, str]]:
-    """(is_operator, text) pairs, shlex doing the splitting and quote removal."""
-    lexer = shlex.shlex(text, posix=True, punctuation_chars=_PUNCTUATION)
-    lexer.whitespace = _BLANKS
-    lexer.whitespace_split = True
-    lexer.commenters = ""
-    try:
-        raw = list(lexer)
-    except ValueError as error:
-        raise ParseError(str(error)) from None
+    """(is_operator, text) pairs: the words, quotes removed, and the operator runs."""
     tokens = []
-    for token in raw:
-        if token and all(c in _PUNCTUATION for c in token):
+    for token, operator in split_words(text):
+        if operator:
             tokens += [(True, op) for op in _split_operators(token)]
         else:
             tokens.append((False, token))
     return tokens
+
+
+def split_words(text: str) -> list[tuple[str, bool]]:
+    """(token, is an operator run) pairs as POSIX `shlex` (punctuation_chars, split on
+    blanks only) splits them, in one pass: shlex grows each token a character at a
+    time, quadratic in a long word."""
+    found, word, quoted, i, n = [], [], False, 0, len(text)
+
+    def end():
+        nonlocal word, quoted
+        if word or quoted:
+            found.append(("".join(word), False))
+        word, quoted = [], False
+
+    while i < n:
+        c = text[i]
+        if c in _BLANKS:
+            end()
+            i += 1
+        elif c in _PUNCTUATION:
+            end()
+            start = i
+            while i < n and text[i] in _PUNCTUATION:
+                i += 1
+            found.append((text[start:i], True))
+        elif c == "\\":
+            if i + 1 >= n:
+                raise ParseError("No escaped character")
+            word.append(text[i + 1])
+            i += 2
+        elif c == "'":
+            close = text.find("'", i + 1)
+            if close < 0:
+                raise ParseError("No closing quotation")
+            word.append(text[i + 1:close])
+            quoted, i = True, close + 1
+        elif c == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                if text[i] == "\\" and i + 1 < n and text[i + 1] in '"\\':
+                    i += 1
+                word.append(text[i])
+                i += 1
+            if i >= n:
+                raise ParseError("No closing quotation")
+            quoted, i = True, i + 1
+        else:
+            start = i
+            while i < n and text[i] not in _WORD_ENDS:
+                i += 1
+            word.append(text[start:i])
+    end()
+    return found
 
 
 def _split_operators(run: str) -> list[str]:
@@ -610,13 +669,20 @@ class _Grammar:
             name = self.word()
             if name.value is None or not _NAME.fullmatch(name.value):
                 raise ParseError(f"`{name.text}` is not a loop variable name")
-            # The loop variable is assigned like `NAME=...`: the guard checks its name.
-            self.commands.append(Command((), assignments=(literal_word(name.value + "="),)))
+            # The loop variable is assigned each word like `NAME=word`: the guard checks its
+            # name, and what it may hold (the positional parameters without `in`).
+            values = [Word("$@", None)]
             self.skip_newlines()
             if self.is_word("in"):
                 self.i += 1
+                values = []
                 while self.is_word():
-                    self.i += 1
+                    values.append(self.word())
+            assigned = tuple(Word(f"{name.value}={w.text}", None if w.value is None
+                                  else f"{name.value}={w.value}", w.pattern,
+                                  f"{name.value}={w.prefix}") for w in values)
+            self.commands.append(Command((), assignments=assigned or (
+                literal_word(name.value + "="),)))
         if self.is_op(";", "\n"):
             self.i += 1
             self.skip_newlines()
@@ -741,42 +807,6 @@ def unwrap(command: Command, depth: int = 0) -> list[Command]:
     return found
 
 
-def scan_options(words, start: int = 1, short: str = "", long: tuple = (),
-                 optional: str = "") -> tuple[list[tuple[str, Word | None]], int]:
-    """The options from `start` as (flag, value) pairs, and the index of the first
-    operand. `short` letters and `long` names take a value (attached, or the next word);
-    `optional` letters take only an attached one. A dynamic word counts as an operand."""
-    found, i = [], start
-    while i < len(words):
-        arg = words[i].value
-        if arg is None or not arg.startswith("-") or arg == "-":
-            break
-        i += 1
-        if arg == "--":
-            break
-        if arg.startswith("--"):
-            name, eq, attached = arg[2:].partition("=")
-            value = literal_word(attached) if eq else None
-            if not eq and name in long and i < len(words):
-                value, i = words[i], i + 1
-            found.append(("--" + name, value))
-            continue
-        for k, letter in enumerate(arg[1:], 1):
-            if letter in short + optional:
-                value = literal_word(arg[k + 1:]) if arg[k + 1:] else None
-                if value is None and letter in short and i < len(words):
-                    value, i = words[i], i + 1
-                found.append(("-" + letter, value))
-                break
-            found.append(("-" + letter, None))
-    return found, i
-
-
-def literal_word(text: str) -> Word:
-    """A word whose value is `text`, fixed before the line runs."""
-    return Word(text, text, prefix=text)
-
-
 def _runs(words, start: int, via: str, **marks) -> list[Command]:
     rest = tuple(words[start:])
     return [Command(rest, via=via, **marks)] if rest else []
@@ -788,17 +818,27 @@ def _placeholder(words, placeholder: str) -> tuple[Word, ...]:
                  if placeholder in w.text else w for w in words)
 
 
-def _wrapper(short: str = "", long: tuple = (), positionals: int = 0):
+def _unknown(words, via: str) -> list[Command]:
+    """What a wrapper runs when its own options are only known at run time."""
+    shown = " ".join(w.text for w in words)
+    return [Command((Word(shown, None, prefix=""),), via=via)]
+
+
+def _wrapper(options: Options, positionals: int = 0):
     """A wrapper that runs its first operand (after `positionals` more) as a command."""
     def inner(words):
-        start = scan_options(words, 1, short, long)[1] + positionals
-        return _runs(words, start, words[0].text)
+        parsed = getopt(words, options)
+        if parsed.has(UNREADABLE):
+            return _unknown(words, words[0].text)
+        return _runs(words, parsed.end + positionals, words[0].text)
     return inner
 
 
 def _env(words):
-    start = scan_options(words, 1, "uCS", ("unset", "chdir", "split-string"))[1]
-    assignments = []
+    parsed = getopt(words, ENV)
+    if parsed.has(UNREADABLE):
+        return _unknown(words, "env")
+    start, assignments = parsed.end, []
     while start < len(words) and (words[start].literal == "-" or _ASSIGNMENT.match(
             words[start].prefix if words[start].literal is None else words[start].literal)):
         if words[start].literal != "-":
@@ -809,21 +849,21 @@ def _env(words):
 
 
 def _command(words):
-    flags, start = scan_options(words)
-    if any(flag in ("-v", "-V") for flag, _ in flags):
+    parsed = getopt(words, COMMAND)
+    if parsed.has("-v", "-V"):
         return []  # a look-up, nothing runs
-    return _runs(words, start, "command")
+    return _runs(words, parsed.end, "command")
 
 
 def _xargs(words):
-    flags, start = scan_options(words, 1, "adEILnPs", (
-        "arg-file", "delimiter", "max-args", "max-procs", "max-chars", "max-lines",
-        "process-slot-var", "eof"), optional="eil")
+    parsed = getopt(words, XARGS)
+    if parsed.has(UNREADABLE):
+        return _unknown(words, "xargs")
     replace = None
-    for flag, value in flags:
+    for flag, value in parsed.options:
         if flag in ("-I", "-i", "--replace"):
             replace = value.text if value else "{}"
-    rest = tuple(words[start:]) or (literal_word("echo"),)
+    rest = tuple(words[parsed.end:]) or (literal_word("echo"),)
     if replace:  # -I puts each input line in place of the placeholder, appending nothing
         return [Command(_placeholder(rest, replace), via="xargs")]
     return [Command(rest, via="xargs", open_ended=True)]
@@ -847,17 +887,16 @@ def _find(words):
 _WRAPPERS = {
     "env": _env,
     "command": _command,
-    "builtin": _wrapper(),
-    "exec": _wrapper("a"),
-    "nice": _wrapper("n", ("adjustment",)),
-    "nohup": _wrapper(),
-    "time": _wrapper("fo", ("format", "output")),
-    "timeout": _wrapper("sk", ("signal", "kill-after"), positionals=1),
-    "stdbuf": _wrapper("ioe", ("input", "output", "error")),
-    "setsid": _wrapper(),
-    "sudo": _wrapper("ugCDhpRrtTU", ("user", "group", "close-from", "chdir", "host", "prompt",
-                                     "chroot", "role", "type", "command-timeout", "other-user")),
-    "doas": _wrapper("uC"),
+    "builtin": _wrapper(BUILTIN),
+    "exec": _wrapper(EXEC),
+    "nice": _wrapper(NICE),
+    "nohup": _wrapper(NOHUP),
+    "time": _wrapper(TIME),
+    "timeout": _wrapper(TIMEOUT, positionals=1),
+    "stdbuf": _wrapper(STDBUF),
+    "setsid": _wrapper(SETSID),
+    "sudo": _wrapper(SUDO),
+    "doas": _wrapper(DOAS),
     "xargs": _xargs,
     "find": _find,
 }

@@ -16,7 +16,8 @@ import msgspec
 
 Count = Annotated[int, msgspec.Meta(ge=0)]
 Fingerprint = Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{16}$")]
-OUTCOMES = ("passed", "failed", "confused", "hung", "invalid", "harness-error")
+OUTCOMES = ("passed", "failed", "confused", "hung", "crashed", "invalid", "unaudited",
+            "harness-error")
 
 
 class Usage(msgspec.Struct, frozen=True, gc=False):
@@ -52,6 +53,8 @@ class Sample(msgspec.Struct, frozen=True, gc=False):
     blocked_calls: Count
     fingerprints: Fingerprints
     schema_version: Literal[1] = 1
+    tool_version: str | None = None  # the arm's tool, as its pre-flight found it
+    started_at: str = ""             # ISO 8601, UTC: which of two samples is newer
 
     @property
     def estimated(self) -> bool:

@@ -6,14 +6,19 @@
                   and the arm's set-up undone.
 
 Outcomes: passed; failed (the checker's differences); confused (turn cap); hung
-(backstop); invalid (the audit found a leak: recorded, never scored); harness-error
-(host, seeding, readiness, SDK start-up, API overload or rate limit, credentials:
-recorded apart, never counted against the arm).
+(backstop); crashed (the CLI died while one of the agent's own tool calls ran, or by a
+signal after its shell ran, as `kill -9 $PPID` makes it: charged to the arm, so an agent
+cannot erase a failure);
+invalid (the audit found a leak: recorded, never scored); unaudited (the audit could not
+read its evidence: excluded like invalid, never valid); harness-error (host, seeding,
+readiness, SDK start-up, API overload or rate limit, credentials, or the host answering
+the agent's own request with a 5xx: recorded apart, never counted against the arm).
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import shutil
 import tempfile
 import uuid
@@ -22,10 +27,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from benchkit.agent.audit import (audit_offered, audit_requests, audit_transcript,
-                                  fetch_request_log, mint_agent_token, revoke_agent_token)
+from benchkit.agent.audit import (audit_host_errors, audit_offered, audit_requests,
+                                  audit_transcript, fetch_request_log, mint_agent_token,
+                                  revoke_agent_token)
 from benchkit.agent.driver import AgentRequest, AgentRun, Driver, zero_usage
-from benchkit.agent.transcript import counts
+from benchkit.agent.transcript import counts, tool_calls
 from benchkit.errors import HarnessError, HostError, ReadinessError, SeedError
 from benchkit.fingerprint import fingerprint
 from benchkit.isolation import IsolationError, assemble
@@ -170,7 +176,8 @@ def prepare_cell(cell: Cell, ctx: RunContext) -> Prepared:
     prepared = Prepared(cell, seed, repo=repo)
     try:
         if ctx.host_info()["kind"] == "forge":
-            prepared.token, prepared.token_id = mint_agent_token(ctx.client.url, ctx.client.token)
+            prepared.token, prepared.token_id = mint_agent_token(
+                ctx.client.url, ctx.client.token, repo=repo.full_name)
     except HarnessError as exc:  # the repository is there: run_cell records and deletes it
         prepared.error, prepared.failure_class = ctx.client.scrub(str(exc)), harness_class(exc)
     return prepared
@@ -208,9 +215,9 @@ def _run(cell: Cell, ctx: RunContext, prepared: Prepared, sample: dict) -> None:
     run = drive.run
     _record_run(sample, run)
     sample["fingerprints"]["prompt"] = _prompt_fingerprint(drive, coordinates)
-    leaks, audit_event = _audit(cell, ctx, drive, prepared)
-    run.transcript.append(audit_event)
-    _judge(sample, cell, ctx, prepared, run, leaks, user, self_review)
+    audit = _audit(cell, ctx, drive, prepared)
+    run.transcript.append(audit.event)
+    _judge(sample, cell, ctx, prepared, run, audit, user, self_review)
     sample["transcript"] = ctx.store.write_transcript(
         cell.arm.id, cell.task.id, sample["id"], run.transcript,
         secrets=[*ctx.secrets(), prepared.token])
@@ -255,31 +262,62 @@ def _coordinates(ctx: RunContext, prepared: Prepared, user: str) -> dict:
             "user": user}
 
 
-def _audit(cell: Cell, ctx: RunContext, drive: Drive, prepared: Prepared) -> tuple[list, dict]:
-    """Leaks, from evidence independent of the run's own bookkeeping."""
+@dataclass
+class Audit:
+    leaks: list
+    event: dict
+    unread: str | None = None      # why the evidence could not be read (fails closed)
+    host_errors: list = field(default_factory=list)  # 5xx answers to the agent's requests
+
+
+def _audit(cell: Cell, ctx: RunContext, drive: Drive, prepared: Prepared) -> Audit:
+    """Leaks, from evidence independent of the run's own bookkeeping. A host that mints
+    agent tokens (the forge) keeps a request log: reading it must succeed."""
     run = drive.run
     leaks = audit_offered(run.tools_offered, cell.arm.tool, drive.assembly.mcp_servers)
     leaks += audit_transcript(run.transcript, drive.policy)
-    event = {"event": "audit", "request_log": "not checked: the arm declares no User-Agent"}
-    requests_seen = ctx.read_request_log(prepared.token_id) if cell.arm.user_agent else None
-    if cell.arm.user_agent and (requests_seen is None or prepared.token_id is None):
-        event["request_log"] = ("not checked: the host keeps no request log and mints no "
-                                "token per agent (not a forge)")
-    elif requests_seen is not None:
-        leaks += audit_requests(requests_seen, cell.arm.user_agent, prepared.token_id)
-        event["request_log"] = (f"checked: every request made with this agent's token "
-                                f"({prepared.token_id}) against User-Agent {cell.arm.user_agent!r}")
-    event["leaks"] = leaks
-    return leaks, event
+    event = {"event": "audit", "request_log": "not checked: the host keeps no request log and "
+                                               "mints no token per agent (not a forge)"}
+    audit = Audit(leaks, event)
+    agents = cell.arm.user_agents
+    if prepared.token_id is not None:
+        requests_seen = ctx.read_request_log(prepared.token_id)
+        if requests_seen is None:
+            audit.unread = f"the host's request log could not be read for {prepared.token_id}"
+            event["request_log"] = f"unread: {audit.unread}"
+        else:
+            audit.host_errors = audit_host_errors(requests_seen, prepared.token_id)
+            if agents:
+                leaks += audit_requests(requests_seen, agents, prepared.token_id)
+                event["request_log"] = (f"checked: every request made with this agent's token "
+                                        f"({prepared.token_id}) against User-Agents "
+                                        f"{list(agents)}")
+            else:
+                event["request_log"] = ("checked for host errors only: the arm declares no "
+                                        "User-Agent")
+    event["leaks"], event["host_errors"] = leaks, audit.host_errors
+    return audit
 
 
-def _judge(sample, cell, ctx, prepared, run, leaks, user, self_review) -> None:
-    """The outcome: harness error > invalid > confused/hung > passed/failed."""
+def _judge(sample, cell, ctx, prepared, run, audit: Audit, user, self_review) -> None:
+    """The outcome: harness error > invalid > unaudited > host error > crashed >
+    confused/hung > passed/failed."""
     stop = run.stop
-    if stop in ("startup-error", "api-error", "crash"):
+    crashed = stop == "crash" and agent_crashed(run)
+    if stop in ("startup-error", "api-error", "crash") and not crashed:
         return _harness_error(sample, _stop_class(run), run.error)
-    if leaks:
-        sample.update(outcome="invalid", failure_class="leak", valid=False, leaks=leaks)
+    if audit.leaks:
+        sample.update(outcome="invalid", failure_class="leak", valid=False, leaks=audit.leaks)
+        return None
+    if audit.unread:
+        sample.update(outcome="unaudited", failure_class="audit", valid=False,
+                      error=audit.unread)
+        return None
+    if audit.host_errors:
+        return _harness_error(sample, "host", "the host answered the agent's own request "
+                              f"with a server error: {audit.host_errors[0]}")
+    if crashed:
+        sample.update(outcome="crashed", failure_class="agent-crash")
         return None
     from benchkit.gitea import snapshot
     from benchkit.scoring import check
@@ -299,6 +337,21 @@ def _judge(sample, cell, ctx, prepared, run, leaks, user, self_review) -> None:
     else:
         sample.update(outcome="failed", failure_class="checker")
     return None
+
+
+_KILLED = re.compile(r"exit code:? -[0-9]+")  # the SDK's words for a CLI a signal ended
+
+
+def agent_crashed(run) -> bool:
+    """Whether the agent may have ended its own CLI: it died during a tool call the
+    runtime let run, or by a signal after a shell command ran (a background job
+    outlives its call: `(sleep 1; kill -9 $PPID) &`). The harness's own kills (the
+    backstop, Ctrl-C) never reach here as a crash."""
+    ran = [call for call in tool_calls(run.transcript) if call.get("allowed") is not False]
+    answered = {e.get("id") for e in run.transcript if e["event"] == "tool_result"}
+    in_flight = any(call.get("id") not in answered for call in ran)
+    killed = bool(_KILLED.search(run.error or ""))
+    return in_flight or (killed and any(call.get("name") == "Bash" for call in ran))
 
 
 def harness_class(exc: BaseException) -> str:
@@ -353,7 +406,8 @@ def _blank_sample(cell: Cell, ctx: RunContext) -> dict:
         "differences": [], "usage": zero_usage(), "usage_by_model": {},
         "usage_estimated": ctx.driver.name == "replay", "turns": 0, "cost_usd": None,
         "blocked_calls": 0, "tool_calls": 0,
-        "fingerprints": {"task": task.fingerprint, "arm": arm.fingerprint,
+        "tool_version": arm.tool_version,
+        "fingerprints": {"task": task.fingerprint, "arm": arm.run_fingerprint,
                          "seed": seed.fingerprint if seed is not None else fingerprint(None),
                          "prompt": fingerprint(None), "model": fingerprint(ctx.run_model)},
         "self_review": bool(ctx.self_review), "host": ctx.host or {"kind": "gitea", "version": "unknown"},

@@ -2,15 +2,17 @@
 
     pre-flight (documents, tools, Claude, host)   nothing spent, nothing recorded on failure
     host: the given or discovered one, else an embedded forge for the run
-    self-review probe -> the cells -> the plan (least-sampled first) -> the loop -> summary
+    self-review probe -> tool probes (pre-flight, exit 2) -> the cells -> the plan
+    (least-sampled first) -> the loop -> summary
     the report, unless --no-report
 
 Exit status: 0 done; 1 a harness error, a halt or a cell that could not run; 2 pre-flight
-or usage; 130 Ctrl-C. The loop itself is loop.py; one trial is cell.py.
+or usage; 128 + the signal for Ctrl-C (130), SIGTERM (143) or SIGHUP (129). The loop itself is loop.py; one trial is cell.py.
 """
 
 from __future__ import annotations
 
+import signal
 import sys
 import threading
 from pathlib import Path
@@ -77,7 +79,8 @@ def run(arm_yamls, task_patterns, tier, trials, until, budget, driver_name, mode
     cleanly: the running trial leaves no sample and its repository is deleted.
 
     Exit status: 0 done; 1 harness errors (recorded apart, never scored), a halt, or
-    no chosen cell could run; 2 a pre-flight check failed (nothing recorded); 130 Ctrl-C."""
+    no chosen cell could run; 2 a pre-flight check failed (nothing recorded); 130 Ctrl-C
+    (143 SIGTERM, 129 SIGHUP: the same clean stop)."""
     from benchkit.run.loop import Progress
     from benchkit.run.preflight import PreflightError, preflight
 
@@ -97,7 +100,7 @@ def run(arm_yamls, task_patterns, tier, trials, until, budget, driver_name, mode
                    model=model, store_dir=store_dir, jobs=jobs)
     try:
         status = _run(checked, progress, options)
-        if status != EXIT_INTERRUPTED and not no_report:
+        if status < 128 and not no_report:  # not stopped by a signal
             _report(progress, store_dir, reports_dir, model)
     except KeyboardInterrupt:  # outside the loop, which handles Ctrl-C itself: no trial ran
         progress.note("interrupted")
@@ -130,9 +133,13 @@ def _run(checked, progress, options) -> int:
         except HarnessError as error:
             failure = Failure("host", f"the self-review probe failed: {error}")
             _preflight_failed(progress, [failure], [])
+        probed = run.probe_tools()
+        if probed:
+            _preflight_failed(progress, [Failure("probe", message) for message in probed], [])
         host = ({"url": where.url, "embedded": True} if checked.credentials is None
                 else {"url": where.url, "embedded": False, "source": where.source})
-        return run.execute(host)
+        with run.store.run_lock(progress.note):  # the plan must see every earlier sample
+            return run.execute(host)
 
 
 class _Run:
@@ -180,6 +187,18 @@ class _Run:
         finally:
             ctx.client.close()
 
+    def probe_tools(self) -> list[str]:
+        """Each arm's tool probe on a seeded repository (the seed of the first chosen
+        task): what failed, one message each."""
+        from benchkit.run.probe import probe_tools
+        tree, tasks = self.checked.tree, self.checked.tasks
+        seed = tree.seeds[tasks[0].seed] if tasks else next(iter(tree.seeds.values()))
+        ctx = self.context(self.checked.arms[0])
+        try:
+            return probe_tools(self.checked.arms, ctx, seed)
+        finally:
+            ctx.client.close()
+
     def execute(self, host: dict) -> int:
         from benchkit.run.loop import Ledger, RunLoop, Scheduler, plan, select_cells
         checked, progress, suite = self.checked, self.progress, self.checked.tree.suite
@@ -210,8 +229,8 @@ class _Run:
         interrupted = self.stop.is_set()
         progress.summary(scheduler.totals, not_run=not_run, budget=self.budget,
                          interrupted=interrupted, error=loop.error, store=str(self.store_dir))
-        if interrupted:
-            return EXIT_INTERRUPTED
+        if interrupted:  # 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP
+            return 128 + (loop.signal or signal.SIGINT)
         trouble = (loop.error or scheduler.totals.halted or not cells
                    or scheduler.totals.outcomes.get("harness-error"))
         return EXIT_TROUBLE if trouble else 0

@@ -7,8 +7,8 @@
     Scheduler     hands trials out within the budget; with --until a harness error is
                   run again; a run of harness errors halts the loop
     RunLoop       N workers; each seeds its next repository while its agent runs; on
-                  Ctrl-C the running agents are killed, leave no sample, and every
-                  repository is deleted
+                  Ctrl-C, SIGTERM or SIGHUP the running agents are killed, leave no
+                  sample, and every repository is deleted (exit 128 + the signal)
     Progress      a line per trial as it starts and ends, running totals, a summary;
                   or the same as JSON events
 
@@ -46,6 +46,9 @@ BREAKER = 5              # harness errors in a row that halt the run: the host i
 # it: a terminal's Ctrl-C reaches the agent's processes and this one together.
 INTERRUPT_GRACE = 0.5
 AGENT_STOPS = ("end", "turn-cap", "backstop")
+# What stops a run as Ctrl-C does: an interactive Ctrl-C, a `kill` or a service manager,
+# a closed terminal or SSH session.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 class Interrupted(BaseException):
@@ -91,13 +94,14 @@ def cost_tokens(usage: dict, weights: dict) -> float:
 
 class Ledger:
     """Valid samples per cell that count toward --until (same driver and model, same
-    task, arm and seed documents: what the report would count), and past costs per cell
-    and per arm (valid samples of the same driver) for the expected cost of a trial."""
+    task, arm (its tool version too) and seed documents: what the report would count),
+    and past costs per cell and per arm (valid samples of the same driver) for the
+    expected cost of a trial."""
 
     def __init__(self, cells, seeds: dict, suite, *, driver: str, model: str):
         self.weights, self.default = suite.weights, float(suite.default_cell_tokens)
         self.driver, self.model = driver, fingerprint(model)
-        self.current = {(arm.id, task.id): (task.fingerprint, arm.fingerprint,
+        self.current = {(arm.id, task.id): (task.fingerprint, arm.run_fingerprint,
                                             seeds[task.seed].fingerprint)
                         for arm, task in cells}
         self.valid = Counter()
@@ -337,6 +341,7 @@ class RunLoop:
         self.scheduler, self.context, self.progress = scheduler, context, progress
         self.jobs, self.stop, self.tag = max(1, jobs), stop, tag
         self.error: str | None = None  # an unexpected failure that halted the run
+        self.signal: int | None = None  # the signal that stopped it (SIGINT: Ctrl-C)
         self._pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="benchkit-seed")
         self._live = 0
         self._lock = threading.Lock()
@@ -348,7 +353,7 @@ class RunLoop:
         workers = [threading.Thread(target=self._worker, name=f"benchkit-trial-{i}", daemon=True)
                    for i in range(self.jobs)]
         self._live = len(workers)
-        restore = self._catch_sigint()
+        restore = self._catch_signals()
         try:
             for worker in workers:
                 worker.start()
@@ -359,17 +364,18 @@ class RunLoop:
             restore()
             self._pool.shutdown(wait=True)
 
-    def _catch_sigint(self) -> Callable[[], None]:
+    def _catch_signals(self) -> Callable[[], None]:
         if threading.current_thread() is not threading.main_thread():
             return lambda: None
-        previous = signal.signal(signal.SIGINT, self._on_sigint)
-        return lambda: signal.signal(signal.SIGINT, previous)
+        previous = {signum: signal.signal(signum, self._on_signal) for signum in STOP_SIGNALS}
+        return lambda: [signal.signal(signum, handler) for signum, handler in previous.items()]
 
-    def _on_sigint(self, signum, frame) -> None:
-        if self.stop.is_set():  # a second Ctrl-C: the maintainer will not wait
+    def _on_signal(self, signum, frame) -> None:
+        if self.stop.is_set():  # a second one: the maintainer will not wait
             self.progress.note("interrupted again: leaving now; `benchkit gc --yes` deletes "
-                               "any repository left behind")
-            os._exit(130)
+                               "any repository left behind and revokes its agent token")
+            os._exit(128 + signum)
+        self.signal = signum
         self.stop.set()
         self.scheduler.halt("interrupted")
         self.progress.interrupted()

@@ -1,0 +1,88 @@
+"""Outcomes an agent cannot game and faults the arm is not charged for, one cell end
+to end (the forge over HTTP, real curl, the real SDK and bundled CLI, the scripted
+model): the agent killing its own CLI, the audit's evidence unreadable, the host
+failing the agent's own request."""
+
+import pytest
+from test_run_cell import (Scripted, context, curl, private_dirs, raw_api_cell, repos_left,  # noqa: F401
+                           token_in_store, tree)
+
+from benchkit.agent.scripted import bash, say, stall
+from benchkit.run.cell import prepare_cell, run_cell
+
+
+def run_with_fault(forge, cell, ctx, prepared, method, path, times):
+    """Run the trial while the forge answers `method path` with 500, `times` times."""
+    forge.inject_fault(method, path, status=500, times=times)
+    try:
+        return run_cell(cell, ctx, prepared)
+    finally:
+        forge.clear_faults()
+
+
+@pytest.mark.slow
+def test_an_agent_that_kills_its_own_cli_is_crashed_and_charged(forge, tree, tmp_path):
+    """`kill -9 $PPID` from the agent's Bash ends the CLI mid tool call: before, a
+    harness error that `--until` re-ran (a failure erased); now the arm's `crashed`."""
+    driver = Scripted()
+    ctx = context(forge, tree, tmp_path, driver)
+    cell = raw_api_cell(tree)
+    prepared = prepare_cell(cell, ctx)
+    driver.script = [bash("kill -9 $PPID"), say("unreachable")]
+    sample = run_cell(cell, ctx, prepared)
+    assert (sample["outcome"], sample["failure_class"], sample["valid"]) == \
+        ("crashed", "agent-crash", True)
+    assert sample["tool_calls"] == 1
+    assert repos_left(forge) == [] and token_in_store(ctx) == []
+    assert list(ctx.store.samples()) == [sample]
+
+
+@pytest.mark.slow
+def test_an_audit_that_cannot_read_the_request_log_marks_the_trial_unaudited(
+        forge, tree, tmp_path):
+    """One 500 from the request log once turned a leaking trial into `passed`: the
+    audit fails closed."""
+    driver = Scripted()
+    ctx = context(forge, tree, tmp_path, driver)
+    cell = raw_api_cell(tree)
+    prepared = prepare_cell(cell, ctx)
+    # A foreign client the request log would show; the log then answers 500.
+    driver.script = [bash(curl(ctx, prepared, "PATCH", "/issues/2", {"state": "closed"})
+                          .replace("curl -s", "curl -s -A python-requests/2.31")),
+                     say("Closed issue #2.")]
+    sample = run_with_fault(forge, cell, ctx, prepared, "GET", r"^/_forge/requests$", 100)
+    assert (sample["outcome"], sample["failure_class"], sample["valid"]) == \
+        ("unaudited", "audit", False)
+    assert "request log could not be read" in sample["error"]
+    assert repos_left(forge) == []
+
+
+@pytest.mark.slow
+def test_a_host_error_on_the_agents_own_request_is_a_harness_error(forge, tree, tmp_path):
+    """A 500 the host answers the agent's PATCH with was recorded as the arm's
+    `failed`; the request log (for the agent's own token) shows it is the host's."""
+    driver = Scripted()
+    ctx = context(forge, tree, tmp_path, driver)
+    cell = raw_api_cell(tree)
+    prepared = prepare_cell(cell, ctx)
+    driver.script = [bash(curl(ctx, prepared, "PATCH", "/issues/2", {"state": "closed"})),
+                     say("Closed issue #2.")]
+    sample = run_with_fault(forge, cell, ctx, prepared, "PATCH", r"/issues/2$", 1)
+    assert (sample["outcome"], sample["failure_class"], sample["valid"]) == \
+        ("harness-error", "host", False)
+    assert "PATCH" in sample["error"] and "HTTP 500" in sample["error"]
+    assert repos_left(forge) == []
+
+
+@pytest.mark.slow
+def test_an_agent_whose_background_job_kills_its_cli_later_is_crashed_too(forge, tree, tmp_path):
+    """The kill may come after its call answered: a background job outlives the call."""
+    driver = Scripted()
+    ctx = context(forge, tree, tmp_path, driver)
+    cell = raw_api_cell(tree)
+    prepared = prepare_cell(cell, ctx)
+    # The model then stalls: the kill lands while the CLI waits on it, no call running.
+    driver.script = [bash("(sleep 1; kill -9 $PPID) > /dev/null 2>&1 &"), stall()]
+    sample = run_cell(cell, ctx, prepared)
+    assert (sample["outcome"], sample["failure_class"], sample["valid"]) == \
+        ("crashed", "agent-crash", True), sample["error"]

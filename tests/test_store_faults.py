@@ -1,0 +1,107 @@
+"""The store under faults: a full disk leaves no partial line, and concurrent runs on
+one store take turns so `--until N` is never exceeded."""
+
+import errno
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from test_store import sample
+
+import benchkit.store as store_module
+from benchkit.store import Store
+
+CHECKOUT = Path(__file__).resolve().parents[1]
+
+
+def test_an_append_that_fails_midway_leaves_no_partial_line(tmp_path, monkeypatch):
+    store = Store(tmp_path)
+    kept = store.append(sample())
+    path = store.cell_path("raw-api", "close-issue")
+    before = path.read_bytes()
+    real_write = os.write
+
+    def half_then_full(fd, data):  # the disk fills up after part of the line went out
+        if b"the disk fills up" in bytes(data):
+            real_write(fd, bytes(data[:len(data) // 2]))
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(fd, data)
+
+    monkeypatch.setattr(store_module.os, "write", half_then_full)
+    with pytest.raises(OSError) as raised:
+        store.append(sample(answer="the disk fills up"))
+    assert raised.value.errno == errno.ENOSPC
+    assert path.read_bytes() == before
+    monkeypatch.undo()
+    assert list(store.samples()) == [kept] and store.problems == []
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("mount") is None,
+                    reason="mounting a small tmpfs needs root")
+def test_a_full_disk_leaves_no_partial_line(tmp_path):
+    """The same on a real full file system: a 64 KiB tmpfs."""
+    mount = tmp_path / "small"
+    mount.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)],
+                             capture_output=True, text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
+    try:
+        store = Store(mount)
+        stored = []
+        with pytest.raises(OSError) as raised:
+            for _ in range(1000):
+                stored.append(store.append(sample(answer="x" * 3000)))
+        assert raised.value.errno == errno.ENOSPC
+        text = store.cell_path("raw-api", "close-issue").read_text()
+        assert text.endswith("\n")
+        assert [json.loads(line) for line in text.splitlines()] == stored
+    finally:
+        subprocess.run(["umount", str(mount)], check=False)
+
+
+def test_the_run_lock_makes_a_second_run_wait_for_the_first(tmp_path):
+    store, events = Store(tmp_path), []
+    first_in, release = threading.Event(), threading.Event()
+
+    def first():
+        with store.run_lock():
+            events.append("first in")
+            first_in.set()
+            release.wait(10)
+            events.append("first out")
+
+    thread = threading.Thread(target=first)
+    thread.start()
+    first_in.wait(10)
+    told = []
+    threading.Timer(0.5, release.set).start()
+    with Store(tmp_path).run_lock(told.append):
+        events.append("second in")
+    thread.join()
+    assert events == ["first in", "first out", "second in"]
+    assert told and "another run is using the store" in told[0]
+
+
+@pytest.mark.slow
+def test_two_concurrent_runs_until_1_record_one_sample(tmp_path):
+    """Two `benchkit run --until 1` at once on one store: before the lock, both ran the
+    cell (two samples); now the second plans after the first and runs nothing."""
+    store = tmp_path / "results"
+    env = {**os.environ, "BENCHKIT_CACHE_DIR": str(tmp_path / "cache"),
+           "BENCHKIT_ROOT": str(CHECKOUT), "PYTHONPATH": str(CHECKOUT)}
+    command = [sys.executable, "-c", "from benchkit.cli import main; main()", "run",
+               str(CHECKOUT / "arms.d/raw-api.yaml"), "--task", "close-csv-export-issue",
+               "--driver", "replay", "--until", "1", "--store", str(store), "--no-report"]
+    runs = [subprocess.Popen(command, env=env, cwd=tmp_path, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outputs = [run.communicate(timeout=300) for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], outputs
+    lines = (store / "raw-api" / "close-csv-export-issue.jsonl").read_text().splitlines()
+    assert [json.loads(line)["outcome"] for line in lines] == ["passed"]
+    assert any("nothing to do" in err for _, err in outputs)
