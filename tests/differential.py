@@ -248,7 +248,9 @@ def load_accepted() -> list[dict]:
 def accepted_by(difference: Difference, entries: list[dict]) -> dict | None:
     for entry in entries:
         if fnmatch.fnmatchcase(difference.request, entry["request"]) and \
-                fnmatch.fnmatchcase(difference.where, entry["where"]):
+                fnmatch.fnmatchcase(difference.where, entry["where"]) and \
+                entry.get("forge", difference.forge) == difference.forge and \
+                entry.get("gitea", difference.gitea) == difference.gitea:
             return entry
     return None
 

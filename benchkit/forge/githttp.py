@@ -32,12 +32,15 @@ class Materialiser:
 
     def __init__(self, store: Store):
         self.store = store
-        self.root = Path(tempfile.mkdtemp(prefix="benchkit-forge-git-"))
+        self.root: Path | None = None  # made on the first clone: most forges never see one
         self.lock = threading.Lock()
         self.built: dict[int, tuple[str, Path]] = {}  # repo id -> (fingerprint, directory)
 
     def close(self):
-        shutil.rmtree(self.root, ignore_errors=True)
+        with self.lock:
+            if self.root is not None:
+                shutil.rmtree(self.root, ignore_errors=True)
+                self.root = None
 
     def bare(self, repo: dict) -> Path:
         branches = self.store.branches(repo["id"])
@@ -46,6 +49,8 @@ class Materialiser:
             cached = self.built.get(repo["id"])
             if cached and cached[0] == fingerprint:
                 return cached[1]
+            if self.root is None:
+                self.root = Path(tempfile.mkdtemp(prefix="benchkit-forge-git-"))
             target = self.root / f"{repo['id']}-{fingerprint[:12]}.git"
             if not target.exists():
                 self._build(target, repo, branches)
