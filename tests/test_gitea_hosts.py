@@ -59,11 +59,11 @@ def test_seed_then_snapshot_is_the_ground_truth_and_gc_sweeps_it(host, runner):
     assert captured.exit_code == 0 and truth.exit_code == 0
     assert json.loads(captured.stdout) == json.loads(truth.stdout)
 
-    listed = invoke(runner, host, "gc", "--prefix", mine)
+    listed = invoke(runner, host, "gc", "--older-than", "0", "--prefix", mine)
     assert listed.exit_code == 0 and listed.stdout.splitlines() == [full_name]
-    swept = invoke(runner, host, "gc", "--prefix", mine, "--yes")
+    swept = invoke(runner, host, "gc", "--older-than", "0", "--prefix", mine, "--yes")
     assert swept.stdout.splitlines() == [f"deleted {full_name}"]
-    assert invoke(runner, host, "gc", "--prefix", mine).stdout == ""
+    assert invoke(runner, host, "gc", "--older-than", "0", "--prefix", mine).stdout == ""
     assert invoke(runner, host, "snapshot", "--repo", full_name).exit_code == 1
 
 
@@ -72,7 +72,7 @@ def test_gc_never_touches_a_repository_that_merely_shares_the_prefix(host, runne
     thrown, _ = create_repo(client, mine)
     keep = client.post("/user/repos", {"name": f"{mine}notes"})["name"]
     try:
-        swept = invoke(runner, host, "gc", "--prefix", mine, "--yes")
+        swept = invoke(runner, host, "gc", "--older-than", "0", "--prefix", mine, "--yes")
         assert swept.stdout.splitlines() == [f"deleted {thrown.full_name}"]
         assert client.get(f"/repos/{host.user}/{keep}")["name"] == keep
     finally:
