@@ -3,7 +3,7 @@
 `results/<arm>/<task>.jsonl` holds one complete JSON line per sample, appended under an
 exclusive lock on the cell file itself and flushed to disk, never rewritten; an append
 that fails (a full disk) is cut back, so it leaves no partial line. A run holds the
-store's run lock (`.run.lock`, beside the arms' directories) while it plans and runs, so
+store's run lock (`.results.run.lock` beside `results/`) while it plans and runs, so
 concurrent runs on one store take turns and `--until N` is never exceeded. A sample's transcript sits beside it in
 `results/<arm>/<task>/<sample id>.json`. Secrets (the Gitea token) are scrubbed from
 every line and transcript on the way in.
@@ -25,6 +25,8 @@ import jsonschema
 from benchkit import SCHEMA_DIR
 
 SCRUBBED = "[REDACTED]"
+# The run lock sits beside the store (`.results.run.lock`): a run that records nothing
+# leaves no store directory.
 RUN_LOCK = ".run.lock"
 
 
@@ -109,8 +111,8 @@ class Store:
     def run_lock(self, waiting: Callable[[str], None] | None = None):
         """Hold the store's run lock: another run on this store waits until this one
         is over (told through `waiting`), then plans from what this one stored."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        lock = filelock.FileLock(self.root / RUN_LOCK)
+        self.root.parent.mkdir(parents=True, exist_ok=True)
+        lock = filelock.FileLock(self.root.parent / f".{self.root.name}{RUN_LOCK}")
         try:
             lock.acquire(timeout=0)
         except filelock.Timeout:

@@ -52,7 +52,7 @@ def agent_processes(marker: str) -> list[int]:
 
 
 def agent_tokens(forge) -> int:
-    return forge.state.store.value("SELECT COUNT(*) FROM tokens WHERE scope = 'api'")
+    return forge.state.store.value("SELECT COUNT(*) FROM tokens WHERE scope LIKE 'api%'")
 
 
 @pytest.mark.slow
