@@ -3,8 +3,9 @@
 `results/<arm>/<task>.jsonl` holds one complete JSON line per sample, appended under an
 exclusive lock on the cell file itself (so the store holds nothing but samples and
 transcripts) and flushed to disk, never rewritten. A sample's transcript sits beside it in
-`results/<arm>/<task>/<sample id>.json`. Secrets (the Gitea token) are scrubbed from
-every line and transcript on the way in.
+`results/<arm>/<task>/<sample id>.json`. Secrets (the Gitea token, the driver's
+credentials, the harness's secret-looking variables) are scrubbed from every line and
+transcript on the way in, in every encoding benchkit.scrub knows.
 """
 
 from __future__ import annotations
@@ -19,19 +20,11 @@ from pathlib import Path
 import jsonschema
 
 from benchkit import SCHEMA_DIR
-
-SCRUBBED = "[REDACTED]"
+from benchkit.scrub import SCRUBBED, scrub  # noqa: F401 - the store's scrubber, re-exported
 
 
 class StoreError(Exception):
     """A sample that cannot be stored (bad shape), named by arm and task."""
-
-
-def scrub(text: str, secrets: Iterable[str]) -> str:
-    """Replace every occurrence of each non-empty secret."""
-    for secret in sorted((s for s in secrets if s), key=len, reverse=True):
-        text = text.replace(secret, SCRUBBED)
-    return text
 
 
 @lru_cache(maxsize=1)

@@ -78,7 +78,8 @@ class Sandbox:
     """One trial's sandbox. `root` is a private directory of the harness (0700): the
     prefix script and the bridge's socket live there. `env` is the arm's declared
     environment (its curated PATH included); `writable` more trial directories (the
-    arm's config directory); `host_url` the one host reachable (None: no network)."""
+    arm's config directory, the CLI's own temporary directory, where it tracks the
+    shell's cwd); `host_url` the one host reachable (None: no network)."""
 
     root: Path
     workdir: Path
@@ -87,6 +88,7 @@ class Sandbox:
     env: dict = field(default_factory=dict, repr=False)
     host_url: str | None = None
     writable: tuple = ()
+    masked: tuple = ()        # directories inside those, emptied (the CLI's sockets)
     markers: dict = field(default_factory=dict)  # outside the sandbox: kill_marked finds bwrap
     _bridge: subprocess.Popen | None = field(default=None, repr=False)
 
@@ -149,6 +151,8 @@ class Sandbox:
         bwrap += ["--ro-bind", str(self.socket.parent), str(self.socket.parent)]
         for path in (self.tmp, self.home, self.workdir, *self.writable):
             bwrap += ["--bind", str(path), str(path)]
+        for path in self.masked:
+            bwrap += ["--tmpfs", str(path)]
         bwrap += ["--clearenv"]
         for key, value in self.shell_env().items():
             bwrap += ["--setenv", key, value]

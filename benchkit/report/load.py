@@ -52,6 +52,7 @@ class Sample(msgspec.Struct, frozen=True, gc=False):
     blocked_calls: Count
     fingerprints: Fingerprints
     schema_version: Literal[1] = 1
+    confined: bool = True  # older samples predate --unconfined
 
     @property
     def estimated(self) -> bool:
