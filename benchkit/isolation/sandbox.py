@@ -91,6 +91,7 @@ class Sandbox:
     masked: tuple = ()        # directories inside those, emptied (the CLI's sockets)
     markers: dict = field(default_factory=dict)  # outside the sandbox: kill_marked finds bwrap
     _bridge: subprocess.Popen | None = field(default=None, repr=False)
+    _net: Path | None = field(default=None, repr=False)
 
     @property
     def prefix(self) -> Path:
@@ -98,7 +99,11 @@ class Sandbox:
 
     @property
     def socket(self) -> Path:
-        return self.root / "net" / "host.sock"
+        """The bridge's socket, in a directory of its own with a short path (a UNIX
+        socket's path is limited to 107 bytes)."""
+        if self._net is None:
+            self._net = Path(tempfile.mkdtemp(prefix="benchkit-net-", dir=_short_tmp()))
+        return self._net / "host.sock"
 
     def shell_env(self) -> dict:
         """The allowlist: what the agent's shell sees, and nothing else."""
@@ -119,7 +124,7 @@ class Sandbox:
         if reason:
             raise SandboxError(reason)
         target = bridge_target(self.host_url) if self.host_url else None
-        for directory in (self.workdir, self.home, self.tmp, self.socket.parent):
+        for directory in (self.root, self.workdir, self.home, self.tmp):
             directory.mkdir(parents=True, exist_ok=True)
         if target is not None:
             self._bridge = subprocess.Popen(
@@ -137,6 +142,9 @@ class Sandbox:
         if bridge is not None and bridge.poll() is None:
             bridge.send_signal(signal.SIGKILL)
             bridge.wait()
+        net, self._net = self._net, None
+        if net is not None:
+            shutil.rmtree(net, ignore_errors=True)
 
     def script(self, target: tuple[str, int] | None) -> str:
         """The prefix: `prefix SCRIPT` runs SCRIPT confined. Only fixed arguments are
@@ -207,6 +215,11 @@ def _path_dirs(path: str) -> list[str]:
                                                 for h in hidden):
             found.append(real)
     return found
+
+
+def _short_tmp() -> str | None:
+    """/tmp when it is there to write (the shortest path), else the default."""
+    return "/tmp" if os.access("/tmp", os.W_OK) else None
 
 
 def _wait_for(path: Path) -> None:
