@@ -263,7 +263,8 @@ def _audit(cell: Cell, ctx: RunContext, drive: Drive, prepared: Prepared) -> tup
     """Leaks, from evidence independent of the run's own bookkeeping."""
     run = drive.run
     leaks = audit_offered(run.tools_offered, cell.arm.tool, drive.assembly.mcp_servers)
-    leaks += audit_transcript(run.transcript, drive.policy)
+    leaks += audit_transcript(run.transcript, drive.policy,
+                              secrets=(*ctx.secrets(), prepared.agent_token(ctx)))
     event = {"event": "audit", "request_log": "not checked: the arm declares no User-Agent"}
     requests_seen = ctx.read_request_log(prepared.token_id) if cell.arm.user_agent else None
     if cell.arm.user_agent and (requests_seen is None or prepared.token_id is None):
