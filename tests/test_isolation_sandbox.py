@@ -9,9 +9,13 @@ import os
 import socket
 import subprocess
 import threading
+from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from click.testing import CliRunner
+
+from benchkit.cli import main
 
 from benchkit.isolation import sandbox as sandbox_module
 from benchkit.isolation.sandbox import Sandbox, SandboxError, bridge_target, missing, probe
@@ -162,3 +166,51 @@ def test_secret_looking_variables_are_secrets():
                                  "DB_PASSWORD": "hunter2hunter2", "SHORT_TOKEN": "1",
                                  "HOME": "/root/secret-looking-value"})
     assert set(found) == {"abcdefgh12", "ghp_1234567890", "hunter2hunter2"}
+
+
+# --- `benchkit run`: confined by default, refused without bubblewrap, --unconfined marked
+
+CHECKOUT = Path(__file__).resolve().parents[1]
+RAW_API = str(CHECKOUT / "arms.d/raw-api.yaml")
+
+
+@pytest.fixture
+def quiet(tmp_path, monkeypatch):
+    for name in ("GITEA_URL", "GITEA_TOKEN", "BENCHKIT_ROOT"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("BENCHKIT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+
+
+def benchkit_run(tmp_path, *args):
+    return CliRunner().invoke(main, ["run", RAW_API, "--driver", "replay", "--task",
+                                     "close-csv-export-issue", "--store", str(tmp_path / "results"),
+                                     "--reports", str(tmp_path / "reports"), *args],
+                              catch_exceptions=False)
+
+
+def test_a_machine_without_bubblewrap_refuses_to_run_in_one_line(tmp_path, quiet, monkeypatch):
+    real = sandbox_module.shutil.which
+    monkeypatch.setattr(sandbox_module.shutil, "which",
+                        lambda name, *a, **k: None if name == "bwrap" else real(name, *a, **k))
+    result = benchkit_run(tmp_path)
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if "sandbox" in line]
+    assert lines == [f"pre-flight sandbox: {missing()}"]
+    assert "apt-get install bubblewrap socat" in lines[0]
+    assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.slow
+def test_unconfined_samples_are_marked_and_the_report_says_so(tmp_path, quiet):
+    result = benchkit_run(tmp_path, "--unconfined")
+    assert result.exit_code == 0, result.output
+    sample = json.loads((tmp_path / "results/raw-api/close-csv-export-issue.jsonl").read_text())
+    assert (sample["outcome"], sample["confined"]) == ("passed", False)
+    report = (tmp_path / "reports/report.md").read_text()
+    assert "1 sample ran unconfined (--unconfined)" in report
+    confined = benchkit_run(tmp_path)
+    assert confined.exit_code == 0, confined.output
+    lines = (tmp_path / "results/raw-api/close-csv-export-issue.jsonl").read_text().splitlines()
+    assert json.loads(lines[-1])["confined"] is True
