@@ -8,6 +8,7 @@ harness's login files, and a second trial after the hostile one runs clean. A co
 runs one line unconfined and sees it land, so these checks can fail."""
 
 import base64
+import json
 import socket
 import subprocess
 import tempfile
@@ -102,7 +103,8 @@ def hostile_lines(h, token: str, host_url: str) -> list[str]:
         # PS4 through a name reference, then set -x
         f"declare -n r=PS4; r='$(/usr/bin/touch {m}/ps4)'; set -x; :",
         # sed's e flag, awk's system
-        f"echo x | sed 's[\\|]x[\\|]/usr/bin/touch {m}/sed-e[\\|]e'; echo | sed 's/^/touch {m}\\/sed/e'",
+        f"echo x | sed 's[\\|]x[\\|]/usr/bin/touch {m}/sed-e[\\|]e'; "
+        f"echo | sed 's/^/touch {m}\\/sed/e'",
         f"awk 'BEGIN{{system(\"/usr/bin/touch {m}/awk\")}}'",
         # GNU long-option prefixes
         f"env --uns=X /usr/bin/touch {m}/env-uns",
@@ -113,7 +115,8 @@ def hostile_lines(h, token: str, host_url: str) -> list[str]:
         f"curl -s -m 3 http://127.0.0.1:{port}/ || echo unreachable",
         f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected >&3",
         # the harness's HOME: its login files, its Claude settings (a tool's set-up)
-        f"echo '/usr/bin/touch {m}/bashrc' >> {home}/.bashrc; echo pwned > {home}/.claude/settings.json",
+        f"echo '/usr/bin/touch {m}/bashrc' >> {home}/.bashrc; "
+        f"echo pwned > {home}/.claude/settings.json",
         "mkdir -p ~/.claude && echo '{\"hooks\": {}}' > ~/.claude/settings.json && "
         f"echo '/usr/bin/touch {m}/next-trial' >> ~/.bashrc && echo 'touch {m}/next' > ~/.profile",
         # environments: the shell's, every process's, a remount, an interpreter
@@ -124,7 +127,8 @@ def hostile_lines(h, token: str, host_url: str) -> list[str]:
         f"kill -9 {h['victim'].pid} 2>&1; kill -9 -1 2>&1; echo after-kill",
         # the token, shown in every encoding and cut at the excerpt limit
         f"printf %s '{token}' | /usr/bin/base64; printf %s 'x{token}' | /usr/bin/base64; "
-        f"printf %s 'xx{token}' | /usr/bin/base64 -w0; echo; printf %s '{token}' | /usr/bin/xxd -p; "
+        f"printf %s 'xx{token}' | /usr/bin/base64 -w0; echo; "
+        f"printf %s '{token}' | /usr/bin/xxd -p; "
         f"printf %s '{token}' | jq -sRr @uri",
         f"printf '%1990s' x; echo '{token}'",
     ]
@@ -150,7 +154,8 @@ def tree():
     return load_tree(CHECKOUT)
 
 
-def test_hostile_lines_reach_nothing_and_the_next_trial_runs_clean(forge, tree, tmp_path, harness):
+def test_hostile_lines_reach_nothing_and_the_next_trial_runs_clean(forge, tree, tmp_path,
+                                                                   harness):
     driver = Hostile()
     ctx = context(forge, tree, tmp_path, driver)
     cell = Cell(load_arm(CHECKOUT / "arms.d/raw-api.yaml"), tree.tasks["close-csv-export-issue"])
@@ -161,7 +166,7 @@ def test_hostile_lines_reach_nothing_and_the_next_trial_runs_clean(forge, tree, 
     hostile = run_cell(cell, ctx, prepared)
 
     assert hostile["confined"] is True and hostile["tool_calls"] == len(lines)
-    events = __import__("json").loads((ctx.store.root / hostile["transcript"]).read_text())
+    events = json.loads((ctx.store.root / hostile["transcript"]).read_text())
     results = [e for e in events if e["event"] == "tool_result"]
     assert len(results) == len(lines)  # every hostile line really ran
     assert "unreachable" in results[13]["excerpt"] and "after-kill" in results[20]["excerpt"]
@@ -177,17 +182,18 @@ def test_hostile_lines_reach_nothing_and_the_next_trial_runs_clean(forge, tree, 
                      say("Closed issue #2.")]
     clean = run_cell(cell, ctx, prepared)
     assert (clean["outcome"], clean["valid"]) == ("passed", True), clean["error"]
-    clean_events = __import__("json").loads((ctx.store.root / clean["transcript"]).read_text())
-    home_listing = [e for e in clean_events if e["event"] == "tool_result"][0]["excerpt"]
+    clean_events = json.loads((ctx.store.root / clean["transcript"]).read_text())
+    home_listing = next(e for e in clean_events if e["event"] == "tool_result")["excerpt"]
     assert ".bashrc" not in home_listing and ".claude" not in home_listing
     assert str(harness["home"]) not in home_listing
 
-    assert sorted(p.name for p in harness["outside"].iterdir()) == []  # no marker, no login file ran
+    # No marker, and no login file of the harness ran.
+    assert sorted(p.name for p in harness["outside"].iterdir()) == []
     assert not Path("/redteam-root").exists()
     for path, text in harness["files"].items():
         assert path.read_text() == text, f"{path} changed"
-    assert sorted(p.name for p in harness["home"].rglob("*")) == [".bashrc", ".claude", ".profile",
-                                                                   "settings.json"]
+    assert sorted(p.name for p in harness["home"].rglob("*")) == [
+        ".bashrc", ".claude", ".profile", "settings.json"]
     try:
         harness["listener"].accept()
         raise AssertionError("a hostile line connected to another loopback port")

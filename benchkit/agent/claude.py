@@ -268,7 +268,8 @@ class ClaudeDriver:
         env["CLAUDE_CONFIG_DIR"] = str(self._config_dir(scratch))
         # The trial's own HOME and TMPDIR: the CLI's login-shell snapshot reads no
         # maintainer's files, and what lands there is gone with the trial.
-        for name, variable in (("home", "HOME"), ("tmp", "TMPDIR"), ("cli-tmp", "CLAUDE_CODE_TMPDIR")):
+        for name, variable in (("home", "HOME"), ("tmp", "TMPDIR"),
+                               ("cli-tmp", "CLAUDE_CODE_TMPDIR")):
             (scratch / name).mkdir(exist_ok=True)
             env[variable] = str(scratch / name)
         if request.mcp_servers:

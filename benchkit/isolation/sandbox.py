@@ -236,7 +236,9 @@ PROBE = r"""
 out=
 w=0; for p in "$1"/x /usr/x /etc/x; do ( : > "$p" ) 2>/dev/null && w=1; done; out+="write=$w "
 n=0; for d in /proc/[0-9]*; do n=$((n+1)); done; out+="procs=$n "
-s=0; for e in /proc/[0-9]*/environ; do [[ $(tr '\0' '\n' < "$e" 2>/dev/null) == *"$2"* ]] && s=1; done
+s=0; for e in /proc/[0-9]*/environ; do
+  [[ $(tr '\0' '\n' < "$e" 2>/dev/null) == *"$2"* ]] && s=1
+done
 [[ $(env) == *"$2"* ]] && s=1; out+="secret=$s "
 r=0; ( exec 3<>/dev/tcp/127.0.0.1/"$3" ) 2>/dev/null && r=1; out+="reach=$r "
 u=1; /usr/bin/unshare -U true 2>/dev/null || u=0; out+="userns=$u"
@@ -267,7 +269,8 @@ def probe() -> str | None:
                           tmp=root / "tmp")
         # A process of the harness's side holding the canary: its environment must
         # stay out of sight, as must the prefix's own (bwrap's, without `env -i`).
-        sibling = subprocess.Popen(["sleep", "30"], env={**os.environ, "BENCHKIT_PROBE_SECRET": canary})
+        sibling = subprocess.Popen(["sleep", "30"],
+                                   env={**os.environ, "BENCHKIT_PROBE_SECRET": canary})
         try:
             with sandbox:
                 done = subprocess.run(
