@@ -214,3 +214,17 @@ def test_unconfined_samples_are_marked_and_the_report_says_so(tmp_path, quiet):
     assert confined.exit_code == 0, confined.output
     lines = (tmp_path / "results/raw-api/close-csv-export-issue.jsonl").read_text().splitlines()
     assert json.loads(lines[-1])["confined"] is True
+
+
+def test_an_mcp_server_starts_with_its_declared_variables_alone():
+    from benchkit.agent.claude import _mcp_allowlisted
+    server = _mcp_allowlisted({"type": "stdio", "command": "env", "args": [],
+                               "env": {"GITEA_ACCESS_TOKEN": "agent-token-1234"}})
+    env = {"PATH": "/usr/bin:/bin", "HOME": "/trial/home", "GITEA_ACCESS_TOKEN": "agent-token-1234",
+           "ANTHROPIC_API_KEY": "sk-ant-harness-key", "CLAUDE_CODE_MESSAGING_TOKEN": "cli-own"}
+    done = subprocess.run([server["command"], *server["args"]], env=env, capture_output=True,
+                          text=True, timeout=30)
+    seen = dict(line.split("=", 1) for line in done.stdout.splitlines())
+    assert seen == {"PATH": "/usr/bin:/bin", "HOME": "/trial/home",
+                    "GITEA_ACCESS_TOKEN": "agent-token-1234"}
+    assert "agent-token-1234" not in " ".join(server["args"])  # values never in an argv
