@@ -75,7 +75,8 @@ def preflight(arm_paths, *, task_patterns=(), tier: str | None = None,
     failures += [Failure("claude", m) for m in claude_problems(driver, environ)]
     credentials, host_failures = _host(host, token, login, environ)
     failures += [Failure("host", m) for m in host_failures]
-    failures += [Failure("sandbox", m) for m in sandbox_problems(confine, credentials)]
+    shell = loaded is None or any(arm.tool["kind"] == "shell" for arm in loaded.arms)
+    failures += [Failure("sandbox", m) for m in sandbox_problems(confine and shell, credentials)]
     if failures:
         raise PreflightError(failures, problems)
     loaded.credentials = credentials
@@ -226,7 +227,8 @@ def claude_credentials(environ: Mapping[str, str] = os.environ) -> str | None:
 # --- sandbox -------------------------------------------------------------------------
 
 def sandbox_problems(confine: bool, credentials=None) -> list[str]:
-    """The agent's shell can be confined here, to this host (one line each)."""
+    """The agent's shell can be confined here, to this host (one line each); nothing
+    to check when no arm has a shell or the run is --unconfined."""
     from benchkit.isolation.sandbox import SandboxError, bridge_target, probe
     if not confine:
         return []
