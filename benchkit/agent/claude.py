@@ -358,12 +358,13 @@ def _private_inputs(request: AgentRequest, scratch: Path, wrap) -> tuple[dict, s
 
 
 def _mcp_allowlisted(server: dict) -> dict:
-    """A stdio server started through the trampoline: it sees MCP_PASSED and its own
-    declared variables, not the CLI's environment (the API key, the harness's own)."""
+    """A stdio server started through the trampoline: it sees MCP_PASSED, the run's
+    markers (so the backstop finds it) and its own declared variables, not the CLI's
+    environment (the API key, the harness's own)."""
     if server.get("type", "stdio") != "stdio" or "command" not in server:
         return server
     command = shutil.which(server["command"]) or server["command"]
-    keep = ",".join(dict.fromkeys([*MCP_PASSED, *(server.get("env") or {})]))
+    keep = ",".join(dict.fromkeys([*MCP_PASSED, *MARKERS, *(server.get("env") or {})]))
     return {**server, "command": sys.executable,
             "args": ["-I", "-S", "-c", MCP_TRAMPOLINE, keep, command, *server.get("args", [])]}
 
