@@ -4,9 +4,10 @@
 exclusive lock on the cell file itself and flushed to disk, never rewritten; an append
 that fails (a full disk) is cut back, so it leaves no partial line. A run holds the
 store's run lock (`.results.run.lock` beside `results/`) while it plans and runs, so
-concurrent runs on one store take turns and `--until N` is never exceeded. A sample's transcript sits beside it in
-`results/<arm>/<task>/<sample id>.json`. Secrets (the Gitea token) are scrubbed from
-every line and transcript on the way in.
+concurrent runs on one store take turns and `--until N` is never exceeded. A sample's
+transcript sits beside it in `results/<arm>/<task>/<sample id>.json`. Secrets (the Gitea
+token, the driver's credentials, the harness's secret-looking variables) are scrubbed
+from every line and transcript on the way in, in every encoding benchkit.scrub knows.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ import filelock
 import jsonschema
 
 from benchkit import SCHEMA_DIR
+from benchkit.scrub import SCRUBBED, scrub  # noqa: F401 - the store's scrubber, re-exported
 
-SCRUBBED = "[REDACTED]"
 # The run lock sits beside the store (`.results.run.lock`): a run that records nothing
 # leaves no store directory.
 RUN_LOCK = ".run.lock"
@@ -32,13 +33,6 @@ RUN_LOCK = ".run.lock"
 
 class StoreError(Exception):
     """A sample that cannot be stored (bad shape), named by arm and task."""
-
-
-def scrub(text: str, secrets: Iterable[str]) -> str:
-    """Replace every occurrence of each non-empty secret."""
-    for secret in sorted((s for s in secrets if s), key=len, reverse=True):
-        text = text.replace(secret, SCRUBBED)
-    return text
 
 
 @lru_cache(maxsize=1)

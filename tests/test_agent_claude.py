@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from benchkit.agent.claude import ClaudeDriver
-from benchkit.agent.driver import AgentRequest, ToolDecision, kill_marked
+from benchkit.agent.driver import MARKERS, AgentRequest, ToolDecision, kill_marked
 from benchkit.agent.scripted import ScriptedModel, bash, fail, say, stall, tool
 
 pytestmark = pytest.mark.slow
@@ -187,7 +187,8 @@ def test_the_token_is_in_no_argument_of_the_agents_processes(arm):
     if arm == "mcp" and not GITEA_MCP.exists():
         pytest.skip("scripts/test-setup installs gitea-mcp")
     token, tag = f"tok-{uuid.uuid4().hex}", uuid.uuid4().hex
-    overrides = dict(system_prompt=f"Use the token {token} on the host.", env={"TEST_RUN": tag})
+    # Marked as a run loop marks its runs: MCP servers keep the markers, not the rest.
+    overrides = dict(system_prompt=f"Use the token {token} on the host.", env={MARKERS[1]: tag})
     if arm == "mcp":
         overrides.update(tools=[], guard=lambda name, _: ToolDecision(True, "policy"),
                          mcp_servers={"gitea": {"type": "stdio", "command": str(GITEA_MCP), "args": [],
@@ -204,7 +205,7 @@ def test_the_token_is_in_no_argument_of_the_agents_processes(arm):
                 time.sleep(0.1)
             assert model.messages(auxiliary=False), "the CLI never asked the model"
             assert token in json.dumps(model.messages(auxiliary=False)[0].body["system"])
-            processes = list(marked_processes("TEST_RUN", tag).values())
+            processes = list(marked_processes(MARKERS[1], tag).values())
             if arm == "mcp":  # the server runs too
                 assert any(str(GITEA_MCP) in " ".join(args) for args in processes)
             assert processes and not [args for args in processes if token in " ".join(args)]
@@ -212,7 +213,7 @@ def test_the_token_is_in_no_argument_of_the_agents_processes(arm):
             prompt_file = Path(cli[cli.index("--system-prompt-file") + 1])
             assert stat.S_IMODE(prompt_file.parent.stat().st_mode) == 0o700
         finally:
-            kill_marked("TEST_RUN", tag)
+            kill_marked(MARKERS[1], tag)
             agent.join(60)
     assert finished and not prompt_file.exists()  # removed with the run's directory
 

@@ -35,7 +35,8 @@ def test_the_raw_api_arm_runs_curl_alone(forge, tmp_path):
         run = ClaudeDriver(base_url=model.url).run(AgentRequest(
             system_prompt=assembly.system_prompt, prompt="Check the host.", model=suite.model,
             tools=assembly.tools, mcp_servers=assembly.mcp_servers, env=assembly.env,
-            cwd=workdir, guard=assembly.guard.decide_tool, max_turns=10, backstop_seconds=90))
+            cwd=workdir, guard=assembly.guard.decide_tool, max_turns=10, backstop_seconds=90,
+            network=forge.url))
         path_dir = str(assembly.path_dir)
         first_request = model.messages(auxiliary=False)[0].body
     assert run.stop == "end", run.error

@@ -119,7 +119,7 @@ def test_a_raw_api_cell_that_closes_the_right_issue_passes(forge, tree, tmp_path
                      say("Closed issue #2.")]
     sample = run_cell(cell, ctx, prepared)
 
-    assert (sample["outcome"], sample["valid"], sample["differences"]) == ("passed", True, [])
+    assert (sample["outcome"], sample["valid"], sample["differences"]) == ("passed", True, []), sample["error"]
     assert repos_left(forge) == []
     reported = driver.model.reported_usage()
     for component, key in (("input", "input_tokens"), ("cache_write", "cache_creation_input_tokens"),

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import requests
 
+from benchkit.scrub import scrub
+
 from .driver import ToolGuard
 from .transcript import tool_calls
 
@@ -36,8 +38,9 @@ def audit_offered(offered: list[str], tool: dict, mcp_servers: dict) -> list[str
     return [f"the agent was offered a foreign tool: {name}" for name in foreign]
 
 
-def audit_transcript(events: list[dict], policy: ToolGuard) -> list[str]:
-    """Findings about the calls the model proposed: each that ran is re-checked."""
+def audit_transcript(events: list[dict], policy: ToolGuard, secrets=()) -> list[str]:
+    """Findings about the calls the model proposed: each that ran is re-checked. A
+    finding quotes the call shortened, its secrets scrubbed before it is cut."""
     results = {e["id"]: e for e in events if e["event"] == "tool_result"}
     findings = []
     for call in tool_calls(events):
@@ -46,7 +49,8 @@ def audit_transcript(events: list[dict], policy: ToolGuard) -> list[str]:
         decision = policy(call["name"], call.get("input") or {})
         if not decision.allowed:
             findings.append(f"{call['name']} call ran although the policy denies it "
-                            f"({decision.reason}): {_brief(call.get('input'))}")
+                            f"({scrub(str(decision.reason), secrets)}): "
+                            f"{_brief(scrub(str(call.get('input')), secrets))}")
     return findings
 
 

@@ -17,6 +17,15 @@ The system prompt and the MCP servers' config hold the Gitea token: they reach t
 as files in the run's private directory, removed after the run, never as arguments
 (which every user on the machine can read).
 
+Containment: every Bash command runs in the trial's bubblewrap sandbox
+(benchkit.isolation.sandbox, through CLAUDE_CODE_SHELL_PREFIX): read-only host, the
+trial's own work directory, HOME and /tmp, no other process, an allowlisted
+environment, network to the Gitea host's port alone. The CLI itself gets a HOME and
+TMPDIR of the trial's own (its login-shell snapshot reads no maintainer's files, and
+nothing the agent writes there outlives the trial) and, unless it needs the
+maintainer's login, a fresh config directory. MCP servers start through a trampoline
+that hands them only PATH, HOME, TMPDIR, the locale and their declared variables.
+
 The SDK has no temperature option: runs use the runtime's default (docs/driver.md).
 """
 
@@ -27,6 +36,7 @@ import json
 import logging
 import os
 import shutil
+import sys
 import tempfile
 import time
 import uuid
@@ -39,8 +49,11 @@ from claude_agent_sdk import (ClaudeAgentOptions, CLIConnectionError, HookMatche
                               PermissionResultAllow, PermissionResultDeny, ProcessError,
                               ResultError, SystemMessage, query)
 
+from benchkit.isolation.sandbox import Sandbox, SandboxError
+from benchkit.scrub import environment_secrets
+
 from . import usage as usage_of
-from .driver import AgentRequest, AgentRun, kill_marked
+from .driver import MARKERS, AgentRequest, AgentRun, kill_marked
 from .transcript import Recorder
 
 RUN_MARKER = "BENCHKIT_RUN"
@@ -50,9 +63,15 @@ GRACE_SECONDS = 15
 # Quiet the CLI's own traffic that has nothing to do with the agent's work.
 CLI_ENV = {"DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
            "DISABLE_ERROR_REPORTING": "1", "CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY": "1"}
-# The CLI passes its environment to the agent's shell (its own scrubbing needs
-# bubblewrap), so these may show up in what the agent prints: the store scrubs them.
+# The driver's credentials: never in the sandboxed shell, scrubbed from every stored
+# byte all the same (an unconfined run hands the CLI's environment to the shell).
 ANTHROPIC_SECRETS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
+# What an MCP server keeps of the CLI's environment, besides its declared variables.
+MCP_PASSED = ("PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "TERM")
+# Starts an MCP server with the named variables alone (values never in any argv).
+MCP_TRAMPOLINE = ("import os,sys;keep=sys.argv[1].split(',');"
+                  "os.execve(sys.argv[2],sys.argv[2:],"
+                  "{k:os.environ[k] for k in keep if k in os.environ})")
 
 
 class _QuietBackstop(logging.Filter):
@@ -75,21 +94,30 @@ class ClaudeDriver:
     directory. Without it the CLI uses the maintainer's own credentials
     (ANTHROPIC_API_KEY, or the Claude login in config_dir, else CLAUDE_CONFIG_DIR, else
     ~/.claude), the directory pinned before an arm may move HOME.
+
+    confine: run every Bash command in the OS sandbox (the default); False runs the
+    shell as the CLI's child, with the CLI's environment, and marks the run unconfined.
     """
 
     name = "claude"
 
     @property
     def secrets(self) -> tuple[str, ...]:
-        """Credentials the agent's shell can see, for the store to scrub."""
-        return tuple(os.environ[key] for key in ANTHROPIC_SECRETS if os.environ.get(key))
+        """The driver's credentials and the harness's secret-looking variables, for the
+        store (and the transcript's excerpts) to scrub."""
+        own = [os.environ[key] for key in ANTHROPIC_SECRETS if os.environ.get(key)]
+        if self.api_key != DUMMY_API_KEY:
+            own.append(self.api_key)
+        return tuple(dict.fromkeys([*own, *environment_secrets()]))
 
     def __init__(self, base_url: str | None = None, api_key: str = DUMMY_API_KEY,
-                 config_dir: str | os.PathLike | None = None, cli_path: str | None = None):
+                 config_dir: str | os.PathLike | None = None, cli_path: str | None = None,
+                 confine: bool = True):
         self.base_url = base_url
         self.api_key = api_key
         self.config_dir = config_dir
         self.cli_path = cli_path
+        self.confine = confine
 
     def run(self, request: AgentRequest) -> AgentRun:
         try:
@@ -105,10 +133,20 @@ class ClaudeDriver:
         scratch = Path(tempfile.mkdtemp(prefix="benchkit-agent-"))
         cwd = Path(request.cwd) if request.cwd else scratch / "work"
         cwd.mkdir(parents=True, exist_ok=True)
-        recorder = Recorder()
+        recorder = Recorder(secrets=(*request.secrets, *self.secrets))
         stderr_tail: deque[str] = deque(maxlen=40)
-        options = self._options(request, marker, scratch, cwd, recorder, stderr_tail.append)
         started, clock = datetime.now(timezone.utc), time.monotonic()
+        sandbox = self._sandbox(request, marker, scratch, cwd)
+        try:
+            if sandbox is not None:
+                sandbox.start()
+        except (SandboxError, OSError) as exc:
+            sandbox.stop()
+            shutil.rmtree(scratch, ignore_errors=True)
+            return self._result(recorder, "startup-error", f"the sandbox did not start: {exc}",
+                                None, started, 0.0)
+        options = self._options(request, marker, scratch, cwd, recorder, stderr_tail.append,
+                                sandbox)
         state = {"backstop": False}
 
         def backstop():
@@ -141,10 +179,31 @@ class ClaudeDriver:
         finally:
             watchdog.cancel()
             kill_marked(RUN_MARKER, marker)  # strays: background jobs, a server the CLI left behind
+            if sandbox is not None:
+                sandbox.stop()
             shutil.rmtree(scratch, ignore_errors=True)
         if state["backstop"]:
             stop, error = "backstop", f"wall-clock backstop of {request.backstop_seconds}s reached"
-        return self._result(recorder, stop, error, status, started, time.monotonic() - clock)
+        run = self._result(recorder, stop, error, status, started, time.monotonic() - clock)
+        run.confined = sandbox is not None or (self.confine and "Bash" not in request.tools)
+        return run
+
+    def _sandbox(self, request: AgentRequest, marker: str, scratch: Path,
+                 cwd: Path) -> Sandbox | None:
+        """The trial's sandbox, for a shell arm run confined; None otherwise."""
+        if not self.confine or "Bash" not in request.tools:
+            return None
+        markers = {key: value for key, value in request.env.items() if key in MARKERS}
+        markers[RUN_MARKER] = marker
+        arm_env = {key: value for key, value in request.env.items() if key not in MARKERS}
+        # The CLI tracks the shell's cwd and background output in its temporary
+        # directory, which the shell must reach; its messaging sockets it must not.
+        sockets = scratch / "cli-tmp" / "cc-socks"
+        sockets.mkdir(parents=True, mode=0o700, exist_ok=True)
+        return Sandbox(scratch / "sandbox", workdir=cwd, home=scratch / "home",
+                       tmp=scratch / "tmp", env=arm_env, host_url=request.network,
+                       writable=(scratch / "cli-tmp", *map(Path, request.writable)),
+                       masked=(sockets,), markers=markers)
 
     async def _consume(self, request, options, recorder) -> tuple[str, str | None, int | None]:
         async for message in query(prompt=_prompt(request.prompt), options=options):
@@ -158,7 +217,8 @@ class ClaudeDriver:
                                     result.api_error_status, result.result or result.errors)
         return "end", None, None
 
-    def _options(self, request, marker, scratch, cwd, recorder, on_stderr) -> ClaudeAgentOptions:
+    def _options(self, request, marker, scratch, cwd, recorder, on_stderr,
+                 sandbox) -> ClaudeAgentOptions:
         guard = request.guard
 
         def decide(name: str, tool_input: dict, tool_use_id: str | None) -> tuple[bool, str]:
@@ -181,7 +241,7 @@ class ClaudeDriver:
             allowed, reason = decide(name, tool_input, context.tool_use_id)
             return PermissionResultAllow() if allowed else PermissionResultDeny(message=reason)
 
-        system_prompt, mcp_config = _private_inputs(request, scratch)
+        system_prompt, mcp_config = _private_inputs(request, scratch, _mcp_allowlisted)
         return ClaudeAgentOptions(
             system_prompt=system_prompt,
             model=request.model,
@@ -194,29 +254,38 @@ class ClaudeDriver:
                                               on_failure="block")]},
             max_turns=request.max_turns,
             cwd=str(cwd),
-            env=self._env(request, marker, scratch),
+            env=self._env(request, marker, scratch, sandbox),
             stderr=on_stderr,
             cli_path=self.cli_path,
         )
 
-    def _env(self, request: AgentRequest, marker: str, scratch: Path) -> dict:
+    def _env(self, request: AgentRequest, marker: str, scratch: Path, sandbox) -> dict:
         env = dict(CLI_ENV)
         # The maintainer's own Gitea credentials stay out of the agent's shell.
         env.update({key: "" for key in os.environ if key.startswith("GITEA_")})
         if self.base_url:
             env.update(ANTHROPIC_BASE_URL=self.base_url, ANTHROPIC_API_KEY=self.api_key)
         env["CLAUDE_CONFIG_DIR"] = str(self._config_dir(scratch))
+        # The trial's own HOME and TMPDIR: the CLI's login-shell snapshot reads no
+        # maintainer's files, and what lands there is gone with the trial.
+        for name, variable in (("home", "HOME"), ("tmp", "TMPDIR"),
+                               ("cli-tmp", "CLAUDE_CODE_TMPDIR")):
+            (scratch / name).mkdir(exist_ok=True)
+            env[variable] = str(scratch / name)
         if request.mcp_servers:
             env["ENABLE_TOOL_SEARCH"] = "false"  # schemas load eagerly: the MCP arm's cost
         env["SHELL"] = "/bin/bash"  # the curated PATH may hold no shell
         env.update(request.env)
         env[RUN_MARKER] = marker
+        if sandbox is not None:
+            env["CLAUDE_CODE_SHELL_PREFIX"] = str(sandbox.prefix)
         return env
 
     def _config_dir(self, scratch: Path) -> Path:
         if self.config_dir:
             return Path(self.config_dir)
-        if self.base_url:  # a scripted model needs no login: start from nothing
+        if self.base_url or any(os.environ.get(key) for key in ANTHROPIC_SECRETS):
+            # A scripted model or a key needs no login: start from nothing.
             (scratch / "claude-config").mkdir(exist_ok=True)
             return scratch / "claude-config"
         return Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude")
@@ -276,15 +345,28 @@ def _classify_result(subtype, terminal_reason, status, detail) -> tuple[str, str
     return "crash", text or f"error result: {subtype}", status
 
 
-def _private_inputs(request: AgentRequest, scratch: Path) -> tuple[dict, str | dict]:
+def _private_inputs(request: AgentRequest, scratch: Path, wrap) -> tuple[dict, str | dict]:
     """The system prompt and the MCP config as files in the run's private directory
     (0700, removed after the run), not as the CLI's arguments: both hold the token,
     and every user can read a process's arguments."""
     prompt = _private_file(scratch / "system-prompt.md", request.system_prompt)
     config = {}
     if request.mcp_servers:
-        config = _private_file(scratch / "mcp.json", json.dumps({"mcpServers": request.mcp_servers}))
+        servers = {name: wrap(server) for name, server in request.mcp_servers.items()}
+        config = _private_file(scratch / "mcp.json", json.dumps({"mcpServers": servers}))
     return {"type": "file", "path": prompt}, config
+
+
+def _mcp_allowlisted(server: dict) -> dict:
+    """A stdio server started through the trampoline: it sees MCP_PASSED, the run's
+    markers (so the backstop finds it) and its own declared variables, not the CLI's
+    environment (the API key, the harness's own)."""
+    if server.get("type", "stdio") != "stdio" or "command" not in server:
+        return server
+    command = shutil.which(server["command"]) or server["command"]
+    keep = ",".join(dict.fromkeys([*MCP_PASSED, *MARKERS, *(server.get("env") or {})]))
+    return {**server, "command": sys.executable,
+            "args": ["-I", "-S", "-c", MCP_TRAMPOLINE, keep, command, *server.get("args", [])]}
 
 
 def _private_file(path: Path, text: str) -> str:

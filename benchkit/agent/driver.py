@@ -19,6 +19,10 @@ from typing import Any, Callable, Protocol
 # turn-cap -> confused, backstop -> hung, the rest -> harness error.
 STOPS = ("end", "turn-cap", "backstop", "api-error", "startup-error", "crash")
 
+# Variables that mark a run's processes for kill_marked: kept on the processes outside
+# any sandbox, never handed to the agent's shell.
+MARKERS = ("BENCHKIT_RUN", "BENCHKIT_LOOP")
+
 # Usage components, as recorded in a sample (the cache-write split where reported).
 COMPONENTS = ("input", "cache_write", "cache_write_5m", "cache_write_1h", "cache_read", "output")
 
@@ -54,6 +58,12 @@ class AgentRequest:
     guard: ToolGuard
     max_turns: int
     backstop_seconds: float
+    # The one host the agent's shell may reach (the sandbox bridges its port alone),
+    # the arm's directories it may write besides its own (the config directory), and
+    # every secret the run knows (scrubbed from what the transcript keeps).
+    network: str | None = None
+    writable: tuple = ()
+    secrets: tuple = field(default=(), repr=False)
     # The cell's coordinates (task, host_url, api_url, token, owner, repo, user,
     # self_review), for drivers that render against them (replay); never logged.
     cell: dict = field(default_factory=dict, repr=False)
@@ -76,6 +86,7 @@ class AgentRun:
     api_error_status: int | None = None                      # HTTP status of an API error
     usage_estimated: bool = False                            # replay: bytes, not tokens
     temperature: Any = None          # the SDK has no temperature option: runtime default
+    confined: bool = True            # the agent's shell ran in the OS sandbox (or it had none)
 
 
 class Driver(Protocol):

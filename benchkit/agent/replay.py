@@ -133,9 +133,11 @@ class ReplayDriver:
 
     name = "replay"
 
-    def __init__(self, reference: Reference, *, cli_path: str | None = None):
+    def __init__(self, reference: Reference, *, cli_path: str | None = None,
+                 confine: bool = True):
         self.reference = reference
         self.cli_path = cli_path
+        self.confine = confine  # the agent's shell in the OS sandbox (benchkit.agent.claude)
 
     def supports(self, task_id: str) -> bool:
         """Whether this reference can play the task at all."""
@@ -156,7 +158,8 @@ class ReplayDriver:
                               self_review=bool(cell.get("self_review")), targets=task.targets)
         play = Play(task, context)
         with ReplayModel(play, model=request.model) as model:
-            run = ClaudeDriver(base_url=model.url, cli_path=self.cli_path).run(request)
+            run = ClaudeDriver(base_url=model.url, cli_path=self.cli_path,
+                               confine=self.confine).run(request)
         run.usage_estimated = True
         run.transcript.append(play.summary())
         return run

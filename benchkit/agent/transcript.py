@@ -8,7 +8,9 @@ Events (plain dicts, JSON-ready), in stream order:
   tool_result  size in bytes, error flag and an excerpt of what the tool returned
   result       the runtime's own final figures (turns, cost, usage, stop reason)
   stop         how the run ended, with any error text
-The token is scrubbed when the store writes a transcript, never here.
+What the tool returned is scrubbed of the run's secrets (every encoding) before it is
+cut to an excerpt, so no cut leaves a recognisable part of one; the store scrubs the
+whole transcript again when it writes it.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import json
 from claude_agent_sdk import (AssistantMessage, ResultMessage, SystemMessage, TextBlock,
                               ToolResultBlock, ToolUseBlock, UserMessage)
 
+from benchkit.scrub import scrub
+
 EXCERPT_CHARS = 2000
 SYNTHETIC = "<synthetic>"
 
@@ -25,7 +29,8 @@ SYNTHETIC = "<synthetic>"
 class Recorder:
     """Turns the SDK's message stream and the guard's decisions into events."""
 
-    def __init__(self):
+    def __init__(self, secrets=()):
+        self.secrets = tuple(s for s in secrets if s)
         self.events: list[dict] = []
         self.decisions: dict[str, tuple[bool, str]] = {}
         self.tools_offered: list[str] = []
@@ -53,7 +58,7 @@ class Recorder:
                     text = _text_of(block.content)
                     self.events.append({"event": "tool_result", "id": block.tool_use_id,
                                         "bytes": len(text.encode()), "is_error": bool(block.is_error),
-                                        "excerpt": text[:EXCERPT_CHARS]})
+                                        "excerpt": scrub(text, self.secrets)[:EXCERPT_CHARS]})
         elif isinstance(message, ResultMessage):
             self.result = message
             self.events.append({"event": "result", "subtype": message.subtype,

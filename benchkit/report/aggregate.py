@@ -233,6 +233,7 @@ def totals(contents: StoreContents, sorted_: Sorted) -> dict:
             "invalid": excluded("invalid"), "unaudited": excluded("unaudited"),
             "harness_error": excluded("harness-error"),
             "other_versions": sum(n for _, n in sorted_.other.values()),
+            "unconfined": sum(1 for s in contents.samples if not s.confined),
             "unreadable": len(contents.problems)}
 
 
@@ -468,4 +469,8 @@ def exclusion_notes(totals: dict) -> list[str]:
         said.append(f"{_count(totals['replay'], 'replay sample')} (scripted model, token "
                     "figures estimated from bytes): reported apart as estimates, never in "
                     "the headline.")
+    if totals.get("unconfined"):
+        said.append(f"{_count(totals['unconfined'], 'sample')} ran unconfined (--unconfined): "
+                    "the agent's shell was not in the OS sandbox, so nothing but the guard "
+                    "and the audit kept it from the host.")
     return said

@@ -55,6 +55,7 @@ class Sample(msgspec.Struct, frozen=True, gc=False):
     schema_version: Literal[1] = 1
     tool_version: str | None = None  # the arm's tool, as its pre-flight found it
     started_at: str = ""             # ISO 8601, UTC: which of two samples is newer
+    confined: bool = True  # older samples predate --unconfined
 
     @property
     def estimated(self) -> bool:

@@ -35,6 +35,7 @@ from benchkit.agent.transcript import counts, tool_calls
 from benchkit.errors import HarnessError, HostError, ReadinessError, SeedError
 from benchkit.fingerprint import fingerprint
 from benchkit.isolation import IsolationError, assemble
+from benchkit.scrub import environment_secrets
 from benchkit.store import Store
 
 log = logging.getLogger(__name__)
@@ -70,8 +71,9 @@ class RunContext:
     host: dict | None = None         # {"kind", "version"}, found once when None
 
     def secrets(self) -> list[str]:
-        """What never reaches the store: the host token, the driver's credentials."""
-        return [self.client.token, *getattr(self.driver, "secrets", ())]
+        """What never reaches the store: the host token, the driver's credentials, the
+        harness's secret-looking variables."""
+        return [self.client.token, *getattr(self.driver, "secrets", ()), *environment_secrets()]
 
     @property
     def run_model(self) -> str:
@@ -247,6 +249,8 @@ def _drive(cell: Cell, ctx: RunContext, coordinates: dict, self_review: bool) ->
             tools=list(assembly.tools), mcp_servers=dict(assembly.mcp_servers),
             env=dict(assembly.env), cwd=workdir, guard=policy,
             max_turns=suite.turn_cap, backstop_seconds=suite.backstop_seconds,
+            network=ctx.client.url, writable=(assembly.config_dir,),
+            secrets=(*ctx.secrets(), coordinates["token"]),
             cell={"task": cell.task.id, "self_review": self_review, **coordinates})
         with assembly:  # credential files, bin directory; removed again on every path
             run = ctx.driver.run(request)
@@ -275,7 +279,8 @@ def _audit(cell: Cell, ctx: RunContext, drive: Drive, prepared: Prepared) -> Aud
     agent tokens (the forge) keeps a request log: reading it must succeed."""
     run = drive.run
     leaks = audit_offered(run.tools_offered, cell.arm.tool, drive.assembly.mcp_servers)
-    leaks += audit_transcript(run.transcript, drive.policy)
+    leaks += audit_transcript(run.transcript, drive.policy,
+                              secrets=(*ctx.secrets(), prepared.agent_token(ctx)))
     event = {"event": "audit", "request_log": "not checked: the host keeps no request log and "
                                                "mints no token per agent (not a forge)"}
     audit = Audit(leaks, event)
@@ -390,7 +395,8 @@ def _record_run(sample: dict, run) -> None:
         started_at=run.started.isoformat(), duration_s=run.duration_s, usage=run.usage,
         usage_by_model=run.usage_by_model, usage_estimated=run.usage_estimated,
         turns=run.turns, cost_usd=run.cost_usd, answer=run.answer, error=run.error,
-        tool_calls=tool_calls, blocked_calls=blocked, temperature=run.temperature)
+        tool_calls=tool_calls, blocked_calls=blocked, temperature=run.temperature,
+        confined=run.confined)
 
 
 def _blank_sample(cell: Cell, ctx: RunContext) -> dict:
@@ -412,6 +418,7 @@ def _blank_sample(cell: Cell, ctx: RunContext) -> dict:
                          "prompt": fingerprint(None), "model": fingerprint(ctx.run_model)},
         "self_review": bool(ctx.self_review), "host": ctx.host or {"kind": "gitea", "version": "unknown"},
         "answer": None, "error": None, "transcript": None, "leaks": [],
+        "confined": getattr(ctx.driver, "confine", True),
     }
 
 

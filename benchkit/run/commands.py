@@ -67,11 +67,14 @@ class Until(click.ParamType):
 @click.option("--json", "json_mode", is_flag=True,
               help="Progress as JSON events on stdout (one per line), nothing else there.")
 @click.option("--no-report", is_flag=True, help="Do not render the report at the end.")
+@click.option("--unconfined", is_flag=True,
+              help="Run the agent's shell without the OS sandbox (bubblewrap): every sample "
+                   "is marked unconfined, and the report says so.")
 @click.option("--reports", "reports_dir", type=click.Path(file_okay=False), default="reports",
               show_default=True, help="Where the report is rendered at the end.")
 @host_options
 def run(arm_yamls, task_patterns, tier, trials, until, budget, driver_name, model, store_dir,
-        jobs, json_mode, no_report, reports_dir, host, token, login):
+        jobs, json_mode, no_report, reports_dir, unconfined, host, token, login):
     """Run trials of the cells ARM_YAML x chosen tasks and append their samples.
 
     Cells with the fewest valid samples go first. With no host given (--host/--token,
@@ -89,7 +92,8 @@ def run(arm_yamls, task_patterns, tier, trials, until, budget, driver_name, mode
     progress = Progress(json_mode=json_mode, estimated=driver_name == "replay")
     try:
         checked = preflight(arm_yamls, task_patterns=task_patterns, tier=tier,
-                            driver=driver_name, host=host, token=token, login=login)
+                            driver=driver_name, host=host, token=token, login=login,
+                            confine=not unconfined)
     except PreflightError as error:
         _preflight_failed(progress, error.failures, error.problems)
     except KeyboardInterrupt:
@@ -97,7 +101,7 @@ def run(arm_yamls, task_patterns, tier, trials, until, budget, driver_name, mode
     if until == "floor":
         until = checked.tree.suite.floor
     options = dict(trials=trials, until=until, budget=budget, driver_name=driver_name,
-                   model=model, store_dir=store_dir, jobs=jobs)
+                   model=model, store_dir=store_dir, jobs=jobs, confine=not unconfined)
     try:
         status = _run(checked, progress, options)
         if status < 128 and not no_report:  # not stopped by a signal
@@ -146,13 +150,14 @@ class _Run:
     """One invocation's state: the store, drivers, contexts, and the loop's parts."""
 
     def __init__(self, checked, progress, *, url, token, trials, until, budget, driver_name,
-                 model, store_dir, jobs):
+                 model, store_dir, jobs, confine):
         from benchkit.run.loop import GatedStore, new_tag
         self.checked, self.progress = checked, progress
         self.url, self.token = url, token
         self.trials, self.until, self.budget = trials, until, budget
         self.driver_name, self.model = driver_name, model
         self.store_dir, self.jobs = store_dir, jobs
+        self.confine = confine
         self.stop, self.tag = threading.Event(), new_tag()
         self.store = GatedStore(store_dir, secrets=[token], stop=self.stop)
         self.drivers = {arm.id: self._driver(arm) for arm in checked.arms}
@@ -162,10 +167,10 @@ class _Run:
         from benchkit.run.loop import Cancellable
         if self.driver_name == "replay":
             from benchkit.agent.replay import ReplayDriver
-            driver = ReplayDriver(self.checked.references[arm.id])
+            driver = ReplayDriver(self.checked.references[arm.id], confine=self.confine)
         else:
             from benchkit.agent.claude import ClaudeDriver
-            driver = ClaudeDriver()
+            driver = ClaudeDriver(confine=self.confine)
         return Cancellable(driver, self.stop, self.tag)
 
     def context(self, arm):

@@ -9,6 +9,9 @@
                ANTHROPIC_API_KEY or another key, a Claude login, or ANTHROPIC_BASE_URL
     host       the given or discovered Gitea host answers and accepts the token (with
                none, the run starts an embedded forge and there is nothing to check)
+    sandbox    the agent's shell can be confined: a probe through the real prefix proves
+               the host read-only, no foreign process or environment visible, other
+               ports unreachable (skipped with --unconfined)
 
 Every check runs, so one attempt names every problem. Nothing is written outside a
 temporary directory. The tool probe, which needs the run's host and a seeded
@@ -33,7 +36,7 @@ CLAUDE_KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_T
 
 @dataclass(frozen=True)
 class Failure:
-    check: str     # documents | tools | claude | host | probe
+    check: str     # documents | tools | claude | host | probe | sandbox
     message: str
 
     def __str__(self) -> str:
@@ -63,7 +66,8 @@ class Checked:
 
 def preflight(arm_paths, *, task_patterns=(), tier: str | None = None,
               driver: str = "claude", host: str | None = None, token: str | None = None,
-              login: str | None = None, environ: Mapping[str, str] = os.environ) -> Checked:
+              login: str | None = None, environ: Mapping[str, str] = os.environ,
+              confine: bool = True) -> Checked:
     """Run every check; return what the run needs, or raise PreflightError."""
     failures, problems = [], []
     loaded = _documents(arm_paths, task_patterns, tier, driver, problems)
@@ -76,6 +80,8 @@ def preflight(arm_paths, *, task_patterns=(), tier: str | None = None,
     failures += [Failure("claude", m) for m in claude_problems(driver, environ)]
     credentials, host_failures = _host(host, token, login, environ)
     failures += [Failure("host", m) for m in host_failures]
+    shell = loaded is None or any(arm.tool["kind"] == "shell" for arm in loaded.arms)
+    failures += [Failure("sandbox", m) for m in sandbox_problems(confine and shell, credentials)]
     if failures:
         raise PreflightError(failures, problems)
     loaded.credentials = credentials
@@ -225,6 +231,23 @@ def claude_credentials(environ: Mapping[str, str] = os.environ) -> str | None:
             return key
     login = claude_config_dir(environ) / ".credentials.json"
     return str(login) if login.is_file() else None
+
+
+# --- sandbox -------------------------------------------------------------------------
+
+def sandbox_problems(confine: bool, credentials=None) -> list[str]:
+    """The agent's shell can be confined here, to this host (one line each); nothing
+    to check when no arm has a shell or the run is --unconfined."""
+    from benchkit.isolation.sandbox import SandboxError, bridge_target, probe
+    if not confine:
+        return []
+    found = [] if (reason := probe()) is None else [reason]
+    if credentials is not None:
+        try:
+            bridge_target(credentials.url)
+        except SandboxError as error:
+            found.append(str(error))
+    return found
 
 
 # --- host ----------------------------------------------------------------------------

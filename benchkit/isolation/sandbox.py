@@ -1,0 +1,310 @@
+"""The OS boundary around an agent's shell: every Bash command of a trial runs in a
+bubblewrap sandbox (measured in ../shared/sandbox-facts.md, Variant B).
+
+    sandbox = Sandbox(root, workdir=..., home=..., tmp=..., env=..., host_url=...)
+    with sandbox:                       # the prefix script written, the bridge started
+        CLAUDE_CODE_SHELL_PREFIX=sandbox.prefix   # the CLI runs `prefix SCRIPT` per call
+
+Inside: the host read-only; the trial's work directory, HOME, TMPDIR and /tmp (one
+private directory) writable; the harness's temporary directories and HOME hidden; no
+other process visible (own PID namespace); capabilities dropped; no nested namespaces;
+an environment built from an allowlist (PATH, LANG, TERM, HOME, TMPDIR, the arm's own
+variables), with `env -i` before bwrap so not even /proc/1/environ holds the harness's;
+a network namespace whose only way out is a socat bridge to the Gitea host's one port
+(127.0.0.1:PORT inside -> a UNIX socket -> host:port outside).
+
+`probe()` proves all of that through the same prefix, once per run, before a token is
+spent: a run that cannot confine refuses to start (benchkit run --unconfined aside).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from .bindir import IsolationError
+
+INSTALL = "apt-get install bubblewrap socat"
+# Host directories hidden behind an empty tmpfs: other trials' files, the maintainer's
+# and root's homes (their tool logins, ~/.claude), sockets of services.
+HIDDEN = ("/tmp", "/var/tmp", "/run", "/root", "/home", "/dev/shm")
+NAMESPACES = ("--die-with-parent", "--new-session", "--unshare-user", "--disable-userns",
+              "--cap-drop", "ALL", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+              "--unshare-cgroup-try", "--unshare-net")
+# Variables of the harness's own that may pass into the sandbox (values, not secrets).
+PASSED = ("LANG", "LC_ALL", "TERM")
+BRIDGE_WAIT_S = 2.0
+
+
+class SandboxError(IsolationError):
+    """The agent's shell cannot be confined here: the run must not start confined."""
+
+
+def missing() -> str | None:
+    """Why this machine cannot confine (a one-line reason naming the fix), or None."""
+    absent = [name for name in ("bwrap", "socat") if shutil.which(name) is None]
+    if absent:
+        return (f"{' and '.join(absent)} not installed: the agent's shell cannot be confined "
+                f"(install with `{INSTALL}`, or pass --unconfined to run without it)")
+    return None
+
+
+def bridge_target(host_url: str) -> tuple[str, int]:
+    """(address, port) of the host the agent's shell may reach; a SandboxError when the
+    sandbox cannot offer it at the same address inside (only loopback hosts can be)."""
+    parts = urlsplit(host_url)
+    port = parts.port or {"http": 80, "https": 443}.get(parts.scheme, 0)
+    address = parts.hostname or ""
+    if address == "localhost":
+        address = "127.0.0.1"
+    if not address.startswith("127.") or port < 1024:
+        raise SandboxError(f"the sandbox bridges only a loopback host on a port >= 1024, not "
+                           f"{host_url} (pass --unconfined to run without the sandbox)")
+    return address, port
+
+
+@dataclass
+class Sandbox:
+    """One trial's sandbox. `root` is a private directory of the harness (0700): the
+    prefix script and the bridge's socket live there. `env` is the arm's declared
+    environment (its curated PATH included); `writable` more trial directories (the
+    arm's config directory, the CLI's own temporary directory, where it tracks the
+    shell's cwd); `host_url` the one host reachable (None: no network)."""
+
+    root: Path
+    workdir: Path
+    home: Path
+    tmp: Path
+    env: dict = field(default_factory=dict, repr=False)
+    host_url: str | None = None
+    writable: tuple = ()
+    masked: tuple = ()        # directories inside those, emptied (the CLI's sockets)
+    markers: dict = field(default_factory=dict)  # outside the sandbox: kill_marked finds bwrap
+    _bridge: subprocess.Popen | None = field(default=None, repr=False)
+    _net: Path | None = field(default=None, repr=False)
+
+    @property
+    def prefix(self) -> Path:
+        return self.root / "shell-prefix"
+
+    @property
+    def socket(self) -> Path:
+        """The bridge's socket, in a directory of its own with a short path (a UNIX
+        socket's path is limited to 107 bytes)."""
+        if self._net is None:
+            self._net = Path(tempfile.mkdtemp(prefix="benchkit-net-", dir=_short_tmp()))
+        return self._net / "host.sock"
+
+    def shell_env(self) -> dict:
+        """The allowlist: what the agent's shell sees, and nothing else."""
+        env = {key: os.environ[key] for key in PASSED if os.environ.get(key)}
+        env.setdefault("LANG", "C.UTF-8")
+        env.update(HOME=str(self.home), TMPDIR="/tmp", PATH="/usr/bin:/bin")
+        env.update(self.env)  # the arm's own (tea's HOME, its PATH) win
+        return env
+
+    def __enter__(self) -> "Sandbox":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def start(self) -> "Sandbox":
+        reason = missing()
+        if reason:
+            raise SandboxError(reason)
+        target = bridge_target(self.host_url) if self.host_url else None
+        for directory in (self.root, self.workdir, self.home, self.tmp):
+            directory.mkdir(parents=True, exist_ok=True)
+        if target is not None:
+            self._bridge = subprocess.Popen(
+                [shutil.which("socat"), f"UNIX-LISTEN:{self.socket},fork",
+                 f"TCP:{target[0]}:{target[1]}"],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                env={"PATH": os.defpath, **self.markers})
+            _wait_for(self.socket)
+        self.prefix.write_text(self.script(target))
+        self.prefix.chmod(0o700)
+        return self
+
+    def stop(self) -> None:
+        bridge, self._bridge = self._bridge, None
+        if bridge is not None and bridge.poll() is None:
+            bridge.send_signal(signal.SIGKILL)
+            bridge.wait()
+        net, self._net = self._net, None
+        if net is not None:
+            shutil.rmtree(net, ignore_errors=True)
+
+    def script(self, target: tuple[str, int] | None) -> str:
+        """The prefix: `prefix SCRIPT` runs SCRIPT confined. Only fixed arguments are
+        written here; SCRIPT reaches the inner bash as "$1", never re-parsed."""
+        bwrap = [shutil.which("bwrap") or "bwrap", *NAMESPACES, "--ro-bind", "/", "/",
+                 "--dev", "/dev", "--proc", "/proc"]
+        for hidden in _hidden_dirs():
+            bwrap += ["--tmpfs", hidden]
+        bwrap += ["--bind", str(self.tmp), "/tmp"]
+        for path in _path_dirs(self.env.get("PATH", "")):
+            bwrap += ["--ro-bind", path, path]
+        bwrap += ["--ro-bind", str(self.socket.parent), str(self.socket.parent)]
+        for path in (self.tmp, self.home, self.workdir, *self.writable):
+            bwrap += ["--bind", str(path), str(path)]
+        for path in self.masked:
+            bwrap += ["--tmpfs", str(path)]
+        bwrap += ["--clearenv"]
+        for key, value in self.shell_env().items():
+            bwrap += ["--setenv", key, value]
+        inner = _inner(target, self.socket)
+        markers = [f"{key}={value}" for key, value in self.markers.items()]
+        return ("#!/bin/bash\n"
+                "# benchkit: this trial's Bash commands run confined "
+                "(benchkit/isolation/sandbox.py)\n"
+                f"exec /usr/bin/env -i {shlex.join(markers)} {shlex.join(bwrap)} "
+                f'--chdir "$PWD" -- /bin/bash -c {shlex.quote(inner)} benchkit-sandbox "$1"\n')
+
+
+def _inner(target, sock: Path) -> str:
+    """What runs first inside: the bridge to the host's port (when there is a host),
+    ready before the agent's script starts, then the script itself."""
+    if target is None:
+        return 'exec /bin/bash -c "$1"'
+    address, port = target
+    listen = f"TCP-LISTEN:{port},bind={address},fork,reuseaddr"
+    hexport = f"{port:04X}"
+    socat, sleep = shutil.which("socat"), shutil.which("sleep") or "/bin/sleep"
+    return (f"{shlex.quote(socat)} {listen} UNIX-CONNECT:{shlex.quote(str(sock))} "
+            f"</dev/null >/dev/null 2>&1 &\n"
+            "for _ in {1..400}; do\n"
+            f"  while read -r _ local _ state _; do\n"
+            f"    [[ $local == *:{hexport} && $state == 0A ]] && break 2\n"
+            f"  done </proc/net/tcp\n"
+            f"  {shlex.quote(sleep)} 0.005\n"
+            f"done\n"
+            f'exec /bin/bash -c "$1"')
+
+
+def _hidden_dirs() -> list[str]:
+    """HIDDEN plus the harness's HOME and temporary directory, parents first, each
+    only once (a directory under one already hidden needs no mount of its own)."""
+    candidates = [*HIDDEN, os.path.expanduser("~"), tempfile.gettempdir()]
+    chosen: list[str] = []
+    for path in sorted({os.path.realpath(p) for p in candidates}, key=len):
+        if path != "/" and os.path.isdir(path) and not any(
+                path == c or path.startswith(c + "/") for c in chosen):
+            chosen.append(path)
+    return chosen
+
+
+def _path_dirs(path: str) -> list[str]:
+    """The curated PATH's directories that a hidden directory would otherwise cover."""
+    hidden = _hidden_dirs()
+    found = []
+    for entry in path.split(os.pathsep):
+        real = os.path.realpath(entry) if entry else ""
+        if real and os.path.isdir(real) and any(real == h or real.startswith(h + "/")
+                                                for h in hidden):
+            found.append(real)
+    return found
+
+
+def _short_tmp() -> str | None:
+    """/tmp when it is there to write (the shortest path), else the default."""
+    return "/tmp" if os.access("/tmp", os.W_OK) else None
+
+
+def _wait_for(path: Path) -> None:
+    deadline = time.monotonic() + BRIDGE_WAIT_S
+    while not path.exists():
+        if time.monotonic() > deadline:
+            raise SandboxError(f"the network bridge did not start (no {path})")
+        time.sleep(0.005)
+
+
+# --- the check at the start of a run ------------------------------------------------
+
+PROBE = r"""
+out=
+w=0; for p in "$1"/x /usr/x /etc/x; do ( : > "$p" ) 2>/dev/null && w=1; done; out+="write=$w "
+n=0; for d in /proc/[0-9]*; do n=$((n+1)); done; out+="procs=$n "
+s=0; for e in /proc/[0-9]*/environ; do
+  [[ $(tr '\0' '\n' < "$e" 2>/dev/null) == *"$2"* ]] && s=1
+done
+[[ $(env) == *"$2"* ]] && s=1; out+="secret=$s "
+r=0; ( exec 3<>/dev/tcp/127.0.0.1/"$3" ) 2>/dev/null && r=1; out+="reach=$r "
+u=1; /usr/bin/unshare -U true 2>/dev/null || u=0; out+="userns=$u"
+echo "$out"
+"""
+
+
+def probe() -> str | None:
+    """Run a probe command through a real prefix; None when every property holds, else
+    a one-line reason. It proves: the host read-only (a write outside the trial's
+    directories reaches nothing), no foreign process visible, no secret of the harness
+    in any environment visible (a canary planted in the prefix's own), other loopback
+    ports unreachable (a listener that must see no connection), no nested namespace."""
+    reason = missing()
+    if reason:
+        return reason
+    canary = "benchkit-canary-" + secrets.token_hex(8)
+    with tempfile.TemporaryDirectory(prefix="benchkit-probe-") as scratch, \
+            socket.socket() as listener:
+        root = Path(scratch)
+        outside = root / "outside"
+        outside.mkdir()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        listener.setblocking(False)
+        port = listener.getsockname()[1]
+        sandbox = Sandbox(root / "sandbox", workdir=root / "work", home=root / "home",
+                          tmp=root / "tmp")
+        # A process of the harness's side holding the canary: its environment must
+        # stay out of sight, as must the prefix's own (bwrap's, without `env -i`).
+        sibling = subprocess.Popen(["sleep", "30"],
+                                   env={**os.environ, "BENCHKIT_PROBE_SECRET": canary})
+        try:
+            with sandbox:
+                done = subprocess.run(
+                    [str(sandbox.prefix), f"bash -c {shlex.quote(PROBE)} probe "
+                     f"{shlex.quote(str(outside))} {canary} {port}"],
+                    cwd=sandbox.workdir, capture_output=True, text=True, timeout=30,
+                    env={**os.environ, "BENCHKIT_PROBE_SECRET": canary})
+        except (OSError, subprocess.TimeoutExpired, SandboxError) as exc:
+            return f"the sandbox did not start ({exc})"
+        finally:
+            sibling.kill()
+            sibling.wait()
+        try:
+            listener.accept()
+            reached = True
+        except BlockingIOError:
+            reached = False
+        return _verdict(done, reached, list(outside.iterdir()))
+
+
+def _verdict(done, reached: bool, written: list) -> str | None:
+    fields = dict(item.split("=", 1) for item in done.stdout.split() if "=" in item)
+    if done.returncode != 0 or len(fields) < 5:
+        detail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return f"bubblewrap cannot confine here: {detail} (try `{INSTALL}`, or --unconfined)"
+    problems = []
+    if fields.get("write") != "0" or written:
+        problems.append("the host is writable from inside")
+    if int(fields.get("procs", "99")) > 6:
+        problems.append(f"{fields['procs']} processes visible")
+    if fields.get("secret") != "0":
+        problems.append("the harness's environment is visible")
+    if fields.get("reach") != "0" or reached:
+        problems.append("another loopback port is reachable")
+    if fields.get("userns") != "0":
+        problems.append("nested namespaces are allowed")
+    return f"the sandbox is not in force: {'; '.join(problems)}" if problems else None

@@ -1,0 +1,72 @@
+"""The cost of confining the agent's shell, measured through the real Claude CLI.
+
+A scripted model asks for N Bash calls in a row; the gap between consecutive requests
+of the main model is one tool call's round trip through the CLI (the model answers at
+once). Printed: the median gap with the sandbox (bubblewrap, its network namespace and
+the socat bridge to a loopback host) and without, and their difference.
+
+    python3 benchmarks/sandbox_bench.py [CALLS] [ROUNDS]
+"""
+
+import http.server
+import statistics
+import sys
+import threading
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchkit.agent.claude import ClaudeDriver  # noqa: E402
+from benchkit.agent.driver import AgentRequest, ToolDecision  # noqa: E402
+from benchkit.agent.scripted import ScriptedModel, bash, say  # noqa: E402
+
+MODEL = "claude-sonnet-4-5"
+
+
+def host() -> http.server.ThreadingHTTPServer:
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        def log_message(self, *args):
+            pass
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def gaps(confine: bool, calls: int, url: str, command: str) -> list[float]:
+    """Milliseconds between consecutive main-model requests of one run."""
+    script = [bash(command) for _ in range(calls)] + [say("done")]
+    with ScriptedModel(script, model=MODEL) as model:
+        run = ClaudeDriver(base_url=model.url, confine=confine).run(AgentRequest(
+            system_prompt="bench", prompt="bench", model=MODEL, tools=["Bash"], mcp_servers={},
+            env={"PATH": "/usr/bin:/bin"}, cwd=None, guard=lambda n, i: ToolDecision(),
+            max_turns=calls + 5, backstop_seconds=300, network=url))
+        times = [r.at for r in model.messages(auxiliary=False)]
+    if run.stop != "end" or run.confined != confine:
+        raise SystemExit(f"the run did not end as expected: {run.stop} {run.error}")
+    return [(b - a) * 1000 for a, b in zip(times, times[1:])]
+
+
+def main() -> None:
+    calls = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    server = host()
+    url = f"http://127.0.0.1:{server.server_port}"
+    print(f"{calls} Bash calls per run, {rounds} runs per condition, interleaved")
+    for label, command in (("true", "true"), ("curl to the host", f"curl -s {url}/version")):
+        results = {True: [], False: []}
+        for _ in range(rounds):
+            for confine in (False, True):
+                results[confine] += gaps(confine, calls, url, command)
+        plain, boxed = (statistics.median(results[c]) for c in (False, True))
+        print(f"{label:>17}: median gap between tool calls {plain:6.1f} ms unconfined, "
+              f"{boxed:6.1f} ms confined: +{boxed - plain:5.1f} ms per command")
+    server.shutdown()
+
+
+if __name__ == "__main__":
+    main()
