@@ -97,6 +97,11 @@ def render_html(report: dict) -> str:
     return _template("report.html.j2", True).render(report=report, charts=figures)
 
 
+def render_page(name: str, **context) -> str:
+    """A drill-down page (benchkit.report.pages) from its HTML template."""
+    return _template(name, True).render(**context)
+
+
 def render_json(report: dict) -> str:
     return json.dumps(report, indent=2, allow_nan=False) + "\n"
 
