@@ -5,7 +5,7 @@
     trials/<arm>/<task>/<id>.html   one trial: what `benchkit show ID` prints
 
 Every page is self-contained like the report (inline CSS, no script, nothing fetched).
-The report links each cell it shows to trials/<arm>/<task>.html (`cell_href`).
+The report links each cell it shows to trials/<arm>/<task>.html (trials.cell_href).
 """
 
 from __future__ import annotations
@@ -14,14 +14,8 @@ from collections import defaultdict
 from pathlib import Path
 
 from benchkit.report.render import render_page
-from benchkit.report.trials import PASSED, failures_first, load_trials, summary, tokens, trial_view
-
-TRIALS = "trials"
-
-
-def cell_href(arm: str, task: str) -> str:
-    """The cell page's path relative to report.html."""
-    return f"{TRIALS}/{arm}/{task}.html"
+from benchkit.report.trials import (PASSED, TRIALS, failures_first, load_trials, summary,
+                                    tokens, trial_view)
 
 
 def write_pages(store_dir, reports_dir, report: dict) -> int:
