@@ -1,5 +1,6 @@
 """Fixtures shared across areas. Keep them generic."""
 
+import os
 import shutil
 import socket
 from pathlib import Path
@@ -7,6 +8,7 @@ from pathlib import Path
 import pytest
 
 CHECKOUT = Path(__file__).resolve().parent.parent
+IN_CI = os.environ.get("CI") == "true"
 
 
 @pytest.fixture
@@ -15,6 +17,37 @@ def forge():
     from benchkit.forge import Forge
     with Forge() as running:
         yield running
+
+
+@pytest.fixture(scope="session")
+def gitea():
+    """One real Gitea (the pinned build of scripts/test-setup) for the whole session,
+    on a loopback port, in a fresh work directory removed at the end. Tests share it:
+    each works in repositories of its own. Without a build it skips saying why, except
+    in CI, where the real-Gitea tier must run: there it fails saying why. A Gitea that
+    is built but will not start always fails."""
+    from benchkit.gitea.server import Gitea
+    from benchkit.gitea.tools import ToolUnavailable
+    try:
+        running = Gitea()
+    except ToolUnavailable as exc:
+        (pytest.fail if IN_CI else pytest.skip)(f"no real Gitea: {exc}")
+    with running:
+        yield running
+
+
+@pytest.fixture(params=["forge", "gitea"])
+def host(request):
+    """Each host-facing test twice: on a fresh forge and on the session's real Gitea.
+    Both give url, api_url, user, token, create_user() and create_token()."""
+    return request.getfixturevalue(request.param)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_host_cache(tmp_path_factory):
+    """The self-review answers tests probe stay out of the user's ~/.cache (keyed by
+    URL, a loopback port reused by another test host would read a stale answer)."""
+    os.environ["BENCHKIT_CACHE_DIR"] = str(tmp_path_factory.mktemp("benchkit-cache"))
 
 
 @pytest.fixture
@@ -40,3 +73,20 @@ def tree_copy(tmp_path):
         elif source.is_file():
             shutil.copy2(source, root / name)
     return root
+
+
+@pytest.fixture
+def npm_axi(tmp_path):
+    """An npm-style install of the suite's own gitea-axi stand-in (a `#!/usr/bin/env
+    node` script): `<prefix>/bin/gitea-axi` links to the package's dist/main.js, and the
+    package ships skills/gitea-axi/SKILL.md. Returns the bin directory."""
+    package = tmp_path / "npm" / "lib" / "node_modules" / "gitea-axi"
+    (package / "dist").mkdir(parents=True)
+    shutil.copy2(CHECKOUT / "tests/data/axi-standin/main.js", package / "dist" / "main.js")
+    (package / "skills" / "gitea-axi").mkdir(parents=True)
+    (package / "skills" / "gitea-axi" / "SKILL.md").write_text(
+        "---\nname: gitea-axi\n---\n\n# gitea-axi (from the package)\n")
+    bin_dir = tmp_path / "npm" / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "gitea-axi").symlink_to("../lib/node_modules/gitea-axi/dist/main.js")
+    return bin_dir

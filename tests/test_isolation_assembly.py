@@ -32,7 +32,7 @@ Run `gitea-axi issues list` to see the open issues.
 # Stand-ins for the CLIs this machine does not have. The tea one prints the login it
 # would use, from where tea looks for it.
 FAKE_TEA = '#!/bin/sh\ncat "${XDG_CONFIG_HOME:-$HOME/.config}/tea/config.yml"\n'
-FAKE_AXI = '#!/bin/sh\necho "gitea-axi talks to $GITEA_URL"\n'
+FAKE_AXI = '#!/bin/sh\necho "gitea-axi talks to $GITEA_AXI_API_URL"\n'
 
 
 @pytest.fixture
@@ -96,7 +96,9 @@ def test_tools_env_and_servers_per_arm(tmp_path, environ):
     assert raw.env["PATH"] == str(raw.path_dir) and raw.env["SHELL"].endswith("bash")
     assert raw.allowed_binaries == ("curl", *UTILITIES)
     axi = build("gitea-axi", tmp_path, environ=environ)
-    assert (axi.env["GITEA_URL"], axi.env["GITEA_TOKEN"]) == (COORDINATES["host_url"], TOKEN)
+    assert (axi.env["GITEA_AXI_API_URL"], axi.env["GITEA_AXI_TOKEN"], axi.env["GITEA_AXI_REPO"]) \
+        == (COORDINATES["host_url"], TOKEN, "bench/benchkit-demo-1")
+    assert not any(name.startswith("GITEA_") and not name.startswith("GITEA_AXI_") for name in axi.env)
     mcp = build("gitea-mcp", tmp_path, environ=environ)
     assert mcp.tools == [] and mcp.allowed_binaries == () and "PATH" not in mcp.env
     assert mcp.env["ENABLE_TOOL_SEARCH"] == "false"
@@ -119,7 +121,8 @@ def test_the_test_mcp_arm_launches_its_server_by_path(tmp_path, environ):
 
 
 def test_a_missing_skill_is_a_clear_error(tmp_path):
-    with pytest.raises(IsolationError, match="gitea-axi: cannot read its skill .*nowhere.md"):
+    with pytest.raises(IsolationError, match="gitea-axi: its skill was not found; looked in: "
+                                             "BENCHKIT_GITEA_AXI_SKILL=.*nowhere.md"):
         build("gitea-axi", tmp_path, environ={"BENCHKIT_GITEA_AXI_SKILL": str(tmp_path / "nowhere.md")})
 
 
@@ -166,7 +169,7 @@ def test_setup_commands_run_with_the_arm_env_and_failures_hide_the_token(tmp_pat
     arm_file = tmp_path / "tea-login.yaml"
     arm_file.write_text(
         "id: tea-login\ndescription: tea logged in by a set-up command\n"
-        "tool: {kind: shell, binary: tea}\nbootstrap: Use tea.\n"
+        "tool: {kind: shell, binary: tea, probe: {run: tea}}\nbootstrap: Use tea.\n"
         "credentials:\n  env: {XDG_CONFIG_HOME: '{{ config_dir }}'}\n"
         "  setup:\n    - tea login add --url {{ host_url }} --token {{ token }}\n")
     assembly = build(load_arm(arm_file), tmp_path, search_path=search_path)

@@ -5,6 +5,7 @@ import random
 
 import pytest
 
+from benchkit.fingerprint import arm_fingerprint
 from benchkit.report import build_report, load_store, render
 from benchkit.report.matrix import ArmEntry, Matrix, TaskEntry
 from benchkit.report.synthetic import sample, write_store
@@ -173,6 +174,49 @@ def test_changed_task_fingerprint_separates_old_samples(tmp_path):
         "arm": "arm", "task": "t1", "changed": ["task"], "estimated": False, "samples": 4,
         "valid": 4, "success": 1.0, "cost": pytest.approx(50000)}]
     assert "| arm | t1 | task | 4 | 4 | 100% | 50,000 |" in render(report, "md")
+
+
+def test_samples_of_two_tool_versions_are_kept_apart(tmp_path):
+    """The newest tool version an arm ran is the current one; the other's samples are
+    reported apart, each version in its own row, never averaged in."""
+    document = "d" * 16
+    matrix = matrix_of([ArmEntry("tea", fingerprint=document)], ["t1", "t2"])
+
+    def ran(version, when, cost, task="t1", **options):
+        return sample("tea", task, tokens=costing(cost), tool_version=version,
+                      started_at=f"2026-07-{when}T12:00:00+00:00",
+                      fingerprints={"arm": arm_fingerprint(document, version)}, **options)
+
+    samples = [ran("tea 0.12.0", "10", 70000) for _ in range(2)]
+    samples += [ran("tea 0.13.0", "14", 50000) for _ in range(3)]
+    samples += [ran("tea 0.14.0", "17", 1000, task) for task in ("t1", "t2") for _ in range(3)]
+    samples += [ran("tea 0.13.0", "14", 0, "t2", outcome="harness-error")]
+    report = report_of(tmp_path, samples, matrix)
+
+    assert report["tool_versions"] == {"tea": "tea 0.14.0"}
+    assert row(report, "tea")["samples"] == 6
+    assert row(report, "tea")["cost"]["value"] == pytest.approx(1000)
+    assert [(r["task"], r["changed"], r["samples"], r["cost"]) for r in report["other_versions"]] == [
+        ("t1", ["tool tea 0.12.0"], 2, pytest.approx(70000)),
+        ("t1", ["tool tea 0.13.0"], 3, pytest.approx(50000)),
+        ("t2", ["tool tea 0.13.0"], 1, None)]
+    assert report["totals"]["harness_error"] == 0  # an old version's error is not the current arm's
+    markdown = render(report, "md")
+    assert "tea `tea 0.14.0`" in markdown
+    assert "| tea | t1 | tool tea 0.13.0 | 3 | 3 | 100% | 50,000 |" in markdown
+
+
+def test_a_sample_whose_arm_fingerprint_does_not_fit_its_tool_version_is_another_arm(tmp_path):
+    document = "d" * 16
+    matrix = matrix_of([ArmEntry("tea", fingerprint=document)], ["t1"])
+    samples = [sample("tea", "t1", tool_version="tea 0.14.0", started_at="2026-07-18T00:00:00+00:00",
+                      fingerprints={"arm": arm_fingerprint(document, "tea 0.14.0")}),
+               sample("tea", "t1", tool_version="tea 0.14.0", fingerprints={"arm": document}),
+               sample("tea", "t1", fingerprints={"arm": document})]  # a sample from before
+    report = report_of(tmp_path, samples, matrix)
+    assert report["totals"]["measured"] == 1
+    assert sorted(r["changed"] for r in report["other_versions"]) == [
+        ["arm"], ["tool version unknown"]]
 
 
 def test_samples_of_retired_tasks_and_arms_are_reported_apart(tmp_path):

@@ -1,7 +1,9 @@
 """`benchkit run` pre-flight, through the CLI: each failure has its own message, the
 exit status is 2, and nothing is recorded (no store, no repository on the host)."""
 
+import http.server
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -94,7 +96,7 @@ def test_a_skill_file_that_is_missing(tmp_path, monkeypatch):
     result = run(tmp_path, str(CHECKOUT / "arms.d/gitea-axi.yaml"), "--task", TASK)
     assert result.exit_code == 2
     [tool] = [f for f in failures(result) if f.startswith("pre-flight tools:")]
-    assert "cannot read its skill" in tool and "missing/SKILL.md" in tool
+    assert "its skill was not found" in tool and "missing/SKILL.md" in tool
 
 
 def test_no_claude_credentials_for_the_claude_driver(tmp_path):
@@ -150,6 +152,74 @@ def test_every_failure_at_once_and_as_a_json_event(tmp_path, dead_url):
     [event] = [json.loads(line) for line in result.stdout.splitlines()]
     assert event["event"] == "preflight" and event["ok"] is False
     assert [f["check"] for f in event["failures"]] == ["tools", "claude", "host"]
+
+
+class ModelServer:
+    """A Messages API endpoint that only counts what reaches it: the model must never
+    be called when pre-flight fails."""
+
+    def __init__(self):
+        calls = self.calls = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):  # the http.server API's name
+                calls.append(self.path)
+                self.send_response(500)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def model(monkeypatch):
+    server = ModelServer()
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-never-used")
+    yield server
+    server.close()
+
+
+def test_an_mcp_arm_whose_token_misses_its_server_stops_before_the_model(tmp_path, model):
+    """Acceptance: a copy of an arm with its token under another name stops in
+    pre-flight (exit 2), before the model is called, and records nothing."""
+    def rename(data):
+        server_env = data["tool"]["server"]["env"]
+        server_env["GITEA_TOKN"] = server_env.pop("GITEA_TOKEN")
+    arm = arm_copy(tmp_path, str(CHECKOUT / "tests/arms/gitea-mcp-pypi.yaml"), rename)
+    result = run(tmp_path, arm, "--task", TASK, "--driver", "claude", "--json")
+    assert result.exit_code == 2
+    [probe] = failures(result)
+    assert probe.startswith("pre-flight probe: arm gitea-mcp-pypi: its probe `list_issues {")
+    assert "GITEA_TOKEN environment variable is required" in probe
+    assert model.calls == []
+    [event] = [json.loads(line) for line in result.stdout.splitlines()]
+    assert (event["event"], [f["check"] for f in event["failures"]]) == ("preflight", ["probe"])
+
+
+def test_a_shell_arm_whose_token_misses_its_command_stops_and_leaves_no_repository(
+        tmp_path, model, forge):
+    def rename(data):
+        data["credentials"]["env"] = {"GITEA_TOKN": "{{ token }}"}
+        data["tool"]["probe"]["run"] = data["tool"]["probe"]["run"].replace("{{ token }}", "$GITEA_TOKEN")
+    arm = arm_copy(tmp_path, RAW_API, rename)
+    result = run(tmp_path, arm, "--task", TASK, "--driver", "claude",
+                 "--host", forge.url, "--token", forge.token)
+    assert result.exit_code == 2
+    [probe] = failures(result)
+    assert probe.startswith('pre-flight probe: arm raw-api: its probe `curl -sS --fail-with-body -H '
+                            '"Authorization: token $GITEA_TOKEN"')
+    assert "failed: exit status 22: " in probe and "401" in probe
+    assert model.calls == [] and repos(forge) == []
+    assert forge.token not in result.output
 
 
 def test_trials_and_until_exclude_each_other(tmp_path):

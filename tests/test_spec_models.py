@@ -1,5 +1,6 @@
 """Models, defaults, fingerprints, the tree, find_root and template rendering."""
 
+from dataclasses import replace
 from pathlib import Path
 
 import jinja2
@@ -85,7 +86,19 @@ def test_arms_as_loaded():
     assert mcp.credentials == {"env": {}, "files": [], "setup": []}
 
     curl = load_arm(CHECKOUT / "arms.d" / "raw-api.yaml")
-    assert curl.user_agent == "curl/" and curl.tool["forbidden_subcommands"] == []
+    assert curl.user_agents == ("curl/",) and curl.tool["forbidden_subcommands"] == []
+    assert curl.tool["version"] == ["--version"] and "curl" in curl.tool["probe"]["run"]
+    assert mcp.user_agents == ("gitea-mcp-server/", "Go-http-client/")
+    assert mcp.tool["probe"]["tool"] == "list_issues"
+
+
+def test_an_arm_fingerprint_takes_its_tool_version_in():
+    curl = load_arm(CHECKOUT / "arms.d" / "raw-api.yaml")
+    assert curl.tool_version is None and curl.run_fingerprint == curl.fingerprint
+    old, new = (replace(curl, tool_version=v) for v in ("curl 8.5.0", "curl 8.6.0"))
+    assert old.run_fingerprint != new.run_fingerprint != curl.fingerprint
+    assert old.run_fingerprint == replace(curl, tool_version="curl 8.5.0").run_fingerprint
+    assert old.fingerprint == curl.fingerprint  # the document's own is unchanged
 
 
 def test_arm_templates_render_with_the_harness_context():
@@ -97,8 +110,9 @@ def test_arm_templates_render_with_the_harness_context():
     assert config["logins"][0] == {"name": "benchkit", "url": "http://127.0.0.1:3000/",
                                    "token": "s3cret", "default": True, "user": "bench"}
     axi = load_arm(CHECKOUT / "arms.d" / "gitea-axi.yaml")
-    assert render(axi.tool["skill"], **context).endswith("skills/gitea-axi/SKILL.md")
-    assert render(axi.tool["skill"], **{**context, "env": {"BENCHKIT_GITEA_AXI_SKILL": "/s.md"}}) == "/s.md"
+    assert axi.tool["skill"]["override"] == "BENCHKIT_GITEA_AXI_SKILL"
+    assert [render(p, tool_package="/pkg", **context) for p in axi.tool["skill"]["paths"]] == [
+        "/pkg/skills/gitea-axi/SKILL.md", "~/.claude/skills/gitea-axi/SKILL.md"]
     bootstrap = render(axi.bootstrap, skill="SKILL BODY", **context)
     assert "bench/benchkit-1" in bootstrap and bootstrap.rstrip().endswith("SKILL BODY")
 

@@ -184,7 +184,7 @@ def test_a_file_outside_the_tree_is_known_by_its_schema_line(tree):
     (tree / "extra").mkdir()
     arm = tree / "extra" / "local.yaml"
     arm.write_text("# yaml-language-server: $schema=../../benchkit/schemas/arm.schema.json\n"
-                   "id: local\ndescription: d\ntool: {kind: shell}\nbootstrap: hi\n")
+                   "id: local\ndescription: d\ntool: {kind: shell, probe: {run: ls}}\nbootstrap: hi\n")
     result = benchkit("validate", "extra")
     assert (result.exit_code, result.stderr) == (2, "extra/local.yaml:4: 'binary' is required (at tool)\n")
 

@@ -58,18 +58,22 @@ def _ran(call: dict, result: dict | None) -> bool:
     return True
 
 
-def audit_requests(log: list[dict], user_agent: str, token_id: str) -> list[str]:
+def audit_requests(log: list[dict], user_agents, token_id: str) -> list[str]:
     """Findings in the host's request log: every request made with the agent's token
-    (known by its identity, `token_id`) must carry a User-Agent starting with
-    `user_agent`. Requests made with any other token are not this agent's."""
+    (known by its identity, `token_id`) must carry a User-Agent starting with one of
+    `user_agents` (a prefix, or several). Requests made with any other token are not
+    this agent's."""
+    allowed = (user_agents,) if isinstance(user_agents, str) else tuple(user_agents)
+    expected = (f"the arm's {allowed[0]!r}" if len(allowed) == 1
+                else f"one of the arm's {', '.join(map(repr, allowed))}")
     findings = []
     for entry in log:
         if entry.get("token_id") != token_id:
             continue
         agent = str(entry.get("user_agent") or "")
-        if not agent.startswith(user_agent):
+        if not agent.startswith(allowed):
             findings.append(f"{entry.get('method')} {entry.get('path')} came with User-Agent "
-                            f"{agent!r}, not the arm's {user_agent!r}")
+                            f"{agent!r}, not {expected}")
     return findings
 
 

@@ -66,6 +66,8 @@ class Forge:
             self._server = None
         self._socket.close()
         self.store.close()
+        if self.state.git is not None:
+            self.state.git.close()
 
     def serve_forever(self):
         """Serve in the calling thread until interrupted (`benchkit forge`)."""
@@ -74,6 +76,8 @@ class Forge:
         finally:
             self._socket.close()
             self.store.close()
+            if self.state.git is not None:
+                self.state.git.close()
 
     def _config(self) -> uvicorn.Config:
         # Gitea sends no Server header; keep-alive matches what agents' clients expect.

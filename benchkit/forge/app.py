@@ -15,13 +15,16 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from . import admin, issues, pulls, repos, swagger  # noqa: F401  (they register routes)
+# These register their routes on import; pull_branches comes last, so that its
+# /pulls/{base}/{head} shadows none of the /pulls/{index}/... routes.
+from . import admin, githttp, issues, pulls, relations, repos, review_requests, swagger  # noqa: F401
+from . import pull_branches  # noqa: F401
 from .faults import Faults
 from .indexer import Indexer
 from .render import Render
 from .requestlog import RequestLog
 from .store import Store, token_id
-from .web import GITEA_VERSION, ROUTES, ApiError, bind, not_found, respond
+from .web import GITEA_VERSION, INT64_MAX, ROUTES, ApiError, bind, not_found, respond
 
 REPEATED_SLASHES = re.compile("/{2,}")
 
@@ -38,6 +41,7 @@ class ForgeState:
         self.indexer = Indexer(index_lag)
         self.faults = Faults()
         self.log = RequestLog()
+        self.git = None  # the smart HTTP materialiser, once the app is built
         self._reindex_all()
 
     def _reindex_all(self):
@@ -65,6 +69,14 @@ class Ctx:
 
     def query(self, name: str, default: str = "") -> str:
         return self.request.query_params.get(name, default)
+
+    def query_int(self, name: str) -> int:
+        """Gitea's FormInt64: 0 for a missing or unparsable value."""
+        try:
+            value = int(self.query(name, "0") or 0)
+        except ValueError:
+            return 0
+        return value if abs(value) <= INT64_MAX else 0
 
     def query_list(self, name: str) -> list[str]:
         return self.request.query_params.getlist(name)
@@ -102,7 +114,7 @@ def endpoint(forge: ForgeState, spec):
             body = await bind(request, spec.body, spec.struct) if spec.body is not None else None
             ctx = Ctx(forge, request, user, body)
             with forge.store.tx():
-                return spec.handler(ctx, **request.path_params)
+                return spec.handler(ctx, **path_ids(request.path_params))
         except ApiError as error:
             return error.response(forge.root)
         except Exception:  # a bug of ours: answer as Gitea's production 500 does, and say why on stderr
@@ -111,14 +123,22 @@ def endpoint(forge: ForgeState, spec):
     return run
 
 
+def path_ids(params: dict) -> dict:
+    """Gitea reads a path id with ParsePathParamInt64, which clamps a number outside int64
+    to its maximum (and ignores the error): no row has that id, so it is not found."""
+    return {k: INT64_MAX if isinstance(v, int) and v > INT64_MAX else v for k, v in params.items()}
+
+
 def build_app(forge: ForgeState):
     routes = [Route(spec.url_path, endpoint(forge, spec), methods=[spec.method]) for spec in ROUTES]
+    routes += githttp.routes(forge)  # after the API's, which never start with /OWNER/NAME
 
     async def missing(request, exc):
         status = getattr(exc, "status_code", 404)
         if status == 405:
             return Response(b"", 405)
-        return ApiError(404, "not found").response(forge.root)
+        # Gitea's router answers an unknown route with Go's plain-text 404 page.
+        return Response(b"404 page not found\n", 404, media_type="text/plain; charset=utf-8")
 
     app = Starlette(routes=routes, exception_handlers={404: missing, 405: missing})
     return ForgeMiddleware(app, forge)

@@ -4,7 +4,7 @@ import re
 from datetime import datetime
 
 from .store import now
-from .web import F, ApiError, empty, invalid, listing, not_found, respond, route
+from .web import INT64_MAX, F, ApiError, empty, invalid, listing, not_found, respond, route
 
 COLOR = re.compile(r"^#?([0-9a-fA-F]{6}|[0-9a-fA-F]{3})$")
 
@@ -13,7 +13,7 @@ COLOR = re.compile(r"^#?([0-9a-fA-F]{6}|[0-9a-fA-F]{3})$")
 def normalise_color(value: str) -> str:
     match = COLOR.match(value.strip())
     if not match:
-        raise invalid("bad color code")
+        raise invalid(f"invalid color: {value if value.startswith('#') else '#' + value}")
     digits = match.group(1).lower()
     return "".join(c * 2 for c in digits) if len(digits) == 3 else digits
 
@@ -22,7 +22,7 @@ def find_row(ctx, table: str, repo: dict, key: str, name_column: str | None = No
     """The repository's row of `table` whose id is `key`, else (with `name_column`) whose
     name is; 404 when there is none."""
     row = None
-    if key.isdigit():
+    if key.isdigit() and int(key) <= INT64_MAX:
         row = ctx.store.one(f"SELECT * FROM {table} WHERE repo_id = ? AND id = ?", repo["id"], int(key))
     if row is None and name_column:
         row = ctx.store.one(f"SELECT * FROM {table} WHERE repo_id = ? AND {name_column} = ?",
@@ -156,13 +156,14 @@ def parse_time(value: str | None) -> int | None:
     try:
         return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp())
     except ValueError:
-        raise invalid(f"parsing time \"{value}\" as \"2006-01-02T15:04:05Z07:00\": cannot parse") from None
+        raise invalid(f"parsing time \"{value}\" as \"2006-01-02T15:04:05Z07:00\": "
+                      f"cannot parse \"{value}\" as \"2006\"") from None
 
 
 def user_id_named(ctx, login: str) -> int:
     user = ctx.store.user_by_login(login)
     if user is None:
-        raise not_found()
+        raise not_found(errors=[f"user does not exist [uid: 0, name: {login}]"])
     return user["id"]
 
 
@@ -202,8 +203,9 @@ def filter_issues(ctx, repo_ids: list[int], *, state: str, kind: str) -> list[di
         titles = [m.strip() for m in ctx.query("milestones").split(",") if m.strip()]
         ids = [m["id"] for m in ctx.store.all(f"SELECT * FROM milestones WHERE repo_id IN ({marks})", *repo_ids)
                if m["title"] in titles or str(m["id"]) in titles]
-        sql += f" AND milestone_id IN ({','.join('?' * len(ids)) or 'NULL'})"
-        args.extend(ids)
+        if ids:  # unknown milestones are discarded: if none is known, the filter vanishes
+            sql += f" AND milestone_id IN ({','.join('?' * len(ids))})"
+            args.extend(ids)
     rows = ctx.store.all(sql + " ORDER BY created DESC, id DESC", *args)
     if ctx.query("mentioned_by"):
         user_id_named(ctx, ctx.query("mentioned_by"))  # 404 for an unknown user
@@ -264,7 +266,7 @@ def resolve_assignees(ctx, repo: dict, body: dict) -> list[int] | None:
     for name in names:
         user = ctx.store.user_by_login(name)
         if user is None:
-            raise invalid(f"user does not exist [uid: 0, name: {name}]")
+            raise invalid(f"Assignee does not exist: [name: user does not exist [uid: 0, name: {name}]]")
         if not (user["is_admin"] or user["id"] == repo["owner_id"]):
             raise invalid(f"user [{name}] cannot be assigned: no write access to the repository")
         ids.append(user["id"])
@@ -302,7 +304,7 @@ def new_issue(ctx, repo: dict, *, is_pull: bool) -> dict:
                             due_date=parse_time(body.get("due_date")),
                             milestone_id=milestone_id(ctx, repo, body.get("milestone")) if writer else 0)
     if writer:  # non-writers have labels, milestone and assignees silently dropped
-        store.add_labels(issue_id, labels_by_ids(ctx, repo, body.get("labels") or []))
+        store.add_labels(issue_id, labels_by_ids(ctx, repo, body.get("labels") or []), ctx.user["id"])
         assignees = resolve_assignees(ctx, repo, body)
         if assignees:
             store.set_assignees(issue_id, assignees, ctx.user["id"])
@@ -424,7 +426,7 @@ def find_comment(ctx, row: dict, comment_id: int) -> tuple[dict, dict]:
     comment = ctx.store.one("SELECT * FROM comments WHERE id = ?", comment_id)
     issue = ctx.store.issue_by_id(comment["issue_id"]) if comment else None
     if issue is None or issue["repo_id"] != row["id"]:
-        raise not_found()
+        raise not_found(errors=[f"comment does not exist [id: {comment_id}, issue_id: 0]"])
     if comment["type"] != "comment":  # a timeline event: Gitea answers 204, no body
         raise ApiError(204, body=False)
     return comment, issue
@@ -542,36 +544,6 @@ def clear_issue_labels(ctx, owner, repo, index):
         raise ApiError(403, body=False)
     ctx.store.clear_labels(issue["id"], ctx.user["id"])
     return empty()
-
-
-# -- dependencies -------------------------------------------------------------------------
-@route("GET", "/repos/{owner}/{repo}/issues/{index:int}/dependencies")
-def list_dependencies(ctx, owner, repo, index):
-    row = ctx.repo(owner, repo)
-    issue = ctx.issue(row, index)
-    rows = ctx.store.all("SELECT issues.* FROM issue_dependencies JOIN issues ON issues.id = blocker_id "
-                         "WHERE issue_id = ? ORDER BY issues.id", issue["id"])
-    repos = {r["repo_id"]: ctx.store.one("SELECT * FROM repos WHERE id = ?", r["repo_id"]) for r in rows}
-    return listing(ctx, rows, render_issue(ctx, repos), link=False)
-
-
-DEPENDENCY = [F("owner"), F("repo"), F("index", int)]
-
-
-@route("POST", "/repos/{owner}/{repo}/issues/{index:int}/dependencies", body=DEPENDENCY, struct="IssueMeta")
-def add_dependency(ctx, owner, repo, index):
-    row = ctx.repo(owner, repo, write=True)
-    issue = ctx.issue(row, index)
-    other_repo = ctx.repo(ctx.body.get("owner") or owner, ctx.body.get("repo") or repo)
-    blocker = ctx.issue(other_repo, ctx.body.get("index") or 0)
-    if blocker["id"] == issue["id"]:
-        raise invalid("issue cannot depend on itself")
-    if not ctx.store.one("SELECT 1 FROM issue_dependencies WHERE issue_id = ? AND blocker_id = ?",
-                         issue["id"], blocker["id"]):
-        ctx.store.execute("INSERT INTO issue_dependencies (issue_id, blocker_id) VALUES (?, ?)",
-                          issue["id"], blocker["id"])
-        ctx.store.event(issue["id"], ctx.user["id"], "add_dependency", dependent_issue_id=blocker["id"])
-    return respond(ctx.render.issue(blocker, other_repo), 201)
 
 
 # -- the timeline: comments and events together ---------------------------------------------

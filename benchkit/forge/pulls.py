@@ -3,10 +3,11 @@
 import difflib
 import json
 
+from .hunks import cut_around_line, unchanged_line_patch
 from .issues import CREATE_ISSUE, EDIT_ISSUE, apply_edit, labels_by_ids, new_issue
 from .render import changed_files, is_draft, ts
 from .store import blob_sha, now
-from .web import F, ApiError, empty, invalid, listing, not_found, respond, route, text
+from .web import INT64_MAX, F, ApiError, empty, invalid, listing, not_found, respond, route, text
 
 MERGE_STYLES = ("merge", "rebase", "rebase-merge", "squash", "fast-forward-only", "manually-merged")
 REVIEW_EVENTS = ("APPROVED", "REQUEST_CHANGES", "COMMENT")
@@ -71,7 +72,7 @@ def create_pull(ctx, owner, repo):
     head_name = body["head"].split(":", 1)[-1]
     base_name = body["base"]
     if head_name == base_name:
-        raise invalid("Invalid PullRequest: head and base are the same branch")
+        raise invalid("Invalid PullRequest: There are no changes between the head and the base")
     head, base = store.branch(row["id"], head_name), store.branch(row["id"], base_name)
     if head is None or base is None:
         raise not_found()
@@ -84,7 +85,8 @@ def create_pull(ctx, owner, repo):
     issue = new_issue(ctx, row, is_pull=True)
     store.insert("pulls", issue_id=issue["id"], head=head_name, base=base_name, head_sha=head["sha"],
                  merge_base=merge_base(ctx, row, base["sha"], head["sha"]),
-                 allow_maintainer_edit=int(bool(body.get("allow_maintainer_edit"))))
+                 # left out, it takes the repository's default, which is true
+                 allow_maintainer_edit=int(body.get("allow_maintainer_edit") is not False))
     return respond(ctx.render.pull(issue, row), 201)
 
 
@@ -156,7 +158,7 @@ def merge_pull(ctx, owner, repo, index):
     if style not in MERGE_STYLES:
         raise invalid("[Do]: In")
     if pr["merged"]:
-        raise ApiError(405, "")
+        raise ApiError(405, "The PR is already merged")
     if issue["state"] == "closed":
         raise not_found()
     if not ctx.can_write(row):
@@ -284,7 +286,7 @@ def pull_patch(ctx, owner, repo, index):
 def find_review(ctx, issue: dict, review_id: int) -> dict:
     review = ctx.store.one("SELECT * FROM reviews WHERE id = ? AND issue_id = ?", review_id, issue["id"])
     if review is None or (review["state"] == "PENDING" and review["reviewer_id"] != (ctx.user or {}).get("id")):
-        raise not_found()
+        raise not_found("GetReviewByID", [f"review does not exist [id: {review_id}]"])
     return review
 
 
@@ -313,16 +315,37 @@ def review_state(ctx, issue: dict, event: str, body: str, has_comments: bool) ->
     return event
 
 
-def add_review_comments(ctx, review_id: int, issue: dict, commit_id: str, comments: list):
+def add_review_comments(ctx, row: dict, pr: dict, review_id: int, issue: dict, commit_id: str, comments: list):
     stamp = now()
     for item in comments:
         if not isinstance(item, dict) or not item.get("body"):
             raise invalid("[Comments]: a review comment needs a body")
+        new_position, old_position = position(item, "new_position"), position(item, "old_position")
+        path = str(item.get("path") or "")
+        line = -old_position if old_position > 0 else new_position
         ctx.store.insert("review_comments", review_id=review_id, issue_id=issue["id"], poster_id=ctx.user["id"],
-                         path=str(item.get("path") or ""), body=item["body"],
-                         new_position=int(item.get("new_position") or 0),
-                         old_position=int(item.get("old_position") or 0),
-                         commit_id=commit_id, created=stamp, updated=stamp)
+                         path=path, body=item["body"], new_position=new_position, old_position=old_position,
+                         commit_id=commit_id, created=stamp, updated=stamp,
+                         patch=comment_patch(ctx, row, pr, path, line, commit_id))
+
+
+def position(item: dict, name: str) -> int:
+    value = item.get(name) or 0
+    if not isinstance(value, int) or isinstance(value, bool) or abs(value) > INT64_MAX:
+        raise invalid(f"[]: json: cannot unmarshal number into Go struct field "
+                      f"CreatePullReviewComment.comments.{name} of type int64")
+    return value
+
+
+def comment_patch(ctx, row: dict, pr: dict, path: str, line: int, commit_id: str) -> str:
+    """The diff a code comment keeps: its file's diff cut around the line, else the
+    unchanged lines above it (as Gitea's CreateCodeComment makes it)."""
+    changes = [c for c in pull_changes(ctx, row, pr) if c["filename"] == path]
+    patch = cut_around_line(unified_diff(changes), abs(line), line < 0) if changes else ""
+    if not patch and line:
+        commit = ctx.store.get_commit(row["id"], commit_id) or ctx.store.get_commit(row["id"], head_sha(ctx, row, pr))
+        patch = unchanged_line_patch((commit or {}).get("tree", {}).get(path), path, line)
+    return patch
 
 
 def submitted(ctx, row: dict, issue: dict, review_id: int, state: str, body: str):
@@ -358,7 +381,7 @@ def create_review(ctx, owner, repo, index):
     else:
         review_id = ctx.store.insert("reviews", issue_id=issue["id"], reviewer_id=ctx.user["id"], state=state,
                                      body=body.get("body") or "", commit_id=commit_id, created=stamp, updated=stamp)
-    add_review_comments(ctx, review_id, issue, commit_id, comments)
+    add_review_comments(ctx, row, pr, review_id, issue, commit_id, comments)
     submitted(ctx, row, issue, review_id, state, body.get("body") or "")
     ctx.store.touch(issue["id"])
     review = ctx.store.one("SELECT * FROM reviews WHERE id = ?", review_id)

@@ -11,6 +11,7 @@ import hashlib
 import json
 import time
 
+from .hunks import diff_hunk
 from .store import Store, blob_sha
 
 ZERO_TIME = "0001-01-01T00:00:00Z"
@@ -33,19 +34,21 @@ class Render:
         self._repos: dict = {}
 
     # -- people -----------------------------------------------------------------
-    def user(self, row: dict | None):
+    def user(self, row: dict | None, *, public: bool = False):
+        """A user as the viewer sees them; `public` as nobody in particular does, which is
+        how Gitea renders assignees, comment posters, mergers, commit authors and owners."""
         if row is None:
             return None
-        cached = self._users.get(row["id"])
+        cached = self._users.get((row["id"], public))
         if cached is None:
-            cached = self._users[row["id"]] = self._user(row)
+            cached = self._users[(row["id"], public)] = self._user(row, public)
         return cached
 
-    def user_id(self, uid: int | None):
-        return self.user(self.store.user_by_id(uid)) if uid else None
+    def user_id(self, uid: int | None, *, public: bool = False):
+        return self.user(self.store.user_by_id(uid), public=public) if uid else None
 
-    def _user(self, row: dict) -> dict:
-        viewer = self.viewer
+    def _user(self, row: dict, public: bool) -> dict:
+        viewer = None if public else self.viewer
         private = viewer is not None and (viewer["id"] == row["id"] or viewer["is_admin"])
         login = row["login"]
         return {
@@ -53,10 +56,10 @@ class Render:
             "full_name": row["full_name"],
             "email": row["email"] if private else f"{login.lower()}@noreply.localhost",
             "avatar_url": f"{self.root}avatars/{hashlib.md5(row['email'].encode()).hexdigest()}",
-            "html_url": f"{self.root}{login}", "language": "en-US" if private else "",
+            "html_url": f"{self.root}{login}", "language": "",
             "is_admin": bool(row["is_admin"]) if private else False,
             "last_login": ts(row["last_login"] or row["created"]) if private else ZERO_TIME,
-            "created": ts(row["created"]), "restricted": False, "active": True,
+            "created": ts(row["created"]), "restricted": False, "active": bool(private),
             "prohibit_login": False, "location": "", "website": "", "description": "",
             "visibility": "public", "followers_count": 0, "following_count": 0,
             "starred_repos_count": 0, "username": login,
@@ -85,7 +88,7 @@ class Render:
         writer = self.can_write(row)
         host = self.root.split("://", 1)[-1].split("/", 1)[0].split(":")[0]
         return {
-            "id": row["id"], "owner": self.user(owner), "name": row["name"], "full_name": full,
+            "id": row["id"], "owner": self.user(owner, public=True), "name": row["name"], "full_name": full,
             "description": row["description"], "empty": branch_count == 0, "private": bool(row["private"]),
             "fork": False, "template": bool(row["template"]), "parent": None, "mirror": False,
             "size": 0, "language": "", "languages_url": f"{self.api}/repos/{full}/languages",
@@ -108,7 +111,7 @@ class Render:
             "allow_rebase_update": True, "allow_manual_merge": False, "autodetect_manual_merge": False,
             "allow_merge_update": True,
             "default_delete_branch_after_merge": False, "default_merge_style": "merge",
-            "default_allow_maintainer_edit": False, "default_target_branch": row["default_branch"],
+            "default_allow_maintainer_edit": True, "default_target_branch": row["default_branch"],
             "default_update_style": "merge",
             "avatar_url": "", "internal": False, "mirror_interval": "", "object_format_name": "sha1",
             "mirror_updated": ZERO_TIME, "mirror_last_sync_at": ZERO_TIME,
@@ -142,15 +145,14 @@ class Render:
 
     # -- issues and comments --------------------------------------------------------
     def comment_count(self, issue: dict) -> int:
-        # Gitea counts plain comments and submitted reviews (its "conversation" comments).
-        return self.store.value("SELECT COUNT(*) FROM comments WHERE issue_id = ? AND type IN ('comment', 'review')",
-                                issue["id"])
+        # Gitea 1.26 counts plain comments only; reviews count as the PR's review_comments.
+        return self.store.value("SELECT COUNT(*) FROM comments WHERE issue_id = ? AND type = 'comment'", issue["id"])
 
     def issue(self, row: dict, repo: dict) -> dict:
         store = self.store
         full = self.full_name(repo)
         kind = "pulls" if row["is_pull"] else "issues"
-        assignees = [self.user(u) for u in store.assignees(row["id"])]
+        assignees = [self.user(u, public=True) for u in store.assignees(row["id"])]
         pull = None
         if row["is_pull"]:
             pr = store.pull(row["id"])
@@ -167,9 +169,12 @@ class Render:
             "state": row["state"], "is_locked": bool(row["is_locked"]), "comments": self.comment_count(row),
             "created_at": ts(row["created"]), "updated_at": ts(row["updated"]),
             "closed_at": ts(row["closed_at"]), "due_date": ts(row["due_date"]), "time_estimate": 0,
-            "pull_request": pull, "repository": self.repo_meta(repo), "pin_order": 0,
+            "pull_request": pull, "repository": self.repo_meta(repo), "pin_order": self.pin_order(row),
             "content_version": row["content_version"], "projects": [],
         }
+
+    def pin_order(self, issue: dict) -> int:
+        return self.store.value("SELECT pin_order FROM issue_pins WHERE issue_id = ?", issue["id"]) or 0
 
     def comment(self, row: dict, issue: dict, repo: dict) -> dict:
         full = self.full_name(repo)
@@ -177,8 +182,8 @@ class Render:
         return {"id": row["id"], "html_url": f"{html}#issuecomment-{row['id']}",
                 "pull_request_url": html if issue["is_pull"] else "",
                 "issue_url": "" if issue["is_pull"] else html,
-                "user": self.user_id(row["poster_id"]), "original_author": "", "original_author_id": 0,
-                "body": row["body"], "assets": [], "created_at": ts(row["created"]),
+                "user": self.user_id(row["poster_id"], public=True), "original_author": "",
+                "original_author_id": 0, "body": row["body"], "assets": [], "created_at": ts(row["created"]),
                 "updated_at": ts(row["updated"])}
 
     def timeline_comment(self, row: dict, issue: dict, repo: dict) -> dict:
@@ -197,11 +202,11 @@ class Render:
             "updated_at": plain["updated_at"], "old_title": data.get("old_title", ""),
             "new_title": data.get("new_title", ""), "old_ref": "", "new_ref": "",
             "label": self.label(label, repo) if label else None,
-            "assignee": self.user_id(data.get("assignee_id")), "assignee_team": None,
+            "assignee": self.user_id(data.get("assignee_id"), public=True), "assignee_team": None,
             "removed_assignee": bool(data.get("removed")), "resolve_doer": None,
             "milestone": milestone("milestone_id"), "old_milestone": milestone("old_milestone_id"),
             "project_id": 0, "old_project_id": 0, "tracked_time": None,
-            "ref_action": "", "ref_comment": None, "ref_commit_sha": data.get("commit_sha", ""), "ref_issue": None,
+            "ref_action": "none", "ref_comment": None, "ref_commit_sha": data.get("commit_sha", ""), "ref_issue": None,
             "review_id": data.get("review_id", 0),
             "dependent_issue": self.issue(other, store.one("SELECT * FROM repos WHERE id = ?", other["repo_id"]))
             if other else None,
@@ -220,27 +225,36 @@ class Render:
         head = store.branch(repo["id"], pr["head"])
         base = store.branch(repo["id"], pr["base"])
         head_sha = head["sha"] if head else pr["head_sha"]
-        assignees = [self.user(u) for u in store.assignees(row["id"])]
+        assignees = [self.user(u, public=True) for u in store.assignees(row["id"])]
         data = {
             "id": row["id"], "url": html, "number": row["number"], "user": self.user_id(row["poster_id"]),
             "title": row["title"], "body": row["body"],
             "labels": [self.label(label, repo) for label in store.issue_labels(row["id"])],
             "milestone": self.milestone(store.one("SELECT * FROM milestones WHERE id = ?", row["milestone_id"])),
             "assignee": assignees[0] if assignees else None, "assignees": assignees,
-            "requested_reviewers": [], "requested_reviewers_teams": [],
+            # Gitea lists everyone whose latest counted review stands (GetReviewsByIssueID):
+            # requested, approving, rejecting or commenting, not dismissed.
+            "requested_reviewers": [self.user_id(r["reviewer_id"], public=True) for r in store.all(
+                "SELECT reviewer_id, MAX(id) AS latest FROM reviews WHERE issue_id = ? AND dismissed = 0 AND state IN "
+                "('REQUEST_REVIEW', 'APPROVED', 'REQUEST_CHANGES', 'COMMENT') GROUP BY reviewer_id ORDER BY latest",
+                row["id"])],
+            "requested_reviewers_teams": [],
             "state": row["state"], "draft": is_draft(row["title"]), "is_locked": bool(row["is_locked"]),
             "comments": self.comment_count(row),
-            "review_comments": store.value("SELECT COUNT(*) FROM review_comments WHERE issue_id = ?", row["id"]),
+            "review_comments": store.value("SELECT COUNT(*) FROM comments WHERE issue_id = ? AND type = 'review'",
+                                           row["id"]),
             "html_url": html, "diff_url": f"{html}.diff", "patch_url": f"{html}.patch",
             "mergeable": not is_draft(row["title"]), "merged": bool(pr["merged"]),
             "merged_at": ts(pr["merged_at"]), "merge_commit_sha": pr["merge_commit_sha"],
-            "merged_by": self.user_id(pr["merged_by"]), "allow_maintainer_edit": bool(pr["allow_maintainer_edit"]),
+            "merged_by": self.user_id(pr["merged_by"], public=True),
+            "allow_maintainer_edit": bool(pr["allow_maintainer_edit"]),
             "base": self.branch_info(repo, pr["base"], base["sha"] if base else pr["merge_base"]),
             "head": self.branch_info(repo, pr["head"], head_sha,
                                      None if head else f"refs/pull/{row['number']}/head"),
             "merge_base": pr["merge_base"], "due_date": ts(row["due_date"]),
             "created_at": ts(row["created"]), "updated_at": ts(row["updated"]),
-            "closed_at": ts(row["closed_at"]), "pin_order": 0, "content_version": row["content_version"],
+            "closed_at": ts(row["closed_at"]), "pin_order": self.pin_order(row),
+            "content_version": row["content_version"],
         }
         # Gitea leaves these out of lists; they are always sent here, so every object
         # carries every property of Gitea's PullRequest model.
@@ -267,7 +281,7 @@ class Render:
         return {"id": row["id"], "body": row["body"], "user": self.user_id(row["poster_id"]),
                 "resolver": None, "pull_request_review_id": row["review_id"], "created_at": ts(row["created"]),
                 "updated_at": ts(row["updated"]), "path": row["path"], "commit_id": row["commit_id"],
-                "original_commit_id": row["commit_id"], "diff_hunk": "",
+                "original_commit_id": row["commit_id"], "diff_hunk": diff_hunk(row["patch"]),
                 "position": row["new_position"], "original_position": row["old_position"],
                 "html_url": f"{html}/files#issuecomment-{row['id']}", "pull_request_url": html}
 
@@ -288,11 +302,11 @@ class Render:
     def payload_commit(self, repo: dict, commit: dict) -> dict:
         author = self.store.user_by_id(commit["author_id"])
         person = {"name": author["login"], "email": author["email"], "username": author["login"]}
-        added, removed, modified = _tree_changes(self.store, repo["id"], commit)
-        return {"id": commit["sha"], "message": commit["message"],
+        # Gitea's branch payload leaves the file lists out (null).
+        return {"id": commit["sha"], "message": git_message(commit),
                 "url": f"{self.root}{self.full_name(repo)}/commit/{commit['sha']}",
                 "author": person, "committer": person, "verification": UNSIGNED,
-                "timestamp": ts(commit["created"]), "added": added, "removed": removed, "modified": modified}
+                "timestamp": ts(commit["created"]), "added": None, "removed": None, "modified": None}
 
     def branch(self, repo: dict, row: dict) -> dict:
         commit = self.store.get_commit(repo["id"], row["sha"])
@@ -304,12 +318,12 @@ class Render:
     def commit(self, repo: dict, commit: dict, *, files: bool = True) -> dict:
         full = self.full_name(repo)
         person = self.commit_user(commit)
-        author = self.user_id(commit["author_id"])
+        author = self.user_id(commit["author_id"], public=True)
         data = {
             "url": f"{self.api}/repos/{full}/git/commits/{commit['sha']}", "sha": commit["sha"],
             "created": ts(commit["created"]), "html_url": f"{self.root}{full}/commit/{commit['sha']}",
             "commit": {"url": f"{self.api}/repos/{full}/git/commits/{commit['sha']}", "author": person,
-                       "committer": person, "message": commit["message"],
+                       "committer": person, "message": git_message(commit),
                        "tree": self.commit_meta(repo, _tree_sha(commit["tree"]), commit["created"]),
                        "verification": UNSIGNED},
             "author": author, "committer": author,
@@ -331,7 +345,7 @@ class Render:
                 "created": ts(commit["created"]), "html_url": f"{self.root}{full}/commit/{commit['sha']}",
                 "author": person, "committer": person,
                 "parents": [self.commit_meta(repo, p) for p in commit["parents"]],
-                "message": commit["message"],
+                "message": git_message(commit),
                 "tree": self.commit_meta(repo, _tree_sha(commit["tree"]), commit["created"])}
 
     def contents(self, repo: dict, commit: dict, ref: str, path: str, *, with_content: bool = True) -> dict:
@@ -362,7 +376,7 @@ class Render:
         return {"id": row["id"], "status": row["state"], "target_url": row["target_url"],
                 "description": row["description"], "context": row["context"],
                 "url": f"{self.api}/repos/{self.full_name(repo)}/statuses/{row['sha']}",
-                "creator": self.user_id(row["creator_id"]), "created_at": ts(row["created"]),
+                "creator": self.user_id(row["creator_id"], public=True), "created_at": ts(row["created"]),
                 "updated_at": ts(row["created"])}
 
     def combined_status(self, repo: dict, sha: str, rows: list) -> dict:
@@ -386,7 +400,13 @@ class Render:
                 "upload_url": f"{self.api}/repos/{full}/releases/{row['id']}/assets",
                 "draft": bool(row["draft"]), "prerelease": bool(row["prerelease"]),
                 "created_at": ts(row["created"]), "published_at": ts(row["created"]),
-                "author": self.user_id(row["author_id"]), "assets": []}
+                "author": self.user_id(row["author_id"], public=True), "assets": []}
+
+
+def git_message(commit: dict) -> str:
+    """A commit message as git stores it: ending in a newline."""
+    message = commit["message"]
+    return message if message.endswith("\n") else message + "\n"
 
 
 def is_draft(title: str) -> bool:
@@ -429,9 +449,3 @@ def changed_files(store: Store, repo_id: int, base_sha: str, head_sha: str) -> l
 def _changes(store: Store, repo_id: int, commit: dict) -> list[dict]:
     parent = store.get_commit(repo_id, commit["parents"][0]) if commit["parents"] else None
     return diff_trees(parent["tree"] if parent else {}, commit["tree"])
-
-
-def _tree_changes(store: Store, repo_id: int, commit: dict) -> tuple[list, list, list]:
-    changes = _changes(store, repo_id, commit)
-    pick = lambda status: [c["filename"] for c in changes if c["status"] == status]  # noqa: E731
-    return pick("added"), pick("deleted"), pick("modified")

@@ -68,7 +68,7 @@ def user_repos(ctx, username):
 @route("GET", "/repos/search")
 def search_repos(ctx):
     keyword = ctx.query("q").lower()
-    uid = int(ctx.query("uid", "0") or 0)
+    uid = ctx.query_int("uid")
     rows = [r for r in visible_repos(ctx, uid or None) if keyword in r["name"].lower()
             or (ctx.query("includeDesc") in ("1", "true") and keyword in r["description"].lower())]
     return listing(ctx, rows, ctx.render.repo, wrap=lambda data: {"ok": True, "data": data})
@@ -149,7 +149,7 @@ def get_branch(ctx, owner, repo, branch):
     row = ctx.repo(owner, repo)
     found = ctx.store.branch(row["id"], branch)
     if found is None:
-        raise not_found("The target couldn't be found.")
+        raise not_found()
     return respond(ctx.render.branch(row, found))
 
 
@@ -209,7 +209,7 @@ def get_contents(ctx, owner, repo, path):
     prefix = f"{path}/" if path else ""
     children = sorted({p[len(prefix):].split("/", 1)[0] for p in tree if p.startswith(prefix)})
     if not children:
-        raise not_found(f"object does not exist [id: , rel_path: {path}]")
+        raise not_found("GetContentsOrList", [f"object does not exist [id: , rel_path: {path}]"])
     return respond([ctx.render.contents(row, commit, ref, prefix + c, with_content=False) for c in children])
 
 

@@ -79,7 +79,11 @@ CREATE TABLE IF NOT EXISTS review_comments (
   id INTEGER PRIMARY KEY, review_id INTEGER NOT NULL, issue_id INTEGER NOT NULL,
   poster_id INTEGER NOT NULL, path TEXT NOT NULL, body TEXT NOT NULL,
   new_position INTEGER NOT NULL DEFAULT 0, old_position INTEGER NOT NULL DEFAULT 0,
-  commit_id TEXT NOT NULL, created INTEGER NOT NULL, updated INTEGER NOT NULL);
+  commit_id TEXT NOT NULL, created INTEGER NOT NULL, updated INTEGER NOT NULL,
+  patch TEXT NOT NULL DEFAULT '');
+CREATE TABLE IF NOT EXISTS issue_pins (
+  issue_id INTEGER PRIMARY KEY, repo_id INTEGER NOT NULL, is_pull INTEGER NOT NULL,
+  pin_order INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS releases (
   id INTEGER PRIMARY KEY, repo_id INTEGER NOT NULL, tag_name TEXT NOT NULL,
   target TEXT NOT NULL, name TEXT NOT NULL, body TEXT NOT NULL DEFAULT '',
@@ -129,6 +133,9 @@ class Store:
         if "scope" not in {c["name"] for c in self.db.execute("PRAGMA table_info(tokens)")}:
             # A database file from before token scopes: its tokens keep every right.
             self.db.execute("ALTER TABLE tokens ADD COLUMN scope TEXT NOT NULL DEFAULT 'all'")
+        if "patch" not in {c["name"] for c in self.db.execute("PRAGMA table_info(review_comments)")}:
+            # A database file from before review comments kept their diff hunk.
+            self.db.execute("ALTER TABLE review_comments ADD COLUMN patch TEXT NOT NULL DEFAULT ''")
 
     def close(self):
         with self.lock:
@@ -241,11 +248,20 @@ class Store:
             for table, column in (("issue_labels", "issue_id"), ("issue_assignees", "issue_id"),
                                   ("issue_dependencies", "issue_id"), ("comments", "issue_id"),
                                   ("pulls", "issue_id"), ("reviews", "issue_id"),
-                                  ("review_comments", "issue_id")):
+                                  ("review_comments", "issue_id"), ("issue_pins", "issue_id")):
                 self.execute(f"DELETE FROM {table} WHERE {column} IN ({issue_ids})", repo_id)
             for table in ("issues", "labels", "milestones", "branches", "commits", "releases", "commit_statuses"):
                 self.execute(f"DELETE FROM {table} WHERE repo_id = ?", repo_id)
             self.execute("DELETE FROM repos WHERE id = ?", repo_id)
+
+    def delete_issue(self, issue_id: int):
+        """An issue (or pull request) and everything hanging on it; its number is not reused."""
+        with self.tx():
+            for table in ("issue_labels", "issue_assignees", "comments", "pulls", "reviews", "review_comments",
+                          "issue_pins"):
+                self.execute(f"DELETE FROM {table} WHERE issue_id = ?", issue_id)
+            self.execute("DELETE FROM issue_dependencies WHERE issue_id = ? OR blocker_id = ?", issue_id, issue_id)
+            self.execute("DELETE FROM issues WHERE id = ?", issue_id)
 
     def next_number(self, repo_id: int) -> int:
         number = self.value("SELECT next_number FROM repos WHERE id = ?", repo_id)
@@ -273,7 +289,10 @@ class Store:
         return self.one("SELECT * FROM branches WHERE repo_id = ? AND name = ?", repo_id, name)
 
     def branches(self, repo_id: int) -> list:
-        return self.all("SELECT * FROM branches WHERE repo_id = ? ORDER BY name", repo_id)
+        # Gitea lists the most recently committed branch first.
+        return self.all("SELECT branches.* FROM branches LEFT JOIN commits ON commits.repo_id = branches.repo_id "
+                        "AND commits.sha = branches.sha WHERE branches.repo_id = ? "
+                        "ORDER BY commits.created DESC, branches.rowid DESC", repo_id)
 
     def set_branch(self, repo_id: int, name: str, sha: str):
         self.execute("INSERT OR REPLACE INTO branches (repo_id, name, sha) VALUES (?, ?, ?)", repo_id, name, sha)

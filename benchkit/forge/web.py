@@ -20,7 +20,8 @@ GO_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028
 GO_ESCAPE_RE = re.compile("[<>&\u2028\u2029]")
 
 DEFAULT_PAGE, MAX_PAGE = 30, 50
-GITEA_VERSION = "1.24.6"  # what /version reports: Go clients parse it as a semver
+INT64_MAX = 2**63 - 1
+GITEA_VERSION = "1.26.0"  # the release the forge is held to; Go clients parse it as a semver
 
 
 def encode(data) -> bytes:
@@ -43,21 +44,21 @@ def text(body: str, status: int = 200) -> Response:
 class ApiError(Exception):
     """An error answered with Gitea's body: {"message", "url"} (404s add "errors")."""
 
-    def __init__(self, status: int, message: str = "", *, body: bool = True):
+    def __init__(self, status: int, message: str = "", *, body: bool = True, errors: list | None = None):
         super().__init__(message)
-        self.status, self.message, self.body = status, message, body
+        self.status, self.message, self.body, self.errors = status, message, body, errors
 
     def response(self, root: str) -> Response:
         if not self.body:
             return empty(self.status)
         data = {"message": self.message, "url": f"{root}api/swagger"}
         if self.status == 404:
-            data = {"errors": None, **data}
+            data = {"errors": self.errors, **data}
         return respond(data, self.status)
 
 
-def not_found(message: str = "The target couldn't be found.") -> ApiError:
-    return ApiError(404, message)
+def not_found(message: str = "not found", errors: list | None = None) -> ApiError:
+    return ApiError(404, message, errors=errors)
 
 
 def invalid(message: str) -> ApiError:
@@ -119,6 +120,11 @@ def _coerce_json(field: F, value, struct: str):
         "any-list": lambda v: isinstance(v, list),
     }[kind]
     if value is None or ok(value):
+        numbers = value if kind == "ints" and value else [value] if kind is int and value else []
+        for number in numbers:
+            if abs(number) > INT64_MAX:
+                raise invalid(f"[]: json: cannot unmarshal number {number} into Go struct field "
+                              f"{struct}.{field.name} of type int64")
         return value
     if isinstance(value, float) and kind is int and value.is_integer():
         return int(value)
@@ -131,18 +137,44 @@ def _coerce_form(field: F, values: list[str]):
     kind = field.kind
     try:
         if kind in ("ints",):
-            return [int(v) for v in values]
+            return [_int64(v) for v in values]
         if kind in ("strs", "any-list"):
             return values
         value = values[-1]
         if kind is int:
-            return int(value)
+            return _int64(value)
         if kind is bool:
             return value.lower() in ("1", "true", "on", "t", "yes")
         return value
     except ValueError:
         what = "integer" if kind in (int, "ints") else "boolean"
         raise invalid(f"[{field.go_name}]: Value could not be parsed as {what}") from None
+
+
+JSON_STRING = re.compile(rb'"(?:\\.|[^"\\])*"')
+JSON_NESTING = re.compile(rb"[\[\]{}]")
+MAX_DEPTH = 10000  # encoding/json's maxNestingDepth
+
+
+def _too_deep(raw: bytes) -> str:
+    """The bracket at which Go's decoder gives up (nesting beyond 10000), or ""."""
+    depth = 0
+    for match in JSON_NESTING.finditer(JSON_STRING.sub(b'""', raw)):
+        if match.group() in (b"[", b"{"):
+            depth += 1
+            if depth > MAX_DEPTH:
+                return match.group().decode()
+        else:
+            depth -= 1
+    return ""
+
+
+def _int64(text: str) -> int:
+    """strconv.ParseInt(text, 10, 64): a ValueError outside int64, as Go refuses it."""
+    value = int(text)
+    if abs(value) > INT64_MAX:
+        raise ValueError(text)
+    return value
 
 
 async def bind(request: Request, fields: list[F], struct: str) -> Body:
@@ -152,8 +184,17 @@ async def bind(request: Request, fields: list[F], struct: str) -> Body:
         form = urllib.parse.parse_qs(raw.decode(errors="replace"), keep_blank_values=True)
         data = {f.name: _coerce_form(f, form[f.form_name]) for f in fields if f.form_name in form}
     elif "json" in content_type:
+        too_deep = _too_deep(raw)
+        if too_deep:
+            raise invalid(f"[]: invalid character '{too_deep}' exceeded max depth")
         try:
             parsed = json.loads(raw) if raw.strip() else {}
+        except RecursionError:  # Python's own limit (about 1000) is below Go's
+            raise invalid("[]: exceeded max depth") from None
+        except json.JSONDecodeError as error:
+            if error.pos >= len(raw.rstrip()):  # Go's words for a body that stops short
+                raise invalid("[]: unexpected EOF") from None
+            raise invalid(f"[]: {error}") from None
         except ValueError as error:
             raise invalid(f"[]: {error}") from None
         if not isinstance(parsed, dict):

@@ -8,10 +8,12 @@ PATH behind it; `assemble` gives one run of an arm its prompt, environment, tool
 credential set-up. The parser underneath is `benchkit.isolation.shell.parse`.
 """
 
-from .assembly import Assembly, assemble, strip_front_matter
-from .bindir import IsolationError, make_bin_dir
+from .assembly import Assembly, assemble
+from .bindir import IsolationError, make_bin_dir, start_needs
 from .guard import BUILTINS, UTILITIES, Decision, Guard
 from .shell import ParseError, parse
+from .skill import strip_front_matter
 
 __all__ = ["Assembly", "BUILTINS", "Decision", "Guard", "IsolationError", "ParseError",
-           "UTILITIES", "assemble", "make_bin_dir", "parse", "strip_front_matter"]
+           "UTILITIES", "assemble", "make_bin_dir", "parse", "start_needs",
+           "strip_front_matter"]

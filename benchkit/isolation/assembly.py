@@ -29,6 +29,7 @@ from benchkit.spec import find_root, render
 
 from .bindir import IsolationError, make_bin_dir
 from .guard import Guard
+from .skill import skill_body
 
 MCP_SERVER_NAME = "gitea"  # its tools reach the agent as mcp__gitea__<tool>
 SETUP_TIMEOUT_SECONDS = 60
@@ -48,6 +49,7 @@ class Assembly:
     path_dir: Path | None = None         # the curated bin directory (shell arms)
     files: dict = field(default_factory=dict, repr=False)   # config_dir-relative -> text
     setup_commands: list = field(default_factory=list, repr=False)
+    probe: dict = field(default_factory=dict, repr=False)   # tool.probe, rendered
     search_path: str = ""                # where the real binaries are looked up
     token: str = field(default="", repr=False)
     _arm: object = field(default=None, repr=False)
@@ -91,6 +93,15 @@ class Assembly:
             detail = self._redact((done.stderr or done.stdout).strip())[-500:]
             raise IsolationError(f"arm {self.arm_id}: set-up command {number} failed with exit "
                                  f"status {done.returncode}: {detail}")
+
+    def agent_env(self, environ: dict | None = None) -> dict:
+        """The whole environment the arm's tool sees, as the driver builds it: the
+        harness's environment (default os.environ) without its own Gitea credentials,
+        under the arm's overlay (its curated PATH included). The tool probe and the
+        version command run with exactly this."""
+        base = dict(os.environ if environ is None else environ)
+        base.update({key: "" for key in base if key.startswith("GITEA_")})
+        return {**base, **self.env}
 
     def _redact(self, text: str) -> str:
         return text.replace(self.token, "[token]") if self.token else text
@@ -140,14 +151,14 @@ def assemble(arm, suite, *, host_url: str, api_url: str, token: str, owner: str,
     tool, credentials = arm.tool, arm.credentials or {}
     base_prompt = fill(suite.base_prompt)
     base_prompt += "" if base_prompt.endswith("\n") else "\n"
-    bootstrap = fill(arm.bootstrap, skill=_skill_body(arm, fill(tool.get("skill"))))
+    bootstrap = fill(arm.bootstrap, skill=skill_body(arm, fill, environ, search_path))
     env = fill(credentials.get("env") or {})
     assembly = Assembly(
         arm_id=arm.id, guard=Guard.for_arm(arm), base_prompt=base_prompt,
         system_prompt=base_prompt + "\n" + bootstrap.strip("\n") + "\n",
         env=env, harness_dir=harness_dir, config_dir=config_dir,
         files={f["path"]: fill(f["content"]) for f in credentials.get("files") or []},
-        setup_commands=fill(credentials.get("setup") or []),
+        setup_commands=fill(credentials.get("setup") or []), probe=fill(tool.get("probe") or {}),
         search_path=search_path, token=token, _arm=arm)
     if tool["kind"] == "shell":
         assembly.tools = ["Bash"]
@@ -167,25 +178,3 @@ def assemble(arm, suite, *, host_url: str, api_url: str, token: str, owner: str,
         # Keep every tool schema in the prompt (eager), as the design measures it.
         env["ENABLE_TOOL_SEARCH"] = "false"
     return assembly
-
-
-def _skill_body(arm, path: str | None) -> str:
-    """The skill file's text without its YAML front matter; "" when the arm has none."""
-    if not path:
-        return ""
-    file = Path(path).expanduser()
-    try:
-        text = file.read_text()
-    except OSError as error:
-        raise IsolationError(f"arm {arm.id}: cannot read its skill {file} "
-                             f"({error.strerror or error})") from None
-    return strip_front_matter(text)
-
-
-def strip_front_matter(text: str) -> str:
-    lines = text.splitlines(keepends=True)
-    if lines and lines[0].strip() == "---":
-        for index, line in enumerate(lines[1:], 1):
-            if line.strip() == "---":
-                return "".join(lines[index + 1:]).lstrip("\n")
-    return text

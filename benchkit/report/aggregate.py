@@ -3,7 +3,8 @@
 Every sample lands in exactly one place: the measured cells (the headline and its
 views), the replay cells (estimates, their own table), the exclusions (invalid and
 harness-error samples, counted, never scored) or the other versions (fingerprints
-that differ from the current tree, reported apart). Per-arm figures are means over
+that differ from the current tree, or a tool version other than the arm's newest,
+reported apart). Per-arm figures are means over
 tasks of per-task means, so an arm is not flattered by which tasks it happened to
 run; when arms ran different tasks a second headline compares them on the common ones.
 
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 
 from benchkit.report.load import Sample, StoreContents
 from benchkit.cost import COMPONENTS, components, cost
+from benchkit.fingerprint import arm_fingerprint
 from benchkit.report.matrix import SCORED_TIERS, Matrix
 from benchkit.report.stats import (
     ALL_METRICS, COST, SUCCESS, CellStats, intervals, mean_of, paired_difference)
@@ -52,20 +54,43 @@ class Sorted:
     replay: dict = field(default_factory=lambda: defaultdict(Tally))
     excluded: dict = field(default_factory=lambda: defaultdict(Counter))  # (arm, task) -> Counter
     other: dict = field(default_factory=dict)  # (arm, task, changes, estimated) -> [Tally, count]
+    tools: dict = field(default_factory=dict)  # arm -> its current tool version
 
 
 def version_changes(sample: Sample, matrix: Matrix, arms: dict, tasks: dict) -> tuple:
     """What of the current tree a sample did not run with (its task, arm, seed or
-    model; the prompt is judged per cell by current_prompts); empty when current."""
+    model; the arm's fingerprint takes the sample's tool version in; the tool version
+    itself is judged per arm by current_tools, the prompt per cell by current_prompts);
+    empty when current."""
     arm, task = arms.get(sample.arm), tasks.get(sample.task)
     if arm is None or task is None:
         return tuple(f"{kind} not in the tree" for kind, entry in
                      (("arm", arm), ("task", task)) if entry is None)
-    expected = {"task": task.fingerprint, "arm": arm.fingerprint,
+    arm_print = (arm_fingerprint(arm.fingerprint, sample.tool_version)
+                 if arm.fingerprint is not None else None)
+    expected = {"task": task.fingerprint, "arm": arm_print,
                 "seed": task.seed_fingerprint, "model": matrix.model_fingerprint}
     found = sample.fingerprints
     return tuple(name for name, value in expected.items()
                  if value is not None and getattr(found, name) != value)
+
+
+def current_tools(samples: list[Sample], changes: list[tuple]) -> dict:
+    """arm -> the tool version of its newest otherwise-current sample: results of two
+    versions of a tool are never counted together, and the newest is the current one."""
+    newest = {}
+    for order, (sample, changed) in enumerate(zip(samples, changes)):
+        key = (sample.started_at, order)
+        if not changed and (sample.arm not in newest or key > newest[sample.arm][0]):
+            newest[sample.arm] = (key, sample.tool_version)
+    return {arm: version for arm, (_, version) in newest.items()}
+
+
+def tool_change(sample: Sample, tools: dict) -> tuple:
+    """("tool VERSION",) for a sample of a tool version other than its arm's current."""
+    if sample.arm in tools and sample.tool_version != tools[sample.arm]:
+        return (f"tool {sample.tool_version or 'version unknown'}",)
+    return ()
 
 
 def current_prompts(samples: list[Sample], changes: list[tuple]) -> dict:
@@ -80,18 +105,21 @@ def current_prompts(samples: list[Sample], changes: list[tuple]) -> dict:
 
 
 def sort_samples(samples: list[Sample], matrix: Matrix) -> Sorted:
+    """Each sample in its one place (see the module's docstring)."""
     arms = {a.id: a for a in matrix.arms}
     tasks = {t.id: t for t in matrix.tasks}
     known = {}  # samples of a cell mostly share their fingerprints: judge each set once
     changes = []
     for sample in samples:
-        key = (sample.arm, sample.task, sample.fingerprints)
+        key = (sample.arm, sample.task, sample.fingerprints, sample.tool_version)
         if key not in known:
             known[key] = version_changes(sample, matrix, arms, tasks)
         changes.append(known[key])
+    tools = current_tools(samples, changes)
+    changes = [changed or tool_change(sample, tools) for sample, changed in zip(samples, changes)]
     prompts = current_prompts(samples, changes)
     weights = tuple(matrix.weights[c] for c in COMPONENTS)
-    result = Sorted()
+    result = Sorted(tools=tools)
     for sample, changed in zip(samples, changes):
         key, estimated = (sample.arm, sample.task), sample.estimated
         harness_error = sample.outcome == "harness-error"
@@ -172,6 +200,7 @@ def build_report(contents: StoreContents, matrix: Matrix, *, resamples: int = RE
         "weights": dict(matrix.weights),
         "floor": floor, "pass_k": k, "resamples": resamples, "level": level,
         "arms": arm_ids,
+        "tool_versions": {arm: sorted_.tools[arm] for arm in arm_ids if arm in sorted_.tools},
         "totals": totals(contents, sorted_),
         "headline": headline,
         "common": common,
@@ -465,7 +494,7 @@ def exclusion_notes(totals: dict) -> list[str]:
                     f"{_count(totals['harness_error'], 'harness error')}.")
     if totals["other_versions"]:
         said.append(f"{_count(totals['other_versions'], 'sample')} ran with another version "
-                    "of the task, arm, seed, prompt or model: reported apart.")
+                    "of the task, arm, tool, seed, prompt or model: reported apart.")
     if totals["replay"]:
         said.append(f"{_count(totals['replay'], 'replay sample')} (scripted model, token "
                     "figures estimated from bytes): reported apart as estimates, never in "

@@ -52,6 +52,8 @@ class Sample(msgspec.Struct, frozen=True, gc=False):
     blocked_calls: Count
     fingerprints: Fingerprints
     schema_version: Literal[1] = 1
+    tool_version: str | None = None  # the arm's tool, as its pre-flight found it
+    started_at: str = ""             # ISO 8601, UTC: which of two samples is newer
 
     @property
     def estimated(self) -> bool:

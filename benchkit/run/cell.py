@@ -261,15 +261,16 @@ def _audit(cell: Cell, ctx: RunContext, drive: Drive, prepared: Prepared) -> tup
     run = drive.run
     leaks = audit_offered(run.tools_offered, cell.arm.tool, drive.assembly.mcp_servers)
     leaks += audit_transcript(run.transcript, drive.policy)
+    agents = cell.arm.user_agents
     event = {"event": "audit", "request_log": "not checked: the arm declares no User-Agent"}
-    requests_seen = ctx.read_request_log(prepared.token_id) if cell.arm.user_agent else None
-    if cell.arm.user_agent and (requests_seen is None or prepared.token_id is None):
+    requests_seen = ctx.read_request_log(prepared.token_id) if agents else None
+    if agents and (requests_seen is None or prepared.token_id is None):
         event["request_log"] = ("not checked: the host keeps no request log and mints no "
                                 "token per agent (not a forge)")
     elif requests_seen is not None:
-        leaks += audit_requests(requests_seen, cell.arm.user_agent, prepared.token_id)
+        leaks += audit_requests(requests_seen, agents, prepared.token_id)
         event["request_log"] = (f"checked: every request made with this agent's token "
-                                f"({prepared.token_id}) against User-Agent {cell.arm.user_agent!r}")
+                                f"({prepared.token_id}) against User-Agents {list(agents)}")
     event["leaks"] = leaks
     return leaks, event
 
@@ -354,7 +355,8 @@ def _blank_sample(cell: Cell, ctx: RunContext) -> dict:
         "differences": [], "usage": zero_usage(), "usage_by_model": {},
         "usage_estimated": ctx.driver.name == "replay", "turns": 0, "cost_usd": None,
         "blocked_calls": 0, "tool_calls": 0,
-        "fingerprints": {"task": task.fingerprint, "arm": arm.fingerprint,
+        "tool_version": arm.tool_version,
+        "fingerprints": {"task": task.fingerprint, "arm": arm.run_fingerprint,
                          "seed": seed.fingerprint if seed is not None else fingerprint(None),
                          "prompt": fingerprint(None), "model": fingerprint(ctx.run_model)},
         "self_review": bool(ctx.self_review), "host": ctx.host or {"kind": "gitea", "version": "unknown"},

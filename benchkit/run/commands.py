@@ -2,7 +2,8 @@
 
     pre-flight (documents, tools, Claude, host)   nothing spent, nothing recorded on failure
     host: the given or discovered one, else an embedded forge for the run
-    self-review probe -> the cells -> the plan (least-sampled first) -> the loop -> summary
+    self-review probe -> tool probes (pre-flight, exit 2) -> the cells -> the plan
+    (least-sampled first) -> the loop -> summary
     the report, unless --no-report
 
 Exit status (benchkit.cli.EXIT_*): 0 done; 1 a harness error or a halt; 2 pre-flight,
@@ -186,6 +187,9 @@ def _run(checked, progress, options) -> int:
         except HarnessError as error:
             failure = Failure("host", f"the self-review probe failed: {error}")
             _preflight_failed(progress, [failure], [])
+        probed = run.probe_tools()
+        if probed:
+            _preflight_failed(progress, [Failure("probe", message) for message in probed], [])
         host = ({"url": where.url, "embedded": True} if checked.credentials is None
                 else {"url": where.url, "embedded": False, "source": where.source})
         return run.execute(host)
@@ -233,6 +237,18 @@ class _Run:
         try:
             self.self_review = ctx.self_review_permitted()
             self.host_info = ctx.host_info()
+        finally:
+            ctx.client.close()
+
+    def probe_tools(self) -> list[str]:
+        """Each arm's tool probe on a seeded repository (the seed of the first chosen
+        task): what failed, one message each."""
+        from benchkit.run.probe import probe_tools
+        tree, tasks = self.checked.tree, self.checked.tasks
+        seed = tree.seeds[tasks[0].seed] if tasks else next(iter(tree.seeds.values()))
+        ctx = self.context(self.checked.arms[0])
+        try:
+            return probe_tools(self.checked.arms, ctx, seed)
         finally:
             ctx.client.close()
 

@@ -86,13 +86,14 @@ def cost_tokens(usage: dict, weights: dict) -> float:
 
 class Ledger:
     """Valid samples per cell that count toward --until (same driver and model, same
-    task, arm and seed documents: what the report would count), and past costs per cell
-    and per arm (valid samples of the same driver) for the expected cost of a trial."""
+    task, arm (its tool version too) and seed documents: what the report would count),
+    and past costs per cell and per arm (valid samples of the same driver) for the
+    expected cost of a trial."""
 
     def __init__(self, cells, seeds: dict, suite, *, driver: str, model: str):
         self.weights, self.default = suite.weights, float(suite.default_cell_tokens)
         self.driver, self.model = driver, fingerprint(model)
-        self.current = {(arm.id, task.id): (task.fingerprint, arm.fingerprint,
+        self.current = {(arm.id, task.id): (task.fingerprint, arm.run_fingerprint,
                                             seeds[task.seed].fingerprint)
                         for arm, task in cells}
         self.valid = Counter()

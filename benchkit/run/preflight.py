@@ -2,14 +2,17 @@
 
     documents  the tree, the chosen arm files, the --task ids or globs, the replay
                references: valid, or their problems as FILE:LINE: message
-    tools      each arm's tool is present: its binary on PATH, or its MCP server's
-               command (and gitea-axi's skill file) where the arm's templates say
+    tools      each arm's tool is present (its binary on PATH with what it needs to
+               start, or its MCP server's command; its skill where the arm says) and
+               prints its version, which every sample of the run records
     claude     the Claude Code CLI is there, and (driver claude) credentials are:
                ANTHROPIC_API_KEY or another key, a Claude login, or ANTHROPIC_BASE_URL
     host       the given or discovered Gitea host answers and accepts the token (with
                none, the run starts an embedded forge and there is nothing to check)
 
-Every check runs, so one attempt names every problem. Nothing is written anywhere.
+Every check runs, so one attempt names every problem. Nothing is written outside a
+temporary directory. The tool probe, which needs the run's host and a seeded
+repository, runs once the host is up (benchkit.run.probe), before any trial.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import fnmatch
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping
 
@@ -30,7 +33,7 @@ CLAUDE_KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_T
 
 @dataclass(frozen=True)
 class Failure:
-    check: str     # documents | tools | claude | host
+    check: str     # documents | tools | claude | host | probe
     message: str
 
     def __str__(self) -> str:
@@ -67,7 +70,9 @@ def preflight(arm_paths, *, task_patterns=(), tiers=(),
     if problems:
         failures.append(Failure("documents", f"{len(problems)} problem(s) in the documents"))
     if loaded is not None:
-        failures += [Failure("tools", m) for m in tool_problems(loaded.arms, loaded.tree.suite)]
+        problems_found, versions = check_tools(loaded.arms, loaded.tree.suite)
+        failures += [Failure("tools", m) for m in problems_found]
+        loaded.arms = [replace(arm, tool_version=versions.get(arm.id)) for arm in loaded.arms]
     failures += [Failure("claude", m) for m in claude_problems(driver, environ)]
     credentials, host_failures = _host(host, token, login, environ)
     failures += [Failure("host", m) for m in host_failures]
@@ -149,27 +154,31 @@ def _references(arms, root, problems) -> dict:
 
 # --- tools ---------------------------------------------------------------------------
 
-def tool_problems(arms, suite, search_path: str | None = None) -> list[str]:
-    """Each arm's tool, as its templates resolve on this machine, is there to run."""
+def check_tools(arms, suite, search_path: str | None = None) -> tuple[list[str], dict]:
+    """(problems, arm id -> tool version): each arm's tool, as its templates resolve on
+    this machine, is there to run, and says which version it is."""
     from benchkit.isolation import IsolationError, assemble
+    from benchkit.run.probe import tool_version
     search_path = os.environ.get("PATH", os.defpath) if search_path is None else search_path
-    found = []
+    found, versions = [], {}
     with tempfile.TemporaryDirectory(prefix="benchkit-preflight-") as workdir:
         for arm in arms:
             try:
                 # Placeholder coordinates: only the arm's own templates matter here, and
-                # assemble writes nothing until set-up.
+                # the version command reaches no host.
                 assembly = assemble(arm, suite, host_url="http://preflight.invalid/",
                                     api_url="http://preflight.invalid/api/v1", token="preflight",
                                     owner="preflight", repo="preflight", user="preflight",
                                     workdir=Path(workdir), search_path=search_path)
+                problem = _tool_problem(arm, assembly, search_path)
+                if problem is None:
+                    with assembly:
+                        versions[arm.id] = tool_version(arm, assembly)
             except IsolationError as error:
-                found.append(str(error))
-                continue
-            problem = _tool_problem(arm, assembly, search_path)
+                problem = str(error)
             if problem:
                 found.append(problem)
-    return found
+    return found, versions
 
 
 def _tool_problem(arm, assembly, search_path: str) -> str | None:

@@ -126,7 +126,7 @@ def _arm_row(arm) -> dict:
     tool = arm.tool
     command = tool["binary"] if tool["kind"] == "shell" else tool["server"]["command"]
     return {"id": arm.id, "path": display_path(arm.path), "kind": tool["kind"], "tool": command,
-            "user_agent": arm.user_agent, "description": arm.description,
+            "user_agents": list(arm.user_agents), "description": arm.description,
             "fingerprint": arm.fingerprint}
 
 

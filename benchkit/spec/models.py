@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchkit import PACKAGE_DIR, SCHEMA_DIR
-from benchkit.fingerprint import fingerprint
+from benchkit.fingerprint import arm_fingerprint, fingerprint
 from benchkit.spec.loader import (Document, Problem, SpecError, declared_schema, load_document,
                                   read_document, sort_problems, strings)
 from benchkit.spec.templates import CONTEXT_NAMES, template_problem
@@ -59,9 +59,16 @@ class Arm(Loaded):
     id: str
     description: str
     tool: dict
-    user_agent: str | None
+    user_agents: tuple[str, ...]  # prefixes the audit accepts; empty: no audit
     bootstrap: str
     credentials: dict
+    tool_version: str | None = None  # what the version command printed (pre-flight)
+
+    @property
+    def run_fingerprint(self) -> str:
+        """The fingerprint a sample of this arm carries: the document's and the tool's
+        version together (the document's alone while the version is unknown)."""
+        return arm_fingerprint(self.fingerprint, self.tool_version)
 
 
 @dataclass(frozen=True)
@@ -95,8 +102,8 @@ def load_seed(path) -> Seed:
 
 def load_arm(path) -> Arm:
     document = load_document(path, "arm", _check_arm)
-    return Arm(**_fields(document, [
-        "id", "description", "tool", "user_agent", "bootstrap", "credentials"]))
+    fields = _fields(document, ["id", "description", "tool", "bootstrap", "credentials"])
+    return Arm(**fields, user_agents=tuple(document.data["user_agents"]))
 
 
 def _check_suite(document: Document) -> list[Problem]:
@@ -140,12 +147,15 @@ def _entries(mapping, key) -> list:
     return list(enumerate(value)) if isinstance(value, list) else []
 
 
-# Arm fields that are templates; only bootstrap may use {{ skill }}.
-ARM_TEMPLATES = [("tool", "skill"), ("tool", "server"), ("credentials",)]
+# Arm fields that are templates; only bootstrap may use {{ skill }}, only the skill's
+# places {{ tool_package }}.
+ARM_TEMPLATES = [("tool", "server"), ("tool", "probe"), ("credentials",)]
 
 
 def _check_arm(document: Document) -> list[Problem]:
-    problems = _template_problems(document, ARM_TEMPLATES, CONTEXT_NAMES - {"skill"})
+    names = CONTEXT_NAMES - {"skill"}
+    problems = _template_problems(document, ARM_TEMPLATES, names)
+    problems += _template_problems(document, [("tool", "skill")], names | {"tool_package"})
     return problems + _template_problems(document, [("bootstrap",)], CONTEXT_NAMES)
 
 

@@ -1,0 +1,166 @@
+"""Routes between issues and on an issue as a whole: dependencies ("blocked by") and
+their inverse ("blocks"), pins, and deleting an issue."""
+
+from .issues import render_issue
+from .web import F, ApiError, empty, listing, not_found, respond, route
+
+META = [F("owner"), F("repo", go="Name"), F("index", int)]  # Gitea's IssueMeta
+
+
+def meta_issue(ctx, row: dict) -> tuple[dict, dict]:
+    """The issue a body names by owner, repo and index. Gitea compares both names with
+    the path's repository exactly and otherwise looks the named one up: an owner left
+    out names no repository (404)."""
+    body = ctx.body
+    other, owner, name = row, body.get("owner") or "", body.get("repo") or ""
+    if owner != ctx.render.user_id(row["owner_id"])["login"] or name != row["name"]:
+        other = ctx.store.repo(owner, name)
+        if other is None or (other["private"] and not ctx.can_write(other)):
+            raise not_found("IsErrRepoNotExist",
+                            [f"repository does not exist [id: 0, uid: 0, owner_name: {owner}, name: {name}]"])
+    return other, path_issue(ctx, other, body.get("index") or 0)
+
+
+def path_issue(ctx, row: dict, index: int) -> dict:
+    """An issue these handlers look up themselves: a miss names the error kind."""
+    issue = ctx.store.issue(row["id"], index)
+    if issue is None:
+        raise missing_issue(row, index)
+    return issue
+
+
+def missing_issue(row: dict, index: int, message: str = "IsErrIssueNotExist") -> ApiError:
+    return not_found(message, [f"issue does not exist [id: 0, repo_id: {row['id']}, index: {index}]"])
+
+
+def may_link(ctx, target_repo: dict):
+    # Gitea answers 404, not 403, to a caller who cannot write to the dependent issue.
+    if not ctx.can_write(target_repo):
+        raise not_found()
+
+
+def depends(ctx, issue: dict, blocker: dict) -> bool:
+    return bool(ctx.store.one("SELECT 1 FROM issue_dependencies WHERE issue_id = ? AND blocker_id = ?",
+                              issue["id"], blocker["id"]))
+
+
+def link(ctx, target: dict, dependency: dict):
+    """Gitea answers 500 to a link that exists or would close a loop of two (an issue
+    may depend on itself)."""
+    store = ctx.store
+    where = f"[issue id: {target['id']}, dependency id: {dependency['id']}]"
+    if depends(ctx, target, dependency):
+        raise ApiError(500, f"issue dependency does already exist {where}")
+    if depends(ctx, dependency, target):
+        raise ApiError(500, f"circular dependencies exists (two issues blocking each other) {where}")
+    store.execute("INSERT INTO issue_dependencies (issue_id, blocker_id) VALUES (?, ?)", target["id"], dependency["id"])
+    store.event(target["id"], ctx.user["id"], "add_dependency", dependent_issue_id=dependency["id"])
+
+
+def unlink(ctx, target: dict, dependency: dict):
+    store = ctx.store
+    if not depends(ctx, target, dependency):
+        raise ApiError(500, f"issue dependency does not exist [issue id: {target['id']}, "
+                            f"dependency id: {dependency['id']}]")
+    store.execute("DELETE FROM issue_dependencies WHERE issue_id = ? AND blocker_id = ?", target["id"], dependency["id"])
+    store.event(target["id"], ctx.user["id"], "remove_dependency", dependent_issue_id=dependency["id"])
+
+
+def related(ctx, owner, repo, index, sql: str) -> list[dict]:
+    """The issues `sql` relates to the path's issue (its id is the one parameter)."""
+    return ctx.store.all(sql, path_issue(ctx, ctx.repo(owner, repo), index)["id"])
+
+
+def repos_of(ctx, rows: list[dict]) -> dict:
+    return {r["repo_id"]: ctx.store.one("SELECT * FROM repos WHERE id = ?", r["repo_id"]) for r in rows}
+
+
+# -- dependencies: the issues this one is blocked by -------------------------------------
+@route("GET", "/repos/{owner}/{repo}/issues/{index:int}/dependencies")
+def list_dependencies(ctx, owner, repo, index):
+    rows = related(ctx, owner, repo, index, "SELECT issues.* FROM issue_dependencies JOIN issues ON issues.id = "
+                                            "blocker_id WHERE issue_id = ? ORDER BY issues.id")
+    return listing(ctx, rows, render_issue(ctx, repos_of(ctx, rows)))
+
+
+def relate(ctx, owner, repo, index, *, blocks: bool, change):
+    """Add or remove (`change` is link or unlink) one dependency. On .../dependencies the
+    path's issue depends on the body's; on .../blocks the body's depends on the path's.
+    Gitea answers 201 with the path's issue either way."""
+    row = ctx.repo(owner, repo)
+    path = path_issue(ctx, row, index)
+    other_repo, other = meta_issue(ctx, row)
+    target, dependency = (other, path) if blocks else (path, other)
+    may_link(ctx, other_repo if blocks else row)
+    change(ctx, target, dependency)
+    return respond(ctx.render.issue(ctx.store.issue_by_id(path["id"]), row), 201)
+
+
+for _method, _change in (("POST", link), ("DELETE", unlink)):
+    for _blocks in (False, True):
+        route(_method, "/repos/{owner}/{repo}/issues/{index:int}/" + ("blocks" if _blocks else "dependencies"),
+              body=META, struct="IssueMeta")(
+            lambda ctx, owner, repo, index, b=_blocks, c=_change: relate(ctx, owner, repo, index, blocks=b, change=c))
+
+
+# -- blocks: the issues this one blocks ----------------------------------------------------
+@route("GET", "/repos/{owner}/{repo}/issues/{index:int}/blocks")
+def list_blocks(ctx, owner, repo, index):
+    rows = related(ctx, owner, repo, index, "SELECT issues.* FROM issue_dependencies JOIN issues ON issues.id = "
+                                            "issue_dependencies.issue_id WHERE blocker_id = ? "
+                                            "ORDER BY issues.created DESC, issues.id DESC")
+    # Gitea pages this list by hand and sends no paging headers; a limit of 1 means the default.
+    page = max(ctx.query_int("page"), 1)
+    limit = ctx.query_int("limit")
+    limit = 30 if limit <= 1 else limit
+    repos = repos_of(ctx, rows)
+    return respond([ctx.render.issue(r, repos[r["repo_id"]]) for r in rows[(page - 1) * limit: page * limit]])
+
+
+# -- pins ------------------------------------------------------------------------------------
+MAX_PINNED = 3  # setting.Repository.Issue.MaxPinned
+
+
+def repo_admin(ctx, owner, repo) -> dict:
+    """Gitea's reqAdmin: a repository admin (here: its owner or a site admin), else 403."""
+    row = ctx.repo(owner, repo)
+    if not (ctx.user["is_admin"] or ctx.user["id"] == row["owner_id"]):
+        raise ApiError(403, "user should be an owner or a collaborator with admin write of a repository")
+    return row
+
+
+@route("POST", "/repos/{owner}/{repo}/issues/{index:int}/pin")
+def pin_issue(ctx, owner, repo, index):
+    row = repo_admin(ctx, owner, repo)
+    issue = ctx.issue(row, index)
+    pins = ctx.store.all("SELECT * FROM issue_pins WHERE repo_id = ? AND is_pull = ?", row["id"], issue["is_pull"])
+    if len(pins) >= MAX_PINNED:
+        raise ApiError(500, "the max number of pinned issues has been readched")  # sic
+    if any(p["issue_id"] == issue["id"] for p in pins):
+        raise ApiError(500, "UNIQUE constraint failed: issue_pin.repo_id, issue_pin.issue_id")
+    ctx.store.insert("issue_pins", issue_id=issue["id"], repo_id=row["id"], is_pull=issue["is_pull"],
+                     pin_order=max([p["pin_order"] for p in pins], default=0) + 1)
+    ctx.store.event(issue["id"], ctx.user["id"], "pin")
+    return empty()
+
+
+@route("DELETE", "/repos/{owner}/{repo}/issues/{index:int}/pin")
+def unpin_issue(ctx, owner, repo, index):
+    row = repo_admin(ctx, owner, repo)
+    issue = ctx.issue(row, index)
+    if ctx.store.one("SELECT 1 FROM issue_pins WHERE issue_id = ?", issue["id"]):
+        ctx.store.execute("DELETE FROM issue_pins WHERE issue_id = ?", issue["id"])
+        ctx.store.event(issue["id"], ctx.user["id"], "unpin")
+    return empty()
+
+
+# -- deleting an issue ------------------------------------------------------------------------
+@route("DELETE", "/repos/{owner}/{repo}/issues/{index:int}")
+def delete_issue(ctx, owner, repo, index):
+    row = repo_admin(ctx, owner, repo)
+    issue = ctx.store.issue(row["id"], index)
+    if issue is None:
+        raise missing_issue(row, index, "not found")
+    ctx.store.delete_issue(issue["id"])
+    ctx.forge.indexer.index(issue["id"], None)
+    return empty()

@@ -1,0 +1,64 @@
+"""Requesting and withdrawing reviews of a pull request: a request is a review
+placeholder in state REQUEST_REVIEW until the reviewer submits one."""
+
+from .pulls import find_pull, head_sha
+from .store import now
+from .web import F, ApiError, empty, respond, route
+
+REQUEST = [F("reviewers", "strs"), F("team_reviewers", "strs")]
+
+
+def reviewers_named(ctx, names: list[str]) -> list[dict]:
+    users = []
+    for name in names:
+        user = (ctx.store.one("SELECT * FROM users WHERE email = ? COLLATE NOCASE", name) if "@" in name
+                else ctx.store.user_by_login(name))
+        if user is None:
+            raise ApiError(404, f"User '{name}' not exist")
+        users.append(user)
+    return users
+
+
+def check_reviewer(ctx, row: dict, issue: dict, reviewer: dict):
+    """Gitea's IsValidReviewRequest, for the cases a forge repository has."""
+    where = f"[user_id: {ctx.user['id']}, repo_id: {row['id']}]"
+    if row["private"] and not (reviewer["is_admin"] or reviewer["id"] == row["owner_id"]):
+        raise ApiError(422, f"Reviewer can't read {where}")
+    if reviewer["id"] == issue["poster_id"]:
+        raise ApiError(422, f"poster of pr can't be reviewer {where}")
+
+
+@route("POST", "/repos/{owner}/{repo}/pulls/{index:int}/requested_reviewers", body=REQUEST,
+       struct="PullReviewRequestOptions")
+def request_reviews(ctx, owner, repo, index):
+    row, issue, pr = find_pull(ctx, owner, repo, index)
+    created = []
+    for reviewer in reviewers_named(ctx, ctx.body.get("reviewers") or []):
+        if issue["state"] == "closed":
+            raise ApiError(403, "pull request is closed")
+        check_reviewer(ctx, row, issue, reviewer)
+        if ctx.store.one("SELECT 1 FROM reviews WHERE issue_id = ? AND reviewer_id = ? AND state = 'REQUEST_REVIEW'",
+                         issue["id"], reviewer["id"]):
+            continue  # already requested: Gitea makes no new placeholder
+        stamp = now()
+        review_id = ctx.store.insert("reviews", issue_id=issue["id"], reviewer_id=reviewer["id"],
+                                     state="REQUEST_REVIEW", body="", commit_id=head_sha(ctx, row, pr),
+                                     created=stamp, updated=stamp)
+        ctx.store.event(issue["id"], ctx.user["id"], "review_request", assignee_id=reviewer["id"], removed=False)
+        created.append(ctx.store.one("SELECT * FROM reviews WHERE id = ?", review_id))
+    return respond([ctx.render.review(review, issue, row) for review in created], 201)
+
+
+@route("DELETE", "/repos/{owner}/{repo}/pulls/{index:int}/requested_reviewers", body=REQUEST,
+       struct="PullReviewRequestOptions")
+def withdraw_reviews(ctx, owner, repo, index):
+    row, issue, _ = find_pull(ctx, owner, repo, index)
+    for reviewer in reviewers_named(ctx, ctx.body.get("reviewers") or []):
+        if issue["state"] == "closed":
+            raise ApiError(403, "pull request is closed")
+        if ctx.store.one("SELECT 1 FROM reviews WHERE issue_id = ? AND reviewer_id = ? AND state = 'REQUEST_REVIEW'",
+                         issue["id"], reviewer["id"]):
+            ctx.store.execute("DELETE FROM reviews WHERE issue_id = ? AND reviewer_id = ? AND state = 'REQUEST_REVIEW'",
+                              issue["id"], reviewer["id"])
+            ctx.store.event(issue["id"], ctx.user["id"], "review_request", assignee_id=reviewer["id"], removed=True)
+    return empty()

@@ -1,0 +1,294 @@
+"""A real Gitea on loopback, started like the forge, for tests and benchmarks.
+
+    with Gitea() as gitea:            # the pinned build (scripts/test-setup), a free port
+        gitea.url, gitea.api_url      # "http://127.0.0.1:PORT/", ".../api/v1"
+        gitea.user, gitea.token       # the admin user ("bench") and its all-scopes token
+        gitea.create_token("bench")   # another token of that user
+        gitea.startup_seconds         # how long migrate + admin user + web took
+
+Each instance has a fresh work directory (app.ini, SQLite database, repositories,
+indexers, logs), removed on exit. The issue indexer keeps Gitea's default (bleve
+behind an asynchronous queue), so keyword search lags creation as on a live host.
+Unlike the forge, it keeps no request log and has no fault injection.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import requests
+
+from benchkit.errors import HarnessError
+from benchkit.gitea.tools import ToolUnavailable, built
+
+BINARY_ENV = "BENCHKIT_GITEA"  # another Gitea binary (its directory must hold templates/, options/)
+START_TIMEOUT = 120.0  # a cold SQLite migration on a slow, shared machine
+_RUNNING: set["Gitea"] = set()
+
+APP_INI = """\
+APP_NAME = benchkit test Gitea
+RUN_MODE = prod
+RUN_USER = {run_user}
+WORK_PATH = {work}
+
+[server]
+PROTOCOL = http
+HTTP_ADDR = 127.0.0.1
+HTTP_PORT = {port}
+ROOT_URL = http://127.0.0.1:{port}/
+DISABLE_SSH = true
+START_SSH_SERVER = false
+LFS_START_SERVER = false
+OFFLINE_MODE = true
+STATIC_ROOT_PATH = {static}
+APP_DATA_PATH = {work}/data
+
+[database]
+DB_TYPE = sqlite3
+PATH = {work}/data/gitea.db
+SQLITE_JOURNAL_MODE = WAL
+
+[repository]
+ROOT = {work}/repositories
+
+[security]
+INSTALL_LOCK = true
+SECRET_KEY = {secret}
+
+[service]
+DISABLE_REGISTRATION = true
+DEFAULT_KEEP_EMAIL_PRIVATE = true
+
+[mailer]
+ENABLED = false
+
+[session]
+PROVIDER = memory
+
+[actions]
+ENABLED = false
+
+[cron]
+ENABLED = false
+
+[log]
+MODE = file
+LEVEL = Info
+ROOT_PATH = {work}/log
+"""
+
+
+class GiteaStartError(HarnessError):
+    """The real Gitea would not start or answer (the message names the step and its output)."""
+
+
+class Gitea:
+    def __init__(self, user: str = "bench", *, binary: str | os.PathLike | None = None,
+                 start_timeout: float = START_TIMEOUT):
+        self.binary = Path(binary) if binary else built("gitea", BINARY_ENV)
+        self.static_root = self.binary.parent
+        missing = [d for d in ("templates", "options") if not (self.static_root / d).is_dir()]
+        if missing:
+            raise ToolUnavailable(f"{self.static_root} lacks {', '.join(missing)}/ (Gitea is "
+                                  "built without bindata): run `bash scripts/test-setup`")
+        self.version = ""  # as the running server reports it
+        self.user = user
+        self.password = secrets.token_urlsafe(18)
+        self.start_timeout = start_timeout
+        self.token: str | None = None
+        self.work: Path | None = None
+        self.port = 0
+        self.url = self.api_url = ""
+        self.startup_seconds = 0.0
+        self._process: subprocess.Popen | None = None
+        self._passwords = {user: self.password}
+        self._token_names: dict[str, tuple[str, str]] = {}  # token -> (user, token name)
+
+    # -- lifecycle ----------------------------------------------------------------
+    def start(self) -> "Gitea":
+        started = time.monotonic()
+        self.work = Path(tempfile.mkdtemp(prefix="benchkit-gitea-"))
+        _RUNNING.add(self)
+        try:
+            self.port = _free_port()
+            self.url = f"http://127.0.0.1:{self.port}/"
+            self.api_url = f"{self.url}api/v1"
+            self._write_ini()
+            self._cli("migrate")
+            output = self._cli("admin", "user", "create", "--username", self.user,
+                               "--password", self.password, "--email", f"{self.user}@example.com",
+                               "--admin", "--must-change-password=false", "--access-token",
+                               "--access-token-name", "benchkit", "--access-token-scopes", "all")
+            self.token = _token_from(output)
+            self._token_names[self.token] = (self.user, "benchkit")
+            self._serve()
+            self.version = requests.get(f"{self.api_url}/version", timeout=10).json()["version"]
+        except BaseException:
+            self.stop()
+            raise
+        self.startup_seconds = round(time.monotonic() - started, 3)
+        return self
+
+    def stop(self) -> None:
+        process, self._process = self._process, None
+        if process is not None and process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=5)
+        work, self.work = self.work, None
+        if work is not None:
+            shutil.rmtree(work, ignore_errors=True)
+        _RUNNING.discard(self)
+
+    def __enter__(self) -> "Gitea":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:  # never the token
+        return f"Gitea(url={self.url!r}, user={self.user!r})"
+
+    # -- the Python API the tests use (mirrors the forge's where Gitea can) ---------
+    def create_user(self, name: str, *, admin: bool = False) -> str:
+        """Create a user and return a new all-scopes token for it."""
+        password = secrets.token_urlsafe(18)
+        response = requests.post(f"{self.api_url}/admin/users", timeout=30,
+                                 headers={"Authorization": f"token {self.token}"},
+                                 json={"username": name, "email": f"{name}@example.com",
+                                       "password": password, "must_change_password": False,
+                                       "admin": admin})
+        _expect(response, 201, f"create user {name}")
+        if admin:
+            patched = requests.patch(f"{self.api_url}/admin/users/{name}", timeout=30,
+                                     headers={"Authorization": f"token {self.token}"},
+                                     json={"login_name": name, "source_id": 0, "admin": True})
+            _expect(patched, 200, f"make {name} an admin")
+        self._passwords[name] = password
+        return self.create_token(name)
+
+    def create_token(self, user: str) -> str:
+        """A new all-scopes token of a user this instance created (Gitea mints tokens
+        only for the user's own basic credentials)."""
+        name = f"benchkit-{secrets.token_hex(4)}"
+        response = requests.post(f"{self.api_url}/users/{user}/tokens", timeout=30,
+                                 auth=(user, self._passwords[user]),
+                                 json={"name": name, "scopes": ["all"]})
+        _expect(response, 201, f"create a token for {user}")
+        token = response.json()["sha1"]
+        self._token_names[token] = (user, name)
+        return token
+
+    def revoke_token(self, token: str) -> bool:
+        """Delete a token this instance minted; whether there was one."""
+        owner = self._token_names.pop(token, None)
+        if owner is None:
+            return False
+        user, name = owner
+        response = requests.delete(f"{self.api_url}/users/{user}/tokens/{name}", timeout=30,
+                                   auth=(user, self._passwords[user]))
+        return response.status_code == 204
+
+    def log_text(self) -> str:
+        """Gitea's console output and its own log so far (for a failure's message)."""
+        if self.work is None:
+            return ""
+        texts = [path.read_text(encoding="utf-8", errors="replace")
+                 for path in (self.work / "log" / "console.log", self.work / "log" / "gitea.log")
+                 if path.is_file()]
+        return "\n".join(text.strip() for text in texts if text.strip())
+
+    # -- internals ----------------------------------------------------------------
+    def _write_ini(self) -> None:
+        for sub in ("custom", "data", "log", "repositories"):
+            (self.work / sub).mkdir()
+        ini = APP_INI.format(run_user=_current_user(), work=self.work, port=self.port,
+                             static=self.static_root, secret=secrets.token_hex(32))
+        (self.work / "custom" / "app.ini").write_text(ini, encoding="utf-8")
+
+    def _command(self, *args: str) -> list[str]:
+        return [str(self.binary), "--config", str(self.work / "custom" / "app.ini"),
+                "--work-path", str(self.work), *args]
+
+    def _environment(self) -> dict:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GITEA_")}
+        env.update(HOME=str(self.work), GITEA_WORK_DIR=str(self.work),
+                   GITEA_CUSTOM=str(self.work / "custom"))
+        if os.geteuid() == 0:  # CI containers run as root; Gitea refuses it unless told
+            env["GITEA_I_AM_BEING_UNSAFE_RUNNING_AS_ROOT"] = "true"
+        return env
+
+    def _cli(self, *args: str) -> str:
+        try:
+            done = subprocess.run(self._command(*args), env=self._environment(), cwd=self.work,
+                                  capture_output=True, text=True, timeout=self.start_timeout)
+        except subprocess.TimeoutExpired:
+            raise GiteaStartError(f"gitea {args[0]} took over {self.start_timeout:g} s") from None
+        if done.returncode != 0:
+            tail = (done.stderr or done.stdout).strip()[-1500:]
+            raise GiteaStartError(f"gitea {' '.join(args[:3])} exited {done.returncode}: {tail}")
+        return done.stdout
+
+    def _serve(self) -> None:
+        # Its console output goes to a file: a pipe nobody reads would stall it once full.
+        with open(self.work / "log" / "console.log", "wb") as console:
+            self._process = subprocess.Popen(self._command("web"), env=self._environment(),
+                                             cwd=self.work, stdin=subprocess.DEVNULL,
+                                             stdout=console, stderr=subprocess.STDOUT,
+                                             start_new_session=True)
+        deadline = time.monotonic() + self.start_timeout
+        while time.monotonic() < deadline:
+            if self._process.poll() is not None:
+                raise GiteaStartError(f"gitea web exited {self._process.returncode} on start: "
+                                      f"{self.log_text()[-1500:]}")
+            try:
+                if requests.get(f"{self.api_url}/version", timeout=2).status_code == 200:
+                    return
+            except requests.RequestException:
+                pass
+            time.sleep(0.1)
+        raise GiteaStartError(f"gitea web did not answer on {self.url} within "
+                         f"{self.start_timeout:g} s: {self.log_text()[-1500:]}")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _current_user() -> str:
+    import pwd
+    return pwd.getpwuid(os.geteuid()).pw_name
+
+
+def _token_from(output: str) -> str:
+    """The token `admin user create --access-token` prints on its last line."""
+    for line in reversed(output.splitlines()):
+        if "Access token was successfully created" in line:
+            return line.rsplit(" ", 1)[-1].strip()
+    raise GiteaStartError("gitea admin user create printed no access token")
+
+
+def _expect(response: requests.Response, status: int, what: str) -> None:
+    if response.status_code != status:
+        raise GiteaStartError(f"Gitea would not {what}: HTTP {response.status_code}: "
+                         f"{response.text.strip()[:300]}")
+
+
+@atexit.register
+def _stop_all() -> None:
+    """No Gitea outlives the interpreter that started it (a test run cut short)."""
+    for gitea in list(_RUNNING):
+        gitea.stop()

@@ -1,0 +1,221 @@
+"""Each arm's tool, proven before a token is spent: its version, and one read-only probe.
+
+    tool_version(arm, assembly)     the first line of `<tool> <tool.version...>`, run once
+                                    per run in pre-flight with the arm's environment
+    probe_tools(arms, ctx, seed)    every arm's `tool.probe` on one seeded repository,
+                                    with exactly the environment, PATH and credentials
+                                    its agent will get; the failures, one message each
+
+A probe fails when it exits non-zero (an MCP tool result marked as an error), prints an
+error line, does not show the seeded repository (no title of a seeded issue in its
+output: it did not read the repository with the arm's credentials), is denied by the
+arm's guard, or, on the forge, when no request reached the host with the probe's own
+token, one came with a User-Agent the arm does not declare, or one was not a read. A live
+Gitea keeps no request log: there the seeded titles in the output are the evidence that
+the request reached it. The token never appears in a message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from benchkit.agent.audit import audit_requests, mint_agent_token, revoke_agent_token
+from benchkit.errors import HarnessError
+from benchkit.isolation import IsolationError, assemble
+from benchkit.isolation.assembly import MCP_SERVER_NAME
+
+VERSION_TIMEOUT = 30
+PROBE_TIMEOUT = 60
+OUTPUT_SHOWN = 600  # characters of a failing command's output in its message
+# A line that reports an error: "Error: ...", "error: TEA_NOT_INSTALLED", {"error": ...}.
+ERROR_LINE = re.compile(r"(?im)^\W{0,3}(error|fatal|panic)\b")
+READS = ("GET", "HEAD", "OPTIONS")
+
+
+def tool_version(arm, assembly) -> str:
+    """What the tool prints for its version arguments (its first line), run as the
+    agent's tool would start: a shell binary through the curated PATH, an MCP server's
+    command with the server's environment. The assembly must be set up. IsolationError
+    when it does not start or fails."""
+    argv, env = _executable(arm, assembly)
+    argv += list(arm.tool.get("version") or ["--version"])
+    try:
+        done = subprocess.run(argv, env=env, cwd=assembly.config_dir, stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True, timeout=VERSION_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise IsolationError(f"arm {arm.id}: its version command `{shlex.join(argv)}` "
+                             f"did not finish in {VERSION_TIMEOUT}s") from None
+    except OSError as error:
+        raise IsolationError(f"arm {arm.id}: its version command `{shlex.join(argv)}` "
+                             f"cannot start: {error.strerror or error}") from None
+    lines = [line.strip() for line in (done.stdout or done.stderr).splitlines() if line.strip()]
+    if done.returncode != 0 or not lines:
+        raise IsolationError(f"arm {arm.id}: its version command `{shlex.join(argv)}` failed "
+                             f"(exit status {done.returncode}): "
+                             f"{_shown(done.stdout + done.stderr, assembly.token)}")
+    return lines[0][:200]
+
+
+def _executable(arm, assembly) -> tuple[list[str], dict]:
+    if arm.tool["kind"] == "shell":
+        return [arm.tool["binary"]], assembly.agent_env()
+    server = assembly.mcp_servers[MCP_SERVER_NAME]
+    return [server["command"]], {**assembly.agent_env(), **server["env"]}
+
+
+# --- the probe -----------------------------------------------------------------------
+
+def probe_tools(arms, ctx, seed) -> list[str]:
+    """Probe every arm on one repository of the run's host (`ctx`, a
+    benchkit.run.cell.RunContext) freshly seeded with `seed`; the repository is deleted
+    whatever happens."""
+    from benchkit.gitea import provision
+    from benchkit.gitea.repos import discard
+    try:
+        repo = provision(ctx.client, seed, prefix=ctx.suite.repo_prefix,
+                         gate_timeout=ctx.gate_timeout)
+    except HarnessError as error:
+        return [f"cannot seed a repository for the tool probes: {ctx.client.scrub(str(error))}"]
+    try:
+        return [problem for arm in arms
+                if (problem := probe_arm(arm, ctx, repo, seed)) is not None]
+    finally:
+        discard(ctx.client, repo)
+
+
+def probe_arm(arm, ctx, repo, seed) -> str | None:
+    """Why the arm's probe failed, or None when it passed."""
+    token, token_id = ctx.client.token, None
+    try:
+        if ctx.host_info()["kind"] == "forge":  # a token of its own, found in the log
+            token, token_id = mint_agent_token(ctx.client.url, ctx.client.token)
+    except HarnessError as error:
+        return f"arm {arm.id}: cannot prepare its probe: {ctx.client.scrub(str(error))}"
+    try:
+        return _probe(arm, ctx, repo, seed, token, token_id)
+    finally:
+        if token_id is not None:
+            revoke_agent_token(ctx.client.url, ctx.client.token, token_id)
+
+
+def _probe(arm, ctx, repo, seed, token: str, token_id: str | None) -> str | None:
+    client = ctx.client
+    with tempfile.TemporaryDirectory(prefix="benchkit-probe-") as workdir:
+        try:
+            assembly = assemble(arm, ctx.suite, host_url=client.url, api_url=client.api_url,
+                                token=token, owner=repo.owner, repo=repo.name,
+                                user=client.user, workdir=Path(workdir))
+            with assembly:
+                call, ok, output = _call(arm, assembly, Path(workdir))
+        except IsolationError as error:
+            return str(error)
+    said = f"arm {arm.id}: its probe `{_redacted(call, token, client.token)}`"
+    shown = _shown(output, token, client.token)
+    titles = [issue["title"] for issue in seed.issues]
+    if not ok:
+        return f"{said} failed: {shown}"
+    if ERROR_LINE.search(output):
+        return f"{said} printed an error: {shown}"
+    if not any(title in output for title in titles):
+        return (f"{said} does not show the seeded repository {repo.full_name} (none of its "
+                f"issue titles is in the output), so its credentials did not reach the "
+                f"host: {shown}")
+    if token_id is not None:
+        return _requests_problem(arm, said, ctx.read_request_log(token_id) or [], token_id)
+    return None
+
+
+def _requests_problem(arm, said: str, log: list, token_id: str) -> str | None:
+    """What the forge's request log says against the probe (its requests are those made
+    with the probe's own token)."""
+    mine = [entry for entry in log if entry.get("token_id") == token_id]
+    if not mine:
+        return f"{said} made no request to the host with the token it was given"
+    if arm.user_agents:
+        leaks = audit_requests(mine, arm.user_agents, token_id)
+        if leaks:
+            return f"{said}: {leaks[0]} (the arm declares user_agents {list(arm.user_agents)})"
+    writes = [f"{e.get('method')} {e.get('path')}" for e in mine if e.get("method") not in READS]
+    if writes:
+        return f"{said} is not read-only: it made {', '.join(writes)}"
+    return None
+
+
+def _call(arm, assembly, workdir: Path) -> tuple[str, bool, str]:
+    """(the call as shown, whether it succeeded, its output)."""
+    probe = assembly.probe
+    if arm.tool["kind"] == "shell":
+        return _run_shell(probe["run"], assembly, workdir)
+    return _call_mcp(probe["tool"], probe.get("input") or {}, assembly)
+
+
+def _run_shell(command: str, assembly, workdir: Path) -> tuple[str, bool, str]:
+    decision = assembly.guard.decide(command)
+    if not decision.allowed:
+        return command, False, f"the arm's guard denies it: {decision.reason}"
+    env = assembly.agent_env()
+    shell = env.get("SHELL") or shutil.which("bash") or "/bin/bash"
+    try:
+        done = subprocess.run([shell, "-c", command], env=env, cwd=workdir,
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=PROBE_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return command, False, f"no answer in {PROBE_TIMEOUT}s"
+    output = done.stdout + done.stderr
+    if done.returncode != 0:
+        return command, False, f"exit status {done.returncode}: {output}"
+    return command, True, output
+
+
+def _call_mcp(name: str, arguments: dict, assembly) -> tuple[str, bool, str]:
+    server = assembly.mcp_servers[MCP_SERVER_NAME]
+    shown = f"{name} {arguments}"
+    with tempfile.TemporaryFile("w+") as errlog:
+        try:
+            error, output = asyncio.run(asyncio.wait_for(
+                _mcp_call(server, {**assembly.agent_env(), **server["env"]}, name, arguments,
+                          errlog), PROBE_TIMEOUT))
+        except Exception as exc:  # noqa: BLE001 - any way the server fails is the probe's
+            errlog.seek(0)
+            detail = " ".join(errlog.read().split())[-OUTPUT_SHOWN // 2:]  # its last words
+            reason = "no answer in time" if isinstance(exc, TimeoutError) else _describe(exc)
+            return shown, False, f"the MCP server failed ({reason}){': ' + detail if detail else ''}"
+    return shown, not error, output
+
+
+async def _mcp_call(server: dict, env: dict, name: str, arguments: dict, errlog):
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+    params = StdioServerParameters(command=server["command"], args=list(server["args"]), env=env)
+    async with stdio_client(params, errlog=errlog) as (read, write), \
+            ClientSession(read, write) as session:
+        await session.initialize()
+        result = await session.call_tool(name, arguments)
+    text = "\n".join(getattr(part, "text", "") for part in result.content)
+    return bool(result.is_error), text
+
+
+def _describe(exc: BaseException) -> str:
+    """The innermost error of an exception group (the MCP client's task groups)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _shown(text: str, *secrets: str) -> str:
+    """Output for a message: tokens out, on one line, its end (where errors are)."""
+    text = " ".join(_redacted(text, *secrets).split())
+    return text if len(text) <= OUTPUT_SHOWN else "... " + text[-OUTPUT_SHOWN:]
+
+
+def _redacted(text: str, *secrets: str) -> str:
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "[token]")
+    return text

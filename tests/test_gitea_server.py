@@ -1,0 +1,87 @@
+"""The real-Gitea host API (`with Gitea() as host:`) and the pins it is built from."""
+
+import stat
+
+import pytest
+import requests
+
+from benchkit.gitea.server import Gitea
+from benchkit.gitea.tools import ToolUnavailable, built, pin, read_versions
+
+
+def whoami(host, token):
+    return requests.get(f"{host.api_url}/user", timeout=10,
+                        headers={"Authorization": f"token {token}"})
+
+
+def test_a_running_gitea_answers_with_its_admin_token(gitea):
+    assert gitea.url.startswith("http://127.0.0.1:") and gitea.api_url == gitea.url + "api/v1"
+    assert gitea.version == pin("gitea").version
+    me = whoami(gitea, gitea.token).json()
+    assert me["login"] == gitea.user and me["is_admin"] is True
+    assert gitea.token not in repr(gitea)
+    assert 0 < gitea.startup_seconds < 120
+
+
+def test_tokens_are_minted_and_revoked(gitea):
+    token = gitea.create_token(gitea.user)
+    assert token != gitea.token and whoami(gitea, token).status_code == 200
+    assert gitea.revoke_token(token) is True
+    assert whoami(gitea, token).status_code == 401
+    assert gitea.revoke_token(token) is False
+
+
+def test_another_user_gets_a_token_of_its_own(gitea):
+    token = gitea.create_user("reviewer-a")
+    assert whoami(gitea, token).json()["login"] == "reviewer-a"
+
+
+def test_stopping_removes_the_work_directory_and_the_server(gitea):
+    with Gitea(binary=gitea.binary) as other:
+        work, url = other.work, other.url
+        assert (work / "custom" / "app.ini").is_file()
+        assert other.port != gitea.port
+    assert not work.exists()
+    with pytest.raises(requests.ConnectionError):
+        requests.get(url + "api/v1/version", timeout=5)
+
+
+def test_a_missing_build_names_the_pin_and_why(tmp_path, monkeypatch):
+    monkeypatch.setattr("benchkit.gitea.tools.TOOLS_DIR", tmp_path)
+    wanted = pin("gitea")
+    with pytest.raises(ToolUnavailable, match=rf"gitea {wanted.version} \({wanted.module}\) is not built"
+                                              r".*scripts/test-setup"):
+        Gitea()
+    (tmp_path / f"gitea-{wanted.version}.absent").write_text("Go is not installed\n")
+    with pytest.raises(ToolUnavailable, match="is not built at .*: Go is not installed$"):
+        built("gitea")
+
+
+def test_an_override_must_be_executable_and_carry_the_static_files(tmp_path, monkeypatch):
+    fake = tmp_path / "gitea"
+    fake.write_text("#!/bin/sh\n")
+    monkeypatch.setenv("BENCHKIT_GITEA", str(fake))
+    with pytest.raises(ToolUnavailable, match="is not an executable file"):
+        Gitea()
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    with pytest.raises(ToolUnavailable, match="lacks templates, options/"):
+        Gitea()
+
+
+def test_the_pin_file_names_every_tool_and_the_go_module_agrees():
+    values = read_versions()
+    for tool in ("gitea", "tea", "gitea-mcp"):
+        assert pin(tool).module and pin(tool).version[0].isdigit()
+    go_mod = (pin("gitea").directory.parents[1] / "tools" / "gitea" / "go.mod").read_text()
+    assert f"{values['GITEA_MODULE']} v{values['GITEA_VERSION']}" in go_mod
+    assert f"\ntool {values['GITEA_MODULE']}\n" in go_mod
+
+
+def test_a_broken_pin_file_is_named(tmp_path):
+    broken = tmp_path / "versions"
+    broken.write_text("GITEA_MODULE=code.gitea.io/gitea\nnot a pin\n")
+    with pytest.raises(ToolUnavailable, match=rf"{broken}:2: want KEY=VALUE"):
+        read_versions(broken)
+    broken.write_text("GITEA_MODULE=code.gitea.io/gitea\n")
+    with pytest.raises(ToolUnavailable, match="no GITEA_VERSION line"):
+        pin("gitea", broken)
