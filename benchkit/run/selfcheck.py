@@ -157,7 +157,7 @@ def _tasks(tree, reference, task_ids, self_review: bool, arm):
     """The tasks to prove: the chosen ones, else every scored task and any other one the
     reference covers, so long as it means something on this host and arm."""
     if task_ids:
-        from benchkit.spec.loader import Problem, SpecError
+        from benchkit.spec.loader import SpecError
         from benchkit.run.preflight import choose_tasks
         problems = []
         chosen = choose_tasks(tree, task_ids, (), problems)  # ids or globs
