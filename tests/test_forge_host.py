@@ -151,7 +151,7 @@ def test_benchkit_forge_command_reports_a_busy_port():
     with Forge() as forge:
         done = subprocess.run([*BENCHKIT, "forge", "--port", str(forge.port)],
                               capture_output=True, text=True, timeout=30)
-    assert done.returncode == 1 and f"cannot listen on 127.0.0.1:{forge.port}" in done.stderr
+    assert done.returncode == 2 and f"cannot listen on 127.0.0.1:{forge.port}" in done.stderr
 
 
 def test_benchkit_forge_command_names_a_bad_database(tmp_path):
@@ -159,4 +159,4 @@ def test_benchkit_forge_command_names_a_bad_database(tmp_path):
     bad.write_text("this is no SQLite database\n" * 100)
     done = subprocess.run([*BENCHKIT, "forge", "--port", "0", "--db", str(bad)], capture_output=True, text=True,
                           timeout=30)
-    assert done.returncode == 1 and f"cannot open the forge database {bad}" in done.stderr
+    assert done.returncode == 2 and f"cannot open the forge database {bad}" in done.stderr

@@ -100,7 +100,8 @@ def test_trials_add_until_tops_up_least_sampled_first(tmp_path):
 def test_a_budget_smaller_than_any_trial_starts_none(tmp_path):
     result = run(RAW_API, "--task", CLOSE, "--driver", "replay", "--budget", "5000")
     assert result.exit_code == 0, result.output
-    assert "skipped (budget): raw-api close-csv-export-issue trial 1: expects ~25,000 " \
+    # trials numbered as the sample numbers them ("trial": 0)
+    assert "skipped (budget): raw-api close-csv-export-issue trial 0: expects ~25,000 " \
            "tokens, 5,000~ left" in result.stdout
     assert "skipped for the budget: 1 trial(s) of 1 cell(s)" in result.stdout
     assert not (tmp_path / "results").exists() and not (tmp_path / "reports").exists()
@@ -225,9 +226,11 @@ def test_not_runnable_cells_are_listed_not_run(tmp_path):
     assert skips["bonus-self-approve-csv-pull"].startswith("unsupported by the arm's tool (")
     assert not (tmp_path / "results").exists()
 
+    # Nothing runnable on any host: bad input, said before a forge starts.
     nothing = run(RAW_API, "--task", "bonus-publish-release", "--driver", "replay", "--no-report")
-    assert nothing.exit_code == 1
-    assert "nothing to run: no chosen cell can run here" in nothing.stderr
+    assert nothing.exit_code == 2
+    assert "nothing to run: no chosen cell can run" in nothing.stderr
+    assert "embedded forge" not in nothing.stderr
 
 
 def test_cost_equivalent_tokens_weigh_each_component_as_the_suite_says():
