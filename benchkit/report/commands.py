@@ -39,7 +39,9 @@ def parse_weight(text: str) -> tuple[str, float]:
 @click.option("--model", help="Report the samples of this model (default: the suite's).")
 @click.option("--pass-k", type=click.IntRange(min=1),
               help="k of pass^k (default: the suite's floor).")
-def report(store_dir, format_, output, reports_dir, weights, model, pass_k):
+@click.option("--baseline", metavar="ARM",
+              help="Compare each arm against this one (default: every pair of arms).")
+def report(store_dir, format_, output, reports_dir, weights, model, pass_k, baseline):
     """Aggregate the store into the report: headline per arm with 95% intervals,
     tiers, token components, bonus operations, coverage, replay estimates."""
     overrides = dict(parse_weight(w) for w in weights)
@@ -51,10 +53,11 @@ def report(store_dir, format_, output, reports_dir, weights, model, pass_k):
     try:
         if format_ is None:
             for path in write_reports(store_dir, reports_dir, weights=overrides, model=model,
-                                      pass_k=pass_k):
+                                      pass_k=pass_k, baseline=baseline):
                 click.echo(path)
             return
-        text = render(build(store_dir, weights=overrides, model=model, pass_k=pass_k), format_)
+        text = render(build(store_dir, weights=overrides, model=model, pass_k=pass_k,
+                            baseline=baseline), format_)
     except SpecError as error:  # the tree the samples are judged against is broken
         fail(error.problems)
     except (FileNotFoundError, ValueError) as error:

@@ -168,7 +168,8 @@ class _Run:
         tree = self.checked.tree
         return RunContext(suite=tree.suite, seeds=tree.seeds, client=Client(self.url, self.token),
                           store=self.store, driver=self.drivers[arm.id], model=self.model,
-                          root=tree.root, self_review=self.self_review, host=self.host_info)
+                          root=tree.root, self_review=self.self_review, host=self.host_info,
+                          jobs=self.jobs)
 
     def probe(self) -> None:
         """Once per host: may a user review their own pull request (which variant of
