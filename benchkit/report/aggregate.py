@@ -35,8 +35,8 @@ class Tally:
         self.samples: list[Sample] = []
         self._rows = self._tokens = None
 
-    def add(self, sample: Sample):
-        self.samples.append(sample)
+    def extend(self, samples: list[Sample]):
+        self.samples.extend(samples)
         self._rows = None
 
     def __len__(self) -> int:
@@ -98,48 +98,62 @@ def version_changes(sample: Sample, matrix: Matrix, arms: dict, tasks: dict) -> 
                  if value is not None and getattr(found, name) != value)
 
 
-def current_prompts(samples: list[Sample], changes: list[tuple]) -> dict:
+def group_samples(samples: list[Sample]) -> dict:
+    """Samples by everything that decides where they land: (arm, task, fingerprints,
+    estimated, outcome, valid, failure class, jobs) -> [position of the last, samples].
+    One pass of tuple keys: what a 100,000-sample store can afford per sample."""
+    groups = {}
+    for position, s in enumerate(samples):
+        key = (s.arm, s.task, s.fingerprints, s.usage_estimated or s.driver == "replay",
+               s.outcome, s.valid, s.failure_class, s.jobs)
+        group = groups.get(key)
+        if group is None:
+            groups[key] = group = [position, []]
+        group[0] = position
+        group[1].append(s)
+    return groups
+
+
+def current_prompts(groups: dict, changes: dict) -> dict:
     """(arm, task, estimated) -> the prompt fingerprint of the newest otherwise-current
     sample of the cell and driver kind that reached the agent (a harness error may not
     have assembled a prompt). The store is append-only: the newest is the last read."""
-    prompts = {}
-    for sample, changed in zip(samples, changes):
-        if not changed and sample.outcome != "harness-error":
-            prompts[(sample.arm, sample.task, sample.estimated)] = sample.fingerprints.prompt
-    return prompts
+    newest = {}
+    for key, (last, _) in groups.items():
+        arm, task, prints, estimated, outcome = key[:5]
+        if not changes[key] and outcome != "harness-error":
+            cell = (arm, task, estimated)
+            if cell not in newest or newest[cell][0] < last:
+                newest[cell] = (last, prints.prompt)
+    return {cell: prompt for cell, (_, prompt) in newest.items()}
 
 
 def sort_samples(samples: list[Sample], matrix: Matrix) -> Sorted:
     arms = {a.id: a for a in matrix.arms}
     tasks = {t.id: t for t in matrix.tasks}
-    known = {}  # samples of a cell mostly share their fingerprints: judge each set once
-    changes = []
-    for sample in samples:
-        key = (sample.arm, sample.task, sample.fingerprints)
-        if key not in known:
-            known[key] = version_changes(sample, matrix, arms, tasks)
-        changes.append(known[key])
-    prompts = current_prompts(samples, changes)
+    groups = group_samples(samples)
+    changes = {key: version_changes(group[1][0], matrix, arms, tasks) for key, group in groups.items()}
+    prompts = current_prompts(groups, changes)
     result = Sorted(tuple(matrix.weights[c] for c in COMPONENTS))
-    for sample, changed in zip(samples, changes):
-        key, estimated = (sample.arm, sample.task), sample.estimated
-        harness_error = sample.outcome == "harness-error"
-        if (not changed and not harness_error
-                and sample.fingerprints.prompt != prompts[key + (estimated,)]):
+    for key, (_, members) in groups.items():
+        arm, task, prints, estimated, outcome, valid, failure_class, jobs = key
+        cell, changed = (arm, task), changes[key]
+        harness_error = outcome == "harness-error"
+        if not changed and not harness_error and prints.prompt != prompts[cell + (estimated,)]:
             changed = ("prompt",)
         if changed:
-            slot = result.other.setdefault(key + (changed, estimated), [result.tally(), 0])
-            slot[1] += 1
-            if sample.valid and sample.outcome != "invalid" and not harness_error:
-                slot[0].add(sample)
-        elif harness_error or sample.outcome == "invalid" or not sample.valid:
+            slot = result.other.setdefault(cell + (changed, estimated), [result.tally(), 0])
+            slot[1] += len(members)
+            if valid and outcome != "invalid" and not harness_error:
+                slot[0].extend(members)
+        elif harness_error or outcome == "invalid" or not valid:
             reason = "harness-error" if harness_error else "invalid"
-            result.excluded[key][(reason, sample.failure_class or "")] += 1
+            result.excluded[cell][(reason, failure_class or "")] += len(members)
         elif estimated:
-            result.replay[key].add(sample)
+            result.replay[cell].extend(members)
         else:
-            result.measured[key].add(sample)
-            result.jobs[sample.jobs] += 1
+            result.measured[cell].extend(members)
+            result.jobs[jobs] += len(members)
     return result
 
 

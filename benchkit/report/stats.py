@@ -139,7 +139,7 @@ def pass_k_variance(n: int, k: int, p):
     return total
 
 
-GRID = np.linspace(0.0, 1.0, 2001)
+GRID = np.linspace(0.0, 1.0, 1001)
 
 
 def rate_interval(estimate: float, n, k: int, level: float):
@@ -166,7 +166,7 @@ def rate_interval(estimate: float, n, k: int, level: float):
     return min(low, estimate), max(high, estimate)
 
 
-def _refine(inside, edge: float, direction: int, steps: int = 20) -> float:
+def _refine(inside, edge: float, direction: int, steps: int = 12) -> float:
     """The boundary of the accepted set beyond a grid point, by bisection."""
     step = GRID[1] - GRID[0]
     good, bad = edge, min(1.0, max(0.0, edge + direction * step))
