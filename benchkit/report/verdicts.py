@@ -26,14 +26,16 @@ from itertools import combinations
 
 import numpy as np
 
-from benchkit.report.stats import COST
+from benchkit.report.stats import COST, t_quantile, z_quantile
 
 A_CHEAPER, B_CHEAPER, EQUIVALENT, UNDECIDED = "a-cheaper", "b-cheaper", "equivalent", "undecided"
-MIN_DF = 5  # within-cell degrees of freedom an arm needs before its pooled spread is used
-# The mixture is tuned so the boundary is tightest where its half-width is about the
-# margin: where a tie can start to be called equivalent and an effect of twice the
-# margin called. Fixed in advance (from the margin and alpha only), as validity needs.
-TUNING_Z = 3.6
+MIN_DF = 10  # within-cell degrees of freedom an arm needs before its pooled spread is used
+# The mixture is tightest where the standard error of theta equals log(1 + margin):
+# effects of a few margins are decided around there, and within a factor of ~10 of that
+# information either way the boundary stays within ~5% of its best (about 3.65
+# standard errors at 6 pairs). Fixed in advance (from the margin and alpha only), as
+# validity needs.
+TUNING_Z = 1.0
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,15 @@ class Evidence:
     variance: float
     method: str                    # "pooled" | "between-task" | "none"
     weights: dict | None = None    # (side, task) -> weight, side "a" or "b"
+    df: float = 0.0                # of the variance estimate
+
+    def inflated(self, alpha: float) -> float:
+        """The variance widened for being estimated: by (t / z)^2 at the pair's alpha,
+        as a t-interval would be (the boundary itself assumes a known variance)."""
+        if self.df <= 0 or not math.isfinite(self.variance):
+            return math.inf
+        ratio = t_quantile(1 - alpha, self.df) / z_quantile(1 - alpha)
+        return self.variance * ratio * ratio
 
 
 def evidence(cells_a: dict, cells_b: dict, spread_a: Spread, spread_b: Spread) -> Evidence:
@@ -87,21 +98,22 @@ def evidence(cells_a: dict, cells_b: dict, spread_a: Spread, spread_b: Spread) -
                 weights[(side, t)] = pooled.relative * (cell_mean / (count * mean)) ** 2
         variance = sum(w / (cells_a if s == "a" else cells_b)[t].n
                        for (s, t), w in weights.items())
-        return Evidence(tasks, mean_a, mean_b, theta, variance, "pooled", weights)
+        return Evidence(tasks, mean_a, mean_b, theta, variance, "pooled", weights,
+                        min(spread_a.df, spread_b.df))
     if count >= 2:
         # Paired over tasks: each task's relative deviation, A minus B. Holds the
         # tasks' differing profiles too, so it is wider than it need be: conservative.
         deviations = a / mean_a - b / mean_b
         return Evidence(tasks, mean_a, mean_b, theta, float(deviations.var(ddof=1)) / count,
-                        "between-task")
+                        "between-task", None, count - 1.0)
     return Evidence(tasks, mean_a, mean_b, theta, math.inf, "none")
 
 
 # --- the confidence sequence ------------------------------------------------------------
 
 def mixture_rho(margin: float, alpha: float) -> float:
-    """The mixture's precision, minimising the boundary at the information where a
-    plain z-interval's half-width would be margin / TUNING_Z * ... i.e. (TUNING_Z/delta)^2."""
+    """The mixture's precision rho minimising the boundary at information
+    (TUNING_Z / log(1 + margin))^2."""
     target = (TUNING_Z / math.log1p(margin)) ** 2
 
     def boundary(rho):
@@ -179,7 +191,7 @@ def family(arms: list, *, alpha: float, margin: float, baseline: str | None = No
 def compare(a: str, b: str, cells_a: dict, cells_b: dict, spreads: dict, fam: Family) -> dict:
     """The verdict of one pair, as the report's JSON-ready row."""
     found = evidence(cells_a, cells_b, spreads[a], spreads[b])
-    half = half_width(found.variance, fam.alpha_pair, fam.rho)
+    half = half_width(found.inflated(fam.alpha_pair), fam.alpha_pair, fam.rho)
     if found.method == "none" or not math.isfinite(half):
         low = high = None
         verdict = UNDECIDED
