@@ -49,6 +49,12 @@ class Until(click.ParamType):
 @click.option("--until", type=Until(), metavar="N|floor",
               help="Top each cell up to N valid samples (`floor`: the suite's floor); "
                    "trials that end in a harness error are run again.")
+@click.option("--until-decided", is_flag=True,
+              help="Run rounds of trials only where they can still change a verdict of the "
+                   "headline comparison (cheaper / equivalent within the suite's margin), "
+                   "until every pair is decided or out of reach; needs --budget.")
+@click.option("--baseline", metavar="ARM",
+              help="With --until-decided: compare each arm against this one, not every pair.")
 @click.option("--budget", type=click.FloatRange(min=0), metavar="TOKENS",
               help="Cost-equivalent tokens to spend at most: a trial whose expected cost "
                    "exceeds what is left is not started.")
@@ -68,8 +74,9 @@ class Until(click.ParamType):
 @click.option("--reports", "reports_dir", type=click.Path(file_okay=False), default="reports",
               show_default=True, help="Where the report is rendered at the end.")
 @host_options
-def run(arm_yamls, task_patterns, tier, trials, until, budget, driver_name, model, store_dir,
-        jobs, json_mode, no_report, reports_dir, host, token, login):
+def run(arm_yamls, task_patterns, tier, trials, until, until_decided, baseline, budget,
+        driver_name, model, store_dir, jobs, json_mode, no_report, reports_dir, host, token,
+        login):
     """Run trials of the cells ARM_YAML x chosen tasks and append their samples.
 
     Cells with the fewest valid samples go first. With no host given (--host/--token,
@@ -83,6 +90,10 @@ def run(arm_yamls, task_patterns, tier, trials, until, budget, driver_name, mode
 
     if trials is not None and until is not None:
         raise click.UsageError("give --trials or --until, not both")
+    if until_decided and (trials is not None or until is not None or budget is None):
+        raise click.UsageError("--until-decided takes --budget, and neither --trials nor --until")
+    if baseline is not None and not until_decided:
+        raise click.UsageError("--baseline goes with --until-decided")
     progress = Progress(json_mode=json_mode, estimated=driver_name == "replay")
     try:
         checked = preflight(arm_yamls, task_patterns=task_patterns, tier=tier,
@@ -93,8 +104,13 @@ def run(arm_yamls, task_patterns, tier, trials, until, budget, driver_name, mode
         sys.exit(EXIT_INTERRUPTED)
     if until == "floor":
         until = checked.tree.suite.floor
+    if baseline is not None and baseline not in [arm.id for arm in checked.arms]:
+        raise click.BadParameter(f"{baseline}: not one of the arms given "
+                                 f"({', '.join(arm.id for arm in checked.arms)})",
+                                 param_hint="--baseline")
     options = dict(trials=trials, until=until, budget=budget, driver_name=driver_name,
-                   model=model, store_dir=store_dir, jobs=jobs)
+                   model=model, store_dir=store_dir, jobs=jobs,
+                   decide={"baseline": baseline} if until_decided else None)
     try:
         status = _run(checked, progress, options)
         if status != EXIT_INTERRUPTED and not no_report:
@@ -139,13 +155,14 @@ class _Run:
     """One invocation's state: the store, drivers, contexts, and the loop's parts."""
 
     def __init__(self, checked, progress, *, url, token, trials, until, budget, driver_name,
-                 model, store_dir, jobs):
+                 model, store_dir, jobs, decide=None):
         from benchkit.run.loop import GatedStore, new_tag
         self.checked, self.progress = checked, progress
         self.url, self.token = url, token
         self.trials, self.until, self.budget = trials, until, budget
         self.driver_name, self.model = driver_name, model
         self.store_dir, self.jobs = store_dir, jobs
+        self.decide = decide  # --until-decided: {"baseline": ARM or None}
         self.stop, self.tag = threading.Event(), new_tag()
         self.store = GatedStore(store_dir, secrets=[token], stop=self.stop)
         self.drivers = {arm.id: self._driver(arm) for arm in checked.arms}
@@ -189,7 +206,7 @@ class _Run:
                                       references=checked.references)
         ledger = Ledger(cells, checked.tree.seeds, suite, driver=self.driver_name,
                         model=model).load(self.store)
-        slots = plan(cells, ledger, trials=self.trials, until=self.until)
+        slots = [] if self.decide else plan(cells, ledger, trials=self.trials, until=self.until)
         scheduler = Scheduler(slots, ledger, progress, budget=self.budget,
                               retry_harness_errors=self.until is not None)
         progress.header(arms=[arm.id for arm in checked.arms], cells=len(cells), trials=len(slots),
@@ -202,18 +219,23 @@ class _Run:
             progress.skipped(skip)
         if not cells:
             progress.note("nothing to run: no chosen cell can run here (see `not run`)")
-        elif not slots:
+        elif not slots and not self.decide:
             progress.note(f"nothing to do: every chosen cell already has {self.until} valid "
                           f"sample(s) of this driver and model")
-        loop = RunLoop(scheduler, self.context, progress, jobs=self.jobs, stop=self.stop,
-                       tag=self.tag)
-        loop.run()
+        if self.decide:
+            from benchkit.run.decide import run_rounds
+            error = run_rounds(self, cells, ledger, scheduler)
+        else:
+            loop = RunLoop(scheduler, self.context, progress, jobs=self.jobs, stop=self.stop,
+                           tag=self.tag)
+            loop.run()
+            error = loop.error
         interrupted = self.stop.is_set()
         progress.summary(scheduler.totals, not_run=not_run, budget=self.budget,
-                         interrupted=interrupted, error=loop.error, store=str(self.store_dir))
+                         interrupted=interrupted, error=error, store=str(self.store_dir))
         if interrupted:
             return EXIT_INTERRUPTED
-        trouble = (loop.error or scheduler.totals.halted or not cells
+        trouble = (error or scheduler.totals.halted or not cells
                    or scheduler.totals.outcomes.get("harness-error"))
         return EXIT_TROUBLE if trouble else 0
 

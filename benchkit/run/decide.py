@@ -23,8 +23,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
-from benchkit.report.stats import CellStats
-from benchkit.report.verdicts import (UNDECIDED, Family, compare, evidence, half_width, spread)
+from benchkit.report.stats import LEVEL, CellStats
+from benchkit.report.verdicts import (UNDECIDED, Family, compare, evidence, family, half_width,
+                                      spread)
 
 DECIDED, OUT_OF_REACH, OPEN = "decided", "out of reach", "open"
 
@@ -153,3 +154,55 @@ def _interval_text(verdict: dict) -> str:
         return "no interval yet"
     return (f"ratio {verdict['ratio']:.3f}, interval {verdict['ratio_low']:.3f} to "
             f"{verdict['ratio_high']:.3f}: can still be decided")
+
+
+# --- in the run loop -----------------------------------------------------------------------
+
+def headline(cells) -> tuple[list, list]:
+    """(arm ids, scored task ids every arm can run) of the run's cells."""
+    arms = list(dict.fromkeys(arm.id for arm, _ in cells))
+    runnable = {}
+    for arm, task in cells:
+        if task.scored:
+            runnable.setdefault(task.id, set()).add(arm.id)
+    return arms, [t for t, ran in runnable.items() if len(ran) == len(arms)]
+
+
+def run_rounds(run, cells, ledger, scheduler) -> str | None:
+    """Plan a round, run it on the loop, again, until the planner has nothing left
+    worth a trial, the budget fits no trial, or the run stops; the loop's error, if
+    any. `run` is commands._Run (context, progress, stop, tag, jobs, decide)."""
+    from benchkit.run.cell import Cell
+    from benchkit.run.loop import RunLoop
+    by_key = {(arm.id, task.id): (arm, task) for arm, task in cells}
+    arms, tasks = headline(cells)
+    fam = family(arms, alpha=1 - LEVEL, margin=run.checked.tree.suite.equivalence_margin,
+                 baseline=run.decide.get("baseline"))
+    while not run.stop.is_set() and not scheduler.totals.halted:
+        costs = {key: values for key, values in ledger.costs.items() if key in by_key}
+        round_ = plan_round(cost_cells(costs), arms, tasks, fam,
+                            expected=lambda arm, task: ledger.expected(arm, task)[0],
+                            budget_left=scheduler.left(), batch=max(4, 2 * run.jobs))
+        announce(run.progress, round_)
+        if not round_.trials:
+            return None
+        scheduler.extend([Cell(*by_key[(t.arm, t.task)], ledger.valid[(t.arm, t.task)])
+                          for t in round_.trials])
+        before = scheduler.totals.ran
+        loop = RunLoop(scheduler, run.context, run.progress, jobs=run.jobs, stop=run.stop,
+                       tag=run.tag)
+        loop.run()
+        if loop.error:
+            return loop.error
+        if scheduler.totals.ran == before:
+            run.progress.note("until-decided: no trial of the round fits the budget left: stopping")
+            return None
+    return None
+
+
+def announce(progress, round_: Round) -> None:
+    progress.emit({"event": "decide",
+                   "pairs": [{"a": p.a, "b": p.b, "status": p.status, "why": p.why,
+                              "verdict": p.verdict["verdict"]} for p in round_.pairs],
+                   "next": [{"arm": t.arm, "task": t.task, "why": t.why} for t in round_.trials]},
+                  "\n".join("until-decided: " + line for line in round_.lines()))
