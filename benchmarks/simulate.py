@@ -206,6 +206,7 @@ def compare_procedures(rng, replications: int, means: dict, *, budget_trials: in
         truth = draw_truth(rng, means, PUBLISHED_SUCCESS, interaction=interaction)
         results = {f"fixed {n}": sweep(rng, truth, n, fam) for n in (1, 3, 5)}
         results["until-decided"] = until_decided(rng, truth, fam, budget)
+        results["until-decided 60%"] = until_decided(rng, truth, fam, budget * 0.6)
         for name, (pairs, spent) in results.items():
             row = rows.setdefault(name, {"trials": [], "wrong": 0, "any": 0, "ranking": 0,
                                          "verdicts": {}})
@@ -234,18 +235,25 @@ def print_procedures(title: str, rows: dict, replications: int) -> None:
             print(f"    {a} vs {b}: " + ", ".join(f"{v} {c}" for v, c in sorted(counts.items())))
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--replications", type=int, default=200)
-    parser.add_argument("--seed", type=int, default=1)
-    args = parser.parse_args(argv)
-    rng = np.random.default_rng(args.seed)
-    reps = args.replications
-
+def print_coverage(rng, reps: int) -> None:
     print(f"coverage of the {LEVEL:.0%} intervals ({reps} replications x 4 arms; "
           "success 97/99/90/75% across arms, spread over tasks)")
     for (metric, n), (hits, total) in sorted(coverage(rng, reps).items()):
         print(f"  {metric:>18} at {n} trial(s) per cell: {rate(hits, total)}  ({total} intervals)")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--replications", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--only", choices=["coverage", "verdicts"])
+    args = parser.parse_args(argv)
+    rng = np.random.default_rng(args.seed)
+    reps = args.replications
+    if args.only != "verdicts":
+        print_coverage(rng, reps)
+    if args.only == "coverage":
+        return
 
     equal = {arm: 19000 for arm in PUBLISHED}
     print_procedures("four equal arms: any arm called cheaper is a false verdict",

@@ -76,14 +76,15 @@ def test_student_quantiles_match_the_table():
 
 
 def test_pooled_relative_spread_by_hand():
-    # Cells [100, 120] and [200, 240]: means 110 and 220; relative squares 200/110^2 and
-    # 800/220^2 (each 1/60.5), 2 degrees of freedom: c^2 = 1/60.5; the variance of the
-    # mean of means is c^2 (110^2/2 + 220^2/2) / 2^2 = 125.
+    # Cells [100, 120] and [200, 240]: means 110 and 220, squares 200 and 800:
+    # c^2 = (200 + 800) / (110^2 + 220^2) = 1/60.5; the variance of the mean of means is
+    # c^2 (110^2/2 + 220^2/2) / 2^2 = 125; Satterthwaite's degrees of freedom
+    # (110^2 + 220^2)^2 / (110^4 + 220^4) = 1.47, below 1.5: the t quantile of 1 (12.706).
     mean, variance, df = mean_variance([2, 2], [110, 220], [200, 800])
-    assert (mean, df) == (165, 2) and variance == pytest.approx(125.0)
+    assert mean == 165 and variance == pytest.approx(125.0) and df == pytest.approx(1.4706, abs=1e-4)
     low, high = intervals([cell(2, 2, costs=[100, 120]), cell(2, 2, costs=[200, 240])])[0]
-    assert (low, high) == pytest.approx((165 - 4.303 * math.sqrt(125), 165 + 4.303 * math.sqrt(125)),
-                                        abs=0.05)
+    half = 12.706 * math.sqrt(125)
+    assert (low, high) == pytest.approx((max(165 - half, 0), 165 + half), abs=0.05)
 
 
 def test_one_trial_per_cell_falls_back_to_the_spread_between_tasks():

@@ -93,18 +93,31 @@ def t_quantile(level: float, df: float) -> float:
 
 # --- continuous metrics ---------------------------------------------------------------
 
+def pooled_spread(n, means, squares) -> tuple[float, float]:
+    """(relative variance c^2, degrees of freedom) of trials within cells, taking each
+    cell's spread as c x its mean: c^2 = sum SS / sum (n - 1) mean^2 over the cells with
+    2+ trials (a ratio of sums: with equal n the variance it gives is exactly the sum of
+    the cells' own unbiased variances). Its degrees of freedom are Satterthwaite's for
+    that weighting, (sum (n-1) m^2)^2 / sum (n-1) m^4."""
+    n, means, squares = (np.asarray(x, dtype=float) for x in (n, means, squares))
+    pooled = (n >= 2) & (means != 0)
+    if not pooled.any():
+        return math.nan, 0.0
+    weight = (n[pooled] - 1) * means[pooled] ** 2
+    return (float(squares[pooled].sum() / weight.sum()),
+            float(weight.sum() ** 2 / (weight * means[pooled] ** 2).sum()))
+
+
 def mean_variance(n, means, squares) -> tuple[float, float, float]:
     """(mean over cells of cell means, its variance, degrees of freedom) for one metric.
-    n, means, squares: per cell. The within-cell relative variance is pooled over the
-    cells with two or more trials and a non-zero mean; with none, the between-task
-    variance of the cell means stands in (it also holds the tasks' spread: wider)."""
-    n, means, squares = (np.asarray(x, dtype=float) for x in (n, means, squares))
+    n, means, squares: per cell. The within-cell spread is pooled (pooled_spread); with
+    no cell of two or more trials, the between-task variance of the cell means stands
+    in (it also holds the tasks' spread: wider)."""
+    n, means = np.asarray(n, dtype=float), np.asarray(means, dtype=float)
     cells = len(n)
     mean = float(means.mean())
-    pooled = (n >= 2) & (means != 0)
-    df = float((n[pooled] - 1).sum())
+    relative, df = pooled_spread(n, means, squares)
     if df > 0:
-        relative = float((squares[pooled] / means[pooled] ** 2).sum()) / df
         return mean, relative * float((means ** 2 / n).sum()) / cells ** 2, df
     if cells >= 2:
         return mean, float(means.var(ddof=1)) / cells, cells - 1.0

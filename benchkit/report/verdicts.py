@@ -26,7 +26,7 @@ from itertools import combinations
 
 import numpy as np
 
-from benchkit.report.stats import COST, t_quantile, z_quantile
+from benchkit.report.stats import COST, pooled_spread, t_quantile, z_quantile
 
 A_CHEAPER, B_CHEAPER, EQUIVALENT, UNDECIDED = "a-cheaper", "b-cheaper", "equivalent", "undecided"
 MIN_DF = 10  # within-cell degrees of freedom an arm needs before its pooled spread is used
@@ -46,14 +46,10 @@ class Spread:
 
 
 def spread(cells) -> Spread:
-    """Pool (sum of squared deviations / mean^2) over cells with 2+ trials."""
-    total, df = 0.0, 0.0
-    for cell in cells:
-        mean = cell.means[COST]
-        if cell.n >= 2 and mean > 0:
-            total += cell.squares[COST] / mean ** 2
-            df += cell.n - 1
-    return Spread(total / df if df else math.nan, df)
+    """The arm's cost spread, pooled over its cells as the headline's intervals pool it."""
+    cells = list(cells)
+    return Spread(*pooled_spread([c.n for c in cells], [c.means[COST] for c in cells],
+                                 [c.squares[COST] for c in cells]))
 
 
 @dataclass
