@@ -1,7 +1,7 @@
 """The `benchkit` command line: a click group whose sub-commands live beside their stage.
 
 Each command is imported only when invoked, so `benchkit guard` does not pay for the
-forge, the SDK or the report templates.
+forge, the SDK or the report templates. Every command ends with one of the EXIT codes.
 """
 
 import contextlib
@@ -24,10 +24,19 @@ COMMANDS = {
     "gc": "benchkit.gitea.commands:gc",
     "run": "benchkit.run.commands:run",
     "report": "benchkit.report.commands:report",
+    "show": "benchkit.report.show:show",
 }
 
+# The exit codes of every command (README, docs/contracts.md).
+EXIT_OK = 0
+EXIT_FAILED = 1        # a verdict of failure: a check failed, a command denied, a task unproved
+EXIT_BAD_INPUT = 2     # bad input, or a host or tool that cannot be used; nothing was spent
+EXIT_INTERRUPTED = 130  # Ctrl-C
 
-EXIT_BAD_INPUT = 2
+
+class BadInput(click.ClickException):
+    """A command's own `error: ...` line for bad input or an unusable host or tool: exit 2."""
+    exit_code = EXIT_BAD_INPUT
 
 
 def fail(problems) -> NoReturn:
@@ -53,6 +62,13 @@ def reported(errors=(), status: int = EXIT_BAD_INPUT):
 
 
 class LazyGroup(click.Group):
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:  # click would call it an abort and exit 1
+            click.echo("interrupted", err=True)
+            sys.exit(EXIT_INTERRUPTED)
+
     def list_commands(self, ctx):
         return list(COMMANDS)
 
@@ -64,7 +80,22 @@ class LazyGroup(click.Group):
         return getattr(importlib.import_module(module), attribute)
 
 
-@click.group(cls=LazyGroup)
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="benchkit")
 def main():
-    """Measure which tool lets a Claude agent drive Gitea for the fewest tokens."""
+    """Measure which tool lets a Claude agent drive Gitea for the fewest tokens.
+
+    Exit codes, for every command: 0 ok; 1 a verdict of failure (a check failed, a
+    command was denied, a task is unproved, a run had harness errors); 2 bad input or a
+    host or tool that cannot be used (nothing spent); 130 interrupted.
+
+    \b
+    Examples:
+      benchkit run arms.d/raw-api.yaml --driver replay   # the main job, no tokens
+      benchkit show --outcome failed                     # why trials failed
+      benchkit COMMAND -h                                # a command's options
+    """
+
+
+if __name__ == "__main__":
+    main()

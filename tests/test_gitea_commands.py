@@ -67,13 +67,16 @@ def test_credentials_from_environment_and_tea_login(forge, runner, tmp_path):
     assert listed.stdout.splitlines() == [f"{forge.user}/{json.loads(repo.stdout)['repo']}"]
 
 
-def test_errors_are_one_line_and_exit_nonzero(forge, runner):
+def test_errors_are_one_line_and_exit_2(forge, runner):
+    """Bad input and a host that cannot be used exit 2, as in every command."""
     missing = invoke(runner, "snapshot", "--repo", f"{forge.user}/absent", *flags(forge))
-    assert missing.exit_code == 1
+    assert missing.exit_code == 2
     assert missing.stderr == (f"error: GET /repos/{forge.user}/absent: HTTP 404: "
                               f"no repository {forge.user}/absent (or no access to it)\n")
     nowhere = invoke(runner, "gc")
-    assert nowhere.exit_code == 1 and "no Gitea host" in nowhere.stderr
+    assert nowhere.exit_code == 2 and "no Gitea host" in nowhere.stderr
+    for command in (["seed"], ["snapshot", "--repo", "a/b"]):
+        assert invoke(runner, *command).exit_code == 2, command
     bad = invoke(runner, "snapshot", "--repo", "just-a-name", *flags(forge))
     assert bad.exit_code == 2 and "OWNER/NAME" in bad.output
 

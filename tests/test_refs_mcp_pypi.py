@@ -15,6 +15,7 @@ from benchkit.gitea import Client
 from benchkit.spec.reference import load_reference
 
 import test_refs_raw_api as raw_api  # its verdict: a reference played on a seeded repository
+from shipped import replay_params
 
 mcp = pytest.importorskip("mcp")
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
@@ -23,8 +24,7 @@ CHECKOUT = Path(__file__).resolve().parent.parent
 SERVER = CHECKOUT / ".venvs" / "gitea-mcp" / "bin" / "gitea-mcp"
 TREE, SEED = raw_api.TREE, raw_api.SEED
 REFERENCE = load_reference(CHECKOUT / "refs.d" / "gitea-mcp-pypi.yaml", kind="mcp")
-PLAYABLE = sorted(task_id for task_id, task in TREE.tasks.items()
-                  if task.scored and not REFERENCE.for_task(task_id).unsupported)
+PLAYABLE = replay_params(TREE, REFERENCE)
 
 pytestmark = pytest.mark.skipif(not SERVER.exists(), reason="run scripts/test-setup first")
 

@@ -14,13 +14,14 @@ from benchkit.scoring.checker import check
 from benchkit.spec.models import load_tree
 from benchkit.spec.reference import load_reference, render_answer, render_step
 
+from shipped import replay_params
+
 CHECKOUT = Path(__file__).resolve().parent.parent
 TREE = load_tree(CHECKOUT)
 SEED = TREE.seeds["default"]
 REFERENCE = load_reference(CHECKOUT / "refs.d" / "raw-api.yaml", kind="shell")
 # Every scored task, and the bonus operations the reference plays.
-PLAYABLE = sorted(task_id for task_id, task in TREE.tasks.items()
-                  if task.scored or (REFERENCE.for_task(task_id) and REFERENCE.for_task(task_id).steps))
+PLAYABLE = replay_params(TREE, REFERENCE, bonus=True)
 
 
 @pytest.fixture(scope="module")

@@ -53,8 +53,9 @@ def test_partial_matrix_marks_cells_below_floor_and_shows_missing_ones(tmp_path)
     markdown = render(report, "md")
     assert "| t2 | read | 3 ✓ | 1 ▽ |" in markdown
     assert "| t3 | read | 3 ✓ | ✗ |" in markdown
-    assert "Below the floor: partial/t2 (1)." in markdown
-    assert "Missing: partial/t3." in markdown
+    # The missing cells in one line (per arm), the full matrix below it.
+    assert "**Missing: 1 cell** without a valid measured sample (partial 1); 1 below the floor of 3." in markdown
+    assert markdown.index("**Missing: 1 cell**") < markdown.index("| t3 | read | 3 ✓ | ✗ |")
     assert "| partial | **" in markdown and "1/3 (1 below floor)" in markdown
 
 
@@ -268,9 +269,13 @@ def test_replay_samples_stay_out_of_the_headline(tmp_path):
     assert replay["estimated"]
     assert [c["kind"] for c in report["cells"]] == ["measured", "replay-estimate"]
     markdown = render(report, "md")
-    replay_section = markdown.split("## Replay samples (estimates)")[1]
-    assert "cost-equivalent tokens (est.)" in replay_section and "77,000" in replay_section
-    assert "77,000" not in markdown.split("## Replay samples")[0]
+    measured, replay_section = markdown.split("## Replay (estimates): headline")
+    assert "cost-equivalent tokens (est.)" in replay_section and "**77,000~**" in replay_section
+    assert "77,000" not in measured
+    # The estimates keep the measured layout: headline, tiers, components, per task.
+    for part in ("by tier", "by token component", "per task"):
+        assert f"## Replay (estimates): {part}" in replay_section
+    assert report["estimates"]["headline"][0]["cost"]["value"] == pytest.approx(77000)
 
 
 def test_unreadable_lines_are_named_and_the_rest_of_the_file_is_read(tmp_path):

@@ -118,11 +118,11 @@ def test_pass_k_and_model_options(tree, store):
 
 def test_bad_input_is_named(tree, tmp_path):
     missing = invoke("--store", tmp_path / "nowhere")
-    assert missing.exit_code == 1 and "nowhere: no such store directory" in missing.output
+    assert missing.exit_code == 2 and "nowhere: no such store directory" in missing.output
     weight = invoke("--store", tmp_path, "--weight", "output")
     assert weight.exit_code == 2 and "expected COMPONENT=NUMBER" in weight.output
     unknown = invoke("--store", tmp_path, "--weight", "outputs=3")
-    assert unknown.exit_code == 1 and "unknown token component outputs" in unknown.output
+    assert unknown.exit_code == 2 and "unknown token component outputs" in unknown.output
 
 
 def test_a_broken_tree_fails_with_file_and_line(tree, tmp_path):

@@ -4,6 +4,8 @@ import sys
 
 import click
 
+from benchkit.cli import BadInput
+
 
 @click.command()
 @click.option("--port", type=int, default=3000, show_default=True, help="TCP port on 127.0.0.1 (0: any free port).")
@@ -15,15 +17,21 @@ import click
 @click.option("--self-review", is_flag=True,
               help="Let users approve or reject their own pull requests (Gitea refuses it).")
 def forge(port, user, token, db, index_lag, self_review):
-    """Serve the embedded Gitea-compatible host until interrupted."""
+    """Serve the embedded Gitea-compatible host until interrupted.
+
+    \b
+    Examples:
+      benchkit forge --port 3000 --token secret     # then --host http://127.0.0.1:3000
+      benchkit forge --db forge.sqlite --self-review
+    """
     from . import Forge
 
     try:
         host = Forge(user=user, token=token, db=db, port=port, index_lag=index_lag, self_review=self_review)
     except OSError as error:
-        raise click.ClickException(f"cannot listen on 127.0.0.1:{port}: {error.strerror}") from None
+        raise BadInput(f"cannot listen on 127.0.0.1:{port}: {error.strerror}") from None
     except Exception as error:  # a database file that is not SQLite, an unwritable path
-        raise click.ClickException(f"cannot open the forge database {db}: {error}") from None
+        raise BadInput(f"cannot open the forge database {db}: {error}") from None
     # The token is printed once, to the terminal that asked for it, so clients can be configured.
     click.echo(f"url: {host.url}\nuser: {host.user}\ntoken: {host.token}")
     sys.stdout.flush()  # a parent process reads these lines before the server blocks

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from benchkit.cli import reported
+from benchkit.cli import EXIT_FAILED, reported
 from benchkit.errors import HarnessError
 from benchkit.gitea.client import Client
 
@@ -35,10 +35,11 @@ def host_client(host: str | None, token: str | None, login: str | None) -> Clien
 
 
 def _reporting(func):
-    """Harness errors as a one-line message and exit 1; spec errors as FILE:LINE, exit 2."""
+    """A host that cannot be used (none given, unreachable, a rejected token) as a
+    one-line message, spec errors as FILE:LINE; exit 2 either way."""
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        with reported(HarnessError, status=1):
+        with reported(HarnessError):
             return func(*args, **kwargs)
     return wrapper
 
@@ -78,7 +79,14 @@ prefix_option = click.option("--prefix", default=None,
 @host_options
 @_reporting
 def seed(seed_file, prefix, gate_timeout, host, token, login):
-    """Provision and seed a throwaway repository; print {"owner", "repo", "url"}."""
+    """Provision and seed a throwaway repository; print {"owner", "repo", "url"}.
+
+    Exit 0 seeded, 2 bad input or a host that cannot be used.
+
+    \b
+    Example:
+      benchkit seed --host http://localhost:3000 --token "$T"
+    """
     from benchkit.gitea.seed import provision
     from benchkit.spec import load_seed
     plan = load_seed(_seed_file(seed_file))
@@ -94,7 +102,14 @@ def seed(seed_file, prefix, gate_timeout, host, token, login):
 @host_options
 @_reporting
 def snapshot(full_name, host, token, login):
-    """Print a repository's whole state as RepoState JSON."""
+    """Print a repository's whole state as RepoState JSON.
+
+    Exit 0 printed, 2 bad input or a host that cannot be used.
+
+    \b
+    Example:
+      benchkit snapshot --repo bench/benchkit-20260101-120000-abcdef > state.json
+    """
     from benchkit.gitea.snapshot import snapshot as take
     owner, _, name = full_name.partition("/")
     if not owner or not name or "/" in name:
@@ -111,7 +126,15 @@ def snapshot(full_name, host, token, login):
 @host_options
 @_reporting
 def gc(yes, prefix, older_than, host, token, login):
-    """List (with --yes, delete) leftover throwaway repositories of the token's user."""
+    """List (with --yes, delete) leftover throwaway repositories of the token's user.
+
+    Exit 0 done, 1 some could not be deleted, 2 a host that cannot be used.
+
+    \b
+    Examples:
+      benchkit gc                     # list them
+      benchkit gc --yes --older-than 3600
+    """
     from benchkit.gitea.repos import delete_repo, list_leftovers
     prefix = _prefix(prefix)
     failed = 0
@@ -131,4 +154,4 @@ def gc(yes, prefix, older_than, host, token, login):
     click.echo(f"{verb} {len(leftovers) - failed} leftover repositories named {prefix}*",
                err=True)
     if failed:
-        raise SystemExit(1)
+        raise SystemExit(EXIT_FAILED)

@@ -6,12 +6,12 @@ import sys
 
 import click
 
-from benchkit.cli import reported
+from benchkit.cli import EXIT_FAILED, EXIT_OK, reported
 from benchkit.spec import load_arm
 
 from .guard import Guard
 
-EXIT_ALLOWED, EXIT_DENIED = 0, 1
+EXIT_ALLOWED, EXIT_DENIED = EXIT_OK, EXIT_FAILED
 
 
 @click.command(context_settings={"ignore_unknown_options": True})
@@ -24,6 +24,11 @@ def guard(arm_yaml, command):
     joined as a shell would have received them; with none it is read from stdin (for
     multi-line scripts). Prints {"allowed", "reason", "binaries"} as JSON; exit 0
     allowed, 1 denied, 2 bad input.
+
+    \b
+    Examples:
+      benchkit guard arms.d/raw-api.yaml -- 'curl -sS "$GITEA_URL/api/v1/version"'
+      benchkit guard arms.d/tea.yaml -- tea api /version          # denied, exit 1
     """
     with reported():
         arm = load_arm(arm_yaml)

@@ -19,7 +19,8 @@ from benchkit.report.matrix import Matrix, matrix_from_tree
 from benchkit.report.render import FORMATS, render
 
 __all__ = ["FORMATS", "build", "build_report", "current_matrix", "load_store", "render",
-           "write_reports"]
+           "unreadable", "write_reports"]
+SHOWN_PROBLEMS = 20
 
 
 def current_matrix(root=None, *, weights=None, model=None, pass_k=None,
@@ -45,14 +46,34 @@ def build(store_dir, *, root=None, weights=None, model=None, pass_k=None,
     return build_report(load_store(store_dir), matrix)
 
 
-def write_reports(store_dir, reports_dir, *, formats=FORMATS, **options) -> list[Path]:
-    """Write reports_dir/report.<format> for every format; return the paths."""
+def unreadable(report: dict) -> list[str]:
+    """Warning lines for the store lines the report had to leave out (none: [])."""
+    problems = report["problems"]
+    if not problems:
+        return []
+    lines = [f"warning: {problem}" for problem in problems[:SHOWN_PROBLEMS]]
+    if len(problems) > SHOWN_PROBLEMS:
+        lines.append(f"warning: ... and {len(problems) - SHOWN_PROBLEMS} more")
+    lines.append(f"warning: {len(problems)} unreadable store line(s) left out of the report")
+    return lines
+
+
+def write_reports(store_dir, reports_dir, *, formats=FORMATS, name: str | None = None,
+                  warn=None, **options) -> list[Path]:
+    """Write reports_dir/report.<format> (or `name`, for one format) for every format,
+    and for HTML the trial pages beside it; return the report paths. `warn` gets a line
+    per unreadable store line."""
     report = build(store_dir, **options)
+    for line in unreadable(report) if warn else ():
+        warn(line)
     reports_dir = Path(reports_dir)
     reports_dir.mkdir(parents=True, exist_ok=True)
     paths = []
     for format_ in formats:
-        path = reports_dir / f"report.{format_}"
+        path = reports_dir / (name or f"report.{format_}")
         path.write_text(render(report, format_), encoding="utf-8")
         paths.append(path)
+    if "html" in formats:
+        from benchkit.report.pages import write_pages
+        write_pages(store_dir, reports_dir, report)
     return paths

@@ -228,6 +228,9 @@ def build_report(contents: StoreContents, matrix: Matrix, *, level: float = LEVE
         "coverage": coverage_view(sorted_, matrix),
         "cells": cells_view(sorted_, matrix),
         "replay": replay_view(sorted_.replay, matrix),
+        "estimates": estimate_view(sorted_.replay, matrix),
+        "tasks": {"measured": task_view(sorted_.measured, matrix),
+                  "replay": task_view(sorted_.replay, matrix)},
         "exclusions": exclusion_view(sorted_.excluded, arm_ids),
         "other_versions": other_versions_view(sorted_.other),
         "problems": contents.problems,
@@ -439,6 +442,39 @@ def replay_view(tallies: dict, matrix: Matrix) -> list:
             rows.append({**arm_row(arm, cells, tasks_total=len(scored), floor=matrix.floor,
                                    level=None), "estimated": True})
     return rows
+
+
+def estimate_view(tallies: dict, matrix: Matrix) -> dict | None:
+    """Replay samples in the measured figures' layout (headline, tiers, components),
+    every figure an estimate and kept apart from the measured ones; None without any."""
+    scored = [t.id for t in matrix.scored_tasks]
+    arm_ids = [a.id for a in matrix.arms]
+    cells = {arm: cell_stats(tallies, arm, scored, matrix.k) for arm in arm_ids}
+    if not any(cells.values()):
+        return None
+    headline = by_cost([arm_row(arm, cells[arm], tasks_total=len(scored), floor=matrix.floor,
+                                level=None) for arm in arm_ids])
+    return {"headline": headline, "tiers": tier_view(cells, matrix),
+            "components": component_view(tallies, cells, matrix), "estimated": True}
+
+
+def task_view(tallies: dict, matrix: Matrix) -> list:
+    """Per arm with samples: a row per task it ran, in matrix order, with its means."""
+    view = []
+    for arm in (a.id for a in matrix.arms):
+        rows = []
+        for task in matrix.tasks:
+            tally = tallies.get((arm, task.id))
+            if tally is None or not len(tally):
+                continue
+            stats = CellStats(tally.rows, matrix.k, name=f"tasks:{arm}/{task.id}")
+            rows.append({"task": task.id, "tier": task.tier, "scored": task.scored,
+                         "samples": stats.n, "passes": stats.passes,
+                         **dict(zip(ALL_METRICS, stats.figures()))})
+        if rows:
+            view.append({"arm": arm, "rows": rows,
+                         "missing": len(matrix.scored_tasks) - sum(r["scored"] for r in rows)})
+    return view
 
 
 def exclusion_view(excluded: dict, arm_ids: list) -> list:

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import click
 
-from benchkit.cli import fail
-from benchkit.report import build, write_reports
+from benchkit.cli import BadInput, fail
+from benchkit.report import build, unreadable, write_reports
 from benchkit.report.render import FORMATS, render
 from benchkit.spec import SpecError
+
 
 def parse_weight(text: str) -> tuple[str, float]:
     name, sep, value = text.partition("=")
@@ -42,29 +44,41 @@ def parse_weight(text: str) -> tuple[str, float]:
 @click.option("--baseline", metavar="ARM",
               help="Compare each arm against this one (default: every pair of arms).")
 def report(store_dir, format_, output, reports_dir, weights, model, pass_k, baseline):
-    """Aggregate the store into the report: headline per arm with 95% intervals,
-    tiers, token components, bonus operations, coverage, replay estimates."""
+    """Aggregate the store into the report: what was run, headline per arm with 95%
+    intervals, verdicts per pair of arms, tiers, token components, per-task tables,
+    replay estimates apart, bonus operations, coverage; the HTML links every cell to its
+    trials. Unreadable store lines are left out, with a warning on stderr. Exit 0, or 2
+    on bad input.
+
+    \b
+    Examples:
+      benchkit report                               # reports/report.{md,html,json,csv}
+      benchkit report --format md | less
+      benchkit report --weight output=4 -o reweighted.html
+      benchkit report --baseline gitea-axi          # each arm against gitea-axi
+    """
     overrides = dict(parse_weight(w) for w in weights)
     if output is not None and format_ is None:
         format_ = output.suffix.lstrip(".").lower()
         if format_ not in FORMATS:
             raise click.BadParameter(f"cannot tell the format of {output.name}: give --format "
                                      f"({', '.join(FORMATS)})", param_hint="-o")
+    warn = functools.partial(click.echo, err=True)
+    options = dict(weights=overrides, model=model, pass_k=pass_k, baseline=baseline, warn=warn)
     try:
         if format_ is None:
-            for path in write_reports(store_dir, reports_dir, weights=overrides, model=model,
-                                      pass_k=pass_k, baseline=baseline):
+            for path in write_reports(store_dir, reports_dir, **options):
                 click.echo(path)
             return
-        text = render(build(store_dir, weights=overrides, model=model, pass_k=pass_k,
-                            baseline=baseline), format_)
+        if output is not None:
+            click.echo(write_reports(store_dir, output.parent, formats=(format_,),
+                                     name=output.name, **options)[0])
+            return
+        data = build(store_dir, **{k: v for k, v in options.items() if k != "warn"})
+        for line in unreadable(data):
+            warn(line)
+        click.echo(render(data, format_), nl=False)
     except SpecError as error:  # the tree the samples are judged against is broken
         fail(error.problems)
     except (FileNotFoundError, ValueError) as error:
-        raise click.ClickException(str(error)) from None
-    if output is None:
-        click.echo(text, nl=False)
-    else:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text, encoding="utf-8")
-        click.echo(output)
+        raise BadInput(str(error)) from None

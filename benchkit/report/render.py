@@ -11,6 +11,7 @@ import jinja2
 
 from benchkit.cost import COMPONENTS
 from benchkit.report import charts
+from benchkit.report.trials import cell_href
 
 FORMATS = ("md", "html", "json", "csv")
 TEMPLATES = Path(__file__).parent / "templates"
@@ -68,8 +69,8 @@ def _environment(autoescape: bool) -> jinja2.Environment:
         keep_trailing_newline=True)
     environment.filters.update(FORMATTERS, value=value, interval=interval, metric=metric,
                                md=md_cell)
-    environment.globals.update(components=COMPONENTS,
-                               component_names=COMPONENT_NAMES)
+    environment.globals.update(components=COMPONENTS, component_names=COMPONENT_NAMES,
+                               cell_href=cell_href)
     return environment
 
 
@@ -94,7 +95,19 @@ def render_html(report: dict) -> str:
         "tiers": charts.tier_heatmap(report["tiers"], report["arms"]),
         "colours": charts.COMPONENT_COLOURS,
     }
+    estimates = report["estimates"]
+    figures.update(est_cost=None, est_components=None, est_tiers=None)
+    if estimates:
+        figures.update(
+            est_cost=charts.cost_chart(estimates["headline"]),
+            est_components=charts.component_chart(estimates["components"], COMPONENT_NAMES),
+            est_tiers=charts.tier_heatmap(estimates["tiers"], report["arms"]))
     return _template("report.html.j2", True).render(report=report, charts=figures)
+
+
+def render_page(name: str, **context) -> str:
+    """A drill-down page (benchkit.report.pages) from its HTML template."""
+    return _template(name, True).render(**context)
 
 
 def render_json(report: dict) -> str:

@@ -22,6 +22,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
+from benchkit.spec.reference import no_reference
 from benchkit.agent.audit import (audit_offered, audit_requests, audit_transcript,
                                   fetch_request_log, mint_agent_token, revoke_agent_token)
 from benchkit.agent.driver import AgentRequest, AgentRun, Driver, zero_usage
@@ -139,7 +140,7 @@ def not_runnable(arm, task, self_review: bool | None, reference=None) -> str | N
     if reference is not None:
         entry = reference.for_task(task.id)
         if entry is None:
-            return f"no reference solution in {reference.path.name}"
+            return no_reference(arm.id)
         if entry.unsupported:
             return f"unsupported by the arm's tool ({entry.unsupported.strip()})"
     return None

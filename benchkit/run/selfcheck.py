@@ -10,8 +10,9 @@ and the task gets a verdict: ok; unsolvable (the reference failed and one of its
 failed or was denied: the tool could not do it); mis-scored (the checker rejected what
 a reference reached with every step succeeding, or accepted the untouched repository);
 ambiguous (the wrong-target variant passed); unsupported (the reference says the tool
-cannot do the task: skipped, not a failure); error (a harness error kept a control
-from running, or there is no reference). Controls run concurrently, `jobs` at a time,
+cannot do the task: skipped, not a failure); unprovable (no reference for the task in
+refs.d/<arm>.yaml: a warning, not a failure); error (a harness error kept a control
+from running). Controls run concurrently, `jobs` at a time,
 on one host; their samples go to a throwaway store, never to results/.
 """
 
@@ -29,7 +30,7 @@ from typing import Callable
 
 from benchkit.agent.replay import ReplayDriver, null_reference
 from benchkit.errors import HarnessError
-from benchkit.spec.reference import excerpt, reference_for
+from benchkit.spec.reference import excerpt, no_reference, reference_for
 
 CONTROLS = ("reference", "null", "wrong-target")
 # Verdicts that make `validate --live` exit 1.
@@ -133,7 +134,7 @@ def _plan(tree, arms, references, task_ids, shared: _Host):
             checks.append(check)
             task_ref = reference.for_task(task.id)
             if task_ref is None:
-                check.verdict, check.reason = "error", f"no reference in {reference.path.name}"
+                check.verdict, check.reason = "unprovable", no_reference(arm.id)
                 continue
             if task_ref.unsupported:
                 check.verdict, check.reason = "unsupported", " ".join(task_ref.unsupported.split())
@@ -281,12 +282,15 @@ def render_table(checks: list[TaskCheck]) -> str:
     lines = ["controls: the reference must pass; the null agent and the wrong target must fail", ""]
     lines += ["  ".join(str(v).ljust(w) for v, w in zip(r, widths)).rstrip() for r in [header, *rows]]
     problems = [c for c in checks if c.problem]
-    counts = {v: sum(c.verdict == v for c in checks) for v in ("ok", *PROBLEMS, "unsupported")}
+    counts = {v: sum(c.verdict == v for c in checks)
+              for v in ("ok", *PROBLEMS, "unsupported", "unprovable")}
     lines.append("")
     lines.append(", ".join(f"{n} {v}" for v, n in counts.items() if n) or "no tasks")
     for c in checks:
         if c.verdict == "unsupported":
             lines.append(f"unsupported: {c.arm} {c.task}: {c.reason}")
+        elif c.verdict == "unprovable":
+            lines.append(f"warning: {c.task}: {c.reason}")
     for c in problems:
         lines.append(f"{c.verdict.upper()}: {c.arm} {c.task}: {c.reason}")
     return "\n".join(lines)
@@ -297,7 +301,7 @@ def command(arm_paths, *, task_ids=(), jobs=3, host=None, token=None, login=None
     proved, 1 any unsolvable, mis-scored, ambiguous or unproved). Bad documents exit 2,
     a host that cannot be used at all 1, before any table."""
     from benchkit.cli import reported
-    with reported(HarnessError, status=1):
+    with reported(HarnessError):
         checks = validate_live(arm_paths, host=host, token=token, login=login, task_ids=task_ids,
                                jobs=jobs, progress=lambda line: print(line, file=sys.stderr))
     print(render_table(checks))

@@ -5,23 +5,26 @@
                    [--seed SEED_YAML] [--self-review]
 
 Exit codes: 0 (check passed, or expect printed), 1 (check failed), 2 (bad input: an
-invalid task or seed, an unreadable state, a task with no scoring spec).
+invalid task or seed, a state that is not a RepoState (benchkit/schemas/
+repo-state.schema.json), a task with no scoring spec).
 """
 
+import functools
 import json
 import sys
 from pathlib import Path
 
 import click
+import jsonschema
 
-from benchkit.cli import reported
+from benchkit import SCHEMA_DIR
+from benchkit.cli import EXIT_FAILED, reported
 from benchkit.scoring.checker import NotScorable, check as check_task
 from benchkit.scoring.state import StateError
 from benchkit.spec.expectation import ExpectationError, expected_state, ground_truth
 from benchkit.spec.models import find_root, load_seed
 from benchkit.spec.task import load_task, seed_path
 
-EXIT_FAILED = 1
 # Besides bad documents, what makes the input bad: reported as one line, exit 2.
 BAD_INPUT = (NotScorable, StateError, ExpectationError)
 
@@ -40,7 +43,13 @@ _self_review = click.option("--self-review", is_flag=True,
 @_self_review
 def expect(task_yaml, user, seed_yaml, self_review):
     """Print TASK_YAML's expected end state (mutations) or required facts (reads) as
-    JSON; with no task, the seed's ground truth RepoState."""
+    JSON; with no task, the seed's ground truth RepoState.
+
+    \b
+    Examples:
+      benchkit expect tasks.d/close-csv-export-issue.yaml > expected.json
+      benchkit expect > untouched.json          # the seed's ground truth
+    """
     with reported(BAD_INPUT):
         seed = load_seed(seed_yaml) if seed_yaml else None
         if task_yaml is None:
@@ -68,7 +77,13 @@ def expect(task_yaml, user, seed_yaml, self_review):
 def check(task_yaml, state_file, answer_file, user, seed_yaml, self_review):
     """Score a captured state and answer against TASK_YAML.
 
-    Prints {"passed": bool, "differences": [...]}; exit 0 passed, 1 failed, 2 bad input.
+    Prints {"passed": bool, "differences": [...]}; exit 0 passed, 1 failed, 2 bad input
+    (a state that is not a RepoState among it).
+
+    \b
+    Examples:
+      benchkit check tasks.d/close-csv-export-issue.yaml --state expected.json
+      benchkit check tasks.d/read-open-issue-count.yaml --answer - <<< "5 open"
     """
     with reported(BAD_INPUT):
         seed = load_seed(seed_yaml) if seed_yaml else None
@@ -89,10 +104,23 @@ def example_answer(facts) -> str:
 
 
 def _read_state(file) -> dict:
+    """The JSON of file, checked against the RepoState schema."""
     try:
-        return json.load(file)
+        state = json.load(file)
     except json.JSONDecodeError as error:
         raise StateError(f"{file.name}: not JSON: {error}") from None
+    error = jsonschema.exceptions.best_match(_state_validator().iter_errors(state))
+    if error is not None:
+        where = "/".join(map(str, error.absolute_path)) or "the top level"
+        raise StateError(f"{file.name}: not a RepoState (repo-state.schema.json) at {where}: "
+                         f"{error.message}")
+    return state
+
+
+@functools.cache
+def _state_validator():
+    schema = json.loads((SCHEMA_DIR / "repo-state.schema.json").read_text(encoding="utf-8"))
+    return jsonschema.Draft202012Validator(schema)
 
 
 def _task_seed(task):

@@ -95,6 +95,11 @@ def reference_path(arm_id: str, root) -> Path:
     return Path(root) / "refs.d" / f"{arm_id}.yaml"
 
 
+def no_reference(arm_id: str) -> str:
+    """Why a task cannot be replayed or proved on an arm whose reference lacks it."""
+    return f"not provable on arm {arm_id}: no reference in refs.d/{arm_id}.yaml"
+
+
 def load_reference(path, *, kind: str | None = None, tasks=None) -> Reference:
     """Load and check refs.d/<arm>.yaml. `kind` ("shell" or "mcp", the arm's tool kind)
     also checks every step is of the kind that arm can take; `tasks` (the task ids of

@@ -1,0 +1,61 @@
+"""`benchkit show`: the store's trials, and why one of them came out as it did."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from benchkit.cli import BadInput
+from benchkit.report.load import OUTCOMES
+from benchkit.report.trials import (find_trial, list_lines, load_trials, trial_lines,
+                                    trial_view)
+
+
+@click.command()
+@click.argument("sample_id", metavar="[ID]", required=False)
+@click.option("--store", "store_dir", type=click.Path(file_okay=False, path_type=Path),
+              default="results", show_default=True, help="Store directory.")
+@click.option("--arm", "arms", multiple=True, metavar="ID|GLOB", help="Only this arm; repeatable.")
+@click.option("--task", "tasks", multiple=True, metavar="ID|GLOB",
+              help="Only this task (e.g. 'fta-*'); repeatable.")
+@click.option("--outcome", "outcomes", multiple=True,
+              type=click.Choice([*OUTCOMES, "failures"]),
+              help="Only trials with this outcome (`failures`: every one but passed); repeatable.")
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True,
+              help="List at most this many trials.")
+@click.option("--full", is_flag=True, help="A tool's output whole, as recorded.")
+@click.option("--json", "as_json", is_flag=True, help="The samples (or the one trial) as JSON.")
+def show(sample_id, store_dir, arms, tasks, outcomes, limit, full, as_json):
+    """List the store's trials, newest first, or show one trial (ID: its sample id or a
+    unique prefix): outcome, failure class, the checker's differences, tokens per
+    component, turns, and the transcript as a conversation (tool calls, their output,
+    the guard's denials). Exit 0, or 2 when the store or the trial is not there.
+
+    \b
+    Examples:
+      benchkit show --outcome failures --task 'fta-*'
+      benchkit show 43e5990b
+    """
+    try:
+        if sample_id:
+            view = trial_view(store_dir, find_trial(store_dir, sample_id))
+            click.echo(json.dumps(view, indent=1, ensure_ascii=False) if as_json
+                       else "\n".join(trial_lines(view, full=full)))
+            return
+        trials = load_trials(store_dir, arms=arms, tasks=tasks, outcomes=outcomes)
+    except (FileNotFoundError, LookupError) as error:
+        raise BadInput(str(error).strip("'\"")) from None
+    for problem in trials.problems:
+        click.echo(f"warning: {problem}", err=True)
+    shown = trials.samples[:limit]
+    if as_json:
+        click.echo(json.dumps(shown, indent=1, ensure_ascii=False))
+        return
+    if not shown:
+        click.echo("no trials match")
+        return
+    click.echo("\n".join(list_lines(shown)))
+    if len(trials.samples) > limit:
+        click.echo(f"... {len(trials.samples) - limit} more (--limit)")

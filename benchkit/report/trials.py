@@ -1,0 +1,246 @@
+"""The store's trials one at a time: which ones (filters, newest first) and, for one,
+what happened: outcome, failure class, the checker's differences, tokens per
+component, turns, and its transcript read as a conversation.
+
+`benchkit show` prints these views and the HTML report's trial pages render them, so
+the terminal and the browser say the same thing. Samples are read whole (the report's
+loader decodes only the fields it aggregates); their transcripts sit beside them.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from benchkit.cost import COMPONENTS, components, cost
+from benchkit.report.matrix import DEFAULT_WEIGHTS
+from benchkit.store import Store
+
+PASSED = "passed"
+TRIALS = "trials"  # the drill-down pages' directory beside report.html (pages.py)
+TERMINAL_CHARS = 600
+
+
+@dataclass
+class Trials:
+    """The trials chosen from a store, newest first, and the lines it could not read."""
+
+    samples: list = field(default_factory=list)
+    problems: list = field(default_factory=list)
+
+
+def load_trials(store_dir, *, arms=(), tasks=(), outcomes=()) -> Trials:
+    """Every sample whose arm and task match one of the globs given (all when none) and
+    whose outcome is one of `outcomes` ("failures": every outcome but passed)."""
+    store_dir = Path(store_dir)
+    if not store_dir.is_dir():
+        raise FileNotFoundError(f"{store_dir}: no such store directory")
+    store = Store(store_dir)
+    chosen = [s for s in store.samples()
+              if _matches(s.get("arm", ""), arms) and _matches(s.get("task", ""), tasks)
+              and _outcome_matches(s.get("outcome"), outcomes)]
+    chosen.sort(key=lambda s: str(s.get("started_at", "")), reverse=True)
+    return Trials(chosen, list(store.problems))
+
+
+def failures_first(samples: list) -> list:
+    """The same samples, those that did not pass first (each group keeps its order)."""
+    return sorted(samples, key=lambda s: s.get("outcome") == PASSED)
+
+
+def find_trial(store_dir, sample_id: str) -> dict:
+    """The one sample whose id starts with sample_id; LookupError when none or several."""
+    found = [s for s in load_trials(store_dir).samples if str(s.get("id", "")).startswith(sample_id)]
+    if len(found) != 1:
+        why = "no trial" if not found else f"{len(found)} trials"
+        raise LookupError(f"{why} in {store_dir} with an id starting {sample_id!r}"
+                          + ("" if not found else ": give more of it"))
+    return found[0]
+
+
+def _matches(value: str, patterns) -> bool:
+    return not patterns or any(fnmatch.fnmatchcase(value, p) for p in patterns)
+
+
+def _outcome_matches(outcome, outcomes) -> bool:
+    if not outcomes:
+        return True
+    return outcome in outcomes or ("failures" in outcomes and outcome != PASSED)
+
+
+def cell_href(arm: str, task: str) -> str:
+    """A cell's page, relative to report.html."""
+    return f"{TRIALS}/{arm}/{task}.html"
+
+
+# --- one trial -----------------------------------------------------------------------
+
+def transcript_events(store_dir, sample: dict) -> list | None:
+    """The trial's transcript events, or None where there is none (or it is unreadable)."""
+    relative = sample.get("transcript")
+    if not relative:
+        return None
+    try:
+        events = json.loads((Path(store_dir) / relative).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return events if isinstance(events, list) else None
+
+
+def tokens(sample: dict, weights: dict | None = None) -> dict:
+    """Tokens per component (COMPONENTS order) and their cost-equivalent total."""
+    usage = sample.get("usage") or {}
+    split = components(usage.get("input", 0), usage.get("cache_write", 0),
+                       usage.get("cache_write_1h"), usage.get("cache_read", 0),
+                       usage.get("output", 0))
+    weights = {**DEFAULT_WEIGHTS, **(weights or {})}
+    return {"components": dict(zip(COMPONENTS, split)),
+            "cost": cost(split, tuple(weights[c] for c in COMPONENTS)),
+            "estimated": bool(sample.get("usage_estimated")) or sample.get("driver") == "replay"}
+
+
+def trial_view(store_dir, sample: dict, weights: dict | None = None) -> dict:
+    """What a trial page and `benchkit show ID` show, as plain data."""
+    events = transcript_events(store_dir, sample)
+    return {
+        "sample": sample,
+        "summary": summary(sample),
+        "tokens": tokens(sample, weights),
+        "conversation": conversation(events) if events is not None else None,
+    }
+
+
+def summary(sample: dict) -> str:
+    """Why a trial did not pass, in one line ("" when it passed)."""
+    if sample.get("outcome") == PASSED:
+        return ""
+    differences = sample.get("differences") or []
+    if differences:
+        more = f" (+{len(differences) - 1} more)" if len(differences) > 1 else ""
+        return differences[0] + more
+    error = (sample.get("error") or "").strip()
+    return error.splitlines()[0] if error else (sample.get("failure_class") or "")
+
+
+def conversation(events: list) -> list[dict]:
+    """The transcript as turns: {"who": agent|tool|harness, "kind", "title", "body"}.
+    A call is shown with its input, a denial with the guard's reason, a result with
+    what the tool returned (as recorded: an excerpt) under the call it answers."""
+    calls = {e.get("id"): e for e in events if e.get("event") == "tool_call"}
+    turns = []
+    for event in events:
+        kind = event.get("event")
+        if kind == "text" and (event.get("text") or "").strip():
+            turns.append(_turn("agent", "text", "says", event["text"]))
+        elif kind == "tool_call":
+            turns.append(_call(event))
+        elif kind == "tool_result":
+            turns.append(_result(event, calls.get(event.get("id"))))
+        elif kind in NOTES:
+            turns.append(_turn("harness", "note", kind, NOTES[kind](event)))
+    return turns
+
+
+def _turn(who: str, kind: str, title: str, body: str) -> dict:
+    return {"who": who, "kind": kind, "title": title, "body": body}
+
+
+def _call(event: dict) -> dict:
+    value = event.get("input")
+    body = value.get("command") if isinstance(value, dict) and set(value) <= {"command", "description"} \
+        else json.dumps(value, indent=1, ensure_ascii=False)
+    title = f"calls {event.get('name')}"
+    if event.get("allowed") is False:
+        return _turn("agent", "denied", title + f", DENIED by the guard: {event.get('reason')}", body)
+    return _turn("agent", "call", title, body)
+
+
+def _result(event: dict, call: dict | None) -> dict:
+    size = event.get("bytes")
+    title = (f"{call.get('name') if call else 'the tool'} returned"
+             + (" an error" if event.get("is_error") else "")
+             + (f", {size:,} bytes" if size is not None else ""))
+    excerpt = event.get("excerpt") or ""
+    if size is not None and len(excerpt.encode()) < size:
+        title += " (excerpt)"
+    return _turn("tool", "error" if event.get("is_error") else "result", title, excerpt)
+
+
+def _init(event) -> str:
+    servers = ", ".join(s.get("name", "?") if isinstance(s, dict) else str(s)
+                        for s in event.get("mcp_servers") or []) or "none"
+    return (f"model {event.get('model')}; tools offered: {', '.join(event.get('tools') or []) or 'none'}; "
+            f"MCP servers: {servers}")
+
+
+def _result_note(event) -> str:
+    return (f"{event.get('num_turns')} turns in {event.get('duration_ms')} ms; "
+            f"{event.get('subtype')}, {event.get('terminal_reason') or 'no terminal reason'}"
+            + (f"; errors: {event['errors']}" if event.get("errors") else ""))
+
+
+def _replay(event) -> str:
+    failed = event.get("failed_steps") or {}
+    text = f"scripted model: {event.get('served')} of {event.get('steps')} steps served"
+    return text + "".join(f"; step {n} failed: {why}" for n, why in failed.items())
+
+
+NOTES = {
+    "init": _init,
+    "result": _result_note,
+    "stop": lambda e: f"stopped: {e.get('stop')}" + (f" ({e['error']})" if e.get("error") else ""),
+    "replay": _replay,
+    "audit": lambda e: f"{e.get('request_log')}; leaks: {len(e.get('leaks') or [])}",
+}
+
+
+# --- as text -------------------------------------------------------------------------
+
+def trial_lines(view: dict, *, full: bool = False) -> list[str]:
+    """One trial for the terminal; a tool's output cut at TERMINAL_CHARS unless full."""
+    s, t = view["sample"], view["tokens"]
+    mark = "~" if t["estimated"] else ""
+    lines = [f"trial {s.get('id')}: {s.get('arm')} {s.get('task')} trial {s.get('trial', 0)} "
+             f"({s.get('driver')}, {s.get('model')}, {s.get('started_at')})",
+             f"outcome: {s.get('outcome')}" + (f" ({s['failure_class']})" if s.get("failure_class") else "")
+             + ("" if s.get("valid", True) else ", INVALID: not scored"),
+             f"turns: {s.get('turns')}, tool calls: {s.get('tool_calls')} ({s.get('blocked_calls')} "
+             f"blocked), {s.get('duration_s')} s",
+             f"tokens{' (estimated)' if t['estimated'] else ''}: "
+             + ", ".join(f"{name} {value:,}{mark}" for name, value in t["components"].items())
+             + f"; cost-equivalent {t['cost']:,.0f}{mark}"]
+    if s.get("differences"):
+        lines.append("differences:")
+        lines += [f"  - {d}" for d in s["differences"]]
+    if s.get("error"):
+        lines.append(f"error: {s['error'].strip()}")
+    if s.get("leaks"):
+        lines.append(f"leaks: {json.dumps(s['leaks'], ensure_ascii=False)}")
+    lines.append(f"answer: {(s.get('answer') or '').strip() or '(none)'}")
+    lines.append("")
+    if view["conversation"] is None:
+        lines.append("transcript: none recorded")
+        return lines
+    lines.append("transcript:")
+    for turn in view["conversation"]:
+        lines.append(f"  [{turn['who']}] {turn['title']}")
+        body = turn["body"]
+        if not full and turn["who"] == "tool" and len(body) > TERMINAL_CHARS:
+            body = body[:TERMINAL_CHARS] + f" ... ({len(body) - TERMINAL_CHARS:,} more characters: --full)"
+        lines += [f"      {line}" for line in body.splitlines()]
+    return lines
+
+
+def list_lines(samples: list) -> list[str]:
+    """The trials as a table, one line each."""
+    rows = [["started", "id", "arm", "task", "trial", "outcome", "tokens", "why"]]
+    for s in samples:
+        t = tokens(s)
+        rows.append([str(s.get("started_at", ""))[:19].replace("T", " "), str(s.get("id", ""))[:12],
+                     s.get("arm", ""), s.get("task", ""), str(s.get("trial", 0)),
+                     s.get("outcome", ""), f"{t['cost']:,.0f}{'~' if t['estimated'] else ''}",
+                     summary(s)[:80]])
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    return ["  ".join([*(v.ljust(w) for v, w in zip(r, widths)), r[-1]]).rstrip() for r in rows]
