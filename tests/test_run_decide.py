@@ -40,7 +40,10 @@ def test_cells_without_a_sample_come_first():
 
 def test_a_whole_round_of_repeats_before_the_spread_can_be_pooled():
     round_ = plan(costs({"a": 1000, "b": 1030}, 1), "ab", batch=4)
-    assert len(round_.trials) == 20  # every cell once more, whatever the batch
+    # About one repeat per degree of freedom the pooled spread still needs, dearest
+    # cells first, whatever the batch.
+    assert len(round_.trials) == 20
+    assert [t.task for t in round_.trials if t.arm == "a"] == TASKS[::-1]
     (pair,) = round_.pairs
     assert pair.status == OPEN and "spread" in pair.why
 

@@ -24,8 +24,8 @@ import math
 from dataclasses import dataclass, field, replace
 
 from benchkit.report.stats import LEVEL, CellStats
-from benchkit.report.verdicts import (UNDECIDED, Family, compare, evidence, family, half_width,
-                                      spread)
+from benchkit.report.verdicts import (MIN_DF, UNDECIDED, Family, compare, evidence, family,
+                                      half_width, spread)
 
 DECIDED, OUT_OF_REACH, OPEN = "decided", "out of reach", "open"
 
@@ -95,12 +95,15 @@ def plan_round(cells: dict, arms: list, tasks: list, fam: Family, *, expected,
             continue
         found = evidence(cells[a], cells[b], spreads[a], spreads[b])
         if found.method != "pooled":
-            # Not enough repeated trials to pool the spread: a trial more where fewest.
-            fewest = min(cells[arm][t].n for arm in (a, b) for t in found.tasks)
+            # Not enough repeated trials to pool an arm's spread: repeat the fewest-run
+            # cells, dearest first (they weigh most), about one per degree of freedom
+            # still missing.
             for arm in (a, b):
-                for t in found.tasks:
-                    if cells[arm][t].n == fewest:
-                        _want(wants, (arm, t), math.inf, f"{a} vs {b}")
+                need = math.ceil(MIN_DF - spreads[arm].df) if spreads[arm].df < MIN_DF else 0
+                order = sorted(found.tasks, key=lambda t: (cells[arm][t].n,
+                                                           -cells[arm][t].means[0]))
+                for t in order[:need]:
+                    _want(wants, (arm, t), math.inf, f"{a} vs {b}")
             round_.pairs.append(PairState(a, b, OPEN, verdict,
                                           "repeating trials to measure the spread"))
             continue
