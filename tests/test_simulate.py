@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-import simulate  # noqa: E402
+import simulate
 
 
 def test_every_interval_covers_the_truth_at_one_three_and_five_trials():

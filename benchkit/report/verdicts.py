@@ -128,7 +128,7 @@ def half_width(variance: float, alpha: float, rho: float) -> float:
     """Half-width of the two-sided normal-mixture confidence sequence at information
     1/variance: sqrt((I + rho) log((I + rho) / (rho alpha^2))) / I."""
     if not math.isfinite(variance) or variance <= 0:
-        return math.inf if not variance == 0 else 0.0
+        return math.inf if variance != 0 else 0.0
     information = 1.0 / variance
     return math.sqrt((information + rho) * math.log((information + rho) / (rho * alpha * alpha))) / information
 
