@@ -176,7 +176,7 @@ def rate_interval(estimate: float, n, k: int, level: float):
     accepted = GRID[inside(GRID)]
     low = _refine(inside, accepted.min(), -1) if accepted.size else estimate
     high = _refine(inside, accepted.max(), +1) if accepted.size else estimate
-    return min(low, estimate), max(high, estimate)
+    return float(min(low, estimate)), float(max(high, estimate))
 
 
 def _refine(inside, edge: float, direction: int, steps: int = 12) -> float:
