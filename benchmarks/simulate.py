@@ -246,21 +246,26 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--replications", type=int, default=200)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--only", choices=["coverage", "verdicts"])
+    parser.add_argument("--only", choices=["coverage", "verdicts", "equal", "published", "near"])
     args = parser.parse_args(argv)
     rng = np.random.default_rng(args.seed)
     reps = args.replications
-    if args.only != "verdicts":
+    if args.only in (None, "coverage"):
         print_coverage(rng, reps)
     if args.only == "coverage":
         return
+    wanted = {"verdicts": ("equal", "published", "near")}.get(args.only, (args.only,))
 
-    equal = {arm: 19000 for arm in PUBLISHED}
-    print_procedures("four equal arms: any arm called cheaper is a false verdict",
-                     compare_procedures(rng, reps, equal, interaction=0.0), reps)
-    print_procedures("the published effects", compare_procedures(rng, reps, PUBLISHED), reps)
-    near = dict(PUBLISHED, **{"gitea-axi": PUBLISHED["raw-api"] * 1.011})
-    print_procedures("a near tie: gitea-axi 1.1% above raw-api", compare_procedures(rng, reps, near), reps)
+    if args.only is None or "equal" in wanted:
+        equal = {arm: 19000 for arm in PUBLISHED}
+        print_procedures("four equal arms: any arm called cheaper is a false verdict",
+                         compare_procedures(rng, reps, equal, interaction=0.0), reps)
+    if args.only is None or "published" in wanted:
+        print_procedures("the published effects", compare_procedures(rng, reps, PUBLISHED), reps)
+    if args.only is None or "near" in wanted:
+        near = dict(PUBLISHED, **{"gitea-axi": PUBLISHED["raw-api"] * 1.011})
+        print_procedures("a near tie: gitea-axi 1.1% above raw-api",
+                         compare_procedures(rng, reps, near), reps)
 
 
 if __name__ == "__main__":

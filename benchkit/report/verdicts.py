@@ -29,7 +29,7 @@ import numpy as np
 from benchkit.report.stats import COST, pooled_spread, t_quantile, z_quantile
 
 A_CHEAPER, B_CHEAPER, EQUIVALENT, UNDECIDED = "a-cheaper", "b-cheaper", "equivalent", "undecided"
-MIN_DF = 10  # within-cell degrees of freedom an arm needs before its pooled spread is used
+MIN_DF = 20  # within-cell degrees of freedom an arm needs before its pooled spread is used
 # The mixture is tightest where the standard error of theta equals log(1 + margin):
 # effects of a few margins are decided around there, and within a factor of ~10 of that
 # information either way the boundary stays within ~5% of its best (about 3.65
