@@ -5,8 +5,10 @@
     self-review probe -> the cells -> the plan (least-sampled first) -> the loop -> summary
     the report, unless --no-report
 
-Exit status: 0 done; 1 a harness error, a halt or a cell that could not run; 2 pre-flight
-or usage; 130 Ctrl-C. The loop itself is loop.py; one trial is cell.py.
+Exit status (benchkit.cli.EXIT_*): 0 done; 1 a harness error or a halt; 2 pre-flight,
+usage, or no chosen cell can run (said before any host is used); 130 Ctrl-C. The loop
+itself is loop.py; one trial is cell.py; the display is progress.py; --dry-run's plan
+is dryrun.py.
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ from pathlib import Path
 
 import click
 
+from benchkit.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED
 from benchkit.gitea.commands import host_options
 
 TIERS = ("read", "single-mutation", "find-then-act", "multi-step", "bonus")
-EXIT_TROUBLE, EXIT_PREFLIGHT, EXIT_INTERRUPTED = 1, 2, 130
+EXIT_TROUBLE, EXIT_PREFLIGHT = EXIT_FAILED, EXIT_BAD_INPUT
 
 
 class Until(click.ParamType):
@@ -43,7 +46,8 @@ class Until(click.ParamType):
                 type=click.Path(exists=True, dir_okay=False))
 @click.option("--task", "task_patterns", metavar="ID|GLOB", multiple=True,
               help="Task id or glob (e.g. 'fta-*'); repeat for more. Default: every task.")
-@click.option("--tier", type=click.Choice(TIERS), help="Only the chosen tasks of this tier.")
+@click.option("--tier", "tiers", type=click.Choice(TIERS), multiple=True,
+              help="Only the chosen tasks of this tier; repeat for more.")
 @click.option("--trials", type=click.IntRange(min=1), metavar="N",
               help="Add N samples to each chosen cell (default: 1).")
 @click.option("--until", type=Until(), metavar="N|floor",
@@ -70,23 +74,34 @@ class Until(click.ParamType):
               help="Trials run at once, each on its own repository.")
 @click.option("--json", "json_mode", is_flag=True,
               help="Progress as JSON events on stdout (one per line), nothing else there.")
+@click.option("--dry-run", is_flag=True,
+              help="Print the plan (cells in order, expected tokens each and in total, what "
+                   "would be skipped and why) and stop: nothing spent, started or written.")
 @click.option("--no-report", is_flag=True, help="Do not render the report at the end.")
 @click.option("--reports", "reports_dir", type=click.Path(file_okay=False), default="reports",
               show_default=True, help="Where the report is rendered at the end.")
 @host_options
-def run(arm_yamls, task_patterns, tier, trials, until, until_decided, baseline, budget,
-        driver_name, model, store_dir, jobs, json_mode, no_report, reports_dir, host, token,
-        login):
+def run(arm_yamls, task_patterns, tiers, trials, until, until_decided, baseline, budget,
+        driver_name, model, store_dir, jobs, json_mode, dry_run, no_report, reports_dir, host,
+        token, login):
     """Run trials of the cells ARM_YAML x chosen tasks and append their samples.
 
     Cells with the fewest valid samples go first. With no host given (--host/--token,
     GITEA_URL/GITEA_TOKEN, a tea login) the run starts an embedded forge. Ctrl-C stops
     cleanly: the running trial leaves no sample and its repository is deleted.
 
-    Exit status: 0 done; 1 harness errors (recorded apart, never scored), a halt, or
-    no chosen cell could run; 2 a pre-flight check failed (nothing recorded); 130 Ctrl-C."""
-    from benchkit.run.loop import Progress
-    from benchkit.run.preflight import PreflightError, preflight
+    Exit status: 0 done; 1 harness errors (recorded apart, never scored) or a halt; 2 a
+    pre-flight check failed or no chosen cell can run (nothing started, nothing
+    recorded); 130 Ctrl-C.
+
+    \b
+    Examples:
+      benchkit run arms.d/raw-api.yaml --driver replay            # the main job, no tokens
+      benchkit run arms.d/*.yaml --tier read --tier multi-step --until floor --dry-run
+      benchkit run arms.d/tea.yaml --task 'fta-*' --task read-open-issue-count --budget 200000
+    """
+    from benchkit.run.preflight import PreflightError, load_documents, preflight
+    from benchkit.run.progress import Progress
 
     if trials is not None and until is not None:
         raise click.UsageError("give --trials or --until, not both")
@@ -96,8 +111,9 @@ def run(arm_yamls, task_patterns, tier, trials, until, until_decided, baseline, 
         raise click.UsageError("--baseline goes with --until-decided")
     progress = Progress(json_mode=json_mode, estimated=driver_name == "replay")
     try:
-        checked = preflight(arm_yamls, task_patterns=task_patterns, tier=tier,
-                            driver=driver_name, host=host, token=token, login=login)
+        checked = (load_documents if dry_run else preflight)(
+            arm_yamls, task_patterns=task_patterns, tiers=tiers, driver=driver_name,
+            **({} if dry_run else dict(host=host, token=token, login=login)))
     except PreflightError as error:
         _preflight_failed(progress, error.failures, error.problems)
     except KeyboardInterrupt:
@@ -111,6 +127,9 @@ def run(arm_yamls, task_patterns, tier, trials, until, until_decided, baseline, 
     options = dict(trials=trials, until=until, budget=budget, driver_name=driver_name,
                    model=model, store_dir=store_dir, jobs=jobs,
                    decide={"baseline": baseline} if until_decided else None)
+    if dry_run:
+        sys.exit(_dry_run(checked, progress, options, host=host, token=token, login=login))
+    _nothing_can_run(checked, progress)
     try:
         status = _run(checked, progress, options)
         if status != EXIT_INTERRUPTED and not no_report:
@@ -118,7 +137,47 @@ def run(arm_yamls, task_patterns, tier, trials, until, until_decided, baseline, 
     except KeyboardInterrupt:  # outside the loop, which handles Ctrl-C itself: no trial ran
         progress.note("interrupted")
         sys.exit(EXIT_INTERRUPTED)
+    finally:
+        progress.close()
     sys.exit(status)
+
+
+def _nothing_can_run(checked, progress) -> None:
+    """When no chosen cell can run on any host (no scoring spec, not applicable, no
+    reference to replay), say why and exit 2 before a forge starts or a report renders."""
+    from benchkit.run.loop import select_cells
+    cells, not_run = select_cells(checked.arms, checked.tasks, self_review=None,
+                                  references=checked.references)
+    if cells:
+        return
+    for skip in not_run:
+        progress.skipped(skip)
+    progress.note("nothing to run: no chosen cell can run (see `not run`); nothing was started")
+    sys.exit(EXIT_BAD_INPUT)
+
+
+def _dry_run(checked, progress, options, *, host, token, login) -> int:
+    """Print the plan; contact no host, start no forge, write nothing."""
+    from benchkit.gitea import CredentialsError
+    from benchkit.run.dryrun import make_plan
+    from benchkit.run.host import discover
+    try:
+        credentials = discover(host, token, login)
+    except CredentialsError as error:
+        progress.note(f"error: {error}")
+        return EXIT_BAD_INPUT
+    where = ("an embedded forge (not started)" if credentials is None
+             else f"{credentials.url} (from {credentials.source}, not contacted)")
+    plan = make_plan(checked, trials=options["trials"], until=options["until"],
+                     budget=options["budget"], driver=options["driver_name"],
+                     model=options["model"] or checked.tree.suite.model,
+                     store_dir=options["store_dir"],
+                     self_review=False if credentials is None else None, host=where)
+    progress.emit(plan.to_dict(), "\n".join(plan.lines()))
+    if options["decide"] is not None:  # what --until-decided would spend first, and why
+        from benchkit.run.decide import dry_round
+        dry_round(checked, progress, options, self_review=False if credentials is None else None)
+    return 0
 
 
 def _preflight_failed(progress, failures, problems) -> None:

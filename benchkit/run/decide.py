@@ -203,6 +203,27 @@ def run_rounds(run, cells, ledger, scheduler) -> str | None:
     return None
 
 
+def dry_round(checked, progress, options: dict, *, self_review) -> Round:
+    """`--until-decided --dry-run`: the first round the run would spend, from the
+    store's samples, and each pair's state; nothing run or written."""
+    from benchkit.run.loop import Ledger, select_cells
+    from benchkit.store import Store
+    suite = checked.tree.suite
+    cells, _ = select_cells(checked.arms, checked.tasks, self_review=self_review,
+                            references=checked.references)
+    ledger = Ledger(cells, checked.tree.seeds, suite, driver=options["driver_name"],
+                    model=options["model"] or suite.model).load(Store(options["store_dir"]))
+    arms, tasks = headline(cells)
+    fam = family(arms, alpha=1 - LEVEL, margin=suite.equivalence_margin,
+                 baseline=options["decide"].get("baseline"))
+    keys = {(arm.id, task.id) for arm, task in cells}
+    round_ = plan_round(cost_cells({k: v for k, v in ledger.costs.items() if k in keys}),
+                        arms, tasks, fam, expected=lambda arm, task: ledger.expected(arm, task)[0],
+                        budget_left=options["budget"], batch=max(4, 2 * options["jobs"]))
+    announce(progress, round_)
+    return round_
+
+
 def announce(progress, round_: Round) -> None:
     progress.emit({"event": "decide",
                    "pairs": [{"a": p.a, "b": p.b, "status": p.status, "why": p.why,

@@ -9,22 +9,17 @@
     RunLoop       N workers; each seeds its next repository while its agent runs; on
                   Ctrl-C the running agents are killed, leave no sample, and every
                   repository is deleted
-    Progress      a line per trial as it starts and ends, running totals, a summary;
-                  or the same as JSON events
-
-The per-trial work (provision, agent, audit, snapshot, checker, append) is cell.py's.
+The per-trial work (provision, agent, audit, snapshot, checker, append) is cell.py's;
+what the watching person sees is progress.py's.
 """
 
 from __future__ import annotations
 
 import bisect
 import itertools
-import json
 import os
 import signal
-import sys
 import threading
-import time
 import uuid
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -182,7 +177,7 @@ class Totals:
 class Scheduler:
     """Hands out trials in plan order within the budget; thread-safe."""
 
-    def __init__(self, slots, ledger: Ledger, progress: "Progress", *,
+    def __init__(self, slots, ledger: Ledger, progress, *,
                  budget: float | None = None, retry_harness_errors: bool = False):
         self.ledger, self.progress, self.budget = ledger, progress, budget
         self.retry = retry_harness_errors
@@ -347,7 +342,7 @@ class RunLoop:
     clients (from `context(arm)`, a fresh benchkit.run.cell.RunContext per call) and
     provisions its next trial's repository while the current agent runs."""
 
-    def __init__(self, scheduler: Scheduler, context: Callable, progress: "Progress", *,
+    def __init__(self, scheduler: Scheduler, context: Callable, progress, *,
                  jobs: int = 1, stop: threading.Event, tag: str):
         self.scheduler, self.context, self.progress = scheduler, context, progress
         self.jobs, self.stop, self.tag = max(1, jobs), stop, tag
@@ -478,155 +473,3 @@ class RunLoop:
 
 def new_tag() -> str:
     return uuid.uuid4().hex
-
-
-# --- what the watching person sees ---------------------------------------------------
-
-class Progress:
-    """Human lines on stdout, or (json_mode) one JSON event per line on stdout and
-    nothing else there. Notes and warnings go to stderr either way."""
-
-    def __init__(self, *, json_mode: bool = False, estimated: bool = False, out=None, err=None):
-        self.json_mode, self.estimated = json_mode, estimated
-        self.out, self.err = out or sys.stdout, err or sys.stderr
-        self.started_at = time.monotonic()
-        self._lock = threading.RLock()
-
-    def emit(self, event: dict, line: str | None) -> None:
-        with self._lock:
-            if self.json_mode:
-                self.out.write(json.dumps(event, ensure_ascii=False) + "\n")
-            elif line is not None:
-                self.out.write(line + "\n")
-            self.out.flush()
-
-    def note(self, text: str) -> None:
-        with self._lock:
-            self.err.write(text + "\n")
-            self.err.flush()
-
-    def tokens(self, value: float | None) -> str:
-        if value is None:
-            return "no"
-        return f"{value:,.0f}" + ("~" if self.estimated else "")
-
-    # -- events ---------------------------------------------------------------------
-
-    def header(self, *, arms, cells: int, trials: int, driver: str, model: str, host: dict,
-               self_review: bool, budget: float | None, jobs: int, store: str) -> None:
-        event = {"event": "run", "arms": arms, "cells": cells, "trials": trials,
-                 "driver": driver, "model": model, "host": host, "self_review": self_review,
-                 "budget": budget, "usage_estimated": self.estimated, "jobs": jobs,
-                 "store": store}
-        where = f"{host['kind']} {host['url']}" + (" (embedded)" if host.get("embedded") else "")
-        lines = [f"benchkit run: {trials} trial(s) of {cells} cell(s) ({', '.join(arms)}), "
-                 f"driver {driver}, model {model}, {jobs} at a time",
-                 f"host: {where}, self-review {'permitted' if self_review else 'forbidden'}; "
-                 f"store: {store}"]
-        if budget is not None:
-            lines.append(f"budget: {budget:,.0f} cost-equivalent tokens")
-        if self.estimated:
-            lines.append("replay: no real tokens are spent; figures marked ~ are estimates "
-                         "from bytes" + (", and they count against the budget" if budget is not None
-                                         else ""))
-        self.emit(event, "\n".join(lines))
-
-    def skipped(self, skip: Skip) -> None:
-        self.emit({"event": "skip", "arm": skip.arm, "task": skip.task, "reason": skip.reason},
-                  f"not run: {skip.arm} {skip.task}: {skip.reason}")
-
-    def budget_skip(self, cell: Cell, skip: Skip, expected: float, left: float) -> None:
-        self.emit({"event": "budget-skip", "arm": skip.arm, "task": skip.task,
-                   "trial": cell.trial, "expected_tokens": round(expected),
-                   "left_tokens": round(left)},
-                  f"skipped (budget): {skip.arm} {skip.task} trial {cell.trial + 1}: "
-                  f"expects ~{expected:,.0f} tokens, {self.tokens(left)} left")
-
-    def started(self, ticket: Ticket, prepared: Prepared) -> None:
-        cell = ticket.cell
-        repo = prepared.repo.full_name if prepared.repo is not None else None
-        event = {"event": "start", "n": ticket.number, "arm": cell.arm.id, "task": cell.task.id,
-                 "trial": cell.trial, "repo": repo, "expected_tokens": round(ticket.expected),
-                 "expected_from": ticket.basis}
-        where = f"on {repo}" if repo else f"(provisioning failed: {prepared.failure_class})"
-        self.emit(event, f"[{ticket.number}] {cell.arm.id} {cell.task.id} trial {cell.trial + 1}: "
-                         f"started {where}, expects ~{ticket.expected:,.0f} tokens "
-                         f"({ticket.basis})")
-
-    def ended(self, ticket: Ticket, sample: dict, cost: float, scheduler: Scheduler) -> None:
-        cell, totals = ticket.cell, scheduler.totals
-        with self._lock:  # totals read and line written together
-            event = {"event": "end", "n": ticket.number, "arm": cell.arm.id,
-                     "task": cell.task.id, "trial": cell.trial, "sample": sample["id"],
-                     "outcome": sample["outcome"], "failure_class": sample["failure_class"],
-                     "valid": sample["valid"], "tokens": round(cost),
-                     "usage_estimated": sample["usage_estimated"], "turns": sample["turns"],
-                     "seconds": sample["duration_s"], "detail": detail(sample),
-                     "totals": {**totals.snapshot(), "left_tokens": _round(scheduler.left())}}
-            why = event["detail"]
-            left = scheduler.left()
-            budget = f", {self.tokens(left)} left" if left is not None else ""
-            self.emit(event, f"[{ticket.number}] {cell.arm.id} {cell.task.id} trial "
-                             f"{cell.trial + 1}: {sample['outcome']}{' - ' + why if why else ''}"
-                             f" | {self.tokens(cost)} tokens, {sample['turns']} turns, "
-                             f"{sample['duration_s']:.1f}s | so far {totals.ran} trial(s), "
-                             f"{self.tokens(totals.spent)} tokens{budget}, "
-                             f"{outcome_counts(totals.outcomes)}")
-
-    def interrupted(self) -> None:
-        self.emit({"event": "interrupt"},
-                  "interrupted: stopping the running trial(s); they leave no sample, and "
-                  "their repositories are being deleted (Ctrl-C again to leave at once)")
-
-    def summary(self, totals: Totals, *, not_run: list, budget: float | None,
-                interrupted: bool, error: str | None, store: str) -> None:
-        elapsed = time.monotonic() - self.started_at
-        left = None if budget is None else budget - totals.spent
-        event = {"event": "summary", "ran": totals.ran, "planned": totals.planned,
-                 "outcomes": dict(totals.outcomes), "spent_tokens": round(totals.spent),
-                 "usage_estimated": self.estimated, "budget": budget, "left_tokens": _round(left),
-                 "skipped_budget": [vars(s) for s in totals.budget_skips],
-                 "not_run": [vars(s) for s in not_run], "interrupted": interrupted,
-                 "halted": None if interrupted else totals.halted, "error": error,
-                 "seconds": round(elapsed, 1), "store": store}
-        kind = "estimated (replay spends no real tokens)" if self.estimated else "cost-equivalent"
-        spent = f"spent: {self.tokens(totals.spent)} tokens, {kind}"
-        if budget is not None:
-            spent += f"; budget {budget:,.0f}, {self.tokens(left)} left"
-        lines = [f"done: {totals.ran} of {totals.planned} trial(s) in {elapsed:.1f}s: "
-                 f"{outcome_counts(totals.outcomes)}", spent]
-        if totals.budget_skips:
-            cells = len({(s.arm, s.task) for s in totals.budget_skips})
-            lines.append(f"skipped for the budget: {len(totals.budget_skips)} trial(s) of "
-                         f"{cells} cell(s)")
-        if not_run:
-            lines.append(f"not run: {len(not_run)} cell(s), listed above")
-        if interrupted:
-            lines.append("interrupted: the running trial(s) left no sample; their "
-                         "repositories were deleted")
-        elif totals.halted:
-            lines.append(f"halted: {totals.halted}")
-        lines.append(f"samples: {store}")
-        self.emit(event, "\n".join(lines))
-
-    def report(self, paths) -> None:
-        self.emit({"event": "report", "paths": [str(p) for p in paths]},
-                  "report: " + ", ".join(str(p) for p in paths))
-
-
-def detail(sample: dict) -> str:
-    """Why a trial did not pass, in one line ("" when it passed)."""
-    why = sample["failure_class"] or ""
-    if sample["outcome"] == "failed" and sample["differences"]:
-        why = sample["differences"][0]
-    elif sample["error"]:
-        why = f"{why}: {sample['error'].strip().splitlines()[0]}"
-    return why
-
-
-def outcome_counts(outcomes: Counter) -> str:
-    return ", ".join(f"{count} {name}" for name, count in sorted(outcomes.items())) or "none run"
-
-
-def _round(value):
-    return None if value is None else round(value)

@@ -58,12 +58,12 @@ class Checked:
     credentials: object = None
 
 
-def preflight(arm_paths, *, task_patterns=(), tier: str | None = None,
+def preflight(arm_paths, *, task_patterns=(), tiers=(),
               driver: str = "claude", host: str | None = None, token: str | None = None,
               login: str | None = None, environ: Mapping[str, str] = os.environ) -> Checked:
     """Run every check; return what the run needs, or raise PreflightError."""
     failures, problems = [], []
-    loaded = _documents(arm_paths, task_patterns, tier, driver, problems)
+    loaded = _documents(arm_paths, task_patterns, tiers, driver, problems)
     if problems:
         failures.append(Failure("documents", f"{len(problems)} problem(s) in the documents"))
     if loaded is not None:
@@ -79,7 +79,18 @@ def preflight(arm_paths, *, task_patterns=(), tier: str | None = None,
 
 # --- documents -----------------------------------------------------------------------
 
-def _documents(arm_paths, task_patterns, tier, driver, problems) -> Checked | None:
+def load_documents(arm_paths, *, task_patterns=(), tiers=(), driver: str = "claude") -> Checked:
+    """The documents check alone (what `run --dry-run` needs: no tool, no host);
+    raises PreflightError with their problems."""
+    problems = []
+    loaded = _documents(arm_paths, task_patterns, tiers, driver, problems)
+    if problems:
+        raise PreflightError([Failure("documents", f"{len(problems)} problem(s) in the documents")],
+                             problems)
+    return loaded
+
+
+def _documents(arm_paths, task_patterns, tiers, driver, problems) -> Checked | None:
     from benchkit.spec import Problem, SpecError, load_arm, load_tree
     try:
         tree = load_tree()
@@ -97,16 +108,16 @@ def _documents(arm_paths, task_patterns, tier, driver, problems) -> Checked | No
             problems.append(Problem(Path(path), None, f"arm {arm.id!r} is given twice "
                                                       f"(also {arms[arm.id].path})"))
         arms[arm.id] = arm
-    tasks = choose_tasks(tree, task_patterns, tier, problems)
+    tasks = choose_tasks(tree, task_patterns, tiers, problems)
     references = _references(list(arms.values()), tree.root, problems) if driver == "replay" else {}
     if problems:
         return None
     return Checked(tree, list(arms.values()), tasks, references)
 
 
-def choose_tasks(tree, patterns, tier, problems) -> list:
-    """The tasks named by ids or globs (all when none), of one tier when given, in the
-    tree's order. A pattern that matches nothing is a problem."""
+def choose_tasks(tree, patterns, tiers, problems) -> list:
+    """The tasks named by ids or globs (all when none), of the tiers given (all when
+    none), in the tree's order. A pattern that matches nothing is a problem."""
     from benchkit.spec import Problem
     chosen = set()
     for pattern in patterns:
@@ -116,11 +127,11 @@ def choose_tasks(tree, patterns, tier, problems) -> list:
                                     f"no task matches {pattern!r} (see `benchkit list tasks`)"))
         chosen.update(matched)
     tasks = [task for task_id, task in tree.tasks.items() if not patterns or task_id in chosen]
-    if tier:
-        tasks = [task for task in tasks if task.tier == tier]
+    if tiers:
+        tasks = [task for task in tasks if task.tier in tiers]
         if not tasks:
             problems.append(Problem(tree.root / "tasks.d", None,
-                                    f"no chosen task is of tier {tier!r}"))
+                                    f"no chosen task is of tier {' or '.join(map(repr, tiers))}"))
     return tasks
 
 

@@ -99,9 +99,15 @@ def validate_live(arm_paths=(), *, host: str | None = None, token: str | None = 
     tree = load_tree(root)
     arms = [load_arm(path) for path in arm_paths] or list(tree.arms.values())
     references = {arm.id: reference_for(arm, tree.root) for arm in arms}
+    from benchkit.errors import HostError
     from benchkit.gitea import Client
     from benchkit.run.host import discover, open_host
-    with open_host(discover(host, token, login)) as where, \
+    from benchkit.run.preflight import host_problems
+    credentials = discover(host, token, login)
+    unusable = host_problems(credentials) if credentials is not None else []
+    if unusable:
+        raise HostError("; ".join(unusable))
+    with open_host(credentials) as where, \
             Client(where.url, where.token) as client, \
             tempfile.TemporaryDirectory(prefix="benchkit-validate-") as store_dir:
         shared = _shared(client, tree.suite)
@@ -152,11 +158,11 @@ def _tasks(tree, reference, task_ids, self_review: bool, arm):
     reference covers, so long as it means something on this host and arm."""
     if task_ids:
         from benchkit.spec.loader import Problem, SpecError
-        unknown = [t for t in task_ids if t not in tree.tasks]
-        if unknown:
-            raise SpecError([Problem(tree.root / "tasks.d" / f"{t}.yaml", None, f"no task {t!r}")
-                             for t in unknown])
-        chosen = [tree.tasks[t] for t in task_ids]
+        from benchkit.run.preflight import choose_tasks
+        problems = []
+        chosen = choose_tasks(tree, task_ids, (), problems)  # ids or globs
+        if problems:
+            raise SpecError(problems)
     else:
         chosen = [t for t in tree.tasks.values() if t.scored or t.id in reference.tasks]
     from benchkit.run.cell import not_runnable

@@ -1,0 +1,106 @@
+"""`benchkit run --dry-run`: the plan a run would follow, as data that prints.
+
+The same selection, ledger and ordering as a real run (loop.select_cells, Ledger,
+plan), with the budget applied as the scheduler would if every trial cost what it is
+expected to. Nothing is spent, started or written: the store is only read, no forge
+starts and no host is contacted (so the host's self-review permission is unknown for a
+live host: tasks that depend on it are planned and flagged).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from benchkit.run.loop import Ledger, Skip, plan, select_cells
+from benchkit.store import Store
+
+DEFAULT_BASIS = "suite default"
+
+
+@dataclass(frozen=True)
+class PlannedTrial:
+    arm: str
+    task: str
+    trial: int          # as the sample will record it
+    expected: float     # cost-equivalent tokens
+    basis: str          # what `expected` rests on: the cell's or arm's past mean, or the default
+
+    @property
+    def estimate(self) -> bool:
+        """True when no past sample backs the figure (the suite's default)."""
+        return self.basis == DEFAULT_BASIS
+
+
+@dataclass
+class Plan:
+    """What a run would do: trials in order, cells not run and why, trials the budget
+    would not start. Callers may add notes (e.g. a stopping rule) before printing."""
+
+    driver: str
+    model: str
+    host: str
+    budget: float | None = None
+    trials: list[PlannedTrial] = field(default_factory=list)
+    skipped: list[Skip] = field(default_factory=list)
+    over_budget: list[PlannedTrial] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def total(self) -> float:
+        return sum(t.expected for t in self.trials)
+
+    def to_dict(self) -> dict:
+        return {"event": "plan", "driver": self.driver, "model": self.model, "host": self.host,
+                "budget": self.budget, "expected_tokens": round(self.total),
+                "trials": [{**asdict(t), "expected": round(t.expected), "estimate": t.estimate}
+                           for t in self.trials],
+                "over_budget": [{**asdict(t), "expected": round(t.expected)} for t in self.over_budget],
+                "not_run": [asdict(s) for s in self.skipped], "notes": self.notes}
+
+    def lines(self) -> list[str]:
+        out = [f"dry run: nothing is spent, started or written; driver {self.driver}, "
+               f"model {self.model}, host {self.host}",
+               f"would run {len(self.trials)} trial(s), in this order:"]
+        if self.driver == "replay":
+            out.insert(1, "replay spends no real tokens: its figures are estimates from bytes")
+        for n, t in enumerate(self.trials, 1):
+            basis = f"{t.basis}: an estimate, no past sample" if t.estimate else t.basis
+            out.append(f"  [{n}] {t.arm} {t.task} trial {t.trial}: ~{t.expected:,.0f} "
+                       f"tokens ({basis})")
+        total = f"expected in total: ~{self.total:,.0f} cost-equivalent tokens"
+        if self.budget is not None:
+            total += f" of a budget of {self.budget:,.0f}"
+        out.append(total)
+        for t in self.over_budget:
+            out.append(f"skipped (budget): {t.arm} {t.task} trial {t.trial}: expects "
+                       f"~{t.expected:,.0f} tokens, more than is left")
+        for skip in self.skipped:
+            out.append(f"not run: {skip.arm} {skip.task}: {skip.reason}")
+        out += [f"note: {note}" for note in self.notes]
+        return out
+
+
+def make_plan(checked, *, trials, until, budget, driver: str, model: str, store_dir,
+              self_review: bool | None, host: str) -> Plan:
+    """The plan of a run of `checked` (preflight.Checked) against the store at store_dir."""
+    suite = checked.tree.suite
+    cells, skipped = select_cells(checked.arms, checked.tasks, self_review=self_review,
+                                  references=checked.references)
+    ledger = Ledger(cells, checked.tree.seeds, suite, driver=driver, model=model).load(
+        Store(store_dir))
+    result = Plan(driver=driver, model=model, host=host, budget=budget, skipped=skipped)
+    left = budget
+    for _, cell in plan(cells, ledger, trials=trials, until=until):
+        expected, basis = ledger.expected(cell.arm.id, cell.task.id)
+        entry = PlannedTrial(cell.arm.id, cell.task.id, cell.trial, expected, basis)
+        if left is not None and expected > left:
+            result.over_budget.append(entry)
+            continue
+        left = None if left is None else left - expected
+        result.trials.append(entry)
+    if self_review is None:
+        depends = sorted({t.id for t in checked.tasks if t.only_when})
+        if depends:
+            result.notes.append("the host was not contacted, so whether it permits "
+                                f"self-review is unknown: {', '.join(depends)} may not run")
+    return result

@@ -1,0 +1,142 @@
+"""The command line's shared contract: -h and an example in every command's help, one
+exit-code table (0 ok, 1 a verdict of failure, 2 bad input or an unusable host or tool,
+130 interrupted) written in the README, and the paper cuts it replaced."""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from benchkit.cli import COMMANDS, main
+from benchkit.report.synthetic import sample, write_store
+
+CHECKOUT = Path(__file__).resolve().parent.parent
+README = (CHECKOUT / "README.md").read_text(encoding="utf-8")
+
+
+def benchkit(*args, cwd=None, env=None, timeout=120):
+    return subprocess.run([sys.executable, "-c", "from benchkit.cli import main; main()", *map(str, args)],
+                          capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout)
+
+
+def no_host_env(tmp_path) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITEA_", "XDG_"))}
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "no-config")  # no tea login either
+    env["HOME"] = str(tmp_path)
+    return env
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_every_command_takes_h_and_shows_an_example(command):
+    done = CliRunner().invoke(main, [command, "-h"])
+    assert done.exit_code == 0, done.output
+    assert "Example" in done.output and f"benchkit {command}" in done.output.split("Example")[1]
+
+
+def test_the_group_takes_h_and_states_the_exit_codes():
+    done = CliRunner().invoke(main, ["-h"])
+    assert done.exit_code == 0 and "130 interrupted" in done.output
+
+
+def test_the_readme_writes_the_exit_code_table_and_no_outside_design_doc():
+    table = re.search(r"\| exit \| meaning \|\n(?:\|.*\|\n)+", README)
+    assert table, "README lacks the exit-code table"
+    codes = [row.split("|")[1].strip() for row in table[0].splitlines()[2:]]
+    assert codes == ["0", "1", "2", "130"]
+    assert "DESIGN.md" not in README
+    assert (CHECKOUT / "docs" / "contracts.md").is_file() and "docs/contracts.md" in README
+
+
+def test_check_rejects_a_state_that_is_not_a_repo_state(tmp_path):
+    state = tmp_path / "state.json"
+    state.write_text(json.dumps({"foo": 1}))
+    done = benchkit("check", CHECKOUT / "tasks.d" / "close-csv-export-issue.yaml", "--state", state)
+    assert done.returncode == 2, done.stdout
+    assert done.stdout == "" and "not a RepoState" in done.stderr and str(state) in done.stderr
+    state.write_text(json.dumps({"labels": [], "issues": [{"number": "x", "title": "t", "state": "open"}],
+                                 "pull_requests": []}))
+    done = benchkit("check", CHECKOUT / "tasks.d" / "close-csv-export-issue.yaml", "--state", state)
+    assert done.returncode == 2 and "issues/0/number" in done.stderr
+
+
+@pytest.mark.parametrize("command", [["seed"], ["snapshot", "--repo", "a/b"], ["gc"]])
+def test_host_commands_with_no_host_exit_2(command, tmp_path):
+    done = benchkit(*command, env=no_host_env(tmp_path), cwd=CHECKOUT)
+    assert done.returncode == 2, done.stderr
+    assert "no Gitea host" in done.stderr
+
+
+def test_validate_live_with_a_bad_token_exits_2_naming_the_host(forge):
+    done = benchkit("validate", "--live", CHECKOUT / "arms.d" / "raw-api.yaml", "--host", forge.url,
+                    "--token", "not-the-token", "--task", "read-open-issue-count", cwd=CHECKOUT)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert forge.url in done.stderr and "rejected the token" in done.stderr
+
+
+def test_report_warns_on_stderr_about_unreadable_store_lines(tmp_path):
+    store = write_store(tmp_path / "results", [sample("raw-api", "read-open-issue-count")])
+    with open(store / "raw-api" / "read-open-issue-count.jsonl", "a") as cell:
+        cell.write("{not a sample\n")
+    done = benchkit("report", "--store", store, "--format", "md", cwd=CHECKOUT)
+    assert done.returncode == 0, done.stderr
+    assert "warning:" in done.stderr and "read-open-issue-count.jsonl:2" in done.stderr
+    assert "1 unreadable store line(s)" in done.stderr
+
+
+def test_ctrl_c_exits_130(tmp_path):
+    server = subprocess.Popen([sys.executable, "-c", "from benchkit.cli import main; main()", "forge",
+                               "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout.readline().startswith("url: ")
+        server.send_signal(signal.SIGINT)
+        assert server.wait(30) == 130
+    finally:
+        server.kill()
+        server.wait()
+
+
+def test_validate_names_a_task_without_a_reference_and_exits_0(tree_copy):
+    """The README's example task, written verbatim: valid, and not provable on any arm
+    until refs.d/ has its steps."""
+    block = re.search(r"```yaml\n(# yaml-language-server.*?)```", README, re.S)[1]
+    task_id = re.search(r"^id: (\S+)", block, re.M)[1]
+    (tree_copy / "tasks.d" / f"{task_id}.yaml").write_text(block)
+    done = benchkit("validate", cwd=tree_copy)
+    assert done.returncode == 0, done.stderr
+    for arm in ("raw-api", "tea", "gitea-mcp", "gitea-axi"):
+        assert (f"tasks.d/{task_id}.yaml: warning: not provable on arm {arm}: "
+                f"no reference in refs.d/{arm}.yaml") in done.stderr
+    shipped = benchkit("validate", cwd=CHECKOUT)
+    assert shipped.returncode == 0 and "warning" not in shipped.stderr
+
+
+def test_run_of_a_task_without_a_reference_names_the_file_and_starts_nothing(tree_copy, tmp_path):
+    block = re.search(r"```yaml\n(# yaml-language-server.*?)```", README, re.S)[1]
+    task_id = re.search(r"^id: (\S+)", block, re.M)[1]
+    (tree_copy / "tasks.d" / f"{task_id}.yaml").write_text(block)
+    done = benchkit("run", "arms.d/raw-api.yaml", "--driver", "replay", "--task", task_id,
+                    cwd=tree_copy, env=no_host_env(tmp_path))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "no reference in refs.d/raw-api.yaml" in done.stdout
+    assert "embedded forge" not in done.stdout + done.stderr  # none was started
+    assert not (tree_copy / "reports").exists() and not (tree_copy / "results").exists()
+
+
+def test_tier_and_task_repeat_and_take_globs(tmp_path):
+    done = benchkit("run", "arms.d/raw-api.yaml", "--dry-run", "--json", "--tier", "read",
+                    "--tier", "multi-step", "--store", tmp_path / "store", cwd=CHECKOUT)
+    assert done.returncode == 0, done.stderr
+    from benchkit.spec import load_tree
+    tree = load_tree(CHECKOUT)
+    planned = {t["task"] for t in json.loads(done.stdout)["trials"]}
+    assert planned == {t.id for t in tree.tasks.values() if t.tier in ("read", "multi-step")}
+    done = benchkit("run", "arms.d/raw-api.yaml", "--dry-run", "--json", "--task", "fta-*",
+                    "--task", "read-open-issue-count", "--store", tmp_path / "store", cwd=CHECKOUT)
+    planned = {t["task"] for t in json.loads(done.stdout)["trials"]}
+    assert planned == {t for t in tree.tasks if t.startswith("fta-")} | {"read-open-issue-count"}

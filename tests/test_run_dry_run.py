@@ -1,0 +1,51 @@
+"""`benchkit run --dry-run`: the plan in order with expected tokens each and in total,
+what would be skipped and why; nothing spent, no forge or host contacted, nothing
+written."""
+
+import json
+import os
+import subprocess
+import sys
+
+from benchkit.report.synthetic import sample, write_store
+
+
+def benchkit(*args, cwd, env=None):
+    return subprocess.run([sys.executable, "-c", "from benchkit.cli import main; main()", *map(str, args)],
+                          capture_output=True, text=True, cwd=cwd, env=env, timeout=120)
+
+
+def listing(root):
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+def test_the_plan_is_printed_from_past_samples_and_nothing_is_written(tree_copy, dead_url):
+    past = sample("raw-api", "close-csv-export-issue", "single-mutation", driver="claude",
+                  tokens={"input": 0, "cache_write": 8000, "cache_read": 20000, "output": 200})
+    store = write_store(tree_copy / "results", [past])
+    before = listing(tree_copy)
+    env = {**os.environ, "GITEA_URL": dead_url, "GITEA_TOKEN": "t"}  # a host that would refuse
+    done = benchkit("run", "arms.d/raw-api.yaml", "--dry-run", "--task", "close-*",
+                    "--task", "read-open-issue-count", "--budget", "20000", "--store", store,
+                    cwd=tree_copy, env=env)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("dry run: nothing is spent, started or written")
+    assert f"{dead_url.rstrip('/')}" in lines[0] and "not contacted" in lines[0]
+    # 8,000 x 1.25 + 20,000 x 0.1 + 200 x 5: the cell's past mean, and the arm's for the other.
+    assert lines[2] == "  [1] raw-api read-open-issue-count trial 0: ~13,000 tokens (this arm's mean)"
+    assert "expected in total: ~13,000 cost-equivalent tokens of a budget of 20,000" in done.stdout
+    assert "skipped (budget): raw-api close-csv-export-issue trial 0" in done.stdout
+    assert listing(tree_copy) == before  # nothing written: no report, no store file
+
+
+def test_json_gives_the_plan_as_one_event(tree_copy):
+    done = benchkit("run", "arms.d/raw-api.yaml", "arms.d/tea.yaml", "--dry-run", "--json",
+                    "--tier", "read", "--trials", "2", "--store", tree_copy / "nowhere", cwd=tree_copy)
+    assert done.returncode == 0, done.stderr
+    plan = json.loads(done.stdout)
+    assert plan["event"] == "plan" and plan["host"] == "an embedded forge (not started)"
+    assert len(plan["trials"]) == 2 * 2 * 4  # two arms, two trials, the four read tasks
+    assert plan["expected_tokens"] == sum(t["expected"] for t in plan["trials"])
+    assert all(t["estimate"] for t in plan["trials"])
+    assert not (tree_copy / "nowhere").exists() and not (tree_copy / "reports").exists()
