@@ -57,7 +57,7 @@ def test_a_decided_pair_asks_for_nothing():
 
 
 def test_an_open_pair_asks_for_the_cells_worth_most_per_token():
-    round_ = plan(costs({"a": 1000, "b": 1030}, 3, wobble=0.3), "ab", batch=3)
+    round_ = plan(costs({"a": 1000, "b": 1030}, 5, wobble=0.3), "ab", batch=3)
     (pair,) = round_.pairs
     assert pair.status == OPEN
     assert len(round_.trials) == 3
@@ -68,7 +68,7 @@ def test_an_open_pair_asks_for_the_cells_worth_most_per_token():
 
 
 def test_a_pair_the_budget_cannot_decide_is_out_of_reach():
-    found = costs({"a": 1000, "b": 1060}, 3, wobble=0.3)
+    found = costs({"a": 1000, "b": 1060}, 5, wobble=0.3)
     assert plan(found, "ab", budget=1e9).pairs[0].status == OPEN
     (pair,) = plan(found, "ab", budget=20_000).pairs
     assert pair.status == OUT_OF_REACH and "whole budget left" in pair.why
@@ -95,3 +95,18 @@ def test_until_decided_runs_rounds_and_says_why_it_stops(tmp_path, monkeypatch):
     stored = [json.loads(line) for p in (tmp_path / "results/raw-api").glob("*.jsonl")
               for line in p.read_text().splitlines()]
     assert [s["jobs"] for s in stored] == [2, 2]
+
+
+def test_until_decided_dry_run_says_what_it_would_spend_first(tmp_path, monkeypatch):
+    for name in ("GITEA_URL", "GITEA_TOKEN", "BENCHKIT_ROOT"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.chdir(tmp_path)
+    arm = str(Path(__file__).resolve().parents[1] / "arms.d/raw-api.yaml")
+    result = CliRunner().invoke(main, [
+        "run", arm, "--task", "read-open-issue-count", "--until-decided", "--budget", "50000",
+        "--driver", "replay", "--dry-run"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert ("until-decided: next: 1 trial(s): raw-api read-open-issue-count (no sample yet"
+            in result.stdout)
+    assert not (tmp_path / "results").exists()

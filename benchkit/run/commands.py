@@ -173,10 +173,13 @@ def _dry_run(checked, progress, options, *, host, token, login) -> int:
                      model=options["model"] or checked.tree.suite.model,
                      store_dir=options["store_dir"],
                      self_review=False if credentials is None else None, host=where)
-    progress.emit(plan.to_dict(), "\n".join(plan.lines()))
     if options["decide"] is not None:  # what --until-decided would spend first, and why
         from benchkit.run.decide import dry_round
+        progress.note(f"dry run (--until-decided): nothing is spent, started or written; "
+                      f"host {where}; the first round, from the store's samples:")
         dry_round(checked, progress, options, self_review=False if credentials is None else None)
+        return 0
+    progress.emit(plan.to_dict(), "\n".join(plan.lines()))
     return 0
 
 
