@@ -18,9 +18,9 @@ def matrix_of(arms, tasks, **options) -> Matrix:
                   tasks=entries, model="claude-sonnet-4-5", **options)
 
 
-def report_of(tmp_path, samples, matrix, resamples=300, name="results"):
+def report_of(tmp_path, samples, matrix, name="results"):
     store = write_store(tmp_path / name, samples)
-    return build_report(load_store(store), matrix, resamples=resamples)
+    return build_report(load_store(store), matrix)
 
 
 def costing(cost: float) -> dict:
@@ -105,8 +105,8 @@ def width(figure):
 def test_intervals_narrow_with_more_samples(tmp_path):
     tasks = [f"t{i}" for i in range(6)]
     matrix = matrix_of(["a"], tasks)
-    few = report_of(tmp_path, noisy("a", tasks, 3, random.Random(1)), matrix, 1000, "few")
-    many = report_of(tmp_path, noisy("a", tasks, 30, random.Random(2)), matrix, 1000, "many")
+    few = report_of(tmp_path, noisy("a", tasks, 3, random.Random(1)), matrix, "few")
+    many = report_of(tmp_path, noisy("a", tasks, 30, random.Random(2)), matrix, "many")
     # Ten times the trials: about a third of the width where nothing bounds it; success
     # rates near 100% are clipped at the top, so they narrow less.
     for metric, factor in (("cost", 0.6), ("raw", 0.6), ("success", 0.75)):
@@ -350,7 +350,7 @@ def test_unreadable_lines_are_named_and_the_rest_of_the_file_is_read(tmp_path):
     assert len(contents.samples) == 2
     assert [p.split(": ")[0] for p in contents.problems] == [f"{cell}:2", f"{cell}:3"]
     assert "turns" in contents.problems[1]
-    report = build_report(contents, matrix, resamples=100)
+    report = build_report(contents, matrix)
     assert report["totals"]["unreadable"] == 2
     assert "2 unreadable lines in the store" in render(report, "md")
 
@@ -361,7 +361,7 @@ def test_only_a_real_difference_is_distinguishable_from_noise(tmp_path):
     rng = random.Random(5)
     samples = noisy("base", tasks, 5, rng, spread=3000) + noisy("same", tasks, 5, rng, spread=3000)
     samples += noisy("dearer", tasks, 5, rng, centre=26000, spread=3000)
-    report = report_of(tmp_path, samples, matrix, resamples=1000)
+    report = report_of(tmp_path, samples, matrix)
     rows = {r["arm"]: r for r in report["comparison"]["rows"]}
     reference = report["comparison"]["reference"]
     assert reference in ("base", "same")
@@ -377,7 +377,7 @@ def test_the_same_store_renders_the_same_report(tmp_path):
     rng = random.Random(3)
     samples = noisy("a", ["t1", "t2", "t3"], 3, rng) + noisy("b", ["t1", "t2"], 4, rng)
     first = report_of(tmp_path, samples, matrix, name="one")
-    again = build_report(load_store(tmp_path / "one"), matrix, resamples=300)
+    again = build_report(load_store(tmp_path / "one"), matrix)
     assert render(first, "json") == render(again, "json")
     assert render(first, "html") == render(again, "html")
 

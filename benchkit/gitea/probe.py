@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from filelock import FileLock
 
+from benchkit import cache_dir
 from benchkit.gitea.client import Client, GiteaError
 from benchkit.gitea.repos import create_repo, discard
 from benchkit.gitea.seed import seed_repo
@@ -28,10 +28,7 @@ PROBE_PLAN = {"labels": [], "issues": [], "pull_requests": [{
 
 def cache_path() -> Path:
     """`$BENCHKIT_CACHE_DIR/hosts.json`, else under `$XDG_CACHE_HOME` or `~/.cache`."""
-    base = os.environ.get("BENCHKIT_CACHE_DIR")
-    if not base:
-        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "benchkit"
-    return Path(base) / "hosts.json"
+    return cache_dir() / "hosts.json"
 
 
 def probe_self_review(client: Client, *, cache: bool = True,
@@ -45,7 +42,7 @@ def probe_self_review(client: Client, *, cache: bool = True,
     allowed = _probe(client, prefix)
     if cache:
         _remember(file, client.url, {"self_review": allowed, "user": client.user,
-                                     "probed_at": datetime.now(timezone.utc).isoformat()})
+                                     "probed_at": datetime.now(UTC).isoformat()})
     return allowed
 
 

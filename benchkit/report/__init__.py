@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from benchkit.report.aggregate import RESAMPLES, build_report
+from benchkit.report.aggregate import build_report
 from benchkit.report.load import load_store
 from benchkit.report.matrix import Matrix, matrix_from_tree
 from benchkit.report.render import FORMATS, render
@@ -23,21 +23,27 @@ __all__ = ["FORMATS", "build", "build_report", "current_matrix", "load_store", "
 SHOWN_PROBLEMS = 20
 
 
-def current_matrix(root=None, *, weights=None, model=None, pass_k=None) -> Matrix:
+def current_matrix(root=None, *, weights=None, model=None, pass_k=None,
+                   baseline=None) -> Matrix:
     """The matrix of the tree at root (default: benchkit.spec.find_root()), with any
-    weight overrides. Raises benchkit.spec.SpecError when the tree is broken."""
+    weight overrides. Raises benchkit.spec.SpecError when the tree is broken, and
+    ValueError for a baseline that is not an arm of the tree."""
     from benchkit.spec import load_tree
     matrix = matrix_from_tree(load_tree(root), model=model)
     if weights:
         matrix = matrix.reweighted(weights)
-    return replace(matrix, pass_k=pass_k) if pass_k else matrix
+    if baseline is not None and baseline not in {a.id for a in matrix.arms}:
+        raise ValueError(f"--baseline {baseline}: no such arm (arms: "
+                         f"{', '.join(a.id for a in matrix.arms)})")
+    return replace(matrix, pass_k=pass_k or matrix.pass_k, baseline=baseline)
 
 
 def build(store_dir, *, root=None, weights=None, model=None, pass_k=None,
-          resamples: int = RESAMPLES) -> dict:
+          baseline=None) -> dict:
     """The report of the store at store_dir against the current tree."""
-    matrix = current_matrix(root, weights=weights, model=model, pass_k=pass_k)
-    return build_report(load_store(store_dir), matrix, resamples=resamples)
+    matrix = current_matrix(root, weights=weights, model=model, pass_k=pass_k,
+                            baseline=baseline)
+    return build_report(load_store(store_dir), matrix)
 
 
 def unreadable(report: dict) -> list[str]:

@@ -15,46 +15,76 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+
+import numpy as np
 
 from benchkit.report.load import Sample, StoreContents
-from benchkit.cost import COMPONENTS, components, cost
+from benchkit.cost import COMPONENTS
 from benchkit.fingerprint import arm_fingerprint
 from benchkit.report.matrix import SCORED_TIERS, Matrix
-from benchkit.report.stats import (
-    ALL_METRICS, COST, SUCCESS, CellStats, intervals, mean_of, paired_difference)
+from benchkit.report.stats import ALL_METRICS, COST, LEVEL, SUCCESS, CellStats, intervals, mean_of
+from benchkit.report.verdicts import family, verdicts
 
-REPORT_VERSION = 1
-RESAMPLES = 1000
-LEVEL = 0.95
+REPORT_VERSION = 2
 
 
-@dataclass
 class Tally:
-    """One cell's counting samples: trial rows (stats.CellStats) and component tokens."""
-    rows: list = field(default_factory=list)
-    tokens: list = field(default_factory=list)  # per trial, COMPONENTS order
+    """One cell's counting samples; their trial rows (stats.CellStats) and component
+    tokens are built once, column-wise, when first asked for."""
 
-    def add(self, sample: Sample, weights: tuple):
-        usage = sample.usage
-        tokens = components(usage.input, usage.cache_write, usage.cache_write_1h,
-                            usage.cache_read, usage.output)
-        raw = usage.input + usage.cache_write + usage.cache_read + usage.output
-        usd = sample.cost_usd
-        self.rows.append((cost(tokens, weights), raw, sample.turns, sample.duration_s,
-                          1.0 if sample.outcome == "passed" else 0.0, sample.blocked_calls,
-                          usd or 0.0, usd is not None))
-        self.tokens.append(tokens)
+    def __init__(self, weights: tuple):
+        self.weights = weights
+        self.samples: list[Sample] = []
+        self._rows = self._tokens = None
+
+    def extend(self, samples: list[Sample]):
+        self.samples.extend(samples)
+        self._rows = None
+
+    def __len__(self) -> int:
+        return len(self.samples)
+
+    @property
+    def rows(self) -> np.ndarray:
+        """(n, 8): cost, raw, turns, duration, passed, blocked, cost_usd or 0, has it."""
+        if self._rows is None:
+            self._build()
+        return self._rows
+
+    @property
+    def tokens(self) -> np.ndarray:
+        """(n, 5): tokens per trial in COMPONENTS order."""
+        if self._rows is None:
+            self._build()
+        return self._tokens
+
+    def _build(self):
+        usage = np.array([(s.usage.input, s.usage.cache_write, s.usage.cache_write_1h or 0,
+                           s.usage.cache_read, s.usage.output) for s in self.samples],
+                         dtype=float).reshape(-1, 5)
+        tokens = usage.copy()
+        tokens[:, 1] -= usage[:, 2]  # a write not split by lifetime counts as 5-minute
+        other = np.array([(s.turns, s.duration_s, s.outcome == "passed", s.blocked_calls,
+                           s.cost_usd or 0.0, s.cost_usd is not None) for s in self.samples],
+                         dtype=float).reshape(-1, 6)
+        self._tokens = tokens
+        self._rows = np.column_stack([tokens @ np.array(self.weights, dtype=float),
+                                      usage[:, [0, 1, 3, 4]].sum(axis=1), other])
 
 
-@dataclass
 class Sorted:
     """The store's samples, each in its one place."""
-    measured: dict = field(default_factory=lambda: defaultdict(Tally))  # (arm, task) -> Tally
-    replay: dict = field(default_factory=lambda: defaultdict(Tally))
-    excluded: dict = field(default_factory=lambda: defaultdict(Counter))  # (arm, task) -> Counter
-    other: dict = field(default_factory=dict)  # (arm, task, changes, estimated) -> [Tally, count]
-    tools: dict = field(default_factory=dict)  # arm -> its current tool version
+
+    def __init__(self, weights: tuple):
+        def tally():
+            return Tally(weights)
+        self.tally = tally
+        self.measured = defaultdict(tally)  # (arm, task) -> Tally
+        self.replay = defaultdict(tally)
+        self.excluded = defaultdict(Counter)  # (arm, task) -> Counter
+        self.other: dict = {}  # (arm, task, changes, estimated) -> [Tally, count]
+        self.jobs = Counter()  # concurrency of the measured samples -> count
+        self.tools: dict = {}  # arm -> its current tool version
 
 
 def version_changes(sample: Sample, matrix: Matrix, arms: dict, tasks: dict) -> tuple:
@@ -75,70 +105,87 @@ def version_changes(sample: Sample, matrix: Matrix, arms: dict, tasks: dict) -> 
                  if value is not None and getattr(found, name) != value)
 
 
-def current_tools(samples: list[Sample], changes: list[tuple]) -> dict:
+def group_samples(samples: list[Sample]) -> dict:
+    """Samples by everything that decides where they land: (arm, task, fingerprints,
+    estimated, outcome, valid, failure class, jobs, tool version) -> [position of the
+    last, samples]. One pass of tuple keys: what a 100,000-sample store can afford per
+    sample."""
+    groups = {}
+    for position, s in enumerate(samples):
+        key = (s.arm, s.task, s.fingerprints, s.usage_estimated or s.driver == "replay",
+               s.outcome, s.valid, s.failure_class, s.jobs, s.tool_version)
+        group = groups.get(key)
+        if group is None:
+            groups[key] = group = [position, []]
+        group[0] = position
+        group[1].append(s)
+    return groups
+
+
+def current_tools(groups: dict, changes: dict) -> dict:
     """arm -> the tool version of its newest otherwise-current sample: results of two
     versions of a tool are never counted together, and the newest is the current one."""
     newest = {}
-    for order, (sample, changed) in enumerate(zip(samples, changes)):
-        key = (sample.started_at, order)
-        if not changed and (sample.arm not in newest or key > newest[sample.arm][0]):
-            newest[sample.arm] = (key, sample.tool_version)
+    for key, (last, members) in groups.items():
+        if not changes[key]:
+            order = (max(s.started_at for s in members), last)
+            if key[0] not in newest or order > newest[key[0]][0]:
+                newest[key[0]] = (order, key[8])
     return {arm: version for arm, (_, version) in newest.items()}
 
 
-def tool_change(sample: Sample, tools: dict) -> tuple:
-    """("tool VERSION",) for a sample of a tool version other than its arm's current."""
-    if sample.arm in tools and sample.tool_version != tools[sample.arm]:
-        return (f"tool {sample.tool_version or 'version unknown'}",)
+def tool_change(arm: str, version, tools: dict) -> tuple:
+    """("tool VERSION",) for samples of a tool version other than their arm's current."""
+    if arm in tools and version != tools[arm]:
+        return (f"tool {version or 'version unknown'}",)
     return ()
 
 
-def current_prompts(samples: list[Sample], changes: list[tuple]) -> dict:
+def current_prompts(groups: dict, changes: dict) -> dict:
     """(arm, task, estimated) -> the prompt fingerprint of the newest otherwise-current
     sample of the cell and driver kind that reached the agent (a harness error may not
     have assembled a prompt). The store is append-only: the newest is the last read."""
-    prompts = {}
-    for sample, changed in zip(samples, changes):
-        if not changed and sample.outcome != "harness-error":
-            prompts[(sample.arm, sample.task, sample.estimated)] = sample.fingerprints.prompt
-    return prompts
+    newest = {}
+    for key, (last, _) in groups.items():
+        arm, task, prints, estimated, outcome = key[:5]
+        if not changes[key] and outcome != "harness-error":
+            cell = (arm, task, estimated)
+            if cell not in newest or newest[cell][0] < last:
+                newest[cell] = (last, prints.prompt)
+    return {cell: prompt for cell, (_, prompt) in newest.items()}
 
 
 def sort_samples(samples: list[Sample], matrix: Matrix) -> Sorted:
     """Each sample in its one place (see the module's docstring)."""
     arms = {a.id: a for a in matrix.arms}
     tasks = {t.id: t for t in matrix.tasks}
-    known = {}  # samples of a cell mostly share their fingerprints: judge each set once
-    changes = []
-    for sample in samples:
-        key = (sample.arm, sample.task, sample.fingerprints, sample.tool_version)
-        if key not in known:
-            known[key] = version_changes(sample, matrix, arms, tasks)
-        changes.append(known[key])
-    tools = current_tools(samples, changes)
-    changes = [changed or tool_change(sample, tools) for sample, changed in zip(samples, changes)]
-    prompts = current_prompts(samples, changes)
-    weights = tuple(matrix.weights[c] for c in COMPONENTS)
-    result = Sorted(tools=tools)
-    for sample, changed in zip(samples, changes):
-        key, estimated = (sample.arm, sample.task), sample.estimated
-        harness_error = sample.outcome == "harness-error"
-        if (not changed and not harness_error
-                and sample.fingerprints.prompt != prompts[key + (estimated,)]):
+    groups = group_samples(samples)
+    changes = {key: version_changes(group[1][0], matrix, arms, tasks) for key, group in groups.items()}
+    tools = current_tools(groups, changes)
+    changes = {key: changed or tool_change(key[0], key[8], tools) for key, changed in changes.items()}
+    prompts = current_prompts(groups, changes)
+    result = Sorted(tuple(matrix.weights[c] for c in COMPONENTS))
+    result.tools = tools
+    for key, (_, members) in groups.items():
+        arm, task, prints, estimated, outcome, valid, failure_class, jobs, _tool = key
+        cell, changed = (arm, task), changes[key]
+        harness_error = outcome == "harness-error"
+        if not changed and not harness_error and prints.prompt != prompts[cell + (estimated,)]:
             changed = ("prompt",)
         if changed:
-            slot = result.other.setdefault(key + (changed, estimated), [Tally(), 0])
-            slot[1] += 1
-            if sample.valid and sample.outcome != "invalid" and not harness_error:
-                slot[0].add(sample, weights)
-        elif harness_error or sample.outcome == "invalid" or not sample.valid:
+            slot = result.other.setdefault(cell + (changed, estimated), [result.tally(), 0])
+            slot[1] += len(members)
+            if valid and outcome not in ("invalid", "unaudited") and not harness_error:
+                slot[0].extend(members)
+        elif harness_error or outcome in ("invalid", "unaudited") or not valid:
             reason = ("harness-error" if harness_error else
-                      "unaudited" if sample.outcome == "unaudited" else "invalid")
-            result.excluded[key][(reason, sample.failure_class or "")] += 1
+                      "unaudited" if outcome == "unaudited" else "invalid")
+            result.excluded[cell][(reason, failure_class or "")] += len(members)
         elif estimated:
-            result.replay[key].add(sample, weights)
+            result.replay[cell].extend(members)
         else:
-            result.measured[key].add(sample, weights)
+            result.measured[cell].extend(members)
+            result.jobs[jobs] += len(members)
     return result
 
 
@@ -154,17 +201,18 @@ def cell_stats(tallies: dict, arm: str, task_ids, k: int) -> dict:
     cells = {}
     for task in task_ids:
         tally = tallies.get((arm, task))
-        if tally is not None and tally.rows:
+        if tally is not None and len(tally):
             cells[task] = CellStats(tally.rows, k, name=f"{arm}/{task}")
     return cells
 
 
-def arm_row(arm: str, cells: dict, *, tasks_total: int, floor: int, bootstrap: dict | None,
-            seed: str) -> dict:
-    """One arm's headline row: means over its tasks of per-task means, with intervals."""
+def arm_row(arm: str, cells: dict, *, tasks_total: int, floor: int,
+            level: float | None) -> dict:
+    """One arm's headline row: means over its tasks of per-task means, with intervals
+    (none when level is None)."""
     figures = [c.figures() for c in cells.values()]
     points = [mean_of(column) for column in zip(*figures)] if figures else [None] * len(ALL_METRICS)
-    bounds = (intervals(list(cells.values()), seed=seed, **bootstrap) if bootstrap
+    bounds = (intervals(list(cells.values()), level=level) if level
               else [(None, None)] * len(ALL_METRICS))
     row = {"arm": arm, "tasks": len(cells), "tasks_total": tasks_total,
            "covered": sum(1 for c in cells.values() if c.n >= floor),
@@ -182,31 +230,31 @@ def by_cost(rows: list) -> list:
 
 # --- the report ---------------------------------------------------------------------
 
-def build_report(contents: StoreContents, matrix: Matrix, *, resamples: int = RESAMPLES,
-                 level: float = LEVEL) -> dict:
+def build_report(contents: StoreContents, matrix: Matrix, *, level: float = LEVEL) -> dict:
     sorted_ = sort_samples(contents.samples, matrix)
-    bootstrap = {"resamples": resamples, "level": level}
     arm_ids = [a.id for a in matrix.arms]
     scored = [t.id for t in matrix.scored_tasks]
     k, floor = matrix.k, matrix.floor
     cells = {arm: cell_stats(sorted_.measured, arm, scored, k) for arm in arm_ids}
 
     headline = by_cost([arm_row(arm, cells[arm], tasks_total=len(scored), floor=floor,
-                                bootstrap=bootstrap, seed=f"headline:{arm}")
-                        for arm in arm_ids])
-    common = common_headline(cells, scored, floor, bootstrap)
+                                level=level) for arm in arm_ids])
+    common = common_headline(cells, scored, floor, level)
+    pairs = verdict_view(cells, headline, matrix, level)
     report = {
         "version": REPORT_VERSION,
         "model": matrix.model,
         "weights": dict(matrix.weights),
-        "floor": floor, "pass_k": k, "resamples": resamples, "level": level,
+        "floor": floor, "pass_k": k, "level": level,
         "arms": arm_ids,
         "tool_versions": {arm: sorted_.tools[arm] for arm in arm_ids if arm in sorted_.tools},
         "totals": totals(contents, sorted_),
         "headline": headline,
         "common": common,
-        "comparison": comparison(cells, common if common and common["tasks"] else
-                                 {"rows": headline}, bootstrap),
+        "verdicts": pairs,
+        "comparison": comparison(pairs, common["rows"] if common and common["tasks"] else headline),
+        "statistics": statistics_view(level, pairs),
+        "durations": duration_view(sorted_.jobs),
         "tiers": tier_view(cells, matrix),
         "components": component_view(sorted_.measured, cells, matrix),
         "bonus": bonus_view(sorted_.measured, matrix),
@@ -226,7 +274,7 @@ def build_report(contents: StoreContents, matrix: Matrix, *, resamples: int = RE
 
 def totals(contents: StoreContents, sorted_: Sorted) -> dict:
     def trials(tallies):
-        return sum(len(t.rows) for t in tallies.values())
+        return sum(len(t) for t in tallies.values())
 
     def excluded(why):
         return sum(n for c in sorted_.excluded.values() for (reason, _), n in c.items()
@@ -240,7 +288,7 @@ def totals(contents: StoreContents, sorted_: Sorted) -> dict:
             "unreadable": len(contents.problems)}
 
 
-def common_headline(cells: dict, scored: list, floor: int, bootstrap: dict) -> dict | None:
+def common_headline(cells: dict, scored: list, floor: int, level: float) -> dict | None:
     """The arms compared on the tasks every arm with samples ran; None when they all
     ran the same tasks (the headline already is that comparison)."""
     ran = {arm: set(c) for arm, c in cells.items() if c}
@@ -248,30 +296,75 @@ def common_headline(cells: dict, scored: list, floor: int, bootstrap: dict) -> d
         return None
     shared = [t for t in scored if all(t in s for s in ran.values())]
     rows = [arm_row(arm, {t: cells[arm][t] for t in shared}, tasks_total=len(shared),
-                    floor=floor, bootstrap=bootstrap, seed=f"common:{arm}")
-            for arm in ran]
+                    floor=floor, level=level) for arm in ran]
     return {"tasks": shared, "ran": {arm: len(s) for arm, s in ran.items()},
             "rows": by_cost(rows)}
 
 
-def comparison(cells: dict, basis: dict, bootstrap: dict) -> dict | None:
-    """Each arm's cost difference to the cheapest arm, paired over the tasks both ran."""
-    ranked = [r for r in basis["rows"] if r["cost"]["value"] is not None]
+def verdict_view(cells: dict, headline: list, matrix: Matrix, level: float) -> dict | None:
+    """The headline comparison: each pair's three-way verdict (benchkit.report.verdicts),
+    every pair of the arms with samples, or each against the baseline."""
+    ranked = [r["arm"] for r in headline if r["cost"]["value"] is not None]
     if len(ranked) < 2:
         return None
-    reference = ranked[0]["arm"]
-    rows = []
-    for row in ranked[1:]:
-        arm = row["arm"]
-        shared = [t for t in cells[arm] if t in cells[reference]]
-        pairs = [(cells[arm][t], cells[reference][t]) for t in shared]
-        point, low, high = paired_difference(pairs, seed=f"difference:{arm}:{reference}",
-                                             **bootstrap)
-        base = mean_of([cells[reference][t].means[COST] for t in shared])
-        rows.append({"arm": arm, "tasks": len(shared), "difference": figure(point, (low, high)),
-                     "relative": point / base if point is not None and base else None,
-                     "distinguishable": low is not None and (low > 0 or high < 0)})
-    return {"reference": reference, "rows": rows}
+    fam = family(ranked, alpha=1 - level, margin=matrix.margin, baseline=matrix.baseline)
+    return {"method": fam.method(), "margin": fam.margin, "baseline": fam.baseline,
+            "alpha": fam.alpha, "alpha_pair": fam.alpha_pair,
+            "pairs": verdicts({arm: cells[arm] for arm in ranked}, fam)}
+
+
+def comparison(pairs: dict | None, rows: list) -> dict | None:
+    """Each arm's cost difference to the reference (the baseline, else the cheapest
+    arm), from the verdicts' simultaneous intervals, so choosing the cheapest after
+    looking costs nothing: every pair is covered at once."""
+    if pairs is None:
+        return None
+    ranked = [r["arm"] for r in rows if r["cost"]["value"] is not None]
+    reference = pairs["baseline"] or ranked[0]
+    found = []
+    for arm in (a for a in ranked if a != reference):
+        pair = next((p for p in pairs["pairs"] if {p["a"], p["b"]} == {arm, reference}), None)
+        if pair is None:
+            continue
+        flip = pair["a"] != arm  # rows read "arm vs reference"
+        ratio, low, high = ((1 / pair["ratio"] if pair["ratio"] else None,
+                             _inverse(pair["ratio_high"]), _inverse(pair["ratio_low"])) if flip
+                            else (pair["ratio"], pair["ratio_low"], pair["ratio_high"]))
+        base = pair["a_mean"] if flip else pair["b_mean"]
+        verdict = {"a-cheaper": "b-cheaper", "b-cheaper": "a-cheaper"}.get(
+            pair["verdict"], pair["verdict"]) if flip else pair["verdict"]
+        found.append({
+            "arm": arm, "tasks": pair["tasks"], "verdict": verdict,
+            "difference": figure(_scaled(base, ratio), (_scaled(base, low), _scaled(base, high))),
+            "relative": ratio - 1 if ratio is not None else None,
+            "distinguishable": verdict in ("a-cheaper", "b-cheaper")})
+    return {"reference": reference, "rows": found} if found else None
+
+
+def _inverse(value):
+    return 1 / value if value else None
+
+
+def _scaled(base, ratio):
+    """The difference in tokens a ratio to the reference's mean means."""
+    return base * (ratio - 1) if base is not None and ratio is not None else None
+
+
+def statistics_view(level: float, pairs: dict | None) -> dict:
+    return {"intervals": (
+        f"Intervals: {level:.0%}, for the mean over the suite's tasks. Tokens, turns and "
+        "durations: t-intervals pooling each arm's within-cell spread (proportional to a "
+        "cell's mean) over its cells, or the spread between tasks while no cell has two "
+        "trials; success and pass^k: score (Wilson-type) intervals around the unbiased "
+        "per-task estimates, never a point. Not corrected for looking often: the verdicts "
+        "are (docs/statistics.md)."),
+        "verdicts": pairs["method"] if pairs else None}
+
+
+def duration_view(jobs: Counter) -> dict:
+    """How many measured samples ran at each concurrency (None: not recorded)."""
+    return {"jobs": [{"jobs": j, "samples": n} for j, n in
+                     sorted(jobs.items(), key=lambda item: (item[0] is None, item[0] or 0))]}
 
 
 def tier_view(cells: dict, matrix: Matrix) -> list:
@@ -299,7 +392,7 @@ def component_view(tallies: dict, cells: dict, matrix: Matrix) -> list:
     """Per arm: mean tokens per trial of each component, weighted, and its share."""
     view = []
     for arm in (a.id for a in matrix.arms):
-        per_task = [[math.fsum(col) / len(col) for col in zip(*tallies[(arm, t)].tokens)]
+        per_task = [tallies[(arm, t)].tokens.mean(axis=0).tolist()
                     for t in cells[arm]]
         if not per_task:
             view.append({"arm": arm, "tokens": None, "weighted": None, "shares": None})
@@ -319,12 +412,12 @@ def bonus_view(tallies: dict, matrix: Matrix) -> list:
         arms = []
         for arm in (a.id for a in matrix.arms):
             tally = tallies.get((arm, task.id))
-            ran = tally is not None and tally.rows
+            ran = tally is not None and len(tally) > 0
             arms.append({"arm": arm, "applicability": task.applicability.get(arm),
-                         "samples": len(tally.rows) if ran else 0,
-                         "passes": round(sum(r[SUCCESS] for r in tally.rows)) if ran else 0,
-                         "success": mean_of([r[SUCCESS] for r in tally.rows]) if ran else None,
-                         "cost": mean_of([r[COST] for r in tally.rows]) if ran else None})
+                         "samples": len(tally) if ran else 0,
+                         "passes": round(tally.rows[:, SUCCESS].sum()) if ran else 0,
+                         "success": _column_mean(tally, SUCCESS) if ran else None,
+                         "cost": _column_mean(tally, COST) if ran else None})
         view.append({"task": task.id, "only_when": task.only_when, "arms": arms})
     return view
 
@@ -337,7 +430,7 @@ def coverage_view(sorted_: Sorted, matrix: Matrix) -> dict:
         entries = []
         for arm in (a.id for a in matrix.arms):
             key = (arm, task.id)
-            n = len(sorted_.measured[key].rows) if key in sorted_.measured else 0
+            n = len(sorted_.measured[key]) if key in sorted_.measured else 0
             not_applicable = task.applicability.get(arm) == "not-applicable"
             status = ("n/a" if not_applicable and n == 0 else "missing" if n == 0
                       else "covered" if n >= matrix.floor else "below")
@@ -345,7 +438,7 @@ def coverage_view(sorted_: Sorted, matrix: Matrix) -> dict:
                 (missing if status == "missing" else below).append({"arm": arm, "task": task.id, "samples": n})
             entries.append({"arm": arm, "samples": n, "status": status,
                             "excluded": sum(sorted_.excluded.get(key, {}).values()),
-                            "replay": len(sorted_.replay[key].rows) if key in sorted_.replay else 0})
+                            "replay": len(sorted_.replay[key]) if key in sorted_.replay else 0})
         rows.append({"task": task.id, "tier": task.tier, "scored": task.scored, "cells": entries})
     return {"rows": rows, "missing": missing, "below_floor": below}
 
@@ -357,10 +450,10 @@ def cells_view(sorted_: Sorted, matrix: Matrix) -> list:
     rows = []
     for kind, tallies in (("measured", sorted_.measured), ("replay-estimate", sorted_.replay)):
         for (arm, task), tally in tallies.items():
-            if not tally.rows:
+            if not len(tally):
                 continue
             stats = CellStats(tally.rows, matrix.k, name=f"{kind}:{arm}/{task}")
-            tokens = [math.fsum(col) / stats.n for col in zip(*tally.tokens)]
+            tokens = tally.tokens.mean(axis=0).tolist()
             rows.append({"arm": arm, "task": task, "tier": tasks[task].tier, "kind": kind,
                          "samples": stats.n, "passes": stats.passes,
                          **dict(zip(ALL_METRICS, stats.figures())),
@@ -368,6 +461,10 @@ def cells_view(sorted_: Sorted, matrix: Matrix) -> list:
     order = {t.id: i for i, t in enumerate(matrix.tasks)}
     arms = {a.id: i for i, a in enumerate(matrix.arms)}
     return sorted(rows, key=lambda r: (r["kind"], arms[r["arm"]], order[r["task"]]))
+
+
+def _column_mean(tally: Tally, column: int):
+    return float(tally.rows[:, column].mean()) if len(tally) else None
 
 
 def replay_view(tallies: dict, matrix: Matrix) -> list:
@@ -378,7 +475,7 @@ def replay_view(tallies: dict, matrix: Matrix) -> list:
         cells = cell_stats(tallies, arm, scored, matrix.k)
         if cells:
             rows.append({**arm_row(arm, cells, tasks_total=len(scored), floor=matrix.floor,
-                                   bootstrap=None, seed=""), "estimated": True})
+                                   level=None), "estimated": True})
     return rows
 
 
@@ -391,7 +488,7 @@ def estimate_view(tallies: dict, matrix: Matrix) -> dict | None:
     if not any(cells.values()):
         return None
     headline = by_cost([arm_row(arm, cells[arm], tasks_total=len(scored), floor=matrix.floor,
-                                bootstrap=None, seed="") for arm in arm_ids])
+                                level=None) for arm in arm_ids])
     return {"headline": headline, "tiers": tier_view(cells, matrix),
             "components": component_view(tallies, cells, matrix), "estimated": True}
 
@@ -403,7 +500,7 @@ def task_view(tallies: dict, matrix: Matrix) -> list:
         rows = []
         for task in matrix.tasks:
             tally = tallies.get((arm, task.id))
-            if tally is None or not tally.rows:
+            if tally is None or not len(tally):
                 continue
             stats = CellStats(tally.rows, matrix.k, name=f"tasks:{arm}/{task.id}")
             rows.append({"task": task.id, "tier": task.tier, "scored": task.scored,
@@ -433,9 +530,8 @@ def other_versions_view(other: dict) -> list:
     rows = []
     for (arm, task, changes, estimated), (tally, count) in sorted(other.items()):
         rows.append({"arm": arm, "task": task, "changed": list(changes), "estimated": estimated,
-                     "samples": count, "valid": len(tally.rows),
-                     "success": mean_of([r[SUCCESS] for r in tally.rows]),
-                     "cost": mean_of([r[COST] for r in tally.rows])})
+                     "samples": count, "valid": len(tally),
+                     "success": _column_mean(tally, SUCCESS), "cost": _column_mean(tally, COST)})
     return rows
 
 
@@ -452,7 +548,8 @@ def _count(n: int, noun: str) -> str:
 
 def notes(report: dict) -> list[str]:
     """The sentences that say what the numbers may and may not be read as."""
-    return coverage_notes(report) + exclusion_notes(report["totals"])
+    return (coverage_notes(report) + exclusion_notes(report["totals"])
+            + duration_notes(report["durations"]))
 
 
 def coverage_notes(report: dict) -> list[str]:
@@ -485,7 +582,7 @@ def coverage_notes(report: dict) -> list[str]:
                         "by all of them, so they cannot yet be compared like for like.")
     said.append("Figures are means over tasks of per-task means, so a cell's number of "
                 f"trials does not weigh on them; intervals are {report['level']:.0%} "
-                "two-stage bootstrap intervals (tasks, then trials).")
+                "intervals for the mean over the suite's tasks.")
     return said
 
 
@@ -510,3 +607,17 @@ def exclusion_notes(totals: dict) -> list[str]:
                     "the agent's shell was not in the OS sandbox, so nothing but the guard "
                     "and the audit kept it from the host.")
     return said
+
+
+def duration_notes(durations: dict) -> list[str]:
+    """Durations are soft: the host's speed, and how many trials shared the machine."""
+    counts = durations["jobs"]
+    if not counts:
+        return []
+    known = [f"{_count(c['samples'], 'sample')} at {c['jobs']}" for c in counts
+             if c["jobs"] is not None]
+    unknown = sum(c["samples"] for c in counts if c["jobs"] is None)
+    parts = known + ([f"{_count(unknown, 'sample')} that did not record it"] if unknown else [])
+    return ["Durations are soft: they depend on the host and on how many trials ran at "
+            "once (--jobs; " + ", ".join(parts) + "), so compare them only at one "
+            "concurrency."]

@@ -41,17 +41,21 @@ def parse_weight(text: str) -> tuple[str, float]:
 @click.option("--model", help="Report the samples of this model (default: the suite's).")
 @click.option("--pass-k", type=click.IntRange(min=1),
               help="k of pass^k (default: the suite's floor).")
-def report(store_dir, format_, output, reports_dir, weights, model, pass_k):
+@click.option("--baseline", metavar="ARM",
+              help="Compare each arm against this one (default: every pair of arms).")
+def report(store_dir, format_, output, reports_dir, weights, model, pass_k, baseline):
     """Aggregate the store into the report: what was run, headline per arm with 95%
-    intervals, tiers, token components, per-task tables, replay estimates apart, bonus
-    operations, coverage; the HTML links every cell to its trials. Unreadable store
-    lines are left out, with a warning on stderr. Exit 0, or 2 on bad input.
+    intervals, verdicts per pair of arms, tiers, token components, per-task tables,
+    replay estimates apart, bonus operations, coverage; the HTML links every cell to its
+    trials. Unreadable store lines are left out, with a warning on stderr. Exit 0, or 2
+    on bad input.
 
     \b
     Examples:
       benchkit report                               # reports/report.{md,html,json,csv}
       benchkit report --format md | less
       benchkit report --weight output=4 -o reweighted.html
+      benchkit report --baseline gitea-axi          # each arm against gitea-axi
     """
     overrides = dict(parse_weight(w) for w in weights)
     if output is not None and format_ is None:
@@ -60,7 +64,7 @@ def report(store_dir, format_, output, reports_dir, weights, model, pass_k):
             raise click.BadParameter(f"cannot tell the format of {output.name}: give --format "
                                      f"({', '.join(FORMATS)})", param_hint="-o")
     warn = functools.partial(click.echo, err=True)
-    options = dict(weights=overrides, model=model, pass_k=pass_k, warn=warn)
+    options = dict(weights=overrides, model=model, pass_k=pass_k, baseline=baseline, warn=warn)
     try:
         if format_ is None:
             for path in write_reports(store_dir, reports_dir, **options):

@@ -46,6 +46,8 @@ class Matrix:
     floor: int = 3
     weights: dict = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     pass_k: int | None = None  # None: the floor
+    margin: float = 0.05       # verdicts: equivalent within +-margin (suite.yaml)
+    baseline: str | None = None  # verdicts: each arm against this one, else every pair
 
     @property
     def k(self) -> int:
@@ -82,5 +84,5 @@ def matrix_from_tree(tree, *, model: str | None = None) -> Matrix:
         for t in tree.tasks.values())
     arms = tuple(ArmEntry(id=a.id, fingerprint=a.fingerprint) for a in tree.arms.values())
     return Matrix(arms=arms, tasks=tasks, model=model, model_fingerprint=fingerprint(model),
-                  floor=suite.floor,
+                  floor=suite.floor, margin=suite.equivalence_margin,
                   weights={**DEFAULT_WEIGHTS, **suite.weights})

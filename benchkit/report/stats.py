@@ -1,38 +1,38 @@
-"""Per-cell statistics and the two-stage bootstrap behind every interval.
+"""Per-cell statistics and the analytic intervals of every headline figure.
 
-A headline figure is a mean over tasks of per-task means. Its interval resamples at
-both levels: the tasks (with replacement), then each chosen cell's trials (with
-replacement). It is therefore wider with few tasks, narrower with more trials, and a
-little conservative, which is the honest direction.
+The estimand is the suite's: a figure is the mean over the suite's tasks of each
+task's true mean, and the uncertainty is the agent's trial-to-trial variation (the
+tasks are fixed; docs/statistics.md says why and what the simulation checks).
 
-For speed each cell draws a pool of POOL within-cell replicates once; the task-level
-stage then picks from the pools, so a cell's trials are resampled POOL times however
-many figures use it. Above EXACT_MAX trials a cell's resampled means come from their
-normal approximation instead, at POOL evenly spaced quantiles (one per pool entry,
-shared by the metrics: each interval is marginal, so their correlation is moot), and a
-100,000-sample store costs what a small one does. Every RNG is `random.Random` seeded
-by the figure's name: a report renders the same every time.
+- Continuous metrics (cost, raw, turns, duration, blocked, imputed cost): a t-interval
+  whose variance pools the arm's within-cell relative variance over its cells (an
+  arm's spread is taken as proportional to each cell's mean); with no cell of two or
+  more trials, the between-task variance of the cell means (conservative).
+- Success and pass^k: score intervals (Wilson's, generalised) around the unbiased
+  per-task estimate C(c,k)/C(n,k), with the variance of that U-statistic at the
+  rate under test. They never collapse to a point and always contain the estimate.
+
+No resampling, so a 100,000-sample store costs what its cells cost.
 """
 
 from __future__ import annotations
 
 import math
-import random
-from operator import mul
 from statistics import NormalDist
 
-# A trial row: the interval metrics, then imputed cost and whether it was reported.
+import numpy as np
+
+# A trial row's columns: the continuous metrics, then passed, imputed cost, has it.
 METRICS = ("cost", "raw", "turns", "duration", "success", "blocked")
 COST, SUCCESS, USD, HAS_USD = 0, 4, 6, 7
+CONTINUOUS = (0, 1, 2, 3, 5)
 ALL_METRICS = METRICS + ("pass_k", "cost_usd")
-EXACT_MAX = 30
-POOL = 256
-QUANTILES = [NormalDist().inv_cdf((i + 0.5) / POOL) for i in range(POOL)]
+LEVEL = 0.95
 
 
 def pass_hat(passes: float, n: int, k: int) -> float:
     """C(passes, k) / C(n, k): the chance that k trials drawn without replacement from
-    the cell's n all passed, the unbiased estimate of pass^k."""
+    the cell's n all passed, the unbiased estimate of pass^k (n >= k)."""
     if passes < k:
         return 0.0
     result = 1.0
@@ -47,110 +47,177 @@ def mean_of(values):
 
 
 class CellStats:
-    """The samples of one cell that count, as trial rows:
+    """The samples of one cell that count, summarised: n, per-column means and sums
+    of squared deviations. `rows` is an (n, 8) array-like of trial rows:
     (cost, raw, turns, duration, passed, blocked, cost_usd or 0, 1 if cost_usd)."""
 
-    def __init__(self, rows: list, k: int, name: str = ""):
-        self.rows, self.k, self.n, self.name = rows, k, len(rows), name
-        sums = [math.fsum(column) for column in zip(*rows)]
-        self.means = [s / self.n for s in sums[:len(METRICS)]]
-        self.passes = round(sums[SUCCESS])
+    def __init__(self, rows, k: int, name: str = ""):
+        data = np.asarray(rows, dtype=float).reshape(-1, 8)
+        self.k, self.n, self.name = k, len(data), name
+        self.means = data[:, :len(METRICS)].mean(axis=0).tolist()
+        deviations = data[:, :len(METRICS)] - data[:, :len(METRICS)].mean(axis=0)
+        self.squares = (deviations * deviations).sum(axis=0).tolist()
+        self.passes = round(float(data[:, SUCCESS].sum()))
         self.pass_k = pass_hat(self.passes, self.n, k) if self.n >= k else None
-        self.usd_mean = sums[USD] / sums[HAS_USD] if sums[HAS_USD] else None
-        self._pool = None
+        spent = data[data[:, HAS_USD] > 0, USD]
+        self.usd_n = len(spent)
+        self.usd_mean = float(spent.mean()) if self.usd_n else None
+        self.usd_squares = float(((spent - spent.mean()) ** 2).sum()) if self.usd_n else 0.0
 
     def figures(self) -> list:
         """Point figures in ALL_METRICS order (None where undefined)."""
         return self.means + [self.pass_k, self.usd_mean]
 
-    def pool(self) -> list:
-        """POOL within-cell bootstrap replicates of figures(), each as _vector()."""
-        if self._pool is None:
-            rng = random.Random(f"cell:{self.name}")
-            if self.n <= EXACT_MAX:
-                self._pool = [self._exact(rng) for _ in range(POOL)]
-            else:
-                self._pool = self._normal(rng)
-        return self._pool
 
-    def _exact(self, rng: random.Random) -> list:
-        n, k = self.n, self.k
-        sums = list(map(sum, zip(*rng.choices(self.rows, k=n))))
-        means = [s / n for s in sums[:len(METRICS)]]
-        pass_k = pass_hat(sums[SUCCESS], n, k) if n >= k else None
-        usd = sums[USD] / sums[HAS_USD] if sums[HAS_USD] else None
-        return _vector(means, pass_k, usd)
+# --- quantiles ------------------------------------------------------------------------
 
-    def _normal(self, rng: random.Random) -> list:
-        """The resampled means of a large cell from their normal approximation."""
-        n, k = self.n, self.k
-        columns = list(zip(*self.rows))
-        errors = [_sd(c, m) / math.sqrt(n) for c, m in zip(columns, self.means)]
-        spent = [u for u, has in zip(columns[USD], columns[HAS_USD]) if has]
-        usd_error = _sd(spent, self.usd_mean) / math.sqrt(len(spent)) if spent else 0.0
-        pool = []
-        for z in rng.sample(QUANTILES, POOL):
-            means = [m + e * z for m, e in zip(self.means, errors)]
-            rate = min(max(means[SUCCESS], 0.0), 1.0)
-            pass_k = pass_hat(rate * n, n, k) if n >= k else None
-            pool.append(_vector(means, pass_k, self.usd_mean + usd_error * z if spent else None))
-        return pool
+def z_quantile(level: float) -> float:
+    return NormalDist().inv_cdf(0.5 + level / 2)
 
 
-def _sd(values, mean) -> float:
-    """The plug-in (population) standard deviation, as the bootstrap resamples it."""
-    return math.sqrt(max(math.fsum(map(mul, values, values)) / len(values) - mean * mean, 0.0))
+def t_quantile(level: float, df: float) -> float:
+    """Two-sided Student t quantile: exact for 1 and 2 degrees of freedom, else the
+    Cornish-Fisher expansion (error < 1e-3 from 3 on, smaller above)."""
+    p = 0.5 + level / 2
+    if df < 1.5:
+        return math.tan(math.pi * (p - 0.5))
+    if df < 2.5:
+        return (2 * p - 1) / math.sqrt(2 * p * (1 - p))
+    z = NormalDist().inv_cdf(p)
+    g1 = (z ** 3 + z) / 4
+    g2 = (5 * z ** 5 + 16 * z ** 3 + 3 * z) / 96
+    g3 = (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / 384
+    g4 = (79 * z ** 9 + 776 * z ** 7 + 1482 * z ** 5 - 1920 * z ** 3 - 945 * z) / 92160
+    return z + g1 / df + g2 / df ** 2 + g3 / df ** 3 + g4 / df ** 4
 
 
-def _vector(means, pass_k, usd) -> list:
-    """Figures as summable values: each optional one followed by whether it is there."""
-    return means + [pass_k or 0.0, pass_k is not None, usd or 0.0, usd is not None]
+# --- continuous metrics ---------------------------------------------------------------
+
+def pooled_spread(n, means, squares) -> tuple[float, float]:
+    """(relative variance c^2, degrees of freedom) of trials within cells, taking each
+    cell's spread as c x its mean: c^2 = sum SS / sum (n - 1) mean^2 over the cells with
+    2+ trials (a ratio of sums: with equal n the variance it gives is exactly the sum of
+    the cells' own unbiased variances). Its degrees of freedom are Satterthwaite's for
+    that weighting, (sum (n-1) m^2)^2 / sum (n-1) m^4."""
+    n, means, squares = (np.asarray(x, dtype=float) for x in (n, means, squares))
+    pooled = (n >= 2) & (means != 0)
+    if not pooled.any():
+        return math.nan, 0.0
+    weight = (n[pooled] - 1) * means[pooled] ** 2
+    return (float(squares[pooled].sum() / weight.sum()),
+            float(weight.sum() ** 2 / (weight * means[pooled] ** 2).sum()))
 
 
-def _figures(total: list, count: int) -> list:
-    """Mean figures in ALL_METRICS order from a sum of `count` vectors."""
-    m = len(METRICS)
-    pass_k = total[m] / total[m + 1] if total[m + 1] else None
-    usd = total[m + 2] / total[m + 3] if total[m + 3] else None
-    return [t / count for t in total[:m]] + [pass_k, usd]
+def mean_variance(n, means, squares) -> tuple[float, float, float]:
+    """(mean over cells of cell means, its variance, degrees of freedom) for one metric.
+    n, means, squares: per cell. The within-cell spread is pooled (pooled_spread); with
+    no cell of two or more trials, the between-task variance of the cell means stands
+    in (it also holds the tasks' spread: wider)."""
+    n, means = np.asarray(n, dtype=float), np.asarray(means, dtype=float)
+    cells = len(n)
+    mean = float(means.mean())
+    relative, df = pooled_spread(n, means, squares)
+    if df > 0:
+        return mean, relative * float((means ** 2 / n).sum()) / cells ** 2, df
+    if cells >= 2:
+        return mean, float(means.var(ddof=1)) / cells, cells - 1.0
+    return mean, math.nan, 0.0
 
 
-def _percentiles(replicates: list, level: float):
-    replicates = sorted(r for r in replicates if r is not None)
-    if not replicates:
+def t_interval(mean: float, variance: float, df: float, level: float, floor=0.0):
+    if df <= 0 or not math.isfinite(variance):
         return None, None
-    tail, last = (1.0 - level) / 2.0, len(replicates) - 1
-    return replicates[round(tail * last)], replicates[round((1.0 - tail) * last)]
+    half = t_quantile(level, df) * math.sqrt(max(variance, 0.0))
+    return max(mean - half, floor), mean + half
 
 
-def intervals(cells: list[CellStats], *, resamples: int, level: float, seed: str) -> list:
-    """(low, high) for each of ALL_METRICS' mean over cells, by the two-stage bootstrap."""
+# --- rates: success and pass^k --------------------------------------------------------
+
+def wilson(p: float, n_eff: float, z: float) -> tuple[float, float]:
+    """Wilson's score interval for a rate p seen over n_eff trials."""
+    z2 = z * z
+    centre = (p + z2 / (2 * n_eff)) / (1 + z2 / n_eff)
+    half = z / (1 + z2 / n_eff) * math.sqrt(p * (1 - p) / n_eff + z2 / (4 * n_eff ** 2))
+    return max(0.0, min(centre - half, p)), min(1.0, max(centre + half, p))
+
+
+def pass_k_variance(n: int, k: int, p):
+    """Variance of C(c,k)/C(n,k) for c ~ Binomial(n, p): the U-statistic's
+    sum over overlaps j of C(k,j) C(n-k,k-j) / C(n,k) (p^(2k-j) - p^(2k))."""
+    total = 0.0
+    for j in range(1, k + 1):
+        weight = math.comb(k, j) * math.comb(n - k, k - j) / math.comb(n, k)
+        if weight:
+            total = total + weight * (p ** (2 * k - j) - p ** (2 * k))
+    return total
+
+
+GRID = np.linspace(0.0, 1.0, 1001)
+
+
+def rate_interval(estimate: float, n, k: int, level: float):
+    """Score interval for the mean over cells of the unbiased pass^k estimates (k=1:
+    success): every q with (estimate - q)^2 <= z^2 Var(q), Var(q) being the variance
+    of the estimate if every cell's rate were q^(1/k). Contains the estimate, and is
+    never a point: Var(q) > 0 inside (0, 1)."""
+    n = np.asarray(n, dtype=int)
+    if not len(n):
+        return None, None
+    z = z_quantile(level)
+    if k == 1:
+        return wilson(estimate, len(n) ** 2 / float((1.0 / n).sum()), z)
+    sizes, counts = np.unique(n, return_counts=True)
+
+    def inside(q):
+        p = q ** (1.0 / k)
+        variance = sum(c * pass_k_variance(int(s), k, p) for s, c in zip(sizes, counts))
+        return (estimate - q) ** 2 <= z * z * variance / len(n) ** 2
+
+    accepted = GRID[inside(GRID)]
+    low = _refine(inside, accepted.min(), -1) if accepted.size else estimate
+    high = _refine(inside, accepted.max(), +1) if accepted.size else estimate
+    return float(min(low, estimate)), float(max(high, estimate))
+
+
+def _refine(inside, edge: float, direction: int, steps: int = 12) -> float:
+    """The boundary of the accepted set beyond a grid point, by bisection."""
+    step = GRID[1] - GRID[0]
+    good, bad = edge, min(1.0, max(0.0, edge + direction * step))
+    if good == bad or inside(np.array([bad]))[0]:
+        return bad
+    for _ in range(steps):
+        middle = (good + bad) / 2
+        if inside(np.array([middle]))[0]:
+            good = middle
+        else:
+            bad = middle
+    return good
+
+
+# --- an arm's figures --------------------------------------------------------------------
+
+def intervals(cells: list[CellStats], *, level: float = LEVEL) -> list:
+    """(low, high) for each of ALL_METRICS' mean over cells."""
     if not cells:
         return [(None, None)] * len(ALL_METRICS)
-    rng = random.Random(seed)
-    pick = rng.random
-    pools = [cell.pool() for cell in cells]
-    count = len(cells)
-    replicates = []
-    for _ in range(resamples):
-        chosen = [pool[int(pick() * POOL)] for pool in rng.choices(pools, k=count)]
-        replicates.append(_figures(list(map(sum, zip(*chosen))), count))
-    return [_percentiles(list(column), level) for column in zip(*replicates)]
-
-
-def paired_difference(pairs: list[tuple[CellStats, CellStats]], *, resamples: int,
-                      level: float, seed: str):
-    """Mean over tasks of (arm − reference) cost, with its paired two-stage interval:
-    the same tasks are drawn for both arms, then each cell's trials independently."""
-    if not pairs:
-        return None, None, None
-    rng = random.Random(seed)
-    point = math.fsum(a.means[COST] - b.means[COST] for a, b in pairs) / len(pairs)
-    pools = [(a.pool(), b.pool()) for a, b in pairs]
-    pick, replicates = rng.random, []
-    for _ in range(resamples):
-        chosen = rng.choices(pools, k=len(pools))
-        replicates.append(sum(a[int(pick() * POOL)][COST] - b[int(pick() * POOL)][COST]
-                              for a, b in chosen) / len(chosen))
-    low, high = _percentiles(replicates, level)
-    return point, low, high
+    n = [c.n for c in cells]
+    bounds = []
+    for column in range(len(METRICS)):
+        if column == SUCCESS:
+            estimate = mean_of([c.means[SUCCESS] for c in cells])
+            bounds.append(rate_interval(estimate, n, 1, level))
+            continue
+        mean, variance, df = mean_variance(n, [c.means[column] for c in cells],
+                                           [c.squares[column] for c in cells])
+        bounds.append(t_interval(mean, variance, df, level))
+    ready = [c for c in cells if c.pass_k is not None]
+    bounds.append(rate_interval(mean_of([c.pass_k for c in ready]), [c.n for c in ready],
+                                cells[0].k, level) if ready else (None, None))
+    spent = [c for c in cells if c.usd_n]
+    if spent:
+        mean, variance, df = mean_variance([c.usd_n for c in spent], [c.usd_mean for c in spent],
+                                           [c.usd_squares for c in spent])
+        bounds.append(t_interval(mean, variance, df, level))
+    else:
+        bounds.append((None, None))
+    return bounds

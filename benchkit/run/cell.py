@@ -70,6 +70,7 @@ class RunContext:
     gate_timeout: float = 60.0
     self_review: bool | None = None  # probed once per host when None
     host: dict | None = None         # {"kind", "version"}, found once when None
+    jobs: int = 1                    # trials the run has going at once (durations depend on it)
 
     def secrets(self) -> list[str]:
         """What never reaches the store: the host token, the driver's credentials, the
@@ -418,7 +419,7 @@ def _blank_sample(cell: Cell, ctx: RunContext) -> dict:
                          "seed": seed.fingerprint if seed is not None else fingerprint(None),
                          "prompt": fingerprint(None), "model": fingerprint(ctx.run_model)},
         "self_review": bool(ctx.self_review), "host": ctx.host or {"kind": "gitea", "version": "unknown"},
-        "answer": None, "error": None, "transcript": None, "leaks": [],
+        "answer": None, "error": None, "transcript": None, "leaks": [], "jobs": ctx.jobs,
         "confined": getattr(ctx.driver, "confine", True),
     }
 

@@ -55,6 +55,12 @@ class Until(click.ParamType):
 @click.option("--until", type=Until(), metavar="N|floor",
               help="Top each cell up to N valid samples (`floor`: the suite's floor); "
                    "trials that end in a harness error are run again.")
+@click.option("--until-decided", is_flag=True,
+              help="Run rounds of trials only where they can still change a verdict of the "
+                   "headline comparison (cheaper / equivalent within the suite's margin), "
+                   "until every pair is decided or out of reach; needs --budget.")
+@click.option("--baseline", metavar="ARM",
+              help="With --until-decided: compare each arm against this one, not every pair.")
 @click.option("--budget", type=click.FloatRange(min=0), metavar="TOKENS",
               help="Cost-equivalent tokens to spend at most: a trial whose expected cost "
                    "exceeds what is left is not started.")
@@ -80,8 +86,9 @@ class Until(click.ParamType):
 @click.option("--reports", "reports_dir", type=click.Path(file_okay=False), default="reports",
               show_default=True, help="Where the report is rendered at the end.")
 @host_options
-def run(arm_yamls, task_patterns, tiers, trials, until, budget, driver_name, model, store_dir,
-        jobs, json_mode, dry_run, no_report, reports_dir, unconfined, host, token, login):
+def run(arm_yamls, task_patterns, tiers, trials, until, until_decided, baseline, budget,
+        driver_name, model, store_dir, jobs, json_mode, dry_run, no_report, reports_dir,
+        unconfined, host, token, login):
     """Run trials of the cells ARM_YAML x chosen tasks and append their samples.
 
     Cells with the fewest valid samples go first. With no host given (--host/--token,
@@ -103,6 +110,10 @@ def run(arm_yamls, task_patterns, tiers, trials, until, budget, driver_name, mod
 
     if trials is not None and until is not None:
         raise click.UsageError("give --trials or --until, not both")
+    if until_decided and (trials is not None or until is not None or budget is None):
+        raise click.UsageError("--until-decided takes --budget, and neither --trials nor --until")
+    if baseline is not None and not until_decided:
+        raise click.UsageError("--baseline goes with --until-decided")
     progress = Progress(json_mode=json_mode, estimated=driver_name == "replay")
     try:
         checked = (load_documents if dry_run else preflight)(
@@ -115,8 +126,13 @@ def run(arm_yamls, task_patterns, tiers, trials, until, budget, driver_name, mod
         sys.exit(EXIT_INTERRUPTED)
     if until == "floor":
         until = checked.tree.suite.floor
+    if baseline is not None and baseline not in [arm.id for arm in checked.arms]:
+        raise click.BadParameter(f"{baseline}: not one of the arms given "
+                                 f"({', '.join(arm.id for arm in checked.arms)})",
+                                 param_hint="--baseline")
     options = dict(trials=trials, until=until, budget=budget, driver_name=driver_name,
-                   model=model, store_dir=store_dir, jobs=jobs, confine=not unconfined)
+                   model=model, store_dir=store_dir, jobs=jobs, confine=not unconfined,
+                   decide={"baseline": baseline} if until_decided else None)
     if dry_run:
         sys.exit(_dry_run(checked, progress, options, host=host, token=token, login=login))
     _nothing_can_run(checked, progress)
@@ -163,6 +179,12 @@ def _dry_run(checked, progress, options, *, host, token, login) -> int:
                      model=options["model"] or checked.tree.suite.model,
                      store_dir=options["store_dir"],
                      self_review=False if credentials is None else None, host=where)
+    if options["decide"] is not None:  # what --until-decided would spend first, and why
+        from benchkit.run.decide import dry_round
+        progress.note(f"dry run (--until-decided): nothing is spent, started or written; "
+                      f"host {where}; the first round, from the store's samples:")
+        dry_round(checked, progress, options, self_review=False if credentials is None else None)
+        return 0
     progress.emit(plan.to_dict(), "\n".join(plan.lines()))
     return 0
 
@@ -205,7 +227,7 @@ class _Run:
     """One invocation's state: the store, drivers, contexts, and the loop's parts."""
 
     def __init__(self, checked, progress, *, url, token, trials, until, budget, driver_name,
-                 model, store_dir, jobs, confine):
+                 model, store_dir, jobs, confine, decide=None):
         from benchkit.run.loop import GatedStore, new_tag
         self.checked, self.progress = checked, progress
         self.url, self.token = url, token
@@ -213,6 +235,8 @@ class _Run:
         self.driver_name, self.model = driver_name, model
         self.store_dir, self.jobs = store_dir, jobs
         self.confine = confine
+        self.decide = decide  # --until-decided: {"baseline": ARM or None}
+        self.signal: int | None = None  # the signal that stopped the run, if one did
         self.stop, self.tag = threading.Event(), new_tag()
         self.store = GatedStore(store_dir, secrets=[token], stop=self.stop)
         self.drivers = {arm.id: self._driver(arm) for arm in checked.arms}
@@ -235,7 +259,8 @@ class _Run:
         tree = self.checked.tree
         return RunContext(suite=tree.suite, seeds=tree.seeds, client=Client(self.url, self.token),
                           store=self.store, driver=self.drivers[arm.id], model=self.model,
-                          root=tree.root, self_review=self.self_review, host=self.host_info)
+                          root=tree.root, self_review=self.self_review, host=self.host_info,
+                          jobs=self.jobs)
 
     def probe(self) -> None:
         """Once per host: may a user review their own pull request (which variant of
@@ -267,7 +292,7 @@ class _Run:
                                       references=checked.references)
         ledger = Ledger(cells, checked.tree.seeds, suite, driver=self.driver_name,
                         model=model).load(self.store)
-        slots = plan(cells, ledger, trials=self.trials, until=self.until)
+        slots = [] if self.decide else plan(cells, ledger, trials=self.trials, until=self.until)
         scheduler = Scheduler(slots, ledger, progress, budget=self.budget,
                               retry_harness_errors=self.until is not None)
         progress.header(arms=[arm.id for arm in checked.arms], cells=len(cells), trials=len(slots),
@@ -280,18 +305,23 @@ class _Run:
             progress.skipped(skip)
         if not cells:
             progress.note("nothing to run: no chosen cell can run here (see `not run`)")
-        elif not slots:
+        elif not slots and not self.decide:
             progress.note(f"nothing to do: every chosen cell already has {self.until} valid "
                           f"sample(s) of this driver and model")
-        loop = RunLoop(scheduler, self.context, progress, jobs=self.jobs, stop=self.stop,
-                       tag=self.tag)
-        loop.run()
+        if self.decide:
+            from benchkit.run.decide import run_rounds
+            error = run_rounds(self, cells, ledger, scheduler)
+        else:
+            loop = RunLoop(scheduler, self.context, progress, jobs=self.jobs, stop=self.stop,
+                           tag=self.tag)
+            loop.run()
+            error, self.signal = loop.error, loop.signal
         interrupted = self.stop.is_set()
         progress.summary(scheduler.totals, not_run=not_run, budget=self.budget,
-                         interrupted=interrupted, error=loop.error, store=str(self.store_dir))
+                         interrupted=interrupted, error=error, store=str(self.store_dir))
         if interrupted:  # 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP
-            return 128 + (loop.signal or signal.SIGINT)
-        trouble = (loop.error or scheduler.totals.halted or not cells
+            return 128 + (self.signal or signal.SIGINT)
+        trouble = (error or scheduler.totals.halted or not cells
                    or scheduler.totals.outcomes.get("harness-error"))
         return EXIT_TROUBLE if trouble else 0
 

@@ -100,6 +100,7 @@ class Ledger:
                                             seeds[task.seed].fingerprint)
                         for arm, task in cells}
         self.valid = Counter()
+        self.costs: dict = {}      # (arm, task) -> costs of the counting samples (decide.py)
         self.cell_cost: dict = {}  # (arm, task) -> [sum, count]
         self.arm_cost: dict = {}   # arm -> [sum, count]
 
@@ -123,6 +124,7 @@ class Ledger:
             total[1] += 1
         if key in self.current and self._counts(sample, self.current[key]):
             self.valid[key] += 1
+            self.costs.setdefault(key, []).append(cost)
 
     def _counts(self, sample: dict, current: tuple) -> bool:
         prints = sample.get("fingerprints") or {}
@@ -271,6 +273,19 @@ class Scheduler:
             bisect.insort(self._queue, ((self.ledger.valid[key], self._order[key]),
                                         next(self._seq), retry),
                           key=lambda entry: entry[:2])
+
+    def extend(self, cells) -> None:
+        """Queue more trials, least-sampled first (--until-decided adds them by rounds)."""
+        with self._cond:
+            for cell in cells:
+                key = (cell.arm.id, cell.task.id)
+                self._order.setdefault(key, len(self._order))
+                self._issued[key] += 1
+                self.totals.planned += 1
+                self._queue.append(((self.ledger.valid[key], self._order[key]),
+                                    next(self._seq), cell))
+            self._queue.sort(key=lambda entry: entry[:2])
+            self._cond.notify_all()
 
     def release(self, ticket: Ticket) -> None:
         """A trial that will not run after all (interrupted, abandoned)."""

@@ -44,6 +44,7 @@ class Suite(Loaded):
     default_cell_tokens: int
     weights: dict
     base_prompt: str
+    equivalence_margin: float = 0.05
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,7 @@ def load_suite(path) -> Suite:
     document = load_document(path, "suite", _check_suite)
     return Suite(**_fields(document, [
         "model", "trials", "floor", "turn_cap", "backstop_seconds", "repo_prefix",
-        "default_cell_tokens", "weights", "base_prompt"]))
+        "default_cell_tokens", "weights", "base_prompt", "equivalence_margin"]))
 
 
 def load_seed(path) -> Seed:

@@ -1,0 +1,220 @@
+"""Three-way verdicts on cost for pairs of arms, valid however often anyone looks.
+
+For arms A and B on the tasks both ran, theta = log(M_A / M_B), M being the mean over
+those tasks of the cells' mean cost-equivalent tokens. Its interval is a confidence
+sequence: the two-sided normal-mixture boundary (Robbins; Howard et al. 2021, eq. 14)
+on the estimate's information-time martingale, with the variance estimated (so an
+asymptotic confidence sequence, Waudby-Smith et al. 2024). It holds at every sample
+size at once, so reading the report after every trial, or `benchkit run
+--until-decided` stopping when it is decided, does not inflate the error. The family of
+pairs is Bonferroni-corrected: all pairs, or each arm against a named baseline.
+
+    A cheaper     the whole interval below 0
+    B cheaper     the whole interval above 0
+    equivalent    the whole interval inside +-log(1 + margin) (the suite's margin)
+    undecided     otherwise
+
+`benchkit report` and `benchkit run --until-decided` (benchkit/run/decide.py) both
+call `compare`; docs/statistics.md has the reasoning and the simulation's figures.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+
+from benchkit.report.stats import COST, pooled_spread, t_quantile, z_quantile
+
+A_CHEAPER, B_CHEAPER, EQUIVALENT, UNDECIDED = "a-cheaper", "b-cheaper", "equivalent", "undecided"
+MIN_DF = 20  # within-cell degrees of freedom an arm needs before its pooled spread is used
+# The mixture is tightest where the standard error of theta equals log(1 + margin):
+# effects of a few margins are decided around there, and within a factor of ~10 of that
+# information either way the boundary stays within ~5% of its best (about 3.65
+# standard errors at 6 pairs). Fixed in advance (from the margin and alpha only), as
+# validity needs.
+TUNING_Z = 1.0
+
+
+@dataclass(frozen=True)
+class Spread:
+    """An arm's within-cell relative variance of cost, pooled over its cells."""
+    relative: float
+    df: float
+
+
+def spread(cells) -> Spread:
+    """The arm's cost spread, pooled over its cells as the headline's intervals pool it."""
+    cells = list(cells)
+    return Spread(*pooled_spread([c.n for c in cells], [c.means[COST] for c in cells],
+                                 [c.squares[COST] for c in cells]))
+
+
+@dataclass
+class Evidence:
+    """What the cells of a pair say about theta: the estimate, its variance, and (for
+    the pooled method) each cell's share of the variance, weight / n."""
+    tasks: list
+    mean_a: float
+    mean_b: float
+    theta: float
+    variance: float
+    method: str                    # "pooled" | "between-task" | "none"
+    weights: dict | None = None    # (side, task) -> weight, side "a" or "b"
+    df: float = 0.0                # of the variance estimate
+
+    def inflated(self, alpha: float) -> float:
+        """The variance widened for being estimated: by (t / z)^2 at the pair's alpha,
+        as a t-interval would be (the boundary itself assumes a known variance)."""
+        if self.df <= 0 or not math.isfinite(self.variance):
+            return math.inf
+        ratio = t_quantile(1 - alpha, self.df) / z_quantile(1 - alpha)
+        return self.variance * ratio * ratio
+
+
+def evidence(cells_a: dict, cells_b: dict, spread_a: Spread, spread_b: Spread) -> Evidence:
+    tasks = [t for t in cells_a if t in cells_b]
+    if not tasks:
+        return Evidence([], math.nan, math.nan, math.nan, math.inf, "none")
+    a = np.array([cells_a[t].means[COST] for t in tasks])
+    b = np.array([cells_b[t].means[COST] for t in tasks])
+    mean_a, mean_b = float(a.mean()), float(b.mean())
+    if mean_a <= 0 or mean_b <= 0:
+        return Evidence(tasks, mean_a, mean_b, math.nan, math.inf, "none")
+    theta = math.log(mean_a / mean_b)
+    count = len(tasks)
+    if spread_a.df >= MIN_DF and spread_b.df >= MIN_DF:
+        weights = {}
+        for side, cells, mean, pooled in (("a", cells_a, mean_a, spread_a),
+                                          ("b", cells_b, mean_b, spread_b)):
+            for t in tasks:
+                cell_mean = cells[t].means[COST]
+                weights[(side, t)] = pooled.relative * (cell_mean / (count * mean)) ** 2
+        variance = sum(w / (cells_a if s == "a" else cells_b)[t].n
+                       for (s, t), w in weights.items())
+        return Evidence(tasks, mean_a, mean_b, theta, variance, "pooled", weights,
+                        min(spread_a.df, spread_b.df))
+    if count >= 2:
+        # Paired over tasks: each task's relative deviation, A minus B. Holds the
+        # tasks' differing profiles too, so it is wider than it need be: conservative.
+        deviations = a / mean_a - b / mean_b
+        return Evidence(tasks, mean_a, mean_b, theta, float(deviations.var(ddof=1)) / count,
+                        "between-task", None, count - 1.0)
+    return Evidence(tasks, mean_a, mean_b, theta, math.inf, "none")
+
+
+# --- the confidence sequence ------------------------------------------------------------
+
+def mixture_rho(margin: float, alpha: float) -> float:
+    """The mixture's precision rho minimising the boundary at information
+    (TUNING_Z / log(1 + margin))^2."""
+    target = (TUNING_Z / math.log1p(margin)) ** 2
+
+    def boundary(rho):
+        return (target + rho) * math.log((target + rho) / (rho * alpha * alpha))
+    low, high = target * 1e-4, target * 10.0  # golden section on log rho
+    for _ in range(80):
+        m1, m2 = low * (high / low) ** 0.382, low * (high / low) ** 0.618
+        if boundary(m1) < boundary(m2):
+            high = m2
+        else:
+            low = m1
+    return math.sqrt(low * high)
+
+
+def half_width(variance: float, alpha: float, rho: float) -> float:
+    """Half-width of the two-sided normal-mixture confidence sequence at information
+    1/variance: sqrt((I + rho) log((I + rho) / (rho alpha^2))) / I."""
+    if not math.isfinite(variance) or variance <= 0:
+        return math.inf if variance != 0 else 0.0
+    information = 1.0 / variance
+    return math.sqrt((information + rho) * math.log((information + rho) / (rho * alpha * alpha))) / information
+
+
+def call(low: float, high: float, margin: float) -> str:
+    """The verdict an interval on theta supports."""
+    delta = math.log1p(margin)
+    if high < 0:
+        return A_CHEAPER
+    if low > 0:
+        return B_CHEAPER
+    if -delta < low and high < delta:
+        return EQUIVALENT
+    return UNDECIDED
+
+
+@dataclass(frozen=True)
+class Family:
+    """The pairs compared and the error budget each gets."""
+    pairs: tuple
+    alpha: float          # family-wise
+    margin: float
+    baseline: str | None
+
+    @property
+    def alpha_pair(self) -> float:
+        return self.alpha / max(1, len(self.pairs))
+
+    @property
+    def rho(self) -> float:
+        return mixture_rho(self.margin, self.alpha_pair)
+
+    def method(self) -> str:
+        against = (f"each arm against the baseline {self.baseline}" if self.baseline
+                   else "every pair of arms")
+        return (f"{1 - self.alpha:.0%} family-wise: {against} ({len(self.pairs)} pairs, "
+                f"Bonferroni, {1 - self.alpha_pair:.2%} each), by asymptotic confidence "
+                f"sequences (normal mixture) on the log ratio of mean cost-equivalent tokens "
+                f"over the tasks both ran, valid at every sample size; equivalent means "
+                f"within ±{self.margin:.0%}")
+
+
+def family(arms: list, *, alpha: float, margin: float, baseline: str | None = None) -> Family:
+    """The headline comparison: every pair of arms (in the given order), or each arm
+    against the baseline."""
+    if baseline is not None:
+        if baseline not in arms:
+            raise ValueError(f"baseline {baseline!r} is not an arm with samples "
+                             f"(arms: {', '.join(arms) or 'none'})")
+        pairs = tuple((arm, baseline) for arm in arms if arm != baseline)
+    else:
+        pairs = tuple(combinations(arms, 2))
+    return Family(pairs, alpha, margin, baseline)
+
+
+def compare(a: str, b: str, cells_a: dict, cells_b: dict, spreads: dict, fam: Family) -> dict:
+    """The verdict of one pair, as the report's JSON-ready row."""
+    found = evidence(cells_a, cells_b, spreads[a], spreads[b])
+    half = half_width(found.inflated(fam.alpha_pair), fam.alpha_pair, fam.rho)
+    if found.method == "none" or not math.isfinite(half):
+        low = high = None
+        verdict = UNDECIDED
+    else:
+        low, high = found.theta - half, found.theta + half
+        verdict = call(low, high, fam.margin)
+    ratio = math.exp(found.theta) if math.isfinite(found.theta) else None
+    return {"a": a, "b": b, "tasks": len(found.tasks), "verdict": verdict,
+            "a_mean": _finite(found.mean_a), "b_mean": _finite(found.mean_b),
+            "ratio": ratio,
+            "ratio_low": math.exp(low) if low is not None else None,
+            "ratio_high": math.exp(high) if high is not None else None,
+            "within_margin": low is not None and -math.log1p(fam.margin) < low
+            and high < math.log1p(fam.margin),
+            "variance": found.method, "says": says(a, b, verdict, fam.margin)}
+
+
+def says(a: str, b: str, verdict: str, margin: float) -> str:
+    return {A_CHEAPER: f"{a} cheaper", B_CHEAPER: f"{b} cheaper",
+            EQUIVALENT: f"equivalent within ±{margin:.0%}"}.get(verdict, "undecided")
+
+
+def _finite(value):
+    return value if value is not None and math.isfinite(value) else None
+
+
+def verdicts(cells: dict, fam: Family) -> list:
+    """Every pair's verdict; cells: arm -> task -> CellStats."""
+    spreads = {arm: spread(c.values()) for arm, c in cells.items()}
+    return [compare(a, b, cells[a], cells[b], spreads, fam) for a, b in fam.pairs]

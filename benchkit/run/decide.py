@@ -1,0 +1,233 @@
+"""`benchkit run --until-decided`: spend trials only where they can still change a
+verdict of the headline comparison.
+
+Each round looks at the cells as the report would (benchkit.report.verdicts, the same
+code), and for every pair of the headline comparison:
+
+    decided        its confidence sequence gives a verdict: no more trials for it
+    out of reach   even the remaining budget, spent on this pair alone in the best
+                   proportions, would leave its interval straddling both 0 and the
+                   margin at the current estimate: no more trials for it
+    open           more trials can decide it: it asks for the trials that shrink its
+                   interval most per token (a cell's share of the variance, w/n,
+                   falls by w/(n(n+1)) for one more trial costing its mean)
+
+Before an arm's spread can be pooled every cell gets a first trial and then a second
+(the between-task fallback needs no spread; the pooled one needs within-cell degrees
+of freedom). Stopping early (decided, or futile) never makes a verdict wrong: the
+intervals hold at every sample size (docs/statistics.md).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+from benchkit.report.stats import LEVEL, CellStats
+from benchkit.report.verdicts import (MIN_DF, UNDECIDED, Family, compare, evidence, family,
+                                      half_width, spread)
+
+DECIDED, OUT_OF_REACH, OPEN = "decided", "out of reach", "open"
+
+
+@dataclass
+class PairState:
+    a: str
+    b: str
+    status: str
+    verdict: dict
+    why: str
+
+
+@dataclass
+class Trial:
+    arm: str
+    task: str
+    why: str
+
+
+@dataclass
+class Round:
+    trials: list = field(default_factory=list)   # [Trial]
+    pairs: list = field(default_factory=list)    # [PairState]
+
+    def lines(self) -> list[str]:
+        """What the round found and what it would spend next, for a person."""
+        said = [f"{p.a} vs {p.b}: {p.status} - {p.why}" for p in self.pairs]
+        if self.trials:
+            said.append(f"next: {len(self.trials)} trial(s): " + "; ".join(
+                f"{t.arm} {t.task} ({t.why})" for t in self.trials))
+        else:
+            said.append("next: nothing - every pair of the headline comparison is decided "
+                        "or out of reach within the budget")
+        return said
+
+
+def cost_cells(costs: dict, k: int = 1) -> dict:
+    """arm -> task -> CellStats from (arm, task) -> [cost-equivalent tokens per trial]:
+    the only column a verdict reads."""
+    cells: dict = {}
+    for (arm, task), values in costs.items():
+        if values:
+            rows = [(v, 0, 0, 0, 0, 0, 0, 0) for v in values]
+            cells.setdefault(arm, {})[task] = CellStats(rows, k, name=f"{arm}/{task}")
+    return cells
+
+
+def plan_round(cells: dict, arms: list, tasks: list, fam: Family, *, expected,
+               budget_left: float, batch: int) -> Round:
+    """The next trials (at most `batch`), and each pair's state.
+
+    cells: arm -> task -> CellStats (cost); expected(arm, task) -> tokens one more
+    trial of the cell is expected to cost; budget_left: tokens still to spend."""
+    round_ = Round()
+    empty = [(arm, task) for arm in arms for task in tasks if task not in cells.get(arm, {})]
+    if empty:
+        round_.trials = [Trial(arm, task, "no sample yet: every pair compares on common tasks")
+                         for arm, task in empty]
+        return round_
+    spreads = {arm: spread(cells[arm].values()) for arm in arms}
+    wants: dict = {}  # (arm, task) -> [gain per token, pairs served]
+    for a, b in fam.pairs:
+        verdict = compare(a, b, cells[a], cells[b], spreads, fam)
+        if verdict["verdict"] != UNDECIDED:
+            round_.pairs.append(PairState(a, b, DECIDED, verdict, verdict["says"]))
+            continue
+        found = evidence(cells[a], cells[b], spreads[a], spreads[b])
+        if found.method != "pooled":
+            # Not enough repeated trials to pool an arm's spread: repeat the fewest-run
+            # cells, dearest first (they weigh most), about one per degree of freedom
+            # still missing.
+            for arm in (a, b):
+                need = math.ceil(MIN_DF - spreads[arm].df) if spreads[arm].df < MIN_DF else 0
+                order = sorted(found.tasks, key=lambda t: (cells[arm][t].n,
+                                                           -cells[arm][t].means[0]))
+                for t in order[:need]:
+                    _want(wants, (arm, t), math.inf, f"{a} vs {b}")
+            round_.pairs.append(PairState(a, b, OPEN, verdict,
+                                          "repeating trials to measure the spread"))
+            continue
+        costs = {(side, t): max(expected(a if side == "a" else b, t), 1.0)
+                 for side, t in found.weights}
+        reach = reachable(found, costs, cells, a, b, budget_left, fam)
+        if reach is not None:
+            round_.pairs.append(PairState(a, b, OUT_OF_REACH, verdict, reach))
+            continue
+        for (side, t), weight in found.weights.items():
+            arm = a if side == "a" else b
+            n = cells[arm][t].n
+            _want(wants, (arm, t), weight / (n * (n + 1)) / costs[(side, t)], f"{a} vs {b}")
+        round_.pairs.append(PairState(a, b, OPEN, verdict, _interval_text(verdict)))
+    ranked = sorted(wants.items(), key=lambda item: -item[1][0])
+    rounds = [item for item in ranked if item[1][0] == math.inf]  # a whole round, always
+    chosen = rounds + [item for item in ranked if item[1][0] != math.inf][:max(0, batch - len(rounds))]
+    round_.trials = [Trial(arm, task, "for " + ", ".join(served))
+                     for (arm, task), (_, served) in chosen]
+    return round_
+
+
+def _want(wants: dict, cell: tuple, gain: float, pair: str) -> None:
+    entry = wants.setdefault(cell, [0.0, []])
+    entry[0] += gain
+    entry[1].append(pair)
+
+
+def reachable(found, costs: dict, cells: dict, a: str, b: str, budget_left: float,
+              fam: Family) -> str | None:
+    """None when the budget could still decide the pair, else why not. The best
+    split of C tokens over cells with variance shares w and costs c gives variance
+    (sum sqrt(w c))^2 / C (Lagrange); C is what the pair's cells cost so far plus the
+    whole remaining budget."""
+    spent = sum(costs[key] * cells[a if key[0] == "a" else b][key[1]].n for key in costs)
+    total = spent + max(budget_left, 0.0)
+    best = sum(math.sqrt(w * costs[key]) for key, w in found.weights.items()) ** 2 / total
+    found = replace(found, variance=best)
+    half = half_width(found.inflated(fam.alpha_pair), fam.alpha_pair, fam.rho)
+    delta = math.log1p(fam.margin)
+    theta = abs(found.theta)
+    if theta > half or theta + half < delta:
+        return None
+    return (f"at ratio {math.exp(found.theta):.3f} even the whole budget left would leave "
+            f"±{math.expm1(half):.1%}: neither a difference nor equivalence within "
+            f"±{fam.margin:.0%} can be shown")
+
+
+def _interval_text(verdict: dict) -> str:
+    if verdict["ratio_low"] is None:
+        return "no interval yet"
+    return (f"ratio {verdict['ratio']:.3f}, interval {verdict['ratio_low']:.3f} to "
+            f"{verdict['ratio_high']:.3f}: can still be decided")
+
+
+# --- in the run loop -----------------------------------------------------------------------
+
+def headline(cells) -> tuple[list, list]:
+    """(arm ids, scored task ids every arm can run) of the run's cells."""
+    arms = list(dict.fromkeys(arm.id for arm, _ in cells))
+    runnable = {}
+    for arm, task in cells:
+        if task.scored:
+            runnable.setdefault(task.id, set()).add(arm.id)
+    return arms, [t for t, ran in runnable.items() if len(ran) == len(arms)]
+
+
+def run_rounds(run, cells, ledger, scheduler) -> str | None:
+    """Plan a round, run it on the loop, again, until the planner has nothing left
+    worth a trial, the budget fits no trial, or the run stops; the loop's error, if
+    any. `run` is commands._Run (context, progress, stop, tag, jobs, decide)."""
+    from benchkit.run.cell import Cell
+    from benchkit.run.loop import RunLoop
+    by_key = {(arm.id, task.id): (arm, task) for arm, task in cells}
+    arms, tasks = headline(cells)
+    fam = family(arms, alpha=1 - LEVEL, margin=run.checked.tree.suite.equivalence_margin,
+                 baseline=run.decide.get("baseline"))
+    while not run.stop.is_set() and not scheduler.totals.halted:
+        costs = {key: values for key, values in ledger.costs.items() if key in by_key}
+        round_ = plan_round(cost_cells(costs), arms, tasks, fam,
+                            expected=lambda arm, task: ledger.expected(arm, task)[0],
+                            budget_left=scheduler.left(), batch=max(4, 2 * run.jobs))
+        announce(run.progress, round_)
+        if not round_.trials:
+            return None
+        scheduler.extend([Cell(*by_key[(t.arm, t.task)], ledger.valid[(t.arm, t.task)])
+                          for t in round_.trials])
+        before = scheduler.totals.ran
+        loop = RunLoop(scheduler, run.context, run.progress, jobs=run.jobs, stop=run.stop,
+                       tag=run.tag)
+        loop.run()
+        run.signal = loop.signal  # the signal that stopped the round, if one did
+        if loop.error:
+            return loop.error
+        if scheduler.totals.ran == before:
+            run.progress.note("until-decided: no trial of the round fits the budget left: stopping")
+            return None
+    return None
+
+
+def dry_round(checked, progress, options: dict, *, self_review) -> Round:
+    """`--until-decided --dry-run`: the first round the run would spend, from the
+    store's samples, and each pair's state; nothing run or written."""
+    from benchkit.run.loop import Ledger, select_cells
+    from benchkit.store import Store
+    suite = checked.tree.suite
+    cells, _ = select_cells(checked.arms, checked.tasks, self_review=self_review,
+                            references=checked.references)
+    ledger = Ledger(cells, checked.tree.seeds, suite, driver=options["driver_name"],
+                    model=options["model"] or suite.model).load(Store(options["store_dir"]))
+    arms, tasks = headline(cells)
+    fam = family(arms, alpha=1 - LEVEL, margin=suite.equivalence_margin,
+                 baseline=options["decide"].get("baseline"))
+    keys = {(arm.id, task.id) for arm, task in cells}
+    round_ = plan_round(cost_cells({k: v for k, v in ledger.costs.items() if k in keys}),
+                        arms, tasks, fam, expected=lambda arm, task: ledger.expected(arm, task)[0],
+                        budget_left=options["budget"], batch=max(4, 2 * options["jobs"]))
+    announce(progress, round_)
+    return round_
+
+
+def announce(progress, round_: Round) -> None:
+    progress.emit({"event": "decide",
+                   "pairs": [{"a": p.a, "b": p.b, "status": p.status, "why": p.why,
+                              "verdict": p.verdict["verdict"]} for p in round_.pairs],
+                   "next": [{"arm": t.arm, "task": t.task, "why": t.why} for t in round_.trials]},
+                  "\n".join("until-decided: " + line for line in round_.lines()))

@@ -1,0 +1,272 @@
+"""Stores with known truth, analysed by benchkit's own code: how often the report's
+intervals cover the truth, how often its verdicts are wrong, and how many trials
+`benchkit run --until-decided` spends against a fixed sweep. Prints figures (each rate
+with its binomial standard error); asserts nothing (tests/test_simulate.py runs a
+small version and checks the thresholds).
+
+Truth: the published per-arm means of cost-equivalent tokens (raw-api 16,971,
+gitea-axi 19,240, tea 20,568, gitea-mcp 21,803; success 100/100/97/100%), 20 tasks
+whose costs spread lognormally (sigma 0.35) with an arm-by-task interaction (sigma
+0.1), 30% per-trial noise (lognormal), and per-task success rates spread on the logit
+scale. The estimand is the mean over the drawn tasks (the suite's mean). The code
+under test: benchkit.report.stats.intervals (the headline's intervals),
+benchkit.report.verdicts (the verdicts), benchkit.run.decide.plan_round (the
+until-decided planner).
+
+    python3 benchmarks/simulate.py [--replications 200] [--seed 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+
+from benchkit.report.stats import ALL_METRICS, CellStats, intervals
+from benchkit.report.verdicts import A_CHEAPER, B_CHEAPER, EQUIVALENT, family, verdicts
+from benchkit.run.decide import plan_round
+
+PUBLISHED = {"raw-api": 16971, "gitea-axi": 19240, "tea": 20568, "gitea-mcp": 21803}
+PUBLISHED_SUCCESS = {"raw-api": 1.0, "gitea-axi": 1.0, "tea": 0.97, "gitea-mcp": 1.0}
+# The ranking the maintainer published, as the brief states it: {raw-api, gitea-axi}
+# below {gitea-mcp, tea}.
+RANKING = [("raw-api", "tea"), ("raw-api", "gitea-mcp"), ("gitea-axi", "tea"),
+           ("gitea-axi", "gitea-mcp")]
+TASKS, TASK_SIGMA, INTERACTION_SIGMA, NOISE_CV = 20, 0.35, 0.1, 0.30
+K, MARGIN, LEVEL = 3, 0.05, 0.95
+
+
+@dataclass
+class Truth:
+    """One replication's suite: each cell's true mean cost and success rate."""
+    arms: list
+    cost: np.ndarray      # (arms, tasks)
+    success: np.ndarray   # (arms, tasks)
+
+    def mean(self, arm: int) -> float:
+        return float(self.cost[arm].mean())
+
+
+def draw_truth(rng, means: dict, success: dict, tasks: int = TASKS,
+               interaction: float = INTERACTION_SIGMA) -> Truth:
+    """interaction 0: every arm's cost profile over tasks is the same (equal arms are
+    then equal on the suite too, not only on average)."""
+    arms = list(means)
+    task = np.exp(rng.normal(0, TASK_SIGMA, tasks) - TASK_SIGMA ** 2 / 2)
+    inter = np.exp(rng.normal(0, interaction, (len(arms), tasks)) - interaction ** 2 / 2)
+    cost = np.array([means[a] for a in arms])[:, None] * task[None, :] * inter
+    rates = np.empty((len(arms), tasks))
+    for i, arm in enumerate(arms):
+        p = success[arm]
+        if p >= 1.0 or p <= 0.0:
+            rates[i] = p
+        else:
+            logits = math.log(p / (1 - p)) + rng.normal(0, 1.0, tasks)
+            rates[i] = 1 / (1 + np.exp(-logits))
+    return Truth(arms, cost, rates)
+
+
+NOISE_SIGMA = math.sqrt(math.log1p(NOISE_CV ** 2))
+
+
+def trials(rng, truth: Truth, arm: int, task: int, n: int) -> np.ndarray:
+    """n trial rows of a cell, the columns stats.CellStats reads."""
+    cost = truth.cost[arm, task] * np.exp(rng.normal(0, NOISE_SIGMA, n) - NOISE_SIGMA ** 2 / 2)
+    passed = (rng.random(n) < truth.success[arm, task]).astype(float)
+    rows = np.zeros((n, 8))
+    rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3] = cost, cost * 3, cost / 3000, cost / 1000
+    rows[:, 4], rows[:, 6], rows[:, 7] = passed, cost / 1e5, 1.0
+    return rows
+
+
+def rate(hits: int, total: int) -> str:
+    p = hits / total if total else float("nan")
+    return f"{p:6.1%} ± {math.sqrt(p * (1 - p) / total) if total else float('nan'):.1%}"
+
+
+# --- coverage ---------------------------------------------------------------------------
+
+COVERED = ("cost", "turns", "duration", "success", "pass_k")
+
+
+def coverage(rng, replications: int, counts=(1, 3, 5), means=PUBLISHED,
+             success=None) -> dict:
+    """(metric, n) -> [hits, total] over arms and replications; plus the verdicts'
+    intervals on every pair's ratio ("ratio", n)."""
+    success = success or {"raw-api": 0.97, "gitea-axi": 0.99, "tea": 0.9, "gitea-mcp": 0.75}
+    tally: dict = {}
+    for _ in range(replications):
+        truth = draw_truth(rng, means, success)
+        for n in counts:
+            cells = {}
+            for i, arm in enumerate(truth.arms):
+                cells[arm] = {t: CellStats(trials(rng, truth, i, t, n), K) for t in range(TASKS)}
+                bounds = dict(zip(ALL_METRICS, intervals(list(cells[arm].values()), level=LEVEL)))
+                true = {"cost": truth.mean(i), "turns": truth.mean(i) / 3000,
+                        "duration": truth.mean(i) / 1000,
+                        "success": float(truth.success[i].mean()),
+                        "pass_k": float((truth.success[i] ** K).mean())}
+                for metric in COVERED:
+                    low, high = bounds[metric]
+                    if low is None:
+                        continue
+                    entry = tally.setdefault((metric, n), [0, 0])
+                    entry[0] += low - 1e-12 <= true[metric] <= high + 1e-12
+                    entry[1] += 1
+            fam = family(truth.arms, alpha=1 - LEVEL, margin=MARGIN)
+            index = {a: i for i, a in enumerate(truth.arms)}
+            for pair in verdicts(cells, fam):
+                if pair["ratio_low"] is None:
+                    continue
+                ratio = truth.mean(index[pair["a"]]) / truth.mean(index[pair["b"]])
+                entry = tally.setdefault(("ratio (each pair)", n), [0, 0])
+                entry[0] += pair["ratio_low"] <= ratio <= pair["ratio_high"]
+                entry[1] += 1
+    return tally
+
+
+# --- verdicts of a fixed sweep ------------------------------------------------------------
+
+def sweep(rng, truth: Truth, n: int, fam) -> tuple[list, int]:
+    cells = {arm: {t: CellStats(trials(rng, truth, i, t, n), K) for t in range(TASKS)}
+             for i, arm in enumerate(truth.arms)}
+    return verdicts(cells, fam), n * TASKS * len(truth.arms)
+
+
+def wrong(pair: dict, truth: Truth) -> str | None:
+    """'direction' or 'equivalence' when the verdict contradicts the suite's truth."""
+    index = {a: i for i, a in enumerate(truth.arms)}
+    ratio = truth.mean(index[pair["a"]]) / truth.mean(index[pair["b"]])
+    verdict = pair["verdict"]
+    if (verdict == A_CHEAPER and ratio >= 1) or (verdict == B_CHEAPER and ratio <= 1):
+        return "direction"
+    if verdict == EQUIVALENT and abs(math.log(ratio)) >= math.log1p(MARGIN):
+        return "equivalence"
+    return None
+
+
+# --- until-decided ----------------------------------------------------------------------
+
+def until_decided(rng, truth: Truth, fam, budget: float, batch: int = 8) -> tuple[list, int]:
+    """The planner's rounds run to the end on simulated trials: (final verdicts,
+    trials spent). A decided pair keeps the verdict it was decided with."""
+    costs: dict = {}
+    cells: dict = {arm: {} for arm in truth.arms}
+    spent, count, final = 0.0, 0, {}
+    index = {a: i for i, a in enumerate(truth.arms)}
+
+    def expected(arm, task):
+        values = costs.get((arm, task))
+        return float(np.mean(values)) if values else float(np.mean(list(PUBLISHED.values())))
+
+    while True:
+        round_ = plan_round(cells, truth.arms, list(range(TASKS)), fam, expected=expected,
+                            budget_left=budget - spent, batch=batch)
+        for state in round_.pairs:
+            if state.status == "decided":
+                final.setdefault((state.a, state.b), state.verdict)
+        if not round_.trials:
+            break
+        touched = set()
+        for trial in round_.trials:
+            if spent + expected(trial.arm, trial.task) > budget:
+                continue
+            row = trials(rng, truth, index[trial.arm], trial.task, 1)
+            costs.setdefault((trial.arm, trial.task), []).append(row[0])
+            spent += row[0][0]
+            count += 1
+            touched.add((trial.arm, trial.task))
+        if not touched:
+            break
+        for arm, task in touched:
+            cells[arm][task] = CellStats(np.array(costs[(arm, task)]), K)
+    last = {(p.a, p.b): p.verdict for p in round_.pairs}
+    return [final.get(pair, last.get(pair)) for pair in fam.pairs], count
+
+
+def ranking_reached(pairs: list) -> bool:
+    found = {(p["a"], p["b"]): p["verdict"] for p in pairs if p}
+    for cheaper, dearer in RANKING:
+        if found.get((cheaper, dearer)) != A_CHEAPER and found.get((dearer, cheaper)) != B_CHEAPER:
+            return False
+    return True
+
+
+def compare_procedures(rng, replications: int, means: dict, *, budget_trials: int = 240,
+                       interaction: float = INTERACTION_SIGMA):
+    """Fixed 1-, 3- and 5-trial sweeps against until-decided on the same truths."""
+    arms = list(means)
+    fam = family(arms, alpha=1 - LEVEL, margin=MARGIN)
+    budget = budget_trials * float(np.mean(list(means.values())))
+    rows = {}
+    for _ in range(replications):
+        truth = draw_truth(rng, means, PUBLISHED_SUCCESS, interaction=interaction)
+        results = {f"fixed {n}": sweep(rng, truth, n, fam) for n in (1, 3, 5)}
+        results["until-decided"] = until_decided(rng, truth, fam, budget)
+        results["until-decided 60%"] = until_decided(rng, truth, fam, budget * 0.6)
+        for name, (pairs, spent) in results.items():
+            row = rows.setdefault(name, {"trials": [], "wrong": 0, "any": 0, "ranking": 0,
+                                         "verdicts": {}})
+            row["trials"].append(spent)
+            mistakes = [wrong(p, truth) for p in pairs if p]
+            row["wrong"] += any(m == "direction" for m in mistakes)
+            row["any"] += any(p and p["verdict"] in (A_CHEAPER, B_CHEAPER) for p in pairs)
+            row["ranking"] += ranking_reached(pairs)
+            for p in pairs:
+                if p:
+                    key = (p["a"], p["b"])
+                    row["verdicts"].setdefault(key, {}).setdefault(p["says"], 0)
+                    row["verdicts"][key][p["says"]] += 1
+    return rows
+
+
+def print_procedures(title: str, rows: dict, replications: int) -> None:
+    print(f"\n{title} ({replications} replications)")
+    for name, row in rows.items():
+        print(f"  {name:>14}: mean trials {np.mean(row['trials']):6.1f}   any wrong-direction "
+              f"{rate(row['wrong'], replications)}   any 'cheaper' {rate(row['any'], replications)}"
+              f"   ranking reached {rate(row['ranking'], replications)}")
+    for name, row in rows.items():
+        print(f"  {name}:")
+        for (a, b), counts in row["verdicts"].items():
+            print(f"    {a} vs {b}: " + ", ".join(f"{v} {c}" for v, c in sorted(counts.items())))
+
+
+def print_coverage(rng, reps: int) -> None:
+    print(f"coverage of the {LEVEL:.0%} intervals ({reps} replications x 4 arms; "
+          "success 97/99/90/75% across arms, spread over tasks)")
+    for (metric, n), (hits, total) in sorted(coverage(rng, reps).items()):
+        print(f"  {metric:>18} at {n} trial(s) per cell: {rate(hits, total)}  ({total} intervals)")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--replications", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--only", choices=["coverage", "verdicts", "equal", "published", "near"])
+    args = parser.parse_args(argv)
+    rng = np.random.default_rng(args.seed)
+    reps = args.replications
+    if args.only in (None, "coverage"):
+        print_coverage(rng, reps)
+    if args.only == "coverage":
+        return
+    wanted = {"verdicts": ("equal", "published", "near")}.get(args.only, (args.only,))
+
+    if args.only is None or "equal" in wanted:
+        equal = {arm: 19000 for arm in PUBLISHED}
+        print_procedures("four equal arms: any arm called cheaper is a false verdict",
+                         compare_procedures(rng, reps, equal, interaction=0.0), reps)
+    if args.only is None or "published" in wanted:
+        print_procedures("the published effects", compare_procedures(rng, reps, PUBLISHED), reps)
+    if args.only is None or "near" in wanted:
+        near = dict(PUBLISHED, **{"gitea-axi": PUBLISHED["raw-api"] * 1.011})
+        print_procedures("a near tie: gitea-axi 1.1% above raw-api",
+                         compare_procedures(rng, reps, near), reps)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,112 @@
+"""The until-decided planner (benchkit/run/decide.py) on cells of known costs, and
+`benchkit run --until-decided` through the CLI."""
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from benchkit.cli import main
+from benchkit.report.verdicts import family
+from benchkit.run.decide import DECIDED, OPEN, OUT_OF_REACH, cost_cells, plan_round
+
+TASKS = [f"t{i}" for i in range(10)]
+
+
+def costs(arm_cost: dict, trials: int, wobble: float = 0.1) -> dict:
+    """(arm, task) -> trial costs: task t costs (t + 1) x the arm's, times a uniform
+    factor 1 +- wobble (seeded per cell)."""
+    return {(arm, t): [c * (i + 1) * (1 + random.Random(f"{arm}{t}{j}").uniform(-wobble, wobble))
+                       for j in range(trials)]
+            for arm, c in arm_cost.items() for i, t in enumerate(TASKS)}
+
+
+def plan(found: dict, arms, budget=1e7, batch=4):
+    fam = family(list(arms), alpha=0.05, margin=0.05)
+    cells = cost_cells(found)
+    return plan_round(cells, list(arms), TASKS, fam, budget_left=budget, batch=batch,
+                      expected=lambda arm, task: sum(found[(arm, task)]) / len(found[(arm, task)]))
+
+
+def test_cells_without_a_sample_come_first():
+    found = costs({"a": 1000, "b": 1000}, 1)
+    del found[("b", "t3")]
+    round_ = plan(found, "ab")
+    assert [(t.arm, t.task) for t in round_.trials] == [("b", "t3")]
+    assert round_.pairs == []
+
+
+def test_a_whole_round_of_repeats_before_the_spread_can_be_pooled():
+    round_ = plan(costs({"a": 1000, "b": 1030}, 1), "ab", batch=4)
+    # About one repeat per degree of freedom the pooled spread still needs, dearest
+    # cells first, whatever the batch.
+    assert len(round_.trials) == 20
+    assert [t.task for t in round_.trials if t.arm == "a"] == TASKS[::-1]
+    (pair,) = round_.pairs
+    assert pair.status == OPEN and "spread" in pair.why
+
+
+def test_a_decided_pair_asks_for_nothing():
+    round_ = plan(costs({"a": 1000, "b": 2000}, 3, wobble=0.02), "ab")
+    (pair,) = round_.pairs
+    assert pair.status == DECIDED and pair.verdict["verdict"] == "a-cheaper"
+    assert round_.trials == []
+    assert "every pair of the headline comparison is decided" in round_.lines()[-1]
+
+
+def test_an_open_pair_asks_for_the_cells_worth_most_per_token():
+    round_ = plan(costs({"a": 1000, "b": 1030}, 5, wobble=0.3), "ab", batch=3)
+    (pair,) = round_.pairs
+    assert pair.status == OPEN
+    assert len(round_.trials) == 3
+    # Dear tasks carry most of the variance of the mean (it grows with the cost squared,
+    # a trial's price only with the cost): the dearest cells first.
+    assert {t.task for t in round_.trials} <= {"t9", "t8"}
+    assert all(t.why == "for a vs b" for t in round_.trials)
+
+
+def test_a_pair_the_budget_cannot_decide_is_out_of_reach():
+    found = costs({"a": 1000, "b": 1060}, 5, wobble=0.3)
+    assert plan(found, "ab", budget=1e9).pairs[0].status == OPEN
+    (pair,) = plan(found, "ab", budget=20_000).pairs
+    assert pair.status == OUT_OF_REACH and "whole budget left" in pair.why
+
+
+@pytest.mark.slow
+def test_until_decided_runs_rounds_and_says_why_it_stops(tmp_path, monkeypatch):
+    for name in ("GITEA_URL", "GITEA_TOKEN", "BENCHKIT_ROOT", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.chdir(tmp_path)
+    arm = str(Path(__file__).resolve().parents[1] / "arms.d/raw-api.yaml")
+    usage = CliRunner().invoke(main, ["run", arm, "--until-decided", "--driver", "replay"])
+    assert usage.exit_code == 2 and "--until-decided takes --budget" in usage.output
+    result = CliRunner().invoke(main, [
+        "run", arm, "--task", "close-csv-export-issue", "--task", "read-open-issue-count",
+        "--until-decided", "--budget", "200000", "--driver", "replay", "--json", "--no-report",
+        "--jobs", "2"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    seen = [json.loads(line) for line in result.stdout.splitlines()]
+    rounds = [e for e in seen if e["event"] == "decide"]
+    assert [len(r["next"]) for r in rounds] == [2, 0]  # one arm: no pair, so one round
+    assert seen[-1]["event"] == "summary" and seen[-1]["ran"] == 2
+    stored = [json.loads(line) for p in (tmp_path / "results/raw-api").glob("*.jsonl")
+              for line in p.read_text().splitlines()]
+    assert [s["jobs"] for s in stored] == [2, 2]
+
+
+def test_until_decided_dry_run_says_what_it_would_spend_first(tmp_path, monkeypatch):
+    for name in ("GITEA_URL", "GITEA_TOKEN", "BENCHKIT_ROOT"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.chdir(tmp_path)
+    arm = str(Path(__file__).resolve().parents[1] / "arms.d/raw-api.yaml")
+    result = CliRunner().invoke(main, [
+        "run", arm, "--task", "read-open-issue-count", "--until-decided", "--budget", "50000",
+        "--driver", "replay", "--dry-run"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert ("until-decided: next: 1 trial(s): raw-api read-open-issue-count (no sample yet"
+            in result.stdout)
+    assert not (tmp_path / "results").exists()
