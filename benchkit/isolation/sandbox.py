@@ -206,14 +206,25 @@ def _hidden_dirs() -> list[str]:
 
 
 def _path_dirs(path: str) -> list[str]:
-    """The curated PATH's directories that a hidden directory would otherwise cover."""
+    """The curated PATH's directories, and the directories its entries resolve into (a
+    tool installed under /home or /tmp, linked from the curated bin), that a hidden
+    directory would otherwise cover."""
     hidden = _hidden_dirs()
+
+    def covered(real: str) -> bool:
+        return any(real == h or real.startswith(h + "/") for h in hidden)
+
     found = []
     for entry in path.split(os.pathsep):
         real = os.path.realpath(entry) if entry else ""
-        if real and os.path.isdir(real) and any(real == h or real.startswith(h + "/")
-                                                for h in hidden):
+        if not (real and os.path.isdir(real)):
+            continue
+        if covered(real):
             found.append(real)
+        for name in sorted(os.listdir(real)):
+            target = os.path.dirname(os.path.realpath(os.path.join(real, name)))
+            if covered(target) and target not in found:
+                found.append(target)
     return found
 
 
