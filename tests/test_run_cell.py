@@ -49,8 +49,9 @@ class Scripted:
 
     name = "claude"
 
-    def __init__(self, script=None, weaken_guard=False, env=None):
+    def __init__(self, script=None, weaken_guard=False, env=None, confine=True):
         self.script = script or []
+        self.confine = confine  # False: the shell runs unconfined (the sample says so)
         self.weaken_guard = weaken_guard
         self.env = env or {}
         self.model = None
@@ -64,7 +65,7 @@ class Scripted:
             request.guard = lambda name, tool_input: ToolDecision(True, "weakened")
         request.env = {**request.env, **self.env}
         with ScriptedModel(self.script, model=request.model) as self.model:
-            return ClaudeDriver(base_url=self.model.url).run(request)
+            return ClaudeDriver(base_url=self.model.url, confine=self.confine).run(request)
 
 
 def context(forge, tree, tmp_path, driver, **suite_changes):

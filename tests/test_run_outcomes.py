@@ -21,17 +21,20 @@ def run_with_fault(forge, cell, ctx, prepared, method, path, times):
 
 
 @pytest.mark.slow
-def test_an_agent_that_kills_its_own_cli_is_crashed_and_charged(forge, tree, tmp_path):
-    """`kill -9 $PPID` from the agent's Bash ends the CLI mid tool call: before, a
-    harness error that `--until` re-ran (a failure erased); now the arm's `crashed`."""
-    driver = Scripted()
+@pytest.mark.parametrize("confine", [True, False], ids=["confined", "unconfined"])
+def test_an_agent_that_kills_its_own_cli_is_crashed_and_charged(forge, tree, tmp_path, confine):
+    """`kill -9 $PPID` from the agent's Bash: before, a harness error that `--until`
+    re-ran (a failure erased). Confined, its own PID namespace hides the CLI and the
+    trial goes on to a charged failure; unconfined, the CLI dies mid tool call and the
+    trial is the arm's `crashed`. Either way the arm is charged."""
+    driver = Scripted(confine=confine)
     ctx = context(forge, tree, tmp_path, driver)
     cell = raw_api_cell(tree)
     prepared = prepare_cell(cell, ctx)
     driver.script = [bash("kill -9 $PPID"), say("unreachable")]
     sample = run_cell(cell, ctx, prepared)
-    assert (sample["outcome"], sample["failure_class"], sample["valid"]) == \
-        ("crashed", "agent-crash", True)
+    expected = ("failed", "checker", True) if confine else ("crashed", "agent-crash", True)
+    assert (sample["outcome"], sample["failure_class"], sample["valid"]) == expected
     assert sample["tool_calls"] == 1
     assert repos_left(forge) == [] and token_in_store(ctx) == []
     assert list(ctx.store.samples()) == [sample]
@@ -76,8 +79,9 @@ def test_a_host_error_on_the_agents_own_request_is_a_harness_error(forge, tree, 
 
 @pytest.mark.slow
 def test_an_agent_whose_background_job_kills_its_cli_later_is_crashed_too(forge, tree, tmp_path):
-    """The kill may come after its call answered: a background job outlives the call."""
-    driver = Scripted()
+    """The kill may come after its call answered: a background job outlives the call.
+    (Unconfined: inside the sandbox the CLI is out of the job's reach, as above.)"""
+    driver = Scripted(confine=False)
     ctx = context(forge, tree, tmp_path, driver)
     cell = raw_api_cell(tree)
     prepared = prepare_cell(cell, ctx)
