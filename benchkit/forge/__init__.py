@@ -111,9 +111,11 @@ class Forge:
         return self.state.log.entries(since)
 
     def inject_fault(self, method: str, path_regex: str, status: int | None = 500, delay: float = 0.0,
-                     drop: bool = False, times: int = 1):
-        """Make the next `times` requests matching method ("*" for any) and path fail."""
-        return self.state.faults.inject(method, path_regex, status=status, delay=delay, drop=drop, times=times)
+                     drop: bool = False, times: int = 1, after: int = 0):
+        """Make the next `times` requests matching method ("*" for any) and path fail,
+        once `after` matching requests have passed (a fault that spares pre-flight)."""
+        return self.state.faults.inject(method, path_regex, status=status, delay=delay, drop=drop,
+                                        times=times, after=after)
 
     def clear_faults(self):
         self.state.faults.clear()

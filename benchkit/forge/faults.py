@@ -15,6 +15,7 @@ class Fault:
     delay: float
     drop: bool
     remaining: int
+    skip: int = 0        # matching requests still to let through before it fires
 
     def matches(self, method: str, path: str) -> bool:
         return self.remaining > 0 and self.method in ("*", method) and bool(self.pattern.search(path))
@@ -26,8 +27,9 @@ class Faults:
         self._faults: list[Fault] = []
 
     def inject(self, method: str, path_regex: str, status: int | None = 500, delay: float = 0.0,
-               drop: bool = False, times: int = 1) -> Fault:
-        fault = Fault(method.upper(), re.compile(path_regex), status, float(delay), bool(drop), int(times))
+               drop: bool = False, times: int = 1, after: int = 0) -> Fault:
+        fault = Fault(method.upper(), re.compile(path_regex), status, float(delay), bool(drop),
+                      int(times), int(after))
         with self._lock:
             self._faults.append(fault)
         return fault
@@ -37,6 +39,9 @@ class Faults:
         with self._lock:
             for fault in self._faults:
                 if fault.matches(method, path):
+                    if fault.skip > 0:
+                        fault.skip -= 1
+                        continue
                     fault.remaining -= 1
                     return fault
             self._faults = [f for f in self._faults if f.remaining > 0]
