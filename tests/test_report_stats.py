@@ -99,7 +99,11 @@ def arm(cost: float, trials: int = 3, tasks: int = 10, wobble: float = 0.02) -> 
 
 
 def test_three_way_verdicts_and_the_method_said():
-    cells = {"cheap": arm(1000), "same": arm(1005), "dear": arm(1400), "fuzzy": arm(1000, wobble=0.5)}
+    # fuzzy's noise must reach its cells' means (a symmetric wobble alone cancels in
+    # them, and the spread between tasks would then see none): each task is 40% off.
+    fuzzy = {t: cell(3, 3, costs=[1000 * (t + 1) * (1 + 0.4 * (-1) ** t) * (1 + 0.5 * (i - 1))
+                                  for i in range(3)]) for t in range(10)}
+    cells = {"cheap": arm(1000), "same": arm(1005), "dear": arm(1400), "fuzzy": fuzzy}
     fam = family(list(cells), alpha=0.05, margin=0.05)
     found = {(p["a"], p["b"]): p for p in verdicts(cells, fam)}
     assert found[("cheap", "dear")]["verdict"] == "a-cheaper"

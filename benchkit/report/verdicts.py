@@ -9,9 +9,9 @@ size at once, so reading the report after every trial, or `benchkit run
 --until-decided` stopping when it is decided, does not inflate the error. The family of
 pairs is Bonferroni-corrected: all pairs, or each arm against a named baseline.
 
-    A cheaper     the whole interval below 0
-    B cheaper     the whole interval above 0
     equivalent    the whole interval inside +-log(1 + margin) (the suite's margin)
+    A cheaper     otherwise, the whole interval below 0
+    B cheaper     otherwise, the whole interval above 0
     undecided     otherwise
 
 `benchkit report` and `benchkit run --until-decided` (benchkit/run/decide.py) both
@@ -134,14 +134,16 @@ def half_width(variance: float, alpha: float, rho: float) -> float:
 
 
 def call(low: float, high: float, margin: float) -> str:
-    """The verdict an interval on theta supports."""
+    """The verdict an interval on theta supports. An interval inside the margin is
+    `equivalent` even when it excludes 0: a difference the suite calls immaterial is
+    not published as one arm being cheaper."""
     delta = math.log1p(margin)
+    if -delta < low and high < delta:
+        return EQUIVALENT
     if high < 0:
         return A_CHEAPER
     if low > 0:
         return B_CHEAPER
-    if -delta < low and high < delta:
-        return EQUIVALENT
     return UNDECIDED
 
 
