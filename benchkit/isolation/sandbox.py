@@ -222,10 +222,21 @@ def _path_dirs(path: str) -> list[str]:
         if covered(real):
             found.append(real)
         for name in sorted(os.listdir(real)):
-            target = os.path.dirname(os.path.realpath(os.path.join(real, name)))
-            if covered(target) and target not in found:
-                found.append(target)
+            for target in _link_dirs(os.path.join(real, name)):
+                if covered(target) and target not in found:
+                    found.append(target)
     return found
+
+
+def _link_dirs(path: str, hops: int = 40) -> list[str]:
+    """The directories a symbolic link's chain passes through, each hop's own (the
+    kernel resolves every one, so each must be visible), ending at the real file's."""
+    dirs = []
+    while os.path.islink(path) and hops > 0:
+        path = os.path.join(os.path.realpath(os.path.dirname(path)), os.readlink(path))
+        dirs.append(os.path.realpath(os.path.dirname(path)))
+        hops -= 1
+    return dirs
 
 
 def _short_tmp() -> str | None:
