@@ -170,3 +170,14 @@ def test_a_version_command_that_fails_is_a_tools_problem(tmp_path):
     [problem], versions = check_tools([arm], TREE.suite)
     assert problem.startswith("arm raw-api: its version command `curl --no-such-flag` failed (exit status 2)")
     assert versions == {}
+
+
+def test_a_confined_probe_sees_only_what_the_agents_shell_sees(ctx, forge, tmp_path, monkeypatch):
+    """A probe leaning on the harness's environment passes unconfined (where the agent's
+    shell would see it too) and fails confined, as the agent's sandboxed shell would."""
+    monkeypatch.setenv("BENCHKIT_TEST_HARNESS_API", forge.api_url)
+    arm = arm_copy(tmp_path, RAW_API, lambda d: d["tool"]["probe"].update(
+        run=d["tool"]["probe"]["run"].replace("{{ api_url }}", "$BENCHKIT_TEST_HARNESS_API")))
+    assert probe_tools([arm], ctx, SEED, confine=False) == []
+    [failure] = probe_tools([arm], ctx, SEED, confine=True)
+    assert "failed: exit status 3:" in failure  # curl: the URL is empty inside

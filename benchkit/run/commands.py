@@ -280,7 +280,7 @@ class _Run:
         seed = tree.seeds[tasks[0].seed] if tasks else next(iter(tree.seeds.values()))
         ctx = self.context(self.checked.arms[0])
         try:
-            return probe_tools(self.checked.arms, ctx, seed)
+            return probe_tools(self.checked.arms, ctx, seed, confine=self.confine)
         finally:
             ctx.client.close()
 

@@ -4,7 +4,9 @@
                                     per run in pre-flight with the arm's environment
     probe_tools(arms, ctx, seed)    every arm's `tool.probe` on one seeded repository,
                                     with exactly the environment, PATH and credentials
-                                    its agent will get; the failures, one message each
+                                    its agent will get (a shell probe of a confined run
+                                    inside the same sandbox; an MCP server with the same
+                                    allowlist); the failures, one message each
 
 A probe fails when it exits non-zero (an MCP tool result marked as an error), prints an
 error line, does not show the seeded repository (no title of a seeded issue in its
@@ -26,9 +28,11 @@ import tempfile
 from pathlib import Path
 
 from benchkit.agent.audit import audit_requests, mint_agent_token, revoke_agent_token
+from benchkit.agent.claude import MCP_PASSED
 from benchkit.errors import HarnessError
 from benchkit.isolation import IsolationError, assemble
 from benchkit.isolation.assembly import MCP_SERVER_NAME
+from benchkit.isolation.sandbox import Sandbox
 
 VERSION_TIMEOUT = 30
 PROBE_TIMEOUT = 60
@@ -71,10 +75,10 @@ def _executable(arm, assembly) -> tuple[list[str], dict]:
 
 # --- the probe -----------------------------------------------------------------------
 
-def probe_tools(arms, ctx, seed) -> list[str]:
+def probe_tools(arms, ctx, seed, *, confine: bool = True) -> list[str]:
     """Probe every arm on one repository of the run's host (`ctx`, a
     benchkit.run.cell.RunContext) freshly seeded with `seed`; the repository is deleted
-    whatever happens."""
+    whatever happens. `confine`: whether the run's shells are sandboxed."""
     from benchkit.gitea import provision
     from benchkit.gitea.repos import discard
     try:
@@ -84,12 +88,12 @@ def probe_tools(arms, ctx, seed) -> list[str]:
         return [f"cannot seed a repository for the tool probes: {ctx.client.scrub(str(error))}"]
     try:
         return [problem for arm in arms
-                if (problem := probe_arm(arm, ctx, repo, seed)) is not None]
+                if (problem := probe_arm(arm, ctx, repo, seed, confine)) is not None]
     finally:
         discard(ctx.client, repo)
 
 
-def probe_arm(arm, ctx, repo, seed) -> str | None:
+def probe_arm(arm, ctx, repo, seed, confine: bool = True) -> str | None:
     """Why the arm's probe failed, or None when it passed."""
     token, token_id = ctx.client.token, None
     try:
@@ -98,13 +102,14 @@ def probe_arm(arm, ctx, repo, seed) -> str | None:
     except HarnessError as error:
         return f"arm {arm.id}: cannot prepare its probe: {ctx.client.scrub(str(error))}"
     try:
-        return _probe(arm, ctx, repo, seed, token, token_id)
+        return _probe(arm, ctx, repo, seed, token, token_id, confine)
     finally:
         if token_id is not None:
             revoke_agent_token(ctx.client.url, ctx.client.token, token_id)
 
 
-def _probe(arm, ctx, repo, seed, token: str, token_id: str | None) -> str | None:
+def _probe(arm, ctx, repo, seed, token: str, token_id: str | None,
+           confine: bool) -> str | None:
     client = ctx.client
     with tempfile.TemporaryDirectory(prefix="benchkit-probe-") as workdir:
         try:
@@ -112,7 +117,8 @@ def _probe(arm, ctx, repo, seed, token: str, token_id: str | None) -> str | None
                                 token=token, owner=repo.owner, repo=repo.name,
                                 user=client.user, workdir=Path(workdir))
             with assembly:
-                call, ok, output = _call(arm, assembly, Path(workdir))
+                host_url = client.url if confine else None
+                call, ok, output = _call(arm, assembly, Path(workdir), host_url)
         except IsolationError as error:
             return str(error)
     said = f"arm {arm.id}: its probe `{_redacted(call, token, client.token)}`"
@@ -147,22 +153,35 @@ def _requests_problem(arm, said: str, log: list, token_id: str) -> str | None:
     return None
 
 
-def _call(arm, assembly, workdir: Path) -> tuple[str, bool, str]:
-    """(the call as shown, whether it succeeded, its output)."""
+def _call(arm, assembly, workdir: Path, host_url: str | None) -> tuple[str, bool, str]:
+    """(the call as shown, whether it succeeded, its output). `host_url`: the host a
+    confined shell may reach; None runs the shell unconfined, as --unconfined does."""
     probe = assembly.probe
     if arm.tool["kind"] == "shell":
-        return _run_shell(probe["run"], assembly, workdir)
+        return _run_shell(probe["run"], assembly, workdir, host_url)
     return _call_mcp(probe["tool"], probe.get("input") or {}, assembly)
 
 
-def _run_shell(command: str, assembly, workdir: Path) -> tuple[str, bool, str]:
+def _run_shell(command: str, assembly, workdir: Path, host_url: str | None
+               ) -> tuple[str, bool, str]:
     decision = assembly.guard.decide(command)
     if not decision.allowed:
         return command, False, f"the arm's guard denies it: {decision.reason}"
-    env = assembly.agent_env()
-    shell = env.get("SHELL") or shutil.which("bash") or "/bin/bash"
+    if host_url is None:
+        env = assembly.agent_env()
+        return _shell(command, [env.get("SHELL") or shutil.which("bash") or "/bin/bash", "-c"],
+                      env, workdir)
+    with tempfile.TemporaryDirectory(prefix="benchkit-probe-sandbox-") as scratch, \
+            Sandbox(Path(scratch) / "sandbox", workdir=workdir, home=Path(scratch) / "home",
+                    tmp=Path(scratch) / "tmp", env=dict(assembly.env),
+                    host_url=host_url) as sandbox:
+        return _shell(command, [str(sandbox.prefix)], {}, workdir)
+
+
+def _shell(command: str, argv: list[str], env: dict, workdir: Path) -> tuple[str, bool, str]:
+    """Run `argv + [command]`: the agent's shell, or the sandbox's prefix around it."""
     try:
-        done = subprocess.run([shell, "-c", command], env=env, cwd=workdir,
+        done = subprocess.run([*argv, command], env=env, cwd=workdir,
                               stdin=subprocess.DEVNULL, capture_output=True, text=True,
                               timeout=PROBE_TIMEOUT)
     except subprocess.TimeoutExpired:
@@ -179,7 +198,7 @@ def _call_mcp(name: str, arguments: dict, assembly) -> tuple[str, bool, str]:
     with tempfile.TemporaryFile("w+") as errlog:
         try:
             error, output = asyncio.run(asyncio.wait_for(
-                _mcp_call(server, {**assembly.agent_env(), **server["env"]}, name, arguments,
+                _mcp_call(server, _mcp_env(assembly, server), name, arguments,
                           errlog), PROBE_TIMEOUT))
         except Exception as exc:  # noqa: BLE001 - any way the server fails is the probe's
             errlog.seek(0)
@@ -187,6 +206,13 @@ def _call_mcp(name: str, arguments: dict, assembly) -> tuple[str, bool, str]:
             reason = "no answer in time" if isinstance(exc, TimeoutError) else _describe(exc)
             return shown, False, f"the MCP server failed ({reason}){': ' + detail if detail else ''}"
     return shown, not error, output
+
+
+def _mcp_env(assembly, server: dict) -> dict:
+    """What the Claude driver's trampoline leaves an MCP server: MCP_PASSED of the
+    agent's environment and the server's declared variables."""
+    env = assembly.agent_env()
+    return {**{key: env[key] for key in MCP_PASSED if key in env}, **server["env"]}
 
 
 async def _mcp_call(server: dict, env: dict, name: str, arguments: dict, errlog):
