@@ -47,11 +47,11 @@ def forms(secret: str) -> tuple[str, ...]:
                         key=len, reverse=True))
 
 
-def scrub(text: str, secrets: Iterable[str]) -> str:
+def scrub(text: str, secrets: Iterable[str], placeholder: str = SCRUBBED) -> str:
     """Replace every form of each non-empty secret."""
     spellings = {form for secret in secrets if secret for form in forms(secret)}
     for form in sorted(spellings, key=len, reverse=True):
-        text = text.replace(form, SCRUBBED)
+        text = text.replace(form, placeholder)
     return text
 
 

@@ -33,6 +33,7 @@ from benchkit.errors import HarnessError
 from benchkit.isolation import IsolationError, assemble
 from benchkit.isolation.assembly import MCP_SERVER_NAME
 from benchkit.isolation.sandbox import Sandbox
+from benchkit.scrub import scrub
 
 VERSION_TIMEOUT = 30
 PROBE_TIMEOUT = 60
@@ -241,7 +242,5 @@ def _shown(text: str, *secrets: str) -> str:
 
 
 def _redacted(text: str, *secrets: str) -> str:
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "[token]")
-    return text
+    """Tokens out of a message, in every form benchkit.scrub knows."""
+    return scrub(text, secrets, placeholder="[token]")
