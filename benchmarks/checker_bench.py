@@ -11,12 +11,12 @@ import argparse
 import copy
 from pathlib import Path
 
+from _timing import timed
+
 from benchkit.scoring import check, diff
 from benchkit.spec import load_seed
 from benchkit.spec.expectation import expected_state, ground_truth
 from benchkit.spec.task import load_task
-
-from _timing import timed
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -18,10 +18,9 @@ import sys
 from pathlib import Path
 
 import yaml
+from _timing import timed
 
 from benchkit.isolation import Guard
-
-from _timing import timed
 
 ROOT = Path(__file__).resolve().parent.parent
 

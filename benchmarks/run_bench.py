@@ -71,7 +71,7 @@ def compare(name: str, forge: Forge, scratch: Path, jobs: int, driver: str, env:
     parallel = run(forge, scratch / f"{driver}-{jobs}" / "results", jobs, driver, env)
     overhead = (sequential["wall"] - sequential["agent"]) / len(TASKS)
     print(f"{name}: {len(TASKS)} cells, one trial each")
-    for label, result in ((f"--jobs 1", sequential), (f"--jobs {jobs}", parallel)):
+    for label, result in (("--jobs 1", sequential), (f"--jobs {jobs}", parallel)):
         print(f"  {label:9} {result['wall']:6.1f} s wall, {result['samples']} samples "
               f"{result['outcomes']}, agent time {result['agent']:.1f} s")
     print(f"  parallel/sequential: {parallel['wall'] / sequential['wall']:.2f}; "

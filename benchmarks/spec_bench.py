@@ -16,10 +16,9 @@ import tempfile
 from pathlib import Path
 
 import yaml
+from _timing import timed
 
 from benchkit.spec import load_seed, load_tree
-
-from _timing import timed
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -7,8 +7,14 @@ from pathlib import Path
 import pytest
 import requests
 
-from benchkit.agent.audit import (audit_offered, audit_requests, audit_transcript,
-                                  fetch_request_log, mint_agent_token, revoke_agent_token)
+from benchkit.agent.audit import (
+    audit_offered,
+    audit_requests,
+    audit_transcript,
+    fetch_request_log,
+    mint_agent_token,
+    revoke_agent_token,
+)
 from benchkit.errors import HostError
 from benchkit.isolation import Guard
 from benchkit.spec import load_arm

@@ -7,8 +7,16 @@ import time
 
 import requests
 
-from benchkit.agent.scripted import (AUXILIARY_USAGE, END_OF_SCRIPT, ScriptedModel, bash,
-                                     estimate_usage, say, stall, tool)
+from benchkit.agent.scripted import (
+    AUXILIARY_USAGE,
+    END_OF_SCRIPT,
+    ScriptedModel,
+    bash,
+    estimate_usage,
+    say,
+    stall,
+    tool,
+)
 
 
 def post(model, body, timeout=10):

@@ -7,7 +7,6 @@ import json
 import subprocess
 
 import pytest
-
 from test_forge_api import Api, R, branch_with_file
 
 

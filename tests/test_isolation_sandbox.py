@@ -16,7 +16,6 @@ import pytest
 from click.testing import CliRunner
 
 from benchkit.cli import main
-
 from benchkit.isolation import sandbox as sandbox_module
 from benchkit.isolation.sandbox import Sandbox, SandboxError, bridge_target, missing, probe
 from benchkit.scrub import SCRUBBED, environment_secrets, scrub

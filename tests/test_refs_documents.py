@@ -4,14 +4,20 @@ suite; a broken one fails with FILE:LINE problems; targets re-render on decoys."
 from pathlib import Path
 
 import pytest
+from shipped import REFERENCE_IDS, scored_ids
 
 from benchkit.agent.replay import NULL_ANSWER, null_reference
 from benchkit.spec.loader import SpecError
 from benchkit.spec.models import load_arm, load_tree
-from benchkit.spec.reference import (Step, TaskReference, load_reference, reference_for,
-                                     render_answer, render_step, render_value)
-
-from shipped import REFERENCE_IDS, scored_ids
+from benchkit.spec.reference import (
+    Step,
+    TaskReference,
+    load_reference,
+    reference_for,
+    render_answer,
+    render_step,
+    render_value,
+)
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 VERIFIED = {"raw-api", "gitea-mcp-pypi"}

@@ -9,13 +9,12 @@ import threading
 from pathlib import Path
 
 import pytest
+import test_refs_raw_api as raw_api  # its verdict: a reference played on a seeded repository
+from shipped import replay_params
 
 from benchkit.forge import Forge
 from benchkit.gitea import Client
 from benchkit.spec.reference import load_reference
-
-import test_refs_raw_api as raw_api  # its verdict: a reference played on a seeded repository
-from shipped import replay_params
 
 mcp = pytest.importorskip("mcp")
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402

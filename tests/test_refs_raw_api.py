@@ -6,6 +6,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from shipped import replay_params
 
 from benchkit.agent.replay import context_for
 from benchkit.forge import Forge
@@ -13,8 +14,6 @@ from benchkit.gitea import Client, delete_repo, provision, snapshot
 from benchkit.scoring.checker import check
 from benchkit.spec.models import load_tree
 from benchkit.spec.reference import load_reference, render_answer, render_step
-
-from shipped import replay_params
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 TREE = load_tree(CHECKOUT)

@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_report_trials import CHROMIUM, assert_replay_leads, first_screen
 
 from benchkit.run.loop import select_cells
-from test_report_trials import CHROMIUM, assert_replay_leads, first_screen
 from benchkit.spec.models import load_tree
 from benchkit.spec.reference import reference_for
 

@@ -6,8 +6,14 @@ from statistics import NormalDist
 
 import pytest
 
-from benchkit.report.stats import (CellStats, intervals, mean_variance, pass_hat, rate_interval,
-                                   t_quantile)
+from benchkit.report.stats import (
+    CellStats,
+    intervals,
+    mean_variance,
+    pass_hat,
+    rate_interval,
+    t_quantile,
+)
 from benchkit.report.verdicts import family, verdicts
 
 Z2 = NormalDist().inv_cdf(0.975) ** 2

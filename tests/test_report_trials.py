@@ -17,8 +17,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from test_report_html import CHROMIUM, Browser, read_png, near, rgb
+from test_report_html import CHROMIUM, Browser, near, read_png, rgb
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed")]

@@ -4,8 +4,16 @@ model): the agent killing its own CLI, the audit's evidence unreadable, the host
 failing the agent's own request."""
 
 import pytest
-from test_run_cell import (Scripted, context, curl, private_dirs, raw_api_cell, repos_left,  # noqa: F401
-                           token_in_store, tree)
+from test_run_cell import (  # noqa: F401
+    Scripted,
+    context,
+    curl,
+    private_dirs,
+    raw_api_cell,
+    repos_left,
+    token_in_store,
+    tree,
+)
 
 from benchkit.agent.scripted import bash, say, stall
 from benchkit.run.cell import prepare_cell, run_cell

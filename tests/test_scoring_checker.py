@@ -5,7 +5,8 @@ import copy
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from benchkit.scoring import check, diff, normalise
 from benchkit.scoring.checker import NotScorable, fact_matches, match_facts, normalise_answer

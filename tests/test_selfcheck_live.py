@@ -11,12 +11,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from shipped import REFERENCE_IDS
 
 from benchkit.run.selfcheck import PROBLEMS, Control, TaskCheck, judge, validate_live
 from benchkit.spec.models import load_tree
 from benchkit.spec.reference import reference_for
-
-from shipped import REFERENCE_IDS
 
 pytestmark = pytest.mark.slow
 

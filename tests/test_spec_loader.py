@@ -3,8 +3,14 @@
 import pytest
 
 from benchkit.spec.loader import (
-    Problem, SpecError, display_path, format_path, read_document, schema_problems,
-    with_defaults)
+    Problem,
+    SpecError,
+    display_path,
+    format_path,
+    read_document,
+    schema_problems,
+    with_defaults,
+)
 
 
 def write(tmp_path, text, name="doc.yaml"):

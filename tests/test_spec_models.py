@@ -6,11 +6,9 @@ from pathlib import Path
 import jinja2
 import pytest
 import yaml
-
-from benchkit.spec import (
-    SpecError, find_root, load_arm, load_seed, load_suite, load_tree, render)
-
 from shipped import REFERENCE_IDS
+
+from benchkit.spec import SpecError, find_root, load_arm, load_seed, load_suite, load_tree, render
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 

@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from shipped import REFERENCE_IDS
 
 from benchkit.cli import main
-
-from shipped import REFERENCE_IDS
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 

@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from shipped import REFERENCE_SUITE as REFERENCE
 
 from benchkit.cli import main
 from benchkit.spec.task import load_task
-
-from shipped import REFERENCE_SUITE as REFERENCE
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 TASK_FILES = sorted((CHECKOUT / "tasks.d").glob("*.yaml"))

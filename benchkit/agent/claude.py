@@ -42,12 +42,20 @@ import time
 import uuid
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
-from claude_agent_sdk import (ClaudeAgentOptions, CLIConnectionError, HookMatcher,
-                              PermissionResultAllow, PermissionResultDeny, ProcessError,
-                              ResultError, SystemMessage, query)
+from claude_agent_sdk import (
+    ClaudeAgentOptions,
+    CLIConnectionError,
+    HookMatcher,
+    PermissionResultAllow,
+    PermissionResultDeny,
+    ProcessError,
+    ResultError,
+    SystemMessage,
+    query,
+)
 
 from benchkit.isolation.sandbox import Sandbox, SandboxError
 from benchkit.scrub import environment_secrets
@@ -135,7 +143,7 @@ class ClaudeDriver:
         cwd.mkdir(parents=True, exist_ok=True)
         recorder = Recorder(secrets=(*request.secrets, *self.secrets))
         stderr_tail: deque[str] = deque(maxlen=40)
-        started, clock = datetime.now(timezone.utc), time.monotonic()
+        started, clock = datetime.now(UTC), time.monotonic()
         sandbox = self._sandbox(request, marker, scratch, cwd)
         try:
             if sandbox is not None:
@@ -304,7 +312,7 @@ class ClaudeDriver:
             duration_s=round(duration, 3),
             cost_usd=result.total_cost_usd if result is not None else None,
             answer=answer, stop=stop, error=error, transcript=recorder.finish(),
-            started=started, finished=datetime.now(timezone.utc),
+            started=started, finished=datetime.now(UTC),
             tools_offered=recorder.tools_offered, api_error_status=status)
 
 

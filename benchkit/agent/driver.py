@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import os
 import signal
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 # How a run can stop. The cell runner maps them to outcomes: end -> checked,
 # turn-cap -> confused, backstop -> hung, the rest -> harness error.

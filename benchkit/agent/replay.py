@@ -11,12 +11,11 @@ CLI sent and the model returned (docs/replay.md), and the run is marked as estim
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from benchkit.agent.driver import AgentRequest, AgentRun, zero_usage
 from benchkit.agent.scripted import ScriptedModel, ToolCall, Turn, estimate_usage
-from benchkit.spec.reference import (Reference, TaskReference, excerpt, render_answer,
-                                     render_step)
+from benchkit.spec.reference import Reference, TaskReference, excerpt, render_answer, render_step
 
 NULL_ANSWER = "I made no changes."
 
@@ -167,7 +166,7 @@ class ReplayDriver:
 
 def _not_run(why: str) -> AgentRun:
     """A run that never started: the cell runner records it as a harness error."""
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     return AgentRun(usage=zero_usage(), usage_by_model={}, turns=0, duration_s=0.0,
                     cost_usd=None, answer=None, stop="startup-error", error=why,
                     transcript=[{"event": "stop", "stop": "startup-error", "error": why}],

@@ -21,9 +21,10 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 # Usage figures one response reports, in the API's own snake_case names.
 USAGE_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
@@ -167,7 +168,7 @@ class ScriptedModel:
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}"
 
-    def start(self) -> "ScriptedModel":
+    def start(self) -> ScriptedModel:
         self._thread.start()
         return self
 
@@ -176,7 +177,7 @@ class ScriptedModel:
         self._server.shutdown()
         self._server.server_close()
 
-    def __enter__(self) -> "ScriptedModel":
+    def __enter__(self) -> ScriptedModel:
         return self.start()
 
     def __exit__(self, *exc) -> None:

@@ -17,8 +17,15 @@ from __future__ import annotations
 
 import json
 
-from claude_agent_sdk import (AssistantMessage, ResultMessage, SystemMessage, TextBlock,
-                              ToolResultBlock, ToolUseBlock, UserMessage)
+from claude_agent_sdk import (
+    AssistantMessage,
+    ResultMessage,
+    SystemMessage,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
 
 from benchkit.scrub import scrub
 

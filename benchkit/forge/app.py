@@ -17,8 +17,17 @@ from starlette.routing import Route
 
 # These register their routes on import; pull_branches comes last, so that its
 # /pulls/{base}/{head} shadows none of the /pulls/{index}/... routes.
-from . import admin, githttp, issues, pulls, relations, repos, review_requests, swagger  # noqa: F401
-from . import pull_branches  # noqa: F401
+from . import (  # noqa: F401
+    admin,
+    githttp,
+    issues,
+    pull_branches,  # noqa: F401
+    pulls,
+    relations,
+    repos,
+    review_requests,
+    swagger,
+)
 from .faults import Faults
 from .indexer import Indexer
 from .render import Render

@@ -4,7 +4,7 @@ import re
 from datetime import datetime
 
 from .store import now
-from .web import INT64_MAX, F, ApiError, empty, invalid, listing, not_found, respond, route
+from .web import INT64_MAX, ApiError, F, empty, invalid, listing, not_found, respond, route
 
 COLOR = re.compile(r"^#?([0-9a-fA-F]{6}|[0-9a-fA-F]{3})$")
 

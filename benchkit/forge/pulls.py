@@ -7,7 +7,7 @@ from .hunks import cut_around_line, unchanged_line_patch
 from .issues import CREATE_ISSUE, EDIT_ISSUE, apply_edit, labels_by_ids, new_issue
 from .render import changed_files, is_draft, ts
 from .store import blob_sha, now
-from .web import INT64_MAX, F, ApiError, empty, invalid, listing, not_found, respond, route, text
+from .web import INT64_MAX, ApiError, F, empty, invalid, listing, not_found, respond, route, text
 
 MERGE_STYLES = ("merge", "rebase", "rebase-merge", "squash", "fast-forward-only", "manually-merged")
 REVIEW_EVENTS = ("APPROVED", "REQUEST_CHANGES", "COMMENT")

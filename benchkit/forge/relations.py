@@ -2,7 +2,7 @@
 their inverse ("blocks"), pins, and deleting an issue."""
 
 from .issues import render_issue
-from .web import F, ApiError, empty, listing, not_found, respond, route
+from .web import ApiError, F, empty, listing, not_found, respond, route
 
 META = [F("owner"), F("repo", go="Name"), F("index", int)]  # Gitea's IssueMeta
 

@@ -6,7 +6,7 @@ import re
 
 from .render import UNSIGNED
 from .store import blob_sha, now
-from .web import F, ApiError, empty, invalid, listing, not_found, respond, route, text
+from .web import ApiError, F, empty, invalid, listing, not_found, respond, route, text
 
 REPO_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 RESERVED = {".", "..", "-", "assets", "api", "avatars", "user", "org", "explore", "repo", "swagger"}

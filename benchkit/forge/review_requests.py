@@ -3,7 +3,7 @@ placeholder in state REQUEST_REVIEW until the reviewer submits one."""
 
 from .pulls import find_pull, head_sha
 from .store import now
-from .web import F, ApiError, empty, respond, route
+from .web import ApiError, F, empty, respond, route
 
 REQUEST = [F("reviewers", "strs"), F("team_reviewers", "strs")]
 

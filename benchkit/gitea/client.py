@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 from urllib.parse import quote, urlsplit
 
 import requests
@@ -68,7 +69,7 @@ class Client:
     def __repr__(self) -> str:  # never the token
         return f"Client({self.url!r})"
 
-    def __enter__(self) -> "Client":
+    def __enter__(self) -> Client:
         return self
 
     def __exit__(self, *exc) -> None:

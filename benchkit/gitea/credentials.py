@@ -8,9 +8,9 @@ is only used for the host it was made for, so a token is never sent to another h
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
 
 import yaml
 

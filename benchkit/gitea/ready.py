@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from benchkit.errors import HostError, ReadinessError
 from benchkit.gitea.client import Client, GiteaError

@@ -8,7 +8,7 @@ import re
 import secrets
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from benchkit.errors import HostError
 from benchkit.gitea.client import Client, GiteaError, repo_path
@@ -41,7 +41,7 @@ class Repo:
 
 
 def unique_name(prefix: str) -> str:
-    stamp = datetime.now(timezone.utc).strftime(STAMP)
+    stamp = datetime.now(UTC).strftime(STAMP)
     return f"{prefix}{stamp}-{secrets.token_hex(3)}"
 
 
@@ -52,7 +52,7 @@ def created_at(name: str, prefix: str) -> datetime | None:
     match = SUFFIX.fullmatch(name[len(prefix):])
     if not match:
         return None
-    return datetime.strptime(match.group(1), STAMP).replace(tzinfo=timezone.utc)
+    return datetime.strptime(match.group(1), STAMP).replace(tzinfo=UTC)
 
 
 def create_repo(client: Client, prefix: str) -> tuple[Repo, str]:

@@ -33,7 +33,7 @@ from benchkit.gitea.tools import ToolUnavailable, built
 
 BINARY_ENV = "BENCHKIT_GITEA"  # another Gitea binary (its directory must hold templates/, options/)
 START_TIMEOUT = 120.0  # a cold SQLite migration on a slow, shared machine
-_RUNNING: set["Gitea"] = set()
+_RUNNING: set[Gitea] = set()
 
 APP_INI = """\
 APP_NAME = benchkit test Gitea
@@ -118,7 +118,7 @@ class Gitea:
         self._token_names: dict[str, tuple[str, str]] = {}  # token -> (user, token name)
 
     # -- lifecycle ----------------------------------------------------------------
-    def start(self) -> "Gitea":
+    def start(self) -> Gitea:
         started = time.monotonic()
         self.work = Path(tempfile.mkdtemp(prefix="benchkit-gitea-"))
         _RUNNING.add(self)
@@ -156,7 +156,7 @@ class Gitea:
             shutil.rmtree(work, ignore_errors=True)
         _RUNNING.discard(self)
 
-    def __enter__(self) -> "Gitea":
+    def __enter__(self) -> Gitea:
         return self.start()
 
     def __exit__(self, *exc) -> None:

@@ -59,7 +59,7 @@ class Assembly:
     def allowed_binaries(self) -> tuple[str, ...]:
         return self.guard.allowed_binaries
 
-    def setup(self) -> "Assembly":
+    def setup(self) -> Assembly:
         """Write the credential files, make the bin directory, run the set-up commands.
         Idempotent; on failure everything made so far is removed again."""
         if self._ready:
@@ -112,7 +112,7 @@ class Assembly:
             shutil.rmtree(self.harness_dir, ignore_errors=True)
         self._ready = False
 
-    def __enter__(self) -> "Assembly":
+    def __enter__(self) -> Assembly:
         return self.setup()
 
     def __exit__(self, *exc) -> None:

@@ -113,13 +113,13 @@ class Sandbox:
         env.update(self.env)  # the arm's own (tea's HOME, its PATH) win
         return env
 
-    def __enter__(self) -> "Sandbox":
+    def __enter__(self) -> Sandbox:
         return self.start()
 
     def __exit__(self, *exc) -> None:
         self.stop()
 
-    def start(self) -> "Sandbox":
+    def start(self) -> Sandbox:
         reason = missing()
         if reason:
             raise SandboxError(reason)

@@ -18,9 +18,9 @@ from collections import Counter, defaultdict
 
 import numpy as np
 
-from benchkit.report.load import Sample, StoreContents
 from benchkit.cost import COMPONENTS
 from benchkit.fingerprint import arm_fingerprint
+from benchkit.report.load import Sample, StoreContents
 from benchkit.report.matrix import SCORED_TIERS, Matrix
 from benchkit.report.stats import ALL_METRICS, COST, LEVEL, SUCCESS, CellStats, intervals, mean_of
 from benchkit.report.verdicts import family, verdicts

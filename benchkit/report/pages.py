@@ -14,8 +14,15 @@ from collections import defaultdict
 from pathlib import Path
 
 from benchkit.report.render import render_page
-from benchkit.report.trials import (PASSED, TRIALS, failures_first, load_trials, summary,
-                                    tokens, trial_view)
+from benchkit.report.trials import (
+    PASSED,
+    TRIALS,
+    failures_first,
+    load_trials,
+    summary,
+    tokens,
+    trial_view,
+)
 
 
 def write_pages(store_dir, reports_dir, report: dict) -> int:

@@ -9,8 +9,7 @@ import click
 
 from benchkit.cli import BadInput
 from benchkit.report.load import OUTCOMES
-from benchkit.report.trials import (find_trial, list_lines, load_trials, trial_lines,
-                                    trial_view)
+from benchkit.report.trials import find_trial, list_lines, load_trials, trial_lines, trial_view
 
 
 @click.command()

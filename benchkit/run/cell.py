@@ -22,21 +22,28 @@ import re
 import shutil
 import tempfile
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from benchkit.spec.reference import no_reference
-from benchkit.agent.audit import (audit_host_errors, audit_offered, audit_requests,
-                                  audit_transcript, fetch_request_log, mint_agent_token,
-                                  revoke_agent_token)
+from benchkit.agent.audit import (
+    audit_host_errors,
+    audit_offered,
+    audit_requests,
+    audit_transcript,
+    fetch_request_log,
+    mint_agent_token,
+    revoke_agent_token,
+)
 from benchkit.agent.driver import AgentRequest, AgentRun, Driver, zero_usage
 from benchkit.agent.transcript import counts, tool_calls
 from benchkit.errors import HarnessError, HostError, ReadinessError, SeedError
 from benchkit.fingerprint import fingerprint
 from benchkit.isolation import IsolationError, assemble
 from benchkit.scrub import environment_secrets
+from benchkit.spec.reference import no_reference
 from benchkit.store import Store
 
 log = logging.getLogger(__name__)
@@ -408,7 +415,7 @@ def _blank_sample(cell: Cell, ctx: RunContext) -> dict:
     return {
         "schema_version": SCHEMA_VERSION, "id": uuid.uuid4().hex, "arm": arm.id,
         "task": task.id, "tier": task.tier, "scored": task.scored, "trial": cell.trial,
-        "started_at": datetime.now(timezone.utc).isoformat(), "duration_s": 0.0,
+        "started_at": datetime.now(UTC).isoformat(), "duration_s": 0.0,
         "driver": ctx.driver.name, "model": ctx.run_model, "temperature": None,
         "outcome": "harness-error", "failure_class": "harness", "valid": True,
         "differences": [], "usage": zero_usage(), "usage_by_model": {},

@@ -24,8 +24,16 @@ import math
 from dataclasses import dataclass, field, replace
 
 from benchkit.report.stats import LEVEL, CellStats
-from benchkit.report.verdicts import (MIN_DF, UNDECIDED, Family, compare, evidence, family,
-                                      half_width, spread)
+from benchkit.report.verdicts import (
+    MIN_DF,
+    UNDECIDED,
+    Family,
+    compare,
+    evidence,
+    family,
+    half_width,
+    spread,
+)
 
 DECIDED, OUT_OF_REACH, OPEN = "decided", "out of reach", "open"
 

@@ -22,9 +22,9 @@ import signal
 import threading
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Callable
 
 from benchkit.agent.driver import kill_marked
 from benchkit.cost import COMPONENTS, components, cost
@@ -104,7 +104,7 @@ class Ledger:
         self.cell_cost: dict = {}  # (arm, task) -> [sum, count]
         self.arm_cost: dict = {}   # arm -> [sum, count]
 
-    def load(self, store: Store) -> "Ledger":
+    def load(self, store: Store) -> Ledger:
         for arm_id in sorted({arm for arm, _ in self.current}):
             for sample in store.samples(arm=arm_id):
                 self.add(sample)

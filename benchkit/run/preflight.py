@@ -24,9 +24,9 @@ import fnmatch
 import os
 import shutil
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Mapping
 
 # Environment variables the Claude Code CLI accepts as credentials (or as a route that
 # needs none of ours: a proxy, Bedrock, Vertex).
@@ -147,8 +147,8 @@ def choose_tasks(tree, patterns, tiers, problems) -> list:
 
 
 def _references(arms, root, problems) -> dict:
-    from benchkit.spec.reference import reference_for
     from benchkit.spec import SpecError
+    from benchkit.spec.reference import reference_for
     references = {}
     for arm in arms:
         try:

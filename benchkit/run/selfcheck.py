@@ -23,10 +23,10 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable
 
 from benchkit.agent.replay import ReplayDriver, null_reference
 from benchkit.errors import HarnessError
@@ -157,8 +157,8 @@ def _tasks(tree, reference, task_ids, self_review: bool, arm):
     """The tasks to prove: the chosen ones, else every scored task and any other one the
     reference covers, so long as it means something on this host and arm."""
     if task_ids:
-        from benchkit.spec.loader import SpecError
         from benchkit.run.preflight import choose_tasks
+        from benchkit.spec.loader import SpecError
         problems = []
         chosen = choose_tasks(tree, task_ids, (), problems)  # ids or globs
         if problems:

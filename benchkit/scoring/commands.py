@@ -19,7 +19,8 @@ import jsonschema
 
 from benchkit import SCHEMA_DIR
 from benchkit.cli import EXIT_FAILED, reported
-from benchkit.scoring.checker import NotScorable, check as check_task
+from benchkit.scoring.checker import NotScorable
+from benchkit.scoring.checker import check as check_task
 from benchkit.scoring.state import StateError
 from benchkit.spec.expectation import ExpectationError, expected_state, ground_truth
 from benchkit.spec.models import find_root, load_seed

@@ -9,10 +9,26 @@ schema's defaults and raises one SpecError listing every Problem (`FILE:LINE: me
 """
 
 from benchkit.spec.loader import (
-    Document, Problem, SpecError, display_path, load_document, read_document, schema)
+    Document,
+    Problem,
+    SpecError,
+    display_path,
+    load_document,
+    read_document,
+    schema,
+)
 from benchkit.spec.models import (
-    Arm, Seed, Suite, Tree, find_root, load_arm, load_seed, load_suite, load_tree,
-    validate_paths)
+    Arm,
+    Seed,
+    Suite,
+    Tree,
+    find_root,
+    load_arm,
+    load_seed,
+    load_suite,
+    load_tree,
+    validate_paths,
+)
 from benchkit.spec.templates import CONTEXT_NAMES, render
 
 __all__ = [

@@ -11,9 +11,16 @@ import click
 
 from benchkit.cli import fail
 from benchkit.spec.loader import SpecError, display_path
-from benchkit.spec.models import (find_root, load_arms, load_seeds, load_tasks, load_tree,
-                                  validate_paths)
+from benchkit.spec.models import (
+    find_root,
+    load_arms,
+    load_seeds,
+    load_tasks,
+    load_tree,
+    validate_paths,
+)
 from benchkit.spec.reference import load_reference, no_reference, reference_path
+
 
 @click.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))

@@ -14,8 +14,16 @@ from pathlib import Path
 
 from benchkit import PACKAGE_DIR, SCHEMA_DIR
 from benchkit.fingerprint import arm_fingerprint, fingerprint
-from benchkit.spec.loader import (Document, Problem, SpecError, declared_schema, load_document,
-                                  read_document, sort_problems, strings)
+from benchkit.spec.loader import (
+    Document,
+    Problem,
+    SpecError,
+    declared_schema,
+    load_document,
+    read_document,
+    sort_problems,
+    strings,
+)
 from benchkit.spec.templates import CONTEXT_NAMES, template_problem
 
 YAML_SUFFIXES = (".yaml", ".yml")

@@ -51,7 +51,7 @@ class TaskReference:
     answer: str | None = None
     unsupported: str | None = None  # why the arm's tool cannot do the task
 
-    def retargeted(self, seed) -> "TaskReference | None":
+    def retargeted(self, seed) -> TaskReference | None:
         """The same steps aimed at wrong targets (the wrong-target control), or None
         when no target can be swapped. Explicit decoys win; an integer target moves to
         the next issue (or pull request) of the seed that is not a target itself."""
