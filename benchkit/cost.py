@@ -3,8 +3,9 @@ read x0.1 + output x5, the weights being the suite's. One weighing for the run l
 budget and the report's figures.
 """
 
-# The weighed components, in the order every view lists them.
-COMPONENTS = ("input", "cache_write_5m", "cache_write_1h", "cache_read", "output")
+from collections.abc import Mapping
+
+from benchkit.sample import COMPONENTS
 
 
 def components(input, cache_write, cache_write_1h, cache_read, output) -> tuple:
@@ -17,3 +18,10 @@ def components(input, cache_write, cache_write_1h, cache_read, output) -> tuple:
 def cost(tokens: tuple, weights: tuple) -> float:
     """Each component (COMPONENTS order) times its weight (the same order), summed."""
     return sum(count * weight for count, weight in zip(tokens, weights))
+
+
+def usage_cost(usage: Mapping, weights: Mapping[str, float]) -> float:
+    """Cost-equivalent tokens of a sample's usage (as recorded), weighed by name."""
+    tokens = components(usage["input"], usage["cache_write"], usage.get("cache_write_1h"),
+                        usage["cache_read"], usage["output"])
+    return cost(tokens, tuple(weights[name] for name in COMPONENTS))

@@ -22,7 +22,8 @@ import pytest
 
 from benchkit.report import build_report, load_store, render
 from benchkit.report.charts import CHEAP, COMPONENT_COLOURS
-from benchkit.report.matrix import SCORED_TIERS, ArmEntry, Matrix, TaskEntry
+from benchkit.report.matrix import ArmEntry, Matrix, TaskEntry
+from benchkit.sample import SCORED_TIERS
 from benchkit.report.synthetic import sample, write_store
 
 CHROMIUM = shutil.which("chromium")

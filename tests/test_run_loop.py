@@ -238,17 +238,17 @@ def test_not_runnable_cells_are_listed_not_run(tmp_path):
 
 
 def test_cost_equivalent_tokens_weigh_each_component_as_the_suite_says():
-    from benchkit.run.loop import cost_tokens
+    from benchkit.cost import usage_cost
     from benchkit.spec import load_suite
     w = load_suite(CHECKOUT / "suite.yaml").weights
     split = {"input": 100, "cache_write": 1000, "cache_write_5m": 600, "cache_write_1h": 400,
              "cache_read": 5000, "output": 50}
-    assert cost_tokens(split, w) == pytest.approx(
+    assert usage_cost(split, w) == pytest.approx(
         100 * w["input"] + 600 * w["cache_write_5m"] + 400 * w["cache_write_1h"]
         + 5000 * w["cache_read"] + 50 * w["output"])
     # A cache write not split by lifetime counts at the 5-minute weight, as in the report.
     unsplit = {**split, "cache_write_5m": None, "cache_write_1h": None}
-    assert cost_tokens(unsplit, w) == pytest.approx(
+    assert usage_cost(unsplit, w) == pytest.approx(
         100 * w["input"] + 1000 * w["cache_write_5m"] + 5000 * w["cache_read"] + 50 * w["output"])
 
 

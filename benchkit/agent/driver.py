@@ -16,16 +16,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-# How a run can stop. The cell runner maps them to outcomes: end -> checked,
-# turn-cap -> confused, backstop -> hung, the rest -> harness error.
-STOPS = ("end", "turn-cap", "backstop", "api-error", "startup-error", "crash")
+from benchkit.sample import USAGE_FIELDS
 
 # Variables that mark a run's processes for kill_marked: kept on the processes outside
 # any sandbox, never handed to the agent's shell.
 MARKERS = ("BENCHKIT_RUN", "BENCHKIT_LOOP")
 
-# Usage components, as recorded in a sample (the cache-write split where reported).
-COMPONENTS = ("input", "cache_write", "cache_write_5m", "cache_write_1h", "cache_read", "output")
 
 
 class Decision(Protocol):
@@ -72,13 +68,13 @@ class AgentRequest:
 
 @dataclass
 class AgentRun:
-    usage: dict                      # COMPONENTS, summed over every model
-    usage_by_model: dict             # model -> COMPONENTS
+    usage: dict                      # USAGE_FIELDS, summed over every model
+    usage_by_model: dict             # model -> USAGE_FIELDS
     turns: int
     duration_s: float
     cost_usd: float | None
     answer: str | None
-    stop: str                        # one of STOPS
+    stop: str                        # one of benchkit.sample.STOPS
     error: str | None
     transcript: list[dict]
     started: datetime
@@ -97,7 +93,7 @@ class Driver(Protocol):
 
 
 def zero_usage() -> dict:
-    return {key: 0 for key in COMPONENTS}
+    return {key: 0 for key in USAGE_FIELDS}
 
 
 def kill_marked(variable: str, value: str) -> int:

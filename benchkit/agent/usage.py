@@ -8,7 +8,9 @@ include the runtime's auxiliary model and give the split; the aggregate is the f
 
 from __future__ import annotations
 
-from .driver import COMPONENTS, zero_usage
+from benchkit.sample import USAGE_FIELDS
+
+from .driver import zero_usage
 
 _CAMEL = {
     "input": "inputTokens",
@@ -40,7 +42,7 @@ def from_api_usage(usage: dict) -> dict:
     split = usage.get("cache_creation")
     figures["cache_write_5m"] = _int(split.get("ephemeral_5m_input_tokens")) if isinstance(split, dict) else None
     figures["cache_write_1h"] = _int(split.get("ephemeral_1h_input_tokens")) if isinstance(split, dict) else None
-    return _settled({key: figures[key] for key in COMPONENTS})
+    return _settled({key: figures[key] for key in USAGE_FIELDS})
 
 
 def _settled(figures: dict) -> dict:
@@ -57,7 +59,7 @@ def total(by_model: dict[str, dict]) -> dict:
     """Sum over models; a split component stays None unless some model reported it."""
     summed = zero_usage()
     for figures in by_model.values():
-        for key in COMPONENTS:
+        for key in USAGE_FIELDS:
             summed[key] += figures.get(key) or 0
     for key in _SPLIT:
         if all(figures.get(key) is None for figures in by_model.values()):
@@ -81,8 +83,8 @@ def from_messages(per_message: dict[str, tuple[str, dict]]) -> tuple[dict, dict]
     by_model: dict[str, dict] = {}
     for model, usage in per_message.values():
         figures = from_api_usage(usage)
-        into = by_model.setdefault(model, {key: None if key in _SPLIT else 0 for key in COMPONENTS})
-        for key in COMPONENTS:
+        into = by_model.setdefault(model, {key: None if key in _SPLIT else 0 for key in USAGE_FIELDS})
+        for key in USAGE_FIELDS:
             if figures[key] is not None:
                 into[key] = (into[key] or 0) + figures[key]
     return total(by_model), by_model

@@ -1,10 +1,9 @@
 """Aggregate a store's samples against the current matrix into the report's data.
 
-Every sample lands in exactly one place: the measured cells (the headline and its
-views), the replay cells (estimates, their own table), the exclusions (invalid and
-harness-error samples, counted, never scored) or the other versions (fingerprints
-that differ from the current tree, or a tool version other than the arm's newest,
-reported apart). Per-arm figures are means over
+Every sample lands in exactly one place, by the rule the run loop's ledger shares
+(benchkit.counting): the measured cells (the headline and its views), the replay cells
+(estimates, their own table), the exclusions (invalid and harness-error samples,
+counted, never scored) or the other versions (reported apart). Per-arm figures are means over
 tasks of per-task means, so an arm is not flattered by which tasks it happened to
 run; when arms ran different tasks a second headline compares them on the common ones.
 
@@ -18,12 +17,12 @@ from collections import Counter, defaultdict
 
 import numpy as np
 
-from benchkit.cost import COMPONENTS
-from benchkit.fingerprint import arm_fingerprint
-from benchkit.report.load import Sample, StoreContents
-from benchkit.report.matrix import SCORED_TIERS, Matrix
+from benchkit import counting
+from benchkit.report.load import StoreContents
+from benchkit.report.matrix import Matrix
 from benchkit.report.stats import ALL_METRICS, COST, LEVEL, SUCCESS, CellStats, intervals, mean_of
 from benchkit.report.verdicts import family, verdicts
+from benchkit.sample import COMPONENTS, SCORED_TIERS, Sample
 
 REPORT_VERSION = 2
 
@@ -72,121 +71,41 @@ class Tally:
                                       usage[:, [0, 1, 3, 4]].sum(axis=1), other])
 
 
-class Sorted:
-    """The store's samples, each in its one place."""
+class Placed:
+    """The store's samples, each in its one place (benchkit.counting), as tallies."""
 
-    def __init__(self, weights: tuple):
-        def tally():
-            return Tally(weights)
-        self.tally = tally
-        self.measured = defaultdict(tally)  # (arm, task) -> Tally
-        self.replay = defaultdict(tally)
-        self.excluded = defaultdict(Counter)  # (arm, task) -> Counter
-        self.other: dict = {}  # (arm, task, changes, estimated) -> [Tally, count]
-        self.jobs = Counter()  # concurrency of the measured samples -> count
-        self.tools: dict = {}  # arm -> its current tool version
+    def __init__(self, placed: counting.Sorted, weights: tuple):
+        def tally(samples: list[Sample]) -> Tally:
+            result = Tally(weights)
+            result.extend(samples)
+            return result
 
-
-def version_changes(sample: Sample, matrix: Matrix, arms: dict, tasks: dict) -> tuple:
-    """What of the current tree a sample did not run with (its task, arm, seed or
-    model; the arm's fingerprint takes the sample's tool version in; the tool version
-    itself is judged per arm by current_tools, the prompt per cell by current_prompts);
-    empty when current."""
-    arm, task = arms.get(sample.arm), tasks.get(sample.task)
-    if arm is None or task is None:
-        return tuple(f"{kind} not in the tree" for kind, entry in
-                     (("arm", arm), ("task", task)) if entry is None)
-    arm_print = (arm_fingerprint(arm.fingerprint, sample.tool_version)
-                 if arm.fingerprint is not None else None)
-    expected = {"task": task.fingerprint, "arm": arm_print,
-                "seed": task.seed_fingerprint, "model": matrix.model_fingerprint}
-    found = sample.fingerprints
-    return tuple(name for name, value in expected.items()
-                 if value is not None and getattr(found, name) != value)
+        def tallies(cells: dict) -> defaultdict:
+            result: defaultdict = defaultdict(lambda: Tally(weights))
+            result.update((cell, tally(samples)) for cell, samples in cells.items())
+            return result
+        self.measured = tallies(placed.measured)  # (arm, task) -> Tally
+        self.replay = tallies(placed.replay)
+        self.excluded = placed.excluded  # (arm, task) -> Counter
+        # (arm, task, changes, estimated) -> [Tally of the valid ones, count]
+        self.other = {key: [tally(valid), count[0]]
+                      for key, (valid, count) in placed.other.items()}
+        self.jobs = Counter(s.jobs for samples in placed.measured.values() for s in samples)
+        self.tools = placed.tools  # arm -> its current tool version
 
 
-def group_samples(samples: list[Sample]) -> dict:
-    """Samples by everything that decides where they land: (arm, task, fingerprints,
-    estimated, outcome, valid, failure class, jobs, tool version) -> [position of the
-    last, samples]. One pass of tuple keys: what a 100,000-sample store can afford per
-    sample."""
-    groups = {}
-    for position, s in enumerate(samples):
-        key = (s.arm, s.task, s.fingerprints, s.usage_estimated or s.driver == "replay",
-               s.outcome, s.valid, s.failure_class, s.jobs, s.tool_version)
-        group = groups.get(key)
-        if group is None:
-            groups[key] = group = [position, []]
-        group[0] = position
-        group[1].append(s)
-    return groups
+def current(matrix: Matrix) -> counting.Current:
+    """What the matrix's tree expects of a sample."""
+    return counting.Current(
+        arms={a.id: a.fingerprint for a in matrix.arms},
+        tasks={t.id: (t.fingerprint, t.seed_fingerprint) for t in matrix.tasks},
+        model=matrix.model_fingerprint)
 
 
-def current_tools(groups: dict, changes: dict) -> dict:
-    """arm -> the tool version of its newest otherwise-current sample: results of two
-    versions of a tool are never counted together, and the newest is the current one."""
-    newest = {}
-    for key, (last, members) in groups.items():
-        if not changes[key]:
-            order = (max(s.started_at for s in members), last)
-            if key[0] not in newest or order > newest[key[0]][0]:
-                newest[key[0]] = (order, key[8])
-    return {arm: version for arm, (_, version) in newest.items()}
-
-
-def tool_change(arm: str, version, tools: dict) -> tuple:
-    """("tool VERSION",) for samples of a tool version other than their arm's current."""
-    if arm in tools and version != tools[arm]:
-        return (f"tool {version or 'version unknown'}",)
-    return ()
-
-
-def current_prompts(groups: dict, changes: dict) -> dict:
-    """(arm, task, estimated) -> the prompt fingerprint of the newest otherwise-current
-    sample of the cell and driver kind that reached the agent (a harness error may not
-    have assembled a prompt). The store is append-only: the newest is the last read."""
-    newest = {}
-    for key, (last, _) in groups.items():
-        arm, task, prints, estimated, outcome = key[:5]
-        if not changes[key] and outcome != "harness-error":
-            cell = (arm, task, estimated)
-            if cell not in newest or newest[cell][0] < last:
-                newest[cell] = (last, prints.prompt)
-    return {cell: prompt for cell, (_, prompt) in newest.items()}
-
-
-def sort_samples(samples: list[Sample], matrix: Matrix) -> Sorted:
+def place_samples(samples: list[Sample], matrix: Matrix) -> Placed:
     """Each sample in its one place (see the module's docstring)."""
-    arms = {a.id: a for a in matrix.arms}
-    tasks = {t.id: t for t in matrix.tasks}
-    groups = group_samples(samples)
-    changes = {key: version_changes(group[1][0], matrix, arms, tasks) for key, group in groups.items()}
-    tools = current_tools(groups, changes)
-    changes = {key: changed or tool_change(key[0], key[8], tools) for key, changed in changes.items()}
-    prompts = current_prompts(groups, changes)
-    result = Sorted(tuple(matrix.weights[c] for c in COMPONENTS))
-    result.tools = tools
-    for key, (_, members) in groups.items():
-        arm, task, prints, estimated, outcome, valid, failure_class, jobs, _tool = key
-        cell, changed = (arm, task), changes[key]
-        harness_error = outcome == "harness-error"
-        if not changed and not harness_error and prints.prompt != prompts[cell + (estimated,)]:
-            changed = ("prompt",)
-        if changed:
-            slot = result.other.setdefault(cell + (changed, estimated), [result.tally(), 0])
-            slot[1] += len(members)
-            if valid and outcome not in ("invalid", "unaudited") and not harness_error:
-                slot[0].extend(members)
-        elif harness_error or outcome in ("invalid", "unaudited") or not valid:
-            reason = ("harness-error" if harness_error else
-                      "unaudited" if outcome == "unaudited" else "invalid")
-            result.excluded[cell][(reason, failure_class or "")] += len(members)
-        elif estimated:
-            result.replay[cell].extend(members)
-        else:
-            result.measured[cell].extend(members)
-            result.jobs[jobs] += len(members)
-    return result
+    return Placed(counting.sort_samples(samples, current(matrix)),
+                  tuple(matrix.weights[c] for c in COMPONENTS))
 
 
 # --- figures ------------------------------------------------------------------------
@@ -231,7 +150,7 @@ def by_cost(rows: list) -> list:
 # --- the report ---------------------------------------------------------------------
 
 def build_report(contents: StoreContents, matrix: Matrix, *, level: float = LEVEL) -> dict:
-    sorted_ = sort_samples(contents.samples, matrix)
+    sorted_ = place_samples(contents.samples, matrix)
     arm_ids = [a.id for a in matrix.arms]
     scored = [t.id for t in matrix.scored_tasks]
     k, floor = matrix.k, matrix.floor
@@ -272,7 +191,7 @@ def build_report(contents: StoreContents, matrix: Matrix, *, level: float = LEVE
     return report
 
 
-def totals(contents: StoreContents, sorted_: Sorted) -> dict:
+def totals(contents: StoreContents, sorted_: Placed) -> dict:
     def trials(tallies):
         return sum(len(t) for t in tallies.values())
 
@@ -422,7 +341,7 @@ def bonus_view(tallies: dict, matrix: Matrix) -> list:
     return view
 
 
-def coverage_view(sorted_: Sorted, matrix: Matrix) -> dict:
+def coverage_view(sorted_: Placed, matrix: Matrix) -> dict:
     """Arm by task: valid measured samples, whether the floor is reached, what else is
     there (excluded, replay), and the cells missing or below the floor."""
     rows, missing, below = [], [], []
@@ -443,7 +362,7 @@ def coverage_view(sorted_: Sorted, matrix: Matrix) -> dict:
     return {"rows": rows, "missing": missing, "below_floor": below}
 
 
-def cells_view(sorted_: Sorted, matrix: Matrix) -> list:
+def cells_view(sorted_: Placed, matrix: Matrix) -> list:
     """Every current cell with samples, measured or replayed, with its component means:
     the CSV export, from which a spreadsheet can re-weight without the store."""
     tasks = {t.id: t for t in matrix.tasks}

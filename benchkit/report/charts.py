@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from benchkit.cost import COMPONENTS
+from benchkit.sample import COMPONENTS
 
 WIDTH = 720
 LABEL = 130  # left column for arm names

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from benchkit.cost import COMPONENTS
 from benchkit.fingerprint import fingerprint
+from benchkit.sample import COMPONENTS
 
-SCORED_TIERS = ("read", "single-mutation", "find-then-act", "multi-step")
 DEFAULT_WEIGHTS = {"input": 1.0, "cache_write_5m": 1.25, "cache_write_1h": 2.0,
                    "cache_read": 0.1, "output": 5.0}
 

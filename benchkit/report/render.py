@@ -11,9 +11,9 @@ from pathlib import Path
 import jinja2
 
 from benchkit import cache_dir
-from benchkit.cost import COMPONENTS
 from benchkit.report import charts
 from benchkit.report.trials import cell_href
+from benchkit.sample import COMPONENTS
 
 FORMATS = ("md", "html", "json", "csv")
 TEMPLATES = Path(__file__).parent / "templates"

@@ -14,8 +14,9 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchkit.cost import COMPONENTS, components, cost
+from benchkit.cost import components, cost
 from benchkit.report.matrix import DEFAULT_WEIGHTS
+from benchkit.sample import COMPONENTS
 from benchkit.store import Store
 
 PASSED = "passed"

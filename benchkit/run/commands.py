@@ -23,8 +23,8 @@ import click
 
 from benchkit.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED
 from benchkit.gitea.commands import host_options
+from benchkit.sample import TIERS
 
-TIERS = ("read", "single-mutation", "find-then-act", "multi-step", "bonus")
 EXIT_TROUBLE, EXIT_PREFLIGHT = EXIT_FAILED, EXIT_BAD_INPUT
 
 
@@ -285,7 +285,8 @@ class _Run:
             ctx.client.close()
 
     def execute(self, host: dict) -> int:
-        from benchkit.run.loop import Ledger, RunLoop, Scheduler, plan, select_cells
+        from benchkit.run.ledger import Ledger
+        from benchkit.run.loop import RunLoop, Scheduler, plan, select_cells
         checked, progress, suite = self.checked, self.progress, self.checked.tree.suite
         model = self.model or suite.model
         cells, not_run = select_cells(checked.arms, checked.tasks, self_review=self.self_review,

@@ -215,7 +215,8 @@ def run_rounds(run, cells, ledger, scheduler) -> str | None:
 def dry_round(checked, progress, options: dict, *, self_review) -> Round:
     """`--until-decided --dry-run`: the first round the run would spend, from the
     store's samples, and each pair's state; nothing run or written."""
-    from benchkit.run.loop import Ledger, select_cells
+    from benchkit.run.ledger import Ledger
+    from benchkit.run.loop import select_cells
     from benchkit.store import Store
     suite = checked.tree.suite
     cells, _ = select_cells(checked.arms, checked.tasks, self_review=self_review,

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from benchkit.run.loop import Ledger, Skip, plan, select_cells
+from benchkit.run.ledger import Ledger
+from benchkit.run.loop import Skip, plan, select_cells
 from benchkit.store import Store
 
 DEFAULT_BASIS = "suite default"

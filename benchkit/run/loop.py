@@ -27,9 +27,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from benchkit.agent.driver import kill_marked
-from benchkit.cost import COMPONENTS, components, cost
-from benchkit.fingerprint import fingerprint
+from benchkit.cost import usage_cost
 from benchkit.run.cell import Cell, CellError, Prepared, not_runnable, prepare_cell, run_cell
+from benchkit.run.ledger import Ledger
+from benchkit.sample import AGENT_STOPS
 from benchkit.store import Store
 
 # Every process of an agent run started by this loop carries RUN_TAG=<the loop's id> in
@@ -40,7 +41,6 @@ BREAKER = 5              # harness errors in a row that halt the run: the host i
 # How long a run that died (rather than ended) waits to learn it was Ctrl-C that killed
 # it: a terminal's Ctrl-C reaches the agent's processes and this one together.
 INTERRUPT_GRACE = 0.5
-AGENT_STOPS = ("end", "turn-cap", "backstop")
 # What stops a run as Ctrl-C does: an interactive Ctrl-C, a `kill` or a service manager,
 # a closed terminal or SSH session.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -76,69 +76,6 @@ def select_cells(arms, tasks, *, self_review: bool, references: dict | None = No
             else:
                 cells.append((arm, task))
     return cells, skipped
-
-
-# --- what the store holds ------------------------------------------------------------
-
-def cost_tokens(usage: dict, weights: dict) -> float:
-    """Cost-equivalent tokens of a sample's usage (a dict), weighed as the report does."""
-    tokens = components(usage["input"], usage["cache_write"], usage.get("cache_write_1h"),
-                        usage["cache_read"], usage["output"])
-    return cost(tokens, tuple(weights[name] for name in COMPONENTS))
-
-
-class Ledger:
-    """Valid samples per cell that count toward --until (same driver and model, same
-    task, arm (its tool version too) and seed documents: what the report would count),
-    and past costs per cell and per arm (valid samples of the same driver) for the
-    expected cost of a trial."""
-
-    def __init__(self, cells, seeds: dict, suite, *, driver: str, model: str):
-        self.weights, self.default = suite.weights, float(suite.default_cell_tokens)
-        self.driver, self.model = driver, fingerprint(model)
-        self.current = {(arm.id, task.id): (task.fingerprint, arm.run_fingerprint,
-                                            seeds[task.seed].fingerprint)
-                        for arm, task in cells}
-        self.valid = Counter()
-        self.costs: dict = {}      # (arm, task) -> costs of the counting samples (decide.py)
-        self.cell_cost: dict = {}  # (arm, task) -> [sum, count]
-        self.arm_cost: dict = {}   # arm -> [sum, count]
-
-    def load(self, store: Store) -> Ledger:
-        for arm_id in sorted({arm for arm, _ in self.current}):
-            for sample in store.samples(arm=arm_id):
-                self.add(sample)
-        return self
-
-    def add(self, sample: dict) -> None:
-        if sample.get("driver") != self.driver or not sample.get("valid"):
-            return
-        try:
-            cost = cost_tokens(sample["usage"], self.weights)
-        except (KeyError, TypeError):
-            return  # a line some other version wrote: it says nothing about cost
-        key = (sample.get("arm"), sample.get("task"))
-        for table, at in ((self.cell_cost, key), (self.arm_cost, key[0])):
-            total = table.setdefault(at, [0.0, 0])
-            total[0] += cost
-            total[1] += 1
-        if key in self.current and self._counts(sample, self.current[key]):
-            self.valid[key] += 1
-            self.costs.setdefault(key, []).append(cost)
-
-    def _counts(self, sample: dict, current: tuple) -> bool:
-        prints = sample.get("fingerprints") or {}
-        return ((prints.get("task"), prints.get("arm"), prints.get("seed")) == current
-                and prints.get("model") == self.model)
-
-    def expected(self, arm_id: str, task_id: str) -> tuple[float, str]:
-        """(expected cost-equivalent tokens of one trial, what the figure rests on)."""
-        for table, at, basis in ((self.cell_cost, (arm_id, task_id), "this cell's mean"),
-                                 (self.arm_cost, arm_id, "this arm's mean")):
-            total, count = table.get(at, (0.0, 0))
-            if count:
-                return total / count, basis
-        return self.default, "suite default"
 
 
 def plan(cells, ledger: Ledger, *, trials: int | None = None, until: int | None = None) -> list:
@@ -242,7 +179,7 @@ class Scheduler:
 
     def done(self, ticket: Ticket, sample: dict) -> float:
         """Book a finished trial; return its cost-equivalent tokens."""
-        cost = cost_tokens(sample["usage"], self.ledger.weights)
+        cost = usage_cost(sample["usage"], self.ledger.weights)
         with self._cond:
             self._reserved.pop(ticket.number, None)
             self.totals.ran += 1

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from benchkit import PACKAGE_DIR, SCHEMA_DIR
 from benchkit.fingerprint import arm_fingerprint, fingerprint
+from benchkit.sample import SCORED_TIERS
 from benchkit.spec.loader import (
     Document,
     Problem,
@@ -249,12 +250,11 @@ def load_tasks(root: Path, seeds: dict, problems: list) -> dict:
     return _by_id(sorted((t for t in tasks if t is not None), key=_task_order), "task", problems)
 
 
-TIERS = ("read", "single-mutation", "find-then-act", "multi-step")
 
 
 def _task_order(task):
     """Scored before bonus, then by tier as the reference suite lists them, then by id."""
-    rank = TIERS.index(task.tier) if task.tier in TIERS else len(TIERS)
+    rank = SCORED_TIERS.index(task.tier) if task.tier in SCORED_TIERS else len(SCORED_TIERS)
     return (not task.scored, rank, task.id)
 
 

@@ -1,0 +1,148 @@
+"""Which samples count: the one rule the run loop's ledger (`--until`, `--until-decided`)
+and the report share, so a cell the report shows below the floor is a cell `--until`
+tops up.
+
+Every sample lands in exactly one place:
+- other versions: it ran with a task, arm, seed or model document other than the
+  current tree's, a tool version other than its arm's current one, or a prompt other
+  than the newest its cell was run with (set apart, reported apart, never counted);
+- excluded: invalid, unaudited and harness-error samples (counted, never scored);
+- replay or measured: the rest, by whether its token figures are estimates.
+
+The current tool version of an arm is the one its pre-flight found when the caller
+knows it (a run), else that of the arm's newest otherwise-current sample (a report).
+The current prompt cannot be known without assembling the arm (a skill comes from the
+installed tool), so it is always the newest: the store is append-only, and the newest
+prompt is the last read.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from benchkit.fingerprint import arm_fingerprint
+from benchkit.sample import EXCLUDED, Sample
+
+Cell = tuple[str, str]  # (arm id, task id)
+
+
+@dataclass(frozen=True)
+class Current:
+    """What the current tree expects of a sample; a fingerprint of None accepts any."""
+    arms: Mapping[str, str | None]                     # arm id -> its document's
+    tasks: Mapping[str, tuple[str | None, str | None]]  # task id -> (task's, seed's)
+    model: str | None                                   # the model's fingerprint
+    tools: Mapping[str, str | None] = field(default_factory=dict)  # arm -> known version
+
+
+@dataclass
+class Sorted:
+    """The samples, each in its one place."""
+    measured: dict[Cell, list[Sample]] = field(default_factory=lambda: defaultdict(list))
+    replay: dict[Cell, list[Sample]] = field(default_factory=lambda: defaultdict(list))
+    excluded: dict[Cell, Counter] = field(default_factory=lambda: defaultdict(Counter))
+    # (arm, task, what changed, estimated) -> [valid scorable samples, all samples]
+    other: dict[tuple, tuple[list[Sample], list[int]]] = field(default_factory=dict)
+    tools: dict[str, str | None] = field(default_factory=dict)  # arm -> current version
+
+    def counting(self, cell: Cell, *, estimated: bool) -> list[Sample]:
+        """The samples that count toward the cell: replay ones or measured ones."""
+        return (self.replay if estimated else self.measured).get(cell, [])
+
+
+def sort_samples(samples: Iterable[Sample], current: Current) -> Sorted:
+    """Each sample in its one place (see the module's docstring)."""
+    groups = _group(samples)
+    changes = {key: _version_changes(members[0], current) for key, (_, members) in groups.items()}
+    tools = _current_tools(groups, changes, current)
+    changes = {key: changed or _tool_change(key[0], key[8], tools)
+               for key, changed in changes.items()}
+    prompts = _current_prompts(groups, changes)
+    result = Sorted(tools=tools)
+    for key, (_, members) in groups.items():
+        arm, task, prints, estimated, outcome, valid, failure_class, _jobs, _tool = key
+        cell, changed = (arm, task), changes[key]
+        harness_error = outcome == "harness-error"
+        if not changed and not harness_error and prints.prompt != prompts[(*cell, estimated)]:
+            changed = ("prompt",)
+        if changed:
+            scorable, count = result.other.setdefault((*cell, changed, estimated), ([], [0]))
+            count[0] += len(members)
+            if valid and outcome not in EXCLUDED:
+                scorable.extend(members)
+        elif outcome in EXCLUDED or not valid:
+            reason = ("harness-error" if harness_error else
+                      "unaudited" if outcome == "unaudited" else "invalid")
+            result.excluded[cell][(reason, failure_class or "")] += len(members)
+        else:
+            (result.replay if estimated else result.measured)[cell].extend(members)
+    return result
+
+
+def _group(samples: Iterable[Sample]) -> dict:
+    """Samples by everything that decides where they land: (arm, task, fingerprints,
+    estimated, outcome, valid, failure class, jobs, tool version) -> [position of the
+    last, samples]. One pass of tuple keys: what a 100,000-sample store can afford per
+    sample."""
+    groups: dict = {}
+    for position, s in enumerate(samples):
+        key = (s.arm, s.task, s.fingerprints, s.usage_estimated or s.driver == "replay",
+               s.outcome, s.valid, s.failure_class, s.jobs, s.tool_version)
+        group = groups.get(key)
+        if group is None:
+            groups[key] = group = [position, []]
+        group[0] = position
+        group[1].append(s)
+    return groups
+
+
+def _version_changes(sample: Sample, current: Current) -> tuple[str, ...]:
+    """What of the current tree a sample did not run with (its task, arm, seed or
+    model; the arm's fingerprint takes the sample's tool version in); empty when
+    current. The tool version itself is judged per arm, the prompt per cell."""
+    if sample.arm not in current.arms or sample.task not in current.tasks:
+        return tuple(f"{kind} not in the tree" for kind, known in
+                     (("arm", sample.arm in current.arms), ("task", sample.task in current.tasks))
+                     if not known)
+    document = current.arms[sample.arm]
+    task, seed = current.tasks[sample.task]
+    expected = {"task": task, "seed": seed, "model": current.model,
+                "arm": None if document is None else arm_fingerprint(document, sample.tool_version)}
+    found = sample.fingerprints
+    return tuple(name for name, value in expected.items()
+                 if value is not None and getattr(found, name) != value)
+
+
+def _current_tools(groups: dict, changes: dict, current: Current) -> dict[str, str | None]:
+    """arm -> its current tool version: the known one, else that of its newest
+    otherwise-current sample. Two versions of a tool are never counted together."""
+    newest: dict = {}
+    for key, (last, members) in groups.items():
+        if not changes[key] and key[0] not in current.tools:
+            order = (max(s.started_at for s in members), last)
+            if key[0] not in newest or order > newest[key[0]][0]:
+                newest[key[0]] = (order, key[8])
+    return {**{arm: version for arm, (_, version) in newest.items()}, **current.tools}
+
+
+def _tool_change(arm: str, version: str | None, tools: dict) -> tuple[str, ...]:
+    """("tool VERSION",) for samples of a tool version other than their arm's current."""
+    if arm in tools and version != tools[arm]:
+        return (f"tool {version or 'version unknown'}",)
+    return ()
+
+
+def _current_prompts(groups: dict, changes: dict) -> dict:
+    """(arm, task, estimated) -> the prompt fingerprint of the newest otherwise-current
+    sample of the cell and driver kind that reached the agent (a harness error may not
+    have assembled a prompt)."""
+    newest: dict = {}
+    for key, (last, _) in groups.items():
+        arm, task, prints, estimated, outcome = key[:5]
+        if not changes[key] and outcome != "harness-error":
+            cell = (arm, task, estimated)
+            if cell not in newest or newest[cell][0] < last:
+                newest[cell] = (last, prints.prompt)
+    return {cell: prompt for cell, (_, prompt) in newest.items()}

@@ -1,0 +1,91 @@
+"""The run's ledger: which stored samples count toward each cell (the report's own rule,
+benchkit.counting, so `--until` tops up exactly what the report shows below the floor),
+and what a trial of each cell is expected to cost (for `--budget` and `--dry-run`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from benchkit import counting
+from benchkit.cost import usage_cost
+from benchkit.fingerprint import fingerprint
+from benchkit.sample import Sample
+
+if TYPE_CHECKING:
+    from benchkit.spec.models import Arm, Seed, Suite
+    from benchkit.spec.task import Task
+    from benchkit.store import Store
+
+
+class Ledger:
+    """Counting samples per cell (the report's rule, for this run's driver kind: replay
+    samples count toward replay runs, measured ones toward the rest) and past costs per
+    cell and per arm (valid samples of the same driver, any version) for the expected
+    cost of a trial."""
+
+    def __init__(self, cells: list[tuple[Arm, Task]], seeds: dict[str, Seed], suite: Suite, *,
+                 driver: str, model: str):
+        self.weights, self.default = suite.weights, float(suite.default_cell_tokens)
+        self.driver, self.estimated = driver, driver == "replay"
+        self.cells = [(arm.id, task.id) for arm, task in cells]
+        self.current = counting.Current(
+            arms={arm.id: arm.fingerprint for arm, _ in cells},
+            tasks={task.id: (task.fingerprint, seeds[task.seed].fingerprint) for _, task in cells},
+            model=fingerprint(model),
+            tools={arm.id: arm.tool_version for arm, _ in cells if arm.tool_version is not None})
+        self.samples: list[Sample] = []
+        self.valid: Counter = Counter()   # (arm, task) -> counting samples
+        self.costs: dict = {}             # (arm, task) -> their costs (decide.py)
+        self.cell_cost: dict = {}         # (arm, task) -> [sum, count]
+        self.arm_cost: dict = {}          # arm -> [sum, count]
+
+    def load(self, store: Store) -> Ledger:
+        for arm_id in sorted({arm for arm, _ in self.cells}):
+            for sample in store.samples(arm=arm_id):
+                self._take(sample)
+        self._recount()
+        return self
+
+    def add(self, sample: dict) -> None:
+        """A sample this run has just stored."""
+        if self._take(sample):
+            self._recount()
+
+    def _take(self, stored: dict) -> bool:
+        try:
+            sample = msgspec.convert(stored, Sample)
+        except msgspec.ValidationError:
+            return False  # a line some other version wrote: it counts for nothing
+        self.samples.append(sample)
+        if sample.driver == self.driver and sample.valid:
+            cost = self.cost(sample)
+            for table, at in ((self.cell_cost, (sample.arm, sample.task)),
+                              (self.arm_cost, sample.arm)):
+                total = table.setdefault(at, [0.0, 0])
+                total[0] += cost
+                total[1] += 1
+        return True
+
+    def _recount(self) -> None:
+        # A new sample can set older ones aside (a newer prompt): count all anew.
+        placed = counting.sort_samples(self.samples, self.current)
+        counted = {cell: placed.counting(cell, estimated=self.estimated) for cell in self.cells}
+        self.valid = Counter({cell: len(samples) for cell, samples in counted.items() if samples})
+        self.costs = {cell: [self.cost(s) for s in samples]
+                      for cell, samples in counted.items() if samples}
+
+    def cost(self, sample: Sample) -> float:
+        return usage_cost(msgspec.structs.asdict(sample.usage), self.weights)
+
+    def expected(self, arm_id: str, task_id: str) -> tuple[float, str]:
+        """(expected cost-equivalent tokens of one trial, what the figure rests on)."""
+        for table, at, basis in ((self.cell_cost, (arm_id, task_id), "this cell's mean"),
+                                 (self.arm_cost, arm_id, "this arm's mean")):
+            total, count = table.get(at, (0.0, 0))
+            if count:
+                return total / count, basis
+        return self.default, "suite default"
