@@ -65,9 +65,7 @@ class Forge:
             self._thread.join(timeout=10)
             self._server = None
         self._socket.close()
-        self.store.close()
-        if self.state.git is not None:
-            self.state.git.close()
+        self.state.close()
 
     def serve_forever(self):
         """Serve in the calling thread until interrupted (`benchkit forge`)."""
@@ -75,9 +73,7 @@ class Forge:
             uvicorn.Server(self._config()).run(sockets=[self._socket])
         finally:
             self._socket.close()
-            self.store.close()
-            if self.state.git is not None:
-                self.state.git.close()
+            self.state.close()
 
     def _config(self) -> uvicorn.Config:
         # Gitea sends no Server header; keep-alive matches what agents' clients expect.

@@ -15,101 +15,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-# These register their routes on import; pull_branches comes last, so that its
-# /pulls/{base}/{head} shadows none of the /pulls/{index}/... routes.
-from . import (  # noqa: F401
-    admin,
-    githttp,
-    issues,
-    pull_branches,  # noqa: F401
-    pulls,
-    relations,
-    repos,
-    review_requests,
-    swagger,
-)
-from .faults import Faults
-from .indexer import Indexer
-from .render import Render
-from .requestlog import RequestLog
+from . import githttp
+from .context import Ctx, ForgeState
+from .routes import ROUTES
 from .store import Store, token_id
-from .web import GITEA_VERSION, INT64_MAX, ROUTES, ApiError, bind, not_found, respond
+from .web import INT64_MAX, ApiError, bind, respond
 
 REPEATED_SLASHES = re.compile("/{2,}")
-
-
-class ForgeState:
-    """Everything one forge instance holds; the app and the Python API share it."""
-
-    def __init__(self, store: Store, root: str = "http://127.0.0.1/", index_lag: float = 0.0,
-                 self_review: bool = False):
-        self.store = store
-        self.root = root
-        self.self_review = self_review  # Gitea refuses it; a test host may allow it
-        self.version = GITEA_VERSION
-        self.indexer = Indexer(index_lag)
-        self.faults = Faults()
-        self.log = RequestLog()
-        self.git = None  # the smart HTTP materialiser, once the app is built
-        self._reindex_all()
-
-    def _reindex_all(self):
-        # A forge reopened on a database file starts with its issues already indexed.
-        for issue in self.store.all("SELECT id FROM issues"):
-            self.reindex(issue["id"], settled=True)
-
-    def reindex(self, issue_id: int, *, settled: bool = False):
-        """Queue the issue's title, body and comments for keyword search."""
-        issue = self.store.issue_by_id(issue_id)
-        text = None
-        if issue is not None:
-            text = "\n".join([issue["title"], issue["body"], *(c["body"] for c in self.store.comments(issue_id))])
-        self.indexer.index(issue_id, text, settled=settled)
-
-
-class Ctx:
-    """What a handler sees: the request, the caller, the bound body, the store."""
-
-    def __init__(self, forge: ForgeState, request: Request, user: dict | None, body):
-        self.forge, self.request, self.user, self.body = forge, request, user, body
-        self.store = forge.store
-        self.root = forge.root
-        self.render = Render(self.store, self.root, user)
-
-    def query(self, name: str, default: str = "") -> str:
-        return self.request.query_params.get(name, default)
-
-    def query_int(self, name: str) -> int:
-        """Gitea's FormInt64: 0 for a missing or unparsable value."""
-        try:
-            value = int(self.query(name, "0") or 0)
-        except ValueError:
-            return 0
-        return value if abs(value) <= INT64_MAX else 0
-
-    def query_list(self, name: str) -> list[str]:
-        return self.request.query_params.getlist(name)
-
-    def repo(self, owner: str, name: str, *, write: bool = False) -> dict:
-        """The repository, or 404 when it is missing or hidden from the caller."""
-        repo = self.store.repo(owner, name)
-        if repo is None or (repo["private"] and not self.render.can_write(repo)):
-            raise not_found()
-        if write and not self.render.can_write(repo):
-            raise ApiError(403, "user should have permission to write to the repository")
-        return repo
-
-    def can_write(self, repo: dict) -> bool:
-        return self.render.can_write(repo)
-
-    def issue(self, repo: dict, number: int) -> dict:
-        issue = self.store.issue(repo["id"], number)
-        if issue is None:
-            raise not_found()
-        return issue
-
-    def reindex(self, issue_id: int):
-        self.forge.reindex(issue_id)
 
 
 def endpoint(forge: ForgeState, spec):
@@ -140,7 +52,7 @@ def path_ids(params: dict) -> dict:
 
 def build_app(forge: ForgeState):
     routes = [Route(spec.url_path, endpoint(forge, spec), methods=[spec.method]) for spec in ROUTES]
-    routes += githttp.routes(forge)  # after the API's, which never start with /OWNER/NAME
+    routes += githttp.routes(forge.store, forge.git)  # after the API's, which never start with /OWNER/NAME
 
     async def missing(request, exc):
         status = getattr(exc, "status_code", 404)

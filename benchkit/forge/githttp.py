@@ -113,9 +113,8 @@ def pkt_line(text: str) -> bytes:
     return f"{len(text) + 4:04x}{text}".encode()
 
 
-def routes(forge) -> list[Route]:
+def routes(store: Store, materialiser: Materialiser) -> list[Route]:
     """The smart HTTP routes, at Gitea's clone URL (`/OWNER/NAME.git/...`, `.git` optional)."""
-    materialiser = forge.git = Materialiser(forge.store)
 
     def repository(request: Request):
         """The repository and caller, or an error response (401 asks git for credentials)."""
@@ -123,7 +122,7 @@ def routes(forge) -> list[Route]:
         if request.scope["forge.auth"][3] is not None:
             return None, _unauthorised()
         name = request.path_params["repo"].removesuffix(".git")
-        repo = forge.store.repo(request.path_params["owner"], name)
+        repo = store.repo(request.path_params["owner"], name)
         visible = repo is not None and (not repo["private"] or (
             user is not None and (user["is_admin"] or user["id"] == repo["owner_id"])))
         if not visible:

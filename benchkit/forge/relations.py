@@ -1,7 +1,7 @@
 """Routes between issues and on an issue as a whole: dependencies ("blocked by") and
 their inverse ("blocks"), pins, and deleting an issue."""
 
-from .issues import render_issue
+from .issue_search import render_issue
 from .web import ApiError, F, empty, listing, not_found, respond, route
 
 META = [F("owner"), F("repo", go="Name"), F("index", int)]  # Gitea's IssueMeta

@@ -4,7 +4,7 @@ import base64
 import binascii
 import re
 
-from .render import UNSIGNED
+from .render_git import UNSIGNED
 from .store import blob_sha, now
 from .web import ApiError, F, empty, invalid, listing, not_found, respond, route, text
 

@@ -400,4 +400,4 @@ class Store:
 
 
 def _dict_row(cursor, row):
-    return {col[0]: value for col, value in zip(cursor.description, row)}
+    return {col[0]: value for col, value in zip(cursor.description, row, strict=True)}

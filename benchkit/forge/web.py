@@ -6,6 +6,7 @@ import json
 import re
 import urllib.parse
 from dataclasses import dataclass
+from datetime import datetime
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -63,6 +64,17 @@ def not_found(message: str = "not found", errors: list | None = None) -> ApiErro
 
 def invalid(message: str) -> ApiError:
     return ApiError(422, message)
+
+
+def parse_time(value: str | None) -> int | None:
+    """RFC 3339 to Unix seconds; Gitea answers 422 for anything else."""
+    if not value:
+        return None
+    try:
+        return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp())
+    except ValueError:
+        raise invalid(f"parsing time \"{value}\" as \"2006-01-02T15:04:05Z07:00\": "
+                      f"cannot parse \"{value}\" as \"2006\"") from None
 
 
 # -- body binding (Gitea's go-chi binding: by Content-Type, then the struct's rules) --
