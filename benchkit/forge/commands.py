@@ -6,6 +6,8 @@ import click
 
 from benchkit.cli import BadInput
 
+from . import Forge
+
 
 @click.command()
 @click.option("--port", type=int, default=3000, show_default=True, help="TCP port on 127.0.0.1 (0: any free port).")
@@ -24,8 +26,6 @@ def forge(port, user, token, db, index_lag, self_review):
       benchkit forge --port 3000 --token secret     # then --host http://127.0.0.1:3000
       benchkit forge --db forge.sqlite --self-review
     """
-    from . import Forge
-
     try:
         host = Forge(user=user, token=token, db=db, port=port, index_lag=index_lag, self_review=self_review)
     except OSError as error:

@@ -6,7 +6,6 @@ never recorded: a token appears only as its identity (benchkit.forge.store.token
 """
 
 import threading
-import time
 
 
 class RequestLog:
@@ -31,11 +30,3 @@ class RequestLog:
         """Copies of the entries whose sequence number is above `since`."""
         with self._lock:
             return [dict(e) for e in self._entries if e["seq"] > since]
-
-    def clear(self):
-        with self._lock:
-            self._entries.clear()
-
-
-def now() -> float:
-    return time.time()
