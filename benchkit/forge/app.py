@@ -30,7 +30,7 @@ def endpoint(forge: ForgeState, spec):
         try:
             if spec.auth and user is None:
                 raise ApiError(401, "token is required")
-            if spec.admin and not (user["is_admin"] and request.scope.get("forge.token_scope") == "all"):
+            if spec.admin and not (user is not None and user["is_admin"] and request.scope.get("forge.token_scope") == "all"):
                 raise ApiError(403, "You do not have the required permission: the forge's admin routes")
             body = await bind(request, spec.body, spec.struct) if spec.body is not None else None
             ctx = Ctx(forge, request, user, body)

@@ -1,16 +1,19 @@
 """Routes for an issue's plain comments."""
 
+from starlette.responses import Response
+
+from .context import Ctx
 from .store import now
 from .web import ApiError, F, empty, listing, not_found, parse_time, respond, route
 
 
-def comment_times(ctx, rows: list) -> list:
+def comment_times(ctx: Ctx, rows: list) -> list:
     since, before = parse_time(ctx.query("since")), parse_time(ctx.query("before"))
     return [c for c in rows if (since is None or c["updated"] >= since) and (before is None or c["updated"] <= before)]
 
 
 @route("GET", "/repos/{owner}/{repo}/issues/{index:int}/comments")
-def list_comments(ctx, owner, repo, index):
+def list_comments(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row = ctx.repo(owner, repo)
     issue = ctx.issue(row, index)
     rows = comment_times(ctx, ctx.store.comments(issue["id"]))
@@ -18,7 +21,7 @@ def list_comments(ctx, owner, repo, index):
 
 
 @route("GET", "/repos/{owner}/{repo}/issues/comments")
-def list_repo_comments(ctx, owner, repo):
+def list_repo_comments(ctx: Ctx, owner: str, repo: str) -> Response:
     row = ctx.repo(owner, repo)
     rows = comment_times(ctx, ctx.store.all(
         "SELECT comments.* FROM comments JOIN issues ON issues.id = comments.issue_id "
@@ -30,13 +33,13 @@ COMMENT = [F("body", required=True)]
 
 
 @route("POST", "/repos/{owner}/{repo}/issues/{index:int}/comments", body=COMMENT, struct="CreateIssueCommentOption")
-def create_comment(ctx, owner, repo, index):
+def create_comment(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row = ctx.repo(owner, repo)
     issue = ctx.issue(row, index)
     if issue["is_locked"] and not ctx.can_write(row):
         raise ApiError(403, "issue is locked")
     stamp = now()
-    cid = ctx.store.insert("comments", issue_id=issue["id"], poster_id=ctx.user["id"], body=ctx.body["body"],
+    cid = ctx.store.insert("comments", issue_id=issue["id"], poster_id=ctx.caller["id"], body=ctx.body["body"],
                            created=stamp, updated=stamp)
     ctx.store.touch(issue["id"])
     ctx.reindex(issue["id"])
@@ -44,7 +47,7 @@ def create_comment(ctx, owner, repo, index):
     return respond(ctx.render.comment(comment, issue, row), 201)
 
 
-def find_comment(ctx, row: dict, comment_id: int) -> tuple[dict, dict]:
+def find_comment(ctx: Ctx, row: dict, comment_id: int) -> tuple[dict, dict]:
     comment = ctx.store.one("SELECT * FROM comments WHERE id = ?", comment_id)
     issue = ctx.store.issue_by_id(comment["issue_id"]) if comment else None
     if issue is None or issue["repo_id"] != row["id"]:
@@ -54,19 +57,19 @@ def find_comment(ctx, row: dict, comment_id: int) -> tuple[dict, dict]:
     return comment, issue
 
 
-def may_change(ctx, row: dict, comment: dict):
-    if not (ctx.can_write(row) or comment["poster_id"] == ctx.user["id"]):
+def may_change(ctx: Ctx, row: dict, comment: dict):
+    if not (ctx.can_write(row) or comment["poster_id"] == ctx.caller["id"]):
         raise ApiError(403, body=False)
 
 
 @route("GET", "/repos/{owner}/{repo}/issues/comments/{comment_id:int}")
-def get_comment(ctx, owner, repo, comment_id):
+def get_comment(ctx: Ctx, owner: str, repo: str, comment_id: int) -> Response:
     row = ctx.repo(owner, repo)
     comment, issue = find_comment(ctx, row, comment_id)
     return respond(ctx.render.comment(comment, issue, row))
 
 
-def _edit_comment(ctx, owner, repo, comment_id):
+def _edit_comment(ctx: Ctx, owner: str, repo: str, comment_id: int) -> Response:
     row = ctx.repo(owner, repo)
     comment, issue = find_comment(ctx, row, comment_id)
     may_change(ctx, row, comment)
@@ -75,7 +78,7 @@ def _edit_comment(ctx, owner, repo, comment_id):
     return respond(ctx.render.comment(ctx.store.one("SELECT * FROM comments WHERE id = ?", comment_id), issue, row))
 
 
-def _delete_comment(ctx, owner, repo, comment_id):
+def _delete_comment(ctx: Ctx, owner: str, repo: str, comment_id: int) -> Response:
     row = ctx.repo(owner, repo)
     comment, issue = find_comment(ctx, row, comment_id)
     may_change(ctx, row, comment)

@@ -50,10 +50,18 @@ class Ctx:
     """What a handler sees: the request, the caller, the bound body, the store."""
 
     def __init__(self, forge: ForgeState, request: Request, user: dict | None, body: Body | None):
-        self.forge, self.request, self.user, self.body = forge, request, user, body
+        self.forge, self.request, self.user = forge, request, user
+        self.body = body if body is not None else Body({}, set())  # a route that binds none reads none
         self.store = forge.store
         self.root = forge.root
         self.render = Render(self.store, self.root, user)
+
+    @property
+    def caller(self) -> dict:
+        """The authenticated user, on a route that requires a token (every write does)."""
+        if self.user is None:
+            raise ApiError(401, "token is required")
+        return self.user
 
     def query(self, name: str, default: str = "") -> str:
         return self.request.query_params.get(name, default)

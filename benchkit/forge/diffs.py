@@ -29,8 +29,9 @@ def diff_trees(old: dict, new: dict) -> list[dict]:
     return out
 
 
-def changed_files(store: Store, repo_id: int, base_sha: str, head_sha: str) -> list[dict]:
-    base = store.get_commit(repo_id, base_sha)
+def changed_files(store: Store, repo_id: int, base_sha: str | None, head_sha: str) -> list[dict]:
+    """The changes from base to head; with no base (a root commit's parent), all of head's files."""
+    base = store.get_commit(repo_id, base_sha) if base_sha else None
     head = store.get_commit(repo_id, head_sha)
     return diff_trees(base["tree"] if base else {}, head["tree"] if head else {})
 

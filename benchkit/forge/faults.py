@@ -22,7 +22,7 @@ class Fault:
 
 
 class Faults:
-    def __init__(self):
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self._faults: list[Fault] = []
 

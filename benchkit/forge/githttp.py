@@ -68,7 +68,8 @@ class Materialiser:
 
 def fast_import_stream(store: Store, repo_id: int, branches: list[dict]) -> bytes:
     """A fast-import stream of every commit reachable from the branches, parents first."""
-    marks, order = {}, []
+    marks: dict[str, int] = {}
+    order: list[dict] = []
 
     def visit(sha):
         stack = [(sha, False)]

@@ -1,16 +1,19 @@
 """Listing and searching issues: a repository's, and across every repository the caller sees."""
 
+from starlette.responses import Response
+
+from .context import Ctx
 from .web import listing, not_found, parse_time, route
 
 
-def user_id_named(ctx, login: str) -> int:
+def user_id_named(ctx: Ctx, login: str) -> int:
     user = ctx.store.user_by_login(login)
     if user is None:
         raise not_found(errors=[f"user does not exist [uid: 0, name: {login}]"])
     return user["id"]
 
 
-def filter_issues(ctx, repo_ids: list[int], *, state: str, kind: str) -> list[dict]:
+def filter_issues(ctx: Ctx, repo_ids: list[int], *, state: str, kind: str) -> list[dict]:
     """Issues of these repositories matching the request's filters, newest first."""
     if not repo_ids:
         return []
@@ -62,19 +65,19 @@ def filter_issues(ctx, repo_ids: list[int], *, state: str, kind: str) -> list[di
     return rows
 
 
-def render_issue(ctx, repos: dict):
+def render_issue(ctx: Ctx, repos: dict):
     return lambda row: ctx.render.issue(row, repos[row["repo_id"]])
 
 
 @route("GET", "/repos/{owner}/{repo}/issues")
-def list_issues(ctx, owner, repo):
+def list_issues(ctx: Ctx, owner: str, repo: str) -> Response:
     row = ctx.repo(owner, repo)
     rows = filter_issues(ctx, [row["id"]], state=ctx.query("state", "open"), kind=ctx.query("type"))
     return listing(ctx, rows, render_issue(ctx, {row["id"]: row}))
 
 
 @route("GET", "/repos/issues/search")
-def search_issues(ctx):
+def search_issues(ctx: Ctx) -> Response:
     repos = {r["id"]: r for r in ctx.store.all("SELECT * FROM repos ORDER BY id")
              if not r["private"] or ctx.can_write(r)}
     if ctx.query("owner"):
@@ -88,7 +91,7 @@ def search_issues(ctx):
     if me and flag("assigned"):
         rows = [r for r in rows if any(u["id"] == me for u in ctx.store.assignees(r["id"]))]
     if me and flag("mentioned"):
-        rows = [r for r in rows if f"@{ctx.user['login']}".lower() in r["body"].lower()]
+        rows = [r for r in rows if f"@{ctx.caller['login']}".lower() in r["body"].lower()]
     if me and flag("reviewed"):
         rows = [r for r in rows if ctx.store.one("SELECT 1 FROM reviews WHERE issue_id = ? AND reviewer_id = ?",
                                                  r["id"], me)]

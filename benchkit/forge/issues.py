@@ -1,11 +1,14 @@
 """Routes for one issue: create, get and edit it (a pull request's issue side too)."""
 
+from starlette.responses import Response
+
+from .context import Ctx
 from .labels import labels_by_ids
 from .store import now
 from .web import ApiError, F, invalid, not_found, parse_time, respond, route
 
 
-def resolve_assignees(ctx, repo: dict, body: dict) -> list[int] | None:
+def resolve_assignees(ctx: Ctx, repo: dict, body: dict) -> list[int] | None:
     """User ids for `assignees` (and the older single `assignee`), or None if neither was sent."""
     if body.get("assignees") is None and body.get("assignee") is None:
         return None
@@ -23,7 +26,7 @@ def resolve_assignees(ctx, repo: dict, body: dict) -> list[int] | None:
     return ids
 
 
-def milestone_id(ctx, repo: dict, value) -> int:
+def milestone_id(ctx: Ctx, repo: dict, value) -> int:
     if not value:
         return 0
     if not ctx.store.one("SELECT 1 FROM milestones WHERE repo_id = ? AND id = ?", repo["id"], value):
@@ -35,36 +38,36 @@ CREATE_ISSUE = [F("title", required=True), F("body"), F("assignee"), F("assignee
                 F("milestone", int), F("labels", "ints"), F("closed", bool), F("due_date", go="Deadline"), F("ref")]
 
 
-def new_issue(ctx, repo: dict, *, is_pull: bool) -> dict:
+def new_issue(ctx: Ctx, repo: dict, *, is_pull: bool) -> dict:
     """Create the issue row behind an issue or a pull request, from the bound body."""
     body, store, stamp = ctx.body, ctx.store, now()
     writer = ctx.can_write(repo)
     closed = bool(body.get("closed"))
     issue_id = store.insert("issues", repo_id=repo["id"], number=store.next_number(repo["id"]),
-                            poster_id=ctx.user["id"], title=body["title"].strip(), body=body.get("body") or "",
+                            poster_id=ctx.caller["id"], title=body["title"].strip(), body=body.get("body") or "",
                             is_pull=int(is_pull), ref=body.get("ref") or "", created=stamp, updated=stamp,
                             state="closed" if closed else "open", closed_at=stamp if closed else None,
                             due_date=parse_time(body.get("due_date")),
                             milestone_id=milestone_id(ctx, repo, body.get("milestone")) if writer else 0)
     if writer:  # non-writers have labels, milestone and assignees silently dropped
-        store.add_labels(issue_id, labels_by_ids(ctx, repo, body.get("labels") or []), ctx.user["id"])
+        store.add_labels(issue_id, labels_by_ids(ctx, repo, body.get("labels") or []), ctx.caller["id"])
         assignees = resolve_assignees(ctx, repo, body)
         if assignees:
-            store.set_assignees(issue_id, assignees, ctx.user["id"])
+            store.set_assignees(issue_id, assignees, ctx.caller["id"])
     if closed:
-        store.event(issue_id, ctx.user["id"], "close")
+        store.event(issue_id, ctx.caller["id"], "close")
     ctx.reindex(issue_id)
     return store.issue_by_id(issue_id)
 
 
 @route("POST", "/repos/{owner}/{repo}/issues", body=CREATE_ISSUE, struct="CreateIssueOption")
-def create_issue(ctx, owner, repo):
+def create_issue(ctx: Ctx, owner: str, repo: str) -> Response:
     row = ctx.repo(owner, repo)
     return respond(ctx.render.issue(new_issue(ctx, row, is_pull=False), row), 201)
 
 
 @route("GET", "/repos/{owner}/{repo}/issues/{index:int}")
-def get_issue(ctx, owner, repo, index):
+def get_issue(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row = ctx.repo(owner, repo)
     return respond(ctx.render.issue(ctx.issue(row, index), row))
 
@@ -74,13 +77,13 @@ EDIT_ISSUE = [F("title"), F("body"), F("state"), F("assignee"), F("assignees", "
               F("content_version", int)]
 
 
-def apply_edit(ctx, repo: dict, issue: dict):
+def apply_edit(ctx: Ctx, repo: dict, issue: dict):
     """The edits an issue PATCH and a pull request PATCH share."""
     body, store = ctx.body, ctx.store
     writer = ctx.can_write(repo)
-    if not (writer or issue["poster_id"] == ctx.user["id"]):
+    if not (writer or issue["poster_id"] == ctx.caller["id"]):
         raise ApiError(403, body=False)
-    changes, actor = {}, ctx.user["id"]
+    changes, actor = {}, ctx.caller["id"]
     for field in ("title", "body", "ref"):
         if body.get(field) is not None:
             changes[field] = body[field].strip() if field == "title" else body[field]
@@ -118,7 +121,7 @@ def apply_edit(ctx, repo: dict, issue: dict):
 
 
 @route("PATCH", "/repos/{owner}/{repo}/issues/{index:int}", body=EDIT_ISSUE, struct="EditIssueOption")
-def edit_issue(ctx, owner, repo, index):
+def edit_issue(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row = ctx.repo(owner, repo)
     issue = apply_edit(ctx, row, ctx.issue(row, index))
     return respond(ctx.render.issue(issue, row), 201)

@@ -2,6 +2,9 @@
 
 import re
 
+from starlette.responses import Response
+
+from .context import Ctx
 from .web import F, empty, invalid, listing, respond, route
 
 COLOR = re.compile(r"^#?([0-9a-fA-F]{6}|[0-9a-fA-F]{3})$")
@@ -15,12 +18,12 @@ def normalise_color(value: str) -> str:
     return "".join(c * 2 for c in digits) if len(digits) == 3 else digits
 
 
-def find_label(ctx, repo: dict, key: str, *, by_name: bool = False) -> dict:
+def find_label(ctx: Ctx, repo: dict, key: str, *, by_name: bool = False) -> dict:
     return ctx.row("labels", repo, key, "name" if by_name else None)
 
 
 @route("GET", "/repos/{owner}/{repo}/labels")
-def list_labels(ctx, owner, repo):
+def list_labels(ctx: Ctx, owner: str, repo: str) -> Response:
     row = ctx.repo(owner, repo)
     labels = ctx.store.all("SELECT * FROM labels WHERE repo_id = ? ORDER BY name, id", row["id"])
     return listing(ctx, labels, lambda label: ctx.render.label(label, row), link=False)
@@ -31,7 +34,7 @@ LABEL = [F("name", required=True), F("color", required=True), F("description"), 
 
 
 @route("POST", "/repos/{owner}/{repo}/labels", body=LABEL, struct="CreateLabelOption")
-def create_label(ctx, owner, repo):
+def create_label(ctx: Ctx, owner: str, repo: str) -> Response:
     row = ctx.repo(owner, repo, write=True)
     body = ctx.body
     label_id = ctx.store.insert("labels", repo_id=row["id"], name=body["name"], color=normalise_color(body["color"]),
@@ -42,14 +45,14 @@ def create_label(ctx, owner, repo):
 
 
 @route("GET", "/repos/{owner}/{repo}/labels/{key}")
-def get_label(ctx, owner, repo, key):
+def get_label(ctx: Ctx, owner: str, repo: str, key: str) -> Response:
     row = ctx.repo(owner, repo)
     return respond(ctx.render.label(find_label(ctx, row, key, by_name=True), row))
 
 
 @route("PATCH", "/repos/{owner}/{repo}/labels/{key}", body=[F(f.name, f.kind) for f in LABEL],
        struct="EditLabelOption")
-def edit_label(ctx, owner, repo, key):
+def edit_label(ctx: Ctx, owner: str, repo: str, key: str) -> Response:
     row = ctx.repo(owner, repo, write=True)
     label = find_label(ctx, row, key)
     changes = {k: v for k, v in ctx.body.items() if v is not None and k != "is_archived"}
@@ -64,7 +67,7 @@ def edit_label(ctx, owner, repo, key):
 
 
 @route("DELETE", "/repos/{owner}/{repo}/labels/{key}")
-def delete_label(ctx, owner, repo, key):
+def delete_label(ctx: Ctx, owner: str, repo: str, key: str) -> Response:
     row = ctx.repo(owner, repo, write=True)
     label = find_label(ctx, row, key)
     ctx.store.execute("DELETE FROM issue_labels WHERE label_id = ?", label["id"])
@@ -72,7 +75,7 @@ def delete_label(ctx, owner, repo, key):
     return empty()
 
 
-def labels_by_ids(ctx, repo: dict, ids: list[int]) -> list[dict]:
+def labels_by_ids(ctx: Ctx, repo: dict, ids: list[int]) -> list[dict]:
     if not ids:
         return []
     return ctx.store.all(f"SELECT * FROM labels WHERE repo_id = ? AND id IN ({','.join('?' * len(ids))})",

@@ -1,15 +1,18 @@
 """Routes for a repository's milestones."""
 
+from starlette.responses import Response
+
+from .context import Ctx
 from .store import now
 from .web import F, empty, listing, parse_time, respond, route
 
 
-def find_milestone(ctx, repo: dict, key: str) -> dict:
+def find_milestone(ctx: Ctx, repo: dict, key: str) -> dict:
     return ctx.row("milestones", repo, key, "title")
 
 
 @route("GET", "/repos/{owner}/{repo}/milestones")
-def list_milestones(ctx, owner, repo):
+def list_milestones(ctx: Ctx, owner: str, repo: str) -> Response:
     row = ctx.repo(owner, repo)
     state = ctx.query("state", "open")
     rows = ctx.store.all("SELECT * FROM milestones WHERE repo_id = ? ORDER BY id", row["id"])
@@ -23,7 +26,7 @@ MILESTONE = [F("title", required=True), F("description"), F("due_on", go="Deadli
 
 
 @route("POST", "/repos/{owner}/{repo}/milestones", body=MILESTONE, struct="CreateMilestoneOption")
-def create_milestone(ctx, owner, repo):
+def create_milestone(ctx: Ctx, owner: str, repo: str) -> Response:
     row = ctx.repo(owner, repo, write=True)
     body, stamp = ctx.body, now()
     state = "closed" if body.get("state") == "closed" else "open"
@@ -35,13 +38,13 @@ def create_milestone(ctx, owner, repo):
 
 
 @route("GET", "/repos/{owner}/{repo}/milestones/{key}")
-def get_milestone(ctx, owner, repo, key):
+def get_milestone(ctx: Ctx, owner: str, repo: str, key: str) -> Response:
     return respond(ctx.render.milestone(find_milestone(ctx, ctx.repo(owner, repo), key)))
 
 
 @route("PATCH", "/repos/{owner}/{repo}/milestones/{key}", body=[F(f.name, go=f.go) for f in MILESTONE],
        struct="EditMilestoneOption")
-def edit_milestone(ctx, owner, repo, key):
+def edit_milestone(ctx: Ctx, owner: str, repo: str, key: str) -> Response:
     row = ctx.repo(owner, repo, write=True)
     milestone = find_milestone(ctx, row, key)
     changes = {k: v for k, v in ctx.body.items() if v is not None}
@@ -55,7 +58,7 @@ def edit_milestone(ctx, owner, repo, key):
 
 
 @route("DELETE", "/repos/{owner}/{repo}/milestones/{key}")
-def delete_milestone(ctx, owner, repo, key):
+def delete_milestone(ctx: Ctx, owner: str, repo: str, key: str) -> Response:
     milestone = find_milestone(ctx, ctx.repo(owner, repo, write=True), key)
     ctx.store.execute("UPDATE issues SET milestone_id = 0 WHERE milestone_id = ?", milestone["id"])
     ctx.store.execute("DELETE FROM milestones WHERE id = ?", milestone["id"])

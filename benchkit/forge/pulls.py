@@ -1,5 +1,8 @@
 """Routes for pull requests: list, create, edit, merge, files, commits, diff."""
 
+from starlette.responses import Response
+
+from .context import Ctx
 from .diffs import changed_files, unified_diff
 from .issues import CREATE_ISSUE, EDIT_ISSUE, apply_edit, new_issue
 from .labels import labels_by_ids
@@ -11,7 +14,7 @@ from .web import ApiError, F, empty, invalid, listing, not_found, respond, route
 MERGE_STYLES = ("merge", "rebase", "rebase-merge", "squash", "fast-forward-only", "manually-merged")
 
 
-def find_pull(ctx, owner, repo, index, *, write: bool = False) -> tuple[dict, dict, dict]:
+def find_pull(ctx: Ctx, owner: str, repo: str, index: int, *, write: bool = False) -> tuple[dict, dict, dict]:
     row = ctx.repo(owner, repo, write=write)
     issue = ctx.store.issue(row["id"], index)
     if issue is None or not issue["is_pull"]:
@@ -19,13 +22,13 @@ def find_pull(ctx, owner, repo, index, *, write: bool = False) -> tuple[dict, di
     return row, issue, ctx.store.pull(issue["id"])
 
 
-def head_sha(ctx, repo: dict, pr: dict) -> str:
+def head_sha(ctx: Ctx, repo: dict, pr: dict) -> str:
     branch = ctx.store.branch(repo["id"], pr["head"])
     return branch["sha"] if branch else pr["head_sha"]
 
 
 @route("GET", "/repos/{owner}/{repo}/pulls")
-def list_pulls(ctx, owner, repo):
+def list_pulls(ctx: Ctx, owner: str, repo: str) -> Response:
     row = ctx.repo(owner, repo)
     state = ctx.query("state", "open")
     rows = ctx.store.all("SELECT issues.*, pulls.base FROM issues JOIN pulls ON pulls.issue_id = issues.id "
@@ -46,7 +49,7 @@ def list_pulls(ctx, owner, repo):
     return listing(ctx, rows, lambda r: ctx.render.pull(r, row))
 
 
-def sort_key(ctx, sort: str):
+def sort_key(ctx: Ctx, sort: str):
     comments = ctx.render.comment_count
     return {
         "oldest": lambda r: (r["created"], r["id"]),
@@ -64,7 +67,7 @@ CREATE_PULL = [F("head", required=True), F("base", required=True),
 
 
 @route("POST", "/repos/{owner}/{repo}/pulls", body=CREATE_PULL, struct="CreatePullRequestOption")
-def create_pull(ctx, owner, repo):
+def create_pull(ctx: Ctx, owner: str, repo: str) -> Response:
     row = ctx.repo(owner, repo)
     store, body = ctx.store, ctx.body
     head_name = body["head"].split(":", 1)[-1]
@@ -88,7 +91,7 @@ def create_pull(ctx, owner, repo):
     return respond(ctx.render.pull(issue, row), 201)
 
 
-def merge_base(ctx, repo: dict, base_sha: str, head_sha_: str) -> str:
+def merge_base(ctx: Ctx, repo: dict, base_sha: str, head_sha_: str) -> str:
     ancestors = {c["sha"] for c in ctx.store.history(repo["id"], base_sha)}
     for commit in ctx.store.history(repo["id"], head_sha_):
         if commit["sha"] in ancestors:
@@ -97,7 +100,7 @@ def merge_base(ctx, repo: dict, base_sha: str, head_sha_: str) -> str:
 
 
 @route("GET", "/repos/{owner}/{repo}/pulls/{index:int}")
-def get_pull(ctx, owner, repo, index):
+def get_pull(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row, issue, _ = find_pull(ctx, owner, repo, index)
     return respond(ctx.render.pull(issue, row))
 
@@ -106,7 +109,7 @@ EDIT_PULL = [*EDIT_ISSUE, F("base"), F("labels", "ints"), F("allow_maintainer_ed
 
 
 @route("PATCH", "/repos/{owner}/{repo}/pulls/{index:int}", body=EDIT_PULL, struct="EditPullRequestOption")
-def edit_pull(ctx, owner, repo, index):
+def edit_pull(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row, issue, pr = find_pull(ctx, owner, repo, index)
     body = ctx.body
     if body.get("base") and body["base"] != pr["base"]:
@@ -118,8 +121,8 @@ def edit_pull(ctx, owner, repo, index):
         labels = labels_by_ids(ctx, row, body["labels"])
         for label in ctx.store.issue_labels(issue["id"]):
             if label["id"] not in {new["id"] for new in labels}:
-                ctx.store.remove_label(issue["id"], label["id"], ctx.user["id"])
-        ctx.store.add_labels(issue["id"], labels, ctx.user["id"])
+                ctx.store.remove_label(issue["id"], label["id"], ctx.caller["id"])
+        ctx.store.add_labels(issue["id"], labels, ctx.caller["id"])
     if body.get("allow_maintainer_edit") is not None:
         ctx.store.update("pulls", {"issue_id": issue["id"]}, allow_maintainer_edit=int(body["allow_maintainer_edit"]))
     return respond(ctx.render.pull(issue, row), 201)
@@ -127,7 +130,7 @@ def edit_pull(ctx, owner, repo, index):
 
 # -- merging ------------------------------------------------------------------------
 @route("GET", "/repos/{owner}/{repo}/pulls/{index:int}/merge")
-def is_merged(ctx, owner, repo, index):
+def is_merged(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     _, _, pr = find_pull(ctx, owner, repo, index)
     if not pr["merged"]:
         raise not_found()
@@ -147,7 +150,7 @@ def merge_field(body: dict, go: str, snake: str) -> str:
 
 
 @route("POST", "/repos/{owner}/{repo}/pulls/{index:int}/merge", body=MERGE, struct="MergePullRequestForm")
-def merge_pull(ctx, owner, repo, index):
+def merge_pull(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row, issue, pr = find_pull(ctx, owner, repo, index)
     body, store = ctx.body, ctx.store
     style = merge_field(body, "Do", "do")
@@ -168,17 +171,17 @@ def merge_pull(ctx, owner, repo, index):
         raise ApiError(409, "head out of date")
     merged_sha = perform_merge(ctx, row, issue, pr, style, head, body)
     stamp = now()
-    store.update("pulls", {"issue_id": issue["id"]}, merged=1, merged_at=stamp, merged_by=ctx.user["id"],
+    store.update("pulls", {"issue_id": issue["id"]}, merged=1, merged_at=stamp, merged_by=ctx.caller["id"],
                  merge_commit_sha=merged_sha, head_sha=head)
     store.touch(issue["id"], state="closed", closed_at=stamp)
-    store.event(issue["id"], ctx.user["id"], "merge_pull", commit_sha=merged_sha)
+    store.event(issue["id"], ctx.caller["id"], "merge_pull", commit_sha=merged_sha)
     if body.get("delete_branch_after_merge") and pr["head"] != row["default_branch"]:
         store.execute("DELETE FROM branches WHERE repo_id = ? AND name = ?", row["id"], pr["head"])
     ctx.reindex(issue["id"])
     return empty(200)
 
 
-def perform_merge(ctx, repo: dict, issue: dict, pr: dict, style: str, head: str, body: dict) -> str:
+def perform_merge(ctx: Ctx, repo: dict, issue: dict, pr: dict, style: str, head: str, body: dict) -> str:
     """Move the base branch as the merge style would; return the merge commit's sha."""
     store = ctx.store
     base_branch = store.branch(repo["id"], pr["base"])
@@ -201,18 +204,18 @@ def perform_merge(ctx, repo: dict, issue: dict, pr: dict, style: str, head: str,
         f"Merge pull request '{issue['title']}' (#{issue['number']}) from {pr['head']} into {pr['base']}"
     message = merge_field(body, "MergeMessageField", "merge_message_field")
     parents = [base_tip] if style == "squash" else [base_tip, head]
-    commit = store.commit(repo["id"], parents, base_tree, f"{title}\n\n{message}".strip(), ctx.user["id"])
+    commit = store.commit(repo["id"], parents, base_tree, f"{title}\n\n{message}".strip(), ctx.caller["id"])
     store.set_branch(repo["id"], pr["base"], commit["sha"])
     return commit["sha"]
 
 
 # -- files, commits, diff -------------------------------------------------------------
-def pull_changes(ctx, row, pr) -> list[dict]:
+def pull_changes(ctx: Ctx, row: dict, pr: dict) -> list[dict]:
     return changed_files(ctx.store, row["id"], pr["merge_base"], head_sha(ctx, row, pr))
 
 
 @route("GET", "/repos/{owner}/{repo}/pulls/{index:int}/files")
-def pull_files(ctx, owner, repo, index):
+def pull_files(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row, issue, pr = find_pull(ctx, owner, repo, index)
     full = ctx.render.full_name(row)
     sha = head_sha(ctx, row, pr)
@@ -227,27 +230,27 @@ def pull_files(ctx, owner, repo, index):
     return listing(ctx, pull_changes(ctx, row, pr), render)
 
 
-def pull_commit_list(ctx, row, pr) -> list[dict]:
+def pull_commit_list(ctx: Ctx, row: dict, pr: dict) -> list[dict]:
     """The head's commits that the merge base lacks, newest first."""
     behind = {c["sha"] for c in ctx.store.history(row["id"], pr["merge_base"])}
     return [c for c in ctx.store.history(row["id"], head_sha(ctx, row, pr)) if c["sha"] not in behind]
 
 
 @route("GET", "/repos/{owner}/{repo}/pulls/{index:int}/commits")
-def pull_commits(ctx, owner, repo, index):
+def pull_commits(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row, _, pr = find_pull(ctx, owner, repo, index)
     files = ctx.query("files", "true").lower() != "false"
     return listing(ctx, pull_commit_list(ctx, row, pr), lambda c: ctx.render.commit(row, c, files=files))
 
 
 @route("GET", "/repos/{owner}/{repo}/pulls/{index:int}.diff")
-def pull_diff(ctx, owner, repo, index):
+def pull_diff(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row, _, pr = find_pull(ctx, owner, repo, index)
     return text(unified_diff(pull_changes(ctx, row, pr)))
 
 
 @route("GET", "/repos/{owner}/{repo}/pulls/{index:int}.patch")
-def pull_patch(ctx, owner, repo, index):
+def pull_patch(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row, _, pr = find_pull(ctx, owner, repo, index)
     parts = []
     for commit in reversed(pull_commit_list(ctx, row, pr)):

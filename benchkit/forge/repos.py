@@ -3,7 +3,11 @@
 import base64
 import binascii
 import re
+from typing import Any
 
+from starlette.responses import Response
+
+from .context import Ctx
 from .render_git import UNSIGNED
 from .store import blob_sha, now
 from .web import ApiError, F, empty, invalid, listing, not_found, respond, route, text
@@ -14,23 +18,23 @@ RESERVED = {".", "..", "-", "assets", "api", "avatars", "user", "org", "explore"
 
 # -- server and users -------------------------------------------------------------
 @route("GET", "/version")
-def version(ctx):
+def version(ctx: Ctx) -> Response:
     return respond({"version": ctx.forge.version})
 
 
 @route("GET", "/settings/api")
-def api_settings(ctx):
+def api_settings(ctx: Ctx) -> Response:
     return respond({"max_response_items": 50, "default_paging_num": 30, "default_git_trees_per_page": 1000,
                     "default_max_blob_size": 10485760, "default_max_response_size": 104857600})
 
 
 @route("GET", "/user", auth=True)
-def current_user(ctx):
+def current_user(ctx: Ctx) -> Response:
     return respond(ctx.render.user(ctx.user))
 
 
 @route("GET", "/users/search")
-def search_users(ctx):
+def search_users(ctx: Ctx) -> Response:
     keyword = ctx.query("q").lower()
     rows = [u for u in ctx.store.all("SELECT * FROM users ORDER BY id") if keyword in u["login"].lower()
             or keyword in u["full_name"].lower()]
@@ -38,7 +42,7 @@ def search_users(ctx):
 
 
 @route("GET", "/users/{username}")
-def get_user(ctx, username):
+def get_user(ctx: Ctx, username: str) -> Response:
     user = ctx.store.user_by_login(username)
     if user is None:
         raise not_found()
@@ -46,19 +50,19 @@ def get_user(ctx, username):
 
 
 # -- repositories -----------------------------------------------------------------
-def visible_repos(ctx, owner_id: int | None = None) -> list:
+def visible_repos(ctx: Ctx, owner_id: int | None = None) -> list:
     rows = ctx.store.all("SELECT * FROM repos ORDER BY id")
     return [r for r in rows if (owner_id is None or r["owner_id"] == owner_id)
             and (not r["private"] or ctx.can_write(r))]
 
 
 @route("GET", "/user/repos", auth=True)
-def my_repos(ctx):
-    return listing(ctx, visible_repos(ctx, ctx.user["id"]), ctx.render.repo)
+def my_repos(ctx: Ctx) -> Response:
+    return listing(ctx, visible_repos(ctx, ctx.caller["id"]), ctx.render.repo)
 
 
 @route("GET", "/users/{username}/repos")
-def user_repos(ctx, username):
+def user_repos(ctx: Ctx, username: str) -> Response:
     user = ctx.store.user_by_login(username)
     if user is None:
         raise not_found()
@@ -66,7 +70,7 @@ def user_repos(ctx, username):
 
 
 @route("GET", "/repos/search")
-def search_repos(ctx):
+def search_repos(ctx: Ctx) -> Response:
     keyword = ctx.query("q").lower()
     uid = ctx.query_int("uid")
     rows = [r for r in visible_repos(ctx, uid or None) if keyword in r["name"].lower()
@@ -80,30 +84,30 @@ CREATE_REPO = [F("name", str, required=True), F("description"), F("private", boo
 
 
 @route("POST", "/user/repos", body=CREATE_REPO, struct="CreateRepoOption")
-def create_repo(ctx):
+def create_repo(ctx: Ctx) -> Response:
     body = ctx.body
     name = body["name"]
     if len(name) > 100 or not REPO_NAME.match(name):
         raise invalid("[Name]: AlphaDashDot")
     if name.lower() in RESERVED or name.lower().endswith((".git", ".wiki")):
         raise invalid(f"name is reserved [name: {name}]")
-    if ctx.store.repo(ctx.user["login"], name):
+    if ctx.store.repo(ctx.caller["login"], name):
         raise ApiError(409, "The repository with the same name already exists.")
     stamp = now()
-    repo_id = ctx.store.insert("repos", owner_id=ctx.user["id"], name=name,
+    repo_id = ctx.store.insert("repos", owner_id=ctx.caller["id"], name=name,
                                description=body.get("description") or "", private=int(bool(body.get("private"))),
                                template=int(bool(body.get("template"))),
                                default_branch=body.get("default_branch") or "main", created=stamp, updated=stamp)
     repo = ctx.store.one("SELECT * FROM repos WHERE id = ?", repo_id)
     if body.get("auto_init"):
         readme = f"# {name}\n\n{repo['description']}"
-        commit = ctx.store.commit(repo_id, [], {"README.md": readme}, "Initial commit", ctx.user["id"])
+        commit = ctx.store.commit(repo_id, [], {"README.md": readme}, "Initial commit", ctx.caller["id"])
         ctx.store.set_branch(repo_id, repo["default_branch"], commit["sha"])
     return respond(ctx.render.repo(repo), 201)
 
 
 @route("GET", "/repos/{owner}/{repo}")
-def get_repo(ctx, owner, repo):
+def get_repo(ctx: Ctx, owner: str, repo: str) -> Response:
     return respond(ctx.render.repo(ctx.repo(owner, repo)))
 
 
@@ -112,9 +116,9 @@ EDIT_REPO = [F("name"), F("description"), F("website"), F("private", bool), F("t
 
 
 @route("PATCH", "/repos/{owner}/{repo}", body=EDIT_REPO, struct="EditRepoOption")
-def edit_repo(ctx, owner, repo):
+def edit_repo(ctx: Ctx, owner: str, repo: str) -> Response:
     row = ctx.repo(owner, repo, write=True)
-    changes = {k: (int(v) if isinstance(v, bool) else v) for k, v in ctx.body.items() if v is not None}
+    changes: dict[str, Any] = {k: (int(v) if isinstance(v, bool) else v) for k, v in ctx.body.items() if v is not None}
     if "name" in changes and changes["name"].lower() != row["name"].lower() \
             and ctx.store.repo(owner, changes["name"]):
         raise ApiError(409, "The repository with the same name already exists.")
@@ -126,7 +130,7 @@ def edit_repo(ctx, owner, repo):
 
 
 @route("DELETE", "/repos/{owner}/{repo}")
-def delete_repo(ctx, owner, repo):
+def delete_repo(ctx: Ctx, owner: str, repo: str) -> Response:
     row = ctx.repo(owner, repo)
     if not ctx.can_write(row):
         raise ApiError(403, "Given user is not owner of organization.")
@@ -139,13 +143,13 @@ def delete_repo(ctx, owner, repo):
 
 # -- branches ---------------------------------------------------------------------
 @route("GET", "/repos/{owner}/{repo}/branches")
-def list_branches(ctx, owner, repo):
+def list_branches(ctx: Ctx, owner: str, repo: str) -> Response:
     row = ctx.repo(owner, repo)
     return listing(ctx, ctx.store.branches(row["id"]), lambda b: ctx.render.branch(row, b))
 
 
 @route("GET", "/repos/{owner}/{repo}/branches/{branch:path}")
-def get_branch(ctx, owner, repo, branch):
+def get_branch(ctx: Ctx, owner: str, repo: str, branch: str) -> Response:
     row = ctx.repo(owner, repo)
     found = ctx.store.branch(row["id"], branch)
     if found is None:
@@ -157,7 +161,7 @@ CREATE_BRANCH = [F("new_branch_name", required=True, go="BranchName"), F("old_br
 
 
 @route("POST", "/repos/{owner}/{repo}/branches", body=CREATE_BRANCH, struct="CreateBranchRepoOption")
-def create_branch(ctx, owner, repo):
+def create_branch(ctx: Ctx, owner: str, repo: str) -> Response:
     row = ctx.repo(owner, repo, write=True)
     name = ctx.body["new_branch_name"]
     source = ctx.body.get("old_ref_name") or ctx.body.get("old_branch_name") or row["default_branch"]
@@ -173,7 +177,7 @@ def create_branch(ctx, owner, repo):
 
 
 @route("DELETE", "/repos/{owner}/{repo}/branches/{branch:path}")
-def delete_branch(ctx, owner, repo, branch):
+def delete_branch(ctx: Ctx, owner: str, repo: str, branch: str) -> Response:
     row = ctx.repo(owner, repo, write=True)
     if ctx.store.branch(row["id"], branch) is None:
         raise not_found()
@@ -184,7 +188,7 @@ def delete_branch(ctx, owner, repo, branch):
 
 
 # -- contents ---------------------------------------------------------------------
-def tree_at(ctx, repo: dict, ref: str | None) -> tuple[dict, str]:
+def tree_at(ctx: Ctx, repo: dict, ref: str | None) -> tuple[dict, str]:
     ref = ref or repo["default_branch"]
     branch = ctx.store.branch(repo["id"], ref)
     commit = ctx.store.get_commit(repo["id"], branch["sha"] if branch else ref)
@@ -194,12 +198,12 @@ def tree_at(ctx, repo: dict, ref: str | None) -> tuple[dict, str]:
 
 
 @route("GET", "/repos/{owner}/{repo}/contents")
-def list_root(ctx, owner, repo):
+def list_root(ctx: Ctx, owner: str, repo: str) -> Response:
     return get_contents(ctx, owner, repo, "")
 
 
 @route("GET", "/repos/{owner}/{repo}/contents/{path:path}")
-def get_contents(ctx, owner, repo, path):
+def get_contents(ctx: Ctx, owner: str, repo: str, path: str) -> Response:
     row = ctx.repo(owner, repo)
     commit, ref = tree_at(ctx, row, ctx.query("ref"))
     path = path.strip("/")
@@ -214,7 +218,7 @@ def get_contents(ctx, owner, repo, path):
 
 
 @route("GET", "/repos/{owner}/{repo}/raw/{path:path}")
-def get_raw(ctx, owner, repo, path):
+def get_raw(ctx: Ctx, owner: str, repo: str, path: str) -> Response:
     row = ctx.repo(owner, repo)
     commit, _ = tree_at(ctx, row, ctx.query("ref"))
     if path not in commit["tree"]:
@@ -234,7 +238,7 @@ def _decode(content: str) -> str:
         raise invalid("illegal base64 data") from None
 
 
-def _write_file(ctx, owner, repo, path, *, create: bool):
+def _write_file(ctx: Ctx, owner: str, repo: str, path: str, *, create: bool):
     row = ctx.repo(owner, repo, write=True)
     body = ctx.body
     store = ctx.store
@@ -257,7 +261,7 @@ def _write_file(ctx, owner, repo, path, *, create: bool):
             raise ApiError(409, f"sha does not match [given: {body.get('sha')}, expected: {blob_sha(tree[path])}]")
     tree[path] = _decode(body["content"])
     message = body.get("message") or f"{'Add' if create else 'Update'} {path}"
-    commit = store.commit(row["id"], [parent["sha"]] if parent else [], tree, message, ctx.user["id"])
+    commit = store.commit(row["id"], [parent["sha"]] if parent else [], tree, message, ctx.caller["id"])
     store.set_branch(row["id"], target, commit["sha"])
     data = {"content": ctx.render.contents(row, commit, target, path),
             "commit": ctx.render.file_commit(row, commit),
@@ -266,18 +270,18 @@ def _write_file(ctx, owner, repo, path, *, create: bool):
 
 
 @route("POST", "/repos/{owner}/{repo}/contents/{path:path}", body=FILE_FIELDS, struct="CreateFileOptions")
-def create_file(ctx, owner, repo, path):
+def create_file(ctx: Ctx, owner: str, repo: str, path: str) -> Response:
     return _write_file(ctx, owner, repo, path, create=True)
 
 
 @route("PUT", "/repos/{owner}/{repo}/contents/{path:path}", body=[*FILE_FIELDS, F("sha", required=True, go="SHA")],
        struct="UpdateFileOptions")
-def update_file(ctx, owner, repo, path):
+def update_file(ctx: Ctx, owner: str, repo: str, path: str) -> Response:
     return _write_file(ctx, owner, repo, path, create=False)
 
 
 # -- commits and their statuses (the "checks" a pull request shows) ------------------
-def resolve_sha(ctx, repo: dict, ref: str) -> str:
+def resolve_sha(ctx: Ctx, repo: dict, ref: str) -> str:
     branch = ctx.store.branch(repo["id"], ref.removeprefix("refs/heads/"))
     sha = branch["sha"] if branch else ref
     if ctx.store.get_commit(repo["id"], sha) is None:
@@ -286,7 +290,7 @@ def resolve_sha(ctx, repo: dict, ref: str) -> str:
 
 
 @route("GET", "/repos/{owner}/{repo}/commits")
-def list_commits(ctx, owner, repo):
+def list_commits(ctx: Ctx, owner: str, repo: str) -> Response:
     row = ctx.repo(owner, repo)
     if not ctx.store.branches(row["id"]):
         raise ApiError(409, "Git Repository is empty.")
@@ -298,30 +302,30 @@ def list_commits(ctx, owner, repo):
 
 
 @route("GET", "/repos/{owner}/{repo}/git/commits/{sha}")
-def get_commit(ctx, owner, repo, sha):
+def get_commit(ctx: Ctx, owner: str, repo: str, sha: str) -> Response:
     row = ctx.repo(owner, repo)
     return respond(ctx.render.commit(row, ctx.store.get_commit(row["id"], resolve_sha(ctx, row, sha))))
 
 
-def statuses_of(ctx, row: dict, sha: str) -> list:
+def statuses_of(ctx: Ctx, row: dict, sha: str) -> list:
     # Only the newest status per context counts, as in Gitea.
     rows = ctx.store.all("SELECT * FROM commit_statuses WHERE repo_id = ? AND sha = ? ORDER BY id DESC",
                          row["id"], sha)
-    latest = {}
+    latest: dict[str, dict] = {}
     for status in rows:
         latest.setdefault(status["context"], status)
     return list(latest.values())
 
 
 @route("GET", "/repos/{owner}/{repo}/commits/{ref:path}/status")
-def combined_status(ctx, owner, repo, ref):
+def combined_status(ctx: Ctx, owner: str, repo: str, ref: str) -> Response:
     row = ctx.repo(owner, repo)
     sha = resolve_sha(ctx, row, ref)
     return respond(ctx.render.combined_status(row, sha, statuses_of(ctx, row, sha)))
 
 
 @route("GET", "/repos/{owner}/{repo}/commits/{ref:path}/statuses")
-def list_statuses(ctx, owner, repo, ref):
+def list_statuses(ctx: Ctx, owner: str, repo: str, ref: str) -> Response:
     row = ctx.repo(owner, repo)
     sha = resolve_sha(ctx, row, ref)
     rows = ctx.store.all("SELECT * FROM commit_statuses WHERE repo_id = ? AND sha = ? ORDER BY id DESC",
@@ -333,7 +337,7 @@ STATUS = [F("state", required=True), F("target_url"), F("description"), F("conte
 
 
 @route("POST", "/repos/{owner}/{repo}/statuses/{sha}", body=STATUS, struct="CreateStatusOption")
-def create_status(ctx, owner, repo, sha):
+def create_status(ctx: Ctx, owner: str, repo: str, sha: str) -> Response:
     row = ctx.repo(owner, repo, write=True)
     sha = resolve_sha(ctx, row, sha)
     state = ctx.body["state"]
@@ -341,14 +345,14 @@ def create_status(ctx, owner, repo, sha):
         raise invalid(f"invalid commit status state: {state}")
     sid = ctx.store.insert("commit_statuses", repo_id=row["id"], sha=sha, state=state,
                            context=ctx.body.get("context") or "default", description=ctx.body.get("description") or "",
-                           target_url=ctx.body.get("target_url") or "", creator_id=ctx.user["id"], created=now())
+                           target_url=ctx.body.get("target_url") or "", creator_id=ctx.caller["id"], created=now())
     return respond(ctx.render.commit_status(ctx.store.one("SELECT * FROM commit_statuses WHERE id = ?", sid), row),
                    201)
 
 
 # -- releases ---------------------------------------------------------------------
 @route("GET", "/repos/{owner}/{repo}/releases")
-def list_releases(ctx, owner, repo):
+def list_releases(ctx: Ctx, owner: str, repo: str) -> Response:
     row = ctx.repo(owner, repo)
     rows = ctx.store.all("SELECT * FROM releases WHERE repo_id = ? ORDER BY id DESC", row["id"])
     return listing(ctx, rows, lambda r: ctx.render.release(r, row))
@@ -360,7 +364,7 @@ RELEASE = [F("tag_name", required=True, go="TagName"), F("target_commitish", go=
 
 
 @route("POST", "/repos/{owner}/{repo}/releases", body=RELEASE, struct="CreateReleaseOption")
-def create_release(ctx, owner, repo):
+def create_release(ctx: Ctx, owner: str, repo: str) -> Response:
     row = ctx.repo(owner, repo, write=True)
     body = ctx.body
     if ctx.store.one("SELECT 1 FROM releases WHERE repo_id = ? AND tag_name = ?", row["id"], body["tag_name"]):
@@ -371,12 +375,12 @@ def create_release(ctx, owner, repo):
     rid = ctx.store.insert("releases", repo_id=row["id"], tag_name=body["tag_name"], target=target,
                            name=body.get("name") or body["tag_name"], body=body.get("body") or "",
                            draft=int(bool(body.get("draft"))), prerelease=int(bool(body.get("prerelease"))),
-                           author_id=ctx.user["id"], created=now())
+                           author_id=ctx.caller["id"], created=now())
     return respond(ctx.render.release(ctx.store.one("SELECT * FROM releases WHERE id = ?", rid), row), 201)
 
 
 @route("GET", "/repos/{owner}/{repo}/releases/{release_id:int}")
-def get_release(ctx, owner, repo, release_id):
+def get_release(ctx: Ctx, owner: str, repo: str, release_id: int) -> Response:
     row = ctx.repo(owner, repo)
     release = ctx.store.one("SELECT * FROM releases WHERE repo_id = ? AND id = ?", row["id"], release_id)
     if release is None:
@@ -385,7 +389,7 @@ def get_release(ctx, owner, repo, release_id):
 
 
 @route("DELETE", "/repos/{owner}/{repo}/releases/{release_id:int}")
-def delete_release(ctx, owner, repo, release_id):
+def delete_release(ctx: Ctx, owner: str, repo: str, release_id: int) -> Response:
     row = ctx.repo(owner, repo, write=True)
     if not ctx.store.one("SELECT 1 FROM releases WHERE repo_id = ? AND id = ?", row["id"], release_id):
         raise not_found()

@@ -3,6 +3,9 @@ code comments a review carries."""
 
 import json
 
+from starlette.responses import Response
+
+from .context import Ctx
 from .diffs import unified_diff
 from .hunks import cut_around_line, unchanged_line_patch
 from .pulls import find_pull, head_sha, pull_changes
@@ -12,7 +15,7 @@ from .web import INT64_MAX, ApiError, F, empty, invalid, listing, not_found, res
 REVIEW_EVENTS = ("APPROVED", "REQUEST_CHANGES", "COMMENT")
 
 
-def find_review(ctx, issue: dict, review_id: int) -> dict:
+def find_review(ctx: Ctx, issue: dict, review_id: int) -> dict:
     review = ctx.store.one("SELECT * FROM reviews WHERE id = ? AND issue_id = ?", review_id, issue["id"])
     if review is None or (review["state"] == "PENDING" and review["reviewer_id"] != (ctx.user or {}).get("id")):
         raise not_found("GetReviewByID", [f"review does not exist [id: {review_id}]"])
@@ -20,7 +23,7 @@ def find_review(ctx, issue: dict, review_id: int) -> dict:
 
 
 @route("GET", "/repos/{owner}/{repo}/pulls/{index:int}/reviews")
-def list_reviews(ctx, owner, repo, index):
+def list_reviews(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row, issue, _ = find_pull(ctx, owner, repo, index)
     me = ctx.user["id"] if ctx.user else None
     rows = [r for r in ctx.store.all("SELECT * FROM reviews WHERE issue_id = ? ORDER BY id", issue["id"])
@@ -28,11 +31,11 @@ def list_reviews(ctx, owner, repo, index):
     return listing(ctx, rows, lambda r: ctx.render.review(r, issue, row), link=False)
 
 
-def review_state(ctx, issue: dict, event: str, body: str, has_comments: bool) -> str:
+def review_state(ctx: Ctx, issue: dict, event: str, body: str, has_comments: bool) -> str:
     """Gitea's rules for a review event: exact names, self-review refused, bodies required."""
     sent, event = event, event if event in REVIEW_EVENTS else "PENDING"
     if event in ("APPROVED", "REQUEST_CHANGES"):
-        if issue["poster_id"] == ctx.user["id"] and not ctx.forge.self_review:
+        if issue["poster_id"] == ctx.caller["id"] and not ctx.forge.self_review:
             verb = "approve" if event == "APPROVED" else "reject"
             raise invalid(f"{verb} your own pull is not allowed")
         if issue["state"] == "closed":
@@ -44,7 +47,7 @@ def review_state(ctx, issue: dict, event: str, body: str, has_comments: bool) ->
     return event
 
 
-def add_review_comments(ctx, row: dict, pr: dict, review_id: int, issue: dict, commit_id: str, comments: list):
+def add_review_comments(ctx: Ctx, row: dict, pr: dict, review_id: int, issue: dict, commit_id: str, comments: list):
     stamp = now()
     for item in comments:
         if not isinstance(item, dict) or not item.get("body"):
@@ -52,7 +55,7 @@ def add_review_comments(ctx, row: dict, pr: dict, review_id: int, issue: dict, c
         new_position, old_position = position(item, "new_position"), position(item, "old_position")
         path = str(item.get("path") or "")
         line = -old_position if old_position > 0 else new_position
-        ctx.store.insert("review_comments", review_id=review_id, issue_id=issue["id"], poster_id=ctx.user["id"],
+        ctx.store.insert("review_comments", review_id=review_id, issue_id=issue["id"], poster_id=ctx.caller["id"],
                          path=path, body=item["body"], new_position=new_position, old_position=old_position,
                          commit_id=commit_id, created=stamp, updated=stamp,
                          patch=comment_patch(ctx, row, pr, path, line, commit_id))
@@ -66,7 +69,7 @@ def position(item: dict, name: str) -> int:
     return value
 
 
-def comment_patch(ctx, row: dict, pr: dict, path: str, line: int, commit_id: str) -> str:
+def comment_patch(ctx: Ctx, row: dict, pr: dict, path: str, line: int, commit_id: str) -> str:
     """The diff a code comment keeps: its file's diff cut around the line, else the
     unchanged lines above it (as Gitea's CreateCodeComment makes it)."""
     changes = [c for c in pull_changes(ctx, row, pr) if c["filename"] == path]
@@ -77,15 +80,15 @@ def comment_patch(ctx, row: dict, pr: dict, path: str, line: int, commit_id: str
     return patch
 
 
-def submitted(ctx, row: dict, issue: dict, review_id: int, state: str, body: str):
+def submitted(ctx: Ctx, row: dict, issue: dict, review_id: int, state: str, body: str):
     """A review left pending stays private; a submitted one joins the timeline."""
     if state == "PENDING":
         return
-    ctx.store.event(issue["id"], ctx.user["id"], "review", body, review_id=review_id)
+    ctx.store.event(issue["id"], ctx.caller["id"], "review", body, review_id=review_id)
     # Only the latest approve or reject from a writer counts as official.
     if state in ("APPROVED", "REQUEST_CHANGES") and ctx.can_write(row):
         ctx.store.execute("UPDATE reviews SET official = 0 WHERE issue_id = ? AND reviewer_id = ?",
-                          issue["id"], ctx.user["id"])
+                          issue["id"], ctx.caller["id"])
         ctx.store.update("reviews", {"id": review_id}, official=1)
 
 
@@ -93,7 +96,7 @@ REVIEW = [F("event"), F("body"), F("commit_id", go="CommitID"), F("comments", "a
 
 
 @route("POST", "/repos/{owner}/{repo}/pulls/{index:int}/reviews", body=REVIEW, struct="CreatePullReviewOptions")
-def create_review(ctx, owner, repo, index):
+def create_review(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row, issue, pr = find_pull(ctx, owner, repo, index)
     body = ctx.body
     comments = body.get("comments") or []
@@ -102,13 +105,13 @@ def create_review(ctx, owner, repo, index):
     commit_id = body.get("commit_id") or head_sha(ctx, row, pr)
     stamp = now()
     pending = ctx.store.one("SELECT * FROM reviews WHERE issue_id = ? AND reviewer_id = ? AND state = 'PENDING'",
-                            issue["id"], ctx.user["id"])
+                            issue["id"], ctx.caller["id"])
     if pending:  # Gitea folds a new review into the reviewer's pending one
         review_id = pending["id"]
         ctx.store.update("reviews", {"id": review_id}, state=state, body=body.get("body") or "",
                          commit_id=commit_id, updated=stamp)
     else:
-        review_id = ctx.store.insert("reviews", issue_id=issue["id"], reviewer_id=ctx.user["id"], state=state,
+        review_id = ctx.store.insert("reviews", issue_id=issue["id"], reviewer_id=ctx.caller["id"], state=state,
                                      body=body.get("body") or "", commit_id=commit_id, created=stamp, updated=stamp)
     add_review_comments(ctx, row, pr, review_id, issue, commit_id, comments)
     submitted(ctx, row, issue, review_id, state, body.get("body") or "")
@@ -118,14 +121,14 @@ def create_review(ctx, owner, repo, index):
 
 
 @route("GET", "/repos/{owner}/{repo}/pulls/{index:int}/reviews/{review_id:int}")
-def get_review(ctx, owner, repo, index, review_id):
+def get_review(ctx: Ctx, owner: str, repo: str, index: int, review_id: int) -> Response:
     row, issue, _ = find_pull(ctx, owner, repo, index)
     return respond(ctx.render.review(find_review(ctx, issue, review_id), issue, row))
 
 
 @route("POST", "/repos/{owner}/{repo}/pulls/{index:int}/reviews/{review_id:int}", body=[F("event"), F("body")],
        struct="SubmitPullReviewOptions")
-def submit_review(ctx, owner, repo, index, review_id):
+def submit_review(ctx: Ctx, owner: str, repo: str, index: int, review_id: int) -> Response:
     row, issue, _ = find_pull(ctx, owner, repo, index)
     review = find_review(ctx, issue, review_id)
     if review["state"] != "PENDING":
@@ -142,10 +145,10 @@ def submit_review(ctx, owner, repo, index, review_id):
 
 
 @route("DELETE", "/repos/{owner}/{repo}/pulls/{index:int}/reviews/{review_id:int}")
-def delete_review(ctx, owner, repo, index, review_id):
+def delete_review(ctx: Ctx, owner: str, repo: str, index: int, review_id: int) -> Response:
     _, issue, _ = find_pull(ctx, owner, repo, index)
     review = find_review(ctx, issue, review_id)
-    if review["reviewer_id"] != ctx.user["id"] and not ctx.user["is_admin"]:
+    if review["reviewer_id"] != ctx.caller["id"] and not ctx.caller["is_admin"]:
         raise ApiError(403, "Must be repo admin")
     ctx.store.execute("DELETE FROM review_comments WHERE review_id = ?", review_id)
     ctx.store.execute("DELETE FROM comments WHERE type = 'review' AND issue_id = ? AND data = ?",
@@ -155,14 +158,14 @@ def delete_review(ctx, owner, repo, index, review_id):
 
 
 @route("GET", "/repos/{owner}/{repo}/pulls/{index:int}/reviews/{review_id:int}/comments")
-def review_comments(ctx, owner, repo, index, review_id):
+def review_comments(ctx: Ctx, owner: str, repo: str, index: int, review_id: int) -> Response:
     row, issue, _ = find_pull(ctx, owner, repo, index)
     find_review(ctx, issue, review_id)
     rows = ctx.store.all("SELECT * FROM review_comments WHERE review_id = ? ORDER BY id", review_id)
     return respond([ctx.render.review_comment(c, issue, row) for c in rows])
 
 
-def _dismissal(ctx, owner, repo, index, review_id, dismissed: bool):
+def _dismissal(ctx: Ctx, owner: str, repo: str, index: int, review_id: int, dismissed: bool):
     row, issue, _ = find_pull(ctx, owner, repo, index, write=True)
     review = find_review(ctx, issue, review_id)
     if review["state"] not in ("APPROVED", "REQUEST_CHANGES"):
@@ -173,10 +176,10 @@ def _dismissal(ctx, owner, repo, index, review_id, dismissed: bool):
 
 @route("POST", "/repos/{owner}/{repo}/pulls/{index:int}/reviews/{review_id:int}/dismissals",
        body=[F("message"), F("priors", bool)], struct="DismissPullReviewOptions")
-def dismiss_review(ctx, owner, repo, index, review_id):
+def dismiss_review(ctx: Ctx, owner: str, repo: str, index: int, review_id: int) -> Response:
     return _dismissal(ctx, owner, repo, index, review_id, True)
 
 
 @route("POST", "/repos/{owner}/{repo}/pulls/{index:int}/reviews/{review_id:int}/undismissals")
-def undismiss_review(ctx, owner, repo, index, review_id):
+def undismiss_review(ctx: Ctx, owner: str, repo: str, index: int, review_id: int) -> Response:
     return _dismissal(ctx, owner, repo, index, review_id, False)

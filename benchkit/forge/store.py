@@ -92,7 +92,7 @@ class Store:
         marks = ", ".join("?" * len(values))
         with self.lock:
             cur = self.db.execute(f"INSERT INTO {table} ({cols}) VALUES ({marks})", tuple(values.values()))
-            return cur.lastrowid
+            return cur.lastrowid or 0  # an INSERT always sets it
 
     def update(self, table: str, key: dict, **values):
         if not values:

@@ -11,7 +11,10 @@ import json
 import re
 from pathlib import Path
 
-from .web import GITEA_VERSION, ROUTES, Response, route
+from starlette.responses import Response
+
+from .context import Ctx
+from .web import GITEA_VERSION, ROUTES, route
 
 DEFINITIONS = Path(__file__).with_name("swagger-definitions.json")
 
@@ -98,12 +101,12 @@ def document(root: str) -> bytes:
 
 
 @route("GET", "/swagger.v1.json", absolute=True)
-def swagger_json(ctx):
+def swagger_json(ctx: Ctx) -> Response:
     return Response(document(ctx.root), 200, media_type="application/json")
 
 
 @route("GET", "/api/swagger", absolute=True)
-def swagger_ui(ctx):
+def swagger_ui(ctx: Ctx) -> Response:
     page = (f"<!DOCTYPE html><html><head><title>Gitea API</title></head><body>"
             f"<p>The API is described at <a href=\"{ctx.root}swagger.v1.json\">{ctx.root}swagger.v1.json</a>.</p>"
             f"</body></html>")

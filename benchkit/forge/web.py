@@ -52,7 +52,7 @@ class ApiError(Exception):
     def response(self, root: str) -> Response:
         if not self.body:
             return empty(self.status)
-        data = {"message": self.message, "url": f"{root}api/swagger"}
+        data: dict[str, object] = {"message": self.message, "url": f"{root}api/swagger"}
         if self.status == 404:
             data = {"errors": self.errors, **data}
         return respond(data, self.status)
