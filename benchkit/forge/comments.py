@@ -26,7 +26,7 @@ def list_repo_comments(ctx: Ctx, owner: str, repo: str) -> Response:
     rows = comment_times(ctx, ctx.store.all(
         "SELECT comments.* FROM comments JOIN issues ON issues.id = comments.issue_id "
         "WHERE issues.repo_id = ? AND comments.type = 'comment' ORDER BY comments.id", row["id"]))
-    return listing(ctx, rows, lambda c: ctx.render.comment(c, ctx.store.issue_by_id(c["issue_id"]), row))
+    return listing(ctx, rows, lambda c: ctx.render.comment(c, ctx.store.row("issues", c["issue_id"]), row))
 
 
 COMMENT = [F("body", required=True)]
@@ -43,21 +43,21 @@ def create_comment(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
                            created=stamp, updated=stamp)
     ctx.store.touch(issue["id"])
     ctx.reindex(issue["id"])
-    comment = ctx.store.one("SELECT * FROM comments WHERE id = ?", cid)
+    comment = ctx.store.row("comments", cid)
     return respond(ctx.render.comment(comment, issue, row), 201)
 
 
 def find_comment(ctx: Ctx, row: dict, comment_id: int) -> tuple[dict, dict]:
-    comment = ctx.store.one("SELECT * FROM comments WHERE id = ?", comment_id)
+    comment = ctx.store.get("comments", comment_id)
     issue = ctx.store.issue_by_id(comment["issue_id"]) if comment else None
-    if issue is None or issue["repo_id"] != row["id"]:
+    if comment is None or issue is None or issue["repo_id"] != row["id"]:
         raise not_found(errors=[f"comment does not exist [id: {comment_id}, issue_id: 0]"])
     if comment["type"] != "comment":  # a timeline event: Gitea answers 204, no body
         raise ApiError(204, body=False)
     return comment, issue
 
 
-def may_change(ctx: Ctx, row: dict, comment: dict):
+def may_change(ctx: Ctx, row: dict, comment: dict) -> None:
     if not (ctx.can_write(row) or comment["poster_id"] == ctx.caller["id"]):
         raise ApiError(403, body=False)
 
@@ -75,7 +75,7 @@ def _edit_comment(ctx: Ctx, owner: str, repo: str, comment_id: int) -> Response:
     may_change(ctx, row, comment)
     ctx.store.update("comments", {"id": comment_id}, body=ctx.body["body"], updated=now())
     ctx.reindex(issue["id"])
-    return respond(ctx.render.comment(ctx.store.one("SELECT * FROM comments WHERE id = ?", comment_id), issue, row))
+    return respond(ctx.render.comment(ctx.store.row("comments", comment_id), issue, row))
 
 
 def _delete_comment(ctx: Ctx, owner: str, repo: str, comment_id: int) -> Response:

@@ -28,7 +28,7 @@ class ForgeState:
         self.git = Materialiser(store)  # clones: it makes no directory until the first one
         self._reindex_all()
 
-    def close(self):
+    def close(self) -> None:
         self.store.close()
         self.git.close()
 

@@ -47,6 +47,6 @@ class Faults:
             self._faults = [f for f in self._faults if f.remaining > 0]
         return None
 
-    def clear(self):
+    def clear(self) -> None:
         with self._lock:
             self._faults.clear()

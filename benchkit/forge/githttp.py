@@ -30,13 +30,13 @@ SCRATCH = "refs/forge/import"  # where fast-import builds commits; deleted after
 class Materialiser:
     """Bare git repositories built from the store, cached by the state they show."""
 
-    def __init__(self, store: Store):
+    def __init__(self, store: Store) -> None:
         self.store = store
         self.root: Path | None = None  # made on the first clone: most forges never see one
         self.lock = threading.Lock()
         self.built: dict[int, tuple[str, Path]] = {}  # repo id -> (fingerprint, directory)
 
-    def close(self):
+    def close(self) -> None:
         with self.lock:
             if self.root is not None:
                 shutil.rmtree(self.root, ignore_errors=True)
@@ -59,7 +59,7 @@ class Materialiser:
             self.built[repo["id"]] = (fingerprint, target)
             return target
 
-    def _build(self, target: Path, repo: dict, branches: list[dict]):
+    def _build(self, target: Path, repo: dict, branches: list[dict]) -> None:
         subprocess.run(["git", "init", "-q", "--bare", "-b", repo["default_branch"], str(target)], check=True)
         stream = fast_import_stream(self.store, repo["id"], branches)
         subprocess.run(["git", "fast-import", "--quiet"], cwd=target, input=stream, check=True)

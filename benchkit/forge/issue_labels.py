@@ -22,7 +22,7 @@ def labels_from_body(ctx: Ctx, repo: dict) -> list[dict]:
     return labels_by_ids(ctx, repo, ids)
 
 
-def labelled(ctx: Ctx, owner: str, repo: str, index: int, *, replace: bool):
+def labelled(ctx: Ctx, owner: str, repo: str, index: int, *, replace: bool) -> Response:
     row = ctx.repo(owner, repo)
     issue = ctx.issue(row, index)
     labels = labels_from_body(ctx, row)

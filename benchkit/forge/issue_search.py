@@ -1,5 +1,7 @@
 """Listing and searching issues: a repository's, and across every repository the caller sees."""
 
+from collections.abc import Callable
+
 from starlette.responses import Response
 
 from .context import Ctx
@@ -65,7 +67,7 @@ def filter_issues(ctx: Ctx, repo_ids: list[int], *, state: str, kind: str) -> li
     return rows
 
 
-def render_issue(ctx: Ctx, repos: dict):
+def render_issue(ctx: Ctx, repos: dict) -> Callable[[dict], dict]:
     return lambda row: ctx.render.issue(row, repos[row["repo_id"]])
 
 

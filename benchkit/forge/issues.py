@@ -26,7 +26,7 @@ def resolve_assignees(ctx: Ctx, repo: dict, body: dict) -> list[int] | None:
     return ids
 
 
-def milestone_id(ctx: Ctx, repo: dict, value) -> int:
+def milestone_id(ctx: Ctx, repo: dict, value: int | None) -> int:
     if not value:
         return 0
     if not ctx.store.one("SELECT 1 FROM milestones WHERE repo_id = ? AND id = ?", repo["id"], value):
@@ -57,7 +57,7 @@ def new_issue(ctx: Ctx, repo: dict, *, is_pull: bool) -> dict:
     if closed:
         store.event(issue_id, ctx.caller["id"], "close")
     ctx.reindex(issue_id)
-    return store.issue_by_id(issue_id)
+    return store.row("issues", issue_id)
 
 
 @route("POST", "/repos/{owner}/{repo}/issues", body=CREATE_ISSUE, struct="CreateIssueOption")
@@ -77,7 +77,7 @@ EDIT_ISSUE = [F("title"), F("body"), F("state"), F("assignee"), F("assignees", "
               F("content_version", int)]
 
 
-def apply_edit(ctx: Ctx, repo: dict, issue: dict):
+def apply_edit(ctx: Ctx, repo: dict, issue: dict) -> dict:
     """The edits an issue PATCH and a pull request PATCH share."""
     body, store = ctx.body, ctx.store
     writer = ctx.can_write(repo)
@@ -117,7 +117,7 @@ def apply_edit(ctx: Ctx, repo: dict, issue: dict):
             store.set_assignees(issue["id"], assignees, actor)
     store.touch(issue["id"], **changes)
     ctx.reindex(issue["id"])
-    return store.issue_by_id(issue["id"])
+    return store.row("issues", issue["id"])
 
 
 @route("PATCH", "/repos/{owner}/{repo}/issues/{index:int}", body=EDIT_ISSUE, struct="EditIssueOption")

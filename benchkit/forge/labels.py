@@ -40,7 +40,7 @@ def create_label(ctx: Ctx, owner: str, repo: str) -> Response:
     label_id = ctx.store.insert("labels", repo_id=row["id"], name=body["name"], color=normalise_color(body["color"]),
                                 description=body.get("description") or "", exclusive=int(bool(body.get("exclusive"))),
                                 is_archived=int(bool(body.get("is_archived"))))
-    label = ctx.store.one("SELECT * FROM labels WHERE id = ?", label_id)
+    label = ctx.store.row("labels", label_id)
     return respond(ctx.render.label(label, row), 201)
 
 
@@ -63,7 +63,7 @@ def edit_label(ctx: Ctx, owner: str, repo: str, key: str) -> Response:
     # Gitea's edit form treats a missing is_archived as false: leaving it out un-archives.
     changes["is_archived"] = int(bool(ctx.body.get("is_archived")))
     ctx.store.update("labels", {"id": label["id"]}, **changes)
-    return respond(ctx.render.label(ctx.store.one("SELECT * FROM labels WHERE id = ?", label["id"]), row))
+    return respond(ctx.render.label(ctx.store.row("labels", label["id"]), row))
 
 
 @route("DELETE", "/repos/{owner}/{repo}/labels/{key}")

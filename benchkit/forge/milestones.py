@@ -34,7 +34,7 @@ def create_milestone(ctx: Ctx, owner: str, repo: str) -> Response:
                            description=body.get("description") or "", state=state,
                            due_on=parse_time(body.get("due_on")), created=stamp, updated=stamp,
                            closed_at=stamp if state == "closed" else None)
-    return respond(ctx.render.milestone(ctx.store.one("SELECT * FROM milestones WHERE id = ?", mid)), 201)
+    return respond(ctx.render.milestone(ctx.store.row("milestones", mid)), 201)
 
 
 @route("GET", "/repos/{owner}/{repo}/milestones/{key}")
@@ -54,7 +54,7 @@ def edit_milestone(ctx: Ctx, owner: str, repo: str, key: str) -> Response:
         changes["state"] = "closed" if changes["state"] == "closed" else "open"
         changes["closed_at"] = now() if changes["state"] == "closed" else None
     ctx.store.update("milestones", {"id": milestone["id"]}, updated=now(), **changes)
-    return respond(ctx.render.milestone(ctx.store.one("SELECT * FROM milestones WHERE id = ?", milestone["id"])))
+    return respond(ctx.render.milestone(ctx.store.row("milestones", milestone["id"])))
 
 
 @route("DELETE", "/repos/{owner}/{repo}/milestones/{key}")

@@ -5,6 +5,7 @@ from starlette.responses import Response
 
 from .context import Ctx
 from .pulls import find_pull, head_sha, merge_base
+from .store import present
 from .web import ApiError, empty, not_found, respond, route
 
 
@@ -16,9 +17,10 @@ def pull_by_branches(ctx: Ctx, owner: str, repo: str, base: str, head: str) -> R
     if ":" in head:
         where, head = head.split(":", 1)
         head_owner, _, head_name = where.partition("/")
-        head_repo = ctx.store.repo(head_owner, head_name or row["name"])
-        if head_repo is None:
+        found = ctx.store.repo(head_owner, head_name or row["name"])
+        if found is None:
             raise not_found("not found")
+        head_repo = found
     if head_repo["id"] != row["id"]:
         raise not_found("not found")  # the forge has no forks
     issue = ctx.store.one("SELECT issues.* FROM issues JOIN pulls ON pulls.issue_id = issues.id WHERE repo_id = ? "
@@ -35,12 +37,13 @@ def update_pull(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
         raise ApiError(422, "%!s(<nil>)")  # Gitea formats a nil error here
     if not ctx.can_write(row):
         raise ApiError(403, body=False)
-    base = ctx.store.branch(row["id"], pr["base"])
+    base = present(ctx.store.branch(row["id"], pr["base"]), f"branch {pr['base']}")
     head = head_sha(ctx, row, pr)
     if merge_base(ctx, row, base["sha"], head) == base["sha"]:
         raise ApiError(500, f"HeadBranch of PR {issue['number']} is up to date")
-    tree = dict(ctx.store.get_commit(row["id"], base["sha"])["tree"])
-    tree.update(ctx.store.get_commit(row["id"], head)["tree"])  # the head's files win: no conflicts here
+    tree = dict(present(ctx.store.get_commit(row["id"], base["sha"]), f"commit {base['sha']}")["tree"])
+    # the head's files win: no conflicts here
+    tree.update(present(ctx.store.get_commit(row["id"], head), f"commit {head}")["tree"])
     if ctx.query("style") == "rebase":
         commit = ctx.store.commit(row["id"], [base["sha"]], tree, issue["title"], ctx.caller["id"])
     else:

@@ -1,5 +1,7 @@
 """Routes for pull requests: list, create, edit, merge, files, commits, diff."""
 
+from collections.abc import Callable
+
 from starlette.responses import Response
 
 from .context import Ctx
@@ -8,7 +10,7 @@ from .issues import CREATE_ISSUE, EDIT_ISSUE, apply_edit, new_issue
 from .labels import labels_by_ids
 from .render import is_draft
 from .render_base import ts
-from .store import now
+from .store import now, present
 from .web import ApiError, F, empty, invalid, listing, not_found, respond, route, text
 
 MERGE_STYLES = ("merge", "rebase", "rebase-merge", "squash", "fast-forward-only", "manually-merged")
@@ -49,7 +51,7 @@ def list_pulls(ctx: Ctx, owner: str, repo: str) -> Response:
     return listing(ctx, rows, lambda r: ctx.render.pull(r, row))
 
 
-def sort_key(ctx: Ctx, sort: str):
+def sort_key(ctx: Ctx, sort: str) -> Callable[[dict], tuple]:
     comments = ctx.render.comment_count
     return {
         "oldest": lambda r: (r["created"], r["id"]),
@@ -187,14 +189,14 @@ def perform_merge(ctx: Ctx, repo: dict, issue: dict, pr: dict, style: str, head:
     base_branch = store.branch(repo["id"], pr["base"])
     if style == "manually-merged":
         return merge_field(body, "MergeCommitID", "merge_commit_id") or head
-    base_tip = base_branch["sha"]
+    base_tip = present(base_branch, f"branch {pr['base']}")["sha"]
     if style in ("rebase", "fast-forward-only") and merge_base(ctx, repo, base_tip, head) == base_tip:
         store.set_branch(repo["id"], pr["base"], head)
         return head
     if style == "fast-forward-only":
         raise ApiError(405, "Merge style fast-forward-only is not possible: the base branch has moved")
     # Three-way at file level: the head's changes since the merge base, applied over the base.
-    base_tree = dict(store.get_commit(repo["id"], base_tip)["tree"])
+    base_tree = dict(present(store.get_commit(repo["id"], base_tip), f"commit {base_tip}")["tree"])
     for change in changed_files(store, repo["id"], merge_base(ctx, repo, base_tip, head), head):
         if change["after"] is None:
             base_tree.pop(change["filename"], None)
@@ -254,7 +256,7 @@ def pull_patch(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row, _, pr = find_pull(ctx, owner, repo, index)
     parts = []
     for commit in reversed(pull_commit_list(ctx, row, pr)):
-        author = ctx.store.user_by_id(commit["author_id"])
+        author = ctx.store.row("users", commit["author_id"])
         parent = commit["parents"][0] if commit["parents"] else None
         changes = changed_files(ctx.store, row["id"], parent, commit["sha"])
         parts.append(f"From {commit['sha']} Mon Sep 17 00:00:00 2001\nFrom: {author['login']} <{author['email']}>\n"

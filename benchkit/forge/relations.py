@@ -1,6 +1,8 @@
 """Routes between issues and on an issue as a whole: dependencies ("blocked by") and
 their inverse ("blocks"), pins, and deleting an issue."""
 
+from collections.abc import Callable
+
 from starlette.responses import Response
 
 from .context import Ctx
@@ -16,11 +18,12 @@ def meta_issue(ctx: Ctx, row: dict) -> tuple[dict, dict]:
     out names no repository (404)."""
     body = ctx.body
     other, owner, name = row, body.get("owner") or "", body.get("repo") or ""
-    if owner != ctx.render.user_id(row["owner_id"])["login"] or name != row["name"]:
-        other = ctx.store.repo(owner, name)
-        if other is None or (other["private"] and not ctx.can_write(other)):
+    if owner != ctx.store.row("users", row["owner_id"])["login"] or name != row["name"]:
+        found = ctx.store.repo(owner, name)
+        if found is None or (found["private"] and not ctx.can_write(found)):
             raise not_found("IsErrRepoNotExist",
                             [f"repository does not exist [id: 0, uid: 0, owner_name: {owner}, name: {name}]"])
+        other = found
     return other, path_issue(ctx, other, body.get("index") or 0)
 
 
@@ -36,7 +39,7 @@ def missing_issue(row: dict, index: int, message: str = "IsErrIssueNotExist") ->
     return not_found(message, [f"issue does not exist [id: 0, repo_id: {row['id']}, index: {index}]"])
 
 
-def may_link(ctx: Ctx, target_repo: dict):
+def may_link(ctx: Ctx, target_repo: dict) -> None:
     # Gitea answers 404, not 403, to a caller who cannot write to the dependent issue.
     if not ctx.can_write(target_repo):
         raise not_found()
@@ -47,7 +50,7 @@ def depends(ctx: Ctx, issue: dict, blocker: dict) -> bool:
                               issue["id"], blocker["id"]))
 
 
-def link(ctx: Ctx, target: dict, dependency: dict):
+def link(ctx: Ctx, target: dict, dependency: dict) -> None:
     """Gitea answers 500 to a link that exists or would close a loop of two (an issue
     may depend on itself)."""
     store = ctx.store
@@ -60,7 +63,7 @@ def link(ctx: Ctx, target: dict, dependency: dict):
     store.event(target["id"], ctx.caller["id"], "add_dependency", dependent_issue_id=dependency["id"])
 
 
-def unlink(ctx: Ctx, target: dict, dependency: dict):
+def unlink(ctx: Ctx, target: dict, dependency: dict) -> None:
     store = ctx.store
     if not depends(ctx, target, dependency):
         raise ApiError(500, f"issue dependency does not exist [issue id: {target['id']}, "
@@ -75,7 +78,7 @@ def related(ctx: Ctx, owner: str, repo: str, index: int, sql: str) -> list[dict]
 
 
 def repos_of(ctx: Ctx, rows: list[dict]) -> dict:
-    return {r["repo_id"]: ctx.store.one("SELECT * FROM repos WHERE id = ?", r["repo_id"]) for r in rows}
+    return {r["repo_id"]: ctx.store.row("repos", r["repo_id"]) for r in rows}
 
 
 # -- dependencies: the issues this one is blocked by -------------------------------------
@@ -86,7 +89,8 @@ def list_dependencies(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     return listing(ctx, rows, render_issue(ctx, repos_of(ctx, rows)))
 
 
-def relate(ctx: Ctx, owner: str, repo: str, index: int, *, blocks: bool, change):
+def relate(ctx: Ctx, owner: str, repo: str, index: int, *, blocks: bool,
+           change: Callable[[Ctx, dict, dict], None]) -> Response:
     """Add or remove (`change` is link or unlink) one dependency. On .../dependencies the
     path's issue depends on the body's; on .../blocks the body's depends on the path's.
     Gitea answers 201 with the path's issue either way."""
@@ -96,7 +100,7 @@ def relate(ctx: Ctx, owner: str, repo: str, index: int, *, blocks: bool, change)
     target, dependency = (other, path) if blocks else (path, other)
     may_link(ctx, other_repo if blocks else row)
     change(ctx, target, dependency)
-    return respond(ctx.render.issue(ctx.store.issue_by_id(path["id"]), row), 201)
+    return respond(ctx.render.issue(ctx.store.row("issues", path["id"]), row), 201)
 
 
 for _method, _change in (("POST", link), ("DELETE", unlink)):

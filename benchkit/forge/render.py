@@ -23,10 +23,10 @@ class Render(GitShapes):
                 "description": row["description"],
                 "url": f"{self.api}/repos/{self.full_name(repo)}/labels/{row['id']}"}
 
-    def milestone(self, row: dict | None):
+    def milestone(self, row: dict | None) -> dict | None:
         if not row:
             return None
-        counts = self.store.one(
+        counts = self.store.must(
             "SELECT SUM(state = 'open') AS open, SUM(state = 'closed') AS closed FROM issues WHERE milestone_id = ?",
             row["id"])
         return {"id": row["id"], "title": row["title"], "description": row["description"],
@@ -55,7 +55,7 @@ class Render(GitShapes):
             "user": self.user_id(row["poster_id"]), "original_author": "", "original_author_id": 0,
             "title": row["title"], "body": row["body"], "ref": row["ref"], "assets": [],
             "labels": [self.label(label, repo) for label in store.issue_labels(row["id"])],
-            "milestone": self.milestone(store.one("SELECT * FROM milestones WHERE id = ?", row["milestone_id"])),
+            "milestone": self.milestone(store.get("milestones", row["milestone_id"])),
             "assignee": assignees[0] if assignees else None, "assignees": assignees or None,
             "state": row["state"], "is_locked": bool(row["is_locked"]), "comments": self.comment_count(row),
             "created_at": ts(row["created"]), "updated_at": ts(row["updated"]),
@@ -81,10 +81,10 @@ class Render(GitShapes):
         """A timeline entry: a plain comment or an event, as Gitea's TimelineComment."""
         data = json.loads(row["data"])
         store = self.store
-        label = store.one("SELECT * FROM labels WHERE id = ?", data.get("label_id", 0))
+        label = store.get("labels", data.get("label_id", 0))
         other = store.issue_by_id(data.get("dependent_issue_id", 0))
         milestone = lambda key: self.milestone(  # noqa: E731
-            store.one("SELECT * FROM milestones WHERE id = ?", data.get(key, 0)))
+            store.get("milestones", data.get(key, 0)))
         plain = self.comment(row, issue, repo)
         return {
             "id": row["id"], "type": row["type"], "html_url": plain["html_url"],
@@ -99,7 +99,7 @@ class Render(GitShapes):
             "project_id": 0, "old_project_id": 0, "tracked_time": None,
             "ref_action": "none", "ref_comment": None, "ref_commit_sha": data.get("commit_sha", ""), "ref_issue": None,
             "review_id": data.get("review_id", 0),
-            "dependent_issue": self.issue(other, store.one("SELECT * FROM repos WHERE id = ?", other["repo_id"]))
+            "dependent_issue": self.issue(other, store.row("repos", other["repo_id"]))
             if other else None,
         }
 
@@ -121,7 +121,7 @@ class Render(GitShapes):
             "id": row["id"], "url": html, "number": row["number"], "user": self.user_id(row["poster_id"]),
             "title": row["title"], "body": row["body"],
             "labels": [self.label(label, repo) for label in store.issue_labels(row["id"])],
-            "milestone": self.milestone(store.one("SELECT * FROM milestones WHERE id = ?", row["milestone_id"])),
+            "milestone": self.milestone(store.get("milestones", row["milestone_id"])),
             "assignee": assignees[0] if assignees else None, "assignees": assignees,
             # Gitea lists everyone whose latest counted review stands (GetReviewsByIssueID):
             # requested, approving, rejecting or commenting, not dismissed.

@@ -18,14 +18,14 @@ def ts(seconds: int | None) -> str | None:
 class RenderBase:
     """Renders rows for one viewer (the token's user, or None when anonymous)."""
 
-    def __init__(self, store: Store, root: str, viewer: dict | None):
+    def __init__(self, store: Store, root: str, viewer: dict | None) -> None:
         self.store, self.root, self.viewer = store, root, viewer
         self.api = f"{root}api/v1"
         self._users: dict = {}
         self._repos: dict = {}
 
     # -- people -----------------------------------------------------------------
-    def user(self, row: dict | None, *, public: bool = False):
+    def user(self, row: dict | None, *, public: bool = False) -> dict | None:
         """A user as the viewer sees them; `public` as nobody in particular does, which is
         how Gitea renders assignees, comment posters, mergers, commit authors and owners."""
         if row is None:
@@ -35,7 +35,7 @@ class RenderBase:
             cached = self._users[(row["id"], public)] = self._user(row, public)
         return cached
 
-    def user_id(self, uid: int | None, *, public: bool = False):
+    def user_id(self, uid: int | None, *, public: bool = False) -> dict | None:
         return self.user(self.store.user_by_id(uid), public=public) if uid else None
 
     def _user(self, row: dict, public: bool) -> dict:
@@ -69,10 +69,10 @@ class RenderBase:
 
     def _repo(self, row: dict) -> dict:
         store = self.store
-        owner = store.user_by_id(row["owner_id"])
+        owner = store.row("users", row["owner_id"])
         full = f"{owner['login']}/{row['name']}"
         html = f"{self.root}{full}"
-        counts = store.one(
+        counts = store.must(
             "SELECT SUM(is_pull = 0 AND state = 'open') AS issues, SUM(is_pull = 1 AND state = 'open') AS pulls "
             "FROM issues WHERE repo_id = ?", row["id"])
         branch_count = store.value("SELECT COUNT(*) FROM branches WHERE repo_id = ?", row["id"])
@@ -110,8 +110,8 @@ class RenderBase:
         }
 
     def repo_meta(self, row: dict) -> dict:
-        owner = self.store.user_by_id(row["owner_id"])["login"]
+        owner = self.store.row("users", row["owner_id"])["login"]
         return {"id": row["id"], "name": row["name"], "owner": owner, "full_name": f"{owner}/{row['name']}"}
 
     def full_name(self, repo: dict) -> str:
-        return f"{self.store.user_by_id(repo['owner_id'])['login']}/{repo['name']}"
+        return f"{self.store.row('users', repo['owner_id'])['login']}/{repo['name']}"

@@ -7,7 +7,7 @@ import hashlib
 
 from .diffs import commit_changes
 from .render_base import ZERO_TIME, RenderBase, ts
-from .store import blob_sha
+from .store import blob_sha, present
 
 UNSIGNED = {"verified": False, "reason": "gpg.error.not_signed_commit", "signature": "",
             "signer": None, "payload": ""}
@@ -17,7 +17,7 @@ class GitShapes(RenderBase):
     """Git content for one viewer."""
 
     def commit_user(self, commit: dict) -> dict:
-        author = self.store.user_by_id(commit["author_id"])
+        author = self.store.row("users", commit["author_id"])
         return {"name": author["login"], "email": author["email"], "date": ts(commit["created"])}
 
     def commit_meta(self, repo: dict, sha: str, created: int | None = None) -> dict:
@@ -25,7 +25,7 @@ class GitShapes(RenderBase):
                 "created": ts(created) if created else ZERO_TIME}
 
     def payload_commit(self, repo: dict, commit: dict) -> dict:
-        author = self.store.user_by_id(commit["author_id"])
+        author = self.store.row("users", commit["author_id"])
         person = {"name": author["login"], "email": author["email"], "username": author["login"]}
         # Gitea's branch payload leaves the file lists out (null).
         return {"id": commit["sha"], "message": git_message(commit),
@@ -34,7 +34,7 @@ class GitShapes(RenderBase):
                 "timestamp": ts(commit["created"]), "added": None, "removed": None, "modified": None}
 
     def branch(self, repo: dict, row: dict) -> dict:
-        commit = self.store.get_commit(repo["id"], row["sha"])
+        commit = present(self.store.get_commit(repo["id"], row["sha"]), f"commit {row['sha']}")
         writer = self.can_write(repo)
         return {"name": row["name"], "commit": self.payload_commit(repo, commit), "protected": False,
                 "required_approvals": 0, "enable_status_check": False, "status_check_contexts": [],

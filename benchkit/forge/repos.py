@@ -9,7 +9,7 @@ from starlette.responses import Response
 
 from .context import Ctx
 from .render_git import UNSIGNED
-from .store import blob_sha, now
+from .store import blob_sha, now, present
 from .web import ApiError, F, empty, invalid, listing, not_found, respond, route, text
 
 REPO_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
@@ -98,7 +98,7 @@ def create_repo(ctx: Ctx) -> Response:
                                description=body.get("description") or "", private=int(bool(body.get("private"))),
                                template=int(bool(body.get("template"))),
                                default_branch=body.get("default_branch") or "main", created=stamp, updated=stamp)
-    repo = ctx.store.one("SELECT * FROM repos WHERE id = ?", repo_id)
+    repo = ctx.store.row("repos", repo_id)
     if body.get("auto_init"):
         readme = f"# {name}\n\n{repo['description']}"
         commit = ctx.store.commit(repo_id, [], {"README.md": readme}, "Initial commit", ctx.caller["id"])
@@ -126,7 +126,7 @@ def edit_repo(ctx: Ctx, owner: str, repo: str) -> Response:
             and not ctx.store.branch(row["id"], changes["default_branch"]):
         raise not_found()
     ctx.store.update("repos", {"id": row["id"]}, updated=now(), **changes)
-    return respond(ctx.render.repo(ctx.store.one("SELECT * FROM repos WHERE id = ?", row["id"])))
+    return respond(ctx.render.repo(ctx.store.row("repos", row["id"])))
 
 
 @route("DELETE", "/repos/{owner}/{repo}")
@@ -173,7 +173,7 @@ def create_branch(ctx: Ctx, owner: str, repo: str) -> Response:
     if sha is None:
         raise not_found(f"The old branch {source} does not exist")
     ctx.store.set_branch(row["id"], name, sha)
-    return respond(ctx.render.branch(row, ctx.store.branch(row["id"], name)), 201)
+    return respond(ctx.render.branch(row, present(ctx.store.branch(row["id"], name), f"branch {name}")), 201)
 
 
 @route("DELETE", "/repos/{owner}/{repo}/branches/{branch:path}")
@@ -238,7 +238,7 @@ def _decode(content: str) -> str:
         raise invalid("illegal base64 data") from None
 
 
-def _write_file(ctx: Ctx, owner: str, repo: str, path: str, *, create: bool):
+def _write_file(ctx: Ctx, owner: str, repo: str, path: str, *, create: bool) -> Response:
     row = ctx.repo(owner, repo, write=True)
     body = ctx.body
     store = ctx.store
@@ -304,7 +304,8 @@ def list_commits(ctx: Ctx, owner: str, repo: str) -> Response:
 @route("GET", "/repos/{owner}/{repo}/git/commits/{sha}")
 def get_commit(ctx: Ctx, owner: str, repo: str, sha: str) -> Response:
     row = ctx.repo(owner, repo)
-    return respond(ctx.render.commit(row, ctx.store.get_commit(row["id"], resolve_sha(ctx, row, sha))))
+    found = resolve_sha(ctx, row, sha)
+    return respond(ctx.render.commit(row, present(ctx.store.get_commit(row["id"], found), f"commit {found}")))
 
 
 def statuses_of(ctx: Ctx, row: dict, sha: str) -> list:
@@ -346,7 +347,7 @@ def create_status(ctx: Ctx, owner: str, repo: str, sha: str) -> Response:
     sid = ctx.store.insert("commit_statuses", repo_id=row["id"], sha=sha, state=state,
                            context=ctx.body.get("context") or "default", description=ctx.body.get("description") or "",
                            target_url=ctx.body.get("target_url") or "", creator_id=ctx.caller["id"], created=now())
-    return respond(ctx.render.commit_status(ctx.store.one("SELECT * FROM commit_statuses WHERE id = ?", sid), row),
+    return respond(ctx.render.commit_status(ctx.store.row("commit_statuses", sid), row),
                    201)
 
 
@@ -376,7 +377,7 @@ def create_release(ctx: Ctx, owner: str, repo: str) -> Response:
                            name=body.get("name") or body["tag_name"], body=body.get("body") or "",
                            draft=int(bool(body.get("draft"))), prerelease=int(bool(body.get("prerelease"))),
                            author_id=ctx.caller["id"], created=now())
-    return respond(ctx.render.release(ctx.store.one("SELECT * FROM releases WHERE id = ?", rid), row), 201)
+    return respond(ctx.render.release(ctx.store.row("releases", rid), row), 201)
 
 
 @route("GET", "/repos/{owner}/{repo}/releases/{release_id:int}")

@@ -9,7 +9,7 @@ import threading
 
 
 class RequestLog:
-    def __init__(self, limit: int = 100_000):
+    def __init__(self, limit: int = 100_000) -> None:
         self._lock = threading.Lock()
         self._entries: list[dict] = []
         self._seq = 0

@@ -22,7 +22,7 @@ def reviewers_named(ctx: Ctx, names: list[str]) -> list[dict]:
     return users
 
 
-def check_reviewer(ctx: Ctx, row: dict, issue: dict, reviewer: dict):
+def check_reviewer(ctx: Ctx, row: dict, issue: dict, reviewer: dict) -> None:
     """Gitea's IsValidReviewRequest, for the cases a forge repository has."""
     where = f"[user_id: {ctx.caller['id']}, repo_id: {row['id']}]"
     if row["private"] and not (reviewer["is_admin"] or reviewer["id"] == row["owner_id"]):
@@ -48,7 +48,7 @@ def request_reviews(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
                                      state="REQUEST_REVIEW", body="", commit_id=head_sha(ctx, row, pr),
                                      created=stamp, updated=stamp)
         ctx.store.event(issue["id"], ctx.caller["id"], "review_request", assignee_id=reviewer["id"], removed=False)
-        created.append(ctx.store.one("SELECT * FROM reviews WHERE id = ?", review_id))
+        created.append(ctx.store.row("reviews", review_id))
     return respond([ctx.render.review(review, issue, row) for review in created], 201)
 
 

@@ -80,7 +80,7 @@ def comment_patch(ctx: Ctx, row: dict, pr: dict, path: str, line: int, commit_id
     return patch
 
 
-def submitted(ctx: Ctx, row: dict, issue: dict, review_id: int, state: str, body: str):
+def submitted(ctx: Ctx, row: dict, issue: dict, review_id: int, state: str, body: str) -> None:
     """A review left pending stays private; a submitted one joins the timeline."""
     if state == "PENDING":
         return
@@ -116,7 +116,7 @@ def create_review(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     add_review_comments(ctx, row, pr, review_id, issue, commit_id, comments)
     submitted(ctx, row, issue, review_id, state, body.get("body") or "")
     ctx.store.touch(issue["id"])
-    review = ctx.store.one("SELECT * FROM reviews WHERE id = ?", review_id)
+    review = ctx.store.row("reviews", review_id)
     return respond(ctx.render.review(review, issue, row))
 
 
@@ -141,7 +141,7 @@ def submit_review(ctx: Ctx, owner: str, repo: str, index: int, review_id: int) -
     ctx.store.update("reviews", {"id": review_id}, state=state, body=ctx.body.get("body") or review["body"],
                      updated=now())
     submitted(ctx, row, issue, review_id, state, ctx.body.get("body") or review["body"])
-    return respond(ctx.render.review(ctx.store.one("SELECT * FROM reviews WHERE id = ?", review_id), issue, row))
+    return respond(ctx.render.review(ctx.store.row("reviews", review_id), issue, row))
 
 
 @route("DELETE", "/repos/{owner}/{repo}/pulls/{index:int}/reviews/{review_id:int}")
@@ -165,13 +165,13 @@ def review_comments(ctx: Ctx, owner: str, repo: str, index: int, review_id: int)
     return respond([ctx.render.review_comment(c, issue, row) for c in rows])
 
 
-def _dismissal(ctx: Ctx, owner: str, repo: str, index: int, review_id: int, dismissed: bool):
+def _dismissal(ctx: Ctx, owner: str, repo: str, index: int, review_id: int, dismissed: bool) -> Response:
     row, issue, _ = find_pull(ctx, owner, repo, index, write=True)
     review = find_review(ctx, issue, review_id)
     if review["state"] not in ("APPROVED", "REQUEST_CHANGES"):
         raise ApiError(403, "not allow to dismiss a review which is not approve or reject")
     ctx.store.update("reviews", {"id": review_id}, dismissed=int(dismissed), updated=now())
-    return respond(ctx.render.review(ctx.store.one("SELECT * FROM reviews WHERE id = ?", review_id), issue, row))
+    return respond(ctx.render.review(ctx.store.row("reviews", review_id), issue, row))
 
 
 @route("POST", "/repos/{owner}/{repo}/pulls/{index:int}/reviews/{review_id:int}/dismissals",

@@ -25,12 +25,12 @@ INT64_MAX = 2**63 - 1
 GITEA_VERSION = "1.26.0"  # the release the forge is held to; Go clients parse it as a semver
 
 
-def encode(data) -> bytes:
+def encode(data: object) -> bytes:
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     return (GO_ESCAPE_RE.sub(lambda m: GO_ESCAPES[m.group()], text) + "\n").encode()
 
 
-def respond(data, status: int = 200, headers: dict | None = None) -> Response:
+def respond(data: object, status: int = 200, headers: dict | None = None) -> Response:
     return Response(encode(data), status, {**BASE_HEADERS, **(headers or {})}, media_type=JSON_TYPE)
 
 
@@ -45,7 +45,7 @@ def text(body: str, status: int = 200) -> Response:
 class ApiError(Exception):
     """An error answered with Gitea's body: {"message", "url"} (404s add "errors")."""
 
-    def __init__(self, status: int, message: str = "", *, body: bool = True, errors: list | None = None):
+    def __init__(self, status: int, message: str = "", *, body: bool = True, errors: list | None = None) -> None:
         super().__init__(message)
         self.status, self.message, self.body, self.errors = status, message, body, errors
 
@@ -110,7 +110,7 @@ def snake_case(name: str) -> str:
 class Body(dict):
     """The bound body; `given` remembers which fields the client actually sent."""
 
-    def __init__(self, values: dict, given: set):
+    def __init__(self, values: dict, given: set) -> None:
         super().__init__(values)
         self.given = given
 
