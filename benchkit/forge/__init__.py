@@ -22,7 +22,7 @@ from .store import Store, token_id
 
 class Forge:
     def __init__(self, user: str = "bench", token: str | None = None, db: str = ":memory:", port: int = 0,
-                 index_lag: float = 0.0, host: str = "127.0.0.1", self_review: bool = False):
+                 index_lag: float = 0.0, host: str = "127.0.0.1", self_review: bool = False) -> None:
         """`self_review=True` lets users approve or reject their own pull requests, which
         Gitea never allows: for testing what a harness does on a host that permits it."""
         self.store = Store(db)

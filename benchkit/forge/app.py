@@ -9,22 +9,26 @@ import re
 import sys
 import time
 import traceback
+from collections.abc import Awaitable, Callable
 
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from . import githttp
 from .context import Ctx, ForgeState
 from .routes import ROUTES
 from .store import Store, token_id
-from .web import INT64_MAX, ApiError, bind, respond
+from .web import INT64_MAX, ApiError, RouteSpec, bind, respond
 
 REPEATED_SLASHES = re.compile("/{2,}")
+# (user or None, the token it authenticated with, deprecation warning, error)
+Auth = tuple[dict | None, str | None, bytes | None, ApiError | None]
 
 
-def endpoint(forge: ForgeState, spec):
+def endpoint(forge: ForgeState, spec: RouteSpec) -> Callable[[Request], Awaitable[Response]]:
     async def run(request: Request) -> Response:
         user = request.scope.get("forge.user")
         try:
@@ -50,11 +54,11 @@ def path_ids(params: dict) -> dict:
     return {k: INT64_MAX if isinstance(v, int) and v > INT64_MAX else v for k, v in params.items()}
 
 
-def build_app(forge: ForgeState):
+def build_app(forge: ForgeState) -> "ForgeMiddleware":
     routes = [Route(spec.url_path, endpoint(forge, spec), methods=[spec.method]) for spec in ROUTES]
     routes += githttp.routes(forge.store, forge.git)  # after the API's, which never start with /OWNER/NAME
 
-    async def missing(request, exc):
+    async def missing(request: Request, exc: Exception) -> Response:
         status = getattr(exc, "status_code", 404)
         if status == 405:
             return Response(b"", 405)
@@ -86,10 +90,10 @@ class ForgeMiddleware:
     names the token a request authenticated with by its identity (token_id), never
     the token, so an audit can take exactly the requests one token made."""
 
-    def __init__(self, app, forge: ForgeState):
+    def __init__(self, app: ASGIApp, forge: ForgeState) -> None:
         self.app, self.forge = app, forge
 
-    async def __call__(self, scope, receive, send):
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         started, clock, sent_path = time.time(), time.perf_counter(), scope["path"]
@@ -98,7 +102,7 @@ class ForgeMiddleware:
         scope["forge.auth"] = self._authenticate(scope)
         token = scope["forge.auth"][1]
 
-        def record():
+        def record() -> None:
             if counts["logged"]:
                 return
             counts["logged"] = True
@@ -109,12 +113,12 @@ class ForgeMiddleware:
                 bytes_in=counts["in"], bytes_out=counts["out"], started=started,
                 duration=time.perf_counter() - clock)
 
-        async def counting_receive():
+        async def counting_receive() -> Message:
             message = await receive()
             counts["in"] += len(message.get("body", b""))
             return message
 
-        async def counting_send(message):
+        async def counting_send(message: Message) -> None:
             if message["type"] == "http.response.start":
                 counts["status"] = message["status"]
             elif message["type"] == "http.response.body":
@@ -129,7 +133,7 @@ class ForgeMiddleware:
         finally:
             record()  # a dropped connection or a crash still leaves its entry
 
-    async def _handle(self, scope, receive, send):
+    async def _handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         # Gitea routes "/issues/" and "//issues" as "/issues" (its stripSlashes middleware).
         scope["path"] = REPEATED_SLASHES.sub("/", scope["path"]).rstrip("/") or "/"
         fault = self.forge.faults.take(scope["method"], scope["path"])
@@ -155,7 +159,7 @@ class ForgeMiddleware:
                 send = _with_header(send, b"x-gitea-warning", warning)
         await self.app(scope, receive, send)
 
-    def _authenticate(self, scope):
+    def _authenticate(self, scope: Scope) -> Auth:
         """(user or None, the token it authenticated with, deprecation warning, error)
         from Gitea's accepted credentials."""
         store = self.forge.store
@@ -181,7 +185,7 @@ class ForgeMiddleware:
         return None, None, None, None
 
 
-def _basic_user(store: Store, value: str):
+def _basic_user(store: Store, value: str) -> tuple[dict | None, str | None]:
     """(user, token) from basic credentials, or (None, None)."""
     try:
         login, _, secret = base64.b64decode(value).decode().partition(":")
@@ -196,15 +200,15 @@ def _basic_user(store: Store, value: str):
     return None, None
 
 
-def _with_header(send, name: bytes, value: bytes):
-    async def wrapped(message):
+def _with_header(send: Send, name: bytes, value: bytes) -> Send:
+    async def wrapped(message: Message) -> None:
         if message["type"] == "http.response.start":
             message = {**message, "headers": [*message.get("headers", []), (name, value)]}
         await send(message)
     return wrapped
 
 
-async def _drop(receive, send):
+async def _drop(receive: Receive, send: Send) -> None:
     """Close the connection without an answer (what a crashed or overloaded host does)."""
     cycle = getattr(receive, "__self__", None)
     transport = getattr(cycle, "transport", None)

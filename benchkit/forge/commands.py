@@ -18,7 +18,7 @@ from . import Forge
               help="Seconds before keyword search (q=) sees a write, as Gitea's queued indexer lags.")
 @click.option("--self-review", is_flag=True,
               help="Let users approve or reject their own pull requests (Gitea refuses it).")
-def forge(port, user, token, db, index_lag, self_review):
+def forge(port: int, user: str, token: str | None, db: str, index_lag: float, self_review: bool) -> None:
     """Serve the embedded Gitea-compatible host until interrupted.
 
     \b

@@ -17,7 +17,7 @@ class ForgeState:
     """Everything one forge instance holds; the app and the Python API share it."""
 
     def __init__(self, store: Store, root: str = "http://127.0.0.1/", index_lag: float = 0.0,
-                 self_review: bool = False):
+                 self_review: bool = False) -> None:
         self.store = store
         self.root = root
         self.self_review = self_review  # Gitea refuses it; a test host may allow it
@@ -49,7 +49,7 @@ class ForgeState:
 class Ctx:
     """What a handler sees: the request, the caller, the bound body, the store."""
 
-    def __init__(self, forge: ForgeState, request: Request, user: dict | None, body: Body | None):
+    def __init__(self, forge: ForgeState, request: Request, user: dict | None, body: Body | None) -> None:
         self.forge, self.request, self.user = forge, request, user
         self.body = body if body is not None else Body({}, set())  # a route that binds none reads none
         self.store = forge.store

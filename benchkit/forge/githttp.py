@@ -71,7 +71,7 @@ def fast_import_stream(store: Store, repo_id: int, branches: list[dict]) -> byte
     marks: dict[str, int] = {}
     order: list[dict] = []
 
-    def visit(sha):
+    def visit(sha: str) -> None:
         stack = [(sha, False)]
         while stack:
             current, expanded = stack.pop()
@@ -117,35 +117,34 @@ def pkt_line(text: str) -> bytes:
 def routes(store: Store, materialiser: Materialiser) -> list[Route]:
     """The smart HTTP routes, at Gitea's clone URL (`/OWNER/NAME.git/...`, `.git` optional)."""
 
-    def repository(request: Request):
-        """The repository and caller, or an error response (401 asks git for credentials)."""
-        user = request.scope["forge.auth"][0]
-        if request.scope["forge.auth"][3] is not None:
-            return None, _unauthorised()
+    def repository(request: Request) -> dict | Response:
+        """The repository the caller may read, or an error response (401 asks git for credentials)."""
+        user, _, _, error = request.scope["forge.auth"]
+        if error is not None:
+            return _unauthorised()
         name = request.path_params["repo"].removesuffix(".git")
         repo = store.repo(request.path_params["owner"], name)
-        visible = repo is not None and (not repo["private"] or (
-            user is not None and (user["is_admin"] or user["id"] == repo["owner_id"])))
-        if not visible:
-            return None, (_unauthorised() if user is None else Response(b"Repository not found\n", 404, media_type=TEXT))
-        return repo, None
+        if repo is not None and (not repo["private"] or (
+                user is not None and (user["is_admin"] or user["id"] == repo["owner_id"]))):
+            return repo
+        return _unauthorised() if user is None else Response(b"Repository not found\n", 404, media_type=TEXT)
 
-    async def info_refs(request: Request):
+    async def info_refs(request: Request) -> Response:
         if request.query_params.get("service") != SERVICE:
             return Response(b"only git-upload-pack is served\n", 403, media_type=TEXT)
-        repo, error = repository(request)
-        if error:
-            return error
+        repo = repository(request)
+        if isinstance(repo, Response):
+            return repo
         bare = await run_in_threadpool(materialiser.bare, repo)
         advert = await run_in_threadpool(_git, ["upload-pack", "--stateless-rpc", "--advertise-refs", str(bare)], b"")
         body = pkt_line(f"# service={SERVICE}\n") + b"0000" + advert
         return Response(body, 200, {"Cache-Control": "no-cache"},
                         media_type=f"application/x-{SERVICE}-advertisement")
 
-    async def upload_pack(request: Request):
-        repo, error = repository(request)
-        if error:
-            return error
+    async def upload_pack(request: Request) -> Response:
+        repo = repository(request)
+        if isinstance(repo, Response):
+            return repo
         body = await request.body()
         if request.headers.get("content-encoding") == "gzip":
             body = gzip.decompress(body)

@@ -222,7 +222,7 @@ def pull_files(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     full = ctx.render.full_name(row)
     sha = head_sha(ctx, row, pr)
 
-    def render(change):
+    def render(change: dict) -> dict:
         name = change["filename"]
         return {"filename": name, "status": change["status"], "additions": change["additions"],
                 "deletions": change["deletions"], "changes": change["changes"], "previous_filename": "",

@@ -16,7 +16,7 @@ class RequestLog:
         self._limit = limit
 
     def record(self, *, method: str, path: str, status: int, user_agent: str, bytes_in: int,
-               bytes_out: int, started: float, duration: float, token_id: str | None = None):
+               bytes_out: int, started: float, duration: float, token_id: str | None = None) -> None:
         with self._lock:
             self._seq += 1
             self._entries.append({"seq": self._seq, "method": method, "path": path, "status": status,

@@ -47,7 +47,8 @@ def review_state(ctx: Ctx, issue: dict, event: str, body: str, has_comments: boo
     return event
 
 
-def add_review_comments(ctx: Ctx, row: dict, pr: dict, review_id: int, issue: dict, commit_id: str, comments: list):
+def add_review_comments(ctx: Ctx, row: dict, pr: dict, review_id: int, issue: dict, commit_id: str,
+                        comments: list) -> None:
     stamp = now()
     for item in comments:
         if not isinstance(item, dict) or not item.get("body"):

@@ -10,11 +10,12 @@ import functools
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 from starlette.responses import Response
 
 from .context import Ctx
-from .web import GITEA_VERSION, ROUTES, route
+from .web import GITEA_VERSION, ROUTES, F, RouteSpec, route
 
 DEFINITIONS = Path(__file__).with_name("swagger-definitions.json")
 
@@ -49,14 +50,15 @@ SCALAR = {str: "string", int: "integer", bool: "boolean", dict: "object"}
 PARAM = re.compile(r"{(\w+)(?::(\w+))?}")
 
 
-def _field_schema(field) -> dict:
+def _field_schema(field: F) -> dict:
     if field.kind in SCALAR:
         return {"type": SCALAR[field.kind]}
-    items = {"ints": {"type": "integer", "format": "int64"}, "strs": {"type": "string"}}.get(field.kind, {})
+    arrays: dict[type | str, dict] = {"ints": {"type": "integer", "format": "int64"}, "strs": {"type": "string"}}
+    items = arrays.get(field.kind, {})
     return {"type": "array", "items": items}
 
 
-def _operation(spec) -> dict:
+def _operation(spec: RouteSpec) -> dict:
     name = spec.handler.__name__
     parameters = [{"name": p, "in": "path", "required": True, "type": "integer" if kind == "int" else "string"}
                   for p, kind in PARAM.findall(spec.path)]
@@ -114,7 +116,7 @@ def swagger_ui(ctx: Ctx) -> Response:
 
 
 # -- regenerating swagger-definitions.json from Gitea's generated models (development only) --
-def _swaggerise(schema):
+def _swaggerise(schema: Any) -> Any:
     """JSON Schema from pydantic -> Swagger 2.0: no anyOf-with-null, no titles or defaults."""
     if isinstance(schema, list):
         return [_swaggerise(s) for s in schema]

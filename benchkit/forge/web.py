@@ -5,8 +5,10 @@ pagination, and the route table the app is built from.
 import json
 import re
 import urllib.parse
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any, Protocol
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -115,12 +117,12 @@ class Body(dict):
         self.given = given
 
 
-def _go_type(kind) -> str:
+def _go_type(kind: type | str) -> str:
     return {str: "string", int: "int64", bool: "bool", dict: "object",
             "ints": "[]int64", "strs": "[]string", "any-list": "[]interface {}"}.get(kind, "value")
 
 
-def _coerce_json(field: F, value, struct: str):
+def _coerce_json(field: F, value: Any, struct: str) -> Any:
     kind = field.kind
     ok = {
         str: lambda v: isinstance(v, str),
@@ -145,7 +147,7 @@ def _coerce_json(field: F, value, struct: str):
                   f"of type {_go_type(kind)}")
 
 
-def _coerce_form(field: F, values: list[str]):
+def _coerce_form(field: F, values: list[str]) -> Any:
     kind = field.kind
     try:
         if kind in ("ints",):
@@ -189,7 +191,7 @@ def _int64(text: str) -> int:
     return value
 
 
-async def bind(request: Request, fields: list[F], struct: str) -> Body:
+async def bind(request: Request, fields: Sequence[F], struct: str) -> Body:
     content_type = request.headers.get("content-type", "")
     raw = await request.body()
     if "form-urlencoded" in content_type or "multipart/form-data" in content_type:
@@ -227,7 +229,7 @@ async def bind(request: Request, fields: list[F], struct: str) -> Body:
 
 # -- pagination ---------------------------------------------------------------------
 def paging(request: Request, default: int = DEFAULT_PAGE) -> tuple[int, int]:
-    def number(name, fallback):
+    def number(name: str, fallback: int) -> int:
         try:
             return int(request.query_params.get(name, fallback))
         except ValueError:
@@ -244,7 +246,7 @@ def link_header(root: str, request: Request, total: int, page: int, limit: int) 
     query = [(k, v) for k, v in request.query_params.multi_items()
              if k not in ("token", "access_token", "page")]
 
-    def url(target):
+    def url(target: int) -> str:
         # url.Values.Encode sorts by key and keeps each key's values in order.
         params = sorted(query + [("page", str(target))], key=lambda item: item[0])
         return f"<{root}{request.url.path.lstrip('/')}?{urllib.parse.urlencode(params)}>"
@@ -258,7 +260,14 @@ def link_header(root: str, request: Request, total: int, page: int, limit: int) 
     return ",".join(links)
 
 
-def listing(ctx, rows: list, render, *, link: bool = True, default: int = DEFAULT_PAGE, wrap=None) -> Response:
+class Paged(Protocol):
+    """What a listing needs of a handler's context (context.Ctx is one)."""
+    request: Request
+    root: str
+
+
+def listing(ctx: Paged, rows: list, render: Callable[[Any], object], *, link: bool = True,
+            default: int = DEFAULT_PAGE, wrap: Callable[[list], object] | None = None) -> Response:
     """One page of rows, rendered, with X-Total-Count (and Link where Gitea sends it)."""
     page, limit = paging(ctx.request, default)
     chunk = rows[(page - 1) * limit: page * limit]
@@ -273,12 +282,15 @@ def listing(ctx, rows: list, render, *, link: bool = True, default: int = DEFAUL
 
 
 # -- the route table ----------------------------------------------------------------
+Handler = Callable[..., Response]  # handler(ctx, **path_params)
+
+
 @dataclass(frozen=True)
 class RouteSpec:
     method: str
     path: str          # Starlette syntax, under /api/v1 unless absolute
-    handler: object
-    body: tuple | None  # fields to bind, or None for no body
+    handler: Handler
+    body: tuple[F, ...] | None  # fields to bind, or None for no body
     struct: str         # the Go option struct's name, for binding errors
     auth: bool          # a token is required ("token is required" otherwise)
     absolute: bool = False
@@ -293,9 +305,9 @@ ROUTES: list[RouteSpec] = []
 
 
 def route(method: str, path: str, *, body: list[F] | None = None, struct: str = "", auth: bool = False,
-          absolute: bool = False, admin: bool = False):
+          absolute: bool = False, admin: bool = False) -> Callable[[Handler], Handler]:
     """Register a handler(ctx, **path_params) -> Response for one route (under /api/v1 unless absolute)."""
-    def register(handler):
+    def register(handler: Handler) -> Handler:
         needs_token = auth or admin or method != "GET"
         ROUTES.append(RouteSpec(method, path, handler, tuple(body) if body is not None else None,
                                 struct, needs_token, absolute, admin))
