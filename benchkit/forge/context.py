@@ -89,7 +89,7 @@ class Ctx:
     def can_write(self, repo: dict) -> bool:
         return self.render.can_write(repo)
 
-    def row(self, table: str, repo: dict, key: str, name_column: str | None = None) -> dict:
+    def find(self, table: str, repo: dict, key: str, name_column: str | None = None) -> dict:
         """The repository's row of `table` whose id is `key`, else (with `name_column`) whose
         name is; 404 when there is none."""
         row = None

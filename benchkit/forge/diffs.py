@@ -42,6 +42,7 @@ def commit_changes(store: Store, repo_id: int, commit: dict) -> list[dict]:
 
 
 def unified_diff(changes: list[dict]) -> str:
+    """The changes as `git diff` prints them (what .diff and a code comment's hunk cut from)."""
     out = []
     for change in changes:
         name, before, after = change["filename"], change["before"], change["after"]

@@ -19,7 +19,7 @@ def normalise_color(value: str) -> str:
 
 
 def find_label(ctx: Ctx, repo: dict, key: str, *, by_name: bool = False) -> dict:
-    return ctx.row("labels", repo, key, "name" if by_name else None)
+    return ctx.find("labels", repo, key, "name" if by_name else None)
 
 
 @route("GET", "/repos/{owner}/{repo}/labels")

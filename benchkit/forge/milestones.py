@@ -8,7 +8,7 @@ from .web import F, empty, listing, parse_time, respond, route
 
 
 def find_milestone(ctx: Ctx, repo: dict, key: str) -> dict:
-    return ctx.row("milestones", repo, key, "title")
+    return ctx.find("milestones", repo, key, "title")
 
 
 @route("GET", "/repos/{owner}/{repo}/milestones")
