@@ -16,12 +16,13 @@ import time
 import uvicorn
 
 from .app import ForgeState, build_app
+from .faults import Fault
 from .store import Store, token_id
 
 
 class Forge:
     def __init__(self, user: str = "bench", token: str | None = None, db: str = ":memory:", port: int = 0,
-                 index_lag: float = 0.0, host: str = "127.0.0.1", self_review: bool = False):
+                 index_lag: float = 0.0, host: str = "127.0.0.1", self_review: bool = False) -> None:
         """`self_review=True` lets users approve or reject their own pull requests, which
         Gitea never allows: for testing what a harness does on a host that permits it."""
         self.store = Store(db)
@@ -59,25 +60,21 @@ class Forge:
             time.sleep(0.005)
         return self
 
-    def stop(self):
-        if self._server is not None:
+    def stop(self) -> None:
+        if self._server is not None and self._thread is not None:
             self._server.should_exit = True
             self._thread.join(timeout=10)
             self._server = None
         self._socket.close()
-        self.store.close()
-        if self.state.git is not None:
-            self.state.git.close()
+        self.state.close()
 
-    def serve_forever(self):
+    def serve_forever(self) -> None:
         """Serve in the calling thread until interrupted (`benchkit forge`)."""
         try:
             uvicorn.Server(self._config()).run(sockets=[self._socket])
         finally:
             self._socket.close()
-            self.store.close()
-            if self.state.git is not None:
-                self.state.git.close()
+            self.state.close()
 
     def _config(self) -> uvicorn.Config:
         # Gitea sends no Server header; keep-alive matches what agents' clients expect.
@@ -87,7 +84,7 @@ class Forge:
     def __enter__(self) -> "Forge":
         return self.start()
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
     # -- the Python API the tests and the run loop use ---------------------------------
@@ -111,17 +108,17 @@ class Forge:
         return self.state.log.entries(since)
 
     def inject_fault(self, method: str, path_regex: str, status: int | None = 500, delay: float = 0.0,
-                     drop: bool = False, times: int = 1, after: int = 0):
+                     drop: bool = False, times: int = 1, after: int = 0) -> Fault:
         """Make the next `times` requests matching method ("*" for any) and path fail,
         once `after` matching requests have passed (a fault that spares pre-flight)."""
         return self.state.faults.inject(method, path_regex, status=status, delay=delay, drop=drop,
                                         times=times, after=after)
 
-    def clear_faults(self):
+    def clear_faults(self) -> None:
         self.state.faults.clear()
 
-    def set_index_lag(self, seconds: float):
+    def set_index_lag(self, seconds: float) -> None:
         self.state.indexer.set_lag(seconds)
 
-    def __repr__(self):  # never shows the token
+    def __repr__(self) -> str:  # never shows the token
         return f"Forge(url={self.url!r}, user={self.user!r})"

@@ -2,12 +2,15 @@
 users and tokens, fault injection and the indexer lag, for harnesses in other processes.
 """
 
+from starlette.responses import Response
+
+from .context import Ctx
 from .store import token_id
 from .web import ApiError, F, invalid, respond, route
 
 
 @route("GET", "/_forge/requests", absolute=True, admin=True)
-def request_log(ctx):
+def request_log(ctx: Ctx) -> Response:
     try:
         since = int(ctx.query("since", "0") or 0)
     except ValueError:
@@ -19,24 +22,24 @@ def request_log(ctx):
 
 @route("POST", "/_forge/users", absolute=True, admin=True, body=[F("name", required=True), F("admin", bool)],
        struct="ForgeUser")
-def create_user(ctx):
+def create_user(ctx: Ctx) -> Response:
     user, token = ctx.store.create_user(ctx.body["name"], is_admin=bool(ctx.body.get("admin")))
     return respond({"login": user["login"], "token": token}, 201)
 
 
 @route("GET", "/_forge/tokens", absolute=True, admin=True)
-def list_tokens(ctx):
+def list_tokens(ctx: Ctx) -> Response:
     """The API-only tokens (never their values): what `benchkit gc` may revoke."""
     return respond(ctx.store.api_tokens())
 
 
 @route("POST", "/_forge/tokens", absolute=True, admin=True, body=[F("user"), F("repo")],
        struct="ForgeToken")
-def create_token(ctx):
+def create_token(ctx: Ctx) -> Response:
     """An API-only token for a user (the caller by default), e.g. one agent's own: the
     log then tells its requests apart, and it cannot reach these admin routes; with
     `repo` (OWNER/NAME) it reaches that repository alone (an agent's own trial)."""
-    login = ctx.body.get("user") or ctx.user["login"]
+    login = ctx.body.get("user") or ctx.caller["login"]
     try:
         token = ctx.store.create_token(login, ctx.body.get("repo") or None)
     except KeyError:
@@ -45,7 +48,7 @@ def create_token(ctx):
 
 
 @route("DELETE", "/_forge/tokens/{identity}", absolute=True, admin=True)
-def revoke_token(ctx, identity: str):
+def revoke_token(ctx: Ctx, identity: str) -> Response:
     """Revoke an API-only token by its identity (the token_id the log shows)."""
     if not ctx.store.revoke_token(identity):
         raise ApiError(404, f"no API-only token {identity}")
@@ -57,7 +60,7 @@ FAULT = [F("method"), F("path", required=True), F("status", int), F("delay", str
 
 
 @route("POST", "/_forge/faults", absolute=True, admin=True, body=FAULT, struct="ForgeFault")
-def inject_fault(ctx):
+def inject_fault(ctx: Ctx) -> Response:
     body = ctx.body
     try:
         delay = float(body.get("delay") or 0)
@@ -70,14 +73,14 @@ def inject_fault(ctx):
 
 
 @route("DELETE", "/_forge/faults", absolute=True, admin=True)
-def clear_faults(ctx):
+def clear_faults(ctx: Ctx) -> Response:
     ctx.forge.faults.clear()
     return respond({"ok": True})
 
 
 @route("PUT", "/_forge/index-lag", absolute=True, admin=True, body=[F("seconds", str, required=True)],
        struct="ForgeIndexLag")
-def set_index_lag(ctx):
+def set_index_lag(ctx: Ctx) -> Response:
     try:
         ctx.forge.indexer.set_lag(float(ctx.body["seconds"]))
     except ValueError:

@@ -9,116 +9,32 @@ import re
 import sys
 import time
 import traceback
+from collections.abc import Awaitable, Callable
 
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-# These register their routes on import; pull_branches comes last, so that its
-# /pulls/{base}/{head} shadows none of the /pulls/{index}/... routes.
-from . import (  # noqa: F401
-    admin,
-    githttp,
-    issues,
-    pull_branches,  # noqa: F401
-    pulls,
-    relations,
-    repos,
-    review_requests,
-    swagger,
-)
-from .faults import Faults
-from .indexer import Indexer
-from .render import Render
-from .requestlog import RequestLog
+from . import githttp
+from .context import Ctx, ForgeState
+from .routes import ROUTES
 from .store import Store, token_id
-from .web import GITEA_VERSION, INT64_MAX, ROUTES, ApiError, bind, not_found, respond
+from .web import INT64_MAX, ApiError, RouteSpec, bind, respond
 
 REPEATED_SLASHES = re.compile("/{2,}")
+# (user or None, the token it authenticated with, deprecation warning, error)
+Auth = tuple[dict | None, str | None, bytes | None, ApiError | None]
 
 
-class ForgeState:
-    """Everything one forge instance holds; the app and the Python API share it."""
-
-    def __init__(self, store: Store, root: str = "http://127.0.0.1/", index_lag: float = 0.0,
-                 self_review: bool = False):
-        self.store = store
-        self.root = root
-        self.self_review = self_review  # Gitea refuses it; a test host may allow it
-        self.version = GITEA_VERSION
-        self.indexer = Indexer(index_lag)
-        self.faults = Faults()
-        self.log = RequestLog()
-        self.git = None  # the smart HTTP materialiser, once the app is built
-        self._reindex_all()
-
-    def _reindex_all(self):
-        # A forge reopened on a database file starts with its issues already indexed.
-        for issue in self.store.all("SELECT id FROM issues"):
-            self.reindex(issue["id"], settled=True)
-
-    def reindex(self, issue_id: int, *, settled: bool = False):
-        """Queue the issue's title, body and comments for keyword search."""
-        issue = self.store.issue_by_id(issue_id)
-        text = None
-        if issue is not None:
-            text = "\n".join([issue["title"], issue["body"], *(c["body"] for c in self.store.comments(issue_id))])
-        self.indexer.index(issue_id, text, settled=settled)
-
-
-class Ctx:
-    """What a handler sees: the request, the caller, the bound body, the store."""
-
-    def __init__(self, forge: ForgeState, request: Request, user: dict | None, body):
-        self.forge, self.request, self.user, self.body = forge, request, user, body
-        self.store = forge.store
-        self.root = forge.root
-        self.render = Render(self.store, self.root, user)
-
-    def query(self, name: str, default: str = "") -> str:
-        return self.request.query_params.get(name, default)
-
-    def query_int(self, name: str) -> int:
-        """Gitea's FormInt64: 0 for a missing or unparsable value."""
-        try:
-            value = int(self.query(name, "0") or 0)
-        except ValueError:
-            return 0
-        return value if abs(value) <= INT64_MAX else 0
-
-    def query_list(self, name: str) -> list[str]:
-        return self.request.query_params.getlist(name)
-
-    def repo(self, owner: str, name: str, *, write: bool = False) -> dict:
-        """The repository, or 404 when it is missing or hidden from the caller."""
-        repo = self.store.repo(owner, name)
-        if repo is None or (repo["private"] and not self.render.can_write(repo)):
-            raise not_found()
-        if write and not self.render.can_write(repo):
-            raise ApiError(403, "user should have permission to write to the repository")
-        return repo
-
-    def can_write(self, repo: dict) -> bool:
-        return self.render.can_write(repo)
-
-    def issue(self, repo: dict, number: int) -> dict:
-        issue = self.store.issue(repo["id"], number)
-        if issue is None:
-            raise not_found()
-        return issue
-
-    def reindex(self, issue_id: int):
-        self.forge.reindex(issue_id)
-
-
-def endpoint(forge: ForgeState, spec):
+def endpoint(forge: ForgeState, spec: RouteSpec) -> Callable[[Request], Awaitable[Response]]:
     async def run(request: Request) -> Response:
         user = request.scope.get("forge.user")
         try:
             if spec.auth and user is None:
                 raise ApiError(401, "token is required")
-            if spec.admin and not (user["is_admin"] and request.scope.get("forge.token_scope") == "all"):
+            if spec.admin and not (user is not None and user["is_admin"] and request.scope.get("forge.token_scope") == "all"):
                 raise ApiError(403, "You do not have the required permission: the forge's admin routes")
             body = await bind(request, spec.body, spec.struct) if spec.body is not None else None
             ctx = Ctx(forge, request, user, body)
@@ -138,11 +54,11 @@ def path_ids(params: dict) -> dict:
     return {k: INT64_MAX if isinstance(v, int) and v > INT64_MAX else v for k, v in params.items()}
 
 
-def build_app(forge: ForgeState):
+def build_app(forge: ForgeState) -> "ForgeMiddleware":
     routes = [Route(spec.url_path, endpoint(forge, spec), methods=[spec.method]) for spec in ROUTES]
-    routes += githttp.routes(forge)  # after the API's, which never start with /OWNER/NAME
+    routes += githttp.routes(forge.store, forge.git)  # after the API's, which never start with /OWNER/NAME
 
-    async def missing(request, exc):
+    async def missing(request: Request, exc: Exception) -> Response:
         status = getattr(exc, "status_code", 404)
         if status == 405:
             return Response(b"", 405)
@@ -174,10 +90,10 @@ class ForgeMiddleware:
     names the token a request authenticated with by its identity (token_id), never
     the token, so an audit can take exactly the requests one token made."""
 
-    def __init__(self, app, forge: ForgeState):
+    def __init__(self, app: ASGIApp, forge: ForgeState) -> None:
         self.app, self.forge = app, forge
 
-    async def __call__(self, scope, receive, send):
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         started, clock, sent_path = time.time(), time.perf_counter(), scope["path"]
@@ -186,7 +102,7 @@ class ForgeMiddleware:
         scope["forge.auth"] = self._authenticate(scope)
         token = scope["forge.auth"][1]
 
-        def record():
+        def record() -> None:
             if counts["logged"]:
                 return
             counts["logged"] = True
@@ -197,12 +113,12 @@ class ForgeMiddleware:
                 bytes_in=counts["in"], bytes_out=counts["out"], started=started,
                 duration=time.perf_counter() - clock)
 
-        async def counting_receive():
+        async def counting_receive() -> Message:
             message = await receive()
             counts["in"] += len(message.get("body", b""))
             return message
 
-        async def counting_send(message):
+        async def counting_send(message: Message) -> None:
             if message["type"] == "http.response.start":
                 counts["status"] = message["status"]
             elif message["type"] == "http.response.body":
@@ -217,7 +133,7 @@ class ForgeMiddleware:
         finally:
             record()  # a dropped connection or a crash still leaves its entry
 
-    async def _handle(self, scope, receive, send):
+    async def _handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         # Gitea routes "/issues/" and "//issues" as "/issues" (its stripSlashes middleware).
         scope["path"] = REPEATED_SLASHES.sub("/", scope["path"]).rstrip("/") or "/"
         fault = self.forge.faults.take(scope["method"], scope["path"])
@@ -243,7 +159,7 @@ class ForgeMiddleware:
                 send = _with_header(send, b"x-gitea-warning", warning)
         await self.app(scope, receive, send)
 
-    def _authenticate(self, scope):
+    def _authenticate(self, scope: Scope) -> Auth:
         """(user or None, the token it authenticated with, deprecation warning, error)
         from Gitea's accepted credentials."""
         store = self.forge.store
@@ -269,7 +185,7 @@ class ForgeMiddleware:
         return None, None, None, None
 
 
-def _basic_user(store: Store, value: str):
+def _basic_user(store: Store, value: str) -> tuple[dict | None, str | None]:
     """(user, token) from basic credentials, or (None, None)."""
     try:
         login, _, secret = base64.b64decode(value).decode().partition(":")
@@ -284,15 +200,15 @@ def _basic_user(store: Store, value: str):
     return None, None
 
 
-def _with_header(send, name: bytes, value: bytes):
-    async def wrapped(message):
+def _with_header(send: Send, name: bytes, value: bytes) -> Send:
+    async def wrapped(message: Message) -> None:
         if message["type"] == "http.response.start":
             message = {**message, "headers": [*message.get("headers", []), (name, value)]}
         await send(message)
     return wrapped
 
 
-async def _drop(receive, send):
+async def _drop(receive: Receive, send: Send) -> None:
     """Close the connection without an answer (what a crashed or overloaded host does)."""
     cycle = getattr(receive, "__self__", None)
     transport = getattr(cycle, "transport", None)

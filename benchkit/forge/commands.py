@@ -6,6 +6,8 @@ import click
 
 from benchkit.cli import BadInput
 
+from . import Forge
+
 
 @click.command()
 @click.option("--port", type=int, default=3000, show_default=True, help="TCP port on 127.0.0.1 (0: any free port).")
@@ -16,7 +18,7 @@ from benchkit.cli import BadInput
               help="Seconds before keyword search (q=) sees a write, as Gitea's queued indexer lags.")
 @click.option("--self-review", is_flag=True,
               help="Let users approve or reject their own pull requests (Gitea refuses it).")
-def forge(port, user, token, db, index_lag, self_review):
+def forge(port: int, user: str, token: str | None, db: str, index_lag: float, self_review: bool) -> None:
     """Serve the embedded Gitea-compatible host until interrupted.
 
     \b
@@ -24,8 +26,6 @@ def forge(port, user, token, db, index_lag, self_review):
       benchkit forge --port 3000 --token secret     # then --host http://127.0.0.1:3000
       benchkit forge --db forge.sqlite --self-review
     """
-    from . import Forge
-
     try:
         host = Forge(user=user, token=token, db=db, port=port, index_lag=index_lag, self_review=self_review)
     except OSError as error:

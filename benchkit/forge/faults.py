@@ -22,7 +22,7 @@ class Fault:
 
 
 class Faults:
-    def __init__(self):
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self._faults: list[Fault] = []
 
@@ -47,6 +47,6 @@ class Faults:
             self._faults = [f for f in self._faults if f.remaining > 0]
         return None
 
-    def clear(self):
+    def clear(self) -> None:
         with self._lock:
             self._faults.clear()

@@ -30,13 +30,13 @@ SCRATCH = "refs/forge/import"  # where fast-import builds commits; deleted after
 class Materialiser:
     """Bare git repositories built from the store, cached by the state they show."""
 
-    def __init__(self, store: Store):
+    def __init__(self, store: Store) -> None:
         self.store = store
         self.root: Path | None = None  # made on the first clone: most forges never see one
         self.lock = threading.Lock()
         self.built: dict[int, tuple[str, Path]] = {}  # repo id -> (fingerprint, directory)
 
-    def close(self):
+    def close(self) -> None:
         with self.lock:
             if self.root is not None:
                 shutil.rmtree(self.root, ignore_errors=True)
@@ -59,7 +59,7 @@ class Materialiser:
             self.built[repo["id"]] = (fingerprint, target)
             return target
 
-    def _build(self, target: Path, repo: dict, branches: list[dict]):
+    def _build(self, target: Path, repo: dict, branches: list[dict]) -> None:
         subprocess.run(["git", "init", "-q", "--bare", "-b", repo["default_branch"], str(target)], check=True)
         stream = fast_import_stream(self.store, repo["id"], branches)
         subprocess.run(["git", "fast-import", "--quiet"], cwd=target, input=stream, check=True)
@@ -68,9 +68,10 @@ class Materialiser:
 
 def fast_import_stream(store: Store, repo_id: int, branches: list[dict]) -> bytes:
     """A fast-import stream of every commit reachable from the branches, parents first."""
-    marks, order = {}, []
+    marks: dict[str, int] = {}
+    order: list[dict] = []
 
-    def visit(sha):
+    def visit(sha: str) -> None:
         stack = [(sha, False)]
         while stack:
             current, expanded = stack.pop()
@@ -113,39 +114,37 @@ def pkt_line(text: str) -> bytes:
     return f"{len(text) + 4:04x}{text}".encode()
 
 
-def routes(forge) -> list[Route]:
+def routes(store: Store, materialiser: Materialiser) -> list[Route]:
     """The smart HTTP routes, at Gitea's clone URL (`/OWNER/NAME.git/...`, `.git` optional)."""
-    materialiser = forge.git = Materialiser(forge.store)
 
-    def repository(request: Request):
-        """The repository and caller, or an error response (401 asks git for credentials)."""
-        user = request.scope["forge.auth"][0]
-        if request.scope["forge.auth"][3] is not None:
-            return None, _unauthorised()
+    def repository(request: Request) -> dict | Response:
+        """The repository the caller may read, or an error response (401 asks git for credentials)."""
+        user, _, _, error = request.scope["forge.auth"]
+        if error is not None:
+            return _unauthorised()
         name = request.path_params["repo"].removesuffix(".git")
-        repo = forge.store.repo(request.path_params["owner"], name)
-        visible = repo is not None and (not repo["private"] or (
-            user is not None and (user["is_admin"] or user["id"] == repo["owner_id"])))
-        if not visible:
-            return None, (_unauthorised() if user is None else Response(b"Repository not found\n", 404, media_type=TEXT))
-        return repo, None
+        repo = store.repo(request.path_params["owner"], name)
+        if repo is not None and (not repo["private"] or (
+                user is not None and (user["is_admin"] or user["id"] == repo["owner_id"]))):
+            return repo
+        return _unauthorised() if user is None else Response(b"Repository not found\n", 404, media_type=TEXT)
 
-    async def info_refs(request: Request):
+    async def info_refs(request: Request) -> Response:
         if request.query_params.get("service") != SERVICE:
             return Response(b"only git-upload-pack is served\n", 403, media_type=TEXT)
-        repo, error = repository(request)
-        if error:
-            return error
+        repo = repository(request)
+        if isinstance(repo, Response):
+            return repo
         bare = await run_in_threadpool(materialiser.bare, repo)
         advert = await run_in_threadpool(_git, ["upload-pack", "--stateless-rpc", "--advertise-refs", str(bare)], b"")
         body = pkt_line(f"# service={SERVICE}\n") + b"0000" + advert
         return Response(body, 200, {"Cache-Control": "no-cache"},
                         media_type=f"application/x-{SERVICE}-advertisement")
 
-    async def upload_pack(request: Request):
-        repo, error = repository(request)
-        if error:
-            return error
+    async def upload_pack(request: Request) -> Response:
+        repo = repository(request)
+        if isinstance(repo, Response):
+            return repo
         body = await request.body()
         if request.headers.get("content-encoding") == "gzip":
             body = gzip.decompress(body)

@@ -35,6 +35,8 @@ def cut_around_line(diff: str, line: int, old: bool, context: int = CONTEXT_LINE
             if len(hunk) > headers:
                 break
             match = HUNK.match(text)
+            if match is None:  # never so in a diff: content lines start with a space, + or -
+                continue
             side, opposite = ("old", "new") if old else ("new", "old")
             begin = int(match.group(f"begin_{side}"))
             end = begin + int(match.group(f"end_{side}") or 0)

@@ -8,18 +8,19 @@ text recorded at or before t - lag.
 
 import threading
 import time
+from collections.abc import Iterable
 
 
 class Indexer:
-    def __init__(self, lag: float = 0.0):
+    def __init__(self, lag: float = 0.0) -> None:
         self.lag = lag
         self._lock = threading.Lock()
         self._versions: dict[int, list[tuple[float, str | None]]] = {}  # issue id -> [(time, text)]
 
-    def set_lag(self, seconds: float):
+    def set_lag(self, seconds: float) -> None:
         self.lag = max(float(seconds), 0.0)
 
-    def index(self, issue_id: int, text: str | None, *, settled: bool = False):
+    def index(self, issue_id: int, text: str | None, *, settled: bool = False) -> None:
         """Queue the issue's current searchable text (None: the issue is gone).
 
         `settled` text is searchable at once: what a reopened database already held.
@@ -30,14 +31,14 @@ class Indexer:
             versions.append((stamp, None if text is None else text.lower()))
             self._prune(versions, time.monotonic())
 
-    def _prune(self, versions: list, stamp: float):
+    def _prune(self, versions: list, stamp: float) -> None:
         # Keep only the newest version already visible, and everything still queued.
         horizon = stamp - self.lag
         visible = [i for i, (t, _) in enumerate(versions) if t <= horizon]
         if len(visible) > 1:
             del versions[: visible[-1]]
 
-    def search(self, keyword: str, candidates) -> set[int]:
+    def search(self, keyword: str, candidates: Iterable[int]) -> set[int]:
         """The ids among `candidates` whose indexed text contains the keyword."""
         horizon = time.monotonic() - self.lag
         needle = keyword.lower().strip()

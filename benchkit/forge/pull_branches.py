@@ -1,21 +1,26 @@
 """A pull request found by its branches, and updating its head branch from its base
 (the "Update branch" button): what gitea-axi calls before opening or checking out one."""
 
+from starlette.responses import Response
+
+from .context import Ctx
 from .pulls import find_pull, head_sha, merge_base
+from .store import present
 from .web import ApiError, empty, not_found, respond, route
 
 
 @route("GET", "/repos/{owner}/{repo}/pulls/{base}/{head:path}")
-def pull_by_branches(ctx, owner, repo, base, head):
+def pull_by_branches(ctx: Ctx, owner: str, repo: str, base: str, head: str) -> Response:
     """`head` is a branch, `owner:branch` or `owner/repo:branch` (Gitea's GetPullRequestByBaseHead)."""
     row = ctx.repo(owner, repo)
     head_repo = row
     if ":" in head:
         where, head = head.split(":", 1)
         head_owner, _, head_name = where.partition("/")
-        head_repo = ctx.store.repo(head_owner, head_name or row["name"])
-        if head_repo is None:
+        found = ctx.store.repo(head_owner, head_name or row["name"])
+        if found is None:
             raise not_found("not found")
+        head_repo = found
     if head_repo["id"] != row["id"]:
         raise not_found("not found")  # the forge has no forks
     issue = ctx.store.one("SELECT issues.* FROM issues JOIN pulls ON pulls.issue_id = issues.id WHERE repo_id = ? "
@@ -26,23 +31,24 @@ def pull_by_branches(ctx, owner, repo, base, head):
 
 
 @route("POST", "/repos/{owner}/{repo}/pulls/{index:int}/update")
-def update_pull(ctx, owner, repo, index):
+def update_pull(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row, issue, pr = find_pull(ctx, owner, repo, index)
     if pr["merged"] or issue["state"] == "closed":
         raise ApiError(422, "%!s(<nil>)")  # Gitea formats a nil error here
     if not ctx.can_write(row):
         raise ApiError(403, body=False)
-    base = ctx.store.branch(row["id"], pr["base"])
+    base = present(ctx.store.branch(row["id"], pr["base"]), f"branch {pr['base']}")
     head = head_sha(ctx, row, pr)
     if merge_base(ctx, row, base["sha"], head) == base["sha"]:
         raise ApiError(500, f"HeadBranch of PR {issue['number']} is up to date")
-    tree = dict(ctx.store.get_commit(row["id"], base["sha"])["tree"])
-    tree.update(ctx.store.get_commit(row["id"], head)["tree"])  # the head's files win: no conflicts here
+    tree = dict(present(ctx.store.get_commit(row["id"], base["sha"]), f"commit {base['sha']}")["tree"])
+    # the head's files win: no conflicts here
+    tree.update(present(ctx.store.get_commit(row["id"], head), f"commit {head}")["tree"])
     if ctx.query("style") == "rebase":
-        commit = ctx.store.commit(row["id"], [base["sha"]], tree, issue["title"], ctx.user["id"])
+        commit = ctx.store.commit(row["id"], [base["sha"]], tree, issue["title"], ctx.caller["id"])
     else:
         commit = ctx.store.commit(row["id"], [head, base["sha"]], tree,
-                                  f"Merge branch '{pr['base']}' into {pr['head']}", ctx.user["id"])
+                                  f"Merge branch '{pr['base']}' into {pr['head']}", ctx.caller["id"])
     ctx.store.set_branch(row["id"], pr["head"], commit["sha"])
     ctx.store.update("pulls", {"issue_id": issue["id"]}, head_sha=commit["sha"], merge_base=base["sha"])
     ctx.store.touch(issue["id"])

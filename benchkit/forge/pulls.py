@@ -1,19 +1,22 @@
-"""Routes for pull requests: list, create, edit, merge, files, commits, diff, reviews."""
+"""Routes for pull requests: list, create, edit, merge, files, commits, diff."""
 
-import difflib
-import json
+from collections.abc import Callable
 
-from .hunks import cut_around_line, unchanged_line_patch
-from .issues import CREATE_ISSUE, EDIT_ISSUE, apply_edit, labels_by_ids, new_issue
-from .render import changed_files, is_draft, ts
-from .store import blob_sha, now
-from .web import INT64_MAX, ApiError, F, empty, invalid, listing, not_found, respond, route, text
+from starlette.responses import Response
+
+from .context import Ctx
+from .diffs import changed_files, unified_diff
+from .issues import CREATE_ISSUE, EDIT_ISSUE, apply_edit, new_issue
+from .labels import labels_by_ids
+from .render import is_draft
+from .render_base import ts
+from .store import now, present
+from .web import ApiError, F, empty, invalid, listing, not_found, respond, route, text
 
 MERGE_STYLES = ("merge", "rebase", "rebase-merge", "squash", "fast-forward-only", "manually-merged")
-REVIEW_EVENTS = ("APPROVED", "REQUEST_CHANGES", "COMMENT")
 
 
-def find_pull(ctx, owner, repo, index, *, write: bool = False) -> tuple[dict, dict, dict]:
+def find_pull(ctx: Ctx, owner: str, repo: str, index: int, *, write: bool = False) -> tuple[dict, dict, dict]:
     row = ctx.repo(owner, repo, write=write)
     issue = ctx.store.issue(row["id"], index)
     if issue is None or not issue["is_pull"]:
@@ -21,13 +24,13 @@ def find_pull(ctx, owner, repo, index, *, write: bool = False) -> tuple[dict, di
     return row, issue, ctx.store.pull(issue["id"])
 
 
-def head_sha(ctx, repo: dict, pr: dict) -> str:
+def head_sha(ctx: Ctx, repo: dict, pr: dict) -> str:
     branch = ctx.store.branch(repo["id"], pr["head"])
     return branch["sha"] if branch else pr["head_sha"]
 
 
 @route("GET", "/repos/{owner}/{repo}/pulls")
-def list_pulls(ctx, owner, repo):
+def list_pulls(ctx: Ctx, owner: str, repo: str) -> Response:
     row = ctx.repo(owner, repo)
     state = ctx.query("state", "open")
     rows = ctx.store.all("SELECT issues.*, pulls.base FROM issues JOIN pulls ON pulls.issue_id = issues.id "
@@ -48,7 +51,7 @@ def list_pulls(ctx, owner, repo):
     return listing(ctx, rows, lambda r: ctx.render.pull(r, row))
 
 
-def sort_key(ctx, sort: str):
+def sort_key(ctx: Ctx, sort: str) -> Callable[[dict], tuple]:
     comments = ctx.render.comment_count
     return {
         "oldest": lambda r: (r["created"], r["id"]),
@@ -66,7 +69,7 @@ CREATE_PULL = [F("head", required=True), F("base", required=True),
 
 
 @route("POST", "/repos/{owner}/{repo}/pulls", body=CREATE_PULL, struct="CreatePullRequestOption")
-def create_pull(ctx, owner, repo):
+def create_pull(ctx: Ctx, owner: str, repo: str) -> Response:
     row = ctx.repo(owner, repo)
     store, body = ctx.store, ctx.body
     head_name = body["head"].split(":", 1)[-1]
@@ -90,7 +93,7 @@ def create_pull(ctx, owner, repo):
     return respond(ctx.render.pull(issue, row), 201)
 
 
-def merge_base(ctx, repo: dict, base_sha: str, head_sha_: str) -> str:
+def merge_base(ctx: Ctx, repo: dict, base_sha: str, head_sha_: str) -> str:
     ancestors = {c["sha"] for c in ctx.store.history(repo["id"], base_sha)}
     for commit in ctx.store.history(repo["id"], head_sha_):
         if commit["sha"] in ancestors:
@@ -99,7 +102,7 @@ def merge_base(ctx, repo: dict, base_sha: str, head_sha_: str) -> str:
 
 
 @route("GET", "/repos/{owner}/{repo}/pulls/{index:int}")
-def get_pull(ctx, owner, repo, index):
+def get_pull(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row, issue, _ = find_pull(ctx, owner, repo, index)
     return respond(ctx.render.pull(issue, row))
 
@@ -108,7 +111,7 @@ EDIT_PULL = [*EDIT_ISSUE, F("base"), F("labels", "ints"), F("allow_maintainer_ed
 
 
 @route("PATCH", "/repos/{owner}/{repo}/pulls/{index:int}", body=EDIT_PULL, struct="EditPullRequestOption")
-def edit_pull(ctx, owner, repo, index):
+def edit_pull(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row, issue, pr = find_pull(ctx, owner, repo, index)
     body = ctx.body
     if body.get("base") and body["base"] != pr["base"]:
@@ -120,8 +123,8 @@ def edit_pull(ctx, owner, repo, index):
         labels = labels_by_ids(ctx, row, body["labels"])
         for label in ctx.store.issue_labels(issue["id"]):
             if label["id"] not in {new["id"] for new in labels}:
-                ctx.store.remove_label(issue["id"], label["id"], ctx.user["id"])
-        ctx.store.add_labels(issue["id"], labels, ctx.user["id"])
+                ctx.store.remove_label(issue["id"], label["id"], ctx.caller["id"])
+        ctx.store.add_labels(issue["id"], labels, ctx.caller["id"])
     if body.get("allow_maintainer_edit") is not None:
         ctx.store.update("pulls", {"issue_id": issue["id"]}, allow_maintainer_edit=int(body["allow_maintainer_edit"]))
     return respond(ctx.render.pull(issue, row), 201)
@@ -129,7 +132,7 @@ def edit_pull(ctx, owner, repo, index):
 
 # -- merging ------------------------------------------------------------------------
 @route("GET", "/repos/{owner}/{repo}/pulls/{index:int}/merge")
-def is_merged(ctx, owner, repo, index):
+def is_merged(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     _, _, pr = find_pull(ctx, owner, repo, index)
     if not pr["merged"]:
         raise not_found()
@@ -149,7 +152,7 @@ def merge_field(body: dict, go: str, snake: str) -> str:
 
 
 @route("POST", "/repos/{owner}/{repo}/pulls/{index:int}/merge", body=MERGE, struct="MergePullRequestForm")
-def merge_pull(ctx, owner, repo, index):
+def merge_pull(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row, issue, pr = find_pull(ctx, owner, repo, index)
     body, store = ctx.body, ctx.store
     style = merge_field(body, "Do", "do")
@@ -170,30 +173,30 @@ def merge_pull(ctx, owner, repo, index):
         raise ApiError(409, "head out of date")
     merged_sha = perform_merge(ctx, row, issue, pr, style, head, body)
     stamp = now()
-    store.update("pulls", {"issue_id": issue["id"]}, merged=1, merged_at=stamp, merged_by=ctx.user["id"],
+    store.update("pulls", {"issue_id": issue["id"]}, merged=1, merged_at=stamp, merged_by=ctx.caller["id"],
                  merge_commit_sha=merged_sha, head_sha=head)
     store.touch(issue["id"], state="closed", closed_at=stamp)
-    store.event(issue["id"], ctx.user["id"], "merge_pull", commit_sha=merged_sha)
+    store.event(issue["id"], ctx.caller["id"], "merge_pull", commit_sha=merged_sha)
     if body.get("delete_branch_after_merge") and pr["head"] != row["default_branch"]:
         store.execute("DELETE FROM branches WHERE repo_id = ? AND name = ?", row["id"], pr["head"])
     ctx.reindex(issue["id"])
     return empty(200)
 
 
-def perform_merge(ctx, repo: dict, issue: dict, pr: dict, style: str, head: str, body: dict) -> str:
+def perform_merge(ctx: Ctx, repo: dict, issue: dict, pr: dict, style: str, head: str, body: dict) -> str:
     """Move the base branch as the merge style would; return the merge commit's sha."""
     store = ctx.store
     base_branch = store.branch(repo["id"], pr["base"])
     if style == "manually-merged":
         return merge_field(body, "MergeCommitID", "merge_commit_id") or head
-    base_tip = base_branch["sha"]
+    base_tip = present(base_branch, f"branch {pr['base']}")["sha"]
     if style in ("rebase", "fast-forward-only") and merge_base(ctx, repo, base_tip, head) == base_tip:
         store.set_branch(repo["id"], pr["base"], head)
         return head
     if style == "fast-forward-only":
         raise ApiError(405, "Merge style fast-forward-only is not possible: the base branch has moved")
     # Three-way at file level: the head's changes since the merge base, applied over the base.
-    base_tree = dict(store.get_commit(repo["id"], base_tip)["tree"])
+    base_tree = dict(present(store.get_commit(repo["id"], base_tip), f"commit {base_tip}")["tree"])
     for change in changed_files(store, repo["id"], merge_base(ctx, repo, base_tip, head), head):
         if change["after"] is None:
             base_tree.pop(change["filename"], None)
@@ -203,23 +206,23 @@ def perform_merge(ctx, repo: dict, issue: dict, pr: dict, style: str, head: str,
         f"Merge pull request '{issue['title']}' (#{issue['number']}) from {pr['head']} into {pr['base']}"
     message = merge_field(body, "MergeMessageField", "merge_message_field")
     parents = [base_tip] if style == "squash" else [base_tip, head]
-    commit = store.commit(repo["id"], parents, base_tree, f"{title}\n\n{message}".strip(), ctx.user["id"])
+    commit = store.commit(repo["id"], parents, base_tree, f"{title}\n\n{message}".strip(), ctx.caller["id"])
     store.set_branch(repo["id"], pr["base"], commit["sha"])
     return commit["sha"]
 
 
 # -- files, commits, diff -------------------------------------------------------------
-def pull_changes(ctx, row, pr) -> list[dict]:
+def pull_changes(ctx: Ctx, row: dict, pr: dict) -> list[dict]:
     return changed_files(ctx.store, row["id"], pr["merge_base"], head_sha(ctx, row, pr))
 
 
 @route("GET", "/repos/{owner}/{repo}/pulls/{index:int}/files")
-def pull_files(ctx, owner, repo, index):
+def pull_files(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row, issue, pr = find_pull(ctx, owner, repo, index)
     full = ctx.render.full_name(row)
     sha = head_sha(ctx, row, pr)
 
-    def render(change):
+    def render(change: dict) -> dict:
         name = change["filename"]
         return {"filename": name, "status": change["status"], "additions": change["additions"],
                 "deletions": change["deletions"], "changes": change["changes"], "previous_filename": "",
@@ -229,225 +232,34 @@ def pull_files(ctx, owner, repo, index):
     return listing(ctx, pull_changes(ctx, row, pr), render)
 
 
-def pull_commit_list(ctx, row, pr) -> list[dict]:
+def pull_commit_list(ctx: Ctx, row: dict, pr: dict) -> list[dict]:
     """The head's commits that the merge base lacks, newest first."""
     behind = {c["sha"] for c in ctx.store.history(row["id"], pr["merge_base"])}
     return [c for c in ctx.store.history(row["id"], head_sha(ctx, row, pr)) if c["sha"] not in behind]
 
 
 @route("GET", "/repos/{owner}/{repo}/pulls/{index:int}/commits")
-def pull_commits(ctx, owner, repo, index):
+def pull_commits(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row, _, pr = find_pull(ctx, owner, repo, index)
     files = ctx.query("files", "true").lower() != "false"
     return listing(ctx, pull_commit_list(ctx, row, pr), lambda c: ctx.render.commit(row, c, files=files))
 
 
-def unified_diff(changes: list[dict]) -> str:
-    out = []
-    for change in changes:
-        name, before, after = change["filename"], change["before"], change["after"]
-        out.append(f"diff --git a/{name} b/{name}\n")
-        if before is None:
-            out.append("new file mode 100644\n")
-        elif after is None:
-            out.append("deleted file mode 100644\n")
-        old_id = blob_sha(before)[:10] if before is not None else "0" * 10
-        new_id = blob_sha(after)[:10] if after is not None else "0" * 10
-        out.append(f"index {old_id}..{new_id}" + (" 100644\n" if before is not None and after is not None else "\n"))
-        lines = difflib.unified_diff((before or "").splitlines(keepends=True), (after or "").splitlines(keepends=True),
-                                     "/dev/null" if before is None else f"a/{name}",
-                                     "/dev/null" if after is None else f"b/{name}", n=3)
-        for line in lines:
-            out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
-    return "".join(out)
-
-
 @route("GET", "/repos/{owner}/{repo}/pulls/{index:int}.diff")
-def pull_diff(ctx, owner, repo, index):
+def pull_diff(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row, _, pr = find_pull(ctx, owner, repo, index)
     return text(unified_diff(pull_changes(ctx, row, pr)))
 
 
 @route("GET", "/repos/{owner}/{repo}/pulls/{index:int}.patch")
-def pull_patch(ctx, owner, repo, index):
+def pull_patch(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row, _, pr = find_pull(ctx, owner, repo, index)
     parts = []
     for commit in reversed(pull_commit_list(ctx, row, pr)):
-        author = ctx.store.user_by_id(commit["author_id"])
+        author = ctx.store.row("users", commit["author_id"])
         parent = commit["parents"][0] if commit["parents"] else None
         changes = changed_files(ctx.store, row["id"], parent, commit["sha"])
         parts.append(f"From {commit['sha']} Mon Sep 17 00:00:00 2001\nFrom: {author['login']} <{author['email']}>\n"
                      f"Date: {ts(commit['created'])}\nSubject: [PATCH] {commit['message']}\n\n---\n"
                      f"{unified_diff(changes)}")
     return text("".join(parts))
-
-
-# -- reviews ------------------------------------------------------------------------------
-def find_review(ctx, issue: dict, review_id: int) -> dict:
-    review = ctx.store.one("SELECT * FROM reviews WHERE id = ? AND issue_id = ?", review_id, issue["id"])
-    if review is None or (review["state"] == "PENDING" and review["reviewer_id"] != (ctx.user or {}).get("id")):
-        raise not_found("GetReviewByID", [f"review does not exist [id: {review_id}]"])
-    return review
-
-
-@route("GET", "/repos/{owner}/{repo}/pulls/{index:int}/reviews")
-def list_reviews(ctx, owner, repo, index):
-    row, issue, _ = find_pull(ctx, owner, repo, index)
-    me = ctx.user["id"] if ctx.user else None
-    rows = [r for r in ctx.store.all("SELECT * FROM reviews WHERE issue_id = ? ORDER BY id", issue["id"])
-            if r["state"] != "PENDING" or r["reviewer_id"] == me]
-    return listing(ctx, rows, lambda r: ctx.render.review(r, issue, row), link=False)
-
-
-def review_state(ctx, issue: dict, event: str, body: str, has_comments: bool) -> str:
-    """Gitea's rules for a review event: exact names, self-review refused, bodies required."""
-    sent, event = event, event if event in REVIEW_EVENTS else "PENDING"
-    if event in ("APPROVED", "REQUEST_CHANGES"):
-        if issue["poster_id"] == ctx.user["id"] and not ctx.forge.self_review:
-            verb = "approve" if event == "APPROVED" else "reject"
-            raise invalid(f"{verb} your own pull is not allowed")
-        if issue["state"] == "closed":
-            raise invalid("cannot approve or reject a closed or merged pull request")
-    if event == "COMMENT" and not body and not has_comments:
-        raise invalid(f"review event {sent} requires a body or a comment")
-    if event in ("REQUEST_CHANGES", "PENDING") and not body:
-        raise invalid(f"review event {sent} requires a body")
-    return event
-
-
-def add_review_comments(ctx, row: dict, pr: dict, review_id: int, issue: dict, commit_id: str, comments: list):
-    stamp = now()
-    for item in comments:
-        if not isinstance(item, dict) or not item.get("body"):
-            raise invalid("[Comments]: a review comment needs a body")
-        new_position, old_position = position(item, "new_position"), position(item, "old_position")
-        path = str(item.get("path") or "")
-        line = -old_position if old_position > 0 else new_position
-        ctx.store.insert("review_comments", review_id=review_id, issue_id=issue["id"], poster_id=ctx.user["id"],
-                         path=path, body=item["body"], new_position=new_position, old_position=old_position,
-                         commit_id=commit_id, created=stamp, updated=stamp,
-                         patch=comment_patch(ctx, row, pr, path, line, commit_id))
-
-
-def position(item: dict, name: str) -> int:
-    value = item.get(name) or 0
-    if not isinstance(value, int) or isinstance(value, bool) or abs(value) > INT64_MAX:
-        raise invalid(f"[]: json: cannot unmarshal number into Go struct field "
-                      f"CreatePullReviewComment.comments.{name} of type int64")
-    return value
-
-
-def comment_patch(ctx, row: dict, pr: dict, path: str, line: int, commit_id: str) -> str:
-    """The diff a code comment keeps: its file's diff cut around the line, else the
-    unchanged lines above it (as Gitea's CreateCodeComment makes it)."""
-    changes = [c for c in pull_changes(ctx, row, pr) if c["filename"] == path]
-    patch = cut_around_line(unified_diff(changes), abs(line), line < 0) if changes else ""
-    if not patch and line:
-        commit = ctx.store.get_commit(row["id"], commit_id) or ctx.store.get_commit(row["id"], head_sha(ctx, row, pr))
-        patch = unchanged_line_patch((commit or {}).get("tree", {}).get(path), path, line)
-    return patch
-
-
-def submitted(ctx, row: dict, issue: dict, review_id: int, state: str, body: str):
-    """A review left pending stays private; a submitted one joins the timeline."""
-    if state == "PENDING":
-        return
-    ctx.store.event(issue["id"], ctx.user["id"], "review", body, review_id=review_id)
-    # Only the latest approve or reject from a writer counts as official.
-    if state in ("APPROVED", "REQUEST_CHANGES") and ctx.can_write(row):
-        ctx.store.execute("UPDATE reviews SET official = 0 WHERE issue_id = ? AND reviewer_id = ?",
-                          issue["id"], ctx.user["id"])
-        ctx.store.update("reviews", {"id": review_id}, official=1)
-
-
-REVIEW = [F("event"), F("body"), F("commit_id", go="CommitID"), F("comments", "any-list")]
-
-
-@route("POST", "/repos/{owner}/{repo}/pulls/{index:int}/reviews", body=REVIEW, struct="CreatePullReviewOptions")
-def create_review(ctx, owner, repo, index):
-    row, issue, pr = find_pull(ctx, owner, repo, index)
-    body = ctx.body
-    comments = body.get("comments") or []
-    state = review_state(ctx, issue, (body.get("event") or "").strip(), (body.get("body") or "").strip(),
-                         bool(comments))
-    commit_id = body.get("commit_id") or head_sha(ctx, row, pr)
-    stamp = now()
-    pending = ctx.store.one("SELECT * FROM reviews WHERE issue_id = ? AND reviewer_id = ? AND state = 'PENDING'",
-                            issue["id"], ctx.user["id"])
-    if pending:  # Gitea folds a new review into the reviewer's pending one
-        review_id = pending["id"]
-        ctx.store.update("reviews", {"id": review_id}, state=state, body=body.get("body") or "",
-                         commit_id=commit_id, updated=stamp)
-    else:
-        review_id = ctx.store.insert("reviews", issue_id=issue["id"], reviewer_id=ctx.user["id"], state=state,
-                                     body=body.get("body") or "", commit_id=commit_id, created=stamp, updated=stamp)
-    add_review_comments(ctx, row, pr, review_id, issue, commit_id, comments)
-    submitted(ctx, row, issue, review_id, state, body.get("body") or "")
-    ctx.store.touch(issue["id"])
-    review = ctx.store.one("SELECT * FROM reviews WHERE id = ?", review_id)
-    return respond(ctx.render.review(review, issue, row))
-
-
-@route("GET", "/repos/{owner}/{repo}/pulls/{index:int}/reviews/{review_id:int}")
-def get_review(ctx, owner, repo, index, review_id):
-    row, issue, _ = find_pull(ctx, owner, repo, index)
-    return respond(ctx.render.review(find_review(ctx, issue, review_id), issue, row))
-
-
-@route("POST", "/repos/{owner}/{repo}/pulls/{index:int}/reviews/{review_id:int}", body=[F("event"), F("body")],
-       struct="SubmitPullReviewOptions")
-def submit_review(ctx, owner, repo, index, review_id):
-    row, issue, _ = find_pull(ctx, owner, repo, index)
-    review = find_review(ctx, issue, review_id)
-    if review["state"] != "PENDING":
-        raise invalid("only a pending review can be submitted")
-    has_comments = bool(ctx.store.value("SELECT COUNT(*) FROM review_comments WHERE review_id = ?", review_id))
-    event = (ctx.body.get("event") or "").strip()
-    state = review_state(ctx, issue, event, (ctx.body.get("body") or "").strip(), has_comments)
-    if state == "PENDING":
-        raise invalid("review event PENDING is not allowed when submitting a review")
-    ctx.store.update("reviews", {"id": review_id}, state=state, body=ctx.body.get("body") or review["body"],
-                     updated=now())
-    submitted(ctx, row, issue, review_id, state, ctx.body.get("body") or review["body"])
-    return respond(ctx.render.review(ctx.store.one("SELECT * FROM reviews WHERE id = ?", review_id), issue, row))
-
-
-@route("DELETE", "/repos/{owner}/{repo}/pulls/{index:int}/reviews/{review_id:int}")
-def delete_review(ctx, owner, repo, index, review_id):
-    _, issue, _ = find_pull(ctx, owner, repo, index)
-    review = find_review(ctx, issue, review_id)
-    if review["reviewer_id"] != ctx.user["id"] and not ctx.user["is_admin"]:
-        raise ApiError(403, "Must be repo admin")
-    ctx.store.execute("DELETE FROM review_comments WHERE review_id = ?", review_id)
-    ctx.store.execute("DELETE FROM comments WHERE type = 'review' AND issue_id = ? AND data = ?",
-                      issue["id"], json.dumps({"review_id": review_id}))
-    ctx.store.execute("DELETE FROM reviews WHERE id = ?", review_id)
-    return empty()
-
-
-@route("GET", "/repos/{owner}/{repo}/pulls/{index:int}/reviews/{review_id:int}/comments")
-def review_comments(ctx, owner, repo, index, review_id):
-    row, issue, _ = find_pull(ctx, owner, repo, index)
-    find_review(ctx, issue, review_id)
-    rows = ctx.store.all("SELECT * FROM review_comments WHERE review_id = ? ORDER BY id", review_id)
-    return respond([ctx.render.review_comment(c, issue, row) for c in rows])
-
-
-def _dismissal(ctx, owner, repo, index, review_id, dismissed: bool):
-    row, issue, _ = find_pull(ctx, owner, repo, index, write=True)
-    review = find_review(ctx, issue, review_id)
-    if review["state"] not in ("APPROVED", "REQUEST_CHANGES"):
-        raise ApiError(403, "not allow to dismiss a review which is not approve or reject")
-    ctx.store.update("reviews", {"id": review_id}, dismissed=int(dismissed), updated=now())
-    return respond(ctx.render.review(ctx.store.one("SELECT * FROM reviews WHERE id = ?", review_id), issue, row))
-
-
-@route("POST", "/repos/{owner}/{repo}/pulls/{index:int}/reviews/{review_id:int}/dismissals",
-       body=[F("message"), F("priors", bool)], struct="DismissPullReviewOptions")
-def dismiss_review(ctx, owner, repo, index, review_id):
-    return _dismissal(ctx, owner, repo, index, review_id, True)
-
-
-@route("POST", "/repos/{owner}/{repo}/pulls/{index:int}/reviews/{review_id:int}/undismissals")
-def undismiss_review(ctx, owner, repo, index, review_id):
-    return _dismissal(ctx, owner, repo, index, review_id, False)

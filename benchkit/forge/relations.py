@@ -1,27 +1,33 @@
 """Routes between issues and on an issue as a whole: dependencies ("blocked by") and
 their inverse ("blocks"), pins, and deleting an issue."""
 
-from .issues import render_issue
+from collections.abc import Callable
+
+from starlette.responses import Response
+
+from .context import Ctx
+from .issue_search import render_issue
 from .web import ApiError, F, empty, listing, not_found, respond, route
 
 META = [F("owner"), F("repo", go="Name"), F("index", int)]  # Gitea's IssueMeta
 
 
-def meta_issue(ctx, row: dict) -> tuple[dict, dict]:
+def meta_issue(ctx: Ctx, row: dict) -> tuple[dict, dict]:
     """The issue a body names by owner, repo and index. Gitea compares both names with
     the path's repository exactly and otherwise looks the named one up: an owner left
     out names no repository (404)."""
     body = ctx.body
     other, owner, name = row, body.get("owner") or "", body.get("repo") or ""
-    if owner != ctx.render.user_id(row["owner_id"])["login"] or name != row["name"]:
-        other = ctx.store.repo(owner, name)
-        if other is None or (other["private"] and not ctx.can_write(other)):
+    if owner != ctx.store.row("users", row["owner_id"])["login"] or name != row["name"]:
+        found = ctx.store.repo(owner, name)
+        if found is None or (found["private"] and not ctx.can_write(found)):
             raise not_found("IsErrRepoNotExist",
                             [f"repository does not exist [id: 0, uid: 0, owner_name: {owner}, name: {name}]"])
+        other = found
     return other, path_issue(ctx, other, body.get("index") or 0)
 
 
-def path_issue(ctx, row: dict, index: int) -> dict:
+def path_issue(ctx: Ctx, row: dict, index: int) -> dict:
     """An issue these handlers look up themselves: a miss names the error kind."""
     issue = ctx.store.issue(row["id"], index)
     if issue is None:
@@ -33,18 +39,18 @@ def missing_issue(row: dict, index: int, message: str = "IsErrIssueNotExist") ->
     return not_found(message, [f"issue does not exist [id: 0, repo_id: {row['id']}, index: {index}]"])
 
 
-def may_link(ctx, target_repo: dict):
+def may_link(ctx: Ctx, target_repo: dict) -> None:
     # Gitea answers 404, not 403, to a caller who cannot write to the dependent issue.
     if not ctx.can_write(target_repo):
         raise not_found()
 
 
-def depends(ctx, issue: dict, blocker: dict) -> bool:
+def depends(ctx: Ctx, issue: dict, blocker: dict) -> bool:
     return bool(ctx.store.one("SELECT 1 FROM issue_dependencies WHERE issue_id = ? AND blocker_id = ?",
                               issue["id"], blocker["id"]))
 
 
-def link(ctx, target: dict, dependency: dict):
+def link(ctx: Ctx, target: dict, dependency: dict) -> None:
     """Gitea answers 500 to a link that exists or would close a loop of two (an issue
     may depend on itself)."""
     store = ctx.store
@@ -54,36 +60,37 @@ def link(ctx, target: dict, dependency: dict):
     if depends(ctx, dependency, target):
         raise ApiError(500, f"circular dependencies exists (two issues blocking each other) {where}")
     store.execute("INSERT INTO issue_dependencies (issue_id, blocker_id) VALUES (?, ?)", target["id"], dependency["id"])
-    store.event(target["id"], ctx.user["id"], "add_dependency", dependent_issue_id=dependency["id"])
+    store.event(target["id"], ctx.caller["id"], "add_dependency", dependent_issue_id=dependency["id"])
 
 
-def unlink(ctx, target: dict, dependency: dict):
+def unlink(ctx: Ctx, target: dict, dependency: dict) -> None:
     store = ctx.store
     if not depends(ctx, target, dependency):
         raise ApiError(500, f"issue dependency does not exist [issue id: {target['id']}, "
                             f"dependency id: {dependency['id']}]")
     store.execute("DELETE FROM issue_dependencies WHERE issue_id = ? AND blocker_id = ?", target["id"], dependency["id"])
-    store.event(target["id"], ctx.user["id"], "remove_dependency", dependent_issue_id=dependency["id"])
+    store.event(target["id"], ctx.caller["id"], "remove_dependency", dependent_issue_id=dependency["id"])
 
 
-def related(ctx, owner, repo, index, sql: str) -> list[dict]:
+def related(ctx: Ctx, owner: str, repo: str, index: int, sql: str) -> list[dict]:
     """The issues `sql` relates to the path's issue (its id is the one parameter)."""
     return ctx.store.all(sql, path_issue(ctx, ctx.repo(owner, repo), index)["id"])
 
 
-def repos_of(ctx, rows: list[dict]) -> dict:
-    return {r["repo_id"]: ctx.store.one("SELECT * FROM repos WHERE id = ?", r["repo_id"]) for r in rows}
+def repos_of(ctx: Ctx, rows: list[dict]) -> dict:
+    return {r["repo_id"]: ctx.store.row("repos", r["repo_id"]) for r in rows}
 
 
 # -- dependencies: the issues this one is blocked by -------------------------------------
 @route("GET", "/repos/{owner}/{repo}/issues/{index:int}/dependencies")
-def list_dependencies(ctx, owner, repo, index):
+def list_dependencies(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     rows = related(ctx, owner, repo, index, "SELECT issues.* FROM issue_dependencies JOIN issues ON issues.id = "
                                             "blocker_id WHERE issue_id = ? ORDER BY issues.id")
     return listing(ctx, rows, render_issue(ctx, repos_of(ctx, rows)))
 
 
-def relate(ctx, owner, repo, index, *, blocks: bool, change):
+def relate(ctx: Ctx, owner: str, repo: str, index: int, *, blocks: bool,
+           change: Callable[[Ctx, dict, dict], None]) -> Response:
     """Add or remove (`change` is link or unlink) one dependency. On .../dependencies the
     path's issue depends on the body's; on .../blocks the body's depends on the path's.
     Gitea answers 201 with the path's issue either way."""
@@ -93,7 +100,7 @@ def relate(ctx, owner, repo, index, *, blocks: bool, change):
     target, dependency = (other, path) if blocks else (path, other)
     may_link(ctx, other_repo if blocks else row)
     change(ctx, target, dependency)
-    return respond(ctx.render.issue(ctx.store.issue_by_id(path["id"]), row), 201)
+    return respond(ctx.render.issue(ctx.store.row("issues", path["id"]), row), 201)
 
 
 for _method, _change in (("POST", link), ("DELETE", unlink)):
@@ -105,7 +112,7 @@ for _method, _change in (("POST", link), ("DELETE", unlink)):
 
 # -- blocks: the issues this one blocks ----------------------------------------------------
 @route("GET", "/repos/{owner}/{repo}/issues/{index:int}/blocks")
-def list_blocks(ctx, owner, repo, index):
+def list_blocks(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     rows = related(ctx, owner, repo, index, "SELECT issues.* FROM issue_dependencies JOIN issues ON issues.id = "
                                             "issue_dependencies.issue_id WHERE blocker_id = ? "
                                             "ORDER BY issues.created DESC, issues.id DESC")
@@ -121,16 +128,16 @@ def list_blocks(ctx, owner, repo, index):
 MAX_PINNED = 3  # setting.Repository.Issue.MaxPinned
 
 
-def repo_admin(ctx, owner, repo) -> dict:
+def repo_admin(ctx: Ctx, owner: str, repo: str) -> dict:
     """Gitea's reqAdmin: a repository admin (here: its owner or a site admin), else 403."""
     row = ctx.repo(owner, repo)
-    if not (ctx.user["is_admin"] or ctx.user["id"] == row["owner_id"]):
+    if not (ctx.caller["is_admin"] or ctx.caller["id"] == row["owner_id"]):
         raise ApiError(403, "user should be an owner or a collaborator with admin write of a repository")
     return row
 
 
 @route("POST", "/repos/{owner}/{repo}/issues/{index:int}/pin")
-def pin_issue(ctx, owner, repo, index):
+def pin_issue(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row = repo_admin(ctx, owner, repo)
     issue = ctx.issue(row, index)
     pins = ctx.store.all("SELECT * FROM issue_pins WHERE repo_id = ? AND is_pull = ?", row["id"], issue["is_pull"])
@@ -140,23 +147,23 @@ def pin_issue(ctx, owner, repo, index):
         raise ApiError(500, "UNIQUE constraint failed: issue_pin.repo_id, issue_pin.issue_id")
     ctx.store.insert("issue_pins", issue_id=issue["id"], repo_id=row["id"], is_pull=issue["is_pull"],
                      pin_order=max([p["pin_order"] for p in pins], default=0) + 1)
-    ctx.store.event(issue["id"], ctx.user["id"], "pin")
+    ctx.store.event(issue["id"], ctx.caller["id"], "pin")
     return empty()
 
 
 @route("DELETE", "/repos/{owner}/{repo}/issues/{index:int}/pin")
-def unpin_issue(ctx, owner, repo, index):
+def unpin_issue(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row = repo_admin(ctx, owner, repo)
     issue = ctx.issue(row, index)
     if ctx.store.one("SELECT 1 FROM issue_pins WHERE issue_id = ?", issue["id"]):
         ctx.store.execute("DELETE FROM issue_pins WHERE issue_id = ?", issue["id"])
-        ctx.store.event(issue["id"], ctx.user["id"], "unpin")
+        ctx.store.event(issue["id"], ctx.caller["id"], "unpin")
     return empty()
 
 
 # -- deleting an issue ------------------------------------------------------------------------
 @route("DELETE", "/repos/{owner}/{repo}/issues/{index:int}")
-def delete_issue(ctx, owner, repo, index):
+def delete_issue(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row = repo_admin(ctx, owner, repo)
     issue = ctx.store.issue(row["id"], index)
     if issue is None:

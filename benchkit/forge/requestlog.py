@@ -6,18 +6,17 @@ never recorded: a token appears only as its identity (benchkit.forge.store.token
 """
 
 import threading
-import time
 
 
 class RequestLog:
-    def __init__(self, limit: int = 100_000):
+    def __init__(self, limit: int = 100_000) -> None:
         self._lock = threading.Lock()
         self._entries: list[dict] = []
         self._seq = 0
         self._limit = limit
 
     def record(self, *, method: str, path: str, status: int, user_agent: str, bytes_in: int,
-               bytes_out: int, started: float, duration: float, token_id: str | None = None):
+               bytes_out: int, started: float, duration: float, token_id: str | None = None) -> None:
         with self._lock:
             self._seq += 1
             self._entries.append({"seq": self._seq, "method": method, "path": path, "status": status,
@@ -31,11 +30,3 @@ class RequestLog:
         """Copies of the entries whose sequence number is above `since`."""
         with self._lock:
             return [dict(e) for e in self._entries if e["seq"] > since]
-
-    def clear(self):
-        with self._lock:
-            self._entries.clear()
-
-
-def now() -> float:
-    return time.time()

@@ -1,6 +1,9 @@
 """Requesting and withdrawing reviews of a pull request: a request is a review
 placeholder in state REQUEST_REVIEW until the reviewer submits one."""
 
+from starlette.responses import Response
+
+from .context import Ctx
 from .pulls import find_pull, head_sha
 from .store import now
 from .web import ApiError, F, empty, respond, route
@@ -8,7 +11,7 @@ from .web import ApiError, F, empty, respond, route
 REQUEST = [F("reviewers", "strs"), F("team_reviewers", "strs")]
 
 
-def reviewers_named(ctx, names: list[str]) -> list[dict]:
+def reviewers_named(ctx: Ctx, names: list[str]) -> list[dict]:
     users = []
     for name in names:
         user = (ctx.store.one("SELECT * FROM users WHERE email = ? COLLATE NOCASE", name) if "@" in name
@@ -19,9 +22,9 @@ def reviewers_named(ctx, names: list[str]) -> list[dict]:
     return users
 
 
-def check_reviewer(ctx, row: dict, issue: dict, reviewer: dict):
+def check_reviewer(ctx: Ctx, row: dict, issue: dict, reviewer: dict) -> None:
     """Gitea's IsValidReviewRequest, for the cases a forge repository has."""
-    where = f"[user_id: {ctx.user['id']}, repo_id: {row['id']}]"
+    where = f"[user_id: {ctx.caller['id']}, repo_id: {row['id']}]"
     if row["private"] and not (reviewer["is_admin"] or reviewer["id"] == row["owner_id"]):
         raise ApiError(422, f"Reviewer can't read {where}")
     if reviewer["id"] == issue["poster_id"]:
@@ -30,7 +33,7 @@ def check_reviewer(ctx, row: dict, issue: dict, reviewer: dict):
 
 @route("POST", "/repos/{owner}/{repo}/pulls/{index:int}/requested_reviewers", body=REQUEST,
        struct="PullReviewRequestOptions")
-def request_reviews(ctx, owner, repo, index):
+def request_reviews(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row, issue, pr = find_pull(ctx, owner, repo, index)
     created = []
     for reviewer in reviewers_named(ctx, ctx.body.get("reviewers") or []):
@@ -44,14 +47,14 @@ def request_reviews(ctx, owner, repo, index):
         review_id = ctx.store.insert("reviews", issue_id=issue["id"], reviewer_id=reviewer["id"],
                                      state="REQUEST_REVIEW", body="", commit_id=head_sha(ctx, row, pr),
                                      created=stamp, updated=stamp)
-        ctx.store.event(issue["id"], ctx.user["id"], "review_request", assignee_id=reviewer["id"], removed=False)
-        created.append(ctx.store.one("SELECT * FROM reviews WHERE id = ?", review_id))
+        ctx.store.event(issue["id"], ctx.caller["id"], "review_request", assignee_id=reviewer["id"], removed=False)
+        created.append(ctx.store.row("reviews", review_id))
     return respond([ctx.render.review(review, issue, row) for review in created], 201)
 
 
 @route("DELETE", "/repos/{owner}/{repo}/pulls/{index:int}/requested_reviewers", body=REQUEST,
        struct="PullReviewRequestOptions")
-def withdraw_reviews(ctx, owner, repo, index):
+def withdraw_reviews(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row, issue, _ = find_pull(ctx, owner, repo, index)
     for reviewer in reviewers_named(ctx, ctx.body.get("reviewers") or []):
         if issue["state"] == "closed":
@@ -60,5 +63,5 @@ def withdraw_reviews(ctx, owner, repo, index):
                          issue["id"], reviewer["id"]):
             ctx.store.execute("DELETE FROM reviews WHERE issue_id = ? AND reviewer_id = ? AND state = 'REQUEST_REVIEW'",
                               issue["id"], reviewer["id"])
-            ctx.store.event(issue["id"], ctx.user["id"], "review_request", assignee_id=reviewer["id"], removed=True)
+            ctx.store.event(issue["id"], ctx.caller["id"], "review_request", assignee_id=reviewer["id"], removed=True)
     return empty()

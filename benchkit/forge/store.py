@@ -14,90 +14,19 @@ import secrets
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS users (
-  id INTEGER PRIMARY KEY, login TEXT NOT NULL UNIQUE COLLATE NOCASE, email TEXT NOT NULL,
-  full_name TEXT NOT NULL DEFAULT '', is_admin INTEGER NOT NULL DEFAULT 0,
-  created INTEGER NOT NULL, last_login INTEGER NOT NULL DEFAULT 0);
-CREATE TABLE IF NOT EXISTS tokens (
-  hash TEXT PRIMARY KEY, user_id INTEGER NOT NULL, name TEXT NOT NULL,
-  scope TEXT NOT NULL DEFAULT 'all');
-CREATE TABLE IF NOT EXISTS repos (
-  id INTEGER PRIMARY KEY, owner_id INTEGER NOT NULL, name TEXT NOT NULL COLLATE NOCASE,
-  description TEXT NOT NULL DEFAULT '', website TEXT NOT NULL DEFAULT '',
-  private INTEGER NOT NULL DEFAULT 0, template INTEGER NOT NULL DEFAULT 0,
-  archived INTEGER NOT NULL DEFAULT 0, default_branch TEXT NOT NULL DEFAULT 'main',
-  next_number INTEGER NOT NULL DEFAULT 1, created INTEGER NOT NULL, updated INTEGER NOT NULL,
-  UNIQUE (owner_id, name));
-CREATE TABLE IF NOT EXISTS commits (
-  sha TEXT NOT NULL, repo_id INTEGER NOT NULL, parents TEXT NOT NULL, message TEXT NOT NULL,
-  author_id INTEGER NOT NULL, created INTEGER NOT NULL, tree TEXT NOT NULL,
-  PRIMARY KEY (repo_id, sha));
-CREATE TABLE IF NOT EXISTS branches (
-  repo_id INTEGER NOT NULL, name TEXT NOT NULL, sha TEXT NOT NULL,
-  PRIMARY KEY (repo_id, name));
-CREATE TABLE IF NOT EXISTS labels (
-  id INTEGER PRIMARY KEY, repo_id INTEGER NOT NULL, name TEXT NOT NULL, color TEXT NOT NULL,
-  description TEXT NOT NULL DEFAULT '', exclusive INTEGER NOT NULL DEFAULT 0,
-  is_archived INTEGER NOT NULL DEFAULT 0);
-CREATE TABLE IF NOT EXISTS milestones (
-  id INTEGER PRIMARY KEY, repo_id INTEGER NOT NULL, title TEXT NOT NULL,
-  description TEXT NOT NULL DEFAULT '', state TEXT NOT NULL DEFAULT 'open',
-  due_on INTEGER, created INTEGER NOT NULL, updated INTEGER NOT NULL, closed_at INTEGER);
-CREATE TABLE IF NOT EXISTS issues (
-  id INTEGER PRIMARY KEY, repo_id INTEGER NOT NULL, number INTEGER NOT NULL,
-  poster_id INTEGER NOT NULL, title TEXT NOT NULL, body TEXT NOT NULL DEFAULT '',
-  state TEXT NOT NULL DEFAULT 'open', is_pull INTEGER NOT NULL DEFAULT 0,
-  is_locked INTEGER NOT NULL DEFAULT 0, ref TEXT NOT NULL DEFAULT '',
-  milestone_id INTEGER NOT NULL DEFAULT 0, due_date INTEGER,
-  content_version INTEGER NOT NULL DEFAULT 0,
-  created INTEGER NOT NULL, updated INTEGER NOT NULL, closed_at INTEGER,
-  UNIQUE (repo_id, number));
-CREATE TABLE IF NOT EXISTS issue_labels (
-  issue_id INTEGER NOT NULL, label_id INTEGER NOT NULL, PRIMARY KEY (issue_id, label_id));
-CREATE TABLE IF NOT EXISTS issue_assignees (
-  issue_id INTEGER NOT NULL, user_id INTEGER NOT NULL, PRIMARY KEY (issue_id, user_id));
-CREATE TABLE IF NOT EXISTS issue_dependencies (
-  issue_id INTEGER NOT NULL, blocker_id INTEGER NOT NULL, PRIMARY KEY (issue_id, blocker_id));
-CREATE TABLE IF NOT EXISTS comments (
-  id INTEGER PRIMARY KEY, issue_id INTEGER NOT NULL, poster_id INTEGER NOT NULL,
-  body TEXT NOT NULL, created INTEGER NOT NULL, updated INTEGER NOT NULL,
-  type TEXT NOT NULL DEFAULT 'comment', data TEXT NOT NULL DEFAULT '{}');
-CREATE TABLE IF NOT EXISTS pulls (
-  issue_id INTEGER PRIMARY KEY, head TEXT NOT NULL, base TEXT NOT NULL,
-  head_sha TEXT NOT NULL, merge_base TEXT NOT NULL, merged INTEGER NOT NULL DEFAULT 0,
-  merged_at INTEGER, merged_by INTEGER, merge_commit_sha TEXT,
-  allow_maintainer_edit INTEGER NOT NULL DEFAULT 0);
-CREATE TABLE IF NOT EXISTS reviews (
-  id INTEGER PRIMARY KEY, issue_id INTEGER NOT NULL, reviewer_id INTEGER NOT NULL,
-  state TEXT NOT NULL, body TEXT NOT NULL DEFAULT '', commit_id TEXT NOT NULL,
-  official INTEGER NOT NULL DEFAULT 0, dismissed INTEGER NOT NULL DEFAULT 0,
-  created INTEGER NOT NULL, updated INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS review_comments (
-  id INTEGER PRIMARY KEY, review_id INTEGER NOT NULL, issue_id INTEGER NOT NULL,
-  poster_id INTEGER NOT NULL, path TEXT NOT NULL, body TEXT NOT NULL,
-  new_position INTEGER NOT NULL DEFAULT 0, old_position INTEGER NOT NULL DEFAULT 0,
-  commit_id TEXT NOT NULL, created INTEGER NOT NULL, updated INTEGER NOT NULL,
-  patch TEXT NOT NULL DEFAULT '');
-CREATE TABLE IF NOT EXISTS issue_pins (
-  issue_id INTEGER PRIMARY KEY, repo_id INTEGER NOT NULL, is_pull INTEGER NOT NULL,
-  pin_order INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS releases (
-  id INTEGER PRIMARY KEY, repo_id INTEGER NOT NULL, tag_name TEXT NOT NULL,
-  target TEXT NOT NULL, name TEXT NOT NULL, body TEXT NOT NULL DEFAULT '',
-  draft INTEGER NOT NULL DEFAULT 0, prerelease INTEGER NOT NULL DEFAULT 0,
-  author_id INTEGER NOT NULL, created INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS commit_statuses (
-  id INTEGER PRIMARY KEY, repo_id INTEGER NOT NULL, sha TEXT NOT NULL, state TEXT NOT NULL,
-  context TEXT NOT NULL DEFAULT 'default', description TEXT NOT NULL DEFAULT '',
-  target_url TEXT NOT NULL DEFAULT '', creator_id INTEGER NOT NULL, created INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS issues_repo ON issues (repo_id, is_pull, state);
-CREATE INDEX IF NOT EXISTS comments_issue ON comments (issue_id);
-CREATE INDEX IF NOT EXISTS reviews_issue ON reviews (issue_id);
-CREATE INDEX IF NOT EXISTS labels_repo ON labels (repo_id);
-"""
+from .schema import SCHEMA
+
+
+def present(row: dict | None, what: str) -> dict:
+    """A row the caller knows exists: it has just written or checked it, or reaches it by
+    a foreign key (a missing one is a bug of ours, answered as a 500)."""
+    if row is None:
+        raise LookupError(f"{what} is missing")
+    return row
 
 
 def now() -> int:
@@ -121,8 +50,7 @@ def blob_sha(text: str) -> str:
 
 
 class Store:
-    def __init__(self, path: str = ":memory:"):
-        self.path = path
+    def __init__(self, path: str = ":memory:") -> None:
         self.lock = threading.RLock()
         self.db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self.db.row_factory = _dict_row
@@ -137,12 +65,12 @@ class Store:
             # A database file from before review comments kept their diff hunk.
             self.db.execute("ALTER TABLE review_comments ADD COLUMN patch TEXT NOT NULL DEFAULT ''")
 
-    def close(self):
+    def close(self) -> None:
         with self.lock:
             self.db.close()
 
     @contextmanager
-    def tx(self):
+    def tx(self) -> Iterator["Store"]:
         """One atomic unit of work under the lock (re-entrant: nested calls join it)."""
         with self.lock:
             if self.db.in_transaction:
@@ -157,26 +85,39 @@ class Store:
             self.db.execute("COMMIT")
 
     # -- generic access -------------------------------------------------------
-    def one(self, sql: str, *args):
+    def one(self, sql: str, *args: object) -> dict | None:
         with self.lock:
             return self.db.execute(sql, args).fetchone()
 
-    def all(self, sql: str, *args) -> list:
+    def get(self, table: str, row_id: int) -> dict | None:
+        """The row of `table` with this id, if there is one."""
+        return self.one(f"SELECT * FROM {table} WHERE id = ?", row_id)
+
+    def row(self, table: str, row_id: int) -> dict:
+        """The row of `table` with this id, which the caller knows exists (it has just
+        written it, or reaches it by a foreign key)."""
+        return present(self.get(table, row_id), f"{table} row {row_id}")
+
+    def must(self, sql: str, *args: object) -> dict:
+        """The one row a query certainly yields (an aggregate's, say)."""
+        return present(self.one(sql, *args), "the row of an aggregate")
+
+    def all(self, sql: str, *args: object) -> list[dict]:
         with self.lock:
             return self.db.execute(sql, args).fetchall()
 
-    def value(self, sql: str, *args):
+    def value(self, sql: str, *args: object) -> Any:
         row = self.one(sql, *args)
         return next(iter(row.values())) if row else None
 
-    def insert(self, table: str, **values) -> int:
+    def insert(self, table: str, **values: object) -> int:
         cols = ", ".join(values)
         marks = ", ".join("?" * len(values))
         with self.lock:
             cur = self.db.execute(f"INSERT INTO {table} ({cols}) VALUES ({marks})", tuple(values.values()))
-            return cur.lastrowid
+            return cur.lastrowid or 0  # an INSERT always sets it
 
-    def update(self, table: str, key: dict, **values):
+    def update(self, table: str, key: dict, **values: object) -> None:
         if not values:
             return
         sets = ", ".join(f"{c} = ?" for c in values)
@@ -184,7 +125,7 @@ class Store:
         with self.lock:
             self.db.execute(f"UPDATE {table} SET {sets} WHERE {where}", (*values.values(), *key.values()))
 
-    def execute(self, sql: str, *args):
+    def execute(self, sql: str, *args: object) -> None:
         with self.lock:
             self.db.execute(sql, args)
 
@@ -196,7 +137,7 @@ class Store:
             if user is None:
                 uid = self.insert("users", login=login, email=f"{login.lower()}@forge.local",
                                   is_admin=int(is_admin), created=now())
-                user = self.one("SELECT * FROM users WHERE id = ?", uid)
+                user = self.row("users", uid)
             token = token or secrets.token_hex(20)
             self.execute("INSERT OR REPLACE INTO tokens (hash, user_id, name) VALUES (?, ?, ?)",
                          token_hash(token), user["id"], f"forge-{now()}")
@@ -237,22 +178,22 @@ class Store:
     def token_scope(self, token: str) -> str | None:
         return self.value("SELECT scope FROM tokens WHERE hash = ?", token_hash(token))
 
-    def user_by_login(self, login: str):
+    def user_by_login(self, login: str) -> dict | None:
         return self.one("SELECT * FROM users WHERE login = ?", login)
 
-    def user_by_id(self, uid: int):
-        return self.one("SELECT * FROM users WHERE id = ?", uid)
+    def user_by_id(self, uid: int) -> dict | None:
+        return self.get("users", uid)
 
-    def user_by_token(self, token: str):
+    def user_by_token(self, token: str) -> dict | None:
         return self.one("SELECT users.* FROM tokens JOIN users ON users.id = tokens.user_id WHERE hash = ?",
                         token_hash(token))
 
     # -- repositories ---------------------------------------------------------
-    def repo(self, owner: str, name: str):
+    def repo(self, owner: str, name: str) -> dict | None:
         return self.one("SELECT repos.* FROM repos JOIN users ON users.id = repos.owner_id "
                         "WHERE users.login = ? AND repos.name = ?", owner, name)
 
-    def delete_repo(self, repo_id: int):
+    def delete_repo(self, repo_id: int) -> None:
         with self.tx():
             issue_ids = "SELECT id FROM issues WHERE repo_id = ?"
             for table, column in (("issue_labels", "issue_id"), ("issue_assignees", "issue_id"),
@@ -264,7 +205,7 @@ class Store:
                 self.execute(f"DELETE FROM {table} WHERE repo_id = ?", repo_id)
             self.execute("DELETE FROM repos WHERE id = ?", repo_id)
 
-    def delete_issue(self, issue_id: int):
+    def delete_issue(self, issue_id: int) -> None:
         """An issue (or pull request) and everything hanging on it; its number is not reused."""
         with self.tx():
             for table in ("issue_labels", "issue_assignees", "comments", "pulls", "reviews", "review_comments",
@@ -286,25 +227,25 @@ class Store:
         row = dict(sha=sha, repo_id=repo_id, parents=json.dumps(parents), message=message,
                    author_id=author_id, created=created, tree=json.dumps(tree, sort_keys=True))
         self.insert("commits", **row)
-        return self.get_commit(repo_id, sha)
+        return present(self.get_commit(repo_id, sha), f"commit {sha}")
 
-    def get_commit(self, repo_id: int, sha: str):
+    def get_commit(self, repo_id: int, sha: str) -> dict | None:
         row = self.one("SELECT * FROM commits WHERE repo_id = ? AND sha = ?", repo_id, sha)
         if row:
             row["parents"] = json.loads(row["parents"])
             row["tree"] = json.loads(row["tree"])
         return row
 
-    def branch(self, repo_id: int, name: str):
+    def branch(self, repo_id: int, name: str) -> dict | None:
         return self.one("SELECT * FROM branches WHERE repo_id = ? AND name = ?", repo_id, name)
 
-    def branches(self, repo_id: int) -> list:
+    def branches(self, repo_id: int) -> list[dict]:
         # Gitea lists the most recently committed branch first.
         return self.all("SELECT branches.* FROM branches LEFT JOIN commits ON commits.repo_id = branches.repo_id "
                         "AND commits.sha = branches.sha WHERE branches.repo_id = ? "
                         "ORDER BY commits.created DESC, branches.rowid DESC", repo_id)
 
-    def set_branch(self, repo_id: int, name: str, sha: str):
+    def set_branch(self, repo_id: int, name: str, sha: str) -> None:
         self.execute("INSERT OR REPLACE INTO branches (repo_id, name, sha) VALUES (?, ?, ?)", repo_id, name, sha)
 
     def history(self, repo_id: int, sha: str | None) -> list[dict]:
@@ -322,26 +263,26 @@ class Store:
         return out
 
     # -- issues -----------------------------------------------------------------
-    def issue(self, repo_id: int, number: int):
+    def issue(self, repo_id: int, number: int) -> dict | None:
         return self.one("SELECT * FROM issues WHERE repo_id = ? AND number = ?", repo_id, number)
 
-    def issue_by_id(self, issue_id: int):
-        return self.one("SELECT * FROM issues WHERE id = ?", issue_id)
+    def issue_by_id(self, issue_id: int) -> dict | None:
+        return self.get("issues", issue_id)
 
-    def touch(self, issue_id: int, **values):
+    def touch(self, issue_id: int, **values: object) -> None:
         self.update("issues", {"id": issue_id}, updated=now(), **values)
 
-    def event(self, issue_id: int, actor_id: int, kind: str, body: str = "", **data):
+    def event(self, issue_id: int, actor_id: int, kind: str, body: str = "", **data: object) -> None:
         """Record a timeline event of the issue (a comment row of another type)."""
         stamp = now()
         self.insert("comments", issue_id=issue_id, poster_id=actor_id, body=body, created=stamp, updated=stamp,
                     type=kind, data=json.dumps(data))
 
-    def issue_labels(self, issue_id: int) -> list:
+    def issue_labels(self, issue_id: int) -> list[dict]:
         return self.all("SELECT labels.* FROM issue_labels JOIN labels ON labels.id = issue_labels.label_id "
                         "WHERE issue_id = ? ORDER BY labels.name", issue_id)
 
-    def add_labels(self, issue_id: int, labels: list[dict], actor_id: int | None = None):
+    def add_labels(self, issue_id: int, labels: list[dict], actor_id: int | None = None) -> None:
         """Attach labels; with an actor, each newly added one is a timeline event."""
         present = {label["id"] for label in self.issue_labels(issue_id)}
         for label in labels:
@@ -354,28 +295,28 @@ class Store:
                     self.event(issue_id, actor_id, "label", "1", label_id=label["id"])
         self.touch(issue_id)
 
-    def remove_label(self, issue_id: int, label_id: int, actor_id: int):
+    def remove_label(self, issue_id: int, label_id: int, actor_id: int) -> None:
         if self.one("SELECT 1 FROM issue_labels WHERE issue_id = ? AND label_id = ?", issue_id, label_id):
             self.execute("DELETE FROM issue_labels WHERE issue_id = ? AND label_id = ?", issue_id, label_id)
             self.event(issue_id, actor_id, "label", "", label_id=label_id)
         self.touch(issue_id)
 
-    def _drop_scope(self, issue_id: int, label: dict, actor_id: int | None):
+    def _drop_scope(self, issue_id: int, label: dict, actor_id: int | None) -> None:
         # An exclusive scoped label (scope/value) replaces the issue's others in its scope.
         scope = label["name"].rsplit("/", 1)[0] + "/"
         for other in self.issue_labels(issue_id):
             if other["id"] != label["id"] and other["name"].startswith(scope):
                 self.remove_label(issue_id, other["id"], actor_id or 0)
 
-    def clear_labels(self, issue_id: int, actor_id: int):
+    def clear_labels(self, issue_id: int, actor_id: int) -> None:
         for label in self.issue_labels(issue_id):
             self.remove_label(issue_id, label["id"], actor_id)
 
-    def assignees(self, issue_id: int) -> list:
+    def assignees(self, issue_id: int) -> list[dict]:
         return self.all("SELECT users.* FROM issue_assignees JOIN users ON users.id = issue_assignees.user_id "
                         "WHERE issue_id = ? ORDER BY users.id", issue_id)
 
-    def set_assignees(self, issue_id: int, user_ids: list[int], actor_id: int):
+    def set_assignees(self, issue_id: int, user_ids: list[int], actor_id: int) -> None:
         """Replace the assignees; each one added or removed is a timeline event."""
         before = [u["id"] for u in self.assignees(issue_id)]
         after = list(dict.fromkeys(user_ids))
@@ -388,16 +329,17 @@ class Store:
                 self.execute("INSERT INTO issue_assignees (issue_id, user_id) VALUES (?, ?)", issue_id, uid)
                 self.event(issue_id, actor_id, "assignees", assignee_id=uid, removed=False)
 
-    def comments(self, issue_id: int) -> list:
+    def comments(self, issue_id: int) -> list[dict]:
         """The issue's plain comments, oldest first."""
         return self.all("SELECT * FROM comments WHERE issue_id = ? AND type = 'comment' ORDER BY id", issue_id)
 
-    def timeline(self, issue_id: int) -> list:
+    def timeline(self, issue_id: int) -> list[dict]:
         return self.all("SELECT * FROM comments WHERE issue_id = ? ORDER BY created, id", issue_id)
 
-    def pull(self, issue_id: int):
-        return self.one("SELECT * FROM pulls WHERE issue_id = ?", issue_id)
+    def pull(self, issue_id: int) -> dict:
+        """The pull request behind an issue that is one."""
+        return present(self.one("SELECT * FROM pulls WHERE issue_id = ?", issue_id), f"pull of issue {issue_id}")
 
 
-def _dict_row(cursor, row):
-    return {col[0]: value for col, value in zip(cursor.description, row)}
+def _dict_row(cursor: sqlite3.Cursor, row: tuple) -> dict:
+    return {col[0]: value for col, value in zip(cursor.description, row, strict=True)}

@@ -5,7 +5,10 @@ pagination, and the route table the app is built from.
 import json
 import re
 import urllib.parse
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -24,12 +27,12 @@ INT64_MAX = 2**63 - 1
 GITEA_VERSION = "1.26.0"  # the release the forge is held to; Go clients parse it as a semver
 
 
-def encode(data) -> bytes:
+def encode(data: object) -> bytes:
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     return (GO_ESCAPE_RE.sub(lambda m: GO_ESCAPES[m.group()], text) + "\n").encode()
 
 
-def respond(data, status: int = 200, headers: dict | None = None) -> Response:
+def respond(data: object, status: int = 200, headers: dict | None = None) -> Response:
     return Response(encode(data), status, {**BASE_HEADERS, **(headers or {})}, media_type=JSON_TYPE)
 
 
@@ -44,14 +47,14 @@ def text(body: str, status: int = 200) -> Response:
 class ApiError(Exception):
     """An error answered with Gitea's body: {"message", "url"} (404s add "errors")."""
 
-    def __init__(self, status: int, message: str = "", *, body: bool = True, errors: list | None = None):
+    def __init__(self, status: int, message: str = "", *, body: bool = True, errors: list | None = None) -> None:
         super().__init__(message)
         self.status, self.message, self.body, self.errors = status, message, body, errors
 
     def response(self, root: str) -> Response:
         if not self.body:
             return empty(self.status)
-        data = {"message": self.message, "url": f"{root}api/swagger"}
+        data: dict[str, object] = {"message": self.message, "url": f"{root}api/swagger"}
         if self.status == 404:
             data = {"errors": self.errors, **data}
         return respond(data, self.status)
@@ -63,6 +66,17 @@ def not_found(message: str = "not found", errors: list | None = None) -> ApiErro
 
 def invalid(message: str) -> ApiError:
     return ApiError(422, message)
+
+
+def parse_time(value: str | None) -> int | None:
+    """RFC 3339 to Unix seconds; Gitea answers 422 for anything else."""
+    if not value:
+        return None
+    try:
+        return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp())
+    except ValueError:
+        raise invalid(f"parsing time \"{value}\" as \"2006-01-02T15:04:05Z07:00\": "
+                      f"cannot parse \"{value}\" as \"2006\"") from None
 
 
 # -- body binding (Gitea's go-chi binding: by Content-Type, then the struct's rules) --
@@ -98,17 +112,17 @@ def snake_case(name: str) -> str:
 class Body(dict):
     """The bound body; `given` remembers which fields the client actually sent."""
 
-    def __init__(self, values: dict, given: set):
+    def __init__(self, values: dict, given: set) -> None:
         super().__init__(values)
         self.given = given
 
 
-def _go_type(kind) -> str:
+def _go_type(kind: type | str) -> str:
     return {str: "string", int: "int64", bool: "bool", dict: "object",
             "ints": "[]int64", "strs": "[]string", "any-list": "[]interface {}"}.get(kind, "value")
 
 
-def _coerce_json(field: F, value, struct: str):
+def _coerce_json(field: F, value: Any, struct: str) -> Any:
     kind = field.kind
     ok = {
         str: lambda v: isinstance(v, str),
@@ -133,7 +147,7 @@ def _coerce_json(field: F, value, struct: str):
                   f"of type {_go_type(kind)}")
 
 
-def _coerce_form(field: F, values: list[str]):
+def _coerce_form(field: F, values: list[str]) -> Any:
     kind = field.kind
     try:
         if kind in ("ints",):
@@ -177,7 +191,7 @@ def _int64(text: str) -> int:
     return value
 
 
-async def bind(request: Request, fields: list[F], struct: str) -> Body:
+async def bind(request: Request, fields: Sequence[F], struct: str) -> Body:
     content_type = request.headers.get("content-type", "")
     raw = await request.body()
     if "form-urlencoded" in content_type or "multipart/form-data" in content_type:
@@ -215,7 +229,7 @@ async def bind(request: Request, fields: list[F], struct: str) -> Body:
 
 # -- pagination ---------------------------------------------------------------------
 def paging(request: Request, default: int = DEFAULT_PAGE) -> tuple[int, int]:
-    def number(name, fallback):
+    def number(name: str, fallback: int) -> int:
         try:
             return int(request.query_params.get(name, fallback))
         except ValueError:
@@ -232,7 +246,7 @@ def link_header(root: str, request: Request, total: int, page: int, limit: int) 
     query = [(k, v) for k, v in request.query_params.multi_items()
              if k not in ("token", "access_token", "page")]
 
-    def url(target):
+    def url(target: int) -> str:
         # url.Values.Encode sorts by key and keeps each key's values in order.
         params = sorted(query + [("page", str(target))], key=lambda item: item[0])
         return f"<{root}{request.url.path.lstrip('/')}?{urllib.parse.urlencode(params)}>"
@@ -246,7 +260,14 @@ def link_header(root: str, request: Request, total: int, page: int, limit: int) 
     return ",".join(links)
 
 
-def listing(ctx, rows: list, render, *, link: bool = True, default: int = DEFAULT_PAGE, wrap=None) -> Response:
+class Paged(Protocol):
+    """What a listing needs of a handler's context (context.Ctx is one)."""
+    request: Request
+    root: str
+
+
+def listing(ctx: Paged, rows: list, render: Callable[[Any], object], *, link: bool = True,
+            default: int = DEFAULT_PAGE, wrap: Callable[[list], object] | None = None) -> Response:
     """One page of rows, rendered, with X-Total-Count (and Link where Gitea sends it)."""
     page, limit = paging(ctx.request, default)
     chunk = rows[(page - 1) * limit: page * limit]
@@ -261,12 +282,15 @@ def listing(ctx, rows: list, render, *, link: bool = True, default: int = DEFAUL
 
 
 # -- the route table ----------------------------------------------------------------
+Handler = Callable[..., Response]  # handler(ctx, **path_params)
+
+
 @dataclass(frozen=True)
 class RouteSpec:
     method: str
     path: str          # Starlette syntax, under /api/v1 unless absolute
-    handler: object
-    body: tuple | None  # fields to bind, or None for no body
+    handler: Handler
+    body: tuple[F, ...] | None  # fields to bind, or None for no body
     struct: str         # the Go option struct's name, for binding errors
     auth: bool          # a token is required ("token is required" otherwise)
     absolute: bool = False
@@ -281,9 +305,9 @@ ROUTES: list[RouteSpec] = []
 
 
 def route(method: str, path: str, *, body: list[F] | None = None, struct: str = "", auth: bool = False,
-          absolute: bool = False, admin: bool = False):
+          absolute: bool = False, admin: bool = False) -> Callable[[Handler], Handler]:
     """Register a handler(ctx, **path_params) -> Response for one route (under /api/v1 unless absolute)."""
-    def register(handler):
+    def register(handler: Handler) -> Handler:
         needs_token = auth or admin or method != "GET"
         ROUTES.append(RouteSpec(method, path, handler, tuple(body) if body is not None else None,
                                 struct, needs_token, absolute, admin))

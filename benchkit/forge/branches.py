@@ -1,0 +1,52 @@
+"""Routes for a repository's branches."""
+
+from starlette.responses import Response
+
+from .context import Ctx
+from .store import present
+from .web import ApiError, F, empty, listing, not_found, respond, route
+
+
+@route("GET", "/repos/{owner}/{repo}/branches")
+def list_branches(ctx: Ctx, owner: str, repo: str) -> Response:
+    row = ctx.repo(owner, repo)
+    return listing(ctx, ctx.store.branches(row["id"]), lambda b: ctx.render.branch(row, b))
+
+
+@route("GET", "/repos/{owner}/{repo}/branches/{branch:path}")
+def get_branch(ctx: Ctx, owner: str, repo: str, branch: str) -> Response:
+    row = ctx.repo(owner, repo)
+    found = ctx.store.branch(row["id"], branch)
+    if found is None:
+        raise not_found()
+    return respond(ctx.render.branch(row, found))
+
+
+CREATE_BRANCH = [F("new_branch_name", required=True, go="BranchName"), F("old_branch_name"), F("old_ref_name")]
+
+
+@route("POST", "/repos/{owner}/{repo}/branches", body=CREATE_BRANCH, struct="CreateBranchRepoOption")
+def create_branch(ctx: Ctx, owner: str, repo: str) -> Response:
+    row = ctx.repo(owner, repo, write=True)
+    name = ctx.body["new_branch_name"]
+    source = ctx.body.get("old_ref_name") or ctx.body.get("old_branch_name") or row["default_branch"]
+    source = source.removeprefix("refs/heads/")
+    if ctx.store.branch(row["id"], name):
+        raise ApiError(409, f"The branch {name} already exists.")
+    base = ctx.store.branch(row["id"], source)
+    sha = base["sha"] if base else (source if ctx.store.get_commit(row["id"], source) else None)
+    if sha is None:
+        raise not_found(f"The old branch {source} does not exist")
+    ctx.store.set_branch(row["id"], name, sha)
+    return respond(ctx.render.branch(row, present(ctx.store.branch(row["id"], name), f"branch {name}")), 201)
+
+
+@route("DELETE", "/repos/{owner}/{repo}/branches/{branch:path}")
+def delete_branch(ctx: Ctx, owner: str, repo: str, branch: str) -> Response:
+    row = ctx.repo(owner, repo, write=True)
+    if ctx.store.branch(row["id"], branch) is None:
+        raise not_found()
+    if branch == row["default_branch"]:
+        raise ApiError(403, "can not delete default branch")
+    ctx.store.execute("DELETE FROM branches WHERE repo_id = ? AND name = ?", row["id"], branch)
+    return empty()

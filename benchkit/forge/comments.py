@@ -1,0 +1,98 @@
+"""Routes for an issue's plain comments."""
+
+from starlette.responses import Response
+
+from .context import Ctx
+from .store import now
+from .web import ApiError, F, empty, listing, not_found, parse_time, respond, route
+
+
+def comment_times(ctx: Ctx, rows: list) -> list:
+    since, before = parse_time(ctx.query("since")), parse_time(ctx.query("before"))
+    return [c for c in rows if (since is None or c["updated"] >= since) and (before is None or c["updated"] <= before)]
+
+
+@route("GET", "/repos/{owner}/{repo}/issues/{index:int}/comments")
+def list_comments(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    row = ctx.repo(owner, repo)
+    issue = ctx.issue(row, index)
+    rows = comment_times(ctx, ctx.store.comments(issue["id"]))
+    return respond([ctx.render.comment(c, issue, row) for c in rows], 200, {"X-Total-Count": str(len(rows))})
+
+
+@route("GET", "/repos/{owner}/{repo}/issues/comments")
+def list_repo_comments(ctx: Ctx, owner: str, repo: str) -> Response:
+    row = ctx.repo(owner, repo)
+    rows = comment_times(ctx, ctx.store.all(
+        "SELECT comments.* FROM comments JOIN issues ON issues.id = comments.issue_id "
+        "WHERE issues.repo_id = ? AND comments.type = 'comment' ORDER BY comments.id", row["id"]))
+    return listing(ctx, rows, lambda c: ctx.render.comment(c, ctx.store.row("issues", c["issue_id"]), row))
+
+
+COMMENT = [F("body", required=True)]
+
+
+@route("POST", "/repos/{owner}/{repo}/issues/{index:int}/comments", body=COMMENT, struct="CreateIssueCommentOption")
+def create_comment(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    row = ctx.repo(owner, repo)
+    issue = ctx.issue(row, index)
+    if issue["is_locked"] and not ctx.can_write(row):
+        raise ApiError(403, "issue is locked")
+    stamp = now()
+    cid = ctx.store.insert("comments", issue_id=issue["id"], poster_id=ctx.caller["id"], body=ctx.body["body"],
+                           created=stamp, updated=stamp)
+    ctx.store.touch(issue["id"])
+    ctx.reindex(issue["id"])
+    comment = ctx.store.row("comments", cid)
+    return respond(ctx.render.comment(comment, issue, row), 201)
+
+
+def find_comment(ctx: Ctx, row: dict, comment_id: int) -> tuple[dict, dict]:
+    comment = ctx.store.get("comments", comment_id)
+    issue = ctx.store.issue_by_id(comment["issue_id"]) if comment else None
+    if comment is None or issue is None or issue["repo_id"] != row["id"]:
+        raise not_found(errors=[f"comment does not exist [id: {comment_id}, issue_id: 0]"])
+    if comment["type"] != "comment":  # a timeline event: Gitea answers 204, no body
+        raise ApiError(204, body=False)
+    return comment, issue
+
+
+def may_change(ctx: Ctx, row: dict, comment: dict) -> None:
+    if not (ctx.can_write(row) or comment["poster_id"] == ctx.caller["id"]):
+        raise ApiError(403, body=False)
+
+
+@route("GET", "/repos/{owner}/{repo}/issues/comments/{comment_id:int}")
+def get_comment(ctx: Ctx, owner: str, repo: str, comment_id: int) -> Response:
+    row = ctx.repo(owner, repo)
+    comment, issue = find_comment(ctx, row, comment_id)
+    return respond(ctx.render.comment(comment, issue, row))
+
+
+def _edit_comment(ctx: Ctx, owner: str, repo: str, comment_id: int) -> Response:
+    row = ctx.repo(owner, repo)
+    comment, issue = find_comment(ctx, row, comment_id)
+    may_change(ctx, row, comment)
+    ctx.store.update("comments", {"id": comment_id}, body=ctx.body["body"], updated=now())
+    ctx.reindex(issue["id"])
+    return respond(ctx.render.comment(ctx.store.row("comments", comment_id), issue, row))
+
+
+def _delete_comment(ctx: Ctx, owner: str, repo: str, comment_id: int) -> Response:
+    row = ctx.repo(owner, repo)
+    comment, issue = find_comment(ctx, row, comment_id)
+    may_change(ctx, row, comment)
+    ctx.store.execute("DELETE FROM comments WHERE id = ?", comment_id)
+    ctx.reindex(issue["id"])
+    return empty()
+
+
+route("PATCH", "/repos/{owner}/{repo}/issues/comments/{comment_id:int}", body=COMMENT,
+      struct="EditIssueCommentOption")(_edit_comment)
+route("DELETE", "/repos/{owner}/{repo}/issues/comments/{comment_id:int}")(_delete_comment)
+# The deprecated per-issue spellings, which some clients still use.
+route("PATCH", "/repos/{owner}/{repo}/issues/{index:int}/comments/{comment_id:int}", body=COMMENT,
+      struct="EditIssueCommentOption")(lambda ctx, owner, repo, index, comment_id:
+                                       _edit_comment(ctx, owner, repo, comment_id))
+route("DELETE", "/repos/{owner}/{repo}/issues/{index:int}/comments/{comment_id:int}")(
+    lambda ctx, owner, repo, index, comment_id: _delete_comment(ctx, owner, repo, comment_id))

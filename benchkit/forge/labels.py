@@ -1,0 +1,82 @@
+"""Routes for a repository's labels."""
+
+import re
+
+from starlette.responses import Response
+
+from .context import Ctx
+from .web import F, empty, invalid, listing, respond, route
+
+COLOR = re.compile(r"^#?([0-9a-fA-F]{6}|[0-9a-fA-F]{3})$")
+
+
+def normalise_color(value: str) -> str:
+    match = COLOR.match(value.strip())
+    if not match:
+        raise invalid(f"invalid color: {value if value.startswith('#') else '#' + value}")
+    digits = match.group(1).lower()
+    return "".join(c * 2 for c in digits) if len(digits) == 3 else digits
+
+
+def find_label(ctx: Ctx, repo: dict, key: str, *, by_name: bool = False) -> dict:
+    return ctx.find("labels", repo, key, "name" if by_name else None)
+
+
+@route("GET", "/repos/{owner}/{repo}/labels")
+def list_labels(ctx: Ctx, owner: str, repo: str) -> Response:
+    row = ctx.repo(owner, repo)
+    labels = ctx.store.all("SELECT * FROM labels WHERE repo_id = ? ORDER BY name, id", row["id"])
+    return listing(ctx, labels, lambda label: ctx.render.label(label, row), link=False)
+
+
+LABEL = [F("name", required=True), F("color", required=True), F("description"), F("exclusive", bool),
+         F("is_archived", bool)]
+
+
+@route("POST", "/repos/{owner}/{repo}/labels", body=LABEL, struct="CreateLabelOption")
+def create_label(ctx: Ctx, owner: str, repo: str) -> Response:
+    row = ctx.repo(owner, repo, write=True)
+    body = ctx.body
+    label_id = ctx.store.insert("labels", repo_id=row["id"], name=body["name"], color=normalise_color(body["color"]),
+                                description=body.get("description") or "", exclusive=int(bool(body.get("exclusive"))),
+                                is_archived=int(bool(body.get("is_archived"))))
+    label = ctx.store.row("labels", label_id)
+    return respond(ctx.render.label(label, row), 201)
+
+
+@route("GET", "/repos/{owner}/{repo}/labels/{key}")
+def get_label(ctx: Ctx, owner: str, repo: str, key: str) -> Response:
+    row = ctx.repo(owner, repo)
+    return respond(ctx.render.label(find_label(ctx, row, key, by_name=True), row))
+
+
+@route("PATCH", "/repos/{owner}/{repo}/labels/{key}", body=[F(f.name, f.kind) for f in LABEL],
+       struct="EditLabelOption")
+def edit_label(ctx: Ctx, owner: str, repo: str, key: str) -> Response:
+    row = ctx.repo(owner, repo, write=True)
+    label = find_label(ctx, row, key)
+    changes = {k: v for k, v in ctx.body.items() if v is not None and k != "is_archived"}
+    if "color" in changes:
+        changes["color"] = normalise_color(changes["color"])
+    if "exclusive" in changes:
+        changes["exclusive"] = int(changes["exclusive"])
+    # Gitea's edit form treats a missing is_archived as false: leaving it out un-archives.
+    changes["is_archived"] = int(bool(ctx.body.get("is_archived")))
+    ctx.store.update("labels", {"id": label["id"]}, **changes)
+    return respond(ctx.render.label(ctx.store.row("labels", label["id"]), row))
+
+
+@route("DELETE", "/repos/{owner}/{repo}/labels/{key}")
+def delete_label(ctx: Ctx, owner: str, repo: str, key: str) -> Response:
+    row = ctx.repo(owner, repo, write=True)
+    label = find_label(ctx, row, key)
+    ctx.store.execute("DELETE FROM issue_labels WHERE label_id = ?", label["id"])
+    ctx.store.execute("DELETE FROM labels WHERE id = ?", label["id"])
+    return empty()
+
+
+def labels_by_ids(ctx: Ctx, repo: dict, ids: list[int]) -> list[dict]:
+    if not ids:
+        return []
+    return ctx.store.all(f"SELECT * FROM labels WHERE repo_id = ? AND id IN ({','.join('?' * len(ids))})",
+                         repo["id"], *ids)

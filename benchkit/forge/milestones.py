@@ -1,0 +1,65 @@
+"""Routes for a repository's milestones."""
+
+from starlette.responses import Response
+
+from .context import Ctx
+from .store import now
+from .web import F, empty, listing, parse_time, respond, route
+
+
+def find_milestone(ctx: Ctx, repo: dict, key: str) -> dict:
+    return ctx.find("milestones", repo, key, "title")
+
+
+@route("GET", "/repos/{owner}/{repo}/milestones")
+def list_milestones(ctx: Ctx, owner: str, repo: str) -> Response:
+    row = ctx.repo(owner, repo)
+    state = ctx.query("state", "open")
+    rows = ctx.store.all("SELECT * FROM milestones WHERE repo_id = ? ORDER BY id", row["id"])
+    rows = [m for m in rows if state == "all" or m["state"] == state]
+    if ctx.query("name"):
+        rows = [m for m in rows if ctx.query("name").lower() in m["title"].lower()]
+    return listing(ctx, rows, ctx.render.milestone)
+
+
+MILESTONE = [F("title", required=True), F("description"), F("due_on", go="Deadline"), F("state")]
+
+
+@route("POST", "/repos/{owner}/{repo}/milestones", body=MILESTONE, struct="CreateMilestoneOption")
+def create_milestone(ctx: Ctx, owner: str, repo: str) -> Response:
+    row = ctx.repo(owner, repo, write=True)
+    body, stamp = ctx.body, now()
+    state = "closed" if body.get("state") == "closed" else "open"
+    mid = ctx.store.insert("milestones", repo_id=row["id"], title=body["title"],
+                           description=body.get("description") or "", state=state,
+                           due_on=parse_time(body.get("due_on")), created=stamp, updated=stamp,
+                           closed_at=stamp if state == "closed" else None)
+    return respond(ctx.render.milestone(ctx.store.row("milestones", mid)), 201)
+
+
+@route("GET", "/repos/{owner}/{repo}/milestones/{key}")
+def get_milestone(ctx: Ctx, owner: str, repo: str, key: str) -> Response:
+    return respond(ctx.render.milestone(find_milestone(ctx, ctx.repo(owner, repo), key)))
+
+
+@route("PATCH", "/repos/{owner}/{repo}/milestones/{key}", body=[F(f.name, go=f.go) for f in MILESTONE],
+       struct="EditMilestoneOption")
+def edit_milestone(ctx: Ctx, owner: str, repo: str, key: str) -> Response:
+    row = ctx.repo(owner, repo, write=True)
+    milestone = find_milestone(ctx, row, key)
+    changes = {k: v for k, v in ctx.body.items() if v is not None}
+    if "due_on" in changes:
+        changes["due_on"] = parse_time(changes["due_on"])
+    if "state" in changes:
+        changes["state"] = "closed" if changes["state"] == "closed" else "open"
+        changes["closed_at"] = now() if changes["state"] == "closed" else None
+    ctx.store.update("milestones", {"id": milestone["id"]}, updated=now(), **changes)
+    return respond(ctx.render.milestone(ctx.store.row("milestones", milestone["id"])))
+
+
+@route("DELETE", "/repos/{owner}/{repo}/milestones/{key}")
+def delete_milestone(ctx: Ctx, owner: str, repo: str, key: str) -> Response:
+    milestone = find_milestone(ctx, ctx.repo(owner, repo, write=True), key)
+    ctx.store.execute("UPDATE issues SET milestone_id = 0 WHERE milestone_id = ?", milestone["id"])
+    ctx.store.execute("DELETE FROM milestones WHERE id = ?", milestone["id"])
+    return empty()

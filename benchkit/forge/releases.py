@@ -1,0 +1,53 @@
+"""Routes for a repository's releases."""
+
+from starlette.responses import Response
+
+from .context import Ctx
+from .store import now
+from .web import ApiError, F, empty, listing, not_found, respond, route
+
+
+@route("GET", "/repos/{owner}/{repo}/releases")
+def list_releases(ctx: Ctx, owner: str, repo: str) -> Response:
+    row = ctx.repo(owner, repo)
+    rows = ctx.store.all("SELECT * FROM releases WHERE repo_id = ? ORDER BY id DESC", row["id"])
+    return listing(ctx, rows, lambda r: ctx.render.release(r, row))
+
+
+RELEASE = [F("tag_name", required=True, go="TagName"), F("target_commitish", go="Target"), F("name", go="Title"),
+           F("body", go="Note"), F("draft", bool, go="IsDraft"), F("prerelease", bool, go="IsPrerelease"),
+           F("tag_message")]
+
+
+@route("POST", "/repos/{owner}/{repo}/releases", body=RELEASE, struct="CreateReleaseOption")
+def create_release(ctx: Ctx, owner: str, repo: str) -> Response:
+    row = ctx.repo(owner, repo, write=True)
+    body = ctx.body
+    if ctx.store.one("SELECT 1 FROM releases WHERE repo_id = ? AND tag_name = ?", row["id"], body["tag_name"]):
+        raise ApiError(409, f"release tag already exist [tag_name: {body['tag_name']}]")
+    target = body.get("target_commitish") or row["default_branch"]
+    if not ctx.store.branch(row["id"], target) and not ctx.store.get_commit(row["id"], target):
+        raise not_found(f"target couldn't be found [ref: {target}]")
+    rid = ctx.store.insert("releases", repo_id=row["id"], tag_name=body["tag_name"], target=target,
+                           name=body.get("name") or body["tag_name"], body=body.get("body") or "",
+                           draft=int(bool(body.get("draft"))), prerelease=int(bool(body.get("prerelease"))),
+                           author_id=ctx.caller["id"], created=now())
+    return respond(ctx.render.release(ctx.store.row("releases", rid), row), 201)
+
+
+@route("GET", "/repos/{owner}/{repo}/releases/{release_id:int}")
+def get_release(ctx: Ctx, owner: str, repo: str, release_id: int) -> Response:
+    row = ctx.repo(owner, repo)
+    release = ctx.store.one("SELECT * FROM releases WHERE repo_id = ? AND id = ?", row["id"], release_id)
+    if release is None:
+        raise not_found()
+    return respond(ctx.render.release(release, row))
+
+
+@route("DELETE", "/repos/{owner}/{repo}/releases/{release_id:int}")
+def delete_release(ctx: Ctx, owner: str, repo: str, release_id: int) -> Response:
+    row = ctx.repo(owner, repo, write=True)
+    if not ctx.store.one("SELECT 1 FROM releases WHERE repo_id = ? AND id = ?", row["id"], release_id):
+        raise not_found()
+    ctx.store.execute("DELETE FROM releases WHERE id = ?", release_id)
+    return empty()
