@@ -24,8 +24,10 @@ from dataclasses import dataclass
 
 from .options import CD, DECLARE, ENV, EXPORT, MAPFILE, PRINTF, READ, UNREADABLE, getopt
 from .programs import CHECKS, WRITERS, below, find_start_points, stays
-from .shell import Command, ParseError, Redirect, Word, parse
+from .shell import parse
+from .syntax import Command, ParseError, Redirect
 from .values import Values
+from .words import Word
 
 # External programs every shell arm may run besides its own binary; make_bin_dir links
 # exactly these. None can run another program, except those whose arguments are
