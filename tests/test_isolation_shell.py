@@ -143,6 +143,14 @@ def test_an_unparsable_line_is_denied_with_the_reason():
     assert not decision.allowed and "could not check" in decision.reason
 
 
+@pytest.mark.parametrize("line", ["read -a", "printf -v"])
+def test_a_variable_option_without_its_name_is_decided_not_a_crash(line):
+    """Bash refuses the missing name itself; the guard once raised AttributeError."""
+    guard = Guard("raw-api", "shell", "curl")
+    assert guard.decide(line).allowed
+    assert not guard.decide(line + " PATH").allowed
+
+
 # --- properties -----------------------------------------------------------------------
 
 SHELL_ALPHABET = st.sampled_from(list("ab $(){}[]|&;<>'\"`\\\n\t#*?~=-!:%@/0123456789+,.^"))

@@ -22,10 +22,11 @@ import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import jinja2
 
-from benchkit.spec import find_root, render
+from benchkit.spec import Arm, Suite, find_root, render
 
 from .bindir import IsolationError, make_bin_dir
 from .guard import Guard
@@ -42,17 +43,17 @@ class Assembly:
     base_prompt: str = field(repr=False)
     system_prompt: str = field(repr=False)
     env: dict = field(repr=False)        # overlay on the harness's environment
+    harness_dir: Path                    # owned by the harness: removed by teardown()
+    config_dir: Path                     # {{ config_dir }}: credential files live here
+    _arm: Arm = field(repr=False)
     tools: list[str] = field(default_factory=list)
     mcp_servers: dict = field(default_factory=dict, repr=False)
-    harness_dir: Path | None = None      # owned by the harness: removed by teardown()
-    config_dir: Path | None = None       # {{ config_dir }}: credential files live here
     path_dir: Path | None = None         # the curated bin directory (shell arms)
     files: dict = field(default_factory=dict, repr=False)   # config_dir-relative -> text
     setup_commands: list = field(default_factory=list, repr=False)
     probe: dict = field(default_factory=dict, repr=False)   # tool.probe, rendered
     search_path: str = ""                # where the real binaries are looked up
     token: str = field(default="", repr=False)
-    _arm: object = field(default=None, repr=False)
     _ready: bool = field(default=False, repr=False)
 
     @property
@@ -108,8 +109,7 @@ class Assembly:
 
     def teardown(self) -> None:
         """Remove the harness's directory (config, bin). Idempotent."""
-        if self.harness_dir is not None:
-            shutil.rmtree(self.harness_dir, ignore_errors=True)
+        shutil.rmtree(self.harness_dir, ignore_errors=True)
         self._ready = False
 
     def __enter__(self) -> Assembly:
@@ -119,7 +119,7 @@ class Assembly:
         self.teardown()
 
 
-def assemble(arm, suite, *, host_url: str, api_url: str, token: str, owner: str, repo: str,
+def assemble(arm: Arm, suite: Suite, *, host_url: str, api_url: str, token: str, owner: str, repo: str,
              user: str, workdir: Path, search_path: str | None = None,
              environ: dict | None = None) -> Assembly:
     """The arm's prompt, environment, tools and credential set-up for one run. Nothing
@@ -135,7 +135,7 @@ def assemble(arm, suite, *, host_url: str, api_url: str, token: str, owner: str,
     if root is not None:
         context["root"] = str(root)
 
-    def fill(value, **extra):
+    def fill(value: Any, **extra: str) -> Any:
         """Render every string in a template value (str, list or dict)."""
         if isinstance(value, str):
             try:

@@ -266,7 +266,9 @@ class Grammar:
             self.commands.append(Command((), tuple(redirects)))
 
     def simple(self) -> None:
-        words, assignments, redirects = [], [], []
+        words: list[Word] = []
+        assignments: list[Word] = []
+        redirects: list[Redirect] = []
         while self.peek() is not None:
             if self.is_redirect():
                 redirects.append(self.redirect())

@@ -20,7 +20,9 @@ only variables whose values are known (values.py). Residual: a dynamic argument
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .options import DECLARE, EXPORT, MAPFILE, PRINTF, READ, getopt
 from .programs import CHECKS
@@ -29,6 +31,9 @@ from .syntax import NAME, Command, ParseError
 from .values import Values
 from .words import Word
 from .writes import Where, directory_change, redirect_violation, writes_violation
+
+if TYPE_CHECKING:
+    from benchkit.spec import Arm
 
 # External programs every shell arm may run besides its own binary; make_bin_dir links
 # exactly these. None can run another program, except those whose arguments are checked
@@ -87,21 +92,21 @@ class Guard:
     """The guard of one arm. `decide` judges a shell command; `decide_tool` a tool call."""
 
     def __init__(self, arm_id: str, kind: str, binary: str | None = None,
-                 forbidden_subcommands=()):
+                 forbidden_subcommands: Iterable[Sequence[str]] = ()):
         if kind == "shell" and not binary:
             raise ValueError(f"arm {arm_id}: a shell arm needs its binary")
         self.arm_id, self.kind, self.binary = arm_id, kind, binary
         self.forbidden = [tuple(sequence) for sequence in forbidden_subcommands]
 
     @classmethod
-    def for_arm(cls, arm) -> Guard:
+    def for_arm(cls, arm: Arm) -> Guard:
         tool = arm.tool
         return cls(arm.id, tool["kind"], tool.get("binary"),
                    tool.get("forbidden_subcommands") or ())
 
     @property
     def allowed_binaries(self) -> tuple[str, ...]:
-        return (self.binary, *UTILITIES) if self.kind == "shell" else ()
+        return (self.binary, *UTILITIES) if self.kind == "shell" and self.binary else ()
 
     # --- tool calls --------------------------------------------------------------------
 
@@ -132,7 +137,8 @@ class Guard:
         except ParseError as error:
             return Decision(False, f"The guard could not check this command ({error}), and it "
                                    "denies what it cannot check: write it more plainly.")
-        binaries, reasons = [], []
+        binaries: list[str] = []
+        reasons: list[str] = []
         moved = next(filter(None, map(directory_change, script.commands)), None)
         values = Values(script)
         arithmetic = values.arithmetic_violation()
@@ -150,7 +156,7 @@ class Guard:
         runs = ", ".join(binaries) if binaries else "no program"
         return Decision(True, f"allowed: runs {runs}", tuple(binaries))
 
-    def _program(self, cmd: Command, functions) -> str | None:
+    def _program(self, cmd: Command, functions: frozenset[str]) -> str | None:
         """The program a command runs, None for builtins, functions and dynamic names."""
         name = cmd.name.literal if cmd.name else None
         if name is None or self._shell_runs(cmd, name, functions):
@@ -158,13 +164,13 @@ class Guard:
         return name
 
     @staticmethod
-    def _shell_runs(cmd: Command, name: str, functions) -> bool:
+    def _shell_runs(cmd: Command, name: str, functions: frozenset[str]) -> bool:
         """Whether bash itself runs the command (a builtin, or a function of the line)."""
         if cmd.via is None and name in functions:
             return True
         return cmd.via in (None, "command", "builtin") and (name in BUILTINS or name in _UNCHECKABLE)
 
-    def _violation(self, cmd: Command, functions, where: Where) -> str | None:
+    def _violation(self, cmd: Command, functions: frozenset[str], where: Where) -> str | None:
         """Why the command may not run; `where`: where the line may write."""
         for word in (*cmd.words, *cmd.assignments, *(r.target for r in cmd.redirects)):
             if arithmetic_injection(word.prefix if word.value is None else word.value):
@@ -187,32 +193,33 @@ class Guard:
         if self._shell_runs(cmd, name, functions):
             if name in _UNCHECKABLE:
                 return f"{_UNCHECKABLE[name]}: write the commands out directly."
-            return _builtin_violation(cmd)
+            return _builtin_violation(cmd, name)
         if name == self.binary:
-            return self._subcommand_violation(cmd) or writes_violation(cmd, where)
+            return self._subcommand_violation(cmd, name) or writes_violation(cmd, name, where)
         if name in UTILITIES:
             check = CHECKS.get(name)
-            return (check(cmd) if check else None) or writes_violation(cmd, where)
+            return (check(cmd) if check else None) or writes_violation(cmd, name, where)
         # An interpreter reaches the host by itself (python3 -c 'urllib...'), so no
         # shipped arm permits one: pretty-printing JSON, what agents pipe into it, is jq's.
         hint = " (`jq .` pretty-prints JSON)" if name.startswith("python") else ""
         return (f"`{name}` is not available in this session: use `{self.binary}` (the only "
                 f"tool here) and plain text utilities such as {SHOWN_UTILITIES}{hint}.")
 
-    def _subcommand_violation(self, cmd: Command) -> str | None:
+    def _subcommand_violation(self, cmd: Command, binary: str) -> str | None:
+        """Why the arm's own `binary` may not run the sub-command `cmd` reaches."""
         for sequence in self.forbidden:
             reached = _reaches(cmd.words, sequence, cmd.open_ended)
-            shown = " ".join((self.binary, *sequence))
+            shown = " ".join((binary, *sequence))
             if reached:
-                return (f"`{shown}` is not available in this session: use `{self.binary}`'s "
-                        f"other sub-commands (`{self.binary} --help`).")
+                return (f"`{shown}` is not available in this session: use `{binary}`'s "
+                        f"other sub-commands (`{binary} --help`).")
             if reached is None:
-                return (f"Which `{self.binary}` sub-command runs is only known at run time, and "
+                return (f"Which `{binary}` sub-command runs is only known at run time, and "
                         f"`{shown}` is not available: write the sub-command literally.")
         return None
 
 
-def _reaches(words, sequence, open_ended: bool) -> bool | None:
+def _reaches(words: Sequence[Word], sequence: Sequence[str], open_ended: bool) -> bool | None:
     """Whether the words run the sub-command `sequence` after any global flags (True),
     cannot (False), or it is only known at run time (None). A flag may take the next
     word as its value, so the word after a flag is tried both ways."""
@@ -269,8 +276,12 @@ def _variable_name(word: Word) -> str | None:
     return match.group()
 
 
-def _variables_violation(words) -> str | None:
+def _variables_violation(words: Iterable[Word | None]) -> str | None:
+    """Why a builtin or assignment may not set these variables (None: a missing option
+    value, which bash refuses itself)."""
     for word in words:
+        if word is None:
+            continue
         name = _variable_name(word)
         if name is None:
             return (f"The variable name in `{word.text}` is only known at run time: write it "
@@ -280,9 +291,9 @@ def _variables_violation(words) -> str | None:
     return None
 
 
-def _builtin_violation(cmd: Command) -> str | None:
+def _builtin_violation(cmd: Command, name: str) -> str | None:
     """Builtins that set variables must not set the sensitive ones."""
-    name, words = cmd.name.literal, cmd.words
+    words = cmd.words
     if name in ("export", "declare", "typeset", "local", "readonly"):
         parsed = getopt(words, DECLARE if name in ("declare", "typeset", "local") else EXPORT)
         if parsed.has("-n"):  # a nameref: its value names a variable

@@ -27,9 +27,11 @@ def split_words(text: str) -> list[tuple[str, bool]]:
     """(token, is an operator run) pairs as POSIX `shlex` (punctuation_chars, split on
     blanks only) splits them, in one pass: shlex grows each token a character at a
     time, quadratic in a long word."""
-    found, word, quoted, i, n = [], [], False, 0, len(text)
+    found: list[tuple[str, bool]] = []
+    word: list[str] = []
+    quoted, i, n = False, 0, len(text)
 
-    def end():
+    def end() -> None:
         nonlocal word, quoted
         if word or quoted:
             found.append(("".join(word), False))
@@ -87,7 +89,9 @@ def _split_operators(run: str) -> list[str]:
 
 
 def make_word(raw: str, table: list[str]) -> Word:
-    text, prefix, dynamic, pattern, i = [], None, False, False, 0
+    text: list[str] = []
+    prefix: str | None = None
+    dynamic, pattern, i = False, False, 0
     while i < len(raw):
         c = raw[i]
         if c == EXP_OPEN:

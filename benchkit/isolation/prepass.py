@@ -64,7 +64,7 @@ class Prepass:
     def scan(self, close: str | None = None) -> str:
         """Unquoted text up to `close` (consumed; nesting of its opener counted) or the end."""
         out, depth, cases = [], 0, 0
-        opener = {")": "(", "}": "{", "]": "["}.get(close)
+        opener = {")": "(", "}": "{", "]": "["}.get(close or "")
         while self.pos < len(self.src):
             c, start_of_arith = self.peek(), self.pos
             if close == ")" and self.word_start():
@@ -154,7 +154,7 @@ class Prepass:
         """Double-quoted text (or an expanded heredoc body when terminator is None)."""
         if terminator:
             self.pos += 1
-        out = []
+        out: list[str] = []
         while self.pos < len(self.src):
             c = self.peek()
             if c == terminator:
@@ -207,8 +207,8 @@ class Prepass:
         elif following == '"' and not quoted:  # $"..." is a (translated) double-quoted string
             self.pos += 1
             return QUOTED + '"' + self.double('"') + '"'
-        elif NAME.match(self.src, self.pos + 1):
-            self.pos = NAME.match(self.src, self.pos + 1).end()
+        elif name := NAME.match(self.src, self.pos + 1):
+            self.pos = name.end()
         elif following and following in "0123456789*@#?-$!":
             self.pos += 2
         else:

@@ -95,9 +95,10 @@ def sed_effects(program: str) -> tuple[bool, list[str]]:
             executes, i = True, line_end(i)  # its command runs to the end of the line
         elif c == "s":
             i = delimited(i, 2)
-            flags = re.match(r"[gpiImMe0-9]*", program[i:]).group()
-            executes = executes or "e" in flags
-            i += len(flags)
+            flags = i
+            while i < n and program[i] in "gpiImMe0123456789":
+                i += 1
+            executes = executes or "e" in program[flags:i]
             if i < n and program[i] == "w":
                 end = line_end(i)
                 writes.append(program[i + 1:end].strip())

@@ -128,7 +128,7 @@ class Sandbox:
             directory.mkdir(parents=True, exist_ok=True)
         if target is not None:
             self._bridge = subprocess.Popen(
-                [shutil.which("socat"), f"UNIX-LISTEN:{self.socket},fork",
+                [shutil.which("socat") or "socat", f"UNIX-LISTEN:{self.socket},fork",
                  f"TCP:{target[0]}:{target[1]}"],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 env={"PATH": os.defpath, **self.markers})
@@ -173,7 +173,7 @@ class Sandbox:
                 f'--chdir "$PWD" -- /bin/bash -c {shlex.quote(inner)} benchkit-sandbox "$1"\n')
 
 
-def _inner(target, sock: Path) -> str:
+def _inner(target: tuple[str, int] | None, sock: Path) -> str:
     """What runs first inside: the bridge to the host's port (when there is a host),
     ready before the agent's script starts, then the script itself."""
     if target is None:
@@ -181,7 +181,7 @@ def _inner(target, sock: Path) -> str:
     address, port = target
     listen = f"TCP-LISTEN:{port},bind={address},fork,reuseaddr"
     hexport = f"{port:04X}"
-    socat, sleep = shutil.which("socat"), shutil.which("sleep") or "/bin/sleep"
+    socat, sleep = shutil.which("socat") or "socat", shutil.which("sleep") or "/bin/sleep"
     return (f"{shlex.quote(socat)} {listen} UNIX-CONNECT:{shlex.quote(str(sock))} "
             f"</dev/null >/dev/null 2>&1 &\n"
             "for _ in {1..400}; do\n"
@@ -313,7 +313,7 @@ def probe() -> str | None:
         return _verdict(done, reached, list(outside.iterdir()))
 
 
-def _verdict(done, reached: bool, written: list) -> str | None:
+def _verdict(done: subprocess.CompletedProcess[str], reached: bool, written: list[Path]) -> str | None:
     fields = dict(item.split("=", 1) for item in done.stdout.split() if "=" in item)
     if done.returncode != 0 or len(fields) < 5:
         detail = (done.stderr.strip().splitlines() or ["no output"])[-1]

@@ -116,9 +116,8 @@ _ARGUMENTS_MATTER = frozenset({"curl", "tee", "uniq", "sort", "sed", "awk", "fin
                                "env", "nice", "nohup", "timeout", "time", "xargs", "mkdir"})
 
 
-def writes_violation(cmd: Command, where: Where) -> str | None:
-    """Why a program may not write the files its arguments name."""
-    name = cmd.name.literal
+def writes_violation(cmd: Command, name: str, where: Where) -> str | None:
+    """Why the program `name` may not write the files its arguments name."""
     if cmd.open_ended and name in _ARGUMENTS_MATTER:
         return (f"`xargs` appends arguments only known at run time, and they could make `{name}` "
                 f"write files or run programs: put them in place with "
