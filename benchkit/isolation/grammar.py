@@ -24,8 +24,12 @@ class Grammar:
         self.functions: set[str] = set()
 
     # token helpers
-    def peek(self, k: int = 0):
+    def peek(self, k: int = 0) -> tuple[bool, str] | None:
         return self.tokens[self.i + k] if self.i + k < len(self.tokens) else None
+
+    def text(self, k: int = 0) -> str:
+        """The text of a token known to be there (is_op or is_word said so)."""
+        return self.tokens[self.i + k][1]
 
     def is_op(self, *ops: str, k: int = 0) -> bool:
         token = self.peek(k)
@@ -246,13 +250,13 @@ class Grammar:
         if self.is_op(*REDIRECTIONS):
             return True
         return (self.is_word() and self.is_op(*REDIRECTIONS, k=1)
-                and _FD.fullmatch(self.peek()[1].replace(PATTERN, "")) is not None)
+                and _FD.fullmatch(self.text().replace(PATTERN, "")) is not None)
 
     def redirect(self) -> Redirect:
         fd = None
         if self.is_word():
             fd = self.expect_word().replace(PATTERN, "")
-        op = self.peek()[1]
+        op = self.text()
         self.i += 1
         if not self.is_word():
             raise ParseError(f"`{op}` needs a file name {self.where()}")

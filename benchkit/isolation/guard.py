@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .options import DECLARE, EXPORT, MAPFILE, PRINTF, READ, getopt
 from .programs import CHECKS
@@ -110,7 +110,7 @@ class Guard:
 
     # --- tool calls --------------------------------------------------------------------
 
-    def decide_tool(self, tool_name: str, tool_input: dict) -> Decision:
+    def decide_tool(self, tool_name: str, tool_input: dict[str, Any]) -> Decision:
         """For the SDK's permission callback: shell arms run Bash alone, the MCP arm its
         server's tools alone."""
         if self.kind != "shell":
@@ -304,7 +304,7 @@ def _builtin_violation(cmd: Command, name: str) -> str | None:
         return _variables_violation(parsed.operands)
     if name == "read":
         parsed = getopt(words, READ)
-        return _variables_violation(parsed.values("-a") + parsed.operands)
+        return _variables_violation([*parsed.values("-a"), *parsed.operands])
     if name in ("mapfile", "readarray"):
         parsed = getopt(words, MAPFILE)
         if parsed.has("-C"):

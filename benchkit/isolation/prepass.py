@@ -23,7 +23,7 @@ from .syntax import (
 class Prepass:
     """Rewrites one source text; substitution bodies go to `scripts`, sources to `table`."""
 
-    def __init__(self, src: str, table: list, scripts: list, nesting: int):
+    def __init__(self, src: str, table: list[str], scripts: list[str], nesting: int):
         if nesting > MAX_NESTING:
             raise ParseError("substitutions nested too deeply")
         self.src, self.pos, self.table, self.scripts = src, 0, table, scripts
@@ -306,7 +306,7 @@ _ANSI_C_LETTERS = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n
 
 def _ansi_c(body: str) -> str:
     """The value of bash's $'...' quoting."""
-    def one(match):
+    def one(match: re.Match[str]) -> str:
         letter, octal, hex2, hex4, hex8, control = match.groups()
         if letter:
             return _ANSI_C_LETTERS.get(letter, letter)

@@ -9,6 +9,7 @@ None: a missing value, which the program refuses itself), or why it may not run.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 
 from .options import (
     AWK,
@@ -25,17 +26,21 @@ from .options import (
     getopt,
 )
 from .program_text import awk_code, awk_runs_commands, awk_writes, sed_effects
+from .syntax import Command
 from .words import Word, literal_word
+
+# The files a command writes, each (its word, what writes it), or why it may not run.
+Writes = list[tuple[Word | None, str]] | str
 
 _UNREADABLE = ("`{}` options only known at run time (`{}`) could make it write files or run "
                "programs: write its options literally.")
 
 
-def literal_arguments(cmd) -> str | None:
+def literal_arguments(cmd: Command) -> str | None:
     """For utilities whose options can run programs, every argument must be literal."""
     for word in cmd.words[1:]:
         if word.value is None:
-            return (f"`{cmd.name.literal}` arguments must be literal here (`{word.text}` is only "
+            return (f"`{cmd.words[0].literal}` arguments must be literal here (`{word.text}` is only "
                     "known at run time, and could be an option that runs a program).")
     return None
 
@@ -49,7 +54,7 @@ def stays(word: Word) -> bool:
     return word.literal is not None and below(word.literal)
 
 
-def find_start_points(words) -> list[Word]:
+def find_start_points(words: Sequence[Word]) -> list[Word]:
     """find's starting points: after its -H/-L/-P/-D/-O options, before the expression."""
     i = 1
     while i < len(words) and (words[i].literal or "").startswith(("-H", "-L", "-P", "-D", "-O")):
@@ -71,7 +76,7 @@ _SED_FILE = ("`sed -f` reads a program the guard cannot check: give the program 
              "(`sed -e '...'`).")
 
 
-def sed_programs(cmd) -> list[str] | str:
+def sed_programs(cmd: Command) -> list[str] | str:
     """The sed program pieces of the command line, or why they cannot be read."""
     reason = literal_arguments(cmd)
     if reason:
@@ -81,13 +86,12 @@ def sed_programs(cmd) -> list[str] | str:
         return _SED_IN_PLACE
     if parsed.has("-f", "--file"):
         return _SED_FILE
-    programs = [v.value for v in parsed.values("-e", "--expression") if v is not None]
-    if not programs and parsed.operands:
-        programs.append(parsed.operands[0].value)
-    return programs
+    pieces = [v for v in parsed.values("-e", "--expression") if v is not None]
+    pieces = pieces or parsed.operands[:1]
+    return [w.value for w in pieces if w.value is not None]  # all are (literal_arguments)
 
 
-def _sed_effects(cmd) -> tuple[bool, list[str]] | str:
+def _sed_effects(cmd: Command) -> tuple[bool, list[str]] | str:
     """(whether the program runs commands, the files it writes), or why it cannot tell."""
     programs = sed_programs(cmd)
     if isinstance(programs, str):
@@ -98,7 +102,7 @@ def _sed_effects(cmd) -> tuple[bool, list[str]] | str:
         return f"The guard could not read this sed program ({error}): simplify it."
 
 
-def check_sed(cmd) -> str | None:
+def check_sed(cmd: Command) -> str | None:
     effects = _sed_effects(cmd)
     if isinstance(effects, str):
         return effects
@@ -110,7 +114,7 @@ def check_sed(cmd) -> str | None:
 
 # --- awk ------------------------------------------------------------------------------
 
-def check_awk(cmd) -> str | None:
+def check_awk(cmd: Command) -> str | None:
     parsed = getopt(cmd.words, AWK)
     if parsed.has(UNREADABLE):
         return _UNREADABLE.format("awk", cmd.text)
@@ -145,7 +149,7 @@ def check_awk(cmd) -> str | None:
 
 # --- sort, env ------------------------------------------------------------------------
 
-def check_sort(cmd) -> str | None:
+def check_sort(cmd: Command) -> str | None:
     reason = literal_arguments(cmd)
     if reason:
         return reason
@@ -154,7 +158,7 @@ def check_sort(cmd) -> str | None:
     return None
 
 
-def check_env(cmd) -> str | None:
+def check_env(cmd: Command) -> str | None:
     if getopt(cmd.words, ENV).has("-S", "--split-string"):
         return "`env -S` builds a command the guard cannot check: write the command directly."
     return None
@@ -162,38 +166,40 @@ def check_env(cmd) -> str | None:
 
 # --- the files programs write ---------------------------------------------------------
 
-def _tee_writes(cmd):
+def _tee_writes(cmd: Command) -> Writes:
     return [(word, "`tee`") for word in getopt(cmd.words, TEE).operands]
 
 
-def _uniq_writes(cmd):
+def _uniq_writes(cmd: Command) -> Writes:
     return [(word, "`uniq`") for word in getopt(cmd.words, UNIQ).operands[1:2]]  # IN OUT
 
 
-def _sort_writes(cmd):
+def _sort_writes(cmd: Command) -> Writes:
     parsed = getopt(cmd.words, SORT)
     return ([(v, "`sort -o`") for v in parsed.values("-o", "--output")]
             + [(v, "`sort -T`") for v in parsed.values("-T", "--temporary-directory")])
 
 
-def _time_writes(cmd):
+def _time_writes(cmd: Command) -> Writes:
     return [(v, "`time -o`") for v in getopt(cmd.words, TIME).values("-o", "--output")]
 
 
-def _mktemp_writes(cmd):
+def _mktemp_writes(cmd: Command) -> Writes:
     parsed = getopt(cmd.words, MKTEMP)
-    found = [(v, "`mktemp -p`") for v in parsed.values("-p", "--tmpdir") if v is not None]
+    found: list[tuple[Word | None, str]] = [
+        (v, "`mktemp -p`") for v in parsed.values("-p", "--tmpdir") if v is not None]
     # A bare template or -t makes a fresh name in the trial's own temporary directory.
     return found + [(w, "`mktemp`") for w in parsed.operands
                     if w.literal is None or "/" in w.literal]
 
 
-def _mkdir_writes(cmd):
+def _mkdir_writes(cmd: Command) -> Writes:
     return [(w, "`mkdir`") for w in getopt(cmd.words, MKDIR).operands]
 
 
-def _find_writes(cmd):
-    words, found = cmd.words, []
+def _find_writes(cmd: Command) -> Writes:
+    words = cmd.words
+    found: list[tuple[Word | None, str]] = []
     for i, word in enumerate(words):
         if word.literal in ("-fprint", "-fprint0", "-fprintf", "-fls"):
             found.append((words[i + 1] if i + 1 < len(words) else None, f"`find {word.literal}`"))
@@ -205,12 +211,12 @@ def _find_writes(cmd):
     return found
 
 
-def _sed_writes(cmd):
+def _sed_writes(cmd: Command) -> Writes:
     effects = _sed_effects(cmd)
     return [] if isinstance(effects, str) else [(literal_word(f), "sed's `w`") for f in effects[1]]
 
 
-def _awk_writes(cmd):
+def _awk_writes(cmd: Command) -> Writes:
     return [(value, "awk's output file") for flag, value in getopt(cmd.words, AWK).options
             if value is not None and flag in ("-d", "-o", "-p", "--dump-variables",
                                                "--pretty-print", "--profile")]
@@ -222,7 +228,7 @@ _CURL_WRITES = ("-o", "--output", "-D", "--dump-header", "-c", "--cookie-jar", "
 _GLOB_NAME = re.compile(r"#[0-9]")
 
 
-def _curl_writes(cmd):
+def _curl_writes(cmd: Command) -> Writes:
     parsed = getopt(cmd.words, CURL)
     if parsed.has(UNREADABLE):
         return _UNREADABLE.format("curl", cmd.text)
@@ -247,7 +253,7 @@ def _curl_writes(cmd):
     return found
 
 
-WRITERS = {
+WRITERS: dict[str, Callable[[Command], Writes]] = {
     "tee": _tee_writes,
     "uniq": _uniq_writes,
     "sort": _sort_writes,
@@ -260,7 +266,7 @@ WRITERS = {
     "curl": _curl_writes,
 }
 
-CHECKS = {
+CHECKS: dict[str, Callable[[Command], str | None]] = {
     "sed": check_sed,
     "awk": check_awk,
     "sort": check_sort,

@@ -85,12 +85,12 @@ class Sandbox:
     workdir: Path
     home: Path
     tmp: Path
-    env: dict = field(default_factory=dict, repr=False)
+    env: dict[str, str] = field(default_factory=dict, repr=False)
     host_url: str | None = None
-    writable: tuple = ()
-    masked: tuple = ()        # directories inside those, emptied (the CLI's sockets)
-    markers: dict = field(default_factory=dict)  # outside the sandbox: kill_marked finds bwrap
-    _bridge: subprocess.Popen | None = field(default=None, repr=False)
+    writable: tuple[Path, ...] = ()
+    masked: tuple[Path, ...] = ()  # directories inside those, emptied (the CLI's sockets)
+    markers: dict[str, str] = field(default_factory=dict)  # outside the sandbox: kill_marked finds bwrap
+    _bridge: subprocess.Popen[bytes] | None = field(default=None, repr=False)
     _net: Path | None = field(default=None, repr=False)
 
     @property
@@ -105,7 +105,7 @@ class Sandbox:
             self._net = Path(tempfile.mkdtemp(prefix="benchkit-net-", dir=_short_tmp()))
         return self._net / "host.sock"
 
-    def shell_env(self) -> dict:
+    def shell_env(self) -> dict[str, str]:
         """The allowlist: what the agent's shell sees, and nothing else."""
         env = {key: os.environ[key] for key in PASSED if os.environ.get(key)}
         env.setdefault("LANG", "C.UTF-8")
@@ -116,7 +116,7 @@ class Sandbox:
     def __enter__(self) -> Sandbox:
         return self.start()
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
     def start(self) -> Sandbox:
@@ -154,8 +154,8 @@ class Sandbox:
         for hidden in _hidden_dirs():
             bwrap += ["--tmpfs", hidden]
         bwrap += ["--bind", str(self.tmp), "/tmp"]
-        for path in _path_dirs(self.env.get("PATH", "")):
-            bwrap += ["--ro-bind", path, path]
+        for directory in _path_dirs(self.env.get("PATH", "")):
+            bwrap += ["--ro-bind", directory, directory]
         bwrap += ["--ro-bind", str(self.socket.parent), str(self.socket.parent)]
         for path in (self.tmp, self.home, self.workdir, *self.writable):
             bwrap += ["--bind", str(path), str(path)]

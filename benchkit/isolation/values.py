@@ -92,8 +92,8 @@ class Values:
             for word in getopt(words, _ASSIGNING[name]).operands:
                 self._named(word)
         elif name == "printf":
-            for word in getopt(words, PRINTF).values("-v"):
-                self._named(word)
+            for target in getopt(words, PRINTF).values("-v"):
+                self._named(target)
         elif name == "getopts":
             for word in words[2:3]:
                 self._named(word)

@@ -3,6 +3,8 @@ nohup, time, timeout, xargs, find -exec, sudo, ...) unwrapped into the commands 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from .options import (
     BUILTIN,
     COMMAND,
@@ -24,6 +26,8 @@ from .options import (
 from .syntax import ASSIGNMENT, MAX_NESTING, Command, ParseError
 from .words import Word, literal_word
 
+Words = Sequence[Word]
+
 
 def unwrap(command: Command, depth: int = 0) -> list[Command]:
     """The command and, recursively, the commands its wrapper runs."""
@@ -36,26 +40,26 @@ def unwrap(command: Command, depth: int = 0) -> list[Command]:
     return found
 
 
-def _runs(words, start: int, via: str, **marks) -> list[Command]:
+def _runs(words: Words, start: int, via: str) -> list[Command]:
     rest = tuple(words[start:])
-    return [Command(rest, via=via, **marks)] if rest else []
+    return [Command(rest, via=via)] if rest else []
 
 
-def _placeholder(words, placeholder: str) -> tuple[Word, ...]:
+def _placeholder(words: Words, placeholder: str) -> tuple[Word, ...]:
     """Words holding `placeholder` (xargs -I, find's {}) are only known at run time."""
     return tuple(Word(w.text, None, w.pattern, w.text.split(placeholder)[0])
                  if placeholder in w.text else w for w in words)
 
 
-def _unknown(words, via: str) -> list[Command]:
+def _unknown(words: Words, via: str) -> list[Command]:
     """What a wrapper runs when its own options are only known at run time."""
     shown = " ".join(w.text for w in words)
     return [Command((Word(shown, None, prefix=""),), via=via)]
 
 
-def _wrapper(options: Options, positionals: int = 0):
+def _wrapper(options: Options, positionals: int = 0) -> Callable[[Words], list[Command]]:
     """A wrapper that runs its first operand (after `positionals` more) as a command."""
-    def inner(words):
+    def inner(words: Words) -> list[Command]:
         parsed = getopt(words, options)
         if parsed.has(UNREADABLE):
             return _unknown(words, words[0].text)
@@ -63,28 +67,32 @@ def _wrapper(options: Options, positionals: int = 0):
     return inner
 
 
-def _env(words):
+def _env(words: Words) -> list[Command]:
     parsed = getopt(words, ENV)
     if parsed.has(UNREADABLE):
         return _unknown(words, "env")
-    start, assignments = parsed.end, []
-    while start < len(words) and (words[start].literal == "-" or ASSIGNMENT.match(
-            words[start].prefix if words[start].literal is None else words[start].literal)):
-        if words[start].literal != "-":
+    start = parsed.end
+    assignments: list[Word] = []
+    while start < len(words):  # `-` and NAME=value words before the command
+        literal = words[start].literal
+        if literal != "-" and not ASSIGNMENT.match(
+                words[start].prefix if literal is None else literal):
+            break
+        if literal != "-":
             assignments.append(words[start])
         start += 1
     rest = tuple(words[start:])
     return [Command(rest, assignments=tuple(assignments), via="env")] if rest else []
 
 
-def _command(words):
+def _command(words: Words) -> list[Command]:
     parsed = getopt(words, COMMAND)
     if parsed.has("-v", "-V"):
         return []  # a look-up, nothing runs
     return _runs(words, parsed.end, "command")
 
 
-def _xargs(words):
+def _xargs(words: Words) -> list[Command]:
     parsed = getopt(words, XARGS)
     if parsed.has(UNREADABLE):
         return _unknown(words, "xargs")
@@ -98,22 +106,24 @@ def _xargs(words):
     return [Command(rest, via="xargs", open_ended=True)]
 
 
-def _find(words):
-    found, i = [], 1
+def _find(words: Words) -> list[Command]:
+    found: list[Command] = []
+    i = 1
     while i < len(words):
-        if words[i].literal in ("-exec", "-execdir", "-ok", "-okdir"):
+        action = words[i].literal
+        if action in ("-exec", "-execdir", "-ok", "-okdir"):
             end = i + 1
             while end < len(words) and words[end].literal not in (";", "+"):
                 end += 1
             if end > i + 1:
                 found.append(Command(_placeholder(words[i + 1:end], "{}"),
-                                     via="find " + words[i].literal))
+                                     via=f"find {action}"))
             i = end
         i += 1
     return found
 
 
-_WRAPPERS = {
+_WRAPPERS: dict[str, Callable[[Words], list[Command]]] = {
     "env": _env,
     "command": _command,
     "builtin": _wrapper(BUILTIN),

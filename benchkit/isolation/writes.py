@@ -95,7 +95,8 @@ def directory_change(cmd: Command) -> str | None:
     name = cmd.name.literal if cmd.name else None
     if name in ("cd", "pushd"):
         operands = getopt(cmd.words, CD).operands
-        if not operands or not stays(operands[0]) or operands[0].literal.startswith(("-", "+")):
+        target = operands[0].literal if operands else None
+        if target is None or not below(target) or target.startswith(("-", "+")):
             return cmd.text
     elif name == "popd":
         return cmd.text
