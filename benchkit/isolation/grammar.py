@@ -5,6 +5,7 @@ select, functions, [[ ]] and (( )), with their redirections and leading assignme
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from .lexer import make_word
 from .syntax import ARITH, ASSIGNMENT, MAX_NESTING, NAME, PATTERN, Command, ParseError, Redirect
@@ -85,12 +86,16 @@ class Grammar:
     def at_list_end(self) -> bool:
         return self.is_op(")", ";;", ";&", ";;&") or self.is_word(*_LIST_ENDS)
 
-    def and_or(self) -> None:
-        self.pipeline()
-        while self.is_op("&&", "||"):
+    def joined(self, part: Callable[[], None], *ops: str) -> None:
+        """`part`, again after each of `ops` (a newline may follow the operator)."""
+        part()
+        while self.is_op(*ops):
             self.i += 1
             self.skip_newlines()
-            self.pipeline()
+            part()
+
+    def and_or(self) -> None:
+        self.joined(self.pipeline, "&&", "||")
 
     def pipeline(self) -> None:
         timed = False
@@ -100,11 +105,7 @@ class Grammar:
                 self.i += 1
         if timed and (self.peek() is None or self.is_op(";", "&", "\n")):
             return  # a bare `time`
-        self.command()
-        while self.is_op("|", "|&"):
-            self.i += 1
-            self.skip_newlines()
-            self.command()
+        self.joined(self.command, "|", "|&")
 
     def command(self) -> None:
         self.depth += 1
@@ -149,14 +150,13 @@ class Grammar:
         self.trailing_redirects()
 
     def if_(self) -> None:
-        self.list_()
-        self.expect_word("then")
-        self.list_()
-        while self.is_word("elif"):
-            self.i += 1
+        while True:  # after `if`, then after each `elif`: a condition and its branch
             self.list_()
             self.expect_word("then")
             self.list_()
+            if not self.is_word("elif"):
+                break
+            self.i += 1
         if self.is_word("else"):
             self.i += 1
             self.list_()
