@@ -9,7 +9,8 @@ credential set-up. The parser underneath is `benchkit.isolation.shell.parse`.
 """
 
 from .assembly import Assembly, assemble
-from .bindir import IsolationError, make_bin_dir, start_needs
+from .bindir import make_bin_dir, start_needs
+from .errors import IsolationError
 from .guard import BUILTINS, UTILITIES, Decision, Guard
 from .shell import parse
 from .skill import strip_front_matter

@@ -29,7 +29,8 @@ import jinja2
 
 from benchkit.spec import Arm, Suite, find_root, render
 
-from .bindir import IsolationError, make_bin_dir
+from .bindir import make_bin_dir
+from .errors import IsolationError
 from .guard import Guard
 from .skill import skill_body
 

@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .errors import IsolationError
 from .guard import UTILITIES
 
 if TYPE_CHECKING:
@@ -20,10 +21,6 @@ if TYPE_CHECKING:
 # How deep the kernel follows a script whose interpreter is itself a script.
 INTERPRETER_DEPTH = 4
 SHEBANG_BYTES = 256
-
-
-class IsolationError(RuntimeError):
-    """The harness cannot isolate an arm (a binary or file missing): a harness error."""
 
 
 def make_bin_dir(arm: Arm, dest: Path, search_path: str | None = None) -> Path:

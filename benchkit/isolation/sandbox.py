@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from .bindir import IsolationError
+from .errors import IsolationError
 
 INSTALL = "apt-get install bubblewrap socat"
 # Host directories hidden behind an empty tmpfs: other trials' files, the maintainer's

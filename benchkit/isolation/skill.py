@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .bindir import IsolationError
+from .errors import IsolationError
 
 if TYPE_CHECKING:
     from benchkit.spec import Arm
