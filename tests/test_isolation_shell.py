@@ -9,7 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from benchkit.isolation import Guard, ParseError, parse
-from benchkit.isolation import shell as shell_module
+from benchkit.isolation.lexer import split_words
+from benchkit.isolation.syntax import BLANKS, PUNCTUATION
 
 
 def names(line):
@@ -142,6 +143,14 @@ def test_an_unparsable_line_is_denied_with_the_reason():
     assert not decision.allowed and "could not check" in decision.reason
 
 
+@pytest.mark.parametrize("line", ["read -a", "printf -v"])
+def test_a_variable_option_without_its_name_is_decided_not_a_crash(line):
+    """Bash refuses the missing name itself; the guard once raised AttributeError."""
+    guard = Guard("raw-api", "shell", "curl")
+    assert guard.decide(line).allowed
+    assert not guard.decide(line + " PATH").allowed
+
+
 # --- properties -----------------------------------------------------------------------
 
 SHELL_ALPHABET = st.sampled_from(list("ab $(){}[]|&;<>'\"`\\\n\t#*?~=-!:%@/0123456789+,.^"))
@@ -221,8 +230,8 @@ def test_generated_scripts_are_judged_by_their_leaves(pair):
 
 
 def _shlex_words(text):
-    lexer = shlex.shlex(text, posix=True, punctuation_chars=shell_module._PUNCTUATION)
-    lexer.whitespace, lexer.whitespace_split, lexer.commenters = shell_module._BLANKS, True, ""
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=PUNCTUATION)
+    lexer.whitespace, lexer.whitespace_split, lexer.commenters = BLANKS, True, ""
     return list(lexer)
 
 
@@ -235,7 +244,7 @@ def test_the_one_pass_word_splitter_splits_as_posix_shlex_does(text):
     except ValueError:
         expected = None
     try:
-        found = [token for token, _ in shell_module.split_words(text)]
+        found = [token for token, _ in split_words(text)]
     except ParseError:
         found = None
     assert found == expected

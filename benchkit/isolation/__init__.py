@@ -9,10 +9,12 @@ credential set-up. The parser underneath is `benchkit.isolation.shell.parse`.
 """
 
 from .assembly import Assembly, assemble
-from .bindir import IsolationError, make_bin_dir, start_needs
+from .bindir import make_bin_dir, start_needs
+from .errors import IsolationError
 from .guard import BUILTINS, UTILITIES, Decision, Guard
-from .shell import ParseError, parse
+from .shell import parse
 from .skill import strip_front_matter
+from .syntax import ParseError
 
 __all__ = ["Assembly", "BUILTINS", "Decision", "Guard", "IsolationError", "ParseError",
            "UTILITIES", "assemble", "make_bin_dir", "parse", "start_needs",

@@ -20,14 +20,17 @@ import secrets
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import jinja2
 
-from benchkit.spec import find_root, render
+from benchkit.spec import Arm, Suite, find_root, render
 
-from .bindir import IsolationError, make_bin_dir
+from .bindir import make_bin_dir
+from .errors import IsolationError
 from .guard import Guard
 from .skill import skill_body
 
@@ -41,18 +44,18 @@ class Assembly:
     guard: Guard
     base_prompt: str = field(repr=False)
     system_prompt: str = field(repr=False)
-    env: dict = field(repr=False)        # overlay on the harness's environment
+    env: dict[str, str] = field(repr=False)  # overlay on the harness's environment
+    harness_dir: Path                    # owned by the harness: removed by teardown()
+    config_dir: Path                     # {{ config_dir }}: credential files live here
+    _arm: Arm = field(repr=False)
     tools: list[str] = field(default_factory=list)
-    mcp_servers: dict = field(default_factory=dict, repr=False)
-    harness_dir: Path | None = None      # owned by the harness: removed by teardown()
-    config_dir: Path | None = None       # {{ config_dir }}: credential files live here
+    mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
     path_dir: Path | None = None         # the curated bin directory (shell arms)
-    files: dict = field(default_factory=dict, repr=False)   # config_dir-relative -> text
-    setup_commands: list = field(default_factory=list, repr=False)
-    probe: dict = field(default_factory=dict, repr=False)   # tool.probe, rendered
+    files: dict[str, str] = field(default_factory=dict, repr=False)  # config_dir-relative
+    setup_commands: list[str] = field(default_factory=list, repr=False)
+    probe: dict[str, Any] = field(default_factory=dict, repr=False)  # tool.probe, rendered
     search_path: str = ""                # where the real binaries are looked up
     token: str = field(default="", repr=False)
-    _arm: object = field(default=None, repr=False)
     _ready: bool = field(default=False, repr=False)
 
     @property
@@ -94,7 +97,7 @@ class Assembly:
             raise IsolationError(f"arm {self.arm_id}: set-up command {number} failed with exit "
                                  f"status {done.returncode}: {detail}")
 
-    def agent_env(self, environ: dict | None = None) -> dict:
+    def agent_env(self, environ: Mapping[str, str] | None = None) -> dict[str, str]:
         """The whole environment the arm's tool sees, as the driver builds it: the
         harness's environment (default os.environ) without its own Gitea credentials,
         under the arm's overlay (its curated PATH included). The tool probe and the
@@ -108,20 +111,19 @@ class Assembly:
 
     def teardown(self) -> None:
         """Remove the harness's directory (config, bin). Idempotent."""
-        if self.harness_dir is not None:
-            shutil.rmtree(self.harness_dir, ignore_errors=True)
+        shutil.rmtree(self.harness_dir, ignore_errors=True)
         self._ready = False
 
     def __enter__(self) -> Assembly:
         return self.setup()
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.teardown()
 
 
-def assemble(arm, suite, *, host_url: str, api_url: str, token: str, owner: str, repo: str,
-             user: str, workdir: Path, search_path: str | None = None,
-             environ: dict | None = None) -> Assembly:
+def assemble(arm: Arm, suite: Suite, *, host_url: str, api_url: str, token: str, owner: str,
+             repo: str, user: str, workdir: Path, search_path: str | None = None,
+             environ: Mapping[str, str] | None = None) -> Assembly:
     """The arm's prompt, environment, tools and credential set-up for one run. Nothing
     is written until setup(). `search_path` (default PATH) is where the arm's real
     binary and utilities are found; `environ` (default os.environ) is `{{ env }}`."""
@@ -135,7 +137,7 @@ def assemble(arm, suite, *, host_url: str, api_url: str, token: str, owner: str,
     if root is not None:
         context["root"] = str(root)
 
-    def fill(value, **extra):
+    def fill(value: Any, **extra: str) -> Any:
         """Render every string in a template value (str, list or dict)."""
         if isinstance(value, str):
             try:

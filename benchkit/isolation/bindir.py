@@ -10,19 +10,20 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from .errors import IsolationError
 from .guard import UTILITIES
+
+if TYPE_CHECKING:
+    from benchkit.spec import Arm
 
 # How deep the kernel follows a script whose interpreter is itself a script.
 INTERPRETER_DEPTH = 4
 SHEBANG_BYTES = 256
 
 
-class IsolationError(RuntimeError):
-    """The harness cannot isolate an arm (a binary or file missing): a harness error."""
-
-
-def make_bin_dir(arm, dest: Path, search_path: str | None = None) -> Path:
+def make_bin_dir(arm: Arm, dest: Path, search_path: str | None = None) -> Path:
     """Fill `dest` with links to the arm's binary, the programs its start needs on PATH
     and the utilities found on `search_path` (default: this process's PATH). The MCP
     arm gets an empty directory. A missing arm binary, or a missing program its start
@@ -47,13 +48,13 @@ def make_bin_dir(arm, dest: Path, search_path: str | None = None) -> Path:
         if name != binary:
             (dest / name).symlink_to(target)
     for name in UTILITIES:
-        target = shutil.which(name, path=search_path)
-        if target and name != binary and name not in needed:
-            (dest / name).symlink_to(os.path.abspath(target))
+        utility = shutil.which(name, path=search_path)
+        if utility and name != binary and name not in needed:
+            (dest / name).symlink_to(os.path.abspath(utility))
     return dest
 
 
-def find_binary(arm, search_path: str) -> str:
+def find_binary(arm: Arm, search_path: str) -> str:
     """The arm's binary on `search_path`, or an IsolationError saying it is missing."""
     binary = arm.tool["binary"]
     found = shutil.which(binary, path=search_path)
@@ -125,5 +126,5 @@ def _without(search_path: str, dest: Path) -> str:
                            if d and _resolved(d) != _resolved(dest))
 
 
-def _resolved(path) -> str:
+def _resolved(path: str | Path) -> str:
     return os.path.realpath(os.path.abspath(path))

@@ -17,7 +17,7 @@ EXIT_ALLOWED, EXIT_DENIED = EXIT_OK, EXIT_FAILED
 @click.command(context_settings={"ignore_unknown_options": True})
 @click.argument("arm_yaml", type=click.Path(dir_okay=False))
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
-def guard(arm_yaml, command):
+def guard(arm_yaml: str, command: tuple[str, ...]) -> None:
     """Decide whether the arm's agent may run COMMAND.
 
     COMMAND is one argument holding the whole line (quote it), or several that are

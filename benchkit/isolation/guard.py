@@ -20,17 +20,25 @@ only variables whose values are known (values.py). Residual: a dynamic argument
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from .options import CD, DECLARE, ENV, EXPORT, MAPFILE, PRINTF, READ, UNREADABLE, getopt
-from .programs import CHECKS, WRITERS, below, find_start_points, stays
-from .shell import Command, ParseError, Redirect, Word, parse
+from .options import DECLARE, EXPORT, MAPFILE, PRINTF, READ, getopt
+from .programs import CHECKS
+from .shell import parse
+from .syntax import NAME, Command, ParseError
 from .values import Values
+from .words import Word
+from .writes import Where, directory_change, redirect_violation, writes_violation
+
+if TYPE_CHECKING:
+    from benchkit.spec import Arm
 
 # External programs every shell arm may run besides its own binary; make_bin_dir links
-# exactly these. None can run another program, except those whose arguments are
-# checked (programs.py: sed, awk, sort, find, curl's writes) and the wrappers whose commands the parser
-# unwraps and checks (env, xargs, find -exec, nice, nohup, timeout, time).
+# exactly these. None can run another program, except those whose arguments are checked
+# (programs.py: sed, awk, sort, find, curl's writes) and the wrappers whose commands the
+# parser unwraps and checks (env, xargs, find -exec, nice, nohup, timeout, time).
 UTILITIES = (
     "jq", "grep", "egrep", "fgrep", "head", "tail", "sed", "awk", "wc", "sort", "uniq",
     "cut", "tr", "cat", "base64", "tee", "seq", "date", "sleep", "echo", "printf", "true",
@@ -70,9 +78,6 @@ _UNCHECKABLE = {
 SENSITIVE = re.compile(r"PATH|LD_[A-Z_]+|BASH_ENV|ENV|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND"
                        r"|GCONV_PATH|NODE_OPTIONS|NODE_PATH|BASH_FUNC_.*|BASH_LOADABLES_PATH"
                        r"|HOME|CURL_HOME|XDG_CONFIG_HOME|CDPATH|TMPDIR")
-_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_NETWORK = re.compile(r"/dev/+(tcp|udp)(/|$)")
-_NETWORK_DEVICES = ("/dev/tcp/", "/dev/udp/")
 SHOWN_UTILITIES = "jq, grep, sed, awk, head, sort and wc"
 
 
@@ -84,28 +89,28 @@ class Decision:
 
 
 class Guard:
-    """The policy of one arm. `decide` judges a shell command; `decide_tool` a tool call."""
+    """The guard of one arm. `decide` judges a shell command; `decide_tool` a tool call."""
 
     def __init__(self, arm_id: str, kind: str, binary: str | None = None,
-                 forbidden_subcommands=()):
+                 forbidden_subcommands: Iterable[Sequence[str]] = ()):
         if kind == "shell" and not binary:
             raise ValueError(f"arm {arm_id}: a shell arm needs its binary")
         self.arm_id, self.kind, self.binary = arm_id, kind, binary
         self.forbidden = [tuple(sequence) for sequence in forbidden_subcommands]
 
     @classmethod
-    def for_arm(cls, arm) -> Guard:
+    def for_arm(cls, arm: Arm) -> Guard:
         tool = arm.tool
         return cls(arm.id, tool["kind"], tool.get("binary"),
                    tool.get("forbidden_subcommands") or ())
 
     @property
     def allowed_binaries(self) -> tuple[str, ...]:
-        return (self.binary, *UTILITIES) if self.kind == "shell" else ()
+        return (self.binary, *UTILITIES) if self.kind == "shell" and self.binary else ()
 
     # --- tool calls --------------------------------------------------------------------
 
-    def decide_tool(self, tool_name: str, tool_input: dict) -> Decision:
+    def decide_tool(self, tool_name: str, tool_input: dict[str, Any]) -> Decision:
         """For the SDK's permission callback: shell arms run Bash alone, the MCP arm its
         server's tools alone."""
         if self.kind != "shell":
@@ -132,7 +137,8 @@ class Guard:
         except ParseError as error:
             return Decision(False, f"The guard could not check this command ({error}), and it "
                                    "denies what it cannot check: write it more plainly.")
-        binaries, reasons = [], []
+        binaries: list[str] = []
+        reasons: list[str] = []
         moved = next(filter(None, map(directory_change, script.commands)), None)
         values = Values(script)
         arithmetic = values.arithmetic_violation()
@@ -142,7 +148,7 @@ class Guard:
             program = self._program(cmd, script.functions)
             if program and program not in binaries:
                 binaries.append(program)
-            reason = self._violation(cmd, script.functions, _Where(moved, values))
+            reason = self._violation(cmd, script.functions, Where(moved, values))
             if reason and reason not in reasons:
                 reasons.append(reason)
         if reasons:
@@ -150,7 +156,7 @@ class Guard:
         runs = ", ".join(binaries) if binaries else "no program"
         return Decision(True, f"allowed: runs {runs}", tuple(binaries))
 
-    def _program(self, cmd: Command, functions) -> str | None:
+    def _program(self, cmd: Command, functions: frozenset[str]) -> str | None:
         """The program a command runs, None for builtins, functions and dynamic names."""
         name = cmd.name.literal if cmd.name else None
         if name is None or self._shell_runs(cmd, name, functions):
@@ -158,20 +164,20 @@ class Guard:
         return name
 
     @staticmethod
-    def _shell_runs(cmd: Command, name: str, functions) -> bool:
+    def _shell_runs(cmd: Command, name: str, functions: frozenset[str]) -> bool:
         """Whether bash itself runs the command (a builtin, or a function of the line)."""
         if cmd.via is None and name in functions:
             return True
         return cmd.via in (None, "command", "builtin") and (name in BUILTINS or name in _UNCHECKABLE)
 
-    def _violation(self, cmd: Command, functions, where: _Where) -> str | None:
+    def _violation(self, cmd: Command, functions: frozenset[str], where: Where) -> str | None:
         """Why the command may not run; `where`: where the line may write."""
         for word in (*cmd.words, *cmd.assignments, *(r.target for r in cmd.redirects)):
             if arithmetic_injection(word.prefix if word.value is None else word.value):
                 return ("Text shaped like `a[$(...)]` runs its command when bash evaluates it "
                         "arithmetically, and is not allowed in this session.")
         for redirect in cmd.redirects:
-            reason = _redirect_violation(redirect, where)
+            reason = redirect_violation(redirect, where)
             if reason:
                 return reason
         reason = _variables_violation(cmd.assignments)
@@ -187,32 +193,33 @@ class Guard:
         if self._shell_runs(cmd, name, functions):
             if name in _UNCHECKABLE:
                 return f"{_UNCHECKABLE[name]}: write the commands out directly."
-            return _builtin_violation(cmd)
+            return _builtin_violation(cmd, name)
         if name == self.binary:
-            return self._subcommand_violation(cmd) or writes_violation(cmd, where)
+            return self._subcommand_violation(cmd, name) or writes_violation(cmd, name, where)
         if name in UTILITIES:
             check = CHECKS.get(name)
-            return (check(cmd) if check else None) or writes_violation(cmd, where)
+            return (check(cmd) if check else None) or writes_violation(cmd, name, where)
         # An interpreter reaches the host by itself (python3 -c 'urllib...'), so no
         # shipped arm permits one: pretty-printing JSON, what agents pipe into it, is jq's.
         hint = " (`jq .` pretty-prints JSON)" if name.startswith("python") else ""
         return (f"`{name}` is not available in this session: use `{self.binary}` (the only "
                 f"tool here) and plain text utilities such as {SHOWN_UTILITIES}{hint}.")
 
-    def _subcommand_violation(self, cmd: Command) -> str | None:
+    def _subcommand_violation(self, cmd: Command, binary: str) -> str | None:
+        """Why the arm's own `binary` may not run the sub-command `cmd` reaches."""
         for sequence in self.forbidden:
             reached = _reaches(cmd.words, sequence, cmd.open_ended)
-            shown = " ".join((self.binary, *sequence))
+            shown = " ".join((binary, *sequence))
             if reached:
-                return (f"`{shown}` is not available in this session: use `{self.binary}`'s "
-                        f"other sub-commands (`{self.binary} --help`).")
+                return (f"`{shown}` is not available in this session: use `{binary}`'s "
+                        f"other sub-commands (`{binary} --help`).")
             if reached is None:
-                return (f"Which `{self.binary}` sub-command runs is only known at run time, and "
+                return (f"Which `{binary}` sub-command runs is only known at run time, and "
                         f"`{shown}` is not available: write the sub-command literally.")
         return None
 
 
-def _reaches(words, sequence, open_ended: bool) -> bool | None:
+def _reaches(words: Sequence[Word], sequence: Sequence[str], open_ended: bool) -> bool | None:
     """Whether the words run the sub-command `sequence` after any global flags (True),
     cannot (False), or it is only known at run time (None). A flag may take the next
     word as its value, so the word after a flag is tried both ways."""
@@ -255,133 +262,13 @@ def arithmetic_injection(text: str) -> bool:
     return False
 
 
-@dataclass(frozen=True)
-class _Where:
-    """Where a line may write: `moved` is the command that leaves the working directory
-    (then no file), `values` what its variables may hold (for names built of them)."""
-
-    moved: str | None
-    values: Values | None = None
-
-
-def _redirect_violation(redirect: Redirect, where: _Where) -> str | None:
-    target = redirect.target
-    if redirect.op in ("<<", "<<-", "<<<"):
-        return None  # heredoc and here-string bodies are data
-    if redirect.op in ("<&", ">&") and re.fullmatch(r"[0-9]*-?", target.literal or "x"):
-        return None  # duplicating or closing a descriptor
-    if _NETWORK.search(target.text):
-        return ("Network redirections (/dev/tcp, /dev/udp) are not allowed: reach the host with "
-                "this session's tool.")
-    if redirect.op in _WRITING:
-        return target_violation(target, "The redirection", where)
-    if target.literal is None and not _process_substitution(target):
-        # (A word opening with a process substitution is a /dev/fd/ path, never a device.)
-        prefix = re.sub("/+", "/", target.prefix)
-        if any(device.startswith(prefix) or prefix.startswith(device)
-               for device in _NETWORK_DEVICES):
-            return (f"The redirection target `{target.text}` is only known at run time: name "
-                    "the file literally.")
-    return None
-
-
-# --- where a line may write ----------------------------------------------------------
-
-_DEVICES = re.compile(r"/dev/(null|stdout|stderr|fd/[0-9]+)")
-# The trial's scratch space: a private tmpfs inside the sandbox.
-_SCRATCH = ("/tmp/", "/var/tmp/")
-_WHERE = ("files may be written only inside the working directory (a relative path without "
-          "`..`), below /tmp, or to /dev/null, /dev/stdout or /dev/stderr")
-
-
-def _process_substitution(word: Word) -> bool:
-    """A word that is one <(...) or >(...): bash passes a /dev/fd/ path for it."""
-    return word.prefix == "" and word.text[:2] in ("<(", ">(") and word.text.endswith(")")
-
-
-def writable(path: str) -> bool:
-    """Whether a path stays in the trial's own places: below the working directory, or
-    below /tmp (without `..` either way)."""
-    scratch = re.sub("/+", "/", path).startswith(_SCRATCH)
-    return (below(path) or scratch) and ".." not in path.split("/")
-
-
-def target_violation(word: Word, what: str, where: _Where) -> str | None:
-    """Why `what` (e.g. "The redirection", "`tee`") may not write to the file `word`."""
-    if _process_substitution(word):
-        return None
-    path = word.literal
-    if path is None:
-        built = (where.values is not None and not word.prefix.startswith("~")
-                 and where.values.path_safe(word))
-        if not built:
-            return (f"{what} writes to `{word.text}`, which is only known at run time: name the "
-                    "file literally (a relative path), or build it from variables that hold no "
-                    "`/` (loop numbers, literal words).")
-        path = word.prefix + "x"
-    if _DEVICES.fullmatch(re.sub("/+", "/", path)):
-        return None
-    if not writable(path):
-        return f"{what} writes to `{word.text}`, outside the working directory: {_WHERE}."
-    if where.moved and not path.startswith("/"):
-        return (f"{what} writes to `{word.text}` after `{where.moved}` has left the working "
-                f"directory: {_WHERE}, in a line that stays there.")
-    return None
-
-
-def directory_change(cmd: Command) -> str | None:
-    """The command's text when it leaves the working directory (or may: `cd` alone goes
-    home, `cd -` back, `popd` wherever the stack says), else None."""
-    name = cmd.name.literal if cmd.name else None
-    if name in ("cd", "pushd"):
-        operands = getopt(cmd.words, CD).operands
-        if not operands or not stays(operands[0]) or operands[0].literal.startswith(("-", "+")):
-            return cmd.text
-    elif name == "popd":
-        return cmd.text
-    elif name == "env":
-        parsed = getopt(cmd.words, ENV)
-        if parsed.has(UNREADABLE) or any(value is None or not stays(value)
-                                         for value in parsed.values("-C", "--chdir")):
-            return cmd.text
-    elif name == "find" and any(w.literal in ("-execdir", "-okdir") for w in cmd.words):
-        if not all(stays(w) for w in find_start_points(cmd.words)):
-            return cmd.text  # -execdir runs in each found file's directory
-    return None
-
-
-# Programs whose arguments decide what they run or write: under xargs, which appends
-# arguments only known at run time, none may run (xargs -I puts them in place instead).
-_ARGUMENTS_MATTER = frozenset({"curl", "tee", "uniq", "sort", "sed", "awk", "find", "mktemp",
-                               "env", "nice", "nohup", "timeout", "time", "xargs", "mkdir"})
-
-
-def writes_violation(cmd: Command, where: _Where) -> str | None:
-    """Why a program may not write the files its arguments name."""
-    name = cmd.name.literal
-    if cmd.open_ended and name in _ARGUMENTS_MATTER:
-        return (f"`xargs` appends arguments only known at run time, and they could make `{name}` "
-                f"write files or run programs: put them in place with "
-                f"`xargs -I{{}} {name} ... {{}}`.")
-    writer = WRITERS.get(name)
-    if writer is None:
-        return None
-    found = writer(cmd)
-    if isinstance(found, str):
-        return found
-    for word, what in found:
-        reason = target_violation(word, what, where) if word is not None else None
-        if reason:
-            return reason
-    return None
-
 
 # --- variables ------------------------------------------------------------------------
 
 def _variable_name(word: Word) -> str | None:
     """The variable a `NAME=value` (or bare NAME) word sets; None when not fixed."""
     text = word.value if word.value is not None else word.prefix
-    match = _VARIABLE_NAME.match(text)
+    match = NAME.match(text)
     if not match:
         return None
     if word.value is None and match.end() == len(text):
@@ -389,8 +276,12 @@ def _variable_name(word: Word) -> str | None:
     return match.group()
 
 
-def _variables_violation(words) -> str | None:
+def _variables_violation(words: Iterable[Word | None]) -> str | None:
+    """Why a builtin or assignment may not set these variables (None: a missing option
+    value, which bash refuses itself)."""
     for word in words:
+        if word is None:
+            continue
         name = _variable_name(word)
         if name is None:
             return (f"The variable name in `{word.text}` is only known at run time: write it "
@@ -400,9 +291,9 @@ def _variables_violation(words) -> str | None:
     return None
 
 
-def _builtin_violation(cmd: Command) -> str | None:
+def _builtin_violation(cmd: Command, name: str) -> str | None:
     """Builtins that set variables must not set the sensitive ones."""
-    name, words = cmd.name.literal, cmd.words
+    words = cmd.words
     if name in ("export", "declare", "typeset", "local", "readonly"):
         parsed = getopt(words, DECLARE if name in ("declare", "typeset", "local") else EXPORT)
         if parsed.has("-n"):  # a nameref: its value names a variable
@@ -413,7 +304,7 @@ def _builtin_violation(cmd: Command) -> str | None:
         return _variables_violation(parsed.operands)
     if name == "read":
         parsed = getopt(words, READ)
-        return _variables_violation(parsed.values("-a") + parsed.operands)
+        return _variables_violation([*parsed.values("-a"), *parsed.operands])
     if name in ("mapfile", "readarray"):
         parsed = getopt(words, MAPFILE)
         if parsed.has("-C"):
@@ -424,5 +315,4 @@ def _builtin_violation(cmd: Command) -> str | None:
     if name == "getopts":
         return _variables_violation(words[2:3])
     return None
-
 

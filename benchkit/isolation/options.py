@@ -15,6 +15,7 @@ flag is `?` (the caller denies what it cannot read).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .words import Word, literal_word
@@ -30,7 +31,7 @@ class Options:
     names, each NONE, REQUIRED or OPTIONAL."""
 
     short: str = ""
-    long: dict = field(default_factory=dict)
+    long: dict[str, int] = field(default_factory=dict)
 
     @property
     def permute(self) -> bool:
@@ -65,18 +66,18 @@ def spec(short: str, required: str = "", optional: str = "", flags: str = "") ->
 
 @dataclass
 class Parsed:
-    options: list = field(default_factory=list)   # (flag, Word | None): `-o`, `--output`
-    operands: list = field(default_factory=list)
+    options: list[tuple[str, Word | None]] = field(default_factory=list)  # `-o`, `--output`
+    operands: list[Word] = field(default_factory=list)
     end: int = 0        # the index of the first operand (without permutation: all after it)
 
-    def values(self, *flags) -> list:
+    def values(self, *flags: str) -> list[Word | None]:
         return [value for flag, value in self.options if flag in flags]
 
-    def has(self, *flags) -> bool:
+    def has(self, *flags: str) -> bool:
         return any(flag in flags for flag, _ in self.options)
 
 
-def getopt(words, options: Options, start: int = 1) -> Parsed:
+def getopt(words: Sequence[Word], options: Options, start: int = 1) -> Parsed:
     """Scan `words[start:]` as the program's getopt would."""
     parsed, i = Parsed(end=len(words)), start
     while i < len(words):
@@ -103,14 +104,14 @@ def getopt(words, options: Options, start: int = 1) -> Parsed:
     return parsed
 
 
-def _long(words, i, text, options, parsed) -> int:
+def _long(words: Sequence[Word], i: int, text: str, options: Options, parsed: Parsed) -> int:
     word, (name, eq, attached) = words[i], text[2:].partition("=")
     dynamic = words[i].value is None
     if dynamic and not eq:  # --out"$X": the name itself is not known
         parsed.options.append((UNREADABLE, word))
         return i + 1
     full = options.resolve(name)
-    kind = options.long.get(full, NONE)
+    kind = options.long.get(full or "", NONE)
     value = None
     if eq:
         value = _rest(word, len(text) - len(attached)) if dynamic else literal_word(attached)
@@ -120,7 +121,8 @@ def _long(words, i, text, options, parsed) -> int:
     return i + 1
 
 
-def _short(words, i, text, options, parsed) -> int:
+def _short(words: Sequence[Word], i: int, text: str, options: Options,
+           parsed: Parsed) -> int:
     word, dynamic = words[i], words[i].value is None
     for k, letter in enumerate(text[1:], 1):
         kind = options.letter(letter)

@@ -1,5 +1,6 @@
 """The permitted utilities whose arguments decide what they run or write: sed and awk
-programs, curl's write options, sort, env, and the files each one writes.
+(their programs read by program_text.py), curl's write options, sort, env, and the
+files each one writes.
 
 Each writer returns the (word, what) pairs of the files a command writes (a word of
 None: a missing value, which the program refuses itself), or why it may not run.
@@ -8,6 +9,7 @@ None: a missing value, which the program refuses itself), or why it may not run.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 
 from .options import (
     AWK,
@@ -23,17 +25,22 @@ from .options import (
     UNREADABLE,
     getopt,
 )
+from .program_text import awk_code, awk_runs_commands, awk_writes, sed_effects
+from .syntax import Command
 from .words import Word, literal_word
+
+# The files a command writes, each (its word, what writes it), or why it may not run.
+Writes = list[tuple[Word | None, str]] | str
 
 _UNREADABLE = ("`{}` options only known at run time (`{}`) could make it write files or run "
                "programs: write its options literally.")
 
 
-def literal_arguments(cmd) -> str | None:
+def literal_arguments(cmd: Command) -> str | None:
     """For utilities whose options can run programs, every argument must be literal."""
     for word in cmd.words[1:]:
         if word.value is None:
-            return (f"`{cmd.name.literal}` arguments must be literal here (`{word.text}` is only "
+            return (f"`{cmd.words[0].literal}` arguments must be literal here (`{word.text}` is only "
                     "known at run time, and could be an option that runs a program).")
     return None
 
@@ -47,7 +54,7 @@ def stays(word: Word) -> bool:
     return word.literal is not None and below(word.literal)
 
 
-def find_start_points(words) -> list[Word]:
+def find_start_points(words: Sequence[Word]) -> list[Word]:
     """find's starting points: after its -H/-L/-P/-D/-O options, before the expression."""
     i = 1
     while i < len(words) and (words[i].literal or "").startswith(("-H", "-L", "-P", "-D", "-O")):
@@ -69,7 +76,7 @@ _SED_FILE = ("`sed -f` reads a program the guard cannot check: give the program 
              "(`sed -e '...'`).")
 
 
-def sed_programs(cmd) -> list[str] | str:
+def sed_programs(cmd: Command) -> list[str] | str:
     """The sed program pieces of the command line, or why they cannot be read."""
     reason = literal_arguments(cmd)
     if reason:
@@ -79,13 +86,12 @@ def sed_programs(cmd) -> list[str] | str:
         return _SED_IN_PLACE
     if parsed.has("-f", "--file"):
         return _SED_FILE
-    programs = [v.value for v in parsed.values("-e", "--expression") if v is not None]
-    if not programs and parsed.operands:
-        programs.append(parsed.operands[0].value)
-    return programs
+    pieces = [v for v in parsed.values("-e", "--expression") if v is not None]
+    pieces = pieces or parsed.operands[:1]
+    return [w.value for w in pieces if w.value is not None]  # all are (literal_arguments)
 
 
-def _sed_effects(cmd) -> tuple[bool, list[str]] | str:
+def _sed_effects(cmd: Command) -> tuple[bool, list[str]] | str:
     """(whether the program runs commands, the files it writes), or why it cannot tell."""
     programs = sed_programs(cmd)
     if isinstance(programs, str):
@@ -96,7 +102,7 @@ def _sed_effects(cmd) -> tuple[bool, list[str]] | str:
         return f"The guard could not read this sed program ({error}): simplify it."
 
 
-def check_sed(cmd) -> str | None:
+def check_sed(cmd: Command) -> str | None:
     effects = _sed_effects(cmd)
     if isinstance(effects, str):
         return effects
@@ -106,126 +112,9 @@ def check_sed(cmd) -> str | None:
     return None
 
 
-def bracket_end(text: str, i: int) -> int:
-    """The index after a POSIX bracket expression opening at text[i] (`[`): a `]` right
-    after `[` or `[^` is literal, `[:...:]`, `[=...=]` and `[.....]` nest; a backslash is
-    literal inside. GNU sed and awk read their regex delimiters this way."""
-    n, j = len(text), i + 1
-    if j < n and text[j] == "^":
-        j += 1
-    if j < n and text[j] == "]":
-        j += 1
-    while j < n and text[j] != "]":
-        if text[j] == "[" and j + 1 < n and text[j + 1] in ":=.":
-            close = text.find(text[j + 1] + "]", j + 2)
-            if close < 0:
-                raise ValueError("a bracket expression is not terminated")
-            j = close + 2
-            continue
-        if text[j] == "\n":
-            break
-        j += 1
-    if j >= n or text[j] != "]":
-        raise ValueError("a bracket expression is not terminated")
-    return j + 1
-
-
-def sed_effects(program: str) -> tuple[bool, list[str]]:
-    """Whether a GNU sed program runs commands (the `e` command, the `s///e` flag), and
-    the files its `w` and `W` commands and `s///w` flag write; ValueError where it
-    cannot be read."""
-    i, n = 0, len(program)
-    executes, writes = False, []
-
-    def delimited(i: int, parts: int, regex: bool = True) -> int:
-        """Skip `parts` parts delimited by program[i] (s and y; a regex part's bracket
-        expressions hide the delimiter); return the index after."""
-        delimiter = program[i] if i < n else ""
-        if delimiter in ("", "\n", "\\"):
-            raise ValueError("a delimiter is missing")
-        i += 1
-        for part in range(parts):
-            while i < n and program[i] != delimiter:
-                if program[i] == "[" and regex and part == 0:
-                    i = bracket_end(program, i)
-                else:
-                    i += 2 if program[i] == "\\" else 1
-            if i >= n:
-                raise ValueError("an expression is not terminated")
-            i += 1
-        return i
-
-    def address(i: int) -> int:
-        if i < n and program[i] in "0123456789":
-            while i < n and program[i] in "0123456789~":
-                i += 1
-        elif i < n and program[i] == "$":
-            i += 1
-        elif i < n and program[i] == "/":
-            i = delimited(i, 1)
-        elif i < n and program[i] == "\\":
-            i = delimited(i + 1, 1)
-        else:
-            return i
-        while i < n and program[i] in "IM":
-            i += 1
-        return i
-
-    def line_end(i: int) -> int:
-        end = program.find("\n", i)
-        return n if end < 0 else end
-
-    while i < n:
-        c = program[i]
-        if c in " \t\n;{}":
-            i += 1
-            continue
-        i = address(i)
-        if i < n and program[i] == ",":
-            i += 1
-            i = address(i + 1) if i < n and program[i] in "+~" else address(i)
-        while i < n and program[i] in " \t!":
-            i += 1
-        if i >= n:
-            raise ValueError("a command is missing")
-        c, i = program[i], i + 1
-        if c == "e":
-            executes, i = True, line_end(i)  # its command runs to the end of the line
-        elif c == "s":
-            i = delimited(i, 2)
-            flags = re.match(r"[gpiImMe0-9]*", program[i:]).group()
-            executes = executes or "e" in flags
-            i += len(flags)
-            if i < n and program[i] == "w":
-                end = line_end(i)
-                writes.append(program[i + 1:end].strip())
-                i = end
-        elif c == "y":
-            i = delimited(i, 2, regex=False)
-        elif c in "aicrRwW#":
-            start = i
-            while True:  # text, file name, label or comment: to the end of the line
-                i = line_end(i)
-                if c in "aic" and program[i - 1:i] == "\\" and i < n:
-                    i += 1
-                    continue
-                break
-            if c in "wW":
-                writes.append(program[start:i].strip())
-        elif c in "btTv:":
-            while i < n and program[i] not in ";\n}":
-                i += 1
-        elif c in "qQlL":
-            while i < n and program[i] in " 0123456789":
-                i += 1
-        elif c not in "=dDgGhHnNpPxzF{}":
-            raise ValueError(f"unknown command `{c}`")
-    return executes, writes
-
-
 # --- awk ------------------------------------------------------------------------------
 
-def check_awk(cmd) -> str | None:
+def check_awk(cmd: Command) -> str | None:
     parsed = getopt(cmd.words, AWK)
     if parsed.has(UNREADABLE):
         return _UNREADABLE.format("awk", cmd.text)
@@ -257,64 +146,10 @@ def check_awk(cmd) -> str | None:
     return None
 
 
-_REGEX_MAY_FOLLOW = set("(,~!{};&|=:?+-*%<>^[\n")
-
-
-def awk_runs_commands(code: str) -> bool:
-    """Whether awk code (strings, regex literals and comments blanked: `awk_code`) calls
-    system(), pipes (`|`, `|&`) or uses `@` (gawk's indirect calls and extensions)."""
-    return bool(re.search(r"\bsystem\s*\(|\||@", code.replace("||", " ")))
-
-
-def awk_code(program: str) -> str:
-    """The program with strings, regex literals and comments blanked out, and its
-    backslash-newline continuations joined (`system\\` then a newline is `system`)."""
-    program = program.replace("\\\r\n", "").replace("\\\n", "")
-    code, i, previous, before = [], 0, "\n", "\n"
-    while i < len(program):
-        c = program[i]
-        increment = previous in "+-" and before == previous  # `a++ / 2` divides
-        if c == '"' or (c == "/" and previous in _REGEX_MAY_FOLLOW and not increment):
-            i += 1
-            while i < len(program) and program[i] != c:
-                if c == "/" and program[i] == "[":
-                    i = bracket_end(program, i)
-                    continue
-                i += 2 if program[i] == "\\" else 1
-            code.append(" ")
-            before, previous = previous, "x"
-        elif c == "#":
-            while i < len(program) and program[i] != "\n":
-                i += 1
-            continue
-        else:
-            code.append(c)
-            if not c.isspace() or c == "\n":
-                before, previous = previous, c
-        i += 1
-    return "".join(code)
-
-
-def awk_writes(code: str) -> bool:
-    """Whether awk code redirects print or printf into a file (`> f`, `>> f`): a `>`
-    outside parentheses in a print statement is a redirection, not a comparison."""
-    for statement in re.finditer(r"\bprintf?\b", code):
-        depth = 0
-        for c in code[statement.end():]:
-            if c in "([":
-                depth += 1
-            elif c in ")]":
-                depth -= 1
-            elif depth <= 0 and c in ";}\n":
-                break
-            elif depth <= 0 and c == ">":
-                return True
-    return False
-
 
 # --- sort, env ------------------------------------------------------------------------
 
-def check_sort(cmd) -> str | None:
+def check_sort(cmd: Command) -> str | None:
     reason = literal_arguments(cmd)
     if reason:
         return reason
@@ -323,7 +158,7 @@ def check_sort(cmd) -> str | None:
     return None
 
 
-def check_env(cmd) -> str | None:
+def check_env(cmd: Command) -> str | None:
     if getopt(cmd.words, ENV).has("-S", "--split-string"):
         return "`env -S` builds a command the guard cannot check: write the command directly."
     return None
@@ -331,38 +166,40 @@ def check_env(cmd) -> str | None:
 
 # --- the files programs write ---------------------------------------------------------
 
-def _tee_writes(cmd):
+def _tee_writes(cmd: Command) -> Writes:
     return [(word, "`tee`") for word in getopt(cmd.words, TEE).operands]
 
 
-def _uniq_writes(cmd):
+def _uniq_writes(cmd: Command) -> Writes:
     return [(word, "`uniq`") for word in getopt(cmd.words, UNIQ).operands[1:2]]  # IN OUT
 
 
-def _sort_writes(cmd):
+def _sort_writes(cmd: Command) -> Writes:
     parsed = getopt(cmd.words, SORT)
     return ([(v, "`sort -o`") for v in parsed.values("-o", "--output")]
             + [(v, "`sort -T`") for v in parsed.values("-T", "--temporary-directory")])
 
 
-def _time_writes(cmd):
+def _time_writes(cmd: Command) -> Writes:
     return [(v, "`time -o`") for v in getopt(cmd.words, TIME).values("-o", "--output")]
 
 
-def _mktemp_writes(cmd):
+def _mktemp_writes(cmd: Command) -> Writes:
     parsed = getopt(cmd.words, MKTEMP)
-    found = [(v, "`mktemp -p`") for v in parsed.values("-p", "--tmpdir") if v is not None]
+    found: list[tuple[Word | None, str]] = [
+        (v, "`mktemp -p`") for v in parsed.values("-p", "--tmpdir") if v is not None]
     # A bare template or -t makes a fresh name in the trial's own temporary directory.
     return found + [(w, "`mktemp`") for w in parsed.operands
                     if w.literal is None or "/" in w.literal]
 
 
-def _mkdir_writes(cmd):
+def _mkdir_writes(cmd: Command) -> Writes:
     return [(w, "`mkdir`") for w in getopt(cmd.words, MKDIR).operands]
 
 
-def _find_writes(cmd):
-    words, found = cmd.words, []
+def _find_writes(cmd: Command) -> Writes:
+    words = cmd.words
+    found: list[tuple[Word | None, str]] = []
     for i, word in enumerate(words):
         if word.literal in ("-fprint", "-fprint0", "-fprintf", "-fls"):
             found.append((words[i + 1] if i + 1 < len(words) else None, f"`find {word.literal}`"))
@@ -374,12 +211,12 @@ def _find_writes(cmd):
     return found
 
 
-def _sed_writes(cmd):
+def _sed_writes(cmd: Command) -> Writes:
     effects = _sed_effects(cmd)
     return [] if isinstance(effects, str) else [(literal_word(f), "sed's `w`") for f in effects[1]]
 
 
-def _awk_writes(cmd):
+def _awk_writes(cmd: Command) -> Writes:
     return [(value, "awk's output file") for flag, value in getopt(cmd.words, AWK).options
             if value is not None and flag in ("-d", "-o", "-p", "--dump-variables",
                                                "--pretty-print", "--profile")]
@@ -391,7 +228,7 @@ _CURL_WRITES = ("-o", "--output", "-D", "--dump-header", "-c", "--cookie-jar", "
 _GLOB_NAME = re.compile(r"#[0-9]")
 
 
-def _curl_writes(cmd):
+def _curl_writes(cmd: Command) -> Writes:
     parsed = getopt(cmd.words, CURL)
     if parsed.has(UNREADABLE):
         return _UNREADABLE.format("curl", cmd.text)
@@ -416,7 +253,7 @@ def _curl_writes(cmd):
     return found
 
 
-WRITERS = {
+WRITERS: dict[str, Callable[[Command], Writes]] = {
     "tee": _tee_writes,
     "uniq": _uniq_writes,
     "sort": _sort_writes,
@@ -429,7 +266,7 @@ WRITERS = {
     "curl": _curl_writes,
 }
 
-CHECKS = {
+CHECKS: dict[str, Callable[[Command], str | None]] = {
     "sed": check_sed,
     "awk": check_awk,
     "sort": check_sort,

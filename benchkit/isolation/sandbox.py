@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from .bindir import IsolationError
+from .errors import IsolationError
 
 INSTALL = "apt-get install bubblewrap socat"
 # Host directories hidden behind an empty tmpfs: other trials' files, the maintainer's
@@ -85,12 +85,12 @@ class Sandbox:
     workdir: Path
     home: Path
     tmp: Path
-    env: dict = field(default_factory=dict, repr=False)
+    env: dict[str, str] = field(default_factory=dict, repr=False)
     host_url: str | None = None
-    writable: tuple = ()
-    masked: tuple = ()        # directories inside those, emptied (the CLI's sockets)
-    markers: dict = field(default_factory=dict)  # outside the sandbox: kill_marked finds bwrap
-    _bridge: subprocess.Popen | None = field(default=None, repr=False)
+    writable: tuple[Path, ...] = ()
+    masked: tuple[Path, ...] = ()  # directories inside those, emptied (the CLI's sockets)
+    markers: dict[str, str] = field(default_factory=dict)  # outside the sandbox: kill_marked finds bwrap
+    _bridge: subprocess.Popen[bytes] | None = field(default=None, repr=False)
     _net: Path | None = field(default=None, repr=False)
 
     @property
@@ -105,7 +105,7 @@ class Sandbox:
             self._net = Path(tempfile.mkdtemp(prefix="benchkit-net-", dir=_short_tmp()))
         return self._net / "host.sock"
 
-    def shell_env(self) -> dict:
+    def shell_env(self) -> dict[str, str]:
         """The allowlist: what the agent's shell sees, and nothing else."""
         env = {key: os.environ[key] for key in PASSED if os.environ.get(key)}
         env.setdefault("LANG", "C.UTF-8")
@@ -116,7 +116,7 @@ class Sandbox:
     def __enter__(self) -> Sandbox:
         return self.start()
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
     def start(self) -> Sandbox:
@@ -128,7 +128,7 @@ class Sandbox:
             directory.mkdir(parents=True, exist_ok=True)
         if target is not None:
             self._bridge = subprocess.Popen(
-                [shutil.which("socat"), f"UNIX-LISTEN:{self.socket},fork",
+                [shutil.which("socat") or "socat", f"UNIX-LISTEN:{self.socket},fork",
                  f"TCP:{target[0]}:{target[1]}"],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 env={"PATH": os.defpath, **self.markers})
@@ -154,8 +154,8 @@ class Sandbox:
         for hidden in _hidden_dirs():
             bwrap += ["--tmpfs", hidden]
         bwrap += ["--bind", str(self.tmp), "/tmp"]
-        for path in _path_dirs(self.env.get("PATH", "")):
-            bwrap += ["--ro-bind", path, path]
+        for directory in _path_dirs(self.env.get("PATH", "")):
+            bwrap += ["--ro-bind", directory, directory]
         bwrap += ["--ro-bind", str(self.socket.parent), str(self.socket.parent)]
         for path in (self.tmp, self.home, self.workdir, *self.writable):
             bwrap += ["--bind", str(path), str(path)]
@@ -173,7 +173,7 @@ class Sandbox:
                 f'--chdir "$PWD" -- /bin/bash -c {shlex.quote(inner)} benchkit-sandbox "$1"\n')
 
 
-def _inner(target, sock: Path) -> str:
+def _inner(target: tuple[str, int] | None, sock: Path) -> str:
     """What runs first inside: the bridge to the host's port (when there is a host),
     ready before the agent's script starts, then the script itself."""
     if target is None:
@@ -181,7 +181,7 @@ def _inner(target, sock: Path) -> str:
     address, port = target
     listen = f"TCP-LISTEN:{port},bind={address},fork,reuseaddr"
     hexport = f"{port:04X}"
-    socat, sleep = shutil.which("socat"), shutil.which("sleep") or "/bin/sleep"
+    socat, sleep = shutil.which("socat") or "socat", shutil.which("sleep") or "/bin/sleep"
     return (f"{shlex.quote(socat)} {listen} UNIX-CONNECT:{shlex.quote(str(sock))} "
             f"</dev/null >/dev/null 2>&1 &\n"
             "for _ in {1..400}; do\n"
@@ -313,7 +313,7 @@ def probe() -> str | None:
         return _verdict(done, reached, list(outside.iterdir()))
 
 
-def _verdict(done, reached: bool, written: list) -> str | None:
+def _verdict(done: subprocess.CompletedProcess[str], reached: bool, written: list[Path]) -> str | None:
     fields = dict(item.split("=", 1) for item in done.stdout.split() if "=" in item)
     if done.returncode != 0 or len(fields) < 5:
         detail = (done.stderr.strip().splitlines() or ["no output"])[-1]

@@ -16,11 +16,15 @@ import os
 import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from .bindir import IsolationError
+from .errors import IsolationError
+
+if TYPE_CHECKING:
+    from benchkit.spec import Arm
 
 
-def skill_body(arm, fill: Callable, environ: Mapping[str, str], search_path: str) -> str:
+def skill_body(arm: Arm, fill: Callable[..., Any], environ: Mapping[str, str], search_path: str) -> str:
     """The arm's skill text without its YAML front matter; "" when it has none."""
     spec = arm.tool.get("skill")
     if not spec:
@@ -28,9 +32,10 @@ def skill_body(arm, fill: Callable, environ: Mapping[str, str], search_path: str
     if isinstance(spec, str):
         spec = {"paths": [spec]}
     override = spec.get("override")
-    chosen = bool(override and environ.get(override))
+    chosen = environ.get(override) if override else None
+    places: list[tuple[str | None, str | None]]  # (the label shown, the path)
     if chosen:
-        places = [(f"{override}={environ[override]}", environ[override])]
+        places = [(f"{override}={chosen}", chosen)]
     else:
         package = tool_package(arm, fill, search_path)
         places = [(None, _place(path, fill, package)) for path in spec["paths"]]
@@ -50,7 +55,7 @@ def skill_body(arm, fill: Callable, environ: Mapping[str, str], search_path: str
                          + (f" (or set {override} to name the file)" if override and not chosen else ""))
 
 
-def tool_package(arm, fill: Callable, search_path: str) -> str | None:
+def tool_package(arm: Arm, fill: Callable[..., Any], search_path: str) -> str | None:
     """The directory above the one the tool's executable resolves to (symlinks
     followed), or None where it is not installed."""
     command = _executable(arm, fill)
@@ -60,12 +65,12 @@ def tool_package(arm, fill: Callable, search_path: str) -> str | None:
     return str(Path(os.path.realpath(found)).parent.parent)
 
 
-def _executable(arm, fill: Callable) -> str:
+def _executable(arm: Arm, fill: Callable[..., Any]) -> str:
     tool = arm.tool
     return tool["binary"] if tool["kind"] == "shell" else fill(tool["server"]["command"])
 
 
-def _place(path: str, fill: Callable, package: str | None) -> str | None:
+def _place(path: str, fill: Callable[..., Any], package: str | None) -> str | None:
     """The rendered path; None when it needs the package and there is none."""
     if "tool_package" in path and package is None:
         return None

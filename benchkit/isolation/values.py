@@ -17,12 +17,13 @@ agent's shell keeps no variables between commands): safe, but not for a file nam
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from .options import DECLARE, EXPORT, MAPFILE, PRINTF, READ, UNSET, getopt
+from .syntax import NAME, Command, Script
 from .words import Word
 
 INTEGER, PLAIN, ANY, ENVIRONMENT = "integer", "plain", "any", "environment"
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _REFERENCE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])\}?")
 _INTEGER_TEXT = re.compile(r"[-+]?[0-9]+")
 _PLAIN_TEXT = re.compile(r"[A-Za-z0-9_.,:+\[\]-]*")
@@ -42,13 +43,13 @@ _COMPARISONS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 
 
 class Values:
-    """The kinds of the variables a parsed line (benchkit.isolation.shell.Script) sets."""
+    """The kinds of the variables a parsed line sets."""
 
-    def __init__(self, script):
-        self.sources: dict[str, list] = {}  # name -> [Word | kind]
+    def __init__(self, script: Script):
+        self.sources: dict[str, list[Word | str]] = {}  # a Word, a literal value or a kind
         self.integers: set[str] = set()     # declared -i: every assignment is arithmetic
         self.arithmetic: list[str] = []     # texts bash evaluates arithmetically
-        self._kinds: dict | None = None
+        self._kinds: dict[str, str] | None = None
         for cmd in script.commands:
             self._command(cmd)
         for source in script.expansions:
@@ -56,12 +57,12 @@ class Values:
 
     # -- collecting -----------------------------------------------------------------
 
-    def _set(self, name: str, source) -> None:
+    def _set(self, name: str, source: Word | str) -> None:
         self.sources.setdefault(name, []).append(source)
 
     def _assignment(self, word: Word) -> None:
         text = word.value if word.value is not None else word.text
-        name = _NAME.match(text)
+        name = NAME.match(text)
         if not name:
             return
         rest = text[name.end():]
@@ -70,7 +71,7 @@ class Values:
         value = text.partition("=")[2]
         self._set(name.group(), value if word.literal is not None else word)
 
-    def _command(self, cmd) -> None:
+    def _command(self, cmd: Command) -> None:
         for word in cmd.assignments:
             self._assignment(word)
         name = cmd.name.literal if cmd.name else None
@@ -82,16 +83,17 @@ class Values:
                     self._assignment(word)
                 else:
                     self.arithmetic += _subscripts(word)
+                named = NAME.match(word.text)
                 if parsed.has("-n"):  # a name reference: it reads whatever it names
-                    self._set(_NAME.match(word.text).group() if _NAME.match(word.text) else "", ANY)
-                if parsed.has("-i") and _NAME.match(word.text):
-                    self.integers.add(_NAME.match(word.text).group())
+                    self._set(named.group() if named else "", ANY)
+                if parsed.has("-i") and named:
+                    self.integers.add(named.group())
         elif name in _ASSIGNING:
             for word in getopt(words, _ASSIGNING[name]).operands:
                 self._named(word)
         elif name == "printf":
-            for word in getopt(words, PRINTF).values("-v"):
-                self._named(word)
+            for target in getopt(words, PRINTF).values("-v"):
+                self._named(target)
         elif name == "getopts":
             for word in words[2:3]:
                 self._named(word)
@@ -103,16 +105,16 @@ class Values:
         elif name in ("[[", "[", "test"):
             self._test(words)
 
-    def _named(self, word: Word) -> None:
+    def _named(self, word: Word | None) -> None:
         """A variable a builtin fills with text from elsewhere (read, printf -v, ...)."""
         if word is None:
             return
-        match = _NAME.match(word.value if word.value is not None else word.prefix)
+        match = NAME.match(word.value if word.value is not None else word.prefix)
         if match:
             self._set(match.group(), ANY)
         self.arithmetic += _subscripts(word)
 
-    def _test(self, words) -> None:
+    def _test(self, words: Sequence[Word]) -> None:
         items = list(words[1:])
         for i, word in enumerate(items):
             if word.value in _COMPARISONS and words[0].value == "[[":
@@ -129,10 +131,10 @@ class Values:
         if not source.startswith("${"):
             return
         body = source[2:-1]
-        if body.startswith("!") and _NAME.fullmatch(body[1:]):
+        if body.startswith("!") and NAME.fullmatch(body[1:]):
             self.arithmetic.append(body[1:])  # ${!x}: x's value names a variable
             return
-        name = _NAME.match(body.lstrip("#!"))
+        name = NAME.match(body.lstrip("#!"))
         if not name:
             return
         rest = body.lstrip("#!")[name.end():]
@@ -158,10 +160,12 @@ class Values:
             self._kinds = self._solve()
         return self._kinds[name]
 
-    def _solve(self) -> dict:
+    def _solve(self) -> dict[str, str]:
         """Every assigned variable's kind, propagated along `x=$y` and `x=y+1` (names in
         a literal) from the values that fix it: linear, each kind rises at most twice."""
-        kinds, copies, mentions = {}, {}, {}  # copies: y -> [x], mentions: y -> [x]
+        kinds: dict[str, str] = {}
+        copies: dict[str, list[str]] = {}    # y -> the x assigned `$y`
+        mentions: dict[str, list[str]] = {}  # y -> the x whose literal names y
         for name, sources in self.sources.items():
             kind = INTEGER
             for source in sources:
@@ -233,7 +237,7 @@ def _join(a: str, b: str) -> str:
     return a if _ORDER[a] >= _ORDER[b] else b
 
 
-def _source(source) -> tuple[str, list, list]:
+def _source(source: Word | str) -> tuple[str, list[str], list[str]]:
     """(the kind a value gives by itself, the variables it copies, the names in it)."""
     if source in (ANY, INTEGER, PLAIN):
         return source, [], []
@@ -242,7 +246,7 @@ def _source(source) -> tuple[str, list, list]:
             return INTEGER, [], []
         if not _PLAIN_TEXT.fullmatch(source) or source == "..":
             return ANY, [], []
-        return PLAIN, [], _NAME.findall(source)
+        return PLAIN, [], NAME.findall(source)
     text = source.text.partition("=")[2]
     if _INTEGER_WORDS.fullmatch(text):
         return INTEGER, [], []
@@ -271,7 +275,7 @@ def _arith_text(word: Word) -> str:
 
 def _subscripts(word: Word) -> list[str]:
     text = _arith_text(word)
-    name = _NAME.match(text)
+    name = NAME.match(text)
     if name and text[name.end():].startswith("["):
         rest = text[name.end() + 1:]
         return [rest[:rest.find("]")] if "]" in rest else rest]
