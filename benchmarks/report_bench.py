@@ -23,7 +23,9 @@ from pathlib import Path
 
 from benchkit.report import build_report, current_matrix, load_store, render
 from benchkit.report.render import _TEMPLATES
-from benchkit.report.synthetic import sample, write_store
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from synthetic import sample, write_store  # noqa: E402 - the tests' fixtures, by path
 
 OUTCOMES = ["passed"] * 17 + ["failed", "confused", "invalid", "harness-error"]
 TARGET = 0.54
