@@ -20,9 +20,9 @@ import numpy as np
 from benchkit.cost import COMPONENTS
 from benchkit.fingerprint import arm_fingerprint
 from benchkit.report.headline import (
+    Cells,
     arm_row,
     by_cost,
-    cell_stats,
     common_headline,
     comparison,
     statistics_view,
@@ -218,7 +218,9 @@ def build_report(contents: StoreContents, matrix: Matrix, *, level: float = LEVE
     arm_ids = [a.id for a in matrix.arms]
     scored = [t.id for t in matrix.scored_tasks]
     k, floor = matrix.k, matrix.floor
-    cells = {arm: cell_stats(sorted_.measured, arm, scored, k) for arm in arm_ids}
+    measured, replay = (Cells(sorted_.measured, k, "measured"),
+                        Cells(sorted_.replay, k, "replay-estimate"))
+    cells = {arm: measured.of_arm(arm, scored) for arm in arm_ids}
 
     headline = by_cost([arm_row(arm, cells[arm], tasks_total=len(scored), floor=floor,
                                 level=level) for arm in arm_ids])
@@ -242,11 +244,10 @@ def build_report(contents: StoreContents, matrix: Matrix, *, level: float = LEVE
         "components": component_view(sorted_.measured, cells, matrix),
         "bonus": bonus_view(sorted_.measured, matrix),
         "coverage": coverage_view(sorted_, matrix),
-        "cells": cells_view(sorted_, matrix),
-        "replay": replay_view(sorted_.replay, matrix),
-        "estimates": estimate_view(sorted_.replay, matrix),
-        "tasks": {"measured": task_view(sorted_.measured, matrix),
-                  "replay": task_view(sorted_.replay, matrix)},
+        "cells": cells_view(measured, replay, matrix),
+        "replay": replay_view(replay, matrix),
+        "estimates": estimate_view(replay, matrix),
+        "tasks": {"measured": task_view(measured, matrix), "replay": task_view(replay, matrix)},
         "exclusions": exclusion_view(sorted_.excluded, arm_ids),
         "other_versions": other_versions_view(sorted_.other),
         "problems": contents.problems,

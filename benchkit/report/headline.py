@@ -3,6 +3,7 @@ tasks they all ran, and the verdicts and cost differences of the pairs of arms."
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from benchkit.report.matrix import Matrix
@@ -10,7 +11,7 @@ from benchkit.report.stats import ALL_METRICS, CellStats, intervals, mean_of
 from benchkit.report.verdicts import family, verdicts
 
 if TYPE_CHECKING:
-    pass
+    from benchkit.report.aggregate import Tally
 
 
 def figure(value, interval=(None, None)) -> dict:
@@ -18,14 +19,28 @@ def figure(value, interval=(None, None)) -> dict:
     return {"value": value, "low": low, "high": high}
 
 
-def cell_stats(tallies: dict, arm: str, task_ids, k: int) -> dict:
-    """task id -> CellStats of the arm's cells that have at least one sample."""
-    cells = {}
-    for task in task_ids:
-        tally = tallies.get((arm, task))
-        if tally is not None and len(tally):
-            cells[task] = CellStats(tally.rows, k, name=f"{arm}/{task}")
-    return cells
+class Cells:
+    """One kind of counting samples' tallies (measured, or replay), (arm, task) ->
+    Tally, with each cell's CellStats computed once, when first asked for: the
+    headline, the tiers and the per-cell and per-task tables all read the same."""
+
+    def __init__(self, tallies: Mapping[tuple[str, str], Tally], k: int, kind: str):
+        self.tallies, self.k, self.kind = tallies, k, kind
+        self._stats: dict[tuple[str, str], CellStats | None] = {}
+
+    def stats(self, arm: str, task: str) -> CellStats | None:
+        """The cell's CellStats; None when it has no sample."""
+        key = (arm, task)
+        if key not in self._stats:
+            tally = self.tallies.get(key)
+            self._stats[key] = (CellStats(tally.rows, self.k, name=f"{self.kind}:{arm}/{task}")
+                                if tally is not None and len(tally) else None)
+        return self._stats[key]
+
+    def of_arm(self, arm: str, task_ids: Iterable[str]) -> dict[str, CellStats]:
+        """task id -> CellStats of the arm's cells that have at least one sample."""
+        found = ((task, self.stats(arm, task)) for task in task_ids)
+        return {task: stats for task, stats in found if stats is not None}
 
 
 def arm_row(arm: str, cells: dict, *, tasks_total: int, floor: int,

@@ -9,10 +9,10 @@ from collections import Counter, defaultdict
 from typing import TYPE_CHECKING
 
 from benchkit.cost import COMPONENTS
-from benchkit.report.headline import arm_row, by_cost, cell_stats
+from benchkit.report.headline import Cells, arm_row, by_cost
 from benchkit.report.load import StoreContents
 from benchkit.report.matrix import SCORED_TIERS, Matrix
-from benchkit.report.stats import ALL_METRICS, COST, SUCCESS, CellStats, mean_of
+from benchkit.report.stats import ALL_METRICS, COST, SUCCESS, mean_of
 
 if TYPE_CHECKING:
     from benchkit.report.aggregate import Sorted, Tally
@@ -116,16 +116,16 @@ def coverage_view(sorted_: Sorted, matrix: Matrix) -> dict:
     return {"rows": rows, "missing": missing, "below_floor": below}
 
 
-def cells_view(sorted_: Sorted, matrix: Matrix) -> list:
+def cells_view(measured: Cells, replay: Cells, matrix: Matrix) -> list:
     """Every current cell with samples, measured or replayed, with its component means:
     the CSV export, from which a spreadsheet can re-weight without the store."""
     tasks = {t.id: t for t in matrix.tasks}
     rows = []
-    for kind, tallies in (("measured", sorted_.measured), ("replay-estimate", sorted_.replay)):
-        for (arm, task), tally in tallies.items():
-            if not len(tally):
+    for kind, cells in (("measured", measured), ("replay-estimate", replay)):
+        for (arm, task), tally in cells.tallies.items():
+            stats = cells.stats(arm, task)
+            if stats is None:
                 continue
-            stats = CellStats(tally.rows, matrix.k, name=f"{kind}:{arm}/{task}")
             tokens = tally.tokens.mean(axis=0).tolist()
             rows.append({"arm": arm, "task": task, "tier": tasks[task].tier, "kind": kind,
                          "samples": stats.n, "passes": stats.passes,
@@ -140,42 +140,41 @@ def _column_mean(tally: Tally, column: int):
     return float(tally.rows[:, column].mean()) if len(tally) else None
 
 
-def replay_view(tallies: dict, matrix: Matrix) -> list:
+def replay_view(replay: Cells, matrix: Matrix) -> list:
     """Replay samples per arm, over the scored tasks: estimates, never the headline."""
     scored = [t.id for t in matrix.scored_tasks]
     rows = []
     for arm in (a.id for a in matrix.arms):
-        cells = cell_stats(tallies, arm, scored, matrix.k)
+        cells = replay.of_arm(arm, scored)
         if cells:
             rows.append({**arm_row(arm, cells, tasks_total=len(scored), floor=matrix.floor,
                                    level=None), "estimated": True})
     return rows
 
 
-def estimate_view(tallies: dict, matrix: Matrix) -> dict | None:
+def estimate_view(replay: Cells, matrix: Matrix) -> dict | None:
     """Replay samples in the measured figures' layout (headline, tiers, components),
     every figure an estimate and kept apart from the measured ones; None without any."""
     scored = [t.id for t in matrix.scored_tasks]
     arm_ids = [a.id for a in matrix.arms]
-    cells = {arm: cell_stats(tallies, arm, scored, matrix.k) for arm in arm_ids}
+    cells = {arm: replay.of_arm(arm, scored) for arm in arm_ids}
     if not any(cells.values()):
         return None
     headline = by_cost([arm_row(arm, cells[arm], tasks_total=len(scored), floor=matrix.floor,
                                 level=None) for arm in arm_ids])
     return {"headline": headline, "tiers": tier_view(cells, matrix),
-            "components": component_view(tallies, cells, matrix), "estimated": True}
+            "components": component_view(replay.tallies, cells, matrix), "estimated": True}
 
 
-def task_view(tallies: dict, matrix: Matrix) -> list:
+def task_view(cells: Cells, matrix: Matrix) -> list:
     """Per arm with samples: a row per task it ran, in matrix order, with its means."""
     view = []
     for arm in (a.id for a in matrix.arms):
         rows = []
         for task in matrix.tasks:
-            tally = tallies.get((arm, task.id))
-            if tally is None or not len(tally):
+            stats = cells.stats(arm, task.id)
+            if stats is None:
                 continue
-            stats = CellStats(tally.rows, matrix.k, name=f"tasks:{arm}/{task.id}")
             rows.append({"task": task.id, "tier": task.tier, "scored": task.scored,
                          "samples": stats.n, "passes": stats.passes,
                          **dict(zip(ALL_METRICS, stats.figures()))})
