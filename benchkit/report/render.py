@@ -13,7 +13,7 @@ import jinja2
 from benchkit import cache_dir
 from benchkit.cost import COMPONENTS
 from benchkit.report import charts
-from benchkit.report.trials import cell_href
+from benchkit.report.links import cell_href
 
 FORMATS = ("md", "html", "json", "csv")
 TEMPLATES = Path(__file__).parent / "templates"

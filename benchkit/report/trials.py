@@ -19,7 +19,6 @@ from benchkit.report.matrix import DEFAULT_WEIGHTS
 from benchkit.store import Store
 
 PASSED = "passed"
-TRIALS = "trials"  # the drill-down pages' directory beside report.html (pages.py)
 TERMINAL_CHARS = 600
 
 
@@ -68,11 +67,6 @@ def _outcome_matches(outcome, outcomes) -> bool:
     if not outcomes:
         return True
     return outcome in outcomes or ("failures" in outcomes and outcome != PASSED)
-
-
-def cell_href(arm: str, task: str) -> str:
-    """A cell's page, relative to report.html."""
-    return f"{TRIALS}/{arm}/{task}.html"
 
 
 # --- one trial -----------------------------------------------------------------------
