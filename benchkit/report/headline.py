@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from benchkit.report.aggregate import Tally
 
 
-def figure(value, interval=(None, None)) -> dict:
+def figure(value: float | None, interval: tuple = (None, None)) -> dict:
     low, high = interval
     return {"value": value, "low": low, "high": high}
 
@@ -43,29 +43,32 @@ class Cells:
         return {task: stats for task, stats in found if stats is not None}
 
 
-def arm_row(arm: str, cells: dict, *, tasks_total: int, floor: int,
+def arm_row(arm: str, cells: dict[str, CellStats], *, tasks_total: int, floor: int,
             level: float | None) -> dict:
     """One arm's headline row: means over its tasks of per-task means, with intervals
     (none when level is None)."""
     figures = [c.figures() for c in cells.values()]
-    points = [mean_of(column) for column in zip(*figures)] if figures else [None] * len(ALL_METRICS)
+    points = ([mean_of(column) for column in zip(*figures, strict=True)] if figures
+              else [None] * len(ALL_METRICS))
     bounds = (intervals(list(cells.values()), level=level) if level
               else [(None, None)] * len(ALL_METRICS))
-    row = {"arm": arm, "tasks": len(cells), "tasks_total": tasks_total,
-           "covered": sum(1 for c in cells.values() if c.n >= floor),
-           "samples": sum(c.n for c in cells.values()),
-           "pass_k_tasks": sum(1 for c in cells.values() if c.pass_k is not None)}
-    row.update({name: figure(p, b) for name, p, b in zip(ALL_METRICS, points, bounds)})
-    row["coverage"] = row["covered"] / tasks_total if tasks_total else None
+    covered = sum(1 for c in cells.values() if c.n >= floor)
+    row: dict = {"arm": arm, "tasks": len(cells), "tasks_total": tasks_total, "covered": covered,
+                 "samples": sum(c.n for c in cells.values()),
+                 "pass_k_tasks": sum(1 for c in cells.values() if c.pass_k is not None)}
+    row.update({name: figure(p, b)
+                for name, p, b in zip(ALL_METRICS, points, bounds, strict=True)})
+    row["coverage"] = covered / tasks_total if tasks_total else None
     return row
 
 
-def by_cost(rows: list) -> list:
+def by_cost(rows: list[dict]) -> list[dict]:
     """Cheapest first; arms without samples last, in matrix order."""
     return sorted(rows, key=lambda r: (r["cost"]["value"] is None, r["cost"]["value"] or 0))
 
 
-def common_headline(cells: dict, scored: list, floor: int, level: float) -> dict | None:
+def common_headline(cells: dict[str, dict[str, CellStats]], scored: list[str], floor: int,
+                    level: float) -> dict | None:
     """The arms compared on the tasks every arm with samples ran; None when they all
     ran the same tasks (the headline already is that comparison)."""
     ran = {arm: set(c) for arm, c in cells.items() if c}
@@ -78,7 +81,8 @@ def common_headline(cells: dict, scored: list, floor: int, level: float) -> dict
             "rows": by_cost(rows)}
 
 
-def verdict_view(cells: dict, headline: list, matrix: Matrix, level: float) -> dict | None:
+def verdict_view(cells: dict[str, dict[str, CellStats]], headline: list[dict], matrix: Matrix,
+                 level: float) -> dict | None:
     """The headline comparison: each pair's three-way verdict (benchkit.report.verdicts),
     every pair of the arms with samples, or each against the baseline."""
     ranked = [r["arm"] for r in headline if r["cost"]["value"] is not None]
@@ -90,7 +94,7 @@ def verdict_view(cells: dict, headline: list, matrix: Matrix, level: float) -> d
             "pairs": verdicts({arm: cells[arm] for arm in ranked}, fam)}
 
 
-def comparison(pairs: dict | None, rows: list) -> dict | None:
+def comparison(pairs: dict | None, rows: list[dict]) -> dict | None:
     """Each arm's cost difference to the reference (the baseline, else the cheapest
     arm), from the verdicts' simultaneous intervals, so choosing the cheapest after
     looking costs nothing: every pair is covered at once."""
@@ -118,11 +122,11 @@ def comparison(pairs: dict | None, rows: list) -> dict | None:
     return {"reference": reference, "rows": found} if found else None
 
 
-def _inverse(value):
+def _inverse(value: float | None) -> float | None:
     return 1 / value if value else None
 
 
-def _scaled(base, ratio):
+def _scaled(base: float | None, ratio: float | None) -> float | None:
     """The difference in tokens a ratio to the reference's mean means."""
     return base * (ratio - 1) if base is not None and ratio is not None else None
 

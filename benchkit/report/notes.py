@@ -3,8 +3,10 @@ read as (coverage, exclusions, other versions, replay estimates, durations)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 
-def _names(items) -> str:
+
+def _names(items: Iterable[str]) -> str:
     items = list(items)
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 

@@ -90,7 +90,7 @@ def _environment(autoescape: bool) -> jinja2.Environment:
     return environment
 
 
-_TEMPLATES = {}
+_TEMPLATES: dict[str, jinja2.Template] = {}
 
 
 def _template(name: str, autoescape: bool) -> jinja2.Template:

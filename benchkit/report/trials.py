@@ -90,7 +90,7 @@ def tokens(sample: dict, weights: dict | None = None) -> dict:
                        usage.get("cache_write_1h"), usage.get("cache_read", 0),
                        usage.get("output", 0))
     weights = {**DEFAULT_WEIGHTS, **(weights or {})}
-    return {"components": dict(zip(COMPONENTS, split)),
+    return {"components": dict(zip(COMPONENTS, split, strict=True)),
             "cost": cost(split, tuple(weights[c] for c in COMPONENTS)),
             "estimated": bool(sample.get("usage_estimated")) or sample.get("driver") == "replay"}
 
@@ -137,7 +137,7 @@ def conversation(events: list) -> list[dict]:
     return turns
 
 
-def _turn(who: str, kind: str, title: str, body: str) -> dict:
+def _turn(who: str, kind: str, title: str, body: str | None) -> dict:
     return {"who": who, "kind": kind, "title": title, "body": body}
 
 
@@ -237,4 +237,4 @@ def list_lines(samples: list) -> list[str]:
                      s.get("outcome", ""), f"{t['cost']:,.0f}{'~' if t['estimated'] else ''}",
                      summary(s)[:80]])
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
-    return ["  ".join([*(v.ljust(w) for v, w in zip(r, widths)), r[-1]]).rstrip() for r in rows]
+    return ["  ".join([*(v.ljust(w) for v, w in zip(r, widths, strict=False)), r[-1]]).rstrip() for r in rows]

@@ -6,16 +6,19 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from benchkit.cost import COMPONENTS
 from benchkit.report.headline import Cells, arm_row, by_cost
 from benchkit.report.load import StoreContents
 from benchkit.report.matrix import SCORED_TIERS, Matrix
-from benchkit.report.stats import ALL_METRICS, COST, SUCCESS, mean_of
+from benchkit.report.stats import ALL_METRICS, COST, SUCCESS, CellStats, mean_of
 
 if TYPE_CHECKING:
     from benchkit.report.aggregate import Sorted, Tally
+
+Cell = tuple[str, str]  # (arm id, task id)
 
 
 def totals(contents: StoreContents, sorted_: Sorted) -> dict:
@@ -40,7 +43,7 @@ def duration_view(jobs: Counter) -> dict:
                      sorted(jobs.items(), key=lambda item: (item[0] is None, item[0] or 0))]}
 
 
-def tier_view(cells: dict, matrix: Matrix) -> list:
+def tier_view(cells: dict[str, dict[str, CellStats]], matrix: Matrix) -> list[dict]:
     """Per tier and arm: cost and success over the tier's tasks the arm ran."""
     view = []
     for tier in SCORED_TIERS:
@@ -61,16 +64,17 @@ def tier_view(cells: dict, matrix: Matrix) -> list:
     return view
 
 
-def component_view(tallies: dict, cells: dict, matrix: Matrix) -> list:
+def component_view(tallies: Mapping[Cell, Tally], cells: dict[str, dict[str, CellStats]],
+                   matrix: Matrix) -> list[dict]:
     """Per arm: mean tokens per trial of each component, weighted, and its share."""
-    view = []
+    view: list[dict] = []
     for arm in (a.id for a in matrix.arms):
         per_task = [tallies[(arm, t)].tokens.mean(axis=0).tolist()
                     for t in cells[arm]]
         if not per_task:
             view.append({"arm": arm, "tokens": None, "weighted": None, "shares": None})
             continue
-        tokens = {c: mean_of(col) for c, col in zip(COMPONENTS, zip(*per_task))}
+        tokens = {c: mean_of(col) for c, col in zip(COMPONENTS, zip(*per_task, strict=True), strict=True)}
         weighted = {c: tokens[c] * matrix.weights[c] for c in COMPONENTS}
         total = math.fsum(weighted.values())
         view.append({"arm": arm, "tokens": tokens, "weighted": weighted, "total": total,
@@ -78,19 +82,19 @@ def component_view(tallies: dict, cells: dict, matrix: Matrix) -> list:
     return view
 
 
-def bonus_view(tallies: dict, matrix: Matrix) -> list:
+def bonus_view(tallies: Mapping[Cell, Tally], matrix: Matrix) -> list[dict]:
     """Per bonus operation: each arm's applicability, and its outcome where it ran."""
     view = []
     for task in matrix.bonus_tasks:
         arms = []
         for arm in (a.id for a in matrix.arms):
             tally = tallies.get((arm, task.id))
-            ran = tally is not None and len(tally) > 0
+            ran = tally if tally is not None and len(tally) else None
             arms.append({"arm": arm, "applicability": task.applicability.get(arm),
-                         "samples": len(tally) if ran else 0,
-                         "passes": round(tally.rows[:, SUCCESS].sum()) if ran else 0,
-                         "success": _column_mean(tally, SUCCESS) if ran else None,
-                         "cost": _column_mean(tally, COST) if ran else None})
+                         "samples": len(ran) if ran else 0,
+                         "passes": round(ran.rows[:, SUCCESS].sum()) if ran else 0,
+                         "success": _column_mean(ran, SUCCESS) if ran else None,
+                         "cost": _column_mean(ran, COST) if ran else None})
         view.append({"task": task.id, "only_when": task.only_when, "arms": arms})
     return view
 
@@ -98,7 +102,9 @@ def bonus_view(tallies: dict, matrix: Matrix) -> list:
 def coverage_view(sorted_: Sorted, matrix: Matrix) -> dict:
     """Arm by task: valid measured samples, whether the floor is reached, what else is
     there (excluded, replay), and the cells missing or below the floor."""
-    rows, missing, below = [], [], []
+    rows: list[dict] = []
+    missing: list[dict] = []
+    below: list[dict] = []
     for task in matrix.tasks:
         entries = []
         for arm in (a.id for a in matrix.arms):
@@ -116,7 +122,7 @@ def coverage_view(sorted_: Sorted, matrix: Matrix) -> dict:
     return {"rows": rows, "missing": missing, "below_floor": below}
 
 
-def cells_view(measured: Cells, replay: Cells, matrix: Matrix) -> list:
+def cells_view(measured: Cells, replay: Cells, matrix: Matrix) -> list[dict]:
     """Every current cell with samples, measured or replayed, with its component means:
     the CSV export, from which a spreadsheet can re-weight without the store."""
     tasks = {t.id: t for t in matrix.tasks}
@@ -129,18 +135,18 @@ def cells_view(measured: Cells, replay: Cells, matrix: Matrix) -> list:
             tokens = tally.tokens.mean(axis=0).tolist()
             rows.append({"arm": arm, "task": task, "tier": tasks[task].tier, "kind": kind,
                          "samples": stats.n, "passes": stats.passes,
-                         **dict(zip(ALL_METRICS, stats.figures())),
-                         **dict(zip(COMPONENTS, tokens))})
+                         **dict(zip(ALL_METRICS, stats.figures(), strict=True)),
+                         **dict(zip(COMPONENTS, tokens, strict=True))})
     order = {t.id: i for i, t in enumerate(matrix.tasks)}
     arms = {a.id: i for i, a in enumerate(matrix.arms)}
     return sorted(rows, key=lambda r: (r["kind"], arms[r["arm"]], order[r["task"]]))
 
 
-def _column_mean(tally: Tally, column: int):
+def _column_mean(tally: Tally, column: int) -> float | None:
     return float(tally.rows[:, column].mean()) if len(tally) else None
 
 
-def replay_view(replay: Cells, matrix: Matrix) -> list:
+def replay_view(replay: Cells, matrix: Matrix) -> list[dict]:
     """Replay samples per arm, over the scored tasks: estimates, never the headline."""
     scored = [t.id for t in matrix.scored_tasks]
     rows = []
@@ -166,7 +172,7 @@ def estimate_view(replay: Cells, matrix: Matrix) -> dict | None:
             "components": component_view(replay.tallies, cells, matrix), "estimated": True}
 
 
-def task_view(cells: Cells, matrix: Matrix) -> list:
+def task_view(cells: Cells, matrix: Matrix) -> list[dict]:
     """Per arm with samples: a row per task it ran, in matrix order, with its means."""
     view = []
     for arm in (a.id for a in matrix.arms):
@@ -177,16 +183,16 @@ def task_view(cells: Cells, matrix: Matrix) -> list:
                 continue
             rows.append({"task": task.id, "tier": task.tier, "scored": task.scored,
                          "samples": stats.n, "passes": stats.passes,
-                         **dict(zip(ALL_METRICS, stats.figures()))})
+                         **dict(zip(ALL_METRICS, stats.figures(), strict=True))})
         if rows:
             view.append({"arm": arm, "rows": rows,
                          "missing": len(matrix.scored_tasks) - sum(r["scored"] for r in rows)})
     return view
 
 
-def exclusion_view(excluded: dict, arm_ids: list) -> list:
+def exclusion_view(excluded: Mapping[Cell, Counter], arm_ids: list[str]) -> list[dict]:
     """Per arm: invalid, unaudited and harness-error samples, by failure class."""
-    per_arm = defaultdict(Counter)
+    per_arm: defaultdict[str, Counter] = defaultdict(Counter)
     for (arm, _), counter in excluded.items():
         per_arm[arm].update(counter)
     order = arm_ids + sorted(set(per_arm) - set(arm_ids))
@@ -198,7 +204,8 @@ def exclusion_view(excluded: dict, arm_ids: list) -> list:
             for arm in order if per_arm[arm]]
 
 
-def other_versions_view(other: dict) -> list:
+def other_versions_view(other: dict[tuple, list]) -> list[dict]:
+    """Samples of another version of the tree or tool, per cell and what changed."""
     rows = []
     for (arm, task, changes, estimated), (tally, count) in sorted(other.items()):
         rows.append({"arm": arm, "task": task, "changed": list(changes), "estimated": estimated,
