@@ -25,7 +25,6 @@ import numpy as np
 # A trial row's columns: the continuous metrics, then passed, imputed cost, has it.
 METRICS = ("cost", "raw", "turns", "duration", "success", "blocked")
 COST, SUCCESS, USD, HAS_USD = 0, 4, 6, 7
-CONTINUOUS = (0, 1, 2, 3, 5)
 ALL_METRICS = METRICS + ("pass_k", "cost_usd")
 LEVEL = 0.95
 
