@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from shipped import REFERENCE_IDS
+from synthetic import sample, write_store
 
 from benchkit.cli import COMMANDS, main
-from benchkit.report.synthetic import sample, write_store
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 README = (CHECKOUT / "README.md").read_text(encoding="utf-8")

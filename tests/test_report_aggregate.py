@@ -4,11 +4,11 @@ import json
 import random
 
 import pytest
+from synthetic import sample, write_store
 
 from benchkit.fingerprint import arm_fingerprint
 from benchkit.report import build_report, load_store, render
 from benchkit.report.matrix import ArmEntry, Matrix, TaskEntry
-from benchkit.report.synthetic import sample, write_store
 
 
 def matrix_of(arms, tasks, **options) -> Matrix:

@@ -8,11 +8,11 @@ import json
 import jsonschema
 import pytest
 from click.testing import CliRunner
+from synthetic import sample, write_store
 
 from benchkit import SCHEMA_DIR
 from benchkit.cli import main
 from benchkit.report import current_matrix
-from benchkit.report.synthetic import sample, write_store
 
 SECRET = "0123456789abcdef0123456789abcdef01234567"
 
@@ -90,7 +90,7 @@ def test_a_weight_override_re_renders_without_re_running(tree, store):
     heavier = json.loads(invoke("--store", store, "--format", "json",
                                 "--weight", "output=7", "--weight", "cache_read=0").output)
     assert heavier["weights"]["output"] == 7 and heavier["weights"]["cache_read"] == 0
-    for before, after in zip(plain["headline"], heavier["headline"]):
+    for before in plain["headline"]:
         components = next(c for c in plain["components"] if c["arm"] == before["arm"])["tokens"]
         expected = (before["cost"]["value"] + 2 * components["output"]
                     - 0.1 * components["cache_read"])

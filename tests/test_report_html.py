@@ -19,12 +19,12 @@ import time
 import zlib
 
 import pytest
+from synthetic import sample, write_store
 
 from benchkit.report import build_report, load_store, render
 from benchkit.report.charts import CHEAP, COMPONENT_COLOURS
 from benchkit.report.matrix import ArmEntry, Matrix, TaskEntry
 from benchkit.sample import SCORED_TIERS
-from benchkit.report.synthetic import sample, write_store
 
 CHROMIUM = shutil.which("chromium")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (scripts/test-setup installs it)")
@@ -148,7 +148,7 @@ def rgb(colour: str) -> tuple:
 
 
 def near(pixel, colour, tolerance=6) -> bool:
-    return all(abs(p - c) <= tolerance for p, c in zip(pixel, colour))
+    return all(abs(p - c) <= tolerance for p, c in zip(pixel, colour, strict=False))
 
 
 @pytest.fixture(scope="module")

@@ -76,6 +76,32 @@ def test_the_estimate_is_always_inside_its_interval():
             assert low <= estimate <= high and low < high, (passes, k)
 
 
+def exact_variance(n: int, k: int, p: float) -> float:
+    """Var of C(c,k)/C(n,k) over c ~ Binomial(n, p), summed over every c."""
+    values = [math.comb(c, k) / math.comb(n, k) for c in range(n + 1)]
+    weights = [math.comb(n, c) * p ** c * (1 - p) ** (n - c) for c in range(n + 1)]
+    mean = sum(w * v for w, v in zip(weights, values, strict=True))
+    return sum(w * (v - mean) ** 2 for w, v in zip(weights, values, strict=True))
+
+
+@pytest.mark.parametrize("k", [2, 3, 5])
+def test_pass_k_bounds_solve_the_score_equation_with_the_exact_variance(k):
+    # Unequal cells: the bounds are where (estimate - q)^2 = z^2 Var(q) / m^2 crosses
+    # zero, Var(q) summing the cells' variances at rate q^(1/k), here enumerated over
+    # every pass count rather than by the U-statistic's closed form the report uses.
+    sizes = [k, k + 1, k + 3, 2 * k + 5, 2 * k + 5]
+    estimate = sum(pass_hat(n - 1, n, k) for n in sizes) / len(sizes)
+
+    def score(q: float) -> float:
+        variance = sum(exact_variance(n, k, q ** (1 / k)) for n in sizes)
+        return (estimate - q) ** 2 - Z2 * variance / len(sizes) ** 2
+
+    low, high = rate_interval(estimate, sizes, k, 0.95)
+    assert 0 < low < estimate < high < 1
+    for bound, outward in ((low, -1e-5), (high, 1e-5)):
+        assert score(bound - outward) <= 0 < score(bound + outward), (k, bound)
+
+
 def test_student_quantiles_match_the_table():
     for df, value in ((1, 12.706), (2, 4.303), (5, 2.571), (10, 2.228), (30, 2.042)):
         assert t_quantile(0.95, df) == pytest.approx(value, abs=2e-3)

@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from benchkit.report.synthetic import sample, write_store
+from synthetic import sample, write_store
 
 
 def benchkit(*args, cwd, env=None):

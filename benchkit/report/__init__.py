@@ -4,8 +4,9 @@
     report = build("results")                 # the JSON-ready report dict
     paths = write_reports("results", "reports")  # report.md, .html, .json, .csv
 
-Stages: load (the store), matrix (the current tree), aggregate (+ stats), render
-(+ charts, templates/).
+Stages: load (the store), matrix (the current tree), aggregate (headline, views,
+notes; + stats, verdicts), render (+ charts, templates/; pages and trials for the
+HTML report's drill-down).
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ def current_matrix(root=None, *, weights=None, model=None, pass_k=None,
     """The matrix of the tree at root (default: benchkit.spec.find_root()), with any
     weight overrides. Raises benchkit.spec.SpecError when the tree is broken, and
     ValueError for a baseline that is not an arm of the tree."""
+    # Imported here: the spec's YAML and JSON-Schema stack costs ~70 ms that `benchkit
+    # show` (which imports this package) never needs.
     from benchkit.spec import load_tree
     matrix = matrix_from_tree(load_tree(root), model=model)
     if weights:
@@ -74,6 +77,8 @@ def write_reports(store_dir, reports_dir, *, formats=FORMATS, name: str | None =
         path.write_text(render(report, format_), encoding="utf-8")
         paths.append(path)
     if "html" in formats:
+        # Imported here: the trial pages read the store whole (trials, benchkit.store),
+        # ~20 ms of imports a one-format report never uses.
         from benchkit.report.pages import write_pages
         write_pages(store_dir, reports_dir, report)
     return paths

@@ -102,7 +102,7 @@ def component_chart(components: list, names: dict) -> dict | None:
 def _blend(relative: float) -> str:
     """The tier's cheapest arm light green, 1.5x its cost and above orange."""
     t = min(max((relative - 1.0) / 0.5, 0.0), 1.0)
-    return "#%02x%02x%02x" % tuple(round(a + (b - a) * t) for a, b in zip(CHEAP, DEAR))
+    return "#" + "".join(f"{round(a + (b - a) * t):02x}" for a, b in zip(CHEAP, DEAR, strict=True))
 
 
 def tier_heatmap(tiers: list, arms: list) -> dict | None:

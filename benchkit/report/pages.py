@@ -5,7 +5,7 @@
     trials/<arm>/<task>/<id>.html   one trial: what `benchkit show ID` prints
 
 Every page is self-contained like the report (inline CSS, no script, nothing fetched).
-The report links each cell it shows to trials/<arm>/<task>.html (trials.cell_href).
+The report links each cell it shows to trials/<arm>/<task>.html (links.cell_href).
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
+from benchkit.report.links import TRIALS
 from benchkit.report.render import render_page
 from benchkit.report.trials import (
     PASSED,
-    TRIALS,
     failures_first,
     load_trials,
     summary,

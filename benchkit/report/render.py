@@ -12,7 +12,7 @@ import jinja2
 
 from benchkit import cache_dir
 from benchkit.report import charts
-from benchkit.report.trials import cell_href
+from benchkit.report.links import cell_href
 from benchkit.sample import COMPONENTS
 
 FORMATS = ("md", "html", "json", "csv")
@@ -90,7 +90,7 @@ def _environment(autoescape: bool) -> jinja2.Environment:
     return environment
 
 
-_TEMPLATES = {}
+_TEMPLATES: dict[str, jinja2.Template] = {}
 
 
 def _template(name: str, autoescape: bool) -> jinja2.Template:

@@ -25,7 +25,6 @@ import numpy as np
 # A trial row's columns: the continuous metrics, then passed, imputed cost, has it.
 METRICS = ("cost", "raw", "turns", "duration", "success", "blocked")
 COST, SUCCESS, USD, HAS_USD = 0, 4, 6, 7
-CONTINUOUS = (0, 1, 2, 3, 5)
 ALL_METRICS = METRICS + ("pass_k", "cost_usd")
 LEVEL = 0.95
 
@@ -141,15 +140,12 @@ def wilson(p: float, n_eff: float, z: float) -> tuple[float, float]:
     return max(0.0, min(centre - half, p)), min(1.0, max(centre + half, p))
 
 
-def pass_k_variance(n: int, k: int, p):
-    """Variance of C(c,k)/C(n,k) for c ~ Binomial(n, p): the U-statistic's
-    sum over overlaps j of C(k,j) C(n-k,k-j) / C(n,k) (p^(2k-j) - p^(2k))."""
-    total = 0.0
-    for j in range(1, k + 1):
-        weight = math.comb(k, j) * math.comb(n - k, k - j) / math.comb(n, k)
-        if weight:
-            total = total + weight * (p ** (2 * k - j) - p ** (2 * k))
-    return total
+def overlap_weights(n: int, k: int) -> np.ndarray:
+    """The variance of C(c,k)/C(n,k) for c ~ Binomial(n, p) is the U-statistic's
+    sum over overlaps j = 1..k of w_j (p^(2k-j) - p^(2k)); these are the
+    w_j = C(k,j) C(n-k,k-j) / C(n,k)."""
+    return np.array([math.comb(k, j) * math.comb(n - k, k - j) / math.comb(n, k)
+                     for j in range(1, k + 1)])
 
 
 GRID = np.linspace(0.0, 1.0, 1001)
@@ -167,10 +163,13 @@ def rate_interval(estimate: float, n, k: int, level: float):
     if k == 1:
         return wilson(estimate, len(n) ** 2 / float((1.0 / n).sum()), z)
     sizes, counts = np.unique(n, return_counts=True)
+    # The cells' weights summed once: Var(q) is then a polynomial in p of k terms.
+    weights = sum(c * overlap_weights(int(s), k) for s, c in zip(sizes, counts, strict=True))
+    powers = 2 * k - np.arange(1, k + 1)
 
     def inside(q):
-        p = q ** (1.0 / k)
-        variance = sum(c * pass_k_variance(int(s), k, p) for s, c in zip(sizes, counts))
+        p = (q ** (1.0 / k))[:, None]
+        variance = ((p ** powers - p ** (2 * k)) * weights).sum(axis=1)
         return (estimate - q) ** 2 <= z * z * variance / len(n) ** 2
 
     accepted = GRID[inside(GRID)]

@@ -20,7 +20,6 @@ from benchkit.sample import COMPONENTS
 from benchkit.store import Store
 
 PASSED = "passed"
-TRIALS = "trials"  # the drill-down pages' directory beside report.html (pages.py)
 TERMINAL_CHARS = 600
 
 
@@ -71,11 +70,6 @@ def _outcome_matches(outcome, outcomes) -> bool:
     return outcome in outcomes or ("failures" in outcomes and outcome != PASSED)
 
 
-def cell_href(arm: str, task: str) -> str:
-    """A cell's page, relative to report.html."""
-    return f"{TRIALS}/{arm}/{task}.html"
-
-
 # --- one trial -----------------------------------------------------------------------
 
 def transcript_events(store_dir, sample: dict) -> list | None:
@@ -97,7 +91,7 @@ def tokens(sample: dict, weights: dict | None = None) -> dict:
                        usage.get("cache_write_1h"), usage.get("cache_read", 0),
                        usage.get("output", 0))
     weights = {**DEFAULT_WEIGHTS, **(weights or {})}
-    return {"components": dict(zip(COMPONENTS, split)),
+    return {"components": dict(zip(COMPONENTS, split, strict=True)),
             "cost": cost(split, tuple(weights[c] for c in COMPONENTS)),
             "estimated": bool(sample.get("usage_estimated")) or sample.get("driver") == "replay"}
 
@@ -144,7 +138,7 @@ def conversation(events: list) -> list[dict]:
     return turns
 
 
-def _turn(who: str, kind: str, title: str, body: str) -> dict:
+def _turn(who: str, kind: str, title: str, body: str | None) -> dict:
     return {"who": who, "kind": kind, "title": title, "body": body}
 
 
@@ -244,4 +238,4 @@ def list_lines(samples: list) -> list[str]:
                      s.get("outcome", ""), f"{t['cost']:,.0f}{'~' if t['estimated'] else ''}",
                      summary(s)[:80]])
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
-    return ["  ".join([*(v.ljust(w) for v, w in zip(r, widths)), r[-1]]).rstrip() for r in rows]
+    return ["  ".join([*(v.ljust(w) for v, w in zip(r, widths, strict=False)), r[-1]]).rstrip() for r in rows]

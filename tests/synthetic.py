@@ -1,4 +1,4 @@
-"""Synthetic samples and stores, for the report's tests and benchmark.
+"""Synthetic samples and stores: fixtures for the report's tests and benchmark.
 
 `sample()` builds a complete, schema-valid sample (benchkit/schemas/sample.schema.json)
 with the given figures; `write_store()` appends samples where the runner would, one
