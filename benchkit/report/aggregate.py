@@ -56,11 +56,11 @@ class Tally:
     def __init__(self, weights: tuple):
         self.weights = weights
         self.samples: list[Sample] = []
-        self._rows = self._tokens = None
+        self._built: tuple[np.ndarray, np.ndarray] | None = None
 
-    def extend(self, samples: list[Sample]):
+    def extend(self, samples: list[Sample]) -> None:
         self.samples.extend(samples)
-        self._rows = None
+        self._built = None
 
     def __len__(self) -> int:
         return len(self.samples)
@@ -68,18 +68,16 @@ class Tally:
     @property
     def rows(self) -> np.ndarray:
         """(n, 8): cost, raw, turns, duration, passed, blocked, cost_usd or 0, has it."""
-        if self._rows is None:
-            self._build()
-        return self._rows
+        return self._build()[0]
 
     @property
     def tokens(self) -> np.ndarray:
         """(n, 5): tokens per trial in COMPONENTS order."""
-        if self._rows is None:
-            self._build()
-        return self._tokens
+        return self._build()[1]
 
-    def _build(self):
+    def _build(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._built is not None:
+            return self._built
         usage = np.array([(s.usage.input, s.usage.cache_write, s.usage.cache_write_1h or 0,
                            s.usage.cache_read, s.usage.output) for s in self.samples],
                          dtype=float).reshape(-1, 5)
@@ -88,9 +86,10 @@ class Tally:
         other = np.array([(s.turns, s.duration_s, s.outcome == "passed", s.blocked_calls,
                            s.cost_usd or 0.0, s.cost_usd is not None) for s in self.samples],
                          dtype=float).reshape(-1, 6)
-        self._tokens = tokens
-        self._rows = np.column_stack([tokens @ np.array(self.weights, dtype=float),
-                                      usage[:, [0, 1, 3, 4]].sum(axis=1), other])
+        rows = np.column_stack([tokens @ np.array(self.weights, dtype=float),
+                                usage[:, [0, 1, 3, 4]].sum(axis=1), other])
+        self._built = (rows, tokens)
+        return self._built
 
 
 class Placed:
