@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from benchkit.cli import EXIT_FAILED, reported
+from benchkit.exits import EXIT_FAILED, reported
 from benchkit.errors import HarnessError
 from benchkit.gitea.client import Client
 

@@ -6,7 +6,7 @@
     (least-sampled first) -> the loop -> summary
     the report, unless --no-report
 
-Exit status (benchkit.cli.EXIT_*): 0 done; 1 a harness error or a halt; 2 pre-flight,
+Exit status (benchkit.exits.EXIT_*): 0 done; 1 a harness error or a halt; 2 pre-flight,
 usage, or no chosen cell can run (said before any host is used); 128 + the signal for
 Ctrl-C (130), SIGTERM (143) or SIGHUP (129). The loop itself is loop.py; one trial is
 cell.py; the display is progress.py; --dry-run's plan is dryrun.py.
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import click
 
-from benchkit.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED
+from benchkit.exits import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED
 from benchkit.gitea.commands import host_options
 from benchkit.sample import TIERS
 

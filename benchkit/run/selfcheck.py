@@ -319,7 +319,7 @@ def command(arm_paths, *, task_ids=(), jobs=3, host=None, token=None, login=None
     """`benchkit validate --live`: run, print the table; the exit status (0 every task
     proved, 1 any unsolvable, mis-scored, ambiguous or unproved). Bad documents exit 2,
     a host that cannot be used at all 1, before any table."""
-    from benchkit.cli import reported
+    from benchkit.exits import reported
     with reported(HarnessError):
         checks = validate_live(arm_paths, host=host, token=token, login=login, task_ids=task_ids,
                                jobs=jobs, progress=lambda line: print(line, file=sys.stderr))

@@ -18,7 +18,7 @@ import click
 import jsonschema
 
 from benchkit import SCHEMA_DIR
-from benchkit.cli import EXIT_FAILED, reported
+from benchkit.exits import EXIT_FAILED, reported
 from benchkit.scoring.checker import NotScorable
 from benchkit.scoring.checker import check as check_task
 from benchkit.scoring.state import StateError

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from benchkit.cli import fail
+from benchkit.exits import fail
 from benchkit.spec.loader import SpecError, display_path
 from benchkit.spec.models import (
     find_root,

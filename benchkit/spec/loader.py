@@ -22,6 +22,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from benchkit import SCHEMA_DIR
+from benchkit.exits import BadDocuments
 
 JsonPath = tuple  # keys (str) and indexes (int) from the document root
 
@@ -41,12 +42,11 @@ class Problem:
         return f"{place}: {self.message}{suffix}"
 
 
-class SpecError(Exception):
+class SpecError(BadDocuments):
     """Raised with every problem found, so none has to be discovered one run at a time."""
 
     def __init__(self, problems):
-        self.problems = sort_problems(problems)
-        super().__init__("\n".join(str(p) for p in self.problems))
+        super().__init__(sort_problems(problems))
 
 
 def sort_problems(problems) -> list[Problem]:
