@@ -12,7 +12,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from benchkit.scoring.state import comment_key, normalise, review_key
+from benchkit.state import comment_key, normalise, review_key
 
 
 class NotScorable(ValueError):

@@ -21,10 +21,10 @@ from benchkit import SCHEMA_DIR
 from benchkit.exits import EXIT_FAILED, reported
 from benchkit.scoring.checker import NotScorable
 from benchkit.scoring.checker import check as check_task
-from benchkit.scoring.state import StateError
 from benchkit.spec.expectation import ExpectationError, expected_state, ground_truth
 from benchkit.spec.models import find_root, load_seed
 from benchkit.spec.task import load_task, seed_path
+from benchkit.state import StateError
 
 # Besides bad documents, what makes the input bad: reported as one line, exit 2.
 BAD_INPUT = (NotScorable, StateError, ExpectationError)
