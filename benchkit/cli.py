@@ -14,7 +14,7 @@ from benchkit.exits import EXIT_INTERRUPTED
 
 # command name -> "module:attribute" of its click command, in pipeline order.
 COMMANDS = {
-    "validate": "benchkit.spec.commands:validate",
+    "validate": "benchkit.run.validate:validate",
     "list": "benchkit.spec.commands:list_documents",
     "expect": "benchkit.scoring.commands:expect",
     "check": "benchkit.scoring.commands:check",

@@ -19,7 +19,6 @@ on one host; their samples go to a throwaway store, never to results/.
 from __future__ import annotations
 
 import json
-import sys
 import tempfile
 import threading
 import time
@@ -314,14 +313,3 @@ def render_table(checks: list[TaskCheck]) -> str:
         lines.append(f"{c.verdict.upper()}: {c.arm} {c.task}: {c.reason}")
     return "\n".join(lines)
 
-
-def command(arm_paths, *, task_ids=(), jobs=3, host=None, token=None, login=None) -> int:
-    """`benchkit validate --live`: run, print the table; the exit status (0 every task
-    proved, 1 any unsolvable, mis-scored, ambiguous or unproved). Bad documents exit 2,
-    a host that cannot be used at all 1, before any table."""
-    from benchkit.exits import reported
-    with reported(HarnessError):
-        checks = validate_live(arm_paths, host=host, token=token, login=login, task_ids=task_ids,
-                               jobs=jobs, progress=lambda line: print(line, file=sys.stderr))
-    print(render_table(checks))
-    return 1 if any(c.problem for c in checks) else 0
