@@ -8,7 +8,7 @@ from shipped import REFERENCE_IDS, scored_ids
 
 from benchkit.agent.replay import NULL_ANSWER, null_reference
 from benchkit.spec.loader import SpecError
-from benchkit.spec.models import load_arm, load_tree
+from benchkit.spec.models import load_arm
 from benchkit.spec.reference import (
     Step,
     TaskReference,
@@ -18,6 +18,7 @@ from benchkit.spec.reference import (
     render_step,
     render_value,
 )
+from benchkit.spec.tree import load_tree
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 VERIFIED = {"raw-api", "gitea-mcp-pypi"}

@@ -12,8 +12,8 @@ from benchkit.agent.replay import context_for
 from benchkit.forge import Forge
 from benchkit.gitea import Client, delete_repo, provision, snapshot
 from benchkit.scoring.checker import check
-from benchkit.spec.models import load_tree
 from benchkit.spec.reference import load_reference, render_answer, render_step
+from benchkit.spec.tree import load_tree
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 TREE = load_tree(CHECKOUT)

@@ -14,8 +14,8 @@ import pytest
 from test_report_trials import CHROMIUM, assert_replay_leads, first_screen
 
 from benchkit.run.loop import select_cells
-from benchkit.spec.models import load_tree
 from benchkit.spec.reference import reference_for
+from benchkit.spec.tree import load_tree
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 

@@ -14,8 +14,8 @@ import yaml
 from shipped import REFERENCE_IDS
 
 from benchkit.run.selfcheck import PROBLEMS, Control, TaskCheck, judge, validate_live
-from benchkit.spec.models import load_tree
 from benchkit.spec.reference import reference_for
+from benchkit.spec.tree import load_tree
 
 pytestmark = pytest.mark.slow
 

@@ -94,7 +94,8 @@ def validate_live(arm_paths=(), *, host: str | None = None, token: str | None = 
     Raises SpecError for a broken tree or reference, HarnessError for a host that
     cannot be used at all.
     """
-    from benchkit.spec.models import load_arm, load_tree
+    from benchkit.spec.models import load_arm
+    from benchkit.spec.tree import load_tree
     tree = load_tree(root)
     arms = [load_arm(path) for path in arm_paths] or list(tree.arms.values())
     references = {arm.id: reference_for(arm, tree.root) for arm in arms}

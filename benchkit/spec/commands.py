@@ -11,7 +11,8 @@ import click
 
 from benchkit.exits import fail
 from benchkit.spec.loader import SpecError, display_path
-from benchkit.spec.models import (
+from benchkit.spec.reference import load_reference, no_reference, reference_path
+from benchkit.spec.tree import (
     find_root,
     load_arms,
     load_seeds,
@@ -19,7 +20,6 @@ from benchkit.spec.models import (
     load_tree,
     validate_paths,
 )
-from benchkit.spec.reference import load_reference, no_reference, reference_path
 
 
 def validate_documents(paths) -> None:
