@@ -15,9 +15,10 @@ from benchkit.cli import main
 from benchkit.forge import Forge
 from benchkit.gitea import Client, GiteaError, probe_self_review, wait_ready
 from benchkit.gitea.repos import create_repo, delete_repo
-from benchkit.gitea.seed import seed_plan, seed_repo
+from benchkit.gitea.seed import seed_repo
 from benchkit.run.cell import Cell, RunContext, run_cell
 from benchkit.spec import load_arm, load_seed, load_tree
+from benchkit.spec.expectation import seed_plan
 from benchkit.spec.reference import reference_for
 from benchkit.store import Store
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import pwd
 import secrets
 import shutil
 import socket
@@ -289,7 +290,6 @@ def _free_port() -> int:
 
 
 def _current_user() -> str:
-    import pwd
     return pwd.getpwuid(os.geteuid()).pw_name
 
 
