@@ -8,16 +8,15 @@ import re
 import signal
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import CHECKOUT
 from shipped import REFERENCE_IDS
 
 from benchkit.cli import COMMANDS, main
 from benchkit.report.synthetic import sample, write_store
 
-CHECKOUT = Path(__file__).resolve().parent.parent
 README = (CHECKOUT / "README.md").read_text(encoding="utf-8")
 
 

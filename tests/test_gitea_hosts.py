@@ -5,10 +5,10 @@ audit says what it could check on a host with (forge) and without (Gitea) a requ
 
 import json
 import secrets
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import CHECKOUT
 
 from benchkit.agent.replay import ReplayDriver
 from benchkit.cli import main
@@ -22,7 +22,6 @@ from benchkit.spec.expectation import seed_plan
 from benchkit.spec.reference import reference_for
 from benchkit.store import Store
 
-CHECKOUT = Path(__file__).resolve().parents[1]
 DEFAULT_SEED = str(CHECKOUT / "seeds" / "default.yaml")
 YOUNG = ("--older-than", "0")  # gc spares repositories a run may still use; these are ours
 

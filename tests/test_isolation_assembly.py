@@ -9,11 +9,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import CHECKOUT
 
 from benchkit.isolation import UTILITIES, IsolationError, assemble, make_bin_dir
 from benchkit.spec import load_arm, load_suite
 
-CHECKOUT = Path(__file__).resolve().parent.parent
 SUITE = load_suite(CHECKOUT / "suite.yaml")
 ARMS = {arm: load_arm(CHECKOUT / "arms.d" / f"{arm}.yaml")
         for arm in ("gitea-axi", "tea", "gitea-mcp", "raw-api")}

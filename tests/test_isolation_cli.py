@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import CHECKOUT
 
 from benchkit.cli import main
 
-CHECKOUT = Path(__file__).resolve().parent.parent
 RAW_API = str(CHECKOUT / "arms.d/raw-api.yaml")
 TEA = str(CHECKOUT / "arms.d/tea.yaml")
 

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import CHECKOUT
 
 from benchkit.isolation import UTILITIES, Guard
 from benchkit.spec import load_arm
 
-CHECKOUT = Path(__file__).resolve().parent.parent
 CORPUS = yaml.safe_load((CHECKOUT / "tests/data/guard_corpus.yaml").read_text())
 SHELL_ARMS = ("raw-api", "tea", "gitea-axi")
 GUARDS = {arm: Guard.for_arm(load_arm(CHECKOUT / "arms.d" / f"{arm}.yaml")) for arm in SHELL_ARMS}

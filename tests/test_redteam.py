@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from conftest import CHECKOUT
 
 from benchkit.agent.claude import ClaudeDriver
 from benchkit.agent.driver import ToolDecision
@@ -29,7 +30,6 @@ from benchkit.store import Store
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(missing() is not None, reason="needs bubblewrap and socat")]
 
-CHECKOUT = Path(__file__).resolve().parents[1]
 MAINTAINER_KEY = "sk-ant-maintainers-own-key-0123456789abcdef"
 HARNESS_SECRET = "harness-secret-value-9f8e7d6c5b4a"
 CANARY = "harness-canary-not-secret-looking-31337"  # scrubbed by nobody: must stay unseen

@@ -1,9 +1,9 @@
 """Reference documents: every shipped one loads against its arm and covers the scored
 suite; a broken one fails with FILE:LINE problems; targets re-render on decoys."""
 
-from pathlib import Path
 
 import pytest
+from conftest import CHECKOUT
 from shipped import REFERENCE_IDS, scored_ids
 
 from benchkit.agent.replay import NULL_ANSWER, null_reference
@@ -20,7 +20,6 @@ from benchkit.spec.reference import (
 )
 from benchkit.spec.tree import load_tree
 
-CHECKOUT = Path(__file__).resolve().parent.parent
 VERIFIED = {"raw-api", "gitea-mcp-pypi"}
 
 

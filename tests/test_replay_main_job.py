@@ -8,16 +8,14 @@ import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from conftest import CHECKOUT
 from test_report_trials import CHROMIUM, assert_replay_leads, first_screen
 
 from benchkit.run.loop import select_cells
 from benchkit.spec.reference import reference_for
 from benchkit.spec.tree import load_tree
-
-CHECKOUT = Path(__file__).resolve().parent.parent
 
 
 def readme_command() -> list[str]:

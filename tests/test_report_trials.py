@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import CHECKOUT
 from test_report_html import CHROMIUM, Browser, near, read_png, rgb
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed")]
 
-CHECKOUT = Path(__file__).resolve().parent.parent
 BROKEN_TASK, GOOD_TASK = "close-csv-export-issue", "read-open-issue-count"
 DENIED = "wget -q -O- http://example.invalid/"  # not the arm's tool: the guard denies it
 WIDTH, HEIGHT = 1280, 900

@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+from conftest import CHECKOUT
 
 from benchkit.agent.claude import ClaudeDriver
 from benchkit.agent.driver import ToolDecision
@@ -24,7 +25,6 @@ from benchkit.run.cell import Cell, CellError, RunContext, prepare_cell, run_cel
 from benchkit.spec import load_arm, load_tree
 from benchkit.store import Store
 
-CHECKOUT = Path(__file__).resolve().parents[1]
 GITEA_MCP = CHECKOUT / ".venvs/gitea-mcp/bin/gitea-mcp"
 CLOSE_TASK = "close-csv-export-issue"  # close issue #2, "Add CSV export option"
 

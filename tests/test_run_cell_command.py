@@ -6,11 +6,9 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-
-CHECKOUT = Path(__file__).resolve().parents[1]
+from conftest import CHECKOUT
 
 
 @pytest.fixture

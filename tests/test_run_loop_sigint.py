@@ -13,12 +13,12 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import CHECKOUT
 
 from benchkit.agent.scripted import ScriptedModel, stall
 from benchkit.forge import Forge
 from benchkit.gitea import Client
 
-CHECKOUT = Path(__file__).resolve().parents[1]
 TASKS = ["close-csv-export-issue", "read-open-issue-count", "label-startup-crash"]
 TOKEN = "benchkit-sigint-test-token-0123456789"
 

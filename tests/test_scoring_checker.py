@@ -2,9 +2,9 @@
 changes, and required facts in read answers."""
 
 import copy
-from pathlib import Path
 
 import pytest
+from conftest import CHECKOUT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -15,7 +15,6 @@ from benchkit.spec.expectation import expected_state, ground_truth
 from benchkit.spec.task import load_task
 from benchkit.state import StateError, normalise
 
-CHECKOUT = Path(__file__).resolve().parent.parent
 SEED = load_seed(CHECKOUT / "seeds" / "default.yaml")
 USER = "bench"
 

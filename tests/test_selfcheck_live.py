@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import CHECKOUT
 from shipped import REFERENCE_IDS
 
 from benchkit.run.selfcheck import PROBLEMS, Control, TaskCheck, judge, validate_live
@@ -18,8 +19,6 @@ from benchkit.spec.reference import reference_for
 from benchkit.spec.tree import load_tree
 
 pytestmark = pytest.mark.slow
-
-CHECKOUT = Path(__file__).resolve().parent.parent
 
 
 def validate(*args, root=None, timeout=600) -> subprocess.CompletedProcess:

@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import CHECKOUT
 from shipped import REFERENCE_IDS
 
 from benchkit.cli import main
-
-CHECKOUT = Path(__file__).resolve().parent.parent
 
 
 def benchkit(*args):

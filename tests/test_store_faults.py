@@ -8,15 +8,13 @@ import shutil
 import subprocess
 import sys
 import threading
-from pathlib import Path
 
 import pytest
+from conftest import CHECKOUT
 from test_store import sample
 
 import benchkit.store as store_module
 from benchkit.store import Store
-
-CHECKOUT = Path(__file__).resolve().parents[1]
 
 
 def test_an_append_that_fails_midway_leaves_no_partial_line(tmp_path, monkeypatch):
