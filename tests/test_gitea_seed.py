@@ -159,7 +159,7 @@ def test_every_attempt_failing_is_a_seed_error_with_nothing_left(forge, client, 
 
 
 def test_a_host_dying_mid_seed_leaves_only_what_gc_finds(forge, client, seed):
-    client.user  # the host was alive when the run began
+    _ = client.user  # the host was alive when the run began
     # Down for exactly the calls two attempts make: a label each, a delete (4 tries) each.
     forge.inject_fault("POST", r"/labels$", drop=True, times=2)
     forge.inject_fault("DELETE", r"/repos/", drop=True, times=2 * (1 + client.retries))

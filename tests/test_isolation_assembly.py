@@ -79,7 +79,7 @@ def test_the_four_prompts_share_one_base_and_differ_only_in_bootstrap(tmp_path, 
     for value in COORDINATES.values():
         assert value in base
     assert "state your final answer plainly" in base
-    for arm, assembly in assemblies.items():
+    for assembly in assemblies.values():
         assert assembly.system_prompt.startswith(base + "\n")
         assert len(assembly.system_prompt) > len(base) + 20
     # gitea-axi carries its skill's body, without the front matter.

@@ -21,7 +21,7 @@ from benchkit.spec.tree import load_tree
 def readme_command() -> list[str]:
     """The main-job command as the README gives it, after `pip install -e . &&`."""
     text = (CHECKOUT / "README.md").read_text(encoding="utf-8")
-    line = next(l for l in text.splitlines() if "--driver replay" in l and "benchkit run" in l)
+    line = next(x for x in text.splitlines() if "--driver replay" in x and "benchkit run" in x)
     command = line.split("&&")[-1].split()
     assert command[:2] == ["benchkit", "run"], line
     return command[1:]

@@ -90,7 +90,7 @@ def test_a_weight_override_re_renders_without_re_running(tree, store):
     heavier = json.loads(invoke("--store", store, "--format", "json",
                                 "--weight", "output=7", "--weight", "cache_read=0").output)
     assert heavier["weights"]["output"] == 7 and heavier["weights"]["cache_read"] == 0
-    for before, after in zip(plain["headline"], heavier["headline"]):
+    for before in plain["headline"]:
         components = next(c for c in plain["components"] if c["arm"] == before["arm"])["tokens"]
         expected = (before["cost"]["value"] + 2 * components["output"]
                     - 0.1 * components["cache_read"])

@@ -23,8 +23,8 @@ import pytest
 from benchkit.report import build_report, load_store, render
 from benchkit.report.charts import CHEAP, COMPONENT_COLOURS
 from benchkit.report.matrix import ArmEntry, Matrix, TaskEntry
-from benchkit.sample import SCORED_TIERS
 from benchkit.report.synthetic import sample, write_store
+from benchkit.sample import SCORED_TIERS
 
 CHROMIUM = shutil.which("chromium")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (scripts/test-setup installs it)")

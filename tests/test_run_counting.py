@@ -4,7 +4,6 @@ toward a cell that has a newer one, for `--until` as for the report."""
 
 import json
 import os
-import re
 import subprocess
 import sys
 
