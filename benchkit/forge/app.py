@@ -21,7 +21,7 @@ from . import (  # noqa: F401
     admin,
     githttp,
     issues,
-    pull_branches,  # noqa: F401
+    pull_branches,
     pulls,
     relations,
     repos,

@@ -334,7 +334,7 @@ def _report(progress, store_dir, reports_dir, model) -> None:
     try:
         from benchkit.report import write_reports
         paths = write_reports(store_dir, reports_dir, model=model)
-    except Exception as error:  # noqa: BLE001 - the samples are safe; say why and go on
+    except Exception as error:  # the samples are safe; say why and go on
         progress.note(f"warning: the report was not rendered ({type(error).__name__}: {error}); "
                       f"`benchkit report --store {store_dir}` renders it later")
         return

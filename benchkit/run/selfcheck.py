@@ -190,7 +190,7 @@ class _Runner:
             try:
                 control = (self._null(client, task) if reference is None
                            else self._replay(client, arm, task, reference, name))
-            except Exception as exc:  # noqa: BLE001 - one broken control, not the whole table
+            except Exception as exc:  # one broken control, not the whole table
                 detail = str(exc) if isinstance(exc, HarnessError) else f"{type(exc).__name__}: {exc}"
                 control = Control(name, "harness-error", error=client.scrub(detail))
         control.seconds = round(time.perf_counter() - started, 3)
