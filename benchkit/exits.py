@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import NoReturn
 
 import click
@@ -28,6 +28,8 @@ class BadInput(click.ClickException):
 class BadDocuments(Exception):
     """Bad documents, with every problem found (each prints as a `FILE:LINE: message`
     line); the spec's SpecError is one."""
+
+    problems: Sequence[object]
 
     def __init__(self, problems: Iterable[object]):
         self.problems = list(problems)

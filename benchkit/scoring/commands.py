@@ -111,11 +111,11 @@ def _read_state(file) -> dict:
         state = json.load(file)
     except json.JSONDecodeError as error:
         raise StateError(f"{file.name}: not JSON: {error}") from None
-    error = jsonschema.exceptions.best_match(_state_validator().iter_errors(state))
-    if error is not None:
-        where = "/".join(map(str, error.absolute_path)) or "the top level"
+    mismatch = jsonschema.exceptions.best_match(_state_validator().iter_errors(state))
+    if mismatch is not None:
+        where = "/".join(map(str, mismatch.absolute_path)) or "the top level"
         raise StateError(f"{file.name}: not a RepoState (repo-state.schema.json) at {where}: "
-                         f"{error.message}")
+                         f"{mismatch.message}")
     return state
 
 

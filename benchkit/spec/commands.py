@@ -56,15 +56,15 @@ def unprovable(paths) -> list[str]:
 
 def _trees_of(paths) -> dict:
     """tree root -> the task ids named (None: the whole tree)."""
-    trees = {}
+    trees: dict[Path, set[str] | None] = {}
     for path in map(Path, paths):
         if path.is_dir() and (path / "suite.yaml").is_file():
             trees[path.resolve()] = None
         elif path.is_file() and path.parent.name == "tasks.d" \
                 and (path.parent.parent / "suite.yaml").is_file():
-            root = path.parent.parent.resolve()
-            if root not in trees or trees[root] is not None:
-                trees.setdefault(root, set()).add(path.stem)
+            named = trees.setdefault(path.parent.parent.resolve(), set())
+            if named is not None:  # else the whole tree is named already
+                named.add(path.stem)
     return trees
 
 

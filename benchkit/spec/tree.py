@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Literal, overload
 
 from benchkit import PACKAGE_DIR, SCHEMA_DIR
 from benchkit.sample import SCORED_TIERS
@@ -39,6 +40,10 @@ class Tree:
     tasks: dict[str, Task]  # by id
 
 
+@overload
+def find_root(*, required: Literal[True] = True) -> Path: ...
+@overload
+def find_root(*, required: bool) -> Path | None: ...
 def find_root(*, required: bool = True) -> Path | None:
     """The tree holding suite.yaml: $BENCHKIT_ROOT, else the working directory or the
     nearest parent with one, else the checkout beside the installed package. None
@@ -110,7 +115,7 @@ def _task_order(task):
 
 
 def _by_id(items, kind: str, problems: list) -> dict:
-    found = {}
+    found: dict[str, Any] = {}  # Arms or Tasks, by id
     for item in items:
         if item is None:
             continue
@@ -130,7 +135,7 @@ def _id_problem(path: Path, message: str) -> Problem:
 def load_tree(root=None) -> Tree:
     """Load suite, seeds, arms and tasks; raise one SpecError with every problem."""
     root = Path(root).resolve() if root is not None else find_root()
-    problems = []
+    problems: list[Problem] = []
     suite = _collect(problems, load_suite, root / "suite.yaml")
     seeds = load_seeds(root, problems)
     arms = load_arms(root, problems)
@@ -159,7 +164,10 @@ def validate_paths(paths) -> tuple[list[Path], list[Problem]]:
     """The documents checked and every problem they have, for the given files and
     directories. A directory holding suite.yaml is validated as a whole tree, with the
     files of its other `*.d/` directories that name a shipped schema (e.g. refs.d/)."""
-    checked, problems, seeds_of, trees = [], [], {}, {}
+    checked: list[Path] = []
+    problems: list[Problem] = []
+    seeds_of: dict[Path, dict] = {}
+    trees: dict[Path, Tree | None] = {}
     for path in map(Path, paths):
         if not path.exists():
             problems.append(Problem(path, None, "no such file or directory"))
