@@ -3,6 +3,7 @@
 import os
 import shutil
 import socket
+import sys
 import tempfile
 from pathlib import Path
 
@@ -12,6 +13,9 @@ from benchkit.spec.tree import load_tree
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 IN_CI = os.environ.get("CI") == "true"
+# This checkout's `benchkit` command line, for a subprocess: the `benchkit` on PATH may
+# be another checkout's.
+BENCHKIT = [sys.executable, "-c", "from benchkit.cli import main; main()"]
 
 
 @pytest.fixture

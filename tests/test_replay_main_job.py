@@ -7,10 +7,9 @@ import json
 import os
 import re
 import subprocess
-import sys
 
 import pytest
-from conftest import CHECKOUT
+from conftest import BENCHKIT, CHECKOUT
 from test_report_trials import CHROMIUM, assert_replay_leads, first_screen
 
 from benchkit.run.loop import select_cells
@@ -50,7 +49,7 @@ def test_the_readme_main_job_runs_every_task_and_writes_a_report(tree_copy, tmp_
     env = {key: value for key, value in os.environ.items()
            if not key.startswith(("GITEA_", "ANTHROPIC_", "CLAUDE_", "BENCHKIT_", "XDG_"))}
     env["HOME"] = str(home)  # no ~/.claude, no tea config, no cache of an earlier run
-    done = subprocess.run([sys.executable, "-c", "from benchkit.cli import main; main()",
+    done = subprocess.run([*BENCHKIT,
                            *readme_command()], cwd=tree_copy, env=env, capture_output=True,
                           text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]

@@ -10,14 +10,13 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import CHECKOUT
+from conftest import BENCHKIT, CHECKOUT
 from test_report_html import CHROMIUM, Browser, near, read_png, rgb
 
 pytestmark = [pytest.mark.slow,
@@ -29,7 +28,7 @@ WIDTH, HEIGHT = 1280, 900
 
 
 def benchkit(*args, cwd, env=None):
-    return subprocess.run([sys.executable, "-c", "from benchkit.cli import main; main()", *map(str, args)],
+    return subprocess.run([*BENCHKIT, *map(str, args)],
                           capture_output=True, text=True, cwd=cwd, env=env, timeout=900)
 
 

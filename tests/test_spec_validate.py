@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import CHECKOUT
+from conftest import BENCHKIT, CHECKOUT
 from shipped import REFERENCE_IDS
 
 from benchkit.cli import main
@@ -197,7 +197,7 @@ def test_benchkit_root_points_at_another_tree(tree_copy, tmp_path, monkeypatch):
 
 def test_exit_code_and_stderr_from_the_real_command(work_tree):
     edit(work_tree / "suite.yaml", "trials: 5 ", "trials: five ")
-    done = subprocess.run([sys.executable, "-c", "from benchkit.cli import main; main()", "validate"],
+    done = subprocess.run([*BENCHKIT, "validate"],
                           cwd=work_tree, capture_output=True, text=True)
     assert done.returncode == 2
     assert done.stderr == f"suite.yaml:{line_of(work_tree / 'suite.yaml', 'trials:')}: " \
