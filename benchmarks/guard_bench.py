@@ -75,7 +75,8 @@ def main():
     print("linear time: ms per 1,000 units of hostile input at 25,000 and 100,000 units "
           "(a ratio near 1 is linear; an agent's line is never this long)")
     for name, build in PATHOLOGICAL.items():
-        small, large = (timed(1, lambda n=n: guard.decide(build(n))) for n in (25_000, 100_000))
+        small, large = (timed(1, lambda n=n, build=build: guard.decide(build(n)))
+                        for n in (25_000, 100_000))
         print(f"  {name:32} {small / 25:8.2f} {large / 100:8.2f}   ratio {large / small / 4:.2f}")
 
     command = [sys.executable, "-c", "from benchkit.cli import main; main()", "guard",

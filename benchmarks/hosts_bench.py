@@ -59,7 +59,7 @@ def measure(host, action):
 def one_run(host, tree, plan: dict, task: str) -> dict:
     results = {}
     with Client(host.url, host.token) as client:
-        client.user  # GET /user once, outside the timings, as a run does
+        _ = client.user  # GET /user once, outside the timings, as a run does
 
         def seeded():
             repo, branch = create_repo(client, "benchkit-bench-")

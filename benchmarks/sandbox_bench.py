@@ -16,9 +16,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchkit.agent.claude import ClaudeDriver  # noqa: E402
-from benchkit.agent.driver import AgentRequest, ToolDecision  # noqa: E402
-from benchkit.agent.scripted import ScriptedModel, bash, say  # noqa: E402
+from benchkit.agent.claude import ClaudeDriver
+from benchkit.agent.driver import AgentRequest, ToolDecision
+from benchkit.agent.scripted import ScriptedModel, bash, say
 
 MODEL = "claude-sonnet-4-5"
 

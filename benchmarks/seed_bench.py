@@ -66,7 +66,7 @@ def main() -> None:
                 + sum(len(i["comments"]) for i in plan["issues"] + plan["pull_requests"])
                 + sum(len(p["reviews"]) for p in plan["pull_requests"]))
     with Forge(index_lag=args.index_lag) as forge, Client(forge.url, forge.token) as client:
-        client.user  # GET /user once, outside the timings, as a run does
+        _ = client.user  # GET /user once, outside the timings, as a run does
         runs = [one_run(forge, client, plan) for _ in range(args.runs)]
     print(f"seed {Path(args.seed).name}: {entities} entities to create "
           f"(labels, issues, branches, pull requests, comments, reviews); "

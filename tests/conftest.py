@@ -3,12 +3,19 @@
 import os
 import shutil
 import socket
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
+from benchkit.spec.tree import load_tree
+
 CHECKOUT = Path(__file__).resolve().parent.parent
 IN_CI = os.environ.get("CI") == "true"
+# This checkout's `benchkit` command line, for a subprocess: the `benchkit` on PATH may
+# be another checkout's.
+BENCHKIT = [sys.executable, "-c", "from benchkit.cli import main; main()"]
 
 
 @pytest.fixture
@@ -90,3 +97,27 @@ def npm_axi(tmp_path):
     bin_dir.mkdir()
     (bin_dir / "gitea-axi").symlink_to("../lib/node_modules/gitea-axi/dist/main.js")
     return bin_dir
+
+
+@pytest.fixture
+def work_tree(tree_copy, monkeypatch):
+    """The tree copy as the working directory (BENCHKIT_ROOT unset): commands find it
+    as they find a user's own tree."""
+    monkeypatch.chdir(tree_copy)
+    monkeypatch.delenv("BENCHKIT_ROOT", raising=False)
+    return tree_copy
+
+
+@pytest.fixture(scope="module")
+def shipped_tree():
+    """The checkout's own tree, loaded (benchkit.spec.tree.load_tree)."""
+    return load_tree(CHECKOUT)
+
+
+@pytest.fixture
+def private_dirs(tmp_path, monkeypatch):
+    """The probe cache and every temporary directory of a run, inside the test's own
+    directory, so what a cell leaves behind can be seen."""
+    monkeypatch.setenv("BENCHKIT_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))

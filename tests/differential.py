@@ -24,6 +24,7 @@ from pathlib import Path
 
 import requests
 import yaml
+from conftest import CHECKOUT
 
 DATA = Path(__file__).resolve().parent / "data"
 REQUESTS = DATA / "differential.yaml"
@@ -118,8 +119,7 @@ def replay(host, steps: list[dict]) -> list[dict]:
     known = requests.get(f"{host.api_url}/users/{OTHER_USER}", timeout=30,
                          headers={"Authorization": f"token {host.token}"}).status_code == 200
     other = host.create_token(OTHER_USER) if known else host.create_user(OTHER_USER)
-    repo = provision(Client(host.url, host.token), load_seed(Path(__file__).resolve().parent.parent
-                                                             / "seeds" / "default.yaml"))
+    repo = provision(Client(host.url, host.token), load_seed(CHECKOUT / "seeds" / "default.yaml"))
     session = Session(host, repo, other)
     try:
         return [normalise(step, session.send(step), session) for step in steps]

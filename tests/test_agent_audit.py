@@ -2,10 +2,10 @@
 real guard, the offered tool list, and a forge's request log of the agent's own token."""
 
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 import requests
+from conftest import CHECKOUT
 
 from benchkit.agent.audit import (
     audit_offered,
@@ -19,7 +19,6 @@ from benchkit.errors import HostError
 from benchkit.isolation import Guard
 from benchkit.spec import load_arm
 
-CHECKOUT = Path(__file__).resolve().parents[1]
 RAW_API = load_arm(CHECKOUT / "arms.d/raw-api.yaml")
 MCP = load_arm(CHECKOUT / "tests/arms/gitea-mcp-pypi.yaml")
 

@@ -11,6 +11,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from conftest import CHECKOUT
 
 from benchkit.agent.claude import ClaudeDriver
 from benchkit.agent.driver import MARKERS, AgentRequest, ToolDecision, kill_marked
@@ -19,7 +20,7 @@ from benchkit.agent.scripted import ScriptedModel, bash, fail, say, stall, tool
 pytestmark = pytest.mark.slow
 
 MODEL = "claude-sonnet-4-5"
-GITEA_MCP = Path(__file__).resolve().parents[1] / ".venvs/gitea-mcp/bin/gitea-mcp"
+GITEA_MCP = CHECKOUT / ".venvs/gitea-mcp/bin/gitea-mcp"
 
 
 def no_python(name, tool_input):

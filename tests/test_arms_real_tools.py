@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import CHECKOUT
 
 from benchkit.gitea import Client
 from benchkit.run.cell import RunContext
@@ -18,7 +19,6 @@ from benchkit.run.probe import probe_tools
 from benchkit.run.selfcheck import validate_live
 from benchkit.spec import load_arm, load_tree
 
-CHECKOUT = Path(__file__).resolve().parent.parent
 TREE = load_tree(CHECKOUT)
 WHY_ABSENT = {
     "tea": "the Go module proxy refuses code.gitea.io/tea here",

@@ -7,22 +7,20 @@ import os
 import re
 import signal
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import BENCHKIT, CHECKOUT
 from shipped import REFERENCE_IDS
 from synthetic import sample, write_store
 
 from benchkit.cli import COMMANDS, main
 
-CHECKOUT = Path(__file__).resolve().parent.parent
 README = (CHECKOUT / "README.md").read_text(encoding="utf-8")
 
 
 def benchkit(*args, cwd=None, env=None, timeout=120):
-    return subprocess.run([sys.executable, "-c", "from benchkit.cli import main; main()", *map(str, args)],
+    return subprocess.run([*BENCHKIT, *map(str, args)],
                           capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout)
 
 
@@ -91,7 +89,7 @@ def test_report_warns_on_stderr_about_unreadable_store_lines(tmp_path):
 
 
 def test_ctrl_c_exits_130(tmp_path):
-    server = subprocess.Popen([sys.executable, "-c", "from benchkit.cli import main; main()", "forge",
+    server = subprocess.Popen([*BENCHKIT, "forge",
                                "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert server.stdout.readline().startswith("url: ")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import differential  # noqa: E402
+import differential
 
 
 def test_request_list_covers_every_caller():

@@ -7,11 +7,11 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
 import requests
+from conftest import BENCHKIT
 
 from benchkit.forge import Forge
 
@@ -127,9 +127,6 @@ def test_database_file_outlives_the_forge(tmp_path):
             assert titles == ["Survives restarts"]  # indexed already, whatever the lag
     with open(db, "rb") as raw:
         assert b"keep" not in raw.read()  # tokens are stored hashed
-
-
-BENCHKIT = [sys.executable, "-c", "from benchkit.cli import main; main()"]
 
 
 def test_benchkit_forge_command_serves_in_the_foreground(tmp_path):

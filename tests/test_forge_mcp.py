@@ -4,12 +4,12 @@ with the forge's URL and token, lists issues, creates one, comments on it and cl
 
 import asyncio
 import json
-from pathlib import Path
 
 import pytest
 import requests
+from conftest import CHECKOUT
 
-SERVER = Path(__file__).resolve().parent.parent / ".venvs" / "gitea-mcp" / "bin" / "gitea-mcp"
+SERVER = CHECKOUT / ".venvs" / "gitea-mcp" / "bin" / "gitea-mcp"
 pytestmark = pytest.mark.skipif(not SERVER.exists(), reason="scripts/test-setup installs the gitea-mcp server")
 
 

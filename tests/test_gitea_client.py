@@ -36,7 +36,7 @@ def test_user_and_api_url_variants_reach_the_same_host(forge):
     with Client(forge.api_url + "/", forge.token) as client:
         assert client.url == forge.url
         assert client.user == forge.user
-        client.user  # cached: one GET /user only
+        _ = client.user  # cached: one GET /user only
     assert len(calls(forge, "GET", "/user")) == 1
     assert logged(forge)[-1]["user_agent"].startswith("benchkit/")
 

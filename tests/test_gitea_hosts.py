@@ -5,23 +5,23 @@ audit says what it could check on a host with (forge) and without (Gitea) a requ
 
 import json
 import secrets
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import CHECKOUT
 
 from benchkit.agent.replay import ReplayDriver
 from benchkit.cli import main
 from benchkit.forge import Forge
 from benchkit.gitea import Client, GiteaError, probe_self_review, wait_ready
 from benchkit.gitea.repos import create_repo, delete_repo
-from benchkit.gitea.seed import seed_plan, seed_repo
+from benchkit.gitea.seed import seed_repo
 from benchkit.run.cell import Cell, RunContext, run_cell
 from benchkit.spec import load_arm, load_seed, load_tree
+from benchkit.spec.expectation import seed_plan
 from benchkit.spec.reference import reference_for
 from benchkit.store import Store
 
-CHECKOUT = Path(__file__).resolve().parents[1]
 DEFAULT_SEED = str(CHECKOUT / "seeds" / "default.yaml")
 YOUNG = ("--older-than", "0")  # gc spares repositories a run may still use; these are ours
 

@@ -12,9 +12,10 @@ from benchkit.errors import HarnessError, HostError, ReadinessError, SeedError
 from benchkit.gitea.client import Client
 from benchkit.gitea.ready import wait_ready
 from benchkit.gitea.repos import Repo, create_repo, delete_repo, list_leftovers, unique_name
-from benchkit.gitea.seed import provision, seed_plan, seed_repo
+from benchkit.gitea.seed import provision, seed_repo
 from benchkit.gitea.snapshot import snapshot
 from benchkit.spec import load_seed
+from benchkit.spec.expectation import seed_plan
 
 DEFAULT_SEED = PACKAGE_DIR.parent / "seeds" / "default.yaml"
 PREFIX = "benchkit-test-"
@@ -158,7 +159,7 @@ def test_every_attempt_failing_is_a_seed_error_with_nothing_left(forge, client, 
 
 
 def test_a_host_dying_mid_seed_leaves_only_what_gc_finds(forge, client, seed):
-    client.user  # the host was alive when the run began
+    _ = client.user  # the host was alive when the run began
     # Down for exactly the calls two attempts make: a label each, a delete (4 tries) each.
     forge.inject_fault("POST", r"/labels$", drop=True, times=2)
     forge.inject_fault("DELETE", r"/repos/", drop=True, times=2 * (1 + client.retries))

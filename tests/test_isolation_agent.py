@@ -3,9 +3,9 @@ loopback): the Bash tool runs with the curated PATH alone, the guard's denial re
 the model as its reason, and the one tool reaches the host."""
 
 import json
-from pathlib import Path
 
 import pytest
+from conftest import CHECKOUT
 
 from benchkit.agent.claude import ClaudeDriver
 from benchkit.agent.driver import AgentRequest
@@ -14,8 +14,6 @@ from benchkit.isolation import assemble
 from benchkit.spec import load_arm, load_suite
 
 pytestmark = pytest.mark.slow
-
-CHECKOUT = Path(__file__).resolve().parent.parent
 
 
 def test_the_raw_api_arm_runs_curl_alone(forge, tmp_path):

@@ -9,11 +9,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import CHECKOUT
 
 from benchkit.isolation import UTILITIES, IsolationError, assemble, make_bin_dir
 from benchkit.spec import load_arm, load_suite
 
-CHECKOUT = Path(__file__).resolve().parent.parent
 SUITE = load_suite(CHECKOUT / "suite.yaml")
 ARMS = {arm: load_arm(CHECKOUT / "arms.d" / f"{arm}.yaml")
         for arm in ("gitea-axi", "tea", "gitea-mcp", "raw-api")}
@@ -79,7 +79,7 @@ def test_the_four_prompts_share_one_base_and_differ_only_in_bootstrap(tmp_path, 
     for value in COORDINATES.values():
         assert value in base
     assert "state your final answer plainly" in base
-    for arm, assembly in assemblies.items():
+    for assembly in assemblies.values():
         assert assembly.system_prompt.startswith(base + "\n")
         assert len(assembly.system_prompt) > len(base) + 20
     # gitea-axi carries its skill's body, without the front matter.

@@ -3,15 +3,14 @@ allowed, 1 denied, 2 bad input."""
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import BENCHKIT, CHECKOUT
 
 from benchkit.cli import main
 
-CHECKOUT = Path(__file__).resolve().parent.parent
 RAW_API = str(CHECKOUT / "arms.d/raw-api.yaml")
 TEA = str(CHECKOUT / "arms.d/tea.yaml")
 
@@ -68,7 +67,7 @@ def test_an_invalid_arm_is_reported_by_file_and_line(tmp_path):
 
 
 def test_the_installed_command():
-    done = subprocess.run([sys.executable, "-c", "from benchkit.cli import main; main()",
+    done = subprocess.run([*BENCHKIT,
                            "guard", TEA, "--", "tea issues list --repo bench/demo"],
                           capture_output=True, text=True, cwd=CHECKOUT, timeout=60)
     assert done.returncode == 0, done.stderr

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import CHECKOUT
 
 from benchkit.isolation import UTILITIES, Guard
 from benchkit.spec import load_arm
 
-CHECKOUT = Path(__file__).resolve().parent.parent
 CORPUS = yaml.safe_load((CHECKOUT / "tests/data/guard_corpus.yaml").read_text())
 SHELL_ARMS = ("raw-api", "tea", "gitea-axi")
 GUARDS = {arm: Guard.for_arm(load_arm(CHECKOUT / "arms.d" / f"{arm}.yaml")) for arm in SHELL_ARMS}
@@ -48,7 +48,7 @@ def test_the_corpus_is_large_and_covers_every_shell_arm():
         assert any(a == arm for a, _ in ALLOWED) and any(a == arm for a, _ in DENIED)
 
 
-@pytest.mark.parametrize("arm,line", ALLOWED, ids=[f"{a}:{l[:60]}" for a, l in ALLOWED])
+@pytest.mark.parametrize("arm,line", ALLOWED, ids=[f"{a}:{line[:60]}" for a, line in ALLOWED])
 def test_allowed(arm, line):
     decision = GUARDS[arm].decide(line)
     assert decision.allowed, decision.reason
@@ -146,7 +146,7 @@ def _twins():
 
 
 @pytest.mark.parametrize("arm,line", ALLOWED + _twins(),
-                         ids=[f"{a}:{l[:60]}" for a, l in ALLOWED + _twins()])
+                         ids=[f"{a}:{line[:60]}" for a, line in ALLOWED + _twins()])
 def test_bash_runs_no_more_than_the_guard_names(arm, line, stubs, tmp_path):
     decision = GUARDS[arm].decide(line)
     ran = run_in_stubs(stubs, line, tmp_path)

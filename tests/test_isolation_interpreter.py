@@ -8,11 +8,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import CHECKOUT
 
 from benchkit.isolation import IsolationError, assemble, make_bin_dir, start_needs
 from benchkit.spec import load_arm, load_suite
 
-CHECKOUT = Path(__file__).resolve().parent.parent
 AXI = load_arm(CHECKOUT / "arms.d" / "gitea-axi.yaml")
 NODE = shutil.which("node")
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed (scripts/test-setup)")

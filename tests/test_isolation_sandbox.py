@@ -9,11 +9,11 @@ import os
 import socket
 import subprocess
 import threading
-from pathlib import Path
 from urllib.parse import quote
 
 import pytest
 from click.testing import CliRunner
+from conftest import CHECKOUT
 
 from benchkit.cli import main
 from benchkit.isolation import sandbox as sandbox_module
@@ -169,7 +169,6 @@ def test_secret_looking_variables_are_secrets():
 
 # --- `benchkit run`: confined by default, refused without bubblewrap, --unconfined marked
 
-CHECKOUT = Path(__file__).resolve().parents[1]
 RAW_API = str(CHECKOUT / "arms.d/raw-api.yaml")
 
 

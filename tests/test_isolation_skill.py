@@ -5,11 +5,11 @@ import os
 from pathlib import Path
 
 import pytest
+from conftest import CHECKOUT
 
 from benchkit.isolation import IsolationError, assemble
 from benchkit.spec import load_arm, load_suite
 
-CHECKOUT = Path(__file__).resolve().parent.parent
 AXI = load_arm(CHECKOUT / "arms.d" / "gitea-axi.yaml")
 SUITE = load_suite(CHECKOUT / "suite.yaml")
 

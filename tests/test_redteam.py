@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from conftest import CHECKOUT
 
 from benchkit.agent.claude import ClaudeDriver
 from benchkit.agent.driver import ToolDecision
@@ -23,13 +24,12 @@ from benchkit.gitea import Client
 from benchkit.isolation.sandbox import missing
 from benchkit.run.cell import Cell, RunContext, prepare_cell, run_cell
 from benchkit.scrub import forms
-from benchkit.spec import load_arm, load_tree
+from benchkit.spec import load_arm
 from benchkit.store import Store
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(missing() is not None, reason="needs bubblewrap and socat")]
 
-CHECKOUT = Path(__file__).resolve().parents[1]
 MAINTAINER_KEY = "sk-ant-maintainers-own-key-0123456789abcdef"
 HARNESS_SECRET = "harness-secret-value-9f8e7d6c5b4a"
 CANARY = "harness-canary-not-secret-looking-31337"  # scrubbed by nobody: must stay unseen
@@ -134,8 +134,8 @@ def hostile_lines(h, token: str, host_url: str) -> list[str]:
     ]
 
 
-def context(forge, tree, tmp_path, driver):
-    return RunContext(suite=tree.suite, seeds=tree.seeds, client=Client(forge.url, forge.token),
+def context(forge, shipped_tree, tmp_path, driver):
+    return RunContext(suite=shipped_tree.suite, seeds=shipped_tree.seeds, client=Client(forge.url, forge.token),
                       store=Store(tmp_path / "results"), driver=driver, root=CHECKOUT)
 
 
@@ -149,16 +149,11 @@ def leaked(text: str, secret: str) -> list[str]:
     return [form for form in (*forms(secret), *pieces) if form in text]
 
 
-@pytest.fixture(scope="module")
-def tree():
-    return load_tree(CHECKOUT)
-
-
-def test_hostile_lines_reach_nothing_and_the_next_trial_runs_clean(forge, tree, tmp_path,
+def test_hostile_lines_reach_nothing_and_the_next_trial_runs_clean(forge, shipped_tree, tmp_path,
                                                                    harness):
     driver = Hostile()
-    ctx = context(forge, tree, tmp_path, driver)
-    cell = Cell(load_arm(CHECKOUT / "arms.d/raw-api.yaml"), tree.tasks["close-csv-export-issue"])
+    ctx = context(forge, shipped_tree, tmp_path, driver)
+    cell = Cell(load_arm(CHECKOUT / "arms.d/raw-api.yaml"), shipped_tree.tasks["close-csv-export-issue"])
     prepared = prepare_cell(cell, ctx)
     agent_token = prepared.agent_token(ctx)
     lines = hostile_lines(harness, agent_token, forge.url)
@@ -207,11 +202,11 @@ def test_hostile_lines_reach_nothing_and_the_next_trial_runs_clean(forge, tree, 
         assert leaked(everything, secret) == [], secret
 
 
-def test_the_control_an_unconfined_line_lands(forge, tree, tmp_path, harness):
+def test_the_control_an_unconfined_line_lands(forge, shipped_tree, tmp_path, harness):
     """Without the sandbox the same checks see the damage: they can fail."""
     driver = Hostile(confine=False)
-    ctx = context(forge, tree, tmp_path, driver)
-    cell = Cell(load_arm(CHECKOUT / "arms.d/raw-api.yaml"), tree.tasks["close-csv-export-issue"])
+    ctx = context(forge, shipped_tree, tmp_path, driver)
+    cell = Cell(load_arm(CHECKOUT / "arms.d/raw-api.yaml"), shipped_tree.tasks["close-csv-export-issue"])
     marker = harness["outside"] / "landed"
     driver.script = [bash(f"/usr/bin/touch {marker}; env"), say("Done.")]
     sample = run_cell(cell, ctx)

@@ -1,14 +1,14 @@
 """Reference documents: every shipped one loads against its arm and covers the scored
 suite; a broken one fails with FILE:LINE problems; targets re-render on decoys."""
 
-from pathlib import Path
 
 import pytest
+from conftest import CHECKOUT
 from shipped import REFERENCE_IDS, scored_ids
 
 from benchkit.agent.replay import NULL_ANSWER, null_reference
 from benchkit.spec.loader import SpecError
-from benchkit.spec.models import load_arm, load_tree
+from benchkit.spec.models import load_arm
 from benchkit.spec.reference import (
     Step,
     TaskReference,
@@ -19,42 +19,36 @@ from benchkit.spec.reference import (
     render_value,
 )
 
-CHECKOUT = Path(__file__).resolve().parent.parent
 VERIFIED = {"raw-api", "gitea-mcp-pypi"}
 
 
-@pytest.fixture(scope="module")
-def tree():
-    return load_tree(CHECKOUT)
-
-
-def shipped_arms(tree):
-    arms = dict(tree.arms)
+def shipped_arms(shipped_tree):
+    arms = dict(shipped_tree.arms)
     test_arm = load_arm(CHECKOUT / "tests" / "arms" / "gitea-mcp-pypi.yaml")
     arms[test_arm.id] = test_arm
     return arms
 
 
-def test_every_arm_has_a_reference_covering_the_scored_suite(tree):
+def test_every_arm_has_a_reference_covering_the_scored_suite(shipped_tree):
     """Every shipped arm covers the reference suite (a task added since may lack a
     reference: validate warns of it, see test_spec_validate)."""
     scored = REFERENCE_IDS
-    assert scored <= scored_ids(tree)
-    for arm_id, arm in shipped_arms(tree).items():
+    assert scored <= scored_ids(shipped_tree)
+    for arm_id, arm in shipped_arms(shipped_tree).items():
         reference = reference_for(arm, CHECKOUT)
         assert reference.arm == arm_id
         assert reference.verified == (arm_id in VERIFIED), arm_id
         assert scored <= set(reference.tasks), f"{arm_id} lacks {sorted(scored - set(reference.tasks))}"
         for task_id, task in reference.tasks.items():
             assert task.unsupported or task.steps, (arm_id, task_id)
-            if tree.tasks[task_id].kind == "read" and not task.unsupported:
+            if shipped_tree.tasks[task_id].kind == "read" and not task.unsupported:
                 assert task.answer, f"{arm_id}: read task {task_id} has no answer"
 
 
-def test_only_the_pypi_test_arm_leaves_scored_tasks_unsupported(tree):
+def test_only_the_pypi_test_arm_leaves_scored_tasks_unsupported(shipped_tree):
     unsupported = {arm_id: sorted(t for t, ref in reference_for(arm, CHECKOUT).tasks.items()
-                                  if ref.unsupported and tree.tasks[t].scored)
-                   for arm_id, arm in shipped_arms(tree).items()}
+                                  if ref.unsupported and shipped_tree.tasks[t].scored)
+                   for arm_id, arm in shipped_arms(shipped_tree).items()}
     assert unsupported["raw-api"] == [] and unsupported["gitea-axi"] == []
     assert unsupported["gitea-mcp-pypi"] == ["fta-review-csv-pull", "fta-review-docs-pull",
                                              "ms-create-and-apply-stale", "read-review-body"]
@@ -102,8 +96,8 @@ def test_a_broken_reference_reports_every_problem_at_its_line(tmp_path):
     assert str(caught.value).startswith(f"{path}:7: decoy 'pull' is not a target")
 
 
-def test_integer_targets_move_to_the_next_entity_of_their_kind(tree):
-    seed = tree.seeds["default"]
+def test_integer_targets_move_to_the_next_entity_of_their_kind(shipped_tree):
+    seed = shipped_tree.seeds["default"]
     issue = TaskReference("t", targets={"issue": 8})
     assert issue.retargeted(seed).targets == {"issue": 1}  # wraps among issues 1-8
     pair = TaskReference("t", targets={"issue": 1, "second_issue": 3})

@@ -6,10 +6,10 @@ at the wrong targets must be rejected. Tasks the server cannot do are declared s
 import asyncio
 import concurrent.futures
 import threading
-from pathlib import Path
 
 import pytest
 import test_refs_raw_api as raw_api  # its verdict: a reference played on a seeded repository
+from conftest import CHECKOUT
 from shipped import replay_params
 
 from benchkit.forge import Forge
@@ -19,7 +19,6 @@ from benchkit.spec.reference import load_reference
 mcp = pytest.importorskip("mcp")
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 
-CHECKOUT = Path(__file__).resolve().parent.parent
 SERVER = CHECKOUT / ".venvs" / "gitea-mcp" / "bin" / "gitea-mcp"
 TREE, SEED = raw_api.TREE, raw_api.SEED
 REFERENCE = load_reference(CHECKOUT / "refs.d" / "gitea-mcp-pypi.yaml", kind="mcp")

@@ -3,19 +3,18 @@ real curl against a freshly seeded forge repository, and the checker must accept
 end state and answer; the same commands aimed at the wrong targets must be rejected."""
 
 import subprocess
-from pathlib import Path
 
 import pytest
+from conftest import CHECKOUT
 from shipped import replay_params
 
 from benchkit.agent.replay import context_for
 from benchkit.forge import Forge
 from benchkit.gitea import Client, delete_repo, provision, snapshot
 from benchkit.scoring.checker import check
-from benchkit.spec.models import load_tree
 from benchkit.spec.reference import load_reference, render_answer, render_step
+from benchkit.spec.tree import load_tree
 
-CHECKOUT = Path(__file__).resolve().parent.parent
 TREE = load_tree(CHECKOUT)
 SEED = TREE.seeds["default"]
 REFERENCE = load_reference(CHECKOUT / "refs.d" / "raw-api.yaml", kind="shell")

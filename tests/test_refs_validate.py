@@ -2,17 +2,17 @@
 reference naming an unknown task, a step its arm's tool kind cannot take, or another
 arm than its file's name is a FILE:LINE problem."""
 
-# The validate tests' command, tree copy (as the working directory) and line helpers.
-from test_spec_validate import benchkit, edit, line_of, tree  # noqa: F401 (tree: a fixture)
+# The validate tests' command and line helpers.
+from test_spec_validate import benchkit, edit, line_of
 
 
-def test_the_shipped_references_are_valid_against_their_tree(tree):
+def test_the_shipped_references_are_valid_against_their_tree(work_tree):
     assert benchkit("validate").exit_code == 0
     assert benchkit("validate", "refs.d").exit_code == 0
 
 
-def test_a_reference_naming_an_unknown_task_is_a_problem_at_its_line(tree):
-    path = tree / "refs.d" / "raw-api.yaml"
+def test_a_reference_naming_an_unknown_task_is_a_problem_at_its_line(work_tree):
+    path = work_tree / "refs.d" / "raw-api.yaml"
     edit(path, "  read-bug-issue-titles:\n", "  read-bug-issue-titels:\n")
     line = line_of(path, "read-bug-issue-titels:")
     expected = f"refs.d/raw-api.yaml:{line}: no task 'read-bug-issue-titels' in tasks.d/"
@@ -22,8 +22,8 @@ def test_a_reference_naming_an_unknown_task_is_a_problem_at_its_line(tree):
         assert expected + " (at tasks.read-bug-issue-titels)\n" in result.stderr
 
 
-def test_an_mcp_step_in_a_shell_arms_reference_is_a_problem_at_its_line(tree):
-    path = tree / "refs.d" / "raw-api.yaml"
+def test_an_mcp_step_in_a_shell_arms_reference_is_a_problem_at_its_line(work_tree):
+    path = work_tree / "refs.d" / "raw-api.yaml"
     text = path.read_text()
     start = text.index("  close-csv-export-issue:\n")
     first_step = text.index("      - run:", start)
@@ -35,8 +35,8 @@ def test_an_mcp_step_in_a_shell_arms_reference_is_a_problem_at_its_line(tree):
     assert f"refs.d/raw-api.yaml:{line}: a shell arm's step is {{run: COMMAND}}" in result.stderr
 
 
-def test_a_reference_for_another_arm_than_its_file_is_a_problem(tree):
-    path = tree / "refs.d" / "tea.yaml"
+def test_a_reference_for_another_arm_than_its_file_is_a_problem(work_tree):
+    path = work_tree / "refs.d" / "tea.yaml"
     edit(path, "arm: tea\n", "arm: raw-api\n")
     result = benchkit("validate")
     assert result.exit_code == 2
@@ -44,9 +44,9 @@ def test_a_reference_for_another_arm_than_its_file_is_a_problem(tree):
             "but tea.yaml is read for arm 'tea'") in result.stderr
 
 
-def test_a_test_arms_reference_is_checked_for_tasks_though_its_arm_lives_elsewhere(tree):
+def test_a_test_arms_reference_is_checked_for_tasks_though_its_arm_lives_elsewhere(work_tree):
     # refs.d/gitea-mcp-pypi.yaml belongs to tests/arms/: no kind to check, tasks still are.
-    path = tree / "refs.d" / "gitea-mcp-pypi.yaml"
+    path = work_tree / "refs.d" / "gitea-mcp-pypi.yaml"
     edit(path, "  read-open-issue-count:\n", "  read-open-issues-count:\n")
     result = benchkit("validate")
     assert result.exit_code == 2

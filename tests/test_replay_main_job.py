@@ -7,23 +7,20 @@ import json
 import os
 import re
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
+from conftest import BENCHKIT, CHECKOUT
 from test_report_trials import CHROMIUM, assert_replay_leads, first_screen
 
 from benchkit.run.loop import select_cells
-from benchkit.spec.models import load_tree
 from benchkit.spec.reference import reference_for
-
-CHECKOUT = Path(__file__).resolve().parent.parent
+from benchkit.spec.tree import load_tree
 
 
 def readme_command() -> list[str]:
     """The main-job command as the README gives it, after `pip install -e . &&`."""
     text = (CHECKOUT / "README.md").read_text(encoding="utf-8")
-    line = next(l for l in text.splitlines() if "--driver replay" in l and "benchkit run" in l)
+    line = next(x for x in text.splitlines() if "--driver replay" in x and "benchkit run" in x)
     command = line.split("&&")[-1].split()
     assert command[:2] == ["benchkit", "run"], line
     return command[1:]
@@ -52,7 +49,7 @@ def test_the_readme_main_job_runs_every_task_and_writes_a_report(tree_copy, tmp_
     env = {key: value for key, value in os.environ.items()
            if not key.startswith(("GITEA_", "ANTHROPIC_", "CLAUDE_", "BENCHKIT_", "XDG_"))}
     env["HOME"] = str(home)  # no ~/.claude, no tea config, no cache of an earlier run
-    done = subprocess.run([sys.executable, "-c", "from benchkit.cli import main; main()",
+    done = subprocess.run([*BENCHKIT,
                            *readme_command()], cwd=tree_copy, env=env, capture_output=True,
                           text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]

@@ -10,26 +10,25 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import pytest
 import yaml
+from conftest import BENCHKIT, CHECKOUT
 from test_report_html import CHROMIUM, Browser, near, read_png, rgb
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed")]
 
-CHECKOUT = Path(__file__).resolve().parent.parent
 BROKEN_TASK, GOOD_TASK = "close-csv-export-issue", "read-open-issue-count"
 DENIED = "wget -q -O- http://example.invalid/"  # not the arm's tool: the guard denies it
 WIDTH, HEIGHT = 1280, 900
 
 
 def benchkit(*args, cwd, env=None):
-    return subprocess.run([sys.executable, "-c", "from benchkit.cli import main; main()", *map(str, args)],
+    return subprocess.run([*BENCHKIT, *map(str, args)],
                           capture_output=True, text=True, cwd=cwd, env=env, timeout=900)
 
 

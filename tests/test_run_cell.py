@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+from conftest import CHECKOUT
 
 from benchkit.agent.claude import ClaudeDriver
 from benchkit.agent.driver import ToolDecision
@@ -21,26 +22,14 @@ from benchkit.agent.scripted import ScriptedModel, bash, fail, say, stall, tool
 from benchkit.forge import token_id
 from benchkit.gitea import Client
 from benchkit.run.cell import Cell, CellError, RunContext, prepare_cell, run_cell
-from benchkit.spec import load_arm, load_tree
+from benchkit.spec import load_arm
 from benchkit.store import Store
 
-CHECKOUT = Path(__file__).resolve().parents[1]
 GITEA_MCP = CHECKOUT / ".venvs/gitea-mcp/bin/gitea-mcp"
 CLOSE_TASK = "close-csv-export-issue"  # close issue #2, "Add CSV export option"
 
-
-@pytest.fixture(scope="module")
-def tree():
-    return load_tree(CHECKOUT)
-
-
-@pytest.fixture(autouse=True)
-def private_dirs(tmp_path, monkeypatch):
-    """The probe cache and every temporary directory of the run, inside the test's own
-    directory, so what a cell leaves behind can be seen."""
-    monkeypatch.setenv("BENCHKIT_CACHE_DIR", str(tmp_path / "cache"))
-    (tmp_path / "tmp").mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+# What a cell leaves behind (probe cache, temporary directories) stays in tmp_path.
+pytestmark = pytest.mark.usefixtures("private_dirs")
 
 
 class Scripted:
@@ -68,10 +57,10 @@ class Scripted:
             return ClaudeDriver(base_url=self.model.url, confine=self.confine).run(request)
 
 
-def context(forge, tree, tmp_path, driver, **suite_changes):
-    suite = dataclasses.replace(tree.suite, **suite_changes) if suite_changes else tree.suite
+def context(forge, shipped_tree, tmp_path, driver, **suite_changes):
+    suite = dataclasses.replace(shipped_tree.suite, **suite_changes) if suite_changes else shipped_tree.suite
     client = Client(forge.url, forge.token)
-    return RunContext(suite=suite, seeds=tree.seeds, client=client,
+    return RunContext(suite=suite, seeds=shipped_tree.seeds, client=client,
                       store=Store(tmp_path / "results"), driver=driver, root=CHECKOUT)
 
 
@@ -100,19 +89,19 @@ def scratch_left():
     return [p.name for p in Path(tempfile.gettempdir()).iterdir() if p.name.startswith("benchkit-")]
 
 
-def raw_api_cell(tree, task=CLOSE_TASK):
-    return Cell(load_arm(CHECKOUT / "arms.d/raw-api.yaml"), tree.tasks[task])
+def raw_api_cell(shipped_tree, task=CLOSE_TASK):
+    return Cell(load_arm(CHECKOUT / "arms.d/raw-api.yaml"), shipped_tree.tasks[task])
 
 
 MAINTAINER_KEY = "sk-ant-maintainers-own-key-0123456789"
 
 
 @pytest.mark.slow
-def test_a_raw_api_cell_that_closes_the_right_issue_passes(forge, tree, tmp_path, monkeypatch):
+def test_a_raw_api_cell_that_closes_the_right_issue_passes(forge, shipped_tree, tmp_path, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", MAINTAINER_KEY)
     driver = Scripted()
-    ctx = context(forge, tree, tmp_path, driver)
-    cell = raw_api_cell(tree)
+    ctx = context(forge, shipped_tree, tmp_path, driver)
+    cell = raw_api_cell(shipped_tree)
     prepared = prepare_cell(cell, ctx)
     # An agent's shell sees the CLI's environment: whatever it prints is scrubbed.
     driver.script = [bash(f"echo {MAINTAINER_KEY}"),
@@ -141,10 +130,10 @@ def test_a_raw_api_cell_that_closes_the_right_issue_passes(forge, tree, tmp_path
 
 @pytest.mark.slow
 def test_a_wrong_mutation_fails_with_differences_and_a_denied_attempt_is_wasted_effort(
-        forge, tree, tmp_path):
+        forge, shipped_tree, tmp_path):
     driver = Scripted()
-    ctx = context(forge, tree, tmp_path, driver)
-    cell = raw_api_cell(tree)
+    ctx = context(forge, shipped_tree, tmp_path, driver)
+    cell = raw_api_cell(shipped_tree)
     prepared = prepare_cell(cell, ctx)
     driver.script = [bash("python3 -c 'import urllib.request'"),
                      bash(curl(ctx, prepared, "PATCH", "/issues/3", {"state": "closed"})),
@@ -162,12 +151,12 @@ def test_a_wrong_mutation_fails_with_differences_and_a_denied_attempt_is_wasted_
 
 
 @pytest.mark.slow
-def test_cells_side_by_side_on_one_host_do_not_see_each_other_as_leaks(forge, tree, tmp_path):
+def test_cells_side_by_side_on_one_host_do_not_see_each_other_as_leaks(forge, shipped_tree, tmp_path):
     # Each cell's run window overlaps the other's provisioning, agent and clean-up.
     def one(index):
         driver = Scripted()
-        ctx = context(forge, tree, tmp_path / f"cell{index}", driver)
-        cell = raw_api_cell(tree)
+        ctx = context(forge, shipped_tree, tmp_path / f"cell{index}", driver)
+        cell = raw_api_cell(shipped_tree)
         prepared = prepare_cell(cell, ctx)
         driver.script = [bash(curl(ctx, prepared, "GET", "/issues/2")),
                          bash(curl(ctx, prepared, "PATCH", "/issues/2", {"state": "closed"})),
@@ -182,15 +171,15 @@ def test_cells_side_by_side_on_one_host_do_not_see_each_other_as_leaks(forge, tr
 
 @pytest.mark.slow
 @pytest.mark.skipif(not GITEA_MCP.exists(), reason="scripts/test-setup installs gitea-mcp")
-def test_cells_of_different_arms_side_by_side_are_audited_by_their_own_tokens(forge, tree, tmp_path):
+def test_cells_of_different_arms_side_by_side_are_audited_by_their_own_tokens(forge, shipped_tree, tmp_path):
     # curl and the MCP server (httpx) on one host at once, with the harness seeding and
     # deleting around them: the host log holds three clients in every run window.
     started = threading.Barrier(2)
 
     def one(arm_path):
         driver = Scripted()
-        ctx = context(forge, tree, tmp_path / arm_path.stem, driver)
-        cell = Cell(load_arm(arm_path), tree.tasks[CLOSE_TASK])
+        ctx = context(forge, shipped_tree, tmp_path / arm_path.stem, driver)
+        cell = Cell(load_arm(arm_path), shipped_tree.tasks[CLOSE_TASK])
         prepared = prepare_cell(cell, ctx)
         repo = prepared.repo
         if cell.arm.tool["kind"] == "mcp":
@@ -222,21 +211,21 @@ def test_cells_of_different_arms_side_by_side_are_audited_by_their_own_tokens(fo
 
 
 @pytest.mark.slow
-def test_a_script_longer_than_the_turn_cap_is_confused(forge, tree, tmp_path):
+def test_a_script_longer_than_the_turn_cap_is_confused(forge, shipped_tree, tmp_path):
     driver = Scripted([bash(f"echo {i}") for i in range(6)])
-    ctx = context(forge, tree, tmp_path, driver, turn_cap=2)
-    sample = run_cell(raw_api_cell(tree), ctx)
+    ctx = context(forge, shipped_tree, tmp_path, driver, turn_cap=2)
+    sample = run_cell(raw_api_cell(shipped_tree), ctx)
     assert (sample["outcome"], sample["failure_class"], sample["valid"]) == ("confused", "turn-cap", True)
     assert sample["turns"] == 2
     assert repos_left(forge) == []
 
 
 @pytest.mark.slow
-def test_a_stalled_model_is_hung_within_the_backstop(forge, tree, tmp_path):
+def test_a_stalled_model_is_hung_within_the_backstop(forge, shipped_tree, tmp_path):
     driver = Scripted([bash("echo looking"), stall()])
-    ctx = context(forge, tree, tmp_path, driver, backstop_seconds=4)
+    ctx = context(forge, shipped_tree, tmp_path, driver, backstop_seconds=4)
     started = time.monotonic()
-    sample = run_cell(raw_api_cell(tree), ctx)
+    sample = run_cell(raw_api_cell(shipped_tree), ctx)
     assert (sample["outcome"], sample["failure_class"], sample["valid"]) == ("hung", "backstop", True)
     assert 4 <= sample["duration_s"] < 4 + 6
     assert time.monotonic() - started < 4 + 20  # provisioning, snapshot and delete included
@@ -245,10 +234,10 @@ def test_a_stalled_model_is_hung_within_the_backstop(forge, tree, tmp_path):
 
 @pytest.mark.slow
 def test_a_curl_by_absolute_path_past_a_weakened_guard_is_caught_by_the_audit(
-        forge, tree, tmp_path):
+        forge, shipped_tree, tmp_path):
     driver = Scripted(weaken_guard=True)
-    ctx = context(forge, tree, tmp_path, driver)
-    cell = raw_api_cell(tree)
+    ctx = context(forge, shipped_tree, tmp_path, driver)
+    cell = raw_api_cell(shipped_tree)
     prepared = prepare_cell(cell, ctx)
     driver.script = [bash("/usr/bin/" + curl(ctx, prepared, "PATCH", "/issues/2", {"state": "closed"})),
                      say("Closed issue #2.")]
@@ -260,13 +249,13 @@ def test_a_curl_by_absolute_path_past_a_weakened_guard_is_caught_by_the_audit(
 
 
 @pytest.mark.slow
-def test_a_foreign_client_in_the_host_log_makes_the_trial_invalid(forge, tree, tmp_path):
+def test_a_foreign_client_in_the_host_log_makes_the_trial_invalid(forge, shipped_tree, tmp_path):
     # The arm declares curl; a request from another client in the run window is a leak
     # even when the transcript looks clean (here: the guard allows curl, but the forge
     # sees a request made with a forged User-Agent).
     driver = Scripted()
-    ctx = context(forge, tree, tmp_path, driver)
-    cell = raw_api_cell(tree)
+    ctx = context(forge, shipped_tree, tmp_path, driver)
+    cell = raw_api_cell(shipped_tree)
     prepared = prepare_cell(cell, ctx)
     driver.script = [bash(curl(ctx, prepared, "GET", "/issues/2").replace(
         "curl -s", "curl -s -A python-requests/2.31")), say("Looked.")]
@@ -277,10 +266,10 @@ def test_a_foreign_client_in_the_host_log_makes_the_trial_invalid(forge, tree, t
 
 @pytest.mark.slow
 @pytest.mark.skipif(not GITEA_MCP.exists(), reason="scripts/test-setup installs gitea-mcp")
-def test_the_mcp_arm_with_the_pypi_server_mutates_the_forge_and_is_scored(forge, tree, tmp_path):
+def test_the_mcp_arm_with_the_pypi_server_mutates_the_forge_and_is_scored(forge, shipped_tree, tmp_path):
     driver = Scripted()
-    ctx = context(forge, tree, tmp_path, driver)
-    cell = Cell(load_arm(CHECKOUT / "tests/arms/gitea-mcp-pypi.yaml"), tree.tasks[CLOSE_TASK])
+    ctx = context(forge, shipped_tree, tmp_path, driver)
+    cell = Cell(load_arm(CHECKOUT / "tests/arms/gitea-mcp-pypi.yaml"), shipped_tree.tasks[CLOSE_TASK])
     prepared = prepare_cell(cell, ctx)
     repo = prepared.repo
     driver.script = [tool("mcp__gitea__update_issue", owner=repo.owner, repo=repo.name,
@@ -296,20 +285,20 @@ def test_the_mcp_arm_with_the_pypi_server_mutates_the_forge_and_is_scored(forge,
 
 
 @pytest.mark.slow
-def test_an_overloaded_api_is_a_harness_error_not_counted_against_the_arm(forge, tree, tmp_path):
+def test_an_overloaded_api_is_a_harness_error_not_counted_against_the_arm(forge, shipped_tree, tmp_path):
     driver = Scripted([fail(529)], env={"CLAUDE_CODE_MAX_RETRIES": "0"})
-    ctx = context(forge, tree, tmp_path, driver)
-    sample = run_cell(raw_api_cell(tree), ctx)
+    ctx = context(forge, shipped_tree, tmp_path, driver)
+    sample = run_cell(raw_api_cell(shipped_tree), ctx)
     assert (sample["outcome"], sample["failure_class"], sample["valid"]) == \
         ("harness-error", "api-overload", False)
     assert repos_left(forge) == []
 
 
-def test_a_host_that_will_not_seed_is_a_harness_error_and_no_agent_runs(forge, tree, tmp_path):
+def test_a_host_that_will_not_seed_is_a_harness_error_and_no_agent_runs(forge, shipped_tree, tmp_path):
     driver = Scripted([say("unused")])
-    ctx = context(forge, tree, tmp_path, driver)
+    ctx = context(forge, shipped_tree, tmp_path, driver)
     forge.inject_fault("POST", r"/repos/.*/labels$", status=500, times=100)
-    sample = run_cell(raw_api_cell(tree), ctx)
+    sample = run_cell(raw_api_cell(shipped_tree), ctx)
     assert (sample["outcome"], sample["failure_class"], sample["valid"]) == \
         ("harness-error", "seeding", False)
     assert driver.model is None  # the driver never started
@@ -317,18 +306,18 @@ def test_a_host_that_will_not_seed_is_a_harness_error_and_no_agent_runs(forge, t
     assert list(ctx.store.samples()) == [sample]
 
 
-def test_a_task_without_a_scoring_spec_is_not_run(forge, tree, tmp_path):
-    ctx = context(forge, tree, tmp_path, Scripted())
+def test_a_task_without_a_scoring_spec_is_not_run(forge, shipped_tree, tmp_path):
+    ctx = context(forge, shipped_tree, tmp_path, Scripted())
     with pytest.raises(CellError, match="no scoring spec"):
-        run_cell(raw_api_cell(tree, "bonus-publish-release"), ctx)
+        run_cell(raw_api_cell(shipped_tree, "bonus-publish-release"), ctx)
     assert repos_left(forge) == [] and list(ctx.store.samples()) == []
 
 
 @pytest.mark.slow
-def test_ctrl_c_mid_run_deletes_the_repository_and_records_nothing(forge, tree, tmp_path):
+def test_ctrl_c_mid_run_deletes_the_repository_and_records_nothing(forge, shipped_tree, tmp_path):
     driver = Scripted([bash("echo waiting"), stall()])
-    ctx = context(forge, tree, tmp_path, driver, backstop_seconds=60)
-    cell = raw_api_cell(tree)
+    ctx = context(forge, shipped_tree, tmp_path, driver, backstop_seconds=60)
+    cell = raw_api_cell(shipped_tree)
     prepared = prepare_cell(cell, ctx)
     assert repos_left(forge) == [prepared.repo.name]
     interrupt = threading.Timer(3, os.kill, (os.getpid(), signal.SIGINT))

@@ -5,12 +5,9 @@ trials, budgets, output, is tested with the loop.)"""
 import json
 import os
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
-
-CHECKOUT = Path(__file__).resolve().parents[1]
+from conftest import BENCHKIT, CHECKOUT
 
 
 @pytest.fixture
@@ -23,7 +20,7 @@ def clean_env(tmp_path):
 
 
 def run_benchkit(args, env):
-    return subprocess.run([sys.executable, "-c", "from benchkit.cli import main; main()", *args],
+    return subprocess.run([*BENCHKIT, *args],
                           capture_output=True, text=True, cwd=CHECKOUT, timeout=300, env=env)
 
 

@@ -5,9 +5,9 @@ toward a cell that has a newer one, for `--until` as for the report."""
 import json
 import os
 import subprocess
-import sys
 
 import pytest
+from conftest import BENCHKIT
 
 from benchkit.report import build
 from benchkit.run.ledger import Ledger
@@ -22,7 +22,7 @@ TASKS = ("close-csv-export-issue", "read-open-issue-count")
 def benchkit(tree, *args) -> subprocess.CompletedProcess:
     env = {key: value for key, value in os.environ.items()
            if not key.startswith(("GITEA_", "ANTHROPIC_", "CLAUDE_"))}
-    done = subprocess.run([sys.executable, "-c", "from benchkit.cli import main; main()", *args],
+    done = subprocess.run([*BENCHKIT, *args],
                           cwd=tree, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return done

@@ -3,10 +3,10 @@
 
 import json
 import random
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import CHECKOUT
 
 from benchkit.cli import main
 from benchkit.report.verdicts import family
@@ -80,7 +80,7 @@ def test_until_decided_runs_rounds_and_says_why_it_stops(tmp_path, monkeypatch):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     monkeypatch.chdir(tmp_path)
-    arm = str(Path(__file__).resolve().parents[1] / "arms.d/raw-api.yaml")
+    arm = str(CHECKOUT / "arms.d/raw-api.yaml")
     usage = CliRunner().invoke(main, ["run", arm, "--until-decided", "--driver", "replay"])
     assert usage.exit_code == 2 and "--until-decided takes --budget" in usage.output
     result = CliRunner().invoke(main, [
@@ -102,7 +102,7 @@ def test_until_decided_dry_run_says_what_it_would_spend_first(tmp_path, monkeypa
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     monkeypatch.chdir(tmp_path)
-    arm = str(Path(__file__).resolve().parents[1] / "arms.d/raw-api.yaml")
+    arm = str(CHECKOUT / "arms.d/raw-api.yaml")
     result = CliRunner().invoke(main, [
         "run", arm, "--task", "read-open-issue-count", "--until-decided", "--budget", "50000",
         "--driver", "replay", "--dry-run"], catch_exceptions=False)

@@ -5,13 +5,13 @@ written."""
 import json
 import os
 import subprocess
-import sys
 
+from conftest import BENCHKIT
 from synthetic import sample, write_store
 
 
 def benchkit(*args, cwd, env=None):
-    return subprocess.run([sys.executable, "-c", "from benchkit.cli import main; main()", *map(str, args)],
+    return subprocess.run([*BENCHKIT, *map(str, args)],
                           capture_output=True, text=True, cwd=cwd, env=env, timeout=120)
 
 

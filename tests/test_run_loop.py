@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
+from conftest import CHECKOUT
 
 from benchkit.agent.scripted import ScriptedModel, say
 from benchkit.cli import main
 from benchkit.gitea import Client
 from benchkit.store import Store
 
-CHECKOUT = Path(__file__).resolve().parents[1]
 RAW_API = str(CHECKOUT / "arms.d/raw-api.yaml")
 CLOSE = "close-csv-export-issue"
 COUNT = "read-open-issue-count"

@@ -8,17 +8,16 @@ files left."""
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from conftest import BENCHKIT, CHECKOUT
 
 from benchkit.agent.scripted import ScriptedModel, stall
 from benchkit.forge import Forge
 from benchkit.gitea import Client
 
-CHECKOUT = Path(__file__).resolve().parents[1]
 TASKS = ["close-csv-export-issue", "read-open-issue-count", "label-startup-crash"]
 TOKEN = "benchkit-sigint-test-token-0123456789"
 
@@ -68,7 +67,7 @@ def test_a_stop_signal_leaves_no_sample_no_repository_no_token(tmp_path, signum,
                "CLAUDE_CONFIG_DIR": str(config), "BENCHKIT_CACHE_DIR": str(tmp_path / "cache"),
                "BENCHKIT_ROOT": str(CHECKOUT), "PYTHONPATH": str(CHECKOUT),
                "TMPDIR": str(scratch)}
-        command = [sys.executable, "-c", "from benchkit.cli import main; main()", "run",
+        command = [*BENCHKIT, "run",
                    str(CHECKOUT / "arms.d/raw-api.yaml"),
                    *[arg for task in TASKS for arg in ("--task", task)],
                    "--jobs", "2", "--host", forge.url, "--token", forge.token,

@@ -4,19 +4,19 @@ model): the agent killing its own CLI, the audit's evidence unreadable, the host
 failing the agent's own request."""
 
 import pytest
-from test_run_cell import (  # noqa: F401
+from test_run_cell import (
     Scripted,
     context,
     curl,
-    private_dirs,
     raw_api_cell,
     repos_left,
     token_in_store,
-    tree,
 )
 
 from benchkit.agent.scripted import bash, say, stall
 from benchkit.run.cell import prepare_cell, run_cell
+
+pytestmark = pytest.mark.usefixtures("private_dirs")
 
 
 def run_with_fault(forge, cell, ctx, prepared, method, path, times):
@@ -30,14 +30,14 @@ def run_with_fault(forge, cell, ctx, prepared, method, path, times):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("confine", [True, False], ids=["confined", "unconfined"])
-def test_an_agent_that_kills_its_own_cli_is_crashed_and_charged(forge, tree, tmp_path, confine):
+def test_an_agent_that_kills_its_own_cli_is_crashed_and_charged(forge, shipped_tree, tmp_path, confine):
     """`kill -9 $PPID` from the agent's Bash: before, a harness error that `--until`
     re-ran (a failure erased). Confined, its own PID namespace hides the CLI and the
     trial goes on to a charged failure; unconfined, the CLI dies mid tool call and the
     trial is the arm's `crashed`. Either way the arm is charged."""
     driver = Scripted(confine=confine)
-    ctx = context(forge, tree, tmp_path, driver)
-    cell = raw_api_cell(tree)
+    ctx = context(forge, shipped_tree, tmp_path, driver)
+    cell = raw_api_cell(shipped_tree)
     prepared = prepare_cell(cell, ctx)
     driver.script = [bash("kill -9 $PPID"), say("unreachable")]
     sample = run_cell(cell, ctx, prepared)
@@ -50,12 +50,12 @@ def test_an_agent_that_kills_its_own_cli_is_crashed_and_charged(forge, tree, tmp
 
 @pytest.mark.slow
 def test_an_audit_that_cannot_read_the_request_log_marks_the_trial_unaudited(
-        forge, tree, tmp_path):
+        forge, shipped_tree, tmp_path):
     """One 500 from the request log once turned a leaking trial into `passed`: the
     audit fails closed."""
     driver = Scripted()
-    ctx = context(forge, tree, tmp_path, driver)
-    cell = raw_api_cell(tree)
+    ctx = context(forge, shipped_tree, tmp_path, driver)
+    cell = raw_api_cell(shipped_tree)
     prepared = prepare_cell(cell, ctx)
     # A foreign client the request log would show; the log then answers 500.
     driver.script = [bash(curl(ctx, prepared, "PATCH", "/issues/2", {"state": "closed"})
@@ -69,12 +69,12 @@ def test_an_audit_that_cannot_read_the_request_log_marks_the_trial_unaudited(
 
 
 @pytest.mark.slow
-def test_a_host_error_on_the_agents_own_request_is_a_harness_error(forge, tree, tmp_path):
+def test_a_host_error_on_the_agents_own_request_is_a_harness_error(forge, shipped_tree, tmp_path):
     """A 500 the host answers the agent's PATCH with was recorded as the arm's
     `failed`; the request log (for the agent's own token) shows it is the host's."""
     driver = Scripted()
-    ctx = context(forge, tree, tmp_path, driver)
-    cell = raw_api_cell(tree)
+    ctx = context(forge, shipped_tree, tmp_path, driver)
+    cell = raw_api_cell(shipped_tree)
     prepared = prepare_cell(cell, ctx)
     driver.script = [bash(curl(ctx, prepared, "PATCH", "/issues/2", {"state": "closed"})),
                      say("Closed issue #2.")]
@@ -86,12 +86,12 @@ def test_a_host_error_on_the_agents_own_request_is_a_harness_error(forge, tree, 
 
 
 @pytest.mark.slow
-def test_an_agent_whose_background_job_kills_its_cli_later_is_crashed_too(forge, tree, tmp_path):
+def test_an_agent_whose_background_job_kills_its_cli_later_is_crashed_too(forge, shipped_tree, tmp_path):
     """The kill may come after its call answered: a background job outlives the call.
     (Unconfined: inside the sandbox the CLI is out of the job's reach, as above.)"""
     driver = Scripted(confine=False)
-    ctx = context(forge, tree, tmp_path, driver)
-    cell = raw_api_cell(tree)
+    ctx = context(forge, shipped_tree, tmp_path, driver)
+    cell = raw_api_cell(shipped_tree)
     prepared = prepare_cell(cell, ctx)
     # The model then stalls: the kill lands while the CLI waits on it, no call running.
     driver.script = [bash("(sleep 1; kill -9 $PPID) > /dev/null 2>&1 &"), stall()]

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
+from conftest import CHECKOUT
 
 from benchkit.cli import main
 from benchkit.gitea import Client
 from benchkit.run.preflight import claude_credentials
 
-CHECKOUT = Path(__file__).resolve().parents[1]
 RAW_API = str(CHECKOUT / "arms.d/raw-api.yaml")
 TASK = "close-csv-export-issue"
 

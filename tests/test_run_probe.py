@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import CHECKOUT
 
 from benchkit.gitea import Client, list_leftovers
 from benchkit.run.cell import RunContext
@@ -17,7 +18,6 @@ from benchkit.run.preflight import check_tools
 from benchkit.run.probe import probe_tools
 from benchkit.spec import load_arm, load_tree
 
-CHECKOUT = Path(__file__).resolve().parent.parent
 TREE = load_tree(CHECKOUT)
 SEED = TREE.seeds["default"]
 RAW_API = CHECKOUT / "arms.d" / "raw-api.yaml"

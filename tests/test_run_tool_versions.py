@@ -6,9 +6,9 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 
 import pytest
+from conftest import BENCHKIT
 
 pytestmark = pytest.mark.slow
 
@@ -25,7 +25,7 @@ def curl_of_version(bin_dir, version: str) -> None:
 
 
 def benchkit(tree, env, *args) -> subprocess.CompletedProcess:
-    done = subprocess.run([sys.executable, "-c", "from benchkit.cli import main; main()", *args],
+    done = subprocess.run([*BENCHKIT, *args],
                           cwd=tree, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return done

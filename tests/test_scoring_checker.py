@@ -2,20 +2,19 @@
 changes, and required facts in read answers."""
 
 import copy
-from pathlib import Path
 
 import pytest
+from conftest import CHECKOUT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchkit.scoring import check, diff, normalise
+from benchkit.scoring import check, diff
 from benchkit.scoring.checker import NotScorable, fact_matches, match_facts, normalise_answer
-from benchkit.scoring.state import StateError
 from benchkit.spec import load_seed
 from benchkit.spec.expectation import expected_state, ground_truth
 from benchkit.spec.task import load_task
+from benchkit.state import StateError, normalise
 
-CHECKOUT = Path(__file__).resolve().parent.parent
 SEED = load_seed(CHECKOUT / "seeds" / "default.yaml")
 USER = "bench"
 

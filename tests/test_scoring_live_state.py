@@ -2,10 +2,10 @@
 over its REST API as an agent would, snapshotted, and scored by `benchkit check`."""
 
 import json
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import CHECKOUT
 
 from benchkit.cli import main
 from benchkit.forge import Forge
@@ -13,7 +13,6 @@ from benchkit.gitea import Client, delete_repo, provision, snapshot
 from benchkit.spec import load_seed
 from benchkit.spec.expectation import ground_truth
 
-CHECKOUT = Path(__file__).resolve().parent.parent
 SEED = load_seed(CHECKOUT / "seeds" / "default.yaml")
 
 

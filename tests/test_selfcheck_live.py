@@ -6,20 +6,18 @@ do and declares the rest unsupported."""
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from conftest import BENCHKIT, CHECKOUT
 from shipped import REFERENCE_IDS
 
 from benchkit.run.selfcheck import PROBLEMS, Control, TaskCheck, judge, validate_live
-from benchkit.spec.models import load_tree
 from benchkit.spec.reference import reference_for
+from benchkit.spec.tree import load_tree
 
 pytestmark = pytest.mark.slow
-
-CHECKOUT = Path(__file__).resolve().parent.parent
 
 
 def validate(*args, root=None, timeout=600) -> subprocess.CompletedProcess:
@@ -27,7 +25,7 @@ def validate(*args, root=None, timeout=600) -> subprocess.CompletedProcess:
     for name in ("GITEA_URL", "GITEA_TOKEN"):  # prove on the embedded forge, whatever the shell says
         env.pop(name, None)
     env["XDG_CONFIG_HOME"] = str(Path(root or CHECKOUT).parent / "no-tea-config")
-    return subprocess.run([sys.executable, "-c", "from benchkit.cli import main; main()", "validate", "--live", *args],
+    return subprocess.run([*BENCHKIT, "validate", "--live", *args],
                           capture_output=True, text=True, env=env, timeout=timeout)
 
 

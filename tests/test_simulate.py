@@ -3,12 +3,12 @@ until-decided planner on stores with known truth. Few replications, so the thres
 leave room for their binomial error (the full run's figures are in docs/statistics.md)."""
 
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import CHECKOUT
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(CHECKOUT / "benchmarks"))
 import simulate
 
 

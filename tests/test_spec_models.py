@@ -1,16 +1,14 @@
 """Models, defaults, fingerprints, the tree, find_root and template rendering."""
 
 from dataclasses import replace
-from pathlib import Path
 
 import jinja2
 import pytest
 import yaml
+from conftest import CHECKOUT
 from shipped import REFERENCE_IDS
 
 from benchkit.spec import SpecError, find_root, load_arm, load_seed, load_suite, load_tree, render
-
-CHECKOUT = Path(__file__).resolve().parent.parent
 
 
 def test_suite_defaults_come_from_the_schema(tmp_path):

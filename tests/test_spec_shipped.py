@@ -1,16 +1,15 @@
 """The shipped documents: schema lines, the schemas themselves, the reference seed."""
 
 import json
-from pathlib import Path
 
 import pytest
+from conftest import CHECKOUT
 from jsonschema import Draft202012Validator
 
 from benchkit import SCHEMA_DIR
 from benchkit.spec import load_seed
 from benchkit.spec.loader import declared_schema
 
-CHECKOUT = Path(__file__).resolve().parent.parent
 # Where shipped YAML lives, and the schema each place's documents must name.
 PLACES = {"suite.yaml": "suite", "seeds": "seed", "tasks.d": "task", "arms.d": "arm",
           "tests/arms": "arm", "refs.d": "reference"}

@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import BENCHKIT, CHECKOUT
 from shipped import REFERENCE_IDS
 
 from benchkit.cli import main
-
-CHECKOUT = Path(__file__).resolve().parent.parent
 
 
 def benchkit(*args):
@@ -32,13 +31,6 @@ def edit(path: Path, old: str, new: str):
     path.write_text(text.replace(old, new, 1))
 
 
-@pytest.fixture
-def tree(tree_copy, monkeypatch):
-    monkeypatch.chdir(tree_copy)
-    monkeypatch.delenv("BENCHKIT_ROOT", raising=False)
-    return tree_copy
-
-
 def test_shipped_tree_is_valid(monkeypatch):
     monkeypatch.chdir(CHECKOUT)
     result = benchkit("validate")
@@ -51,7 +43,9 @@ def test_shipped_tree_is_valid(monkeypatch):
 
 
 def test_validate_stays_light():
-    """validate runs without importing the forge, the SDK, the agent or the report."""
+    """validate runs without importing the forge, the SDK, the agent, the report or the
+    run stage (beyond the command's own module, which needs the rest only for --live).
+    msgspec may load: the spec reads the tiers from the sample record (11 ms)."""
     code = (
         "import sys\n"
         "from benchkit.cli import main\n"
@@ -59,8 +53,9 @@ def test_validate_stays_light():
         "    main(['validate'])\n"
         "except SystemExit as exit:\n"
         "    heavy = sorted(m for m in sys.modules if m.split('.')[0] in\n"
-        "        ('claude_agent_sdk', 'starlette', 'uvicorn', 'msgspec')\n"
-        "        or m.startswith(('benchkit.forge', 'benchkit.report', 'benchkit.agent', 'benchkit.run')))\n"
+        "        ('claude_agent_sdk', 'starlette', 'uvicorn')\n"
+        "        or m.startswith(('benchkit.forge', 'benchkit.report', 'benchkit.agent', 'benchkit.run.'))\n"
+        "        and m != 'benchkit.run.validate')\n"
         "    print(exit.code, heavy)\n")
     done = subprocess.run([sys.executable, "-c", code], cwd=CHECKOUT, capture_output=True, text=True)
     assert done.stdout.splitlines()[-1] == "0 []", done.stdout + done.stderr
@@ -109,79 +104,79 @@ BREAKAGES = {
 
 
 @pytest.mark.parametrize("name", BREAKAGES)
-def test_broken_copy_fails_with_file_and_line(tree, name):
+def test_broken_copy_fails_with_file_and_line(work_tree, name):
     file, old, new, marker, message = BREAKAGES[name]
-    edit(tree / file, old, new)
+    edit(work_tree / file, old, new)
     if "\n" in marker:  # a marker spanning lines: the line of its first part
-        text = (tree / file).read_text()
+        text = (work_tree / file).read_text()
         line = text[:text.index(marker)].count("\n") + 1
     else:
-        line = line_of(tree / file, marker)
+        line = line_of(work_tree / file, marker)
     result = benchkit("validate")
     assert result.exit_code == 2
     assert result.stdout == ""
     expected = f"{file}:{line}: "
-    assert any(l.startswith(expected) and message in l for l in result.stderr.splitlines()), \
+    assert any(got.startswith(expected) and message in got for got in result.stderr.splitlines()), \
         f"want {expected}...{message}\ngot:\n{result.stderr}"
 
 
-def test_every_problem_at_once_sorted(tree):
+def test_every_problem_at_once_sorted(work_tree):
     for name in ("wrong type", "missing intent", "YAML syntax error", "undefined label",
                  "template typo"):
         file, old, new, *_ = BREAKAGES[name]
-        edit(tree / file, old, new)
+        edit(work_tree / file, old, new)
     result = benchkit("validate")
     assert result.exit_code == 2
     lines = result.stderr.splitlines()
-    files = [l.split(":")[0] for l in lines]
+    files = [line.split(":")[0] for line in lines]
     assert set(files) == {"suite.yaml", "tasks.d/read-review-body.yaml", "arms.d/tea.yaml",
                           "seeds/default.yaml", "arms.d/raw-api.yaml"}
     assert files == sorted(files)  # grouped by file, then by line
     for file in set(files):
-        numbers = [int(l.split(":")[1]) for l in lines if l.startswith(file + ":")]
+        numbers = [int(line.split(":")[1]) for line in lines if line.startswith(file + ":")]
         assert numbers == sorted(numbers)
 
 
-def test_duplicate_arm_id(tree):
-    text = (tree / "arms.d" / "tea.yaml").read_text()
-    (tree / "arms.d" / "tea-copy.yaml").write_text(text)
+def test_duplicate_arm_id(work_tree):
+    text = (work_tree / "arms.d" / "tea.yaml").read_text()
+    (work_tree / "arms.d" / "tea-copy.yaml").write_text(text)
     result = benchkit("validate")
     assert result.exit_code == 2
-    assert result.stderr == (f"arms.d/tea.yaml:{line_of(tree / 'arms.d/tea.yaml', 'id: tea')}: "
+    assert result.stderr == (f"arms.d/tea.yaml:{line_of(work_tree / 'arms.d/tea.yaml', 'id: tea')}: "
                              "arm id 'tea' is already used by tea-copy.yaml (at id)\n")
 
 
-def test_other_documents_of_the_tree_are_checked_by_their_schema(tree):
-    (tree / "refs.d").mkdir(exist_ok=True)
-    (tree / "refs.d" / "zz.yaml").write_text(
+def test_other_documents_of_the_tree_are_checked_by_their_schema(work_tree):
+    (work_tree / "refs.d").mkdir(exist_ok=True)
+    (work_tree / "refs.d" / "zz.yaml").write_text(
         "# yaml-language-server: $schema=../benchkit/schemas/arm.schema.json\nid: zz\n")
-    (tree / "refs.d" / "notes.yaml").write_text("not: a benchkit document\n")  # no schema line: skipped
+    (work_tree / "refs.d" / "notes.yaml").write_text("not: a benchkit document\n")  # no schema line: skipped
     result = benchkit("validate")
     assert result.exit_code == 2
     assert "refs.d/zz.yaml:2: 'description' is required\n" in result.stderr
     assert "notes.yaml" not in result.stderr
 
 
-def test_validate_given_paths(tree):
+def test_validate_given_paths(work_tree):
     assert benchkit("validate", "arms.d/tea.yaml", "seeds").stdout == "valid: 2 documents\n"
     assert benchkit("validate", "tasks.d/read-review-body.yaml").exit_code == 0
-    assert benchkit("validate", str(tree)).exit_code == 0
+    assert benchkit("validate", str(work_tree)).exit_code == 0
     # Only the chosen files are checked: a broken arm elsewhere does not matter.
-    edit(tree / "arms.d" / "raw-api.yaml", "  binary: curl\n", "")
+    edit(work_tree / "arms.d" / "raw-api.yaml", "  binary: curl\n", "")
     assert benchkit("validate", "arms.d/tea.yaml").exit_code == 0
     assert benchkit("validate", "arms.d/raw-api.yaml").exit_code == 2
 
     missing = benchkit("validate", "nowhere.yaml")
     assert (missing.exit_code, missing.stderr) == (2, "nowhere.yaml: no such file or directory\n")
-    (tree / "notes.yaml").write_text("a: 1\n")
+    (work_tree / "notes.yaml").write_text("a: 1\n")
     stray = benchkit("validate", "notes.yaml")
     assert stray.exit_code == 2 and stray.stderr.startswith("notes.yaml: not a benchkit document")
 
 
-def test_a_file_outside_the_tree_is_known_by_its_schema_line(tree):
+def test_a_file_outside_the_tree_is_known_by_its_schema_line(work_tree):
     """tests/arms/*.yaml lives outside arms.d/: its modeline says it is an arm."""
-    (tree / "extra").mkdir()
-    arm = tree / "extra" / "local.yaml"
+    (work_tree / "extra").mkdir()
+    arm = work_tree / "extra" / "local.yaml"
     arm.write_text("# yaml-language-server: $schema=../../benchkit/schemas/arm.schema.json\n"
                    "id: local\ndescription: d\ntool: {kind: shell, probe: {run: ls}}\nbootstrap: hi\n")
     result = benchkit("validate", "extra")
@@ -201,16 +196,16 @@ def test_benchkit_root_points_at_another_tree(tree_copy, tmp_path, monkeypatch):
     assert result.exit_code == 2 and "suite.yaml: not found (BENCHKIT_ROOT points here)" in result.stderr
 
 
-def test_exit_code_and_stderr_from_the_real_command(tree):
-    edit(tree / "suite.yaml", "trials: 5 ", "trials: five ")
-    done = subprocess.run([sys.executable, "-c", "from benchkit.cli import main; main()", "validate"],
-                          cwd=tree, capture_output=True, text=True)
+def test_exit_code_and_stderr_from_the_real_command(work_tree):
+    edit(work_tree / "suite.yaml", "trials: 5 ", "trials: five ")
+    done = subprocess.run([*BENCHKIT, "validate"],
+                          cwd=work_tree, capture_output=True, text=True)
     assert done.returncode == 2
-    assert done.stderr == f"suite.yaml:{line_of(tree / 'suite.yaml', 'trials:')}: " \
+    assert done.stderr == f"suite.yaml:{line_of(work_tree / 'suite.yaml', 'trials:')}: " \
                           "expected integer, got string (at trials)\n"
 
 
-def test_list_arms(tree):
+def test_list_arms(work_tree):
     rows = json.loads(benchkit("list", "arms", "--json").stdout)
     assert [row["id"] for row in rows] == ["gitea-axi", "gitea-mcp", "raw-api", "tea"]
     assert {row["path"] for row in rows} == {f"arms.d/{row['id']}.yaml" for row in rows}
@@ -220,9 +215,9 @@ def test_list_arms(tree):
     assert [line.split()[0] for line in table[1:]] == [row["id"] for row in rows]
 
 
-def test_list_tasks(tree):
+def test_list_tasks(work_tree):
     rows = json.loads(benchkit("list", "tasks", "--json").stdout)
-    files = sorted(p.stem for p in (tree / "tasks.d").glob("*.yaml"))
+    files = sorted(p.stem for p in (work_tree / "tasks.d").glob("*.yaml"))
     assert sorted(row["id"] for row in rows) == files
     for row in rows:
         assert row["path"] == f"tasks.d/{row['id']}.yaml"
@@ -237,8 +232,8 @@ def test_list_tasks(tree):
     assert len(table) == len(rows) + 1
 
 
-def test_list_reports_problems_like_validate(tree):
-    edit(tree / "arms.d" / "tea.yaml", "  binary: tea\n", "  binary: [tea\n")
+def test_list_reports_problems_like_validate(work_tree):
+    edit(work_tree / "arms.d" / "tea.yaml", "  binary: tea\n", "  binary: [tea\n")
     result = benchkit("list", "arms", "--json")
     assert result.exit_code == 2 and result.stdout == ""
     assert result.stderr.startswith("arms.d/tea.yaml:")
@@ -255,9 +250,9 @@ edits:
 """
 
 
-def test_adding_a_task_is_writing_one_file(tree):
+def test_adding_a_task_is_writing_one_file(work_tree):
     """Write one YAML file: the task is listed, validated, and checked."""
-    path = tree / "tasks.d" / "close-export-perf-issue.yaml"
+    path = work_tree / "tasks.d" / "close-export-perf-issue.yaml"
     path.write_text(NEW_TASK)
     rows = json.loads(benchkit("list", "tasks", "--json").stdout)
     (row,) = [row for row in rows if row["id"] == "close-export-perf-issue"]
@@ -271,12 +266,12 @@ def test_adding_a_task_is_writing_one_file(tree):
     state = json.loads(expected.stdout)
     issue = next(i for i in state["issues"] if i["title"] == "Improve export performance")
     assert issue["state"] == "closed"
-    (tree / "after.json").write_text(expected.stdout)
+    (work_tree / "after.json").write_text(expected.stdout)
     checked = benchkit("check", str(path), "--state", "after.json", "--user", "bench")
     assert checked.exit_code == 0 and json.loads(checked.stdout)["passed"] is True
 
     issue["state"] = "open"  # the agent did nothing
-    (tree / "before.json").write_text(json.dumps(state))
+    (work_tree / "before.json").write_text(json.dumps(state))
     checked = benchkit("check", str(path), "--state", "before.json", "--user", "bench")
     assert checked.exit_code == 1 and json.loads(checked.stdout)["passed"] is False
 

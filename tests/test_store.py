@@ -7,6 +7,7 @@ import sys
 import uuid
 
 import pytest
+from conftest import CHECKOUT
 
 from benchkit.store import SCRUBBED, Store, StoreError, scrub
 
@@ -101,7 +102,7 @@ def test_scrub_replaces_longer_secrets_first():
 
 APPENDER = """
 import sys, uuid
-sys.path.insert(0, sys.argv[1])
+sys.path[:0] = [sys.argv[1], sys.argv[1] + "/tests"]  # the checkout; conftest
 from tests.test_store import sample
 from benchkit.store import Store
 store = Store(sys.argv[2])
@@ -111,7 +112,7 @@ for i in range(int(sys.argv[3])):
 
 
 def test_two_processes_appending_to_one_cell_lose_nothing(tmp_path):
-    root = str(__import__("pathlib").Path(__file__).resolve().parents[1])
+    root = str(CHECKOUT)
     count = 150
     writers = [subprocess.Popen([sys.executable, "-c", APPENDER, root, str(tmp_path), str(count), name])
                for name in ("a", "b")]

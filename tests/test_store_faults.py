@@ -6,17 +6,14 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import threading
-from pathlib import Path
 
 import pytest
+from conftest import BENCHKIT, CHECKOUT
 from test_store import sample
 
 import benchkit.store as store_module
 from benchkit.store import Store
-
-CHECKOUT = Path(__file__).resolve().parents[1]
 
 
 def test_an_append_that_fails_midway_leaves_no_partial_line(tmp_path, monkeypatch):
@@ -95,7 +92,7 @@ def test_two_concurrent_runs_until_1_record_one_sample(tmp_path):
     store = tmp_path / "results"
     env = {**os.environ, "BENCHKIT_CACHE_DIR": str(tmp_path / "cache"),
            "BENCHKIT_ROOT": str(CHECKOUT), "PYTHONPATH": str(CHECKOUT)}
-    command = [sys.executable, "-c", "from benchkit.cli import main; main()", "run",
+    command = [*BENCHKIT, "run",
                str(CHECKOUT / "arms.d/raw-api.yaml"), "--task", "close-csv-export-issue",
                "--driver", "replay", "--until", "1", "--store", str(store), "--no-report"]
     runs = [subprocess.Popen(command, env=env, cwd=tmp_path, stdout=subprocess.PIPE,

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import CHECKOUT
 
 from benchkit.cli import main
 
-CHECKOUT = Path(__file__).resolve().parent.parent
 GUIDE = (CHECKOUT / "docs" / "adding-a-task.md").read_text()
 EXAMPLE = re.search(r"```yaml\n(.*?)```", GUIDE, re.S).group(1)
 EXAMPLE_ID = re.search(r"^id: (\S+)", EXAMPLE, re.M).group(1)

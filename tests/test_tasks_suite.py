@@ -3,16 +3,15 @@ a perfect run passes, an untouched repository (mutations) or an answer missing a
 (reads) fails. A task added later is picked up here without touching this file."""
 
 import json
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import CHECKOUT
 from shipped import REFERENCE_SUITE as REFERENCE
 
 from benchkit.cli import main
 from benchkit.spec.task import load_task
 
-CHECKOUT = Path(__file__).resolve().parent.parent
 TASK_FILES = sorted((CHECKOUT / "tasks.d").glob("*.yaml"))
 TASKS = {path.stem: load_task(path) for path in TASK_FILES}
 SCORABLE = [task_id for task_id, task in TASKS.items() if task.has_spec]
@@ -84,8 +83,6 @@ def test_an_answer_missing_any_one_fact_fails(task_id, tmp_path):
 def _describe(fact):
     from benchkit.scoring.checker import describe_fact
     return describe_fact(fact)
-
-
 
 
 def test_the_reference_suite_is_present_and_scored():

@@ -182,7 +182,7 @@ class ClaudeDriver:
         except ProcessError as exc:
             stop = "startup-error" if not recorder.tools_offered else "crash"
             error = f"{exc}{_tail(stderr_tail)}"
-        except Exception as exc:  # noqa: BLE001 - whatever the SDK raised ends this run only
+        except Exception as exc:  # whatever the SDK raised ends this run only
             stop, error = "crash", f"{type(exc).__name__}: {exc}{_tail(stderr_tail)}"
         finally:
             watchdog.cancel()
@@ -233,7 +233,7 @@ class ClaudeDriver:
             try:
                 decision = guard(name, tool_input)
                 allowed, reason = bool(decision.allowed), str(decision.reason)
-            except Exception as exc:  # noqa: BLE001 - a broken guard denies
+            except Exception as exc:  # a broken guard denies
                 allowed, reason = False, f"guard error: {exc}"
             recorder.decided(tool_use_id, allowed, reason)
             return allowed, reason
@@ -320,7 +320,7 @@ async def _settle(task: asyncio.Future) -> None:
     """Let a task wind down (its processes are gone); cancel it if it will not."""
     try:
         await asyncio.wait_for(task, GRACE_SECONDS)
-    except BaseException:  # noqa: BLE001 - its outcome no longer matters
+    except BaseException:  # its outcome no longer matters
         pass
 
 

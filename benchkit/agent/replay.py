@@ -88,7 +88,7 @@ class Play:
                         else ToolCall(step.tool, step.input))
                 return Turn(calls=(call,))
             return Turn(text=render_answer(self.task, context) or NULL_ANSWER)
-        except Exception as error:  # noqa: BLE001 - a broken template ends the replay, reported
+        except Exception as error:  # a broken template ends the replay, reported
             message = f"step {index + 1}: {type(error).__name__}: {error}" \
                 if index < len(self.task.steps) else f"answer: {type(error).__name__}: {error}"
             self.errors.append(self._scrub(message))

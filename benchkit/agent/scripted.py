@@ -257,7 +257,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _Server
 
-    def log_message(self, format, *args):  # noqa: A002 - keep test output quiet
+    def log_message(self, format, *args):  # keep test output quiet
         pass
 
     def do_GET(self):

@@ -4,7 +4,7 @@ import sys
 
 import click
 
-from benchkit.cli import BadInput
+from benchkit.exits import BadInput
 
 from . import Forge
 

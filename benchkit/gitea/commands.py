@@ -9,9 +9,14 @@ from pathlib import Path
 
 import click
 
-from benchkit.cli import EXIT_FAILED, reported
 from benchkit.errors import HarnessError
+from benchkit.exits import EXIT_FAILED, reported
 from benchkit.gitea.client import Client
+from benchkit.gitea.credentials import resolve_credentials
+from benchkit.gitea.repos import delete_repo, list_leftovers, stale_agent_tokens
+from benchkit.gitea.seed import provision
+from benchkit.gitea.snapshot import snapshot as take_snapshot
+from benchkit.spec import find_root, load_seed, load_suite
 
 FALLBACK_PREFIX = "benchkit-"
 
@@ -30,7 +35,6 @@ def host_options(func):
 
 
 def host_client(host: str | None, token: str | None, login: str | None) -> Client:
-    from benchkit.gitea.credentials import resolve_credentials
     return resolve_credentials(host=host, token=token, login=login).client()
 
 
@@ -48,7 +52,6 @@ def _prefix(prefix: str | None) -> str:
     """--prefix, else the suite's repo_prefix, else `benchkit-`."""
     if prefix:
         return prefix
-    from benchkit.spec import find_root, load_suite
     root = find_root(required=False)
     if root is None:
         return FALLBACK_PREFIX
@@ -58,7 +61,6 @@ def _prefix(prefix: str | None) -> str:
 def _seed_file(seed_file: str | None) -> Path:
     if seed_file:
         return Path(seed_file)
-    from benchkit.spec import find_root
     root = find_root(required=False)
     if root is None:
         raise click.UsageError("no --seed given and no benchkit tree (suite.yaml) found")
@@ -87,8 +89,6 @@ def seed(seed_file, prefix, gate_timeout, host, token, login):
     Example:
       benchkit seed --host http://localhost:3000 --token "$T"
     """
-    from benchkit.gitea.seed import provision
-    from benchkit.spec import load_seed
     plan = load_seed(_seed_file(seed_file))
     with host_client(host, token, login) as client:
         repo = provision(client, plan, prefix=_prefix(prefix), gate_timeout=gate_timeout)
@@ -110,12 +110,11 @@ def snapshot(full_name, host, token, login):
     Example:
       benchkit snapshot --repo bench/benchkit-20260101-120000-abcdef > state.json
     """
-    from benchkit.gitea.snapshot import snapshot as take
     owner, _, name = full_name.partition("/")
     if not owner or not name or "/" in name:
         raise click.BadParameter("want OWNER/NAME", param_hint="--repo")
     with host_client(host, token, login) as client:
-        click.echo(json.dumps(take(client, owner, name), indent=2, ensure_ascii=False))
+        click.echo(json.dumps(take_snapshot(client, owner, name), indent=2, ensure_ascii=False))
 
 
 @click.command()
@@ -138,7 +137,6 @@ def gc(yes, prefix, older_than, host, token, login):
       benchkit gc                     # list them
       benchkit gc --yes --older-than 3600
     """
-    from benchkit.gitea.repos import delete_repo, list_leftovers, stale_agent_tokens
     prefix = _prefix(prefix)
     older_than = _backstop() * 2 if older_than is None else older_than
     failed = 0
@@ -177,6 +175,5 @@ def revoke(client: Client, token_id: str) -> bool:
 
 def _backstop() -> float:
     """The suite's backstop (seconds), else the shipped suite's 300."""
-    from benchkit.spec import find_root, load_suite
     root = find_root(required=False)
     return float(load_suite(root / "suite.yaml").backstop_seconds) if root else 300.0

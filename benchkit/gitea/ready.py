@@ -18,7 +18,7 @@ from typing import Any
 from benchkit.errors import HostError, ReadinessError
 from benchkit.gitea.client import Client, GiteaError
 from benchkit.gitea.repos import Repo
-from benchkit.gitea.seed import seed_plan
+from benchkit.spec.expectation import seed_plan
 
 log = logging.getLogger(__name__)
 

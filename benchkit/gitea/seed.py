@@ -16,6 +16,7 @@ from urllib.parse import quote
 
 from benchkit.errors import HostError, ReadinessError, SeedError
 from benchkit.gitea.client import Client
+from benchkit.gitea.ready import wait_ready
 from benchkit.gitea.repos import Repo, create_repo, discard
 from benchkit.spec.expectation import seed_plan
 
@@ -33,10 +34,9 @@ def provision(client: Client, seed: Any, *, prefix: str = "benchkit-",
     out, `HostError` when the host is unreachable; the repository is deleted in each
     case (or named in the error if even that failed, for `benchkit gc`).
     """
-    from benchkit.gitea.ready import wait_ready
 
     plan = seed_plan(seed)
-    client.user  # a dead host or a bad token fails here, before anything is created
+    _ = client.user  # a dead host or a bad token fails here, before anything is created
     failures = []
     for attempt in range(1, attempts + 1):
         repo = None

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import pwd
 import secrets
 import shutil
 import socket
@@ -230,28 +231,35 @@ class Gitea:
         return "\n".join(text.strip() for text in texts if text.strip())
 
     # -- internals ----------------------------------------------------------------
+    @property
+    def _work(self) -> Path:
+        """The work directory, which exists from `start` to `stop`."""
+        if self.work is None:
+            raise GiteaStartError("gitea is not started")
+        return self.work
+
     def _write_ini(self) -> None:
         for sub in ("custom", "data", "log", "repositories"):
-            (self.work / sub).mkdir()
-        ini = APP_INI.format(run_user=_current_user(), work=self.work, port=self.port,
+            (self._work / sub).mkdir()
+        ini = APP_INI.format(run_user=_current_user(), work=self._work, port=self.port,
                              static=self.static_root, secret=secrets.token_hex(32))
-        (self.work / "custom" / "app.ini").write_text(ini, encoding="utf-8")
+        (self._work / "custom" / "app.ini").write_text(ini, encoding="utf-8")
 
     def _command(self, *args: str) -> list[str]:
-        return [str(self.binary), "--config", str(self.work / "custom" / "app.ini"),
-                "--work-path", str(self.work), *args]
+        return [str(self.binary), "--config", str(self._work / "custom" / "app.ini"),
+                "--work-path", str(self._work), *args]
 
     def _environment(self) -> dict:
         env = {k: v for k, v in os.environ.items() if not k.startswith("GITEA_")}
-        env.update(HOME=str(self.work), GITEA_WORK_DIR=str(self.work),
-                   GITEA_CUSTOM=str(self.work / "custom"))
+        env.update(HOME=str(self._work), GITEA_WORK_DIR=str(self._work),
+                   GITEA_CUSTOM=str(self._work / "custom"))
         if os.geteuid() == 0:  # CI containers run as root; Gitea refuses it unless told
             env["GITEA_I_AM_BEING_UNSAFE_RUNNING_AS_ROOT"] = "true"
         return env
 
     def _cli(self, *args: str) -> str:
         try:
-            done = subprocess.run(self._command(*args), env=self._environment(), cwd=self.work,
+            done = subprocess.run(self._command(*args), env=self._environment(), cwd=self._work,
                                   capture_output=True, text=True, timeout=self.start_timeout)
         except subprocess.TimeoutExpired:
             raise GiteaStartError(f"gitea {args[0]} took over {self.start_timeout:g} s") from None
@@ -262,9 +270,9 @@ class Gitea:
 
     def _serve(self) -> None:
         # Its console output goes to a file: a pipe nobody reads would stall it once full.
-        with open(self.work / "log" / "console.log", "wb") as console:
+        with open(self._work / "log" / "console.log", "wb") as console:
             self._process = subprocess.Popen(self._command("web"), env=self._environment(),
-                                             cwd=self.work, stdin=subprocess.DEVNULL,
+                                             cwd=self._work, stdin=subprocess.DEVNULL,
                                              stdout=console, stderr=subprocess.STDOUT,
                                              start_new_session=True)
         deadline = time.monotonic() + self.start_timeout
@@ -289,7 +297,6 @@ def _free_port() -> int:
 
 
 def _current_user() -> str:
-    import pwd
     return pwd.getpwuid(os.geteuid()).pw_name
 
 

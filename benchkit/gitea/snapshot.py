@@ -80,9 +80,8 @@ def _reviews(client: Client, path: str, number: int) -> list[dict]:
         if review.get("comments_count"):
             inline = [_authored(c) for c in client.get(
                 f"{path}/pulls/{number}/reviews/{review['id']}/comments") or []]
-        reviews.append({**_authored(review),
-                        "kind": REVIEW_KINDS.get(review.get("state"),
-                                                 str(review.get("state") or "").lower()),
+        state = str(review.get("state") or "")
+        reviews.append({**_authored(review), "kind": REVIEW_KINDS.get(state, state.lower()),
                         "comments": inline})
     return reviews
 

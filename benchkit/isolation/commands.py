@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from benchkit.cli import EXIT_FAILED, EXIT_OK, reported
+from benchkit.exits import EXIT_FAILED, EXIT_OK, reported
 from benchkit.spec import load_arm
 
 from .guard import Guard

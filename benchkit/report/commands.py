@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from benchkit.cli import BadInput, fail
+from benchkit.exits import BadInput, fail
 from benchkit.report import build, unreadable, write_reports
 from benchkit.report.render import FORMATS, render
 from benchkit.spec import SpecError

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from benchkit.cli import BadInput
+from benchkit.exits import BadInput
 from benchkit.report.trials import find_trial, list_lines, load_trials, trial_lines, trial_view
 from benchkit.sample import OUTCOMES
 

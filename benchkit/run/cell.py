@@ -136,7 +136,7 @@ class Prepared:
         try:
             delete_repo(ctx.client, repo.owner, repo.name)
             return None
-        except Exception as exc:  # noqa: BLE001 - the run's own result matters more
+        except Exception as exc:  # the run's own result matters more
             log.warning("could not delete %s: %s", repo.full_name, ctx.client.scrub(str(exc)))
             return f"repository {repo.full_name} was left behind (`benchkit gc` finds it)"
 

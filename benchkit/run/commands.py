@@ -6,7 +6,7 @@
     (least-sampled first) -> the loop -> summary
     the report, unless --no-report
 
-Exit status (benchkit.cli.EXIT_*): 0 done; 1 a harness error or a halt; 2 pre-flight,
+Exit status (benchkit.exits.EXIT_*): 0 done; 1 a harness error or a halt; 2 pre-flight,
 usage, or no chosen cell can run (said before any host is used); 128 + the signal for
 Ctrl-C (130), SIGTERM (143) or SIGHUP (129). The loop itself is loop.py; one trial is
 cell.py; the display is progress.py; --dry-run's plan is dryrun.py.
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import click
 
-from benchkit.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED
+from benchkit.exits import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED
 from benchkit.gitea.commands import host_options
 from benchkit.sample import TIERS
 
@@ -334,7 +334,7 @@ def _report(progress, store_dir, reports_dir, model) -> None:
     try:
         from benchkit.report import write_reports
         paths = write_reports(store_dir, reports_dir, model=model)
-    except Exception as error:  # noqa: BLE001 - the samples are safe; say why and go on
+    except Exception as error:  # the samples are safe; say why and go on
         progress.note(f"warning: the report was not rendered ({type(error).__name__}: {error}); "
                       f"`benchkit report --store {store_dir}` renders it later")
         return

@@ -381,7 +381,7 @@ class RunLoop:
         except CellError as error:
             self.scheduler.release(ticket)
             self.progress.skipped(Skip(ticket.cell.arm.id, ticket.cell.task.id, str(error)))
-        except Exception as error:  # noqa: BLE001 - a bug: halt rather than waste trials
+        except Exception as error:  # a bug: halt rather than waste trials
             self.scheduler.release(ticket)
             self._fail(ticket, error)
         return None
@@ -394,7 +394,7 @@ class RunLoop:
         except Interrupted:
             self.scheduler.release(ticket)
             return False
-        except Exception as error:  # noqa: BLE001 - see _result
+        except Exception as error:  # see _result
             self.scheduler.release(ticket)
             self._fail(ticket, error)
             return False

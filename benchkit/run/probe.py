@@ -201,7 +201,7 @@ def _call_mcp(name: str, arguments: dict, assembly) -> tuple[str, bool, str]:
             error, output = asyncio.run(asyncio.wait_for(
                 _mcp_call(server, _mcp_env(assembly, server), name, arguments,
                           errlog), PROBE_TIMEOUT))
-        except Exception as exc:  # noqa: BLE001 - any way the server fails is the probe's
+        except Exception as exc:  # any way the server fails is the probe's
             errlog.seek(0)
             detail = " ".join(errlog.read().split())[-OUTPUT_SHOWN // 2:]  # its last words
             reason = "no answer in time" if isinstance(exc, TimeoutError) else _describe(exc)

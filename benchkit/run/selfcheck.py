@@ -19,7 +19,6 @@ on one host; their samples go to a throwaway store, never to results/.
 from __future__ import annotations
 
 import json
-import sys
 import tempfile
 import threading
 import time
@@ -95,7 +94,8 @@ def validate_live(arm_paths=(), *, host: str | None = None, token: str | None = 
     Raises SpecError for a broken tree or reference, HarnessError for a host that
     cannot be used at all.
     """
-    from benchkit.spec.models import load_arm, load_tree
+    from benchkit.spec.models import load_arm
+    from benchkit.spec.tree import load_tree
     tree = load_tree(root)
     arms = [load_arm(path) for path in arm_paths] or list(tree.arms.values())
     references = {arm.id: reference_for(arm, tree.root) for arm in arms}
@@ -190,7 +190,7 @@ class _Runner:
             try:
                 control = (self._null(client, task) if reference is None
                            else self._replay(client, arm, task, reference, name))
-            except Exception as exc:  # noqa: BLE001 - one broken control, not the whole table
+            except Exception as exc:  # one broken control, not the whole table
                 detail = str(exc) if isinstance(exc, HarnessError) else f"{type(exc).__name__}: {exc}"
                 control = Control(name, "harness-error", error=client.scrub(detail))
         control.seconds = round(time.perf_counter() - started, 3)
@@ -314,14 +314,3 @@ def render_table(checks: list[TaskCheck]) -> str:
         lines.append(f"{c.verdict.upper()}: {c.arm} {c.task}: {c.reason}")
     return "\n".join(lines)
 
-
-def command(arm_paths, *, task_ids=(), jobs=3, host=None, token=None, login=None) -> int:
-    """`benchkit validate --live`: run, print the table; the exit status (0 every task
-    proved, 1 any unsolvable, mis-scored, ambiguous or unproved). Bad documents exit 2,
-    a host that cannot be used at all 1, before any table."""
-    from benchkit.cli import reported
-    with reported(HarnessError):
-        checks = validate_live(arm_paths, host=host, token=token, login=login, task_ids=task_ids,
-                               jobs=jobs, progress=lambda line: print(line, file=sys.stderr))
-    print(render_table(checks))
-    return 1 if any(c.problem for c in checks) else 0

@@ -1,14 +1,14 @@
-"""benchkit.scoring: RepoState normalisation and the checker.
+"""benchkit.scoring: the checker.
 
-    from benchkit.scoring import check, normalise, diff, Verdict, NotScorable
+    from benchkit.scoring import check, diff, Verdict, NotScorable
 
 `check(task, *, state=None, answer=None, seed, user, self_review=False) -> Verdict`
 scores a captured RepoState (mutations; reads must leave it unchanged) and a final
 answer (reads) against a task loaded by `benchkit.spec.task.load_task`. The expected
-state comes from `benchkit.spec.expectation` (`ground_truth`, `expected_state`).
+state comes from `benchkit.spec.expectation` (`ground_truth`, `expected_state`); both
+sides are normalised RepoStates (`benchkit.state`, shared by every stage).
 """
 
 from benchkit.scoring.checker import NotScorable, Verdict, check, diff, match_facts
-from benchkit.scoring.state import StateError, normalise
 
-__all__ = ["NotScorable", "StateError", "Verdict", "check", "diff", "match_facts", "normalise"]
+__all__ = ["NotScorable", "Verdict", "check", "diff", "match_facts"]

@@ -12,7 +12,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from benchkit.scoring.state import comment_key, normalise, review_key
+from benchkit.spec.expectation import expected_state, ground_truth
+from benchkit.state import comment_key, normalise, review_key
 
 
 class NotScorable(ValueError):
@@ -30,8 +31,6 @@ class Verdict:
 
 def check(task, *, state=None, answer=None, seed, user, self_review=False) -> Verdict:
     """Score `state` (a RepoState dict) and/or `answer` (the final message) against `task`."""
-    from benchkit.spec.expectation import expected_state, ground_truth
-
     if not task.edits and not task.facts:
         raise NotScorable(f"task {task.id} has no scoring spec (unscored bonus operation)")
     baseline = ground_truth(seed, user)

@@ -18,13 +18,14 @@ import click
 import jsonschema
 
 from benchkit import SCHEMA_DIR
-from benchkit.cli import EXIT_FAILED, reported
+from benchkit.exits import EXIT_FAILED, reported
 from benchkit.scoring.checker import NotScorable
 from benchkit.scoring.checker import check as check_task
-from benchkit.scoring.state import StateError
 from benchkit.spec.expectation import ExpectationError, expected_state, ground_truth
-from benchkit.spec.models import find_root, load_seed
+from benchkit.spec.models import load_seed
 from benchkit.spec.task import load_task, seed_path
+from benchkit.spec.tree import find_root
+from benchkit.state import StateError
 
 # Besides bad documents, what makes the input bad: reported as one line, exit 2.
 BAD_INPUT = (NotScorable, StateError, ExpectationError)
@@ -110,11 +111,11 @@ def _read_state(file) -> dict:
         state = json.load(file)
     except json.JSONDecodeError as error:
         raise StateError(f"{file.name}: not JSON: {error}") from None
-    error = jsonschema.exceptions.best_match(_state_validator().iter_errors(state))
-    if error is not None:
-        where = "/".join(map(str, error.absolute_path)) or "the top level"
+    mismatch = jsonschema.exceptions.best_match(_state_validator().iter_errors(state))
+    if mismatch is not None:
+        where = "/".join(map(str, mismatch.absolute_path)) or "the top level"
         raise StateError(f"{file.name}: not a RepoState (repo-state.schema.json) at {where}: "
-                         f"{error.message}")
+                         f"{mismatch.message}")
     return state
 
 

@@ -17,19 +17,9 @@ from benchkit.spec.loader import (
     read_document,
     schema,
 )
-from benchkit.spec.models import (
-    Arm,
-    Seed,
-    Suite,
-    Tree,
-    find_root,
-    load_arm,
-    load_seed,
-    load_suite,
-    load_tree,
-    validate_paths,
-)
+from benchkit.spec.models import Arm, Seed, Suite, load_arm, load_seed, load_suite
 from benchkit.spec.templates import CONTEXT_NAMES, render
+from benchkit.spec.tree import Tree, find_root, load_tree, validate_paths
 
 __all__ = [
     "Arm", "CONTEXT_NAMES", "Document", "Problem", "Seed", "SpecError", "Suite", "Tree",

@@ -1,17 +1,18 @@
-"""`benchkit validate` and `benchkit list`: the spec's commands.
+"""`benchkit list`, and what `benchkit validate` does without --live: the spec's commands.
 
-Neither imports the forge, the SDK or the report code, so both answer in a blink.
+Neither imports the forge, the SDK or the report code, so both answer in a blink. The
+`validate` command itself is benchkit.run.validate: with --live it runs the arms.
 """
 
 import json
-import sys
 from pathlib import Path
 
 import click
 
-from benchkit.cli import fail
+from benchkit.exits import fail
 from benchkit.spec.loader import SpecError, display_path
-from benchkit.spec.models import (
+from benchkit.spec.reference import load_reference, no_reference, reference_path
+from benchkit.spec.tree import (
     find_root,
     load_arms,
     load_seeds,
@@ -19,38 +20,11 @@ from benchkit.spec.models import (
     load_tree,
     validate_paths,
 )
-from benchkit.spec.reference import load_reference, no_reference, reference_path
 
 
-@click.command()
-@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--live", is_flag=True,
-              help="Prove arms on a host instead (PATHS: arm YAML files, default every arm): "
-                   "each task's reference must pass, a null agent and a wrong target must fail.")
-@click.option("--task", "task_ids", metavar="ID|GLOB", multiple=True,
-              help="--live: only the tasks matching (e.g. 'fta-*'); repeatable.")
-@click.option("--jobs", type=click.IntRange(min=1), default=3, show_default=True,
-              help="--live: controls run at once.")
-@click.option("--host", metavar="URL", help="--live: Gitea host (default: GITEA_URL, a tea login, else an embedded forge).")
-@click.option("--token", metavar="TOKEN", help="--live: access token (default: GITEA_TOKEN, else the tea login).")
-@click.option("--login", metavar="NAME", help="--live: use this tea login.")
-def validate(paths, live, task_ids, jobs, host, token, login):
-    """Validate YAML documents: files, directories or trees (default: the whole tree).
-
-    Exit 0 when valid (a scored task an arm of arms.d/ has no reference for is a warning
-    on stderr: not provable on that arm); exit 2 with a `FILE:LINE: message` line per
-    problem. With --live, exit 1 when any task is unsolvable, mis-scored or ambiguous,
-    2 when the host cannot be used (benchkit.run.selfcheck).
-
-    \b
-    Examples:
-      benchkit validate                                   # the whole tree
-      benchkit validate tasks.d/ms-wontfix-export-perf.yaml
-      benchkit validate --live arms.d/raw-api.yaml --task 'fta-*'
-    """
-    if live:
-        from benchkit.run.selfcheck import command
-        sys.exit(command(paths, task_ids=task_ids, jobs=jobs, host=host, token=token, login=login))
+def validate_documents(paths) -> None:
+    """`benchkit validate` without --live: the documents at `paths` (default: the whole
+    tree) against their schemas; exit 2 through `fail` on any problem."""
     try:
         paths = paths or [find_root()]
         checked, problems = validate_paths(paths)
@@ -82,15 +56,15 @@ def unprovable(paths) -> list[str]:
 
 def _trees_of(paths) -> dict:
     """tree root -> the task ids named (None: the whole tree)."""
-    trees = {}
+    trees: dict[Path, set[str] | None] = {}
     for path in map(Path, paths):
         if path.is_dir() and (path / "suite.yaml").is_file():
             trees[path.resolve()] = None
         elif path.is_file() and path.parent.name == "tasks.d" \
                 and (path.parent.parent / "suite.yaml").is_file():
-            root = path.parent.parent.resolve()
-            if root not in trees or trees[root] is not None:
-                trees.setdefault(root, set()).add(path.stem)
+            named = trees.setdefault(path.parent.parent.resolve(), set())
+            if named is not None:  # else the whole tree is named already
+                named.add(path.stem)
     return trees
 
 

@@ -13,7 +13,7 @@ was (it could never fail).
 import copy
 import re
 
-from benchkit.scoring.state import normalise, normalise_color, normalise_text
+from benchkit.state import normalise, normalise_color, normalise_text
 
 # edit target key -> (state section, noun, exactly one?)
 TARGETS = {

@@ -16,14 +16,16 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from benchkit import SCHEMA_DIR
+from benchkit.exits import BadDocuments
 
-JsonPath = tuple  # keys (str) and indexes (int) from the document root
+JsonPath = tuple[str | int, ...]  # keys and indexes from the document root
 
 
 @dataclass(frozen=True)
@@ -41,12 +43,13 @@ class Problem:
         return f"{place}: {self.message}{suffix}"
 
 
-class SpecError(Exception):
+class SpecError(BadDocuments):
     """Raised with every problem found, so none has to be discovered one run at a time."""
 
+    problems: list[Problem]
+
     def __init__(self, problems):
-        self.problems = sort_problems(problems)
-        super().__init__("\n".join(str(p) for p in self.problems))
+        super().__init__(sort_problems(problems))
 
 
 def sort_problems(problems) -> list[Problem]:
@@ -81,9 +84,9 @@ class Document:
     """A parsed YAML file: its data and the line every node of it starts on."""
 
     path: Path
-    data: object
-    lines: dict = field(default_factory=dict)  # JsonPath -> line of the value
-    key_lines: dict = field(default_factory=dict)  # JsonPath -> line of its key
+    data: Any  # whatever the YAML holds; a mapping once its schema has validated it
+    lines: dict[JsonPath, int] = field(default_factory=dict)  # of each value
+    key_lines: dict[JsonPath, int] = field(default_factory=dict)  # of each mapping key
 
     def line(self, path: JsonPath) -> int:
         """The line of the node at `path`, else of its nearest ancestor that exists."""
@@ -99,9 +102,16 @@ class Document:
         return Problem(self.path, line or self.line(path), message, format_path(path))
 
 
-class _LineLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
-    """A safe loader (libyaml's when present: several times faster) that keeps the
-    node -> object map its construction used."""
+# libyaml's loader when present (several times faster); the type checker sees the
+# pure-Python one, whose interface it shares.
+if TYPE_CHECKING:
+    _SafeLoader = yaml.SafeLoader
+else:
+    _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _LineLoader(_SafeLoader):
+    """A safe loader that keeps the node -> object map its construction used."""
 
     def construct_document(self, node):
         data = self.construct_object(node, deep=True)
@@ -122,7 +132,7 @@ def read_document(path) -> Document:
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None
         document = Document(path, data)
-        problems = []
+        problems: list[Problem] = []
         if node is not None:
             _record_lines(document, node, (), loader.objects, problems, set())
     except yaml.MarkedYAMLError as error:
@@ -246,7 +256,7 @@ def _explain(document: Document, error) -> list[Problem]:
 def _explain_alternatives(document: Document, error, path) -> list[Problem]:
     """Say why no branch of an anyOf/oneOf fits, in terms of the branch the user meant:
     the one whose type matches the value, when there is exactly one."""
-    branches = {}
+    branches: dict[object, list] = {}
     for sub in error.context:
         branches.setdefault(sub.relative_schema_path[0], []).append(sub)
     at_root = [[e for e in errors if not e.relative_path] for errors in branches.values()]
@@ -315,7 +325,8 @@ def _message(error) -> str:
     if kind == "exclusiveMinimum":
         return f"expected more than {expected}, got {value!r}"
     if kind == "uniqueItems":
-        seen, repeated = [], []
+        seen: list = []
+        repeated: list = []
         for item in value:
             (repeated if item in seen else seen).append(item)
         return f"duplicate item {repeated[0]!r}" if repeated else "items must be unique"

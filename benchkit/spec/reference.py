@@ -73,7 +73,7 @@ class Reference:
     fingerprint: str
     arm: str
     verified: bool
-    tasks: dict  # task id -> TaskReference
+    tasks: dict[str, TaskReference]  # by task id
 
     def for_task(self, task_id: str) -> TaskReference | None:
         return self.tasks.get(task_id)

@@ -6,6 +6,9 @@ the DESIGN.md contract names: volatile ids, urls and timestamps are dropped wher
 they appear, colours are lower-case without `#`, text loses surrounding whitespace
 and CR line ends, label and assignee lists are sorted sets, comments and reviews are
 sorted multisets (a comment posted twice stays twice).
+
+A foundation module, not the scorer's: the spec's expectation interpreter builds
+RepoStates as well as the checker compares them.
 """
 
 ISSUE_STATES = ("open", "closed")

@@ -1,0 +1,58 @@
+"""What every command shares: the exit codes, and how a command ends on bad input.
+
+A foundation module, so each stage's `commands.py` imports it without importing the
+command line (`benchkit.cli`, which dispatches to them).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from typing import NoReturn
+
+import click
+
+# The exit codes of every command (README, docs/contracts.md).
+EXIT_OK = 0
+EXIT_FAILED = 1        # a verdict of failure: a check failed, a command denied, a task unproved
+EXIT_BAD_INPUT = 2     # bad input, or a host or tool that cannot be used; nothing was spent
+EXIT_INTERRUPTED = 130  # Ctrl-C
+
+
+class BadInput(click.ClickException):
+    """A command's own `error: ...` line for bad input or an unusable host or tool: exit 2."""
+    exit_code = EXIT_BAD_INPUT
+
+
+class BadDocuments(Exception):
+    """Bad documents, with every problem found (each prints as a `FILE:LINE: message`
+    line); the spec's SpecError is one."""
+
+    problems: Sequence[object]
+
+    def __init__(self, problems: Iterable[object]):
+        self.problems = list(problems)
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+
+def fail(problems: Iterable[object]) -> NoReturn:
+    """Bad documents, as every command reports them: a `FILE:LINE: message` line each
+    on stderr, exit 2."""
+    for problem in problems:
+        click.echo(str(problem), err=True)
+    sys.exit(EXIT_BAD_INPUT)
+
+
+@contextlib.contextmanager
+def reported(errors: type[Exception] | tuple[type[Exception], ...] = (),
+             status: int = EXIT_BAD_INPUT) -> Iterator[None]:
+    """Ends the command on an error raised in the block: bad documents through `fail`,
+    one of `errors` (exception types) as an `error: ...` line and exit `status`."""
+    try:
+        yield
+    except BadDocuments as error:
+        fail(error.problems)
+    except errors as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(status)

@@ -1,0 +1,234 @@
+"""The tree of documents: suite.yaml, seeds/, arms.d/, tasks.d/ (and refs.d/), found,
+loaded and validated together.
+
+`load_tree` raises one SpecError with every problem of every document; `validate_paths`
+checks chosen files and directories and returns the problems instead.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, overload
+
+from benchkit import PACKAGE_DIR, SCHEMA_DIR
+from benchkit.sample import SCORED_TIERS
+from benchkit.spec.loader import (
+    Problem,
+    SpecError,
+    declared_schema,
+    load_document,
+    read_document,
+    sort_problems,
+)
+from benchkit.spec.models import Arm, Seed, Suite, load_arm, load_seed, load_suite
+from benchkit.spec.reference import load_reference
+from benchkit.spec.task import Task, load_task
+
+YAML_SUFFIXES = (".yaml", ".yml")
+# Directory of the tree -> the kind of document it holds.
+DIRECTORIES = {"seeds": "seed", "tasks.d": "task", "arms.d": "arm"}
+
+
+@dataclass(frozen=True)
+class Tree:
+    root: Path
+    suite: Suite
+    seeds: dict[str, Seed]  # by name
+    arms: dict[str, Arm]  # by id
+    tasks: dict[str, Task]  # by id
+
+
+@overload
+def find_root(*, required: Literal[True] = True) -> Path: ...
+@overload
+def find_root(*, required: bool) -> Path | None: ...
+def find_root(*, required: bool = True) -> Path | None:
+    """The tree holding suite.yaml: $BENCHKIT_ROOT, else the working directory or the
+    nearest parent with one, else the checkout beside the installed package. None
+    where there is none and it is not `required` (else SpecError)."""
+    try:
+        return _find_root()
+    except SpecError:
+        if required:
+            raise
+        return None
+
+
+def _find_root() -> Path:
+    override = os.environ.get("BENCHKIT_ROOT")
+    if override:
+        root = Path(override).resolve()
+        if not (root / "suite.yaml").is_file():
+            raise SpecError([Problem(root / "suite.yaml", None, "not found (BENCHKIT_ROOT points here)")])
+        return root
+    cwd = Path.cwd().resolve()
+    for directory in (cwd, *cwd.parents, PACKAGE_DIR.parent):
+        if (directory / "suite.yaml").is_file():
+            return directory
+    raise SpecError([Problem(cwd / "suite.yaml", None,
+                             "no benchkit tree here or above (set BENCHKIT_ROOT)")])
+
+
+def yaml_files(directory: Path) -> list[Path]:
+    if not directory.is_dir():
+        return []
+    return sorted(p for p in directory.iterdir() if p.suffix in YAML_SUFFIXES and p.is_file())
+
+
+def _collect(problems: list, load, *args):
+    """Run one loader; keep its problems and return None instead of raising."""
+    try:
+        return load(*args)
+    except SpecError as error:
+        problems.extend(error.problems)
+        return None
+
+
+def load_seeds(root: Path, problems: list) -> dict:
+    """name -> Seed; a seed with problems maps to None, so tasks on it are checked for
+    shape only instead of being buried in follow-on errors."""
+    paths = yaml_files(root / "seeds")
+    if not paths:
+        problems.append(Problem(root / "seeds", None, "no seed files (expected seeds/default.yaml)"))
+    return {path.stem: _collect(problems, load_seed, path) for path in paths}
+
+
+def load_arms(root: Path, problems: list) -> dict:
+    return _by_id([_collect(problems, load_arm, p) for p in yaml_files(root / "arms.d")],
+                  "arm", problems)
+
+
+def load_tasks(root: Path, seeds: dict, problems: list) -> dict:
+    paths = yaml_files(root / "tasks.d")
+    if not paths:
+        return {}
+    tasks = [_collect(problems, load_task, p, seeds) for p in paths]
+    return _by_id(sorted((t for t in tasks if t is not None), key=_task_order), "task", problems)
+
+
+def _task_order(task):
+    """Scored before bonus, then by tier as the reference suite lists them, then by id."""
+    rank = SCORED_TIERS.index(task.tier) if task.tier in SCORED_TIERS else len(SCORED_TIERS)
+    return (not task.scored, rank, task.id)
+
+
+def _by_id(items, kind: str, problems: list) -> dict:
+    found: dict[str, Any] = {}  # Arms or Tasks, by id
+    for item in items:
+        if item is None:
+            continue
+        if item.id in found:
+            problems.append(_id_problem(item.path, (
+                f"{kind} id {item.id!r} is already used by {found[item.id].path.name}")))
+            continue
+        found[item.id] = item
+    return found
+
+
+def _id_problem(path: Path, message: str) -> Problem:
+    document = read_document(path)
+    return document.problem(("id",), message)
+
+
+def load_tree(root=None) -> Tree:
+    """Load suite, seeds, arms and tasks; raise one SpecError with every problem."""
+    root = Path(root).resolve() if root is not None else find_root()
+    problems: list[Problem] = []
+    suite = _collect(problems, load_suite, root / "suite.yaml")
+    seeds = load_seeds(root, problems)
+    arms = load_arms(root, problems)
+    tasks = load_tasks(root, seeds, problems)
+    if problems:
+        raise SpecError(problems)
+    return Tree(root, suite, seeds, arms, tasks)
+
+
+# --- validating chosen files ---------------------------------------------------------
+
+def document_kind(path: Path) -> str | None:
+    """suite, seed, task, arm (or another shipped schema's name): by the file's name or
+    directory, else by the schema its `# yaml-language-server: $schema=` line names."""
+    if path.name in ("suite.yaml", "suite.yml"):
+        return "suite"
+    if path.parent.name in DIRECTORIES:
+        return DIRECTORIES[path.parent.name]
+    declared = declared_schema(path)
+    if declared is not None and (SCHEMA_DIR / declared.name).is_file():
+        return declared.name.removesuffix(".schema.json")
+    return None
+
+
+def validate_paths(paths) -> tuple[list[Path], list[Problem]]:
+    """The documents checked and every problem they have, for the given files and
+    directories. A directory holding suite.yaml is validated as a whole tree, with the
+    files of its other `*.d/` directories that name a shipped schema (e.g. refs.d/)."""
+    checked: list[Path] = []
+    problems: list[Problem] = []
+    seeds_of: dict[Path, dict] = {}
+    trees: dict[Path, Tree | None] = {}
+    for path in map(Path, paths):
+        if not path.exists():
+            problems.append(Problem(path, None, "no such file or directory"))
+            continue
+        if path.is_dir() and (path / "suite.yaml").is_file():
+            trees[path.resolve()] = _collect(problems, load_tree, path)
+            checked += [path / "suite.yaml"] + [f for d in DIRECTORIES for f in yaml_files(path / d)]
+            files = [f for d in sorted(path.glob("*.d")) if d.name not in DIRECTORIES
+                     for f in yaml_files(d) if document_kind(f)]
+        else:
+            files = yaml_files(path) if path.is_dir() else [path]
+        for file in files:
+            _validate_file(file, problems, seeds_of, trees)
+            checked.append(file)
+    return checked, sort_problems(problems)
+
+
+LOADERS = {"suite": load_suite, "seed": load_seed, "arm": load_arm}
+
+
+def _validate_file(path: Path, problems: list, seeds_of: dict, trees: dict):
+    kind = document_kind(path)
+    if kind is None:
+        problems.append(Problem(path, None, (
+            "not a benchkit document: expected suite.yaml, a file in seeds/, tasks.d/ or "
+            "arms.d/, or a `# yaml-language-server: $schema=` line naming a benchkit schema")))
+    elif kind == "task":
+        _collect(problems, load_task, path, _seeds_for(path, problems, seeds_of))
+    elif kind in LOADERS:
+        _collect(problems, LOADERS[kind], path)
+    elif kind == "reference":
+        _check_reference(path, problems, _tree_for(path, trees))
+    else:  # another shipped schema (e.g. reference solutions): its shape only
+        _collect(problems, load_document, path, kind)
+
+
+def _check_reference(path: Path, problems: list, tree: Tree | None):
+    """A reference checked against its tree: the tasks it covers exist, and its steps
+    suit its arm's tool kind (an arm outside arms.d/, such as a test arm, is not known
+    here: then its steps are checked for shape and templates only)."""
+    arm = tree.arms.get(path.stem) if tree is not None else None
+    _collect(problems, lambda: load_reference(
+        path, kind=arm.tool["kind"] if arm else None, tasks=set(tree.tasks) if tree else None))
+
+
+def _tree_for(path: Path, trees: dict) -> Tree | None:
+    """The loaded tree a refs.d/ file belongs to (once per tree; None when it has
+    problems of its own, which its own documents report)."""
+    root = path.resolve().parent.parent
+    if root not in trees:
+        trees[root] = _collect([], load_tree, root) if (root / "suite.yaml").is_file() else None
+    return trees[root]
+
+
+def _seeds_for(task_path: Path, problems: list, seeds_of: dict) -> dict:
+    """The seeds of the tree a task file belongs to (loaded once per tree)."""
+    root = task_path.resolve().parent.parent
+    if not (root / "seeds").is_dir():
+        root = _collect(problems, find_root)
+        if root is None:
+            return {}
+    if root not in seeds_of:
+        seeds_of[root] = load_seeds(root, problems)
+    return seeds_of[root]

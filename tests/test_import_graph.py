@@ -1,0 +1,217 @@
+"""The import graph of benchkit/ follows the pipeline (docs/layout.md): no module imports
+a later layer, and no modules import each other in a cycle; an import inside a function
+says, in a comment, the measured start-up cost that keeps it there.
+
+Every import counts, at the top of a module or inside a function, since both run.
+Imports under `if TYPE_CHECKING:` are exempt: they never run, so they create no
+runtime edge (an annotation may name a later layer's type).
+"""
+
+import ast
+import functools
+from pathlib import Path
+
+from conftest import CHECKOUT
+
+PACKAGE = CHECKOUT / "benchkit"
+
+# The layers, earliest first: a module may import its own layer and earlier ones.
+# docs/layout.md says why each module sits where it does.
+LAYERS = (
+    ("foundation", ("benchkit", "benchkit.errors", "benchkit.exits", "benchkit.fingerprint",
+                    "benchkit.scrub", "benchkit.sample", "benchkit.cost", "benchkit.counting",
+                    "benchkit.state", "benchkit.store")),
+    ("spec", ("benchkit.spec",)),
+    ("host", ("benchkit.gitea", "benchkit.forge")),
+    ("isolation", ("benchkit.isolation",)),
+    ("agent", ("benchkit.agent",)),
+    ("scoring", ("benchkit.scoring",)),
+    ("run", ("benchkit.run",)),
+    ("report", ("benchkit.report",)),
+    ("command line", ("benchkit.cli",)),
+)
+
+# Edges against the pipeline that other changes of issue #17 are removing (importer,
+# imported). Emptied as they land; an entry that no longer exists fails the test below.
+ALLOWED_BACK_EDGES = {
+    # run -> report: the run's --until decisions use the report's statistics and
+    # verdicts, and `run` writes the report at the end (run/agent/store's change).
+    ("benchkit.run.commands", "benchkit.report"),
+    ("benchkit.run.decide", "benchkit.report.stats"),
+    ("benchkit.run.decide", "benchkit.report.verdicts"),
+    # gitea -> agent: the forge's admin endpoints move to benchkit/gitea/admin.py.
+    ("benchkit.gitea.commands", "benchkit.agent.audit"),
+    ("benchkit.gitea.repos", "benchkit.agent.audit"),
+}
+
+# Modules whose imports inside functions other changes of issue #17 are moving to the
+# top (or commenting): run/agent/store's, the forge's, the report's; gitea's two
+# imports of the forge's admin endpoints go with benchkit/gitea/admin.py.
+LAZY_IMPORTS_PENDING = ("benchkit.run.commands", "benchkit.run.selfcheck",
+                        "benchkit.run.preflight", "benchkit.run.cell", "benchkit.run.probe",
+                        "benchkit.run.decide", "benchkit.run.host", "benchkit.report",
+                        "benchkit.agent.replay", "benchkit.agent.audit",
+                        "benchkit.gitea.commands", "benchkit.gitea.repos")
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(CHECKOUT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def type_checking_only(tree: ast.Module) -> set[int]:
+    """ids of the import nodes under `if TYPE_CHECKING:` (never run)."""
+    skipped = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skipped |= {id(inner) for statement in node.body for inner in ast.walk(statement)}
+    return skipped
+
+
+def imported(module: str, node: ast.Import | ast.ImportFrom) -> list[str]:
+    """The benchkit modules an import statement loads (`from P import m` loads P.m when
+    that is a module, else P itself)."""
+    if isinstance(node, ast.Import):
+        names = [alias.name for alias in node.names]
+    else:
+        base = node.module or ""
+        if node.level:
+            package = module.split(".")
+            if not MODULES[module].name == "__init__.py":
+                package = package[:-1]
+            package = package[:len(package) - node.level + 1]
+            base = ".".join([*package, base] if base else package)
+        names = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names]
+    return [name for name in names if name in MODULES]
+
+
+@functools.cache
+def edges() -> dict[str, set[str]]:
+    """module -> the benchkit modules it imports at run time."""
+    graph = {}
+    for module, path in MODULES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        skipped = type_checking_only(tree)
+        graph[module] = {target for node in ast.walk(tree)
+                         if isinstance(node, ast.Import | ast.ImportFrom) and id(node) not in skipped
+                         for target in imported(module, node) if target != module}
+    return graph
+
+
+def layer_of(module: str) -> int:
+    """The index in LAYERS of the longest entry naming the module or a package above it."""
+    matches = [(len(prefix), index) for index, (_, prefixes) in enumerate(LAYERS)
+               for prefix in prefixes
+               if module == prefix or (prefix != "benchkit" and module.startswith(prefix + "."))]
+    assert matches, f"{module} is in no layer: add it to LAYERS and docs/layout.md"
+    return max(matches)[1]
+
+
+def back_edges(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
+    return {(source, target) for source, targets in graph.items() for target in targets
+            if layer_of(target) > layer_of(source)}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_every_module_has_a_layer():
+    for module in MODULES:
+        layer_of(module)
+
+
+def test_no_import_against_the_pipeline():
+    against = back_edges(edges()) - ALLOWED_BACK_EDGES
+    described = [f"{s} ({LAYERS[layer_of(s)][0]}) imports {t} ({LAYERS[layer_of(t)][0]})"
+                 for s, t in sorted(against)]
+    assert not described, "\n".join(described)
+
+
+def test_allowed_back_edges_still_exist():
+    """So the allowance only shrinks: an edge removed must leave the list too."""
+    assert ALLOWED_BACK_EDGES - back_edges(edges()) == set()
+
+
+def test_no_import_cycle():
+    assert cycles(edges()) == []
+
+
+def lazy_imports_without_a_reason() -> dict[str, list[int]]:
+    """module -> the lines of its imports inside a function with no comment (on the
+    line or the three above) giving a measured cost."""
+    found: dict[str, list[int]] = {}
+    for module, path in MODULES.items():
+        text = path.read_text(encoding="utf-8")
+        tree, lines = ast.parse(text), text.splitlines()
+        skipped = type_checking_only(tree)
+        nested = {id(node) for function in ast.walk(tree)
+                  if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef)
+                  for node in ast.walk(function)}
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Import | ast.ImportFrom) and id(node) in nested
+                    and id(node) not in skipped):
+                context = lines[max(0, node.lineno - 4):node.lineno]
+                if not any("#" in line and "measured" in line for line in context):
+                    found.setdefault(module, []).append(node.lineno)
+    return found
+
+
+def test_an_import_inside_a_function_says_what_it_saves():
+    unexplained = {module: lines for module, lines in lazy_imports_without_a_reason().items()
+                   if module not in LAZY_IMPORTS_PENDING}
+    assert unexplained == {}
+
+
+def test_lazy_imports_pending_still_exist():
+    """So the allowance only shrinks."""
+    assert set(LAZY_IMPORTS_PENDING) - set(lazy_imports_without_a_reason()) == set()
+
+
+def test_the_graph_sees_imports_inside_functions_and_skips_type_checking(tmp_path):
+    """The seams the tests above rely on, on a made-up module."""
+    source = ("from typing import TYPE_CHECKING\n"
+              "if TYPE_CHECKING:\n    from benchkit.report import aggregate\n"
+              "def f():\n    from benchkit.spec import tree\n    from . import loader\n")
+    tree = ast.parse(source)
+    skipped = type_checking_only(tree)
+    found = {target for node in ast.walk(tree)
+             if isinstance(node, ast.Import | ast.ImportFrom) and id(node) not in skipped
+             for target in imported("benchkit.spec.models", node)}
+    assert found == {"benchkit.spec.tree", "benchkit.spec.loader"}
+
+
+def test_a_back_edge_and_a_cycle_are_found():
+    graph = {"benchkit.spec.task": {"benchkit.run.loop"}, "benchkit.run.loop": {"benchkit.spec.task"}}
+    assert back_edges(graph) == {("benchkit.spec.task", "benchkit.run.loop")}
+    assert cycles(graph) == [["benchkit.run.loop", "benchkit.spec.task"]]
