@@ -12,10 +12,12 @@ code), and for every pair of the headline comparison:
                    interval most per token (a cell's share of the variance, w/n,
                    falls by w/(n(n+1)) for one more trial costing its mean)
 
-Before an arm's spread can be pooled every cell gets a first trial and then a second
-(the between-task fallback needs no spread; the pooled one needs within-cell degrees
-of freedom). Stopping early (decided, or futile) never makes a verdict wrong: the
-intervals hold at every sample size (docs/statistics.md).
+Every cell gets a first trial; from then on a pair is judged on whatever evidence the
+report has, the paired between-task variance until its arms' spread can be pooled, so
+no second trial is forced anywhere: a pair decided or out of reach on one trial per
+cell costs nothing more, and the batch goes only to the cells of open pairs. Stopping
+early (decided, or futile) never makes a verdict wrong: the intervals hold at every
+sample size (docs/statistics.md).
 """
 
 from __future__ import annotations
