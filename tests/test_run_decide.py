@@ -9,8 +9,15 @@ from click.testing import CliRunner
 from conftest import CHECKOUT
 
 from benchkit.cli import main
-from benchkit.report.verdicts import family
-from benchkit.run.decide import DECIDED, OPEN, OUT_OF_REACH, cost_cells, plan_round
+from benchkit.report.verdicts import evidence, family, spread, welch_df
+from benchkit.run.decide import (
+    DECIDED,
+    OPEN,
+    OUT_OF_REACH,
+    cost_cells,
+    plan_round,
+    variance_shares,
+)
 
 TASKS = [f"t{i}" for i in range(10)]
 
@@ -38,14 +45,58 @@ def test_cells_without_a_sample_come_first():
     assert round_.pairs == []
 
 
-def test_a_whole_round_of_repeats_before_the_spread_can_be_pooled():
-    round_ = plan(costs({"a": 1000, "b": 1030}, 1), "ab", batch=4)
-    # About one repeat per degree of freedom the pooled spread still needs, dearest
-    # cells first, whatever the batch.
-    assert len(round_.trials) == 20
-    assert [t.task for t in round_.trials if t.arm == "a"] == TASKS[::-1]
+def test_one_trial_per_cell_can_decide_on_the_between_task_evidence():
+    round_ = plan(costs({"a": 1000, "b": 2000}, 1, wobble=0.02), "ab")
     (pair,) = round_.pairs
-    assert pair.status == OPEN and "spread" in pair.why
+    # No second trial forced before a verdict: the paired between-task variance suffices.
+    assert pair.status == DECIDED and pair.verdict["variance"] == "between-task"
+    assert round_.trials == []
+
+
+def test_an_open_pair_on_one_trial_per_cell_asks_for_a_batch_not_a_round():
+    round_ = plan(costs({"a": 1000, "b": 1030}, 1), "ab", batch=4)
+    (pair,) = round_.pairs
+    assert pair.status == OPEN and "between-task variance" in pair.why
+    # The batch only, dearest tasks first (their share of the variance grows with the
+    # cost squared, a trial's price with the cost), for both arms.
+    assert sorted((t.arm, t.task) for t in round_.trials) == [
+        ("a", "t8"), ("a", "t9"), ("b", "t8"), ("b", "t9")]
+
+
+def test_between_task_variance_shares_add_up_to_the_variance():
+    # a: 100 and 300, b: 100 and 100, one trial each. Means 200 and 100; deviations
+    # -0.5 and 0.5, variance 0.5 / 2 tasks = 0.25. Profiles (m / (2 M))^2: a 1/16, 9/16;
+    # b 1/4, 1/4; summed over n = 18/16, so s^2 = 0.25 / (18/16) = 2/9.
+    cells = cost_cells({("a", "t0"): [100], ("a", "t1"): [300],
+                        ("b", "t0"): [100], ("b", "t1"): [100]})
+    found = evidence(cells["a"], cells["b"], spread(cells["a"].values()),
+                     spread(cells["b"].values()))
+    assert found.method == "between-task" and found.variance == pytest.approx(0.25)
+    shares = variance_shares(found, cells["a"], cells["b"])
+    assert shares == pytest.approx({("a", "t0"): 1 / 72, ("a", "t1"): 1 / 8,
+                                    ("b", "t0"): 1 / 18, ("b", "t1"): 1 / 18})
+
+
+def test_a_near_tie_is_out_of_reach_after_the_first_trials():
+    found = costs({"a": 1000, "b": 1010}, 1, wobble=0.3)
+    assert plan(found, "ab", budget=1e9).pairs[0].status == OPEN
+    # 50,000 tokens: under half a trial per cell more (a sweep costs 110,000).
+    round_ = plan(found, "ab", budget=50_000)
+    (pair,) = round_.pairs
+    assert pair.status == OUT_OF_REACH and "whole budget left" in pair.why
+    assert round_.trials == []
+
+
+def test_a_pair_pools_the_two_arms_degrees_of_freedom():
+    # Welch-Satterthwaite: (1 + 1)^2 / (1/10 + 1/10) = 20; an arm with no variance
+    # leaves the other's 10.
+    assert welch_df(1.0, 10.0, 1.0, 10.0) == pytest.approx(20.0)
+    assert welch_df(1.0, 10.0, 0.0, 5.0) == pytest.approx(10.0)
+    cells = cost_cells(costs({"a": 1000, "b": 1000}, 3))
+    found = evidence(cells["a"], cells["b"], spread(cells["a"].values()),
+                     spread(cells["b"].values()))
+    df_a, df_b = spread(cells["a"].values()).df, spread(cells["b"].values()).df
+    assert found.method == "pooled" and max(df_a, df_b) < found.df <= df_a + df_b
 
 
 def test_a_decided_pair_asks_for_nothing():

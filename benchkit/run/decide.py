@@ -12,20 +12,21 @@ code), and for every pair of the headline comparison:
                    interval most per token (a cell's share of the variance, w/n,
                    falls by w/(n(n+1)) for one more trial costing its mean)
 
-Before an arm's spread can be pooled every cell gets a first trial and then a second
-(the between-task fallback needs no spread; the pooled one needs within-cell degrees
-of freedom). Stopping early (decided, or futile) never makes a verdict wrong: the
-intervals hold at every sample size (docs/statistics.md).
+Every cell gets a first trial; from then on a pair is judged on whatever evidence the
+report has, the paired between-task variance until its arms' spread can be pooled, so
+no second trial is forced anywhere: a pair decided or out of reach on one trial per
+cell costs nothing more, and the batch goes only to the cells of open pairs. Stopping
+early (decided, or futile) never makes a verdict wrong: the intervals hold at every
+sample size (docs/statistics.md).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from benchkit.report.stats import LEVEL, CellStats
 from benchkit.report.verdicts import (
-    MIN_DF,
     UNDECIDED,
     Family,
     compare,
@@ -84,7 +85,8 @@ def cost_cells(costs: dict, k: int = 1) -> dict:
 
 def plan_round(cells: dict, arms: list, tasks: list, fam: Family, *, expected,
                budget_left: float, batch: int) -> Round:
-    """The next trials (at most `batch`), and each pair's state.
+    """The next trials (at most `batch` once every cell has its first), and each
+    pair's state.
 
     cells: arm -> task -> CellStats (cost); expected(arm, task) -> tokens one more
     trial of the cell is expected to cost; budget_left: tokens still to spend."""
@@ -97,41 +99,56 @@ def plan_round(cells: dict, arms: list, tasks: list, fam: Family, *, expected,
     spreads = {arm: spread(cells[arm].values()) for arm in arms}
     wants: dict = {}  # (arm, task) -> [gain per token, pairs served]
     for a, b in fam.pairs:
-        verdict = compare(a, b, cells[a], cells[b], spreads, fam)
-        if verdict["verdict"] != UNDECIDED:
-            round_.pairs.append(PairState(a, b, DECIDED, verdict, verdict["says"]))
-            continue
-        found = evidence(cells[a], cells[b], spreads[a], spreads[b])
-        if found.method != "pooled":
-            # Not enough repeated trials to pool an arm's spread: repeat the fewest-run
-            # cells, dearest first (they weigh most), about one per degree of freedom
-            # still missing.
-            for arm in (a, b):
-                need = math.ceil(MIN_DF - spreads[arm].df) if spreads[arm].df < MIN_DF else 0
-                order = sorted(found.tasks, key=lambda t: (cells[arm][t].n,
-                                                           -cells[arm][t].means[0]))
-                for t in order[:need]:
-                    _want(wants, (arm, t), math.inf, f"{a} vs {b}")
-            round_.pairs.append(PairState(a, b, OPEN, verdict,
-                                          "repeating trials to measure the spread"))
-            continue
-        costs = {(side, t): max(expected(a if side == "a" else b, t), 1.0)
-                 for side, t in found.weights}
-        reach = reachable(found, costs, cells, a, b, budget_left, fam)
-        if reach is not None:
-            round_.pairs.append(PairState(a, b, OUT_OF_REACH, verdict, reach))
-            continue
-        for (side, t), weight in found.weights.items():
-            arm = a if side == "a" else b
-            n = cells[arm][t].n
-            _want(wants, (arm, t), weight / (n * (n + 1)) / costs[(side, t)], f"{a} vs {b}")
-        round_.pairs.append(PairState(a, b, OPEN, verdict, _interval_text(verdict)))
-    ranked = sorted(wants.items(), key=lambda item: -item[1][0])
-    rounds = [item for item in ranked if item[1][0] == math.inf]  # a whole round, always
-    chosen = rounds + [item for item in ranked if item[1][0] != math.inf][:max(0, batch - len(rounds))]
+        state = _pair_state(a, b, cells, spreads, fam, expected, budget_left, wants)
+        round_.pairs.append(state)
+    ranked = sorted(wants.items(), key=lambda item: -item[1][0])[:batch]
     round_.trials = [Trial(arm, task, "for " + ", ".join(served))
-                     for (arm, task), (_, served) in chosen]
+                     for (arm, task), (_, served) in ranked]
     return round_
+
+
+def _pair_state(a: str, b: str, cells: dict, spreads: dict, fam: Family, expected,
+                budget_left: float, wants: dict) -> PairState:
+    """Decided, out of reach, or open; an open pair adds what each of its cells' next
+    trial is worth to `wants`."""
+    verdict = compare(a, b, cells[a], cells[b], spreads, fam)
+    if verdict["verdict"] != UNDECIDED:
+        return PairState(a, b, DECIDED, verdict, verdict["says"])
+    found = evidence(cells[a], cells[b], spreads[a], spreads[b])
+    shares = variance_shares(found, cells[a], cells[b])
+    if not shares:
+        return PairState(a, b, OPEN, verdict, "no interval on common tasks yet")
+    costs = {(side, t): max(expected(a if side == "a" else b, t), 1.0) for side, t in shares}
+    reach = reachable(found, shares, costs, cells, a, b, budget_left, fam)
+    if reach is not None:
+        return PairState(a, b, OUT_OF_REACH, verdict, reach)
+    for (side, t), weight in shares.items():
+        arm = a if side == "a" else b
+        n = cells[arm][t].n
+        _want(wants, (arm, t), weight / (n * (n + 1)) / costs[(side, t)], f"{a} vs {b}")
+    return PairState(a, b, OPEN, verdict, _interval_text(verdict, found.method))
+
+
+def variance_shares(found, cells_a: dict, cells_b: dict) -> dict:
+    """(side, task) -> w, the cell's share of the variance of theta being w / n. The
+    pooled evidence has them; for the between-task one (no pooled spread yet) they are
+    what one relative spread common to every cell would give, s^2 (m_t / (T M))^2, with
+    s^2 fitted to the between-task variance: that variance also holds the tasks'
+    differing profiles, which more trials do not shrink, so the shares overstate what a
+    trial buys (optimistic for reach, which only stops a pair sooner or later)."""
+    if found.weights:
+        return dict(found.weights)
+    if found.method != "between-task":
+        return {}
+    count = len(found.tasks)
+    profile = {}
+    for side, cells, mean in (("a", cells_a, found.mean_a), ("b", cells_b, found.mean_b)):
+        for t in found.tasks:
+            profile[(side, t)] = (cells[t].means[0] / (count * mean)) ** 2
+    scale = sum(share / (cells_a if side == "a" else cells_b)[t].n
+                for (side, t), share in profile.items())
+    relative = found.variance / scale if scale > 0 else math.inf
+    return {key: relative * share for key, share in profile.items()}
 
 
 def _want(wants: dict, cell: tuple, gain: float, pair: str) -> None:
@@ -140,17 +157,17 @@ def _want(wants: dict, cell: tuple, gain: float, pair: str) -> None:
     entry[1].append(pair)
 
 
-def reachable(found, costs: dict, cells: dict, a: str, b: str, budget_left: float,
-              fam: Family) -> str | None:
+def reachable(found, shares: dict, costs: dict, cells: dict, a: str, b: str,
+              budget_left: float, fam: Family) -> str | None:
     """None when the budget could still decide the pair, else why not. The best
     split of C tokens over cells with variance shares w and costs c gives variance
     (sum sqrt(w c))^2 / C (Lagrange); C is what the pair's cells cost so far plus the
-    whole remaining budget."""
+    whole remaining budget. Its interval is taken at the normal quantile (as if the
+    spread were known): the most the budget could buy."""
     spent = sum(costs[key] * cells[a if key[0] == "a" else b][key[1]].n for key in costs)
     total = spent + max(budget_left, 0.0)
-    best = sum(math.sqrt(w * costs[key]) for key, w in found.weights.items()) ** 2 / total
-    found = replace(found, variance=best)
-    half = half_width(found.inflated(fam.alpha_pair), fam.alpha_pair, fam.rho)
+    best = sum(math.sqrt(w * costs[key]) for key, w in shares.items()) ** 2 / total
+    half = half_width(best, fam.alpha_pair, fam.rho)
     delta = math.log1p(fam.margin)
     theta = abs(found.theta)
     if theta > half or theta + half < delta:
@@ -160,11 +177,11 @@ def reachable(found, costs: dict, cells: dict, a: str, b: str, budget_left: floa
             f"±{fam.margin:.0%} can be shown")
 
 
-def _interval_text(verdict: dict) -> str:
+def _interval_text(verdict: dict, method: str) -> str:
     if verdict["ratio_low"] is None:
         return "no interval yet"
     return (f"ratio {verdict['ratio']:.3f}, interval {verdict['ratio_low']:.3f} to "
-            f"{verdict['ratio_high']:.3f}: can still be decided")
+            f"{verdict['ratio_high']:.3f} ({method} variance): can still be decided")
 
 
 # --- in the run loop -----------------------------------------------------------------------
@@ -172,7 +189,7 @@ def _interval_text(verdict: dict) -> str:
 def headline(cells) -> tuple[list, list]:
     """(arm ids, scored task ids every arm can run) of the run's cells."""
     arms = list(dict.fromkeys(arm.id for arm, _ in cells))
-    runnable = {}
+    runnable: dict = {}
     for arm, task in cells:
         if task.scored:
             runnable.setdefault(task.id, set()).add(arm.id)
