@@ -11,8 +11,8 @@ raw-api 17,613, gitea-axi 17,815, gitea-mcp 23,198, tea 23,210; success
 interval method). 20 tasks whose costs spread lognormally
 (sigma 0.35) with an arm-by-task interaction (sigma 0.1), 30% per-trial noise
 (lognormal), and per-task success rates spread on the logit scale. The estimand is the mean over the drawn tasks (the suite's mean). The code
-under test: benchkit.report.stats.intervals (the headline's intervals),
-benchkit.report.verdicts (the verdicts), benchkit.run.decide.plan_round (the
+under test: benchkit.statistics.intervals.intervals (the headline's intervals),
+benchkit.statistics.verdicts (the verdicts), benchkit.run.decide.plan_round (the
 until-decided planner).
 
     python3 benchmarks/simulate.py [--replications 200] [--seed 1]
@@ -27,9 +27,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from benchkit.report.stats import ALL_METRICS, CellStats, intervals
-from benchkit.report.verdicts import A_CHEAPER, B_CHEAPER, EQUIVALENT, family, verdicts
 from benchkit.run.decide import plan_round
+from benchkit.statistics.intervals import ALL_METRICS, CellStats, intervals
+from benchkit.statistics.verdicts import A_CHEAPER, B_CHEAPER, EQUIVALENT, family, verdicts
 
 # The published snapshot (reference-suite.md): 4 arms x 20 tasks x 3 trials, one host.
 PUBLISHED = {"raw-api": 17613, "gitea-axi": 17815, "gitea-mcp": 23198, "tea": 23210}

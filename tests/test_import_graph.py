@@ -26,6 +26,7 @@ LAYERS = (
     ("isolation", ("benchkit.isolation",)),
     ("agent", ("benchkit.agent",)),
     ("scoring", ("benchkit.scoring",)),
+    ("statistics", ("benchkit.statistics",)),
     ("run", ("benchkit.run",)),
     ("report", ("benchkit.report",)),
     ("command line", ("benchkit.cli",)),
@@ -37,8 +38,6 @@ ALLOWED_BACK_EDGES = {
     # run -> report: the run's --until decisions use the report's statistics and
     # verdicts, and `run` writes the report at the end (run/agent/store's change).
     ("benchkit.run.commands", "benchkit.report"),
-    ("benchkit.run.decide", "benchkit.report.stats"),
-    ("benchkit.run.decide", "benchkit.report.verdicts"),
     # gitea -> agent: the forge's admin endpoints move to benchkit/gitea/admin.py.
     ("benchkit.gitea.commands", "benchkit.agent.audit"),
     ("benchkit.gitea.repos", "benchkit.agent.audit"),

@@ -6,7 +6,7 @@ from statistics import NormalDist
 
 import pytest
 
-from benchkit.report.stats import (
+from benchkit.statistics.intervals import (
     CellStats,
     intervals,
     mean_variance,
@@ -14,7 +14,7 @@ from benchkit.report.stats import (
     rate_interval,
     t_quantile,
 )
-from benchkit.report.verdicts import family, verdicts
+from benchkit.statistics.verdicts import family, verdicts
 
 Z2 = NormalDist().inv_cdf(0.975) ** 2
 

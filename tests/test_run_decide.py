@@ -9,7 +9,6 @@ from click.testing import CliRunner
 from conftest import CHECKOUT
 
 from benchkit.cli import main
-from benchkit.report.verdicts import evidence, family, spread, welch_df
 from benchkit.run.decide import (
     DECIDED,
     OPEN,
@@ -18,6 +17,7 @@ from benchkit.run.decide import (
     plan_round,
     variance_shares,
 )
+from benchkit.statistics.verdicts import evidence, family, spread, welch_df
 
 TASKS = [f"t{i}" for i in range(10)]
 

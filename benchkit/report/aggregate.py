@@ -29,7 +29,6 @@ from benchkit.report.headline import (
 from benchkit.report.load import StoreContents
 from benchkit.report.matrix import Matrix
 from benchkit.report.notes import notes
-from benchkit.report.stats import LEVEL
 from benchkit.report.views import (
     bonus_view,
     cells_view,
@@ -45,6 +44,7 @@ from benchkit.report.views import (
     totals,
 )
 from benchkit.sample import COMPONENTS, Sample
+from benchkit.statistics.intervals import LEVEL
 
 REPORT_VERSION = 2
 

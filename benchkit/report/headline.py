@@ -7,8 +7,8 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from benchkit.report.matrix import Matrix
-from benchkit.report.stats import ALL_METRICS, CellStats, intervals, mean_of
-from benchkit.report.verdicts import family, verdicts
+from benchkit.statistics.intervals import ALL_METRICS, CellStats, intervals, mean_of
+from benchkit.statistics.verdicts import family, verdicts
 
 if TYPE_CHECKING:
     from benchkit.report.aggregate import Tally
@@ -83,7 +83,7 @@ def common_headline(cells: dict[str, dict[str, CellStats]], scored: list[str], f
 
 def verdict_view(cells: dict[str, dict[str, CellStats]], headline: list[dict], matrix: Matrix,
                  level: float) -> dict | None:
-    """The headline comparison: each pair's three-way verdict (benchkit.report.verdicts),
+    """The headline comparison: each pair's three-way verdict (benchkit.statistics.verdicts),
     every pair of the arms with samples, or each against the baseline."""
     ranked = [r["arm"] for r in headline if r["cost"]["value"] is not None]
     if len(ranked) < 2:

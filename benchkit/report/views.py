@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 from benchkit.report.headline import Cells, arm_row, by_cost
 from benchkit.report.load import StoreContents
 from benchkit.report.matrix import Matrix
-from benchkit.report.stats import ALL_METRICS, COST, SUCCESS, CellStats, mean_of
 from benchkit.sample import COMPONENTS, SCORED_TIERS
+from benchkit.statistics.intervals import ALL_METRICS, COST, SUCCESS, CellStats, mean_of
 
 if TYPE_CHECKING:
     from benchkit.report.aggregate import Placed, Tally

@@ -1,7 +1,7 @@
 """`benchkit run --until-decided`: spend trials only where they can still change a
 verdict of the headline comparison.
 
-Each round looks at the cells as the report would (benchkit.report.verdicts, the same
+Each round looks at the cells as the report would (benchkit.statistics.verdicts, the same
 code), and for every pair of the headline comparison:
 
     decided        its confidence sequence gives a verdict: no more trials for it
@@ -25,8 +25,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from benchkit.report.stats import LEVEL, CellStats
-from benchkit.report.verdicts import (
+from benchkit.statistics.intervals import LEVEL, CellStats
+from benchkit.statistics.verdicts import (
     UNDECIDED,
     Family,
     compare,

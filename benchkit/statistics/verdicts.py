@@ -26,7 +26,7 @@ from itertools import combinations
 
 import numpy as np
 
-from benchkit.report.stats import COST, pooled_spread, t_quantile, z_quantile
+from benchkit.statistics.intervals import COST, pooled_spread, t_quantile, z_quantile
 
 A_CHEAPER, B_CHEAPER, EQUIVALENT, UNDECIDED = "a-cheaper", "b-cheaper", "equivalent", "undecided"
 # Within-cell degrees of freedom an arm needs before its pooled spread is used. The
