@@ -201,20 +201,19 @@ def compare(a: str, b: str, cells_a: dict, cells_b: dict, spreads: dict, fam: Fa
     """The verdict of one pair, as the report's JSON-ready row."""
     found = evidence(cells_a, cells_b, spreads[a], spreads[b])
     half = half_width(found.inflated(fam.alpha_pair), fam.alpha_pair, fam.rho)
-    if found.method == "none" or not math.isfinite(half):
-        low = high = None
-        verdict = UNDECIDED
-    else:
-        low, high = found.theta - half, found.theta + half
-        verdict = call(low, high, fam.margin)
+    bounds: tuple[float, float] | None = None
+    verdict = UNDECIDED
+    if found.method != "none" and math.isfinite(half):
+        bounds = (found.theta - half, found.theta + half)
+        verdict = call(*bounds, fam.margin)
     ratio = math.exp(found.theta) if math.isfinite(found.theta) else None
+    delta = math.log1p(fam.margin)
     return {"a": a, "b": b, "tasks": len(found.tasks), "verdict": verdict,
             "a_mean": _finite(found.mean_a), "b_mean": _finite(found.mean_b),
             "ratio": ratio,
-            "ratio_low": math.exp(low) if low is not None else None,
-            "ratio_high": math.exp(high) if high is not None else None,
-            "within_margin": low is not None and -math.log1p(fam.margin) < low
-            and high < math.log1p(fam.margin),
+            "ratio_low": math.exp(bounds[0]) if bounds else None,
+            "ratio_high": math.exp(bounds[1]) if bounds else None,
+            "within_margin": bounds is not None and -delta < bounds[0] and bounds[1] < delta,
             "variance": found.method, "says": says(a, b, verdict, fam.margin)}
 
 
