@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchkit import counting
-from benchkit.report.load import StoreContents, load_store
+from benchkit.report.load import StoreContents, load_files, store_files
 from benchkit.sample import Sample
 
 
@@ -79,36 +79,76 @@ def summarise(contents: StoreContents) -> Summary:
          for key, group in groups.items()})
 
 
+def merged(directory: Path, parts: list[Summary]) -> Summary:
+    """The summary of consecutive parts of a store (in store order) as one: what
+    summarise makes of the whole, group by group and block by block."""
+    groups: dict[tuple, counting.Group[Block]] = {}
+    samples = 0
+    for part in parts:
+        for key, group in part.groups.items():
+            whole = groups.get(key)
+            if whole is None:
+                groups[key] = counting.Group(samples + group.last, group.newest, group.count,
+                                             list(group.members))
+            else:
+                whole.last, whole.newest = samples + group.last, max(whole.newest, group.newest)
+                whole.count += group.count
+                whole.members.extend(group.members)
+        samples += part.samples
+    return Summary(directory, sum(p.files for p in parts),
+                   [problem for p in parts for problem in p.problems], samples,
+                   sum(p.unconfined for p in parts), groups)
+
+
 class Summariser:
-    """The store at directory summarised in a child process from construction on;
-    result() waits for it. Use as a context manager, so a child whose result is never
-    asked for (the tree was broken) is stopped. The child writes into an anonymous
-    in-memory file (Linux's memfd; elsewhere there is no child), not a pipe: a pipe's
-    64 KB would hold it until the parent reads, then ping-pong the 9 MB across."""
+    """The store at directory summarised file by file, by a child process from
+    construction on and by the parent too once it asks for the result(): both take
+    the next file from a shared queue (a pipe of file numbers), so neither idles while
+    the other has files left. Use as a context manager, so a child whose result is
+    never asked for (the tree was broken) is stopped. The child writes into an
+    anonymous in-memory file (Linux's memfd; elsewhere there is no child), not a pipe,
+    which would hold its 9 MB until the parent reads, then ping-pong them across."""
 
     def __init__(self, directory):
         self.directory = Path(directory)
+        self._paths: list[Path] = []
+        self._queue: int | None = None
         self._child: tuple[int, int] | None = None  # (pid, its file)
-        if hasattr(os, "fork") and hasattr(os, "memfd_create") and self.directory.is_dir():
-            self._child = _fork(self.directory)
+        if not self.directory.is_dir():
+            return  # result() raises, as load_store does
+        self._paths = store_files(self.directory)
+        self._queue = _queue(len(self._paths))
+        if hasattr(os, "fork") and hasattr(os, "memfd_create"):
+            self._child = _fork(self.directory, self._paths, self._queue)
 
     def result(self) -> Summary:
-        """The child's summary; the parent's own when there is no child or it failed
-        (a missing store raises FileNotFoundError here, as load_store does)."""
-        if self._child is not None:
-            pid, file = self._child
-            self._child = None
-            failed = os.waitpid(pid, 0)[1]
-            with open(file, "rb") as written:
-                if not failed:
-                    written.seek(0)  # the child's writes moved the offset both share
-                    return pickle.load(written)
-        return summarise(load_store(self.directory))
+        """The store's summary: the files the child did and the parent's own share (all
+        of them when there is no child or it failed)."""
+        if self._queue is None:
+            store_files(self.directory)  # raises FileNotFoundError
+        parts = _drain(self.directory, self._paths, self._queue)
+        parts.update(self._childs())
+        missing = [number for number in range(len(self._paths)) if number not in parts]
+        parts.update((n, _summarise_file(self.directory, self._paths[n])) for n in missing)
+        return merged(self.directory, [parts[n] for n in range(len(self._paths))])
+
+    def _childs(self) -> dict[int, Summary]:
+        if self._child is None:
+            return {}
+        pid, file = self._child
+        self._child = None
+        failed = os.waitpid(pid, 0)[1]
+        with open(file, "rb") as written:
+            written.seek(0)  # the child's writes moved the offset both share
+            return {} if failed else pickle.load(written)
 
     def __enter__(self) -> Summariser:
         return self
 
     def __exit__(self, *_) -> None:
+        if self._queue is not None:
+            os.close(self._queue)
+            self._queue = None
         if self._child is not None:
             pid, file = self._child
             self._child = None
@@ -117,15 +157,38 @@ class Summariser:
             os.close(file)
 
 
-def _fork(directory: Path) -> tuple[int, int]:
+def _summarise_file(directory: Path, path: Path) -> Summary:
+    return summarise(load_files(directory, [path]))
+
+
+def _queue(count: int) -> int:
+    """The read end of a pipe holding the file numbers 0..count-1 and closed behind
+    them: two-byte reads of it are atomic, so each number goes to one reader."""
+    read, write = os.pipe()
+    os.write(write, b"".join(n.to_bytes(2, "big") for n in range(count)))
+    os.close(write)
+    return read
+
+
+def _drain(directory: Path, paths: list[Path], queue: int | None) -> dict[int, Summary]:
+    """file number -> its summary, for each number taken from the queue."""
+    done: dict[int, Summary] = {}
+    while queue is not None and (taken := os.read(queue, 2)):
+        number = int.from_bytes(taken, "big")
+        done[number] = _summarise_file(directory, paths[number])
+    return done
+
+
+def _fork(directory: Path, paths: list[Path], queue: int) -> tuple[int, int]:
     file = os.memfd_create("benchkit-report-summary")
     pid = os.fork()
     if pid:
         return pid, file
     code = 1
     try:  # the child: no output, no exit handlers of the parent's, whatever happens
+        done = _drain(directory, paths, queue)
         with open(file, "wb") as out:
-            pickle.dump(summarise(load_store(directory)), out, protocol=5)
+            pickle.dump(done, out, protocol=5)
         code = 0
     finally:
         os._exit(code)
