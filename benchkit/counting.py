@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 from benchkit.fingerprint import arm_fingerprint
 from benchkit.sample import EXCLUDED, Sample
@@ -37,31 +38,57 @@ class Current:
     tools: Mapping[str, str | None] = field(default_factory=dict)  # arm -> known version
 
 
+M = TypeVar("M")  # what a group's members are: samples, or a caller's summary of them
+
+
 @dataclass
-class Sorted:
+class Sorted(Generic[M]):
     """The samples, each in its one place."""
-    measured: dict[Cell, list[Sample]] = field(default_factory=lambda: defaultdict(list))
-    replay: dict[Cell, list[Sample]] = field(default_factory=lambda: defaultdict(list))
+    measured: dict[Cell, list[M]] = field(default_factory=lambda: defaultdict(list))
+    replay: dict[Cell, list[M]] = field(default_factory=lambda: defaultdict(list))
     excluded: dict[Cell, Counter] = field(default_factory=lambda: defaultdict(Counter))
     # (arm, task, what changed, estimated) -> [valid scorable samples, all samples]
-    other: dict[tuple, tuple[list[Sample], list[int]]] = field(default_factory=dict)
+    other: dict[tuple, tuple[list[M], list[int]]] = field(default_factory=dict)
     tools: dict[str, str | None] = field(default_factory=dict)  # arm -> current version
 
-    def counting(self, cell: Cell, *, estimated: bool) -> list[Sample]:
+    def counting(self, cell: Cell, *, estimated: bool) -> list[M]:
         """The samples that count toward the cell: replay ones or measured ones."""
         return (self.replay if estimated else self.measured).get(cell, [])
 
 
-def sort_samples(samples: Iterable[Sample], current: Current) -> Sorted:
+@dataclass
+class Group(Generic[M]):
+    """Samples that land in one place together (they share everything that decides
+    it): the position of the last, the newest started_at, how many, and the members
+    placed as a whole (the samples, or a caller's summary of them, e.g. one item)."""
+    last: int
+    newest: str
+    count: int
+    members: list[M]
+
+
+def sort_samples(samples: Iterable[Sample], current: Current) -> Sorted[Sample]:
     """Each sample in its one place (see the module's docstring)."""
-    groups = _group(samples)
-    changes = {key: _version_changes(members[0], current) for key, (_, members) in groups.items()}
+    return place_groups(group_samples(samples), current)
+
+
+def group_samples(samples: Iterable[Sample]) -> dict[tuple, Group[Sample]]:
+    """The samples by everything that decides where they land: (arm, task,
+    fingerprints, estimated, outcome, valid, failure class, jobs, tool version)."""
+    return {key: Group(last, max(s.started_at for s in members), len(members), members)
+            for key, (last, members) in _group(samples).items()}
+
+
+def place_groups(groups: Mapping[tuple, Group[M]], current: Current) -> Sorted[M]:
+    """Each group in its one place (see the module's docstring); a group's members
+    are placed as they are, so the lists of the result hold the groups' members."""
+    changes = {key: _version_changes(key, current) for key in groups}
     tools = _current_tools(groups, changes, current)
     changes = {key: changed or _tool_change(key[0], key[8], tools)
                for key, changed in changes.items()}
     prompts = _current_prompts(groups, changes)
-    result = Sorted(tools=tools)
-    for key, (_, members) in groups.items():
+    result: Sorted[M] = Sorted(tools=tools)
+    for key, group in groups.items():
         arm, task, prints, estimated, outcome, valid, failure_class, _jobs, _tool = key
         cell, changed = (arm, task), changes[key]
         harness_error = outcome == "harness-error"
@@ -69,23 +96,21 @@ def sort_samples(samples: Iterable[Sample], current: Current) -> Sorted:
             changed = ("prompt",)
         if changed:
             scorable, count = result.other.setdefault((*cell, changed, estimated), ([], [0]))
-            count[0] += len(members)
+            count[0] += group.count
             if valid and outcome not in EXCLUDED:
-                scorable.extend(members)
+                scorable.extend(group.members)
         elif outcome in EXCLUDED or not valid:
             reason = ("harness-error" if harness_error else
                       "unaudited" if outcome == "unaudited" else "invalid")
-            result.excluded[cell][(reason, failure_class or "")] += len(members)
+            result.excluded[cell][(reason, failure_class or "")] += group.count
         else:
-            (result.replay if estimated else result.measured)[cell].extend(members)
+            (result.replay if estimated else result.measured)[cell].extend(group.members)
     return result
 
 
 def _group(samples: Iterable[Sample]) -> dict:
-    """Samples by everything that decides where they land: (arm, task, fingerprints,
-    estimated, outcome, valid, failure class, jobs, tool version) -> [position of the
-    last, samples]. One pass of tuple keys: what a 100,000-sample store can afford per
-    sample."""
+    """Samples by the key of group_samples -> [position of the last, samples]. One
+    pass of tuple keys: what a 100,000-sample store can afford per sample."""
     groups: dict = {}
     for position, s in enumerate(samples):
         key = (s.arm, s.task, s.fingerprints, s.usage_estimated or s.driver == "replay",
@@ -98,30 +123,31 @@ def _group(samples: Iterable[Sample]) -> dict:
     return groups
 
 
-def _version_changes(sample: Sample, current: Current) -> tuple[str, ...]:
-    """What of the current tree a sample did not run with (its task, arm, seed or
-    model; the arm's fingerprint takes the sample's tool version in); empty when
+def _version_changes(key: tuple, current: Current) -> tuple[str, ...]:
+    """What of the current tree a group's samples did not run with (their task, arm,
+    seed or model; the arm's fingerprint takes their tool version in); empty when
     current. The tool version itself is judged per arm, the prompt per cell."""
-    if sample.arm not in current.arms or sample.task not in current.tasks:
+    arm, task_id, found, tool_version = key[0], key[1], key[2], key[8]
+    if arm not in current.arms or task_id not in current.tasks:
         return tuple(f"{kind} not in the tree" for kind, known in
-                     (("arm", sample.arm in current.arms), ("task", sample.task in current.tasks))
+                     (("arm", arm in current.arms), ("task", task_id in current.tasks))
                      if not known)
-    document = current.arms[sample.arm]
-    task, seed = current.tasks[sample.task]
+    document = current.arms[arm]
+    task, seed = current.tasks[task_id]
     expected = {"task": task, "seed": seed, "model": current.model,
-                "arm": None if document is None else arm_fingerprint(document, sample.tool_version)}
-    found = sample.fingerprints
+                "arm": None if document is None else arm_fingerprint(document, tool_version)}
     return tuple(name for name, value in expected.items()
                  if value is not None and getattr(found, name) != value)
 
 
-def _current_tools(groups: dict, changes: dict, current: Current) -> dict[str, str | None]:
+def _current_tools(groups: Mapping[tuple, Group], changes: dict,
+                   current: Current) -> dict[str, str | None]:
     """arm -> its current tool version: the known one, else that of its newest
     otherwise-current sample. Two versions of a tool are never counted together."""
     newest: dict = {}
-    for key, (last, members) in groups.items():
+    for key, group in groups.items():
         if not changes[key] and key[0] not in current.tools:
-            order = (max(s.started_at for s in members), last)
+            order = (group.newest, group.last)
             if key[0] not in newest or order > newest[key[0]][0]:
                 newest[key[0]] = (order, key[8])
     return {**{arm: version for arm, (_, version) in newest.items()}, **current.tools}
@@ -134,13 +160,14 @@ def _tool_change(arm: str, version: str | None, tools: dict) -> tuple[str, ...]:
     return ()
 
 
-def _current_prompts(groups: dict, changes: dict) -> dict:
+def _current_prompts(groups: Mapping[tuple, Group], changes: dict) -> dict:
     """(arm, task, estimated) -> the prompt fingerprint of the newest otherwise-current
     sample of the cell and driver kind that reached the agent (a harness error may not
     have assembled a prompt)."""
     newest: dict = {}
-    for key, (last, _) in groups.items():
+    for key, group in groups.items():
         arm, task, prints, estimated, outcome = key[:5]
+        last = group.last
         if not changes[key] and outcome != "harness-error":
             cell = (arm, task, estimated)
             if cell not in newest or newest[cell][0] < last:

@@ -29,6 +29,7 @@ from benchkit.report.headline import (
 from benchkit.report.load import StoreContents
 from benchkit.report.matrix import Matrix
 from benchkit.report.notes import notes
+from benchkit.report.summary import Block, Summary, summarise
 from benchkit.report.views import (
     bonus_view,
     cells_view,
@@ -43,27 +44,30 @@ from benchkit.report.views import (
     tier_view,
     totals,
 )
-from benchkit.sample import COMPONENTS, Sample
+from benchkit.sample import COMPONENTS
 from benchkit.statistics.intervals import LEVEL
 
 REPORT_VERSION = 2
 
 
 class Tally:
-    """One cell's counting samples; their trial rows (stats.CellStats) and component
-    tokens are built once, column-wise, when first asked for."""
+    """One cell's counting samples, as the summary's Blocks; their trial rows
+    (stats.CellStats) and component tokens are built once, column-wise, when first
+    asked for."""
 
     def __init__(self, weights: tuple):
         self.weights = weights
-        self.samples: list[Sample] = []
+        self.blocks: list[Block] = []
+        self.count = 0
         self._built: tuple[np.ndarray, np.ndarray] | None = None
 
-    def extend(self, samples: list[Sample]) -> None:
-        self.samples.extend(samples)
+    def extend(self, blocks: list[Block]) -> None:
+        self.blocks.extend(blocks)
+        self.count += sum(block.count for block in blocks)
         self._built = None
 
     def __len__(self) -> int:
-        return len(self.samples)
+        return self.count
 
     @property
     def rows(self) -> np.ndarray:
@@ -78,32 +82,36 @@ class Tally:
     def _build(self) -> tuple[np.ndarray, np.ndarray]:
         if self._built is not None:
             return self._built
-        usage = np.array([(s.usage.input, s.usage.cache_write, s.usage.cache_write_1h or 0,
-                           s.usage.cache_read, s.usage.output) for s in self.samples],
-                         dtype=float).reshape(-1, 5)
+        usage = _stacked([b.usage for b in self.blocks], Block.USAGE)
         tokens = usage.copy()
         tokens[:, 1] -= usage[:, 2]  # a write not split by lifetime counts as 5-minute
-        other = np.array([(s.turns, s.duration_s, s.outcome == "passed", s.blocked_calls,
-                           s.cost_usd or 0.0, s.cost_usd is not None) for s in self.samples],
-                         dtype=float).reshape(-1, 6)
+        other = _stacked([b.other for b in self.blocks], Block.OTHER)
         rows = np.column_stack([tokens @ np.array(self.weights, dtype=float),
                                 usage[:, [0, 1, 3, 4]].sum(axis=1), other])
         self._built = (rows, tokens)
         return self._built
 
 
-class Placed:
-    """The store's samples, each in its one place (benchkit.counting), as tallies."""
+def _stacked(parts: list[bytes], width: int) -> np.ndarray:
+    """(n, width), row-major, of blocks stored column after column."""
+    if not parts:
+        return np.empty((0, width))
+    columns = [np.frombuffer(part).reshape(width, -1) for part in parts]
+    return np.ascontiguousarray(np.concatenate(columns, axis=1).T)
 
-    def __init__(self, placed: counting.Sorted, weights: tuple):
-        def tally(samples: list[Sample]) -> Tally:
+
+class Placed:
+    """The store's groups, each in its one place (benchkit.counting), as tallies."""
+
+    def __init__(self, placed: counting.Sorted[Block], weights: tuple):
+        def tally(blocks: list[Block]) -> Tally:
             result = Tally(weights)
-            result.extend(samples)
+            result.extend(blocks)
             return result
 
         def tallies(cells: dict) -> defaultdict:
             result: defaultdict = defaultdict(lambda: Tally(weights))
-            result.update((cell, tally(samples)) for cell, samples in cells.items())
+            result.update((cell, tally(blocks)) for cell, blocks in cells.items())
             return result
         self.measured = tallies(placed.measured)  # (arm, task) -> Tally
         self.replay = tallies(placed.replay)
@@ -111,7 +119,10 @@ class Placed:
         # (arm, task, changes, estimated) -> [Tally of the valid ones, count]
         self.other = {key: [tally(valid), count[0]]
                       for key, (valid, count) in placed.other.items()}
-        self.jobs = Counter(s.jobs for samples in placed.measured.values() for s in samples)
+        self.jobs: Counter = Counter()
+        for blocks in placed.measured.values():
+            for block in blocks:
+                self.jobs[block.jobs] += block.count
         self.tools = placed.tools  # arm -> its current tool version
 
 
@@ -123,16 +134,20 @@ def current(matrix: Matrix) -> counting.Current:
         model=matrix.model_fingerprint)
 
 
-def place_samples(samples: list[Sample], matrix: Matrix) -> Placed:
-    """Each sample in its one place (see the module's docstring)."""
-    return Placed(counting.sort_samples(samples, current(matrix)),
+def place_groups(summary: Summary, matrix: Matrix) -> Placed:
+    """Each group of the store in its one place (see the module's docstring)."""
+    return Placed(counting.place_groups(summary.groups, current(matrix)),
                   tuple(matrix.weights[c] for c in COMPONENTS))
 
 
 # --- the report ---------------------------------------------------------------------
 
-def build_report(contents: StoreContents, matrix: Matrix, *, level: float = LEVEL) -> dict:
-    sorted_ = place_samples(contents.samples, matrix)
+def build_report(contents: StoreContents | Summary, matrix: Matrix, *,
+                 level: float = LEVEL) -> dict:
+    """The report of the store's samples (loaded, or summarised) against the matrix."""
+    if isinstance(contents, StoreContents):
+        contents = summarise(contents)
+    sorted_ = place_groups(contents, matrix)
     arm_ids = [a.id for a in matrix.arms]
     scored = [t.id for t in matrix.scored_tasks]
     k, floor = matrix.k, matrix.floor

@@ -27,14 +27,24 @@ class StoreContents:
 
 def load_store(directory) -> StoreContents:
     """Every sample under directory/<arm>/<task>.jsonl, in file then line order."""
+    return load_files(Path(directory), store_files(directory))
+
+
+def store_files(directory) -> list[Path]:
+    """The store's files, in the order load_store reads them."""
     directory = Path(directory)
     if not directory.is_dir():
         raise FileNotFoundError(f"{directory}: no such store directory")
+    return sorted(directory.glob("*/*.jsonl"))
+
+
+def load_files(directory: Path, paths: list[Path]) -> StoreContents:
+    """The samples of some of the store's files, in order."""
     contents = StoreContents(directory)
     collecting = gc.isenabled()
     gc.disable()  # nothing decoded here forms a cycle; skip the collector's rescans
     try:
-        for path in sorted(directory.glob("*/*.jsonl")):
+        for path in paths:
             contents.files += 1
             _read_file(path, contents)
     finally:

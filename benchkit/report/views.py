@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from benchkit.report.headline import Cells, arm_row, by_cost
-from benchkit.report.load import StoreContents
 from benchkit.report.matrix import Matrix
+from benchkit.report.summary import Summary
 from benchkit.sample import COMPONENTS, SCORED_TIERS
 from benchkit.statistics.intervals import ALL_METRICS, COST, SUCCESS, CellStats, mean_of
 
@@ -21,19 +21,19 @@ if TYPE_CHECKING:
 Cell = tuple[str, str]  # (arm id, task id)
 
 
-def totals(contents: StoreContents, sorted_: Placed) -> dict:
+def totals(contents: Summary, sorted_: Placed) -> dict:
     def trials(tallies):
         return sum(len(t) for t in tallies.values())
 
     def excluded(why):
         return sum(n for c in sorted_.excluded.values() for (reason, _), n in c.items()
                    if reason == why)
-    return {"samples": len(contents.samples), "files": contents.files,
+    return {"samples": contents.samples, "files": contents.files,
             "measured": trials(sorted_.measured), "replay": trials(sorted_.replay),
             "invalid": excluded("invalid"), "unaudited": excluded("unaudited"),
             "harness_error": excluded("harness-error"),
             "other_versions": sum(n for _, n in sorted_.other.values()),
-            "unconfined": sum(1 for s in contents.samples if not s.confined),
+            "unconfined": contents.unconfined,
             "unreadable": len(contents.problems)}
 
 

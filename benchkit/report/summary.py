@@ -1,0 +1,194 @@
+"""The store's half of the report: the samples grouped by where they land
+(benchkit.counting.group_samples), each group reduced to the numeric columns the
+report's tallies need.
+
+`benchkit report` runs this half in a child process (Summariser) while the parent
+imports the rest and loads the tree: on a 100,000-sample store the two halves take
+about as long each, and the machine has cores to spare. The child sends back a Summary
+(a few MB of float columns, not 100,000 objects); without fork, or when the child
+fails, the parent summarises the store itself, to the same result. Nothing here
+imports numpy: the child would pay for it too.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+from array import array
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchkit import counting
+from benchkit.report.load import StoreContents, load_files, store_files
+from benchkit.sample import Sample
+
+
+class Block:
+    """One group's columns, as float64 bytes, column after column: usage as recorded
+    (input, cache_write, cache_write_1h or 0, cache_read, output) and the rest (turns,
+    duration, passed, blocked calls, cost_usd or 0, whether it has a cost)."""
+    __slots__ = ("count", "jobs", "usage", "other")
+    USAGE, OTHER = 5, 6  # columns of each
+
+    def __init__(self, members: list[Sample], jobs: int | None):
+        usages = [s.usage for s in members]
+        self.count, self.jobs = len(members), jobs
+        self.usage = _columns(
+            [u.input for u in usages], [u.cache_write for u in usages],
+            [u.cache_write_1h or 0 for u in usages], [u.cache_read for u in usages],
+            [u.output for u in usages])
+        self.other = _columns(
+            [s.turns for s in members], [s.duration_s for s in members],
+            [s.outcome == "passed" for s in members], [s.blocked_calls for s in members],
+            [s.cost_usd or 0.0 for s in members], [s.cost_usd is not None for s in members])
+
+    def __getstate__(self):
+        return (self.count, self.jobs, self.usage, self.other)
+
+    def __setstate__(self, state):
+        self.count, self.jobs, self.usage, self.other = state
+
+
+def _columns(*columns: list) -> bytes:
+    values = array("d")
+    for column in columns:
+        values.extend(array("d", column))
+    return values.tobytes()
+
+
+@dataclass
+class Summary:
+    """What the report reads of the store: counts, unreadable lines, and the groups
+    (benchkit.counting.Group) whose members are each one Block."""
+    directory: Path
+    files: int
+    problems: list[str]  # "FILE:LINE: message"
+    samples: int
+    unconfined: int      # samples run with --unconfined
+    groups: dict[tuple, counting.Group[Block]]
+
+
+def summarise(contents: StoreContents) -> Summary:
+    groups = counting.group_samples(contents.samples)
+    return Summary(
+        contents.directory, contents.files, contents.problems, len(contents.samples),
+        sum(1 for s in contents.samples if not s.confined),
+        {key: counting.Group(group.last, group.newest, group.count,
+                             [Block(group.members, key[7])])
+         for key, group in groups.items()})
+
+
+def merged(directory: Path, parts: list[Summary]) -> Summary:
+    """The summary of consecutive parts of a store (in store order) as one: what
+    summarise makes of the whole, group by group and block by block."""
+    groups: dict[tuple, counting.Group[Block]] = {}
+    samples = 0
+    for part in parts:
+        for key, group in part.groups.items():
+            whole = groups.get(key)
+            if whole is None:
+                groups[key] = counting.Group(samples + group.last, group.newest, group.count,
+                                             list(group.members))
+            else:
+                whole.last, whole.newest = samples + group.last, max(whole.newest, group.newest)
+                whole.count += group.count
+                whole.members.extend(group.members)
+        samples += part.samples
+    return Summary(directory, sum(p.files for p in parts),
+                   [problem for p in parts for problem in p.problems], samples,
+                   sum(p.unconfined for p in parts), groups)
+
+
+class Summariser:
+    """The store at directory summarised file by file, by a child process from
+    construction on and by the parent too once it asks for the result(): both take
+    the next file from a shared queue (a pipe of file numbers), so neither idles while
+    the other has files left. Use as a context manager, so a child whose result is
+    never asked for (the tree was broken) is stopped. The child writes into an
+    anonymous in-memory file (Linux's memfd; elsewhere there is no child), not a pipe,
+    which would hold its 9 MB until the parent reads, then ping-pong them across."""
+
+    def __init__(self, directory):
+        self.directory = Path(directory)
+        self._paths: list[Path] = []
+        self._queue: int | None = None
+        self._child: tuple[int, int] | None = None  # (pid, its file)
+        if not self.directory.is_dir():
+            return  # result() raises, as load_store does
+        self._paths = store_files(self.directory)
+        self._queue = _queue(len(self._paths))
+        if hasattr(os, "fork") and hasattr(os, "memfd_create"):
+            self._child = _fork(self.directory, self._paths, self._queue)
+
+    def result(self) -> Summary:
+        """The store's summary: the files the child did and the parent's own share (all
+        of them when there is no child or it failed)."""
+        if self._queue is None:
+            store_files(self.directory)  # raises FileNotFoundError
+        parts = _drain(self.directory, self._paths, self._queue)
+        parts.update(self._childs())
+        missing = [number for number in range(len(self._paths)) if number not in parts]
+        parts.update((n, _summarise_file(self.directory, self._paths[n])) for n in missing)
+        return merged(self.directory, [parts[n] for n in range(len(self._paths))])
+
+    def _childs(self) -> dict[int, Summary]:
+        if self._child is None:
+            return {}
+        pid, file = self._child
+        self._child = None
+        failed = os.waitpid(pid, 0)[1]
+        with open(file, "rb") as written:
+            written.seek(0)  # the child's writes moved the offset both share
+            return {} if failed else pickle.load(written)
+
+    def __enter__(self) -> Summariser:
+        return self
+
+    def __exit__(self, *_) -> None:
+        if self._queue is not None:
+            os.close(self._queue)
+            self._queue = None
+        if self._child is not None:
+            pid, file = self._child
+            self._child = None
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            os.close(file)
+
+
+def _summarise_file(directory: Path, path: Path) -> Summary:
+    return summarise(load_files(directory, [path]))
+
+
+def _queue(count: int) -> int:
+    """The read end of a pipe holding the file numbers 0..count-1 and closed behind
+    them: two-byte reads of it are atomic, so each number goes to one reader."""
+    read, write = os.pipe()
+    os.write(write, b"".join(n.to_bytes(2, "big") for n in range(count)))
+    os.close(write)
+    return read
+
+
+def _drain(directory: Path, paths: list[Path], queue: int | None) -> dict[int, Summary]:
+    """file number -> its summary, for each number taken from the queue."""
+    done: dict[int, Summary] = {}
+    while queue is not None and (taken := os.read(queue, 2)):
+        number = int.from_bytes(taken, "big")
+        done[number] = _summarise_file(directory, paths[number])
+    return done
+
+
+def _fork(directory: Path, paths: list[Path], queue: int) -> tuple[int, int]:
+    file = os.memfd_create("benchkit-report-summary")
+    pid = os.fork()
+    if pid:
+        return pid, file
+    code = 1
+    try:  # the child: no output, no exit handlers of the parent's, whatever happens
+        done = _drain(directory, paths, queue)
+        with open(file, "wb") as out:
+            pickle.dump(done, out, protocol=5)
+        code = 0
+    finally:
+        os._exit(code)
