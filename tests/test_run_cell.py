@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+from reported import reported_usage
 
 from benchkit.agent.claude import ClaudeDriver
 from benchkit.agent.driver import ToolDecision
@@ -122,7 +123,7 @@ def test_a_raw_api_cell_that_closes_the_right_issue_passes(forge, tree, tmp_path
 
     assert (sample["outcome"], sample["valid"], sample["differences"]) == ("passed", True, []), sample["error"]
     assert repos_left(forge) == []
-    reported = driver.model.reported_usage()
+    reported = reported_usage(driver.model)
     for component, key in (("input", "input_tokens"), ("cache_write", "cache_creation_input_tokens"),
                            ("cache_read", "cache_read_input_tokens"), ("output", "output_tokens")):
         assert sample["usage"][component] == sum(u[key] for u in reported.values())

@@ -138,11 +138,6 @@ class ReplayDriver:
         self.cli_path = cli_path
         self.confine = confine  # the agent's shell in the OS sandbox (benchkit.agent.claude)
 
-    def supports(self, task_id: str) -> bool:
-        """Whether this reference can play the task at all."""
-        task = self.reference.for_task(task_id)
-        return task is not None and task.unsupported is None
-
     def run(self, request: AgentRequest) -> AgentRun:
         from benchkit.agent.claude import ClaudeDriver  # the SDK, only when a run happens
         cell = getattr(request, "cell", None) or {}

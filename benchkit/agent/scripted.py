@@ -191,17 +191,6 @@ class ScriptedModel:
                      and r.body is not None and "messages" in r.body]
         return [r for r in found if auxiliary is None or r.auxiliary == auxiliary]
 
-    def reported_usage(self) -> dict[str, dict]:
-        """Per model, the sums of the usage figures the server reported."""
-        totals: dict[str, dict] = {}
-        for r in self.messages():
-            if r.usage is None:
-                continue
-            model_total = totals.setdefault(r.model, dict.fromkeys(USAGE_KEYS, 0))
-            for key in USAGE_KEYS:
-                model_total[key] += r.usage.get(key, 0)
-        return totals
-
     # --- what the handler calls ------------------------------------------
     def _admit(self, method: str, path: str, headers: dict, body: Any) -> tuple[Received, Turn | None]:
         """Record a request and pick its turn (None for an auxiliary request)."""

@@ -171,7 +171,7 @@ def gc(yes, prefix, older_than, host, token, login):
 
 
 def revoke(client: Client, token_id: str) -> bool:
-    from benchkit.agent.audit import revoke_agent_token
+    from benchkit.gitea.admin import revoke_agent_token
     return revoke_agent_token(client.url, client.token, token_id)
 
 

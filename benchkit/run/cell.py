@@ -33,14 +33,12 @@ from benchkit.agent.audit import (
     audit_offered,
     audit_requests,
     audit_transcript,
-    fetch_request_log,
-    mint_agent_token,
-    revoke_agent_token,
 )
 from benchkit.agent.driver import AgentRequest, AgentRun, Driver, zero_usage
 from benchkit.agent.transcript import counts, tool_calls
 from benchkit.errors import HarnessError, HostError, ReadinessError, SeedError
 from benchkit.fingerprint import fingerprint
+from benchkit.gitea.admin import fetch_request_log, mint_agent_token, revoke_agent_token
 from benchkit.isolation import IsolationError, assemble
 from benchkit.scrub import environment_secrets
 from benchkit.spec.reference import no_reference

@@ -27,9 +27,10 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from benchkit.agent.audit import audit_requests, mint_agent_token, revoke_agent_token
+from benchkit.agent.audit import audit_requests
 from benchkit.agent.claude import MCP_PASSED
 from benchkit.errors import HarnessError
+from benchkit.gitea.admin import mint_agent_token, revoke_agent_token
 from benchkit.isolation import IsolationError, assemble
 from benchkit.isolation.assembly import MCP_SERVER_NAME
 from benchkit.isolation.sandbox import Sandbox
