@@ -34,6 +34,13 @@ EXIT_BAD_INPUT = 2     # bad input, or a host or tool that cannot be used; nothi
 EXIT_INTERRUPTED = 130  # Ctrl-C
 
 
+def write_reports(store_dir, reports_dir, *, model=None) -> list:
+    """Render a store's report, for a command that ends with one (`benchkit run`): the
+    run stage does not depend on the report stage; the command line depends on both."""
+    from benchkit.report import write_reports as render  # numpy, scipy, jinja: when rendered
+    return render(store_dir, reports_dir, model=model)
+
+
 class BadInput(click.ClickException):
     """A command's own `error: ...` line for bad input or an unusable host or tool: exit 2."""
     exit_code = EXIT_BAD_INPUT

@@ -21,9 +21,25 @@ from pathlib import Path
 
 import click
 
-from benchkit.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED
+from benchkit.agent.claude import ClaudeDriver
+from benchkit.agent.replay import ReplayDriver
+from benchkit.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, write_reports
+from benchkit.errors import HarnessError
+from benchkit.gitea import Client, CredentialsError
 from benchkit.gitea.commands import host_options
+from benchkit.run.cell import RunContext
+from benchkit.run.decide import dry_round, run_rounds
+from benchkit.run.dryrun import make_plan
+from benchkit.run.host import HostFacts, discover, open_host, probe_host
+from benchkit.run.ledger import Ledger
+from benchkit.run.loop import Cancellable, GatedStore, RunLoop, new_tag
+from benchkit.run.plan import plan, select_cells
+from benchkit.run.preflight import Failure, PreflightError, load_documents, preflight
+from benchkit.run.probe import probe_tools
+from benchkit.run.progress import Progress
+from benchkit.run.schedule import Scheduler
 from benchkit.sample import TIERS
+from benchkit.spec import Arm
 
 EXIT_TROUBLE, EXIT_PREFLIGHT = EXIT_FAILED, EXIT_BAD_INPUT
 
@@ -105,9 +121,6 @@ def run(arm_yamls, task_patterns, tiers, trials, until, until_decided, baseline,
       benchkit run arms.d/*.yaml --tier read --tier multi-step --until floor --dry-run
       benchkit run arms.d/tea.yaml --task 'fta-*' --task read-open-issue-count --budget 200000
     """
-    from benchkit.run.preflight import PreflightError, load_documents, preflight
-    from benchkit.run.progress import Progress
-
     if trials is not None and until is not None:
         raise click.UsageError("give --trials or --until, not both")
     if until_decided and (trials is not None or until is not None or budget is None):
@@ -137,7 +150,7 @@ def run(arm_yamls, task_patterns, tiers, trials, until, until_decided, baseline,
         sys.exit(_dry_run(checked, progress, options, host=host, token=token, login=login))
     _nothing_can_run(checked, progress)
     try:
-        status = _run(checked, progress, options)
+        status = _run_on_host(checked, progress, options)
         if status < 128 and not no_report:  # not stopped by a signal
             _report(progress, store_dir, reports_dir, model)
     except KeyboardInterrupt:  # outside the loop, which handles Ctrl-C itself: no trial ran
@@ -151,7 +164,6 @@ def run(arm_yamls, task_patterns, tiers, trials, until, until_decided, baseline,
 def _nothing_can_run(checked, progress) -> None:
     """When no chosen cell can run on any host (no scoring spec, not applicable, no
     reference to replay), say why and exit 2 before a forge starts or a report renders."""
-    from benchkit.run.loop import select_cells
     cells, not_run = select_cells(checked.arms, checked.tasks, self_review=None,
                                   references=checked.references)
     if cells:
@@ -164,9 +176,6 @@ def _nothing_can_run(checked, progress) -> None:
 
 def _dry_run(checked, progress, options, *, host, token, login) -> int:
     """Print the plan; contact no host, start no forge, write nothing."""
-    from benchkit.gitea import CredentialsError
-    from benchkit.run.dryrun import make_plan
-    from benchkit.run.host import discover
     try:
         credentials = discover(host, token, login)
     except CredentialsError as error:
@@ -180,7 +189,6 @@ def _dry_run(checked, progress, options, *, host, token, login) -> int:
                      store_dir=options["store_dir"],
                      self_review=False if credentials is None else None, host=where)
     if options["decide"] is not None:  # what --until-decided would spend first, and why
-        from benchkit.run.decide import dry_round
         progress.note(f"dry run (--until-decided): nothing is spent, started or written; "
                       f"host {where}; the first round, from the store's samples:")
         dry_round(checked, progress, options, self_review=False if credentials is None else None)
@@ -201,14 +209,10 @@ def _preflight_failed(progress, failures, problems) -> None:
     sys.exit(EXIT_PREFLIGHT)
 
 
-def _run(checked, progress, options) -> int:
+def _run_on_host(checked, progress, options) -> int:
     """Start the host, probe it, plan, run the loop; the exit status."""
-    from benchkit.errors import HarnessError
-    from benchkit.run.host import open_host
-    from benchkit.run.preflight import Failure
-
     with open_host(checked.credentials, progress.note) as where:
-        run = _Run(checked, progress, url=where.url, token=where.token, **options)
+        run = Invocation(checked, progress, url=where.url, token=where.token, **options)
         try:
             run.probe()
         except HarnessError as error:
@@ -223,12 +227,12 @@ def _run(checked, progress, options) -> int:
             return run.execute(host)
 
 
-class _Run:
-    """One invocation's state: the store, drivers, contexts, and the loop's parts."""
+class Invocation:
+    """One `benchkit run`'s state: the store, drivers, the host's facts, contexts, and
+    the loop's parts."""
 
     def __init__(self, checked, progress, *, url, token, trials, until, budget, driver_name,
                  model, store_dir, jobs, confine, decide=None):
-        from benchkit.run.loop import GatedStore, new_tag
         self.checked, self.progress = checked, progress
         self.url, self.token = url, token
         self.trials, self.until, self.budget = trials, until, budget
@@ -240,42 +244,36 @@ class _Run:
         self.stop, self.tag = threading.Event(), new_tag()
         self.store = GatedStore(store_dir, secrets=[token], stop=self.stop)
         self.drivers = {arm.id: self._driver(arm) for arm in checked.arms}
-        self.self_review, self.host_info = None, None
+        self.facts: HostFacts | None = None  # probe(), once the host is up
 
-    def _driver(self, arm):
-        from benchkit.run.loop import Cancellable
+    def _driver(self, arm: Arm) -> Cancellable:
         if self.driver_name == "replay":
-            from benchkit.agent.replay import ReplayDriver
             driver = ReplayDriver(self.checked.references[arm.id], confine=self.confine)
         else:
-            from benchkit.agent.claude import ClaudeDriver
             driver = ClaudeDriver(confine=self.confine)
         return Cancellable(driver, self.stop, self.tag)
 
-    def context(self, arm):
+    @property
+    def self_review(self) -> bool | None:
+        return None if self.facts is None else self.facts.self_review
+
+    def context(self, arm: Arm) -> RunContext:
         """A RunContext with its own client (each worker thread has its own)."""
-        from benchkit.gitea import Client
-        from benchkit.run.cell import RunContext
+        assert self.facts is not None, "probe() first"
         tree = self.checked.tree
         return RunContext(suite=tree.suite, seeds=tree.seeds, client=Client(self.url, self.token),
-                          store=self.store, driver=self.drivers[arm.id], model=self.model,
-                          root=tree.root, self_review=self.self_review, host=self.host_info,
-                          jobs=self.jobs)
+                          store=self.store, driver=self.drivers[arm.id], host=self.facts,
+                          model=self.model, root=tree.root, jobs=self.jobs)
 
     def probe(self) -> None:
         """Once per host: may a user review their own pull request (which variant of
         the review tasks runs), and what kind of host this is."""
-        ctx = self.context(self.checked.arms[0])
-        try:
-            self.self_review = ctx.self_review_permitted()
-            self.host_info = ctx.host_info()
-        finally:
-            ctx.client.close()
+        with Client(self.url, self.token) as client:
+            self.facts = probe_host(client, self.checked.tree.suite.repo_prefix)
 
     def probe_tools(self) -> list[str]:
         """Each arm's tool probe on a seeded repository (the seed of the first chosen
         task): what failed, one message each."""
-        from benchkit.run.probe import probe_tools
         tree, tasks = self.checked.tree, self.checked.tasks
         seed = tree.seeds[tasks[0].seed] if tasks else next(iter(tree.seeds.values()))
         ctx = self.context(self.checked.arms[0])
@@ -285,8 +283,7 @@ class _Run:
             ctx.client.close()
 
     def execute(self, host: dict) -> int:
-        from benchkit.run.ledger import Ledger
-        from benchkit.run.loop import RunLoop, Scheduler, plan, select_cells
+        assert self.facts is not None, "probe() first"
         checked, progress, suite = self.checked, self.progress, self.checked.tree.suite
         model = self.model or suite.model
         cells, not_run = select_cells(checked.arms, checked.tasks, self_review=self.self_review,
@@ -298,8 +295,8 @@ class _Run:
                               retry_harness_errors=self.until is not None)
         progress.header(arms=[arm.id for arm in checked.arms], cells=len(cells), trials=len(slots),
                         driver=self.driver_name, model=model,
-                        host={**host, "kind": self.host_info["kind"],
-                              "version": self.host_info["version"]},
+                        host={**host, "kind": self.facts.host.kind,
+                              "version": self.facts.host.version},
                         self_review=self.self_review, budget=self.budget, jobs=self.jobs,
                         store=str(self.store_dir))
         for skip in not_run:
@@ -310,7 +307,6 @@ class _Run:
             progress.note(f"nothing to do: every chosen cell already has {self.until} valid "
                           f"sample(s) of this driver and model")
         if self.decide:
-            from benchkit.run.decide import run_rounds
             error = run_rounds(self, cells, ledger, scheduler)
         else:
             loop = RunLoop(scheduler, self.context, progress, jobs=self.jobs, stop=self.stop,
@@ -332,7 +328,6 @@ def _report(progress, store_dir, reports_dir, model) -> None:
     if not Path(store_dir).is_dir():
         return
     try:
-        from benchkit.report import write_reports
         paths = write_reports(store_dir, reports_dir, model=model)
     except Exception as error:  # noqa: BLE001 - the samples are safe; say why and go on
         progress.note(f"warning: the report was not rendered ({type(error).__name__}: {error}); "

@@ -182,9 +182,9 @@ def headline(cells) -> tuple[list, list]:
 def run_rounds(run, cells, ledger, scheduler) -> str | None:
     """Plan a round, run it on the loop, again, until the planner has nothing left
     worth a trial, the budget fits no trial, or the run stops; the loop's error, if
-    any. `run` is commands._Run (context, progress, stop, tag, jobs, decide)."""
-    from benchkit.run.cell import Cell
+    any. `run` is commands.Invocation (context, progress, stop, tag, jobs, decide)."""
     from benchkit.run.loop import RunLoop
+    from benchkit.run.plan import Trial as QueuedTrial  # this module's Trial is a round's
     by_key = {(arm.id, task.id): (arm, task) for arm, task in cells}
     arms, tasks = headline(cells)
     fam = family(arms, alpha=1 - LEVEL, margin=run.checked.tree.suite.equivalence_margin,
@@ -197,7 +197,7 @@ def run_rounds(run, cells, ledger, scheduler) -> str | None:
         announce(run.progress, round_)
         if not round_.trials:
             return None
-        scheduler.extend([Cell(*by_key[(t.arm, t.task)], ledger.valid[(t.arm, t.task)])
+        scheduler.extend([QueuedTrial(*by_key[(t.arm, t.task)], ledger.valid[(t.arm, t.task)])
                           for t in round_.trials])
         before = scheduler.totals.ran
         loop = RunLoop(scheduler, run.context, run.progress, jobs=run.jobs, stop=run.stop,
@@ -216,7 +216,7 @@ def dry_round(checked, progress, options: dict, *, self_review) -> Round:
     """`--until-decided --dry-run`: the first round the run would spend, from the
     store's samples, and each pair's state; nothing run or written."""
     from benchkit.run.ledger import Ledger
-    from benchkit.run.loop import select_cells
+    from benchkit.run.plan import select_cells
     from benchkit.store import Store
     suite = checked.tree.suite
     cells, _ = select_cells(checked.arms, checked.tasks, self_review=self_review,

@@ -28,6 +28,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from benchkit.gitea import CredentialsError, GiteaError, HostError
+from benchkit.isolation import IsolationError, assemble
+from benchkit.isolation.sandbox import SandboxError, bridge_target, probe
+from benchkit.run.host import discover
+from benchkit.run.probe import tool_version
+from benchkit.spec import Problem, SpecError, load_arm, load_tree
+from benchkit.spec.reference import reference_for
+
 # Environment variables the Claude Code CLI accepts as credentials (or as a route that
 # needs none of ours: a proxy, Bedrock, Vertex).
 CLAUDE_KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN",
@@ -102,7 +110,6 @@ def load_documents(arm_paths, *, task_patterns=(), tiers=(), driver: str = "clau
 
 
 def _documents(arm_paths, task_patterns, tiers, driver, problems) -> Checked | None:
-    from benchkit.spec import Problem, SpecError, load_arm, load_tree
     try:
         tree = load_tree()
     except SpecError as error:
@@ -129,7 +136,6 @@ def _documents(arm_paths, task_patterns, tiers, driver, problems) -> Checked | N
 def choose_tasks(tree, patterns, tiers, problems) -> list:
     """The tasks named by ids or globs (all when none), of the tiers given (all when
     none), in the tree's order. A pattern that matches nothing is a problem."""
-    from benchkit.spec import Problem
     chosen = set()
     for pattern in patterns:
         matched = [task_id for task_id in tree.tasks if fnmatch.fnmatchcase(task_id, pattern)]
@@ -147,8 +153,6 @@ def choose_tasks(tree, patterns, tiers, problems) -> list:
 
 
 def _references(arms, root, problems) -> dict:
-    from benchkit.spec import SpecError
-    from benchkit.spec.reference import reference_for
     references = {}
     for arm in arms:
         try:
@@ -163,8 +167,6 @@ def _references(arms, root, problems) -> dict:
 def check_tools(arms, suite, search_path: str | None = None) -> tuple[list[str], dict]:
     """(problems, arm id -> tool version): each arm's tool, as its templates resolve on
     this machine, is there to run, and says which version it is."""
-    from benchkit.isolation import IsolationError, assemble
-    from benchkit.run.probe import tool_version
     search_path = os.environ.get("PATH", os.defpath) if search_path is None else search_path
     found, versions = [], {}
     with tempfile.TemporaryDirectory(prefix="benchkit-preflight-") as workdir:
@@ -249,7 +251,6 @@ def claude_credentials(environ: Mapping[str, str] = os.environ) -> str | None:
 def sandbox_problems(confine: bool, credentials=None) -> list[str]:
     """The agent's shell can be confined here, to this host (one line each); nothing
     to check when no arm has a shell or the run is --unconfined."""
-    from benchkit.isolation.sandbox import SandboxError, bridge_target, probe
     if not confine:
         return []
     found = [] if (reason := probe()) is None else [reason]
@@ -265,8 +266,6 @@ def sandbox_problems(confine: bool, credentials=None) -> list[str]:
 
 def _host(host, token, login, environ) -> tuple[object, list[str]]:
     """(credentials or None for an embedded forge, failures)."""
-    from benchkit.gitea import CredentialsError
-    from benchkit.run.host import discover
     try:
         credentials = discover(host, token, login, environ)
     except CredentialsError as error:
@@ -276,7 +275,6 @@ def _host(host, token, login, environ) -> tuple[object, list[str]]:
 
 def host_problems(credentials) -> list[str]:
     """The host answers, and accepts the token."""
-    from benchkit.gitea import GiteaError, HostError
     where = f"{credentials.url} (from {credentials.source})"
     with credentials.client(retries=1, timeout=10) as client:
         try:

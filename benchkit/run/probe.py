@@ -30,7 +30,9 @@ from pathlib import Path
 from benchkit.agent.audit import audit_requests
 from benchkit.agent.claude import MCP_PASSED
 from benchkit.errors import HarnessError
-from benchkit.gitea.admin import mint_agent_token, revoke_agent_token
+from benchkit.gitea import provision
+from benchkit.gitea.admin import fetch_request_log, mint_agent_token, revoke_agent_token
+from benchkit.gitea.repos import discard
 from benchkit.isolation import IsolationError, assemble
 from benchkit.isolation.assembly import MCP_SERVER_NAME
 from benchkit.isolation.sandbox import Sandbox
@@ -81,8 +83,6 @@ def probe_tools(arms, ctx, seed, *, confine: bool = True) -> list[str]:
     """Probe every arm on one repository of the run's host (`ctx`, a
     benchkit.run.cell.RunContext) freshly seeded with `seed`; the repository is deleted
     whatever happens. `confine`: whether the run's shells are sandboxed."""
-    from benchkit.gitea import provision
-    from benchkit.gitea.repos import discard
     try:
         repo = provision(ctx.client, seed, prefix=ctx.suite.repo_prefix,
                          gate_timeout=ctx.gate_timeout)
@@ -99,7 +99,7 @@ def probe_arm(arm, ctx, repo, seed, confine: bool = True) -> str | None:
     """Why the arm's probe failed, or None when it passed."""
     token, token_id = ctx.client.token, None
     try:
-        if ctx.host_info()["kind"] == "forge":  # a token of its own, found in the log
+        if ctx.host.forge:  # a token of its own, found in the log
             token, token_id = mint_agent_token(ctx.client.url, ctx.client.token)
     except HarnessError as error:
         return f"arm {arm.id}: cannot prepare its probe: {ctx.client.scrub(str(error))}"
@@ -117,7 +117,7 @@ def _probe(arm, ctx, repo, seed, token: str, token_id: str | None,
         try:
             assembly = assemble(arm, ctx.suite, host_url=client.url, api_url=client.api_url,
                                 token=token, owner=repo.owner, repo=repo.name,
-                                user=client.user, workdir=Path(workdir))
+                                user=client.user, workdir=Path(workdir), root=ctx.root)
             with assembly:
                 host_url = client.url if confine else None
                 call, ok, output = _call(arm, assembly, Path(workdir), host_url)
@@ -135,7 +135,7 @@ def _probe(arm, ctx, repo, seed, token: str, token_id: str | None,
                 f"issue titles is in the output), so its credentials did not reach the "
                 f"host: {shown}")
     if token_id is not None:
-        return _requests_problem(arm, said, ctx.read_request_log(token_id) or [], token_id)
+        return _requests_problem(arm, said, fetch_request_log(client.url, client.token, token_id=token_id) or [], token_id)
     return None
 
 
