@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from test_report_trials import CHROMIUM, assert_replay_leads, first_screen
 
-from benchkit.run.loop import select_cells
+from benchkit.run.plan import select_cells
 from benchkit.spec.models import load_tree
 from benchkit.spec.reference import reference_for
 

@@ -7,8 +7,8 @@ import json
 import re
 from types import SimpleNamespace
 
-from benchkit.run.schedule import Totals
 from benchkit.run.progress import Progress, clock
+from benchkit.run.schedule import Totals
 
 HEADER = dict(arms=["raw-api", "tea"], cells=2, driver="replay", model="m",
               host={"url": "http://h/", "kind": "forge", "embedded": True}, self_review=False,
