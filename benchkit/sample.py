@@ -32,7 +32,8 @@ EXCLUDED = ("invalid", "unaudited", "harness-error")
 # stop is the harness's fault (its failure class says which).
 STOPS = ("end", "turn-cap", "backstop", "api-error", "startup-error", "crash")
 AGENT_STOPS = ("end", "turn-cap", "backstop")
-CAPPED = {"turn-cap": ("confused", "turn-cap"), "backstop": ("hung", "backstop")}
+CAPPED: dict[str, tuple[Outcome, str]] = {"turn-cap": ("confused", "turn-cap"),
+                                          "backstop": ("hung", "backstop")}
 
 # Usage as recorded (the cache write split by lifetime where the API reports it) ...
 USAGE_FIELDS = ("input", "cache_write", "cache_write_5m", "cache_write_1h", "cache_read",

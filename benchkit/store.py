@@ -137,7 +137,7 @@ class Store:
                     continue
                 try:
                     sample = json.loads(line)
-                except ValueError as exc:
+                except json.JSONDecodeError as exc:
                     self.problems.append(f"{path}:{number}: unreadable sample line ({exc.msg})")
                     continue
                 if isinstance(sample, dict):

@@ -27,8 +27,11 @@ MARKERS = ("BENCHKIT_RUN", "BENCHKIT_LOOP")
 class Decision(Protocol):
     """What a guard returns; benchkit.isolation's Decision has these and more."""
 
-    allowed: bool
-    reason: str
+    @property
+    def allowed(self) -> bool: ...
+
+    @property
+    def reason(self) -> str: ...
 
 
 # (tool_name, tool_input) -> Decision, asked for every tool call the model proposes.

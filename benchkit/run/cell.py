@@ -18,6 +18,7 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal, cast
 
 import msgspec
 
@@ -86,7 +87,7 @@ class Prepared:
     token_id: str | None = None      # its identity in the host's request log
 
     def agent_token(self, ctx: RunContext) -> str:
-        return self.token or ctx.client.token
+        return self.token or ctx.client.token or ""
 
     def discard(self, ctx: RunContext) -> str | None:
         """Delete the repository (a run loop that will not use it) and revoke the
@@ -281,7 +282,8 @@ def new_record(trial: Trial, ctx: RunContext) -> Record:
     seed = ctx.seeds.get(task.seed)
     return Record(
         id=uuid.uuid4().hex, arm=arm.id, task=task.id, tier=task.tier, scored=task.scored,
-        trial=trial.index, started_at=datetime.now(UTC).isoformat(), driver=ctx.driver.name,
+        trial=trial.index, started_at=datetime.now(UTC).isoformat(),
+        driver=cast(Literal["claude", "replay"], ctx.driver.name),  # the store validates it
         model=ctx.run_model, usage_estimated=ctx.driver.name == "replay",
         tool_version=arm.tool_version,
         fingerprints=Fingerprints(

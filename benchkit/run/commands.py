@@ -22,6 +22,7 @@ from pathlib import Path
 import click
 
 from benchkit.agent.claude import ClaudeDriver
+from benchkit.agent.driver import Driver
 from benchkit.agent.replay import ReplayDriver
 from benchkit.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, write_reports
 from benchkit.errors import HarnessError
@@ -247,6 +248,7 @@ class Invocation:
         self.facts: HostFacts | None = None  # probe(), once the host is up
 
     def _driver(self, arm: Arm) -> Cancellable:
+        driver: Driver
         if self.driver_name == "replay":
             driver = ReplayDriver(self.checked.references[arm.id], confine=self.confine)
         else:

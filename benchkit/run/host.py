@@ -78,5 +78,5 @@ def probe_host(client: Client, prefix: str) -> HostFacts:
     the suite's `prefix`). HarnessError when it cannot answer."""
     self_review = probe_self_review(client, prefix=prefix)
     version = str(client.get("/version").get("version", "unknown"))
-    kind = "forge" if fetch_request_log(client.url, client.token) is not None else "gitea"
-    return HostFacts(self_review, Host(kind, version))
+    forge = fetch_request_log(client.url, client.token) is not None
+    return HostFacts(self_review, Host("forge" if forge else "gitea", version))

@@ -124,7 +124,11 @@ class RunLoop:
         if threading.current_thread() is not threading.main_thread():
             return lambda: None
         previous = {signum: signal.signal(signum, self._on_signal) for signum in STOP_SIGNALS}
-        return lambda: [signal.signal(signum, handler) for signum, handler in previous.items()]
+
+        def restore() -> None:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+        return restore
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         if self.stop.is_set():  # a second one: the maintainer will not wait
@@ -155,9 +159,10 @@ class RunLoop:
                     (ticket, future), ahead = ahead, None
                     prepared = self._result(ticket, future)
                 else:
-                    ticket = self.scheduler.take(wait=True)
-                    if ticket is None:
+                    taken = self.scheduler.take(wait=True)
+                    if taken is None:
                         break
+                    ticket = taken
                     prepared = self._result(ticket, None, context(ticket.trial.arm, "seed"))
                 if prepared is None:
                     continue

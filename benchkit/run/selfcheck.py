@@ -86,7 +86,7 @@ class _Host:
     """What every control shares: where the host is and what it permits."""
 
     url: str
-    token: str
+    token: str | None
     facts: HostFacts
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -153,7 +153,7 @@ def _tasks(tree, reference, task_ids, self_review: bool, arm):
     """The tasks to prove: the chosen ones, else every scored task and any other one the
     reference covers, so long as it means something on this host and arm."""
     if task_ids:
-        problems = []
+        problems: list = []
         chosen = choose_tasks(tree, task_ids, (), problems)  # ids or globs
         if problems:
             raise SpecError(problems)
