@@ -2,8 +2,8 @@
 
 It does not trust the run's own bookkeeping. From independent evidence:
 - the calls the model proposed, as they appear in the message stream, are re-checked
-  against the arm's tool policy (the guard's `decide_tool`, the predicate the driver
-  applied in-band): a call that ran although the policy denies it is a leak;
+  against the arm's guard (its `decide_tool`, the predicate the driver applied
+  in-band): a call that ran although the guard denies it is a leak;
 - the tools the agent was offered must be exactly the arm's;
 - on the forge, the host's request log: the agent holds a token minted for its cell
   alone (benchkit.gitea.admin), and every request made with it must carry the arm's
@@ -21,7 +21,7 @@ from __future__ import annotations
 from benchkit.scrub import scrub
 
 from .driver import ToolGuard
-from .transcript import tool_calls
+from .events import tool_calls
 
 MCP_PREFIX = "mcp__{}__"
 
@@ -36,7 +36,7 @@ def audit_offered(offered: list[str], tool: dict, mcp_servers: dict) -> list[str
     return [f"the agent was offered a foreign tool: {name}" for name in foreign]
 
 
-def audit_transcript(events: list[dict], policy: ToolGuard, secrets=()) -> list[str]:
+def audit_transcript(events: list[dict], guard: ToolGuard, secrets=()) -> list[str]:
     """Findings about the calls the model proposed: each that ran is re-checked. A
     finding quotes the call shortened, its secrets scrubbed before it is cut."""
     results = {e["id"]: e for e in events if e["event"] == "tool_result"}
@@ -44,7 +44,7 @@ def audit_transcript(events: list[dict], policy: ToolGuard, secrets=()) -> list[
     for call in tool_calls(events):
         if not _ran(call, results.get(call["id"])):
             continue
-        decision = policy(call["name"], call.get("input") or {})
+        decision = guard(call["name"], call.get("input") or {})
         if not decision.allowed:
             findings.append(f"{call['name']} call ran although the policy denies it "
                             f"({scrub(str(decision.reason), secrets)}): "

@@ -61,7 +61,7 @@ from benchkit.isolation.sandbox import Sandbox, SandboxError
 from benchkit.scrub import environment_secrets
 
 from . import usage as usage_of
-from .driver import MARKERS, AgentRequest, AgentRun, kill_marked
+from .driver import MARKERS, MCP_PASSED, AgentRequest, AgentRun, kill_marked
 from .transcript import Recorder
 
 RUN_MARKER = "BENCHKIT_RUN"
@@ -74,8 +74,6 @@ CLI_ENV = {"DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
 # The driver's credentials: never in the sandboxed shell, scrubbed from every stored
 # byte all the same (an unconfined run hands the CLI's environment to the shell).
 ANTHROPIC_SECRETS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
-# What an MCP server keeps of the CLI's environment, besides its declared variables.
-MCP_PASSED = ("PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "TERM")
 # Starts an MCP server with the named variables alone (values never in any argv).
 MCP_TRAMPOLINE = ("import os,sys;keep=sys.argv[1].split(',');"
                   "os.execve(sys.argv[2],sys.argv[2:],"

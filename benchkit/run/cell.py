@@ -24,7 +24,7 @@ import msgspec
 
 from benchkit.agent.audit import audit_host_errors, audit_offered, audit_requests, audit_transcript
 from benchkit.agent.driver import AgentRequest, AgentRun, Driver, ToolGuard
-from benchkit.agent.transcript import counts
+from benchkit.agent.events import counts
 from benchkit.errors import HarnessError
 from benchkit.fingerprint import fingerprint
 from benchkit.gitea import Client, Repo, delete_repo, provision, snapshot

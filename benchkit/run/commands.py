@@ -21,7 +21,6 @@ from pathlib import Path
 
 import click
 
-from benchkit.agent.claude import ClaudeDriver
 from benchkit.agent.driver import Driver
 from benchkit.agent.replay import ReplayDriver
 from benchkit.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, write_reports
@@ -252,6 +251,9 @@ class Invocation:
         if self.driver_name == "replay":
             driver = ReplayDriver(self.checked.references[arm.id], confine=self.confine)
         else:
+            # Lazy: the SDK takes 1.5 s to import (python -X importtime); --dry-run,
+            # --help and replay runs do not pay it here.
+            from benchkit.agent.claude import ClaudeDriver
             driver = ClaudeDriver(confine=self.confine)
         return Cancellable(driver, self.stop, self.tag)
 

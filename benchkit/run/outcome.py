@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from benchkit.agent.driver import AgentRun
-from benchkit.agent.transcript import tool_calls
+from benchkit.agent.events import tool_calls
 from benchkit.errors import HostError, ReadinessError, SeedError
 from benchkit.gitea import CredentialsError
 from benchkit.sample import CAPPED, Record

@@ -54,9 +54,9 @@ class Failure:
 class PreflightError(Exception):
     """One or more pre-flight checks failed; `failures` and `problems` say which."""
 
-    def __init__(self, failures: list[Failure], problems: list | None = None):
+    def __init__(self, failures: list[Failure], problems: list[Problem] | None = None):
         self.failures = failures
-        self.problems = problems or []  # benchkit.spec.Problem of the documents
+        self.problems = problems or []  # the documents' problems
         super().__init__("; ".join(map(str, failures)))
 
 
@@ -279,7 +279,7 @@ def host_problems(credentials) -> list[str]:
     with credentials.client(retries=1, timeout=10) as client:
         try:
             client.get("/version")
-            client.user  # GET /user: whose token it is
+            _ = client.user  # GET /user: whose token it is
         except GiteaError as error:
             if error.status in (401, 403):
                 return [f"the Gitea host {where} rejected the token (HTTP {error.status}); "

@@ -28,7 +28,7 @@ import tempfile
 from pathlib import Path
 
 from benchkit.agent.audit import audit_requests
-from benchkit.agent.claude import MCP_PASSED
+from benchkit.agent.driver import MCP_PASSED
 from benchkit.errors import HarnessError
 from benchkit.gitea import provision
 from benchkit.gitea.admin import fetch_request_log, mint_agent_token, revoke_agent_token
