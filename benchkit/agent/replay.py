@@ -139,7 +139,9 @@ class ReplayDriver:
         self.confine = confine  # the agent's shell in the OS sandbox (benchkit.agent.claude)
 
     def run(self, request: AgentRequest) -> AgentRun:
-        from benchkit.agent.claude import ClaudeDriver  # the SDK (1.5 s to import): when a run happens
+        from benchkit.agent.claude import (
+            ClaudeDriver,  # the SDK (1.5 s to import): when a run happens
+        )
         cell = getattr(request, "cell", None) or {}
         missing = [key for key in CELL_KEYS if key not in cell]
         task = self.reference.for_task(cell.get("task", ""))
