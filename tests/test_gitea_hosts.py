@@ -145,14 +145,14 @@ def test_a_replayed_cell_is_audited_with_or_without_a_request_log(host, client, 
     sample = run_trial(Trial(arm, task), ctx).sample
     assert (sample.outcome, sample.valid) == ("passed", True), sample
     kind = "forge" if isinstance(host, Forge) else "gitea"
-    assert sample.host["kind"] == kind and sample.self_review is False
+    assert sample.host.kind == kind and sample.self_review is False
     events = json.loads((store.root / sample.transcript).read_text())
     audit = next(e for e in events if e["event"] == "audit")
     if kind == "forge":
         assert audit["request_log"].startswith("checked: every request made with this agent's token")
     else:
         assert audit["request_log"].startswith("not checked: the host keeps no request log")
-        assert sample.host["version"] == host.version
+        assert sample.host.version == host.version
     assert audit["leaks"] == []
     assert not [p for p in store.root.rglob("*") if p.is_file() and host.token in p.read_text()]
     assert repo_names(client, host) == before  # the cell's repository (and the probe's) went

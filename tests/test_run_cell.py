@@ -130,10 +130,10 @@ def test_a_raw_api_cell_that_closes_the_right_issue_passes(forge, tree, tmp_path
     reported = reported_usage(driver.model)
     for component, key in (("input", "input_tokens"), ("cache_write", "cache_creation_input_tokens"),
                            ("cache_read", "cache_read_input_tokens"), ("output", "output_tokens")):
-        assert sample.usage[component] == sum(u[key] for u in reported.values())
+        assert getattr(sample.usage, component) == sum(u[key] for u in reported.values())
     assert sample.turns == 3 == len(driver.model.messages(auxiliary=False))
     assert (sample.tool_calls, sample.blocked_calls) == (2, 0)
-    assert sample.host["kind"] == "forge" and sample.temperature is None
+    assert sample.host.kind == "forge" and sample.temperature is None
     assert sample.answer == "Closed issue #2."
     assert list(ctx.store.samples(arm="raw-api", task=CLOSE_TASK)) == [msgspec.to_builtins(sample)]
     assert scratch_left() == []
@@ -181,7 +181,7 @@ def test_cells_side_by_side_on_one_host_do_not_see_each_other_as_leaks(forge, tr
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         samples = list(pool.map(one, range(2)))
-    assert [(s["outcome"], s["leaks"]) for s in samples] == [("passed", [])] * 2
+    assert [(s.outcome, s.leaks) for s in samples] == [("passed", [])] * 2
     assert repos_left(forge) == []
 
 
@@ -217,9 +217,9 @@ def test_cells_of_different_arms_side_by_side_are_audited_by_their_own_tokens(fo
     with ThreadPoolExecutor(max_workers=2) as pool:
         samples = list(pool.map(one, [CHECKOUT / "arms.d/raw-api.yaml",
                                       CHECKOUT / "tests/arms/gitea-mcp-pypi.yaml"]))
-    assert [(s["arm"], s["outcome"], s["leaks"]) for s in samples] == [
+    assert [(s.arm, s.outcome, s.leaks) for s in samples] == [
         ("raw-api", "passed", []), ("gitea-mcp-pypi", "passed", [])]
-    windows = [(datetime.fromisoformat(s["started_at"]).timestamp(), s["duration_s"]) for s in samples]
+    windows = [(datetime.fromisoformat(s.started_at).timestamp(), s.duration_s) for s in samples]
     assert max(w[0] for w in windows) < min(w[0] + w[1] for w in windows)  # they overlapped
     assert repos_left(forge) == []
     minted = [e for e in forge.requests() if e["token_id"] not in (None, token_id(forge.token))]
