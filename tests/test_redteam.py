@@ -162,21 +162,21 @@ def test_hostile_lines_reach_nothing_and_the_next_trial_runs_clean(forge, tree, 
                                                                    harness):
     driver = Hostile()
     ctx = context(forge, tree, tmp_path, driver)
-    cell = Trial(load_arm(CHECKOUT / "arms.d/raw-api.yaml"), tree.tasks["close-csv-export-issue"])
-    prepared = prepare_trial(cell, ctx)
+    trial = Trial(load_arm(CHECKOUT / "arms.d/raw-api.yaml"), tree.tasks["close-csv-export-issue"])
+    prepared = prepare_trial(trial, ctx)
     agent_token = prepared.agent_token(ctx)
     lines = hostile_lines(harness, agent_token, forge.url)
     driver.script = [bash(line) for line in lines] + [say("Done.")]
-    hostile = run_trial(cell, ctx, prepared).sample
+    hostile = run_trial(trial, ctx, prepared).sample
 
-    assert hostile["confined"] is True and hostile["tool_calls"] == len(lines)
-    events = json.loads((ctx.store.root / hostile["transcript"]).read_text())
+    assert hostile.confined is True and hostile.tool_calls == len(lines)
+    events = json.loads((ctx.store.root / hostile.transcript).read_text())
     results = [e for e in events if e["event"] == "tool_result"]
     assert len(results) == len(lines)  # every hostile line really ran
     assert "unreachable" in results[13]["excerpt"] and "after-kill" in results[20]["excerpt"]
 
     # Then a clean trial of the same cell: the CLI and its shell start from nothing.
-    prepared = prepare_trial(cell, ctx)
+    prepared = prepare_trial(trial, ctx)
     token = prepared.agent_token(ctx)
     repo = prepared.repo
     driver.script = [bash("ls -a ~; echo \"HOME=$HOME\"; type pyenv 2>&1 | head -1"),
@@ -184,9 +184,9 @@ def test_hostile_lines_reach_nothing_and_the_next_trial_runs_clean(forge, tree, 
                           f"-H 'Content-Type: application/json' -d '{{\"state\": \"closed\"}}' "
                           f"{ctx.client.api_url}/repos/{repo.owner}/{repo.name}/issues/2"),
                      say("Closed issue #2.")]
-    clean = run_trial(cell, ctx, prepared).sample
-    assert (clean["outcome"], clean["valid"]) == ("passed", True), clean["error"]
-    clean_events = json.loads((ctx.store.root / clean["transcript"]).read_text())
+    clean = run_trial(trial, ctx, prepared).sample
+    assert (clean.outcome, clean.valid) == ("passed", True), clean.error
+    clean_events = json.loads((ctx.store.root / clean.transcript).read_text())
     home_listing = next(e for e in clean_events if e["event"] == "tool_result")["excerpt"]
     assert ".bashrc" not in home_listing and ".claude" not in home_listing
     assert str(harness["home"]) not in home_listing
@@ -215,10 +215,10 @@ def test_the_control_an_unconfined_line_lands(forge, tree, tmp_path, harness):
     """Without the sandbox the same checks see the damage: they can fail."""
     driver = Hostile(confine=False)
     ctx = context(forge, tree, tmp_path, driver)
-    cell = Trial(load_arm(CHECKOUT / "arms.d/raw-api.yaml"), tree.tasks["close-csv-export-issue"])
+    trial = Trial(load_arm(CHECKOUT / "arms.d/raw-api.yaml"), tree.tasks["close-csv-export-issue"])
     marker = harness["outside"] / "landed"
     driver.script = [bash(f"/usr/bin/touch {marker}; env"), say("Done.")]
-    sample = run_trial(cell, ctx).sample
+    sample = run_trial(trial, ctx).sample
     assert sample.confined is False
     assert marker.exists()
     events = (ctx.store.root / sample.transcript).read_text()

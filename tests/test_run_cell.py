@@ -325,7 +325,7 @@ def test_a_host_that_will_not_seed_is_a_harness_error_and_no_agent_runs(forge, t
 def test_a_task_without_a_scoring_spec_is_not_run(forge, tree, tmp_path):
     ctx = context(forge, tree, tmp_path, Scripted())
     with pytest.raises(CellError, match="no scoring spec"):
-        run_trial(raw_api_cell(tree, "bonus-publish-release"), ctx).sample
+        run_trial(raw_api_cell(tree, "bonus-publish-release"), ctx)
     assert repos_left(forge) == [] and list(ctx.store.samples()) == []
 
 
@@ -340,7 +340,7 @@ def test_ctrl_c_mid_run_deletes_the_repository_and_records_nothing(forge, tree, 
     interrupt.start()
     started = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
-        run_trial(cell, ctx, prepared).sample
+        run_trial(cell, ctx, prepared)
     interrupt.cancel()
     assert time.monotonic() - started < 20
     assert repos_left(forge) == []

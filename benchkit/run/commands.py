@@ -35,7 +35,7 @@ from benchkit.run.ledger import Ledger
 from benchkit.run.loop import Cancellable, GatedStore, RunLoop, new_tag
 from benchkit.run.plan import plan, select_cells
 from benchkit.run.preflight import Failure, PreflightError, load_documents, preflight
-from benchkit.run.probe import probe_tools
+from benchkit.run.probe import ProbeSite, probe_tools
 from benchkit.run.progress import Progress
 from benchkit.run.schedule import Scheduler
 from benchkit.sample import TIERS
@@ -280,11 +280,10 @@ class Invocation:
         task): what failed, one message each."""
         tree, tasks = self.checked.tree, self.checked.tasks
         seed = tree.seeds[tasks[0].seed] if tasks else next(iter(tree.seeds.values()))
-        ctx = self.context(self.checked.arms[0])
-        try:
-            return probe_tools(self.checked.arms, ctx, seed, confine=self.confine)
-        finally:
-            ctx.client.close()
+        assert self.facts is not None, "probe() first"
+        with Client(self.url, self.token) as client:
+            site = ProbeSite(client, tree.suite, self.facts, root=tree.root)
+            return probe_tools(self.checked.arms, site, seed, confine=self.confine)
 
     def execute(self, host: dict) -> int:
         assert self.facts is not None, "probe() first"

@@ -25,18 +25,21 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from benchkit.agent.audit import audit_requests
 from benchkit.agent.driver import MCP_PASSED
 from benchkit.errors import HarnessError
-from benchkit.gitea import provision
+from benchkit.gitea import Client, Repo, provision
 from benchkit.gitea.admin import fetch_request_log, mint_agent_token, revoke_agent_token
 from benchkit.gitea.repos import discard
 from benchkit.isolation import IsolationError, assemble
 from benchkit.isolation.assembly import MCP_SERVER_NAME
 from benchkit.isolation.sandbox import Sandbox
+from benchkit.run.host import HostFacts
 from benchkit.scrub import scrub
+from benchkit.spec import Arm, Seed, Suite
 
 VERSION_TIMEOUT = 30
 PROBE_TIMEOUT = 60
@@ -79,10 +82,23 @@ def _executable(arm, assembly) -> tuple[list[str], dict]:
 
 # --- the probe -----------------------------------------------------------------------
 
-def probe_tools(arms, ctx, seed, *, confine: bool = True) -> list[str]:
-    """Probe every arm on one repository of the run's host (`ctx`, a
-    benchkit.run.cell.RunContext) freshly seeded with `seed`; the repository is deleted
-    whatever happens. `confine`: whether the run's shells are sandboxed."""
+@dataclass(frozen=True)
+class ProbeSite:
+    """Where the probes run: the run's host (a client of its own, and what the host
+    was found to be), the suite, the loaded tree's root (`{{ root }}`)."""
+
+    client: Client
+    suite: Suite
+    host: HostFacts
+    root: Path | None = None
+    gate_timeout: float = 60.0
+
+
+def probe_tools(arms: list[Arm], ctx: ProbeSite, seed: Seed, *,
+                confine: bool = True) -> list[str]:
+    """Probe every arm on one repository of the run's host freshly seeded with `seed`;
+    the repository is deleted whatever happens. `confine`: whether the run's shells are
+    sandboxed."""
     try:
         repo = provision(ctx.client, seed, prefix=ctx.suite.repo_prefix,
                          gate_timeout=ctx.gate_timeout)
@@ -95,9 +111,10 @@ def probe_tools(arms, ctx, seed, *, confine: bool = True) -> list[str]:
         discard(ctx.client, repo)
 
 
-def probe_arm(arm, ctx, repo, seed, confine: bool = True) -> str | None:
+def probe_arm(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed,
+              confine: bool = True) -> str | None:
     """Why the arm's probe failed, or None when it passed."""
-    token, token_id = ctx.client.token, None
+    token, token_id = ctx.client.token or "", None  # a host without a token: none to give
     try:
         if ctx.host.forge:  # a token of its own, found in the log
             token, token_id = mint_agent_token(ctx.client.url, ctx.client.token)
@@ -110,7 +127,7 @@ def probe_arm(arm, ctx, repo, seed, confine: bool = True) -> str | None:
             revoke_agent_token(ctx.client.url, ctx.client.token, token_id)
 
 
-def _probe(arm, ctx, repo, seed, token: str, token_id: str | None,
+def _probe(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed, token: str, token_id: str | None,
            confine: bool) -> str | None:
     client = ctx.client
     with tempfile.TemporaryDirectory(prefix="benchkit-probe-") as workdir:
