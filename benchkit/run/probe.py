@@ -253,12 +253,12 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def _shown(text: str, *secrets: str) -> str:
+def _shown(text: str, *secrets: str | None) -> str:
     """Output for a message: tokens out, on one line, its end (where errors are)."""
     text = " ".join(_redacted(text, *secrets).split())
     return text if len(text) <= OUTPUT_SHOWN else "... " + text[-OUTPUT_SHOWN:]
 
 
-def _redacted(text: str, *secrets: str) -> str:
+def _redacted(text: str, *secrets: str | None) -> str:
     """Tokens out of a message, in every form benchkit.scrub knows."""
-    return scrub(text, secrets, placeholder="[token]")
+    return scrub(text, [s for s in secrets if s], placeholder="[token]")
