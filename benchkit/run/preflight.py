@@ -28,13 +28,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from benchkit.gitea import CredentialsError, GiteaError, HostError
+from benchkit.gitea import Credentials, CredentialsError, GiteaError, HostError
 from benchkit.isolation import IsolationError, assemble
 from benchkit.isolation.sandbox import SandboxError, bridge_target, probe
 from benchkit.run.host import discover
 from benchkit.run.probe import tool_version
-from benchkit.spec import Problem, SpecError, load_arm, load_tree
-from benchkit.spec.reference import reference_for
+from benchkit.spec import Arm, Problem, SpecError, Tree, load_arm, load_tree
+from benchkit.spec.reference import Reference, reference_for
+from benchkit.spec.task import Task
 
 # Environment variables the Claude Code CLI accepts as credentials (or as a route that
 # needs none of ours: a proxy, Bedrock, Vertex).
@@ -65,11 +66,11 @@ class Checked:
     """What passed pre-flight: the documents loaded, the host's credentials (None: run
     an embedded forge)."""
 
-    tree: object
-    arms: list
-    tasks: list
-    references: dict = field(default_factory=dict)  # arm id -> Reference (replay)
-    credentials: object = None
+    tree: Tree
+    arms: list[Arm]
+    tasks: list[Task]
+    references: dict[str, Reference] = field(default_factory=dict)  # replay's, by arm id
+    credentials: Credentials | None = None
 
 
 def preflight(arm_paths, *, task_patterns=(), tiers=(),
@@ -77,7 +78,8 @@ def preflight(arm_paths, *, task_patterns=(), tiers=(),
               login: str | None = None, environ: Mapping[str, str] = os.environ,
               confine: bool = True) -> Checked:
     """Run every check; return what the run needs, or raise PreflightError."""
-    failures, problems = [], []
+    failures: list[Failure] = []
+    problems: list[Problem] = []
     loaded = _documents(arm_paths, task_patterns, tiers, driver, problems)
     if problems:
         failures.append(Failure("documents", f"{len(problems)} problem(s) in the documents"))
@@ -92,6 +94,7 @@ def preflight(arm_paths, *, task_patterns=(), tiers=(),
     failures += [Failure("sandbox", m) for m in sandbox_problems(confine and shell, credentials)]
     if failures:
         raise PreflightError(failures, problems)
+    assert loaded is not None  # documents that did not load are a failure
     loaded.credentials = credentials
     return loaded
 
@@ -101,9 +104,9 @@ def preflight(arm_paths, *, task_patterns=(), tiers=(),
 def load_documents(arm_paths, *, task_patterns=(), tiers=(), driver: str = "claude") -> Checked:
     """The documents check alone (what `run --dry-run` needs: no tool, no host);
     raises PreflightError with their problems."""
-    problems = []
+    problems: list[Problem] = []
     loaded = _documents(arm_paths, task_patterns, tiers, driver, problems)
-    if problems:
+    if problems or loaded is None:
         raise PreflightError([Failure("documents", f"{len(problems)} problem(s) in the documents")],
                              problems)
     return loaded
@@ -115,7 +118,7 @@ def _documents(arm_paths, task_patterns, tiers, driver, problems) -> Checked | N
     except SpecError as error:
         problems.extend(error.problems)
         return None
-    arms = {}
+    arms: dict[str, Arm] = {}
     for path in arm_paths:
         try:
             arm = load_arm(path)
@@ -264,7 +267,7 @@ def sandbox_problems(confine: bool, credentials=None) -> list[str]:
 
 # --- host ----------------------------------------------------------------------------
 
-def _host(host, token, login, environ) -> tuple[object, list[str]]:
+def _host(host, token, login, environ) -> tuple[Credentials | None, list[str]]:
     """(credentials or None for an embedded forge, failures)."""
     try:
         credentials = discover(host, token, login, environ)
@@ -273,7 +276,7 @@ def _host(host, token, login, environ) -> tuple[object, list[str]]:
     return credentials, host_problems(credentials) if credentials is not None else []
 
 
-def host_problems(credentials) -> list[str]:
+def host_problems(credentials: Credentials) -> list[str]:
     """The host answers, and accepts the token."""
     where = f"{credentials.url} (from {credentials.source})"
     with credentials.client(retries=1, timeout=10) as client:
