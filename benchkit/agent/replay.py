@@ -85,7 +85,7 @@ class Play:
             if index < len(self.task.steps):
                 step = render_step(self.task.steps[index], context)
                 call = (ToolCall("Bash", {"command": step.run}) if step.run is not None
-                        else ToolCall(step.tool, step.input))
+                        else ToolCall(step.tool or "", step.input or {}))  # a step has one
                 return Turn(calls=(call,))
             return Turn(text=render_answer(self.task, context) or NULL_ANSWER)
         except Exception as error:  # noqa: BLE001 - a broken template ends the replay, reported

@@ -166,7 +166,7 @@ class ScriptedModel:
     @property
     def url(self) -> str:
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{host!s}:{port}"
 
     def start(self) -> ScriptedModel:
         self._thread.start()
@@ -229,7 +229,7 @@ class ScriptedModel:
             figures = source(record.body, response_bytes, previous)
         else:
             figures = source
-        usage = {key: int(figures.get(key, 0)) for key in USAGE_KEYS}
+        usage: dict[str, Any] = {key: int(figures.get(key, 0)) for key in USAGE_KEYS}
         if "cache_creation" in figures:  # the lifetime split, where a script gives it
             usage["cache_creation"] = dict(figures["cache_creation"])
         record.usage = usage
@@ -331,7 +331,7 @@ def _chore_reply(body: dict) -> str:
 
 
 def _blocks(turn: Turn) -> list[dict]:
-    blocks = []
+    blocks: list[dict[str, Any]] = []
     if turn.text is not None:
         blocks.append({"type": "text", "text": turn.text})
     for call in turn.calls:
