@@ -212,19 +212,19 @@ def _preflight_failed(progress, failures, problems) -> None:
 def _run_on_host(checked, progress, options) -> int:
     """Start the host, probe it, plan, run the loop; the exit status."""
     with open_host(checked.credentials, progress.note) as where:
-        run = Invocation(checked, progress, url=where.url, token=where.token, **options)
+        invocation = Invocation(checked, progress, url=where.url, token=where.token, **options)
         try:
-            run.probe()
+            invocation.probe()
         except HarnessError as error:
             failure = Failure("host", f"the self-review probe failed: {error}")
             _preflight_failed(progress, [failure], [])
-        probed = run.probe_tools()
+        probed = invocation.probe_tools()
         if probed:
             _preflight_failed(progress, [Failure("probe", message) for message in probed], [])
         host = ({"url": where.url, "embedded": True} if checked.credentials is None
                 else {"url": where.url, "embedded": False, "source": where.source})
-        with run.store.run_lock(progress.note):  # the plan must see every earlier sample
-            return run.execute(host)
+        with invocation.store.run_lock(progress.note):  # the plan must see every earlier sample
+            return invocation.execute(host)
 
 
 class Invocation:
@@ -314,7 +314,7 @@ class Invocation:
         else:
             loop = RunLoop(scheduler, self.context, progress, jobs=self.jobs, stop=self.stop,
                            tag=self.tag)
-            loop.run()
+            loop.run_trials()
             error, self.signal = loop.error, loop.signal
         interrupted = self.stop.is_set()
         progress.summary(scheduler.totals, not_run=not_run, budget=self.budget,

@@ -179,35 +179,36 @@ def headline(cells) -> tuple[list, list]:
     return arms, [t for t, ran in runnable.items() if len(ran) == len(arms)]
 
 
-def run_rounds(run, cells, ledger, scheduler) -> str | None:
+def run_rounds(invocation, cells, ledger, scheduler) -> str | None:
     """Plan a round, run it on the loop, again, until the planner has nothing left
     worth a trial, the budget fits no trial, or the run stops; the loop's error, if
-    any. `run` is commands.Invocation (context, progress, stop, tag, jobs, decide)."""
+    any. `invocation` is commands.Invocation (context, progress, stop, tag, jobs, decide)."""
     from benchkit.run.loop import RunLoop
     from benchkit.run.plan import Trial as QueuedTrial  # this module's Trial is a round's
     by_key = {(arm.id, task.id): (arm, task) for arm, task in cells}
     arms, tasks = headline(cells)
-    fam = family(arms, alpha=1 - LEVEL, margin=run.checked.tree.suite.equivalence_margin,
-                 baseline=run.decide.get("baseline"))
-    while not run.stop.is_set() and not scheduler.totals.halted:
+    fam = family(arms, alpha=1 - LEVEL, margin=invocation.checked.tree.suite.equivalence_margin,
+                 baseline=invocation.decide.get("baseline"))
+    while not invocation.stop.is_set() and not scheduler.totals.halted:
         costs = {key: values for key, values in ledger.costs.items() if key in by_key}
         round_ = plan_round(cost_cells(costs), arms, tasks, fam,
                             expected=lambda arm, task: ledger.expected(arm, task)[0],
-                            budget_left=scheduler.left(), batch=max(4, 2 * run.jobs))
-        announce(run.progress, round_)
+                            budget_left=scheduler.left(), batch=max(4, 2 * invocation.jobs))
+        announce(invocation.progress, round_)
         if not round_.trials:
             return None
         scheduler.extend([QueuedTrial(*by_key[(t.arm, t.task)], ledger.valid[(t.arm, t.task)])
                           for t in round_.trials])
         before = scheduler.totals.ran
-        loop = RunLoop(scheduler, run.context, run.progress, jobs=run.jobs, stop=run.stop,
-                       tag=run.tag)
-        loop.run()
-        run.signal = loop.signal  # the signal that stopped the round, if one did
+        loop = RunLoop(scheduler, invocation.context, invocation.progress,
+                       jobs=invocation.jobs, stop=invocation.stop, tag=invocation.tag)
+        loop.run_trials()
+        invocation.signal = loop.signal  # the signal that stopped the round, if one did
         if loop.error:
             return loop.error
         if scheduler.totals.ran == before:
-            run.progress.note("until-decided: no trial of the round fits the budget left: stopping")
+            invocation.progress.note("until-decided: no trial of the round fits the budget "
+                                     "left: stopping")
             return None
     return None
 

@@ -105,7 +105,9 @@ class RunLoop:
 
     # -- the main thread ------------------------------------------------------------
 
-    def run(self) -> None:
+    def run_trials(self) -> None:
+        """Run trials until the scheduler has none left, the run halts or a signal
+        stops it; the workers' clients are closed and the seeding pool drained."""
         workers = [threading.Thread(target=self._worker, name=f"benchkit-trial-{i}", daemon=True)
                    for i in range(self.jobs)]
         self._live = len(workers)
