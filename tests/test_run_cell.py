@@ -123,9 +123,13 @@ def test_a_raw_api_cell_that_closes_the_right_issue_passes(forge, tree, tmp_path
     driver.script = [bash(f"echo {MAINTAINER_KEY}"),
                      bash(curl(ctx, prepared, "PATCH", "/issues/2", {"state": "closed"})),
                      say("Closed issue #2.")]
-    sample = run_trial(cell, ctx, prepared).sample
+    result = run_trial(cell, ctx, prepared)
+    sample = result.sample
 
     assert (sample.outcome, sample.valid, sample.differences) == ("passed", True, []), sample.error
+    # The caller gets the agent's run too: the transcript the store wrote, audit last.
+    assert result.run is not None and result.run.transcript[-1]["event"] == "audit"
+    assert result.run.answer == sample.answer and result.run.turns == sample.turns
     assert repos_left(forge) == []
     reported = reported_usage(driver.model)
     for component, key in (("input", "input_tokens"), ("cache_write", "cache_creation_input_tokens"),
@@ -314,10 +318,11 @@ def test_a_host_that_will_not_seed_is_a_harness_error_and_no_agent_runs(forge, t
     driver = Scripted([say("unused")])
     ctx = context(forge, tree, tmp_path, driver)
     forge.inject_fault("POST", r"/repos/.*/labels$", status=500, times=100)
-    sample = run_trial(raw_api_cell(tree), ctx).sample
+    result = run_trial(raw_api_cell(tree), ctx)
+    sample = result.sample
     assert (sample.outcome, sample.failure_class, sample.valid) == \
         ("harness-error", "seeding", False)
-    assert driver.model is None  # the driver never started
+    assert driver.model is None and result.run is None  # the driver never started
     assert repos_left(forge) == []
     assert list(ctx.store.samples()) == [msgspec.to_builtins(sample)]
 
