@@ -51,9 +51,20 @@ class LazyGroup(click.Group):
         return getattr(importlib.import_module(module), attribute)
 
 
+def write_reports(store_dir, reports_dir, *, model=None) -> list:
+    """Render a store's report, for a command that ends with one (`benchkit run`): the
+    run stage may not import the report stage (docs/layout.md), the command line may,
+    and hands this to its commands as the context's object."""
+    # Imported here, measured: numpy and the templates cost ~0.3 s a run without a
+    # report (--no-report, --dry-run) never needs.
+    from benchkit.report import write_reports as render
+    return render(store_dir, reports_dir, model=model)
+
+
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="benchkit")
-def main():
+@click.pass_context
+def main(ctx: click.Context):
     """Measure which tool lets a Claude agent drive Gitea for the fewest tokens.
 
     Exit codes, for every command: 0 ok; 1 a verdict of failure (a check failed, a
@@ -66,6 +77,7 @@ def main():
       benchkit show --outcome failed                     # why trials failed
       benchkit COMMAND -h                                # a command's options
     """
+    ctx.obj = {"write_reports": write_reports}
 
 
 if __name__ == "__main__":

@@ -1,10 +1,9 @@
 """The sample: one trial's immutable record, and the closed sets it is made of.
 
 Defined once here for every stage that writes or reads samples: the cell runner fills
-one in, the store appends it, the run loop's ledger and the report read it back
-(benchkit.counting decides which count). Its published shape is
-benchkit/schemas/sample.schema.json; the records below decode the part readers use
-(msgspec skips the rest without building it). Fingerprints are plain strings, not
+in a `Record` (the whole stored shape, benchkit/schemas/sample.schema.json), the store
+appends it, the run loop's ledger and the report read back a `Sample` (the part readers
+use: msgspec skips the rest without building it; benchkit.counting decides which count). Fingerprints are plain strings, not
 pattern-checked: a regex per fingerprint tripled the report's load time, and a
 malformed one simply matches no current document.
 """
@@ -33,7 +32,8 @@ EXCLUDED = ("invalid", "unaudited", "harness-error")
 # stop is the harness's fault (its failure class says which).
 STOPS = ("end", "turn-cap", "backstop", "api-error", "startup-error", "crash")
 AGENT_STOPS = ("end", "turn-cap", "backstop")
-CAPPED = {"turn-cap": ("confused", "turn-cap"), "backstop": ("hung", "backstop")}
+CAPPED: dict[str, tuple[Outcome, str]] = {"turn-cap": ("confused", "turn-cap"),
+                                          "backstop": ("hung", "backstop")}
 
 # Usage as recorded (the cache write split by lifetime where the API reports it) ...
 USAGE_FIELDS = ("input", "cache_write", "cache_write_5m", "cache_write_1h", "cache_read",
@@ -90,3 +90,76 @@ class Sample(msgspec.Struct, frozen=True, gc=False):
 
 
 DECODER = msgspec.json.Decoder(Sample)
+
+
+class Host(msgspec.Struct, frozen=True, gc=False):
+    """The host a sample ran on: a forge or a live Gitea, and its version."""
+    kind: Literal["forge", "gitea"]
+    version: str
+
+
+UNKNOWN_HOST = Host("gitea", "unknown")
+ZERO_USAGE = Usage(input=0, cache_write=0, cache_read=0, output=0, cache_write_5m=0,
+                   cache_write_1h=0)
+
+
+class Record(msgspec.Struct, kw_only=True):
+    """A stored sample, every field of sample.schema.json in the order it is written.
+    The defaults are a harness error's shape (nothing ran); the cell runner fills in
+    what its trial got to."""
+    schema_version: Literal[1] = 1
+    id: str
+    arm: str
+    task: str
+    tier: str
+    scored: bool
+    trial: Count = 0
+    started_at: str
+    duration_s: float = 0.0
+    driver: Literal["claude", "replay"]
+    model: str
+    temperature: None = None  # the SDK has no temperature option: the runtime default
+    outcome: Outcome = "harness-error"
+    failure_class: str | None = "harness"
+    valid: bool = True
+    differences: list[str] = msgspec.field(default_factory=list)
+    usage: Usage = ZERO_USAGE
+    usage_by_model: dict[str, Usage] = msgspec.field(default_factory=dict)
+    usage_estimated: bool = False
+    turns: Count = 0
+    cost_usd: float | None = None
+    blocked_calls: Count = 0
+    tool_calls: Count = 0
+    tool_version: str | None = None
+    fingerprints: Fingerprints
+    self_review: bool = False
+    host: Host = UNKNOWN_HOST
+    answer: str | None = None
+    error: str | None = None
+    transcript: str | None = None  # the transcript's path, relative to the store
+    leaks: list[str] = msgspec.field(default_factory=list)
+    jobs: Annotated[int, msgspec.Meta(ge=1)] = 1
+    confined: bool = True
+
+    def harness_error(self, failure_class: str | None, error: str | None) -> None:
+        """The trial says nothing of the arm: recorded apart, never scored."""
+        self.outcome, self.failure_class = "harness-error", failure_class or "harness"
+        self.valid, self.error = False, error
+
+    def excluded(self, outcome: Outcome, failure_class: str, error: str | None = None) -> None:
+        """An invalid or unaudited trial: recorded, never valid."""
+        assert outcome in EXCLUDED
+        self.outcome, self.failure_class, self.valid = outcome, failure_class, False
+        if error is not None:
+            self.error = error
+
+    def note(self, text: str) -> None:
+        """Add to the error text (what happened after the outcome was settled)."""
+        self.error = f"{self.error}; {text}" if self.error else text
+
+    def view(self) -> Sample:
+        """The read view the ledger and the report take."""
+        return msgspec.convert(msgspec.to_builtins(self), Sample)
+
+
+ENCODER = msgspec.json.Encoder()

@@ -22,8 +22,10 @@ from pathlib import Path
 
 import filelock
 import jsonschema
+import msgspec
 
 from benchkit import SCHEMA_DIR
+from benchkit.sample import ENCODER, Record
 from benchkit.scrub import SCRUBBED, scrub  # noqa: F401 - the store's scrubber, re-exported
 
 # The run lock sits beside the store (`.results.run.lock`): a run that records nothing
@@ -76,13 +78,12 @@ class Store:
         os.replace(tmp, path)
         return path.relative_to(self.root).as_posix()
 
-    def append(self, sample: dict, secrets: Iterable[str] = ()) -> dict:
+    def append(self, record: Record, secrets: Iterable[str] = ()) -> Record:
         """Validate, scrub and append one sample as one line; return what was stored."""
-        validate_sample(sample)
-        line = scrub(json.dumps(sample, ensure_ascii=False, separators=(",", ":")),
-                     (*self.secrets, *secrets))
-        stored = json.loads(line)
-        path = self.cell_path(sample["arm"], sample["task"])
+        validate_sample(msgspec.to_builtins(record))
+        line = scrub(ENCODER.encode(record).decode(), (*self.secrets, *secrets))
+        stored = msgspec.json.decode(line, type=Record)
+        path = self.cell_path(record.arm, record.task)
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "ab", buffering=0) as f:
             fcntl.flock(f, fcntl.LOCK_EX)  # other processes' appends wait; released on close
@@ -136,7 +137,7 @@ class Store:
                     continue
                 try:
                     sample = json.loads(line)
-                except ValueError as exc:
+                except json.JSONDecodeError as exc:
                     self.problems.append(f"{path}:{number}: unreadable sample line ({exc.msg})")
                     continue
                 if isinstance(sample, dict):

@@ -11,11 +11,9 @@ from benchkit.agent.audit import (
     audit_offered,
     audit_requests,
     audit_transcript,
-    fetch_request_log,
-    mint_agent_token,
-    revoke_agent_token,
 )
 from benchkit.errors import HostError
+from benchkit.gitea.admin import fetch_request_log, mint_agent_token, revoke_agent_token
 from benchkit.isolation import Guard
 from benchkit.spec import load_arm
 

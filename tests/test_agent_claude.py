@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import CHECKOUT
+from reported import reported_usage
 
 from benchkit.agent.claude import ClaudeDriver
 from benchkit.agent.driver import MARKERS, AgentRequest, ToolDecision, kill_marked
@@ -56,7 +57,7 @@ def test_a_bash_call_runs_and_usage_is_what_the_model_reported():
     assert result.stop == "end" and result.error is None
     assert result.answer == "The answer is 42."
     assert result.turns == 2 == len(model.messages(auxiliary=False))
-    reported = model.reported_usage()
+    reported = reported_usage(model)
     assert result.usage["input"] == sum(u["input_tokens"] for u in reported.values())
     assert result.usage["cache_write"] == sum(u["cache_creation_input_tokens"] for u in reported.values())
     assert result.usage["cache_read"] == sum(u["cache_read_input_tokens"] for u in reported.values())
@@ -104,7 +105,7 @@ def test_a_script_longer_than_the_turn_cap_stops_at_the_cap():
     result, model = run([bash(f"echo {i}") for i in range(10)], max_turns=3)
     assert result.stop == "turn-cap"
     assert result.turns == 3 == len(model.messages(auxiliary=False))
-    assert result.usage["input"] == model.reported_usage()[MODEL]["input_tokens"]
+    assert result.usage["input"] == reported_usage(model)[MODEL]["input_tokens"]
 
 
 def test_a_stalled_model_is_ended_by_the_backstop_with_its_processes():

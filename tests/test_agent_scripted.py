@@ -6,6 +6,7 @@ import threading
 import time
 
 import requests
+from reported import reported_usage
 
 from benchkit.agent.scripted import (
     AUXILIARY_USAGE,
@@ -76,7 +77,7 @@ def test_auxiliary_model_is_answered_apart_and_its_usage_reported():
         assert aux.json()["usage"]["input_tokens"] == AUXILIARY_USAGE["input_tokens"]
         assert main.json()["content"] == [{"type": "text", "text": "main"}]
         assert [r.auxiliary for r in model.messages()] == [True, False]
-        reported = model.reported_usage()
+        reported = reported_usage(model)
     assert reported["claude-small"]["input_tokens"] == AUXILIARY_USAGE["input_tokens"]
     assert reported["claude-main"]["output_tokens"] > 0
 

@@ -13,9 +13,9 @@ import pytest
 from conftest import CHECKOUT
 
 from benchkit.gitea import Client
-from benchkit.run.cell import RunContext
+from benchkit.run.host import probe_host
 from benchkit.run.preflight import check_tools
-from benchkit.run.probe import probe_tools
+from benchkit.run.probe import ProbeSite, probe_tools
 from benchkit.run.selfcheck import validate_live
 from benchkit.spec import load_arm, load_tree
 
@@ -55,7 +55,7 @@ def test_the_tool_says_its_version_and_its_probe_passes(name, host):
     problems, versions = check_tools([arm], TREE.suite)
     assert problems == [] and versions[name]
     with Client(host.url, host.token) as client:
-        ctx = RunContext(suite=TREE.suite, seeds=TREE.seeds, client=client, store=None, driver=None)
+        ctx = ProbeSite(client, TREE.suite, probe_host(client, TREE.suite.repo_prefix))
         assert probe_tools([arm], ctx, TREE.seeds["default"]) == []
 
 
@@ -74,5 +74,5 @@ def test_gitea_axi_through_an_npm_style_symlink(tmp_path, forge, monkeypatch):
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     arm = load_arm(arm_file("gitea-axi"))
     with Client(forge.url, forge.token) as client:
-        ctx = RunContext(suite=TREE.suite, seeds=TREE.seeds, client=client, store=None, driver=None)
+        ctx = ProbeSite(client, TREE.suite, probe_host(client, TREE.suite.repo_prefix))
         assert probe_tools([arm], ctx, TREE.seeds["default"]) == []

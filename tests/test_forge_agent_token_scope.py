@@ -4,8 +4,8 @@ delete or write another trial's repository, nor create repositories; reads outsi
 
 import pytest
 
-from benchkit.agent.audit import mint_agent_token
 from benchkit.errors import HarnessError
+from benchkit.gitea.admin import mint_agent_token
 from benchkit.gitea.client import Client
 from benchkit.gitea.repos import create_repo, delete_repo
 

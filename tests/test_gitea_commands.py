@@ -121,7 +121,7 @@ def test_the_token_appears_in_no_output_and_no_log(forge, runner, caplog, capsys
 def test_gc_during_a_run_spares_its_repository_and_revokes_only_stale_agent_tokens(forge, runner):
     """`gc --yes` (default --older-than) once deleted a running trial's repository, and a
     host killed with -9 left agent tokens that gc never revoked."""
-    from benchkit.agent.audit import mint_agent_token
+    from benchkit.gitea.admin import mint_agent_token
     from benchkit.gitea.repos import delete_repo
     client = Client(forge.url, forge.token)
     running, _ = create_repo(client, PREFIX)  # a trial in progress, with its agent's token

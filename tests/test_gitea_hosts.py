@@ -16,7 +16,9 @@ from benchkit.forge import Forge
 from benchkit.gitea import Client, GiteaError, probe_self_review, wait_ready
 from benchkit.gitea.repos import create_repo, delete_repo
 from benchkit.gitea.seed import seed_repo
-from benchkit.run.cell import Cell, RunContext, run_cell
+from benchkit.run.cell import RunContext, run_trial
+from benchkit.run.host import probe_host
+from benchkit.run.plan import Trial
 from benchkit.spec import load_arm, load_seed, load_tree
 from benchkit.spec.expectation import seed_plan
 from benchkit.spec.reference import reference_for
@@ -137,19 +139,20 @@ def test_a_replayed_cell_is_audited_with_or_without_a_request_log(host, client, 
     task = tree.tasks["close-csv-export-issue"]
     store = Store(tmp_path / "results", secrets=[host.token])
     ctx = RunContext(suite=tree.suite, seeds=tree.seeds, client=client, store=store,
-                     driver=ReplayDriver(reference_for(arm, CHECKOUT)), root=CHECKOUT)
+                     driver=ReplayDriver(reference_for(arm, CHECKOUT)), root=CHECKOUT,
+                     host=probe_host(client, tree.suite.repo_prefix))
     before = repo_names(client, host)
-    sample = run_cell(Cell(arm, task), ctx)
-    assert (sample["outcome"], sample["valid"]) == ("passed", True), sample
+    sample = run_trial(Trial(arm, task), ctx).sample
+    assert (sample.outcome, sample.valid) == ("passed", True), sample
     kind = "forge" if isinstance(host, Forge) else "gitea"
-    assert sample["host"]["kind"] == kind and sample["self_review"] is False
-    events = json.loads((store.root / sample["transcript"]).read_text())
+    assert sample.host.kind == kind and sample.self_review is False
+    events = json.loads((store.root / sample.transcript).read_text())
     audit = next(e for e in events if e["event"] == "audit")
     if kind == "forge":
         assert audit["request_log"].startswith("checked: every request made with this agent's token")
     else:
         assert audit["request_log"].startswith("not checked: the host keeps no request log")
-        assert sample["host"]["version"] == host.version
+        assert sample.host.version == host.version
     assert audit["leaks"] == []
     assert not [p for p in store.root.rglob("*") if p.is_file() and host.token in p.read_text()]
     assert repo_names(client, host) == before  # the cell's repository (and the probe's) went

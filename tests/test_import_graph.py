@@ -32,27 +32,6 @@ LAYERS = (
     ("command line", ("benchkit.cli",)),
 )
 
-# Edges against the pipeline that other changes of issue #17 are removing (importer,
-# imported). Emptied as they land; an entry that no longer exists fails the test below.
-ALLOWED_BACK_EDGES = {
-    # run -> report: the run's --until decisions use the report's statistics and
-    # verdicts, and `run` writes the report at the end (run/agent/store's change).
-    ("benchkit.run.commands", "benchkit.report"),
-    # gitea -> agent: the forge's admin endpoints move to benchkit/gitea/admin.py.
-    ("benchkit.gitea.commands", "benchkit.agent.audit"),
-    ("benchkit.gitea.repos", "benchkit.agent.audit"),
-}
-
-# Modules whose imports inside functions other changes of issue #17 are moving to the
-# top (or commenting): run/agent/store's, the forge's, the report's; gitea's two
-# imports of the forge's admin endpoints go with benchkit/gitea/admin.py.
-LAZY_IMPORTS_PENDING = ("benchkit.run.commands", "benchkit.run.selfcheck",
-                        "benchkit.run.preflight", "benchkit.run.cell", "benchkit.run.probe",
-                        "benchkit.run.decide", "benchkit.run.host", "benchkit.report",
-                        "benchkit.agent.replay", "benchkit.agent.audit",
-                        "benchkit.gitea.commands", "benchkit.gitea.repos")
-
-
 def module_name(path: Path) -> str:
     parts = path.relative_to(CHECKOUT).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
@@ -151,15 +130,10 @@ def test_every_module_has_a_layer():
 
 
 def test_no_import_against_the_pipeline():
-    against = back_edges(edges()) - ALLOWED_BACK_EDGES
+    against = back_edges(edges())
     described = [f"{s} ({LAYERS[layer_of(s)][0]}) imports {t} ({LAYERS[layer_of(t)][0]})"
                  for s, t in sorted(against)]
     assert not described, "\n".join(described)
-
-
-def test_allowed_back_edges_still_exist():
-    """So the allowance only shrinks: an edge removed must leave the list too."""
-    assert ALLOWED_BACK_EDGES - back_edges(edges()) == set()
 
 
 def test_no_import_cycle():
@@ -187,14 +161,7 @@ def lazy_imports_without_a_reason() -> dict[str, list[int]]:
 
 
 def test_an_import_inside_a_function_says_what_it_saves():
-    unexplained = {module: lines for module, lines in lazy_imports_without_a_reason().items()
-                   if module not in LAZY_IMPORTS_PENDING}
-    assert unexplained == {}
-
-
-def test_lazy_imports_pending_still_exist():
-    """So the allowance only shrinks."""
-    assert set(LAZY_IMPORTS_PENDING) - set(lazy_imports_without_a_reason()) == set()
+    assert lazy_imports_without_a_reason() == {}
 
 
 def test_the_graph_sees_imports_inside_functions_and_skips_type_checking(tmp_path):

@@ -22,7 +22,9 @@ from benchkit.agent.driver import ToolDecision
 from benchkit.agent.scripted import ScriptedModel, bash, say
 from benchkit.gitea import Client
 from benchkit.isolation.sandbox import missing
-from benchkit.run.cell import Cell, RunContext, prepare_cell, run_cell
+from benchkit.run.cell import RunContext, prepare_trial, run_trial
+from benchkit.run.host import probe_host
+from benchkit.run.plan import Trial
 from benchkit.scrub import forms
 from benchkit.spec import load_arm
 from benchkit.store import Store
@@ -135,8 +137,10 @@ def hostile_lines(h, token: str, host_url: str) -> list[str]:
 
 
 def context(forge, shipped_tree, tmp_path, driver):
-    return RunContext(suite=shipped_tree.suite, seeds=shipped_tree.seeds, client=Client(forge.url, forge.token),
-                      store=Store(tmp_path / "results"), driver=driver, root=CHECKOUT)
+    client = Client(forge.url, forge.token)
+    return RunContext(suite=shipped_tree.suite, seeds=shipped_tree.seeds, client=client,
+                      store=Store(tmp_path / "results"), driver=driver, root=CHECKOUT,
+                      host=probe_host(client, shipped_tree.suite.repo_prefix))
 
 
 def stored_bytes(root: Path) -> str:
@@ -153,21 +157,21 @@ def test_hostile_lines_reach_nothing_and_the_next_trial_runs_clean(forge, shippe
                                                                    harness):
     driver = Hostile()
     ctx = context(forge, shipped_tree, tmp_path, driver)
-    cell = Cell(load_arm(CHECKOUT / "arms.d/raw-api.yaml"), shipped_tree.tasks["close-csv-export-issue"])
-    prepared = prepare_cell(cell, ctx)
+    trial = Trial(load_arm(CHECKOUT / "arms.d/raw-api.yaml"), shipped_tree.tasks["close-csv-export-issue"])
+    prepared = prepare_trial(trial, ctx)
     agent_token = prepared.agent_token(ctx)
     lines = hostile_lines(harness, agent_token, forge.url)
     driver.script = [bash(line) for line in lines] + [say("Done.")]
-    hostile = run_cell(cell, ctx, prepared)
+    hostile = run_trial(trial, ctx, prepared).sample
 
-    assert hostile["confined"] is True and hostile["tool_calls"] == len(lines)
-    events = json.loads((ctx.store.root / hostile["transcript"]).read_text())
+    assert hostile.confined is True and hostile.tool_calls == len(lines)
+    events = json.loads((ctx.store.root / hostile.transcript).read_text())
     results = [e for e in events if e["event"] == "tool_result"]
     assert len(results) == len(lines)  # every hostile line really ran
     assert "unreachable" in results[13]["excerpt"] and "after-kill" in results[20]["excerpt"]
 
     # Then a clean trial of the same cell: the CLI and its shell start from nothing.
-    prepared = prepare_cell(cell, ctx)
+    prepared = prepare_trial(trial, ctx)
     token = prepared.agent_token(ctx)
     repo = prepared.repo
     driver.script = [bash("ls -a ~; echo \"HOME=$HOME\"; type pyenv 2>&1 | head -1"),
@@ -175,9 +179,9 @@ def test_hostile_lines_reach_nothing_and_the_next_trial_runs_clean(forge, shippe
                           f"-H 'Content-Type: application/json' -d '{{\"state\": \"closed\"}}' "
                           f"{ctx.client.api_url}/repos/{repo.owner}/{repo.name}/issues/2"),
                      say("Closed issue #2.")]
-    clean = run_cell(cell, ctx, prepared)
-    assert (clean["outcome"], clean["valid"]) == ("passed", True), clean["error"]
-    clean_events = json.loads((ctx.store.root / clean["transcript"]).read_text())
+    clean = run_trial(trial, ctx, prepared).sample
+    assert (clean.outcome, clean.valid) == ("passed", True), clean.error
+    clean_events = json.loads((ctx.store.root / clean.transcript).read_text())
     home_listing = next(e for e in clean_events if e["event"] == "tool_result")["excerpt"]
     assert ".bashrc" not in home_listing and ".claude" not in home_listing
     assert str(harness["home"]) not in home_listing
@@ -206,12 +210,12 @@ def test_the_control_an_unconfined_line_lands(forge, shipped_tree, tmp_path, har
     """Without the sandbox the same checks see the damage: they can fail."""
     driver = Hostile(confine=False)
     ctx = context(forge, shipped_tree, tmp_path, driver)
-    cell = Cell(load_arm(CHECKOUT / "arms.d/raw-api.yaml"), shipped_tree.tasks["close-csv-export-issue"])
+    trial = Trial(load_arm(CHECKOUT / "arms.d/raw-api.yaml"), shipped_tree.tasks["close-csv-export-issue"])
     marker = harness["outside"] / "landed"
     driver.script = [bash(f"/usr/bin/touch {marker}; env"), say("Done.")]
-    sample = run_cell(cell, ctx)
-    assert sample["confined"] is False
+    sample = run_trial(trial, ctx).sample
+    assert sample.confined is False
     assert marker.exists()
-    events = (ctx.store.root / sample["transcript"]).read_text()
+    events = (ctx.store.root / sample.transcript).read_text()
     assert CANARY in events  # the harness's environment, visible when unconfined
     assert base64.b64encode(MAINTAINER_KEY.encode()).decode() not in events

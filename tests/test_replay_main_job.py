@@ -12,7 +12,7 @@ import pytest
 from conftest import BENCHKIT, CHECKOUT
 from test_report_trials import CHROMIUM, assert_replay_leads, first_screen
 
-from benchkit.run.loop import select_cells
+from benchkit.run.plan import select_cells
 from benchkit.spec.reference import reference_for
 from benchkit.spec.tree import load_tree
 

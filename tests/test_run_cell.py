@@ -13,15 +13,19 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
 
+import msgspec
 import pytest
 from conftest import CHECKOUT
+from reported import reported_usage
 
 from benchkit.agent.claude import ClaudeDriver
 from benchkit.agent.driver import ToolDecision
 from benchkit.agent.scripted import ScriptedModel, bash, fail, say, stall, tool
 from benchkit.forge import token_id
 from benchkit.gitea import Client
-from benchkit.run.cell import Cell, CellError, RunContext, prepare_cell, run_cell
+from benchkit.run.cell import CellError, RunContext, prepare_trial, run_trial
+from benchkit.run.host import probe_host
+from benchkit.run.plan import Trial
 from benchkit.spec import load_arm
 from benchkit.store import Store
 
@@ -61,7 +65,8 @@ def context(forge, shipped_tree, tmp_path, driver, **suite_changes):
     suite = dataclasses.replace(shipped_tree.suite, **suite_changes) if suite_changes else shipped_tree.suite
     client = Client(forge.url, forge.token)
     return RunContext(suite=suite, seeds=shipped_tree.seeds, client=client,
-                      store=Store(tmp_path / "results"), driver=driver, root=CHECKOUT)
+                      store=Store(tmp_path / "results"), driver=driver, root=CHECKOUT,
+                      host=probe_host(client, suite.repo_prefix))
 
 
 def curl(ctx, prepared, method, path, body=None):
@@ -90,7 +95,7 @@ def scratch_left():
 
 
 def raw_api_cell(shipped_tree, task=CLOSE_TASK):
-    return Cell(load_arm(CHECKOUT / "arms.d/raw-api.yaml"), shipped_tree.tasks[task])
+    return Trial(load_arm(CHECKOUT / "arms.d/raw-api.yaml"), shipped_tree.tasks[task])
 
 
 MAINTAINER_KEY = "sk-ant-maintainers-own-key-0123456789"
@@ -102,26 +107,30 @@ def test_a_raw_api_cell_that_closes_the_right_issue_passes(forge, shipped_tree, 
     driver = Scripted()
     ctx = context(forge, shipped_tree, tmp_path, driver)
     cell = raw_api_cell(shipped_tree)
-    prepared = prepare_cell(cell, ctx)
+    prepared = prepare_trial(cell, ctx)
     # An agent's shell sees the CLI's environment: whatever it prints is scrubbed.
     driver.script = [bash(f"echo {MAINTAINER_KEY}"),
                      bash(curl(ctx, prepared, "PATCH", "/issues/2", {"state": "closed"})),
                      say("Closed issue #2.")]
-    sample = run_cell(cell, ctx, prepared)
+    result = run_trial(cell, ctx, prepared)
+    sample = result.sample
 
-    assert (sample["outcome"], sample["valid"], sample["differences"]) == ("passed", True, []), sample["error"]
+    assert (sample.outcome, sample.valid, sample.differences) == ("passed", True, []), sample.error
+    # The caller gets the agent's run too: the transcript the store wrote, audit last.
+    assert result.run is not None and result.run.transcript[-1]["event"] == "audit"
+    assert result.run.answer == sample.answer and result.run.turns == sample.turns
     assert repos_left(forge) == []
-    reported = driver.model.reported_usage()
+    reported = reported_usage(driver.model)
     for component, key in (("input", "input_tokens"), ("cache_write", "cache_creation_input_tokens"),
                            ("cache_read", "cache_read_input_tokens"), ("output", "output_tokens")):
-        assert sample["usage"][component] == sum(u[key] for u in reported.values())
-    assert sample["turns"] == 3 == len(driver.model.messages(auxiliary=False))
-    assert (sample["tool_calls"], sample["blocked_calls"]) == (2, 0)
-    assert sample["host"]["kind"] == "forge" and sample["temperature"] is None
-    assert sample["answer"] == "Closed issue #2."
-    assert list(ctx.store.samples(arm="raw-api", task=CLOSE_TASK)) == [sample]
+        assert getattr(sample.usage, component) == sum(u[key] for u in reported.values())
+    assert sample.turns == 3 == len(driver.model.messages(auxiliary=False))
+    assert (sample.tool_calls, sample.blocked_calls) == (2, 0)
+    assert sample.host.kind == "forge" and sample.temperature is None
+    assert sample.answer == "Closed issue #2."
+    assert list(ctx.store.samples(arm="raw-api", task=CLOSE_TASK)) == [msgspec.to_builtins(sample)]
     assert scratch_left() == []
-    transcript = json.loads((ctx.store.root / sample["transcript"]).read_text())
+    transcript = json.loads((ctx.store.root / sample.transcript).read_text())
     assert [e["event"] for e in transcript if e["event"] in ("tool_call", "audit")] == \
         ["tool_call", "tool_call", "audit"]
     assert token_in_store(ctx) == []
@@ -134,17 +143,17 @@ def test_a_wrong_mutation_fails_with_differences_and_a_denied_attempt_is_wasted_
     driver = Scripted()
     ctx = context(forge, shipped_tree, tmp_path, driver)
     cell = raw_api_cell(shipped_tree)
-    prepared = prepare_cell(cell, ctx)
+    prepared = prepare_trial(cell, ctx)
     driver.script = [bash("python3 -c 'import urllib.request'"),
                      bash(curl(ctx, prepared, "PATCH", "/issues/3", {"state": "closed"})),
                      say("Closed it.")]
-    sample = run_cell(cell, ctx, prepared)
+    sample = run_trial(cell, ctx, prepared).sample
 
-    assert (sample["outcome"], sample["failure_class"], sample["valid"]) == ("failed", "checker", True)
-    assert any("#2" in d for d in sample["differences"])
-    assert any("#3" in d for d in sample["differences"])
-    assert (sample["tool_calls"], sample["blocked_calls"], sample["turns"]) == (2, 1, 3)
-    transcript = json.loads((ctx.store.root / sample["transcript"]).read_text())
+    assert (sample.outcome, sample.failure_class, sample.valid) == ("failed", "checker", True)
+    assert any("#2" in d for d in sample.differences)
+    assert any("#3" in d for d in sample.differences)
+    assert (sample.tool_calls, sample.blocked_calls, sample.turns) == (2, 1, 3)
+    transcript = json.loads((ctx.store.root / sample.transcript).read_text())
     denied = [e for e in transcript if e["event"] == "tool_call" and e["allowed"] is False]
     assert len(denied) == 1 and "python3" in denied[0]["input"]["command"] and denied[0]["reason"]
     assert repos_left(forge) == [] and token_in_store(ctx) == []
@@ -157,15 +166,15 @@ def test_cells_side_by_side_on_one_host_do_not_see_each_other_as_leaks(forge, sh
         driver = Scripted()
         ctx = context(forge, shipped_tree, tmp_path / f"cell{index}", driver)
         cell = raw_api_cell(shipped_tree)
-        prepared = prepare_cell(cell, ctx)
+        prepared = prepare_trial(cell, ctx)
         driver.script = [bash(curl(ctx, prepared, "GET", "/issues/2")),
                          bash(curl(ctx, prepared, "PATCH", "/issues/2", {"state": "closed"})),
                          say("Closed issue #2.")]
-        return run_cell(cell, ctx, prepared)
+        return run_trial(cell, ctx, prepared).sample
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         samples = list(pool.map(one, range(2)))
-    assert [(s["outcome"], s["leaks"]) for s in samples] == [("passed", [])] * 2
+    assert [(s.outcome, s.leaks) for s in samples] == [("passed", [])] * 2
     assert repos_left(forge) == []
 
 
@@ -179,8 +188,8 @@ def test_cells_of_different_arms_side_by_side_are_audited_by_their_own_tokens(fo
     def one(arm_path):
         driver = Scripted()
         ctx = context(forge, shipped_tree, tmp_path / arm_path.stem, driver)
-        cell = Cell(load_arm(arm_path), shipped_tree.tasks[CLOSE_TASK])
-        prepared = prepare_cell(cell, ctx)
+        cell = Trial(load_arm(arm_path), shipped_tree.tasks[CLOSE_TASK])
+        prepared = prepare_trial(cell, ctx)
         repo = prepared.repo
         if cell.arm.tool["kind"] == "mcp":
             driver.script = [tool("mcp__gitea__list_issues", owner=repo.owner,
@@ -193,7 +202,7 @@ def test_cells_of_different_arms_side_by_side_are_audited_by_their_own_tokens(fo
                              bash(curl(ctx, prepared, "PATCH", "/issues/2", {"state": "closed"})),
                              say("Closed issue #2.")]
         started.wait(60)
-        sample = run_cell(cell, ctx, prepared)
+        sample = run_trial(cell, ctx, prepared).sample
         stored = "".join(p.read_text() for p in Path(ctx.store.root).rglob("*") if p.is_file())
         assert prepared.token and prepared.token not in stored
         return sample
@@ -201,9 +210,9 @@ def test_cells_of_different_arms_side_by_side_are_audited_by_their_own_tokens(fo
     with ThreadPoolExecutor(max_workers=2) as pool:
         samples = list(pool.map(one, [CHECKOUT / "arms.d/raw-api.yaml",
                                       CHECKOUT / "tests/arms/gitea-mcp-pypi.yaml"]))
-    assert [(s["arm"], s["outcome"], s["leaks"]) for s in samples] == [
+    assert [(s.arm, s.outcome, s.leaks) for s in samples] == [
         ("raw-api", "passed", []), ("gitea-mcp-pypi", "passed", [])]
-    windows = [(datetime.fromisoformat(s["started_at"]).timestamp(), s["duration_s"]) for s in samples]
+    windows = [(datetime.fromisoformat(s.started_at).timestamp(), s.duration_s) for s in samples]
     assert max(w[0] for w in windows) < min(w[0] + w[1] for w in windows)  # they overlapped
     assert repos_left(forge) == []
     minted = [e for e in forge.requests() if e["token_id"] not in (None, token_id(forge.token))]
@@ -214,9 +223,9 @@ def test_cells_of_different_arms_side_by_side_are_audited_by_their_own_tokens(fo
 def test_a_script_longer_than_the_turn_cap_is_confused(forge, shipped_tree, tmp_path):
     driver = Scripted([bash(f"echo {i}") for i in range(6)])
     ctx = context(forge, shipped_tree, tmp_path, driver, turn_cap=2)
-    sample = run_cell(raw_api_cell(shipped_tree), ctx)
-    assert (sample["outcome"], sample["failure_class"], sample["valid"]) == ("confused", "turn-cap", True)
-    assert sample["turns"] == 2
+    sample = run_trial(raw_api_cell(shipped_tree), ctx).sample
+    assert (sample.outcome, sample.failure_class, sample.valid) == ("confused", "turn-cap", True)
+    assert sample.turns == 2
     assert repos_left(forge) == []
 
 
@@ -225,9 +234,9 @@ def test_a_stalled_model_is_hung_within_the_backstop(forge, shipped_tree, tmp_pa
     driver = Scripted([bash("echo looking"), stall()])
     ctx = context(forge, shipped_tree, tmp_path, driver, backstop_seconds=4)
     started = time.monotonic()
-    sample = run_cell(raw_api_cell(shipped_tree), ctx)
-    assert (sample["outcome"], sample["failure_class"], sample["valid"]) == ("hung", "backstop", True)
-    assert 4 <= sample["duration_s"] < 4 + 6
+    sample = run_trial(raw_api_cell(shipped_tree), ctx).sample
+    assert (sample.outcome, sample.failure_class, sample.valid) == ("hung", "backstop", True)
+    assert 4 <= sample.duration_s < 4 + 6
     assert time.monotonic() - started < 4 + 20  # provisioning, snapshot and delete included
     assert repos_left(forge) == []
 
@@ -238,13 +247,13 @@ def test_a_curl_by_absolute_path_past_a_weakened_guard_is_caught_by_the_audit(
     driver = Scripted(weaken_guard=True)
     ctx = context(forge, shipped_tree, tmp_path, driver)
     cell = raw_api_cell(shipped_tree)
-    prepared = prepare_cell(cell, ctx)
+    prepared = prepare_trial(cell, ctx)
     driver.script = [bash("/usr/bin/" + curl(ctx, prepared, "PATCH", "/issues/2", {"state": "closed"})),
                      say("Closed issue #2.")]
-    sample = run_cell(cell, ctx, prepared)
-    assert (sample["outcome"], sample["failure_class"], sample["valid"]) == ("invalid", "leak", False)
-    assert sample["leaks"] and "/usr/bin/curl" in sample["leaks"][0]
-    assert sample["differences"] == []  # never scored
+    sample = run_trial(cell, ctx, prepared).sample
+    assert (sample.outcome, sample.failure_class, sample.valid) == ("invalid", "leak", False)
+    assert sample.leaks and "/usr/bin/curl" in sample.leaks[0]
+    assert sample.differences == []  # never scored
     assert repos_left(forge) == [] and token_in_store(ctx) == []
 
 
@@ -256,12 +265,12 @@ def test_a_foreign_client_in_the_host_log_makes_the_trial_invalid(forge, shipped
     driver = Scripted()
     ctx = context(forge, shipped_tree, tmp_path, driver)
     cell = raw_api_cell(shipped_tree)
-    prepared = prepare_cell(cell, ctx)
+    prepared = prepare_trial(cell, ctx)
     driver.script = [bash(curl(ctx, prepared, "GET", "/issues/2").replace(
         "curl -s", "curl -s -A python-requests/2.31")), say("Looked.")]
-    sample = run_cell(cell, ctx, prepared)
-    assert sample["outcome"] == "invalid"
-    assert any("python-requests/2.31" in leak for leak in sample["leaks"])
+    sample = run_trial(cell, ctx, prepared).sample
+    assert sample.outcome == "invalid"
+    assert any("python-requests/2.31" in leak for leak in sample.leaks)
 
 
 @pytest.mark.slow
@@ -269,15 +278,15 @@ def test_a_foreign_client_in_the_host_log_makes_the_trial_invalid(forge, shipped
 def test_the_mcp_arm_with_the_pypi_server_mutates_the_forge_and_is_scored(forge, shipped_tree, tmp_path):
     driver = Scripted()
     ctx = context(forge, shipped_tree, tmp_path, driver)
-    cell = Cell(load_arm(CHECKOUT / "tests/arms/gitea-mcp-pypi.yaml"), shipped_tree.tasks[CLOSE_TASK])
-    prepared = prepare_cell(cell, ctx)
+    cell = Trial(load_arm(CHECKOUT / "tests/arms/gitea-mcp-pypi.yaml"), shipped_tree.tasks[CLOSE_TASK])
+    prepared = prepare_trial(cell, ctx)
     repo = prepared.repo
     driver.script = [tool("mcp__gitea__update_issue", owner=repo.owner, repo=repo.name,
                           issue_number=2, state="closed"),
                      say("Closed issue #2.")]
-    sample = run_cell(cell, ctx, prepared)
+    sample = run_trial(cell, ctx, prepared).sample
 
-    assert sample["outcome"] == "passed", sample
+    assert sample.outcome == "passed", sample
     offered = [t["name"] for t in driver.model.messages(auxiliary=False)[0].body["tools"]]
     assert "Bash" not in offered and "mcp__gitea__update_issue" in offered
     assert all(name.startswith("mcp__gitea__") for name in offered)
@@ -288,8 +297,8 @@ def test_the_mcp_arm_with_the_pypi_server_mutates_the_forge_and_is_scored(forge,
 def test_an_overloaded_api_is_a_harness_error_not_counted_against_the_arm(forge, shipped_tree, tmp_path):
     driver = Scripted([fail(529)], env={"CLAUDE_CODE_MAX_RETRIES": "0"})
     ctx = context(forge, shipped_tree, tmp_path, driver)
-    sample = run_cell(raw_api_cell(shipped_tree), ctx)
-    assert (sample["outcome"], sample["failure_class"], sample["valid"]) == \
+    sample = run_trial(raw_api_cell(shipped_tree), ctx).sample
+    assert (sample.outcome, sample.failure_class, sample.valid) == \
         ("harness-error", "api-overload", False)
     assert repos_left(forge) == []
 
@@ -298,18 +307,19 @@ def test_a_host_that_will_not_seed_is_a_harness_error_and_no_agent_runs(forge, s
     driver = Scripted([say("unused")])
     ctx = context(forge, shipped_tree, tmp_path, driver)
     forge.inject_fault("POST", r"/repos/.*/labels$", status=500, times=100)
-    sample = run_cell(raw_api_cell(shipped_tree), ctx)
-    assert (sample["outcome"], sample["failure_class"], sample["valid"]) == \
+    result = run_trial(raw_api_cell(shipped_tree), ctx)
+    sample = result.sample
+    assert (sample.outcome, sample.failure_class, sample.valid) == \
         ("harness-error", "seeding", False)
-    assert driver.model is None  # the driver never started
+    assert driver.model is None and result.run is None  # the driver never started
     assert repos_left(forge) == []
-    assert list(ctx.store.samples()) == [sample]
+    assert list(ctx.store.samples()) == [msgspec.to_builtins(sample)]
 
 
 def test_a_task_without_a_scoring_spec_is_not_run(forge, shipped_tree, tmp_path):
     ctx = context(forge, shipped_tree, tmp_path, Scripted())
     with pytest.raises(CellError, match="no scoring spec"):
-        run_cell(raw_api_cell(shipped_tree, "bonus-publish-release"), ctx)
+        run_trial(raw_api_cell(shipped_tree, "bonus-publish-release"), ctx)
     assert repos_left(forge) == [] and list(ctx.store.samples()) == []
 
 
@@ -318,13 +328,13 @@ def test_ctrl_c_mid_run_deletes_the_repository_and_records_nothing(forge, shippe
     driver = Scripted([bash("echo waiting"), stall()])
     ctx = context(forge, shipped_tree, tmp_path, driver, backstop_seconds=60)
     cell = raw_api_cell(shipped_tree)
-    prepared = prepare_cell(cell, ctx)
+    prepared = prepare_trial(cell, ctx)
     assert repos_left(forge) == [prepared.repo.name]
     interrupt = threading.Timer(3, os.kill, (os.getpid(), signal.SIGINT))
     interrupt.start()
     started = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
-        run_cell(cell, ctx, prepared)
+        run_trial(cell, ctx, prepared)
     interrupt.cancel()
     assert time.monotonic() - started < 20
     assert repos_left(forge) == []

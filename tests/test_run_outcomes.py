@@ -3,6 +3,7 @@ to end (the forge over HTTP, real curl, the real SDK and bundled CLI, the script
 model): the agent killing its own CLI, the audit's evidence unreadable, the host
 failing the agent's own request."""
 
+import msgspec
 import pytest
 from test_run_cell import (
     Scripted,
@@ -14,7 +15,7 @@ from test_run_cell import (
 )
 
 from benchkit.agent.scripted import bash, say, stall
-from benchkit.run.cell import prepare_cell, run_cell
+from benchkit.run.cell import prepare_trial, run_trial
 
 pytestmark = pytest.mark.usefixtures("private_dirs")
 
@@ -23,7 +24,7 @@ def run_with_fault(forge, cell, ctx, prepared, method, path, times):
     """Run the trial while the forge answers `method path` with 500, `times` times."""
     forge.inject_fault(method, path, status=500, times=times)
     try:
-        return run_cell(cell, ctx, prepared)
+        return run_trial(cell, ctx, prepared).sample
     finally:
         forge.clear_faults()
 
@@ -38,14 +39,14 @@ def test_an_agent_that_kills_its_own_cli_is_crashed_and_charged(forge, shipped_t
     driver = Scripted(confine=confine)
     ctx = context(forge, shipped_tree, tmp_path, driver)
     cell = raw_api_cell(shipped_tree)
-    prepared = prepare_cell(cell, ctx)
+    prepared = prepare_trial(cell, ctx)
     driver.script = [bash("kill -9 $PPID"), say("unreachable")]
-    sample = run_cell(cell, ctx, prepared)
+    sample = run_trial(cell, ctx, prepared).sample
     expected = ("failed", "checker", True) if confine else ("crashed", "agent-crash", True)
-    assert (sample["outcome"], sample["failure_class"], sample["valid"]) == expected
-    assert sample["tool_calls"] == 1
+    assert (sample.outcome, sample.failure_class, sample.valid) == expected
+    assert sample.tool_calls == 1
     assert repos_left(forge) == [] and token_in_store(ctx) == []
-    assert list(ctx.store.samples()) == [sample]
+    assert list(ctx.store.samples()) == [msgspec.to_builtins(sample)]
 
 
 @pytest.mark.slow
@@ -56,15 +57,15 @@ def test_an_audit_that_cannot_read_the_request_log_marks_the_trial_unaudited(
     driver = Scripted()
     ctx = context(forge, shipped_tree, tmp_path, driver)
     cell = raw_api_cell(shipped_tree)
-    prepared = prepare_cell(cell, ctx)
+    prepared = prepare_trial(cell, ctx)
     # A foreign client the request log would show; the log then answers 500.
     driver.script = [bash(curl(ctx, prepared, "PATCH", "/issues/2", {"state": "closed"})
                           .replace("curl -s", "curl -s -A python-requests/2.31")),
                      say("Closed issue #2.")]
     sample = run_with_fault(forge, cell, ctx, prepared, "GET", r"^/_forge/requests$", 100)
-    assert (sample["outcome"], sample["failure_class"], sample["valid"]) == \
+    assert (sample.outcome, sample.failure_class, sample.valid) == \
         ("unaudited", "audit", False)
-    assert "request log could not be read" in sample["error"]
+    assert "request log could not be read" in sample.error
     assert repos_left(forge) == []
 
 
@@ -75,13 +76,13 @@ def test_a_host_error_on_the_agents_own_request_is_a_harness_error(forge, shippe
     driver = Scripted()
     ctx = context(forge, shipped_tree, tmp_path, driver)
     cell = raw_api_cell(shipped_tree)
-    prepared = prepare_cell(cell, ctx)
+    prepared = prepare_trial(cell, ctx)
     driver.script = [bash(curl(ctx, prepared, "PATCH", "/issues/2", {"state": "closed"})),
                      say("Closed issue #2.")]
     sample = run_with_fault(forge, cell, ctx, prepared, "PATCH", r"/issues/2$", 1)
-    assert (sample["outcome"], sample["failure_class"], sample["valid"]) == \
+    assert (sample.outcome, sample.failure_class, sample.valid) == \
         ("harness-error", "host", False)
-    assert "PATCH" in sample["error"] and "HTTP 500" in sample["error"]
+    assert "PATCH" in sample.error and "HTTP 500" in sample.error
     assert repos_left(forge) == []
 
 
@@ -92,9 +93,9 @@ def test_an_agent_whose_background_job_kills_its_cli_later_is_crashed_too(forge,
     driver = Scripted(confine=False)
     ctx = context(forge, shipped_tree, tmp_path, driver)
     cell = raw_api_cell(shipped_tree)
-    prepared = prepare_cell(cell, ctx)
+    prepared = prepare_trial(cell, ctx)
     # The model then stalls: the kill lands while the CLI waits on it, no call running.
     driver.script = [bash("(sleep 1; kill -9 $PPID) > /dev/null 2>&1 &"), stall()]
-    sample = run_cell(cell, ctx, prepared)
-    assert (sample["outcome"], sample["failure_class"], sample["valid"]) == \
-        ("crashed", "agent-crash", True), sample["error"]
+    sample = run_trial(cell, ctx, prepared).sample
+    assert (sample.outcome, sample.failure_class, sample.valid) == \
+        ("crashed", "agent-crash", True), sample.error

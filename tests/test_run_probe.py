@@ -13,9 +13,9 @@ import yaml
 from conftest import CHECKOUT
 
 from benchkit.gitea import Client, list_leftovers
-from benchkit.run.cell import RunContext
+from benchkit.run.host import probe_host
 from benchkit.run.preflight import check_tools
-from benchkit.run.probe import probe_tools
+from benchkit.run.probe import ProbeSite, probe_tools
 from benchkit.spec import load_arm, load_tree
 
 TREE = load_tree(CHECKOUT)
@@ -39,8 +39,7 @@ def arm_copy(tmp_path, source: Path, change=None, name: str | None = None):
 @pytest.fixture
 def ctx(forge):
     with Client(forge.url, forge.token) as client:
-        yield RunContext(suite=TREE.suite, seeds=TREE.seeds, client=client, store=None,
-                         driver=None, root=CHECKOUT)
+        yield ProbeSite(client, TREE.suite, probe_host(client, TREE.suite.repo_prefix), root=CHECKOUT)
 
 
 def probe(ctx, *arms) -> list[str]:
@@ -57,8 +56,7 @@ def leftovers(ctx) -> list:
 def test_raw_api_and_the_mcp_arm_pass_on_the_forge_and_on_real_gitea(host, monkeypatch):
     monkeypatch.setenv("BENCHKIT_ROOT", str(CHECKOUT))
     with Client(host.url, host.token) as client:
-        ctx = RunContext(suite=TREE.suite, seeds=TREE.seeds, client=client, store=None,
-                         driver=None, root=CHECKOUT)
+        ctx = ProbeSite(client, TREE.suite, probe_host(client, TREE.suite.repo_prefix), root=CHECKOUT)
         before = leftovers(ctx)  # the session's Gitea is shared with other tests
         logged = len(host.requests()) if hasattr(host, "requests") else 0
         assert probe(ctx, load_arm(RAW_API), load_arm(MCP_PYPI)) == []
@@ -74,7 +72,7 @@ def test_a_bad_token_fails_on_real_gitea_too(gitea, tmp_path):
     arm = arm_copy(tmp_path, RAW_API, lambda d: d["tool"]["probe"].update(
         run=d["tool"]["probe"]["run"].replace("{{ token }}", "not-a-token")))
     with Client(gitea.url, gitea.token) as client:
-        ctx = RunContext(suite=TREE.suite, seeds=TREE.seeds, client=client, store=None, driver=None)
+        ctx = ProbeSite(client, TREE.suite, probe_host(client, TREE.suite.repo_prefix))
         before = leftovers(ctx)  # the session's Gitea is shared with other tests
         [failure] = probe(ctx, arm)
         assert leftovers(ctx) == before

@@ -7,8 +7,8 @@ import json
 import re
 from types import SimpleNamespace
 
-from benchkit.run.loop import Totals
 from benchkit.run.progress import Progress, clock
+from benchkit.run.schedule import Totals
 
 HEADER = dict(arms=["raw-api", "tea"], cells=2, driver="replay", model="m",
               host={"url": "http://h/", "kind": "forge", "embedded": True}, self_review=False,
@@ -18,15 +18,16 @@ END_KEYS = {"event", "n", "arm", "task", "trial", "sample", "outcome", "failure_
 
 
 def ticket(arm, task, trial, number):
-    cell = SimpleNamespace(arm=SimpleNamespace(id=arm), task=SimpleNamespace(id=task), trial=trial)
-    return SimpleNamespace(cell=cell, number=number, expected=1000.0, basis="suite default")
+    trial = SimpleNamespace(arm=SimpleNamespace(id=arm), task=SimpleNamespace(id=task), index=trial)
+    return SimpleNamespace(trial=trial, number=number, expected=1000.0, basis="suite default")
 
 
 def sample(outcome, arm):
-    return {"id": "s" * 32, "arm": arm, "outcome": outcome, "failure_class": None, "valid": True,
-            "usage_estimated": True, "turns": 3, "duration_s": 1.5,
-            "differences": ["issue #2: state is open, expected closed"] if outcome == "failed" else [],
-            "error": None}
+    return SimpleNamespace(
+        id="s" * 32, arm=arm, outcome=outcome, failure_class=None, valid=True,
+        usage_estimated=True, turns=3, duration_s=1.5,
+        differences=["issue #2: state is open, expected closed"] if outcome == "failed" else [],
+        error=None)
 
 
 def scheduler(totals, budget=100000):

@@ -6,9 +6,11 @@ import subprocess
 import sys
 import uuid
 
+import msgspec
 import pytest
 from conftest import CHECKOUT
 
+from benchkit.sample import Record
 from benchkit.store import SCRUBBED, Store, StoreError, scrub
 
 TOKEN = "0123456789abcdef0123456789abcdef01234567"
@@ -29,7 +31,7 @@ def sample(arm="raw-api", task="close-issue", **overrides):
         "answer": "done", "error": None, "transcript": None,
     }
     value.update(overrides)
-    return value
+    return msgspec.convert(value, Record)
 
 
 def test_appends_one_line_per_sample_and_reads_them_back(tmp_path):
@@ -40,8 +42,8 @@ def test_appends_one_line_per_sample_and_reads_them_back(tmp_path):
     store.append(sample(task="read-labels"))
     path = tmp_path / "raw-api" / "close-issue.jsonl"
     lines = path.read_text().splitlines()
-    assert [json.loads(line)["id"] for line in lines] == [first["id"], second["id"]]
-    assert [s["id"] for s in store.samples(arm="raw-api", task="close-issue")] == [first["id"], second["id"]]
+    assert [json.loads(line)["id"] for line in lines] == [first.id, second.id]
+    assert [s["id"] for s in store.samples(arm="raw-api", task="close-issue")] == [first.id, second.id]
     assert len(list(store.samples())) == 3
     assert list(store.samples(arm="tea")) == []
 
@@ -58,10 +60,10 @@ def test_appending_never_rewrites_what_is_there(tmp_path):
 def test_the_store_holds_only_samples_and_transcripts(tmp_path):
     store = Store(tmp_path)
     stored = store.append(sample())
-    store.write_transcript("raw-api", "close-issue", stored["id"], [{"event": "stop"}])
+    store.write_transcript("raw-api", "close-issue", stored.id, [{"event": "stop"}])
     store.append(sample(arm="tea"))
     files = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file())
-    assert files == ["raw-api/close-issue.jsonl", f"raw-api/close-issue/{stored['id']}.json",
+    assert files == ["raw-api/close-issue.jsonl", f"raw-api/close-issue/{stored.id}.json",
                      "tea/close-issue.jsonl"]
 
 
@@ -72,13 +74,13 @@ def test_a_torn_line_is_kept_apart_and_reported(tmp_path):
     path.write_text('{"schema_version": 1, "id": "tor')  # a crash mid-write
     good = store.append(sample())
     found = list(store.samples())
-    assert [s["id"] for s in found] == [good["id"]]
+    assert [s["id"] for s in found] == [good.id]
     assert len(store.problems) == 1 and "close-issue.jsonl:1" in store.problems[0]
 
 
 def test_a_sample_of_the_wrong_shape_is_refused(tmp_path):
     with pytest.raises(StoreError, match="raw-api/close-issue.*outcome"):
-        Store(tmp_path).append(sample(outcome="great"))
+        Store(tmp_path).append(msgspec.structs.replace(sample(), outcome="great"))
     with pytest.raises(StoreError, match="store name"):
         Store(tmp_path).append(sample(arm="../escape"))
     assert not (tmp_path / "raw-api").exists()
@@ -90,7 +92,7 @@ def test_secrets_are_scrubbed_from_samples_and_transcripts(tmp_path):
     relative = store.write_transcript("raw-api", "close-issue", "abc", events)
     stored = store.append(sample(answer=f"I used {TOKEN}.", error=f"401 for {TOKEN}",
                                  transcript=relative))
-    assert stored["answer"] == f"I used {SCRUBBED}."
+    assert stored.answer == f"I used {SCRUBBED}."
     assert relative == "raw-api/close-issue/abc.json"
     everything = "".join(p.read_text() for p in tmp_path.rglob("*") if p.is_file())
     assert TOKEN not in everything and SCRUBBED in everything

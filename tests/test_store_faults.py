@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import threading
 
+import msgspec
 import pytest
 from conftest import BENCHKIT, CHECKOUT
 from test_store import sample
@@ -35,7 +36,7 @@ def test_an_append_that_fails_midway_leaves_no_partial_line(tmp_path, monkeypatc
     assert raised.value.errno == errno.ENOSPC
     assert path.read_bytes() == before
     monkeypatch.undo()
-    assert list(store.samples()) == [kept] and store.problems == []
+    assert list(store.samples()) == [msgspec.to_builtins(kept)] and store.problems == []
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("mount") is None,
@@ -57,7 +58,7 @@ def test_a_full_disk_leaves_no_partial_line(tmp_path):
         assert raised.value.errno == errno.ENOSPC
         text = store.cell_path("raw-api", "close-issue").read_text()
         assert text.endswith("\n")
-        assert [json.loads(line) for line in text.splitlines()] == stored
+        assert [json.loads(line) for line in text.splitlines()] == msgspec.to_builtins(stored)
     finally:
         subprocess.run(["umount", str(mount)], check=False)
 

@@ -2,11 +2,11 @@
 
 It does not trust the run's own bookkeeping. From independent evidence:
 - the calls the model proposed, as they appear in the message stream, are re-checked
-  against the arm's tool policy (the guard's `decide_tool`, the predicate the driver
-  applied in-band): a call that ran although the policy denies it is a leak;
+  against the arm's guard (its `decide_tool`, the predicate the driver applied
+  in-band): a call that ran although the guard denies it is a leak;
 - the tools the agent was offered must be exactly the arm's;
 - on the forge, the host's request log: the agent holds a token minted for its cell
-  alone (`mint_agent_token`), and every request made with it must carry the arm's
+  alone (benchkit.gitea.admin), and every request made with it must carry the arm's
   declared client User-Agent (a leak shows as another client's). Other cells, other
   arms and the harness itself use other tokens, so cells side by side never blur.
   A live Gitea keeps no such log: there the audit rests on the two checks above.
@@ -18,12 +18,10 @@ makes it a harness error (the host's fault, not the arm's).
 
 from __future__ import annotations
 
-import requests
-
 from benchkit.scrub import scrub
 
 from .driver import ToolGuard
-from .transcript import tool_calls
+from .events import tool_calls
 
 MCP_PREFIX = "mcp__{}__"
 
@@ -38,7 +36,7 @@ def audit_offered(offered: list[str], tool: dict, mcp_servers: dict) -> list[str
     return [f"the agent was offered a foreign tool: {name}" for name in foreign]
 
 
-def audit_transcript(events: list[dict], policy: ToolGuard, secrets=()) -> list[str]:
+def audit_transcript(events: list[dict], guard: ToolGuard, secrets=()) -> list[str]:
     """Findings about the calls the model proposed: each that ran is re-checked. A
     finding quotes the call shortened, its secrets scrubbed before it is cut."""
     results = {e["id"]: e for e in events if e["event"] == "tool_result"}
@@ -46,7 +44,7 @@ def audit_transcript(events: list[dict], policy: ToolGuard, secrets=()) -> list[
     for call in tool_calls(events):
         if not _ran(call, results.get(call["id"])):
             continue
-        decision = policy(call["name"], call.get("input") or {})
+        decision = guard(call["name"], call.get("input") or {})
         if not decision.allowed:
             findings.append(f"{call['name']} call ran although the policy denies it "
                             f"({scrub(str(decision.reason), secrets)}): "
@@ -89,68 +87,6 @@ def audit_host_errors(log: list[dict], token_id: str) -> list[str]:
     return [f"{e.get('method')} {e.get('path')}: HTTP {e.get('status')}" for e in log
             if e.get("token_id") == token_id and isinstance(e.get("status"), int)
             and e["status"] >= 500]
-
-
-def mint_agent_token(host_url: str, token: str | None, timeout: float = 10, *,
-                     repo: str | None = None) -> tuple[str, str]:
-    """A token of the host's user for one agent alone (bound to the repository `repo`,
-    OWNER/NAME, its own trial's), and its identity in the request log, from the forge's
-    admin route (POST /_forge/tokens). HostError where the host will not mint one."""
-    from benchkit.errors import HostError
-    try:
-        response = _admin("POST", host_url, "tokens", token, timeout,
-                          json={"repo": repo} if repo else {})
-        minted = response.json() if response.status_code == 201 else None
-    except (requests.RequestException, ValueError) as exc:
-        raise HostError(f"cannot mint the agent's token on {host_url}: {type(exc).__name__}") from None
-    if not isinstance(minted, dict) or not minted.get("token") or not minted.get("token_id"):
-        raise HostError(f"cannot mint the agent's token on {host_url}: HTTP {response.status_code}")
-    return minted["token"], minted["token_id"]
-
-
-def revoke_agent_token(host_url: str, token: str | None, token_id: str, timeout: float = 10) -> bool:
-    """Revoke an agent's token (DELETE /_forge/tokens/<token_id>); whether it went."""
-    try:
-        response = _admin("DELETE", host_url, f"tokens/{token_id}", token, timeout)
-    except requests.RequestException:
-        return False
-    return response.status_code == 200
-
-
-def list_agent_tokens(host_url: str, token: str | None, timeout: float = 10) -> list[dict] | None:
-    """The forge's API-only tokens ({token_id, login, repo}); None where the host
-    keeps none (a live Gitea)."""
-    try:
-        response = _admin("GET", host_url, "tokens", token, timeout)
-        data = response.json() if response.status_code == 200 else None
-    except (requests.RequestException, ValueError):
-        return None
-    return data if isinstance(data, list) else None
-
-
-def fetch_request_log(host_url: str, token: str | None, timeout: float = 10, *,
-                      token_id: str | None = None) -> list[dict] | None:
-    """The forge's request log (GET /_forge/requests), only the requests made with the
-    token `token_id` names when given; None where the host keeps none (a live Gitea)."""
-    try:
-        response = _admin("GET", host_url, "requests", token, timeout,
-                          params={"token_id": token_id} if token_id else None)
-        if response.status_code != 200:
-            return None
-        data = response.json()
-    except (requests.RequestException, ValueError):
-        return None
-    if isinstance(data, dict):
-        data = data.get("requests")
-    return data if isinstance(data, list) else None
-
-
-def _admin(method: str, host_url: str, path: str, token: str | None, timeout: float,
-           **kwargs) -> requests.Response:
-    """One call to the forge's admin routes (/_forge/PATH), which want an admin's token."""
-    headers = {"Authorization": f"token {token}"} if token else {}
-    return requests.request(method, f"{host_url.rstrip('/')}/_forge/{path}", headers=headers,
-                            timeout=timeout, **kwargs)
 
 
 def _brief(value, limit: int = 200) -> str:

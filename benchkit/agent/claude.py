@@ -56,12 +56,13 @@ from claude_agent_sdk import (
     SystemMessage,
     query,
 )
+from claude_agent_sdk.types import SystemPromptFile
 
 from benchkit.isolation.sandbox import Sandbox, SandboxError
 from benchkit.scrub import environment_secrets
 
 from . import usage as usage_of
-from .driver import MARKERS, AgentRequest, AgentRun, kill_marked
+from .driver import MARKERS, MCP_PASSED, AgentRequest, AgentRun, kill_marked
 from .transcript import Recorder
 
 RUN_MARKER = "BENCHKIT_RUN"
@@ -74,8 +75,6 @@ CLI_ENV = {"DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
 # The driver's credentials: never in the sandboxed shell, scrubbed from every stored
 # byte all the same (an unconfined run hands the CLI's environment to the shell).
 ANTHROPIC_SECRETS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
-# What an MCP server keeps of the CLI's environment, besides its declared variables.
-MCP_PASSED = ("PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "TERM")
 # Starts an MCP server with the named variables alone (values never in any argv).
 MCP_TRAMPOLINE = ("import os,sys;keep=sys.argv[1].split(',');"
                   "os.execve(sys.argv[2],sys.argv[2:],"
@@ -149,7 +148,8 @@ class ClaudeDriver:
             if sandbox is not None:
                 sandbox.start()
         except (SandboxError, OSError) as exc:
-            sandbox.stop()
+            if sandbox is not None:
+                sandbox.stop()
             shutil.rmtree(scratch, ignore_errors=True)
             return self._result(recorder, "startup-error", f"the sandbox did not start: {exc}",
                                 None, started, 0.0)
@@ -353,12 +353,13 @@ def _classify_result(subtype, terminal_reason, status, detail) -> tuple[str, str
     return "crash", text or f"error result: {subtype}", status
 
 
-def _private_inputs(request: AgentRequest, scratch: Path, wrap) -> tuple[dict, str | dict]:
+def _private_inputs(request: AgentRequest, scratch: Path,
+                    wrap) -> tuple[SystemPromptFile, str | dict]:
     """The system prompt and the MCP config as files in the run's private directory
     (0700, removed after the run), not as the CLI's arguments: both hold the token,
     and every user can read a process's arguments."""
     prompt = _private_file(scratch / "system-prompt.md", request.system_prompt)
-    config = {}
+    config: str | dict = {}
     if request.mcp_servers:
         servers = {name: wrap(server) for name, server in request.mcp_servers.items()}
         config = _private_file(scratch / "mcp.json", json.dumps({"mcpServers": servers}))

@@ -21,14 +21,20 @@ from benchkit.sample import USAGE_FIELDS
 # Variables that mark a run's processes for kill_marked: kept on the processes outside
 # any sandbox, never handed to the agent's shell.
 MARKERS = ("BENCHKIT_RUN", "BENCHKIT_LOOP")
+# What an MCP server keeps of the CLI's environment, besides its declared variables
+# (the Claude driver's trampoline; the run's tool probe gives a server the same).
+MCP_PASSED = ("PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "TERM")
 
 
 
 class Decision(Protocol):
     """What a guard returns; benchkit.isolation's Decision has these and more."""
 
-    allowed: bool
-    reason: str
+    @property
+    def allowed(self) -> bool: ...
+
+    @property
+    def reason(self) -> str: ...
 
 
 # (tool_name, tool_input) -> Decision, asked for every tool call the model proposes.

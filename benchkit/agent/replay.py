@@ -85,7 +85,7 @@ class Play:
             if index < len(self.task.steps):
                 step = render_step(self.task.steps[index], context)
                 call = (ToolCall("Bash", {"command": step.run}) if step.run is not None
-                        else ToolCall(step.tool, step.input))
+                        else ToolCall(step.tool or "", step.input or {}))  # a step has one
                 return Turn(calls=(call,))
             return Turn(text=render_answer(self.task, context) or NULL_ANSWER)
         except Exception as error:  # a broken template ends the replay, reported
@@ -138,13 +138,9 @@ class ReplayDriver:
         self.cli_path = cli_path
         self.confine = confine  # the agent's shell in the OS sandbox (benchkit.agent.claude)
 
-    def supports(self, task_id: str) -> bool:
-        """Whether this reference can play the task at all."""
-        task = self.reference.for_task(task_id)
-        return task is not None and task.unsupported is None
-
     def run(self, request: AgentRequest) -> AgentRun:
-        from benchkit.agent.claude import ClaudeDriver  # the SDK, only when a run happens
+        # Imported when a run happens: the SDK takes 1.5 s to import (measured).
+        from benchkit.agent.claude import ClaudeDriver
         cell = getattr(request, "cell", None) or {}
         missing = [key for key in CELL_KEYS if key not in cell]
         task = self.reference.for_task(cell.get("task", ""))

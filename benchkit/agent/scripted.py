@@ -166,7 +166,7 @@ class ScriptedModel:
     @property
     def url(self) -> str:
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{host!s}:{port}"
 
     def start(self) -> ScriptedModel:
         self._thread.start()
@@ -190,17 +190,6 @@ class ScriptedModel:
             found = [r for r in self.received if r.path.startswith("/v1/messages")
                      and r.body is not None and "messages" in r.body]
         return [r for r in found if auxiliary is None or r.auxiliary == auxiliary]
-
-    def reported_usage(self) -> dict[str, dict]:
-        """Per model, the sums of the usage figures the server reported."""
-        totals: dict[str, dict] = {}
-        for r in self.messages():
-            if r.usage is None:
-                continue
-            model_total = totals.setdefault(r.model, dict.fromkeys(USAGE_KEYS, 0))
-            for key in USAGE_KEYS:
-                model_total[key] += r.usage.get(key, 0)
-        return totals
 
     # --- what the handler calls ------------------------------------------
     def _admit(self, method: str, path: str, headers: dict, body: Any) -> tuple[Received, Turn | None]:
@@ -240,7 +229,7 @@ class ScriptedModel:
             figures = source(record.body, response_bytes, previous)
         else:
             figures = source
-        usage = {key: int(figures.get(key, 0)) for key in USAGE_KEYS}
+        usage: dict[str, Any] = {key: int(figures.get(key, 0)) for key in USAGE_KEYS}
         if "cache_creation" in figures:  # the lifetime split, where a script gives it
             usage["cache_creation"] = dict(figures["cache_creation"])
         record.usage = usage
@@ -342,7 +331,7 @@ def _chore_reply(body: dict) -> str:
 
 
 def _blocks(turn: Turn) -> list[dict]:
-    blocks = []
+    blocks: list[dict[str, Any]] = []
     if turn.text is not None:
         blocks.append({"type": "text", "text": turn.text})
     for call in turn.calls:

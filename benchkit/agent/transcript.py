@@ -10,7 +10,8 @@ Events (plain dicts, JSON-ready), in stream order:
   stop         how the run ended, with any error text
 What the tool returned is scrubbed of the run's secrets (every encoding) before it is
 cut to an excerpt, so no cut leaves a recognisable part of one; the store scrubs the
-whole transcript again when it writes it.
+whole transcript again when it writes it. Reading a recorded transcript back is
+events.py's (it needs no SDK).
 """
 
 from __future__ import annotations
@@ -104,16 +105,6 @@ class Recorder:
                 allowed, reason = self.decisions.get(event["id"], (None, None))
                 event["allowed"], event["reason"] = allowed, reason
         return self.events
-
-
-def tool_calls(events: list[dict]) -> list[dict]:
-    return [e for e in events if e["event"] == "tool_call"]
-
-
-def counts(events: list[dict]) -> tuple[int, int]:
-    """(tool calls proposed, of which the guard denied)."""
-    calls = tool_calls(events)
-    return len(calls), sum(1 for e in calls if e.get("allowed") is False)
 
 
 def _text_of(content) -> str:

@@ -38,7 +38,7 @@ def from_model_usage(entry: dict) -> dict:
 def from_api_usage(usage: dict) -> dict:
     """The snake_case usage of the API and the aggregate result (split under
     `cache_creation`, where reported)."""
-    figures = {key: _int(usage.get(name)) for key, name in _SNAKE.items()}
+    figures: dict[str, int | None] = {key: _int(usage.get(name)) for key, name in _SNAKE.items()}
     split = usage.get("cache_creation")
     figures["cache_write_5m"] = _int(split.get("ephemeral_5m_input_tokens")) if isinstance(split, dict) else None
     figures["cache_write_1h"] = _int(split.get("ephemeral_1h_input_tokens")) if isinstance(split, dict) else None

@@ -154,9 +154,6 @@ class Client:
     def patch(self, path: str, json: Any = None, **kwargs) -> Any:
         return self.call("PATCH", path, json={} if json is None else json, **kwargs)
 
-    def put(self, path: str, json: Any = None, **kwargs) -> Any:
-        return self.call("PUT", path, json={} if json is None else json, **kwargs)
-
     def delete(self, path: str, **kwargs) -> Any:
         return self.call("DELETE", path, **kwargs)
 

@@ -11,6 +11,7 @@ import click
 
 from benchkit.errors import HarnessError
 from benchkit.exits import EXIT_FAILED, reported
+from benchkit.gitea.admin import revoke_agent_token
 from benchkit.gitea.client import Client
 from benchkit.gitea.credentials import resolve_credentials
 from benchkit.gitea.repos import delete_repo, list_leftovers, stale_agent_tokens
@@ -169,7 +170,6 @@ def gc(yes, prefix, older_than, host, token, login):
 
 
 def revoke(client: Client, token_id: str) -> bool:
-    from benchkit.agent.audit import revoke_agent_token
     return revoke_agent_token(client.url, client.token, token_id)
 
 

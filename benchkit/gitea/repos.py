@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from benchkit.errors import HostError
+from benchkit.gitea.admin import list_agent_tokens
 from benchkit.gitea.client import Client, GiteaError, repo_path
 
 log = logging.getLogger(__name__)
@@ -98,7 +99,6 @@ def discard(client: Client, repo: Repo | None) -> str:
 def stale_agent_tokens(client: Client, prefix: str) -> list[dict]:
     """The forge's agent tokens bound to a throwaway repository (named with `prefix`)
     that no longer exists: a crash left them unrevoked. None on a live Gitea."""
-    from benchkit.agent.audit import list_agent_tokens
     tokens = list_agent_tokens(client.url, client.token) or []
     bound = [t for t in tokens if t.get("repo") and t["repo"].partition("/")[2].startswith(prefix)]
     if not bound:

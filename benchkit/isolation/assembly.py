@@ -123,17 +123,18 @@ class Assembly:
 
 def assemble(arm: Arm, suite: Suite, *, host_url: str, api_url: str, token: str, owner: str,
              repo: str, user: str, workdir: Path, search_path: str | None = None,
-             environ: Mapping[str, str] | None = None) -> Assembly:
+             environ: Mapping[str, str] | None = None, root: Path | None = None) -> Assembly:
     """The arm's prompt, environment, tools and credential set-up for one run. Nothing
     is written until setup(). `search_path` (default PATH) is where the arm's real
-    binary and utilities are found; `environ` (default os.environ) is `{{ env }}`."""
+    binary and utilities are found; `environ` (default os.environ) is `{{ env }}`;
+    `root` (default: found from the working directory) is `{{ root }}`, the loaded tree's."""
     environ = dict(os.environ if environ is None else environ)
     search_path = environ.get("PATH", os.defpath) if search_path is None else search_path
     harness_dir = Path(tempfile.gettempdir()) / f"benchkit-{arm.id}-{secrets.token_hex(6)}"
     config_dir = harness_dir / "config"
     context = dict(host_url=host_url, api_url=api_url, token=token, owner=owner, repo=repo,
                    user=user, workdir=str(workdir), config_dir=str(config_dir), env=environ)
-    root = find_root(required=False)
+    root = root if root is not None else find_root(required=False)
     if root is not None:
         context["root"] = str(root)
 

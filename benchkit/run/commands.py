@@ -21,9 +21,25 @@ from pathlib import Path
 
 import click
 
+from benchkit.agent.driver import Driver
+from benchkit.agent.replay import ReplayDriver
+from benchkit.errors import HarnessError
 from benchkit.exits import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED
+from benchkit.gitea import Client, CredentialsError
 from benchkit.gitea.commands import host_options
+from benchkit.run.cell import RunContext
+from benchkit.run.decide import dry_round, run_rounds
+from benchkit.run.dryrun import make_plan
+from benchkit.run.host import HostFacts, discover, open_host, probe_host
+from benchkit.run.ledger import Ledger
+from benchkit.run.loop import Cancellable, GatedStore, RunLoop, new_tag
+from benchkit.run.plan import plan, select_cells
+from benchkit.run.preflight import Failure, PreflightError, load_documents, preflight
+from benchkit.run.probe import ProbeSite, probe_tools
+from benchkit.run.progress import Progress
+from benchkit.run.schedule import Scheduler
 from benchkit.sample import TIERS
+from benchkit.spec import Arm
 
 EXIT_TROUBLE, EXIT_PREFLIGHT = EXIT_FAILED, EXIT_BAD_INPUT
 
@@ -105,9 +121,6 @@ def run(arm_yamls, task_patterns, tiers, trials, until, until_decided, baseline,
       benchkit run arms.d/*.yaml --tier read --tier multi-step --until floor --dry-run
       benchkit run arms.d/tea.yaml --task 'fta-*' --task read-open-issue-count --budget 200000
     """
-    from benchkit.run.preflight import PreflightError, load_documents, preflight
-    from benchkit.run.progress import Progress
-
     if trials is not None and until is not None:
         raise click.UsageError("give --trials or --until, not both")
     if until_decided and (trials is not None or until is not None or budget is None):
@@ -137,7 +150,7 @@ def run(arm_yamls, task_patterns, tiers, trials, until, until_decided, baseline,
         sys.exit(_dry_run(checked, progress, options, host=host, token=token, login=login))
     _nothing_can_run(checked, progress)
     try:
-        status = _run(checked, progress, options)
+        status = _run_on_host(checked, progress, options)
         if status < 128 and not no_report:  # not stopped by a signal
             _report(progress, store_dir, reports_dir, model)
     except KeyboardInterrupt:  # outside the loop, which handles Ctrl-C itself: no trial ran
@@ -151,7 +164,6 @@ def run(arm_yamls, task_patterns, tiers, trials, until, until_decided, baseline,
 def _nothing_can_run(checked, progress) -> None:
     """When no chosen cell can run on any host (no scoring spec, not applicable, no
     reference to replay), say why and exit 2 before a forge starts or a report renders."""
-    from benchkit.run.loop import select_cells
     cells, not_run = select_cells(checked.arms, checked.tasks, self_review=None,
                                   references=checked.references)
     if cells:
@@ -164,9 +176,6 @@ def _nothing_can_run(checked, progress) -> None:
 
 def _dry_run(checked, progress, options, *, host, token, login) -> int:
     """Print the plan; contact no host, start no forge, write nothing."""
-    from benchkit.gitea import CredentialsError
-    from benchkit.run.dryrun import make_plan
-    from benchkit.run.host import discover
     try:
         credentials = discover(host, token, login)
     except CredentialsError as error:
@@ -180,7 +189,6 @@ def _dry_run(checked, progress, options, *, host, token, login) -> int:
                      store_dir=options["store_dir"],
                      self_review=False if credentials is None else None, host=where)
     if options["decide"] is not None:  # what --until-decided would spend first, and why
-        from benchkit.run.decide import dry_round
         progress.note(f"dry run (--until-decided): nothing is spent, started or written; "
                       f"host {where}; the first round, from the store's samples:")
         dry_round(checked, progress, options, self_review=False if credentials is None else None)
@@ -201,34 +209,30 @@ def _preflight_failed(progress, failures, problems) -> None:
     sys.exit(EXIT_PREFLIGHT)
 
 
-def _run(checked, progress, options) -> int:
+def _run_on_host(checked, progress, options) -> int:
     """Start the host, probe it, plan, run the loop; the exit status."""
-    from benchkit.errors import HarnessError
-    from benchkit.run.host import open_host
-    from benchkit.run.preflight import Failure
-
     with open_host(checked.credentials, progress.note) as where:
-        run = _Run(checked, progress, url=where.url, token=where.token, **options)
+        invocation = Invocation(checked, progress, url=where.url, token=where.token, **options)
         try:
-            run.probe()
+            invocation.probe()
         except HarnessError as error:
             failure = Failure("host", f"the self-review probe failed: {error}")
             _preflight_failed(progress, [failure], [])
-        probed = run.probe_tools()
+        probed = invocation.probe_tools()
         if probed:
             _preflight_failed(progress, [Failure("probe", message) for message in probed], [])
         host = ({"url": where.url, "embedded": True} if checked.credentials is None
                 else {"url": where.url, "embedded": False, "source": where.source})
-        with run.store.run_lock(progress.note):  # the plan must see every earlier sample
-            return run.execute(host)
+        with invocation.store.run_lock(progress.note):  # the plan must see every earlier sample
+            return invocation.execute(host)
 
 
-class _Run:
-    """One invocation's state: the store, drivers, contexts, and the loop's parts."""
+class Invocation:
+    """One `benchkit run`'s state: the store, drivers, the host's facts, contexts, and
+    the loop's parts."""
 
     def __init__(self, checked, progress, *, url, token, trials, until, budget, driver_name,
                  model, store_dir, jobs, confine, decide=None):
-        from benchkit.run.loop import GatedStore, new_tag
         self.checked, self.progress = checked, progress
         self.url, self.token = url, token
         self.trials, self.until, self.budget = trials, until, budget
@@ -240,53 +244,49 @@ class _Run:
         self.stop, self.tag = threading.Event(), new_tag()
         self.store = GatedStore(store_dir, secrets=[token], stop=self.stop)
         self.drivers = {arm.id: self._driver(arm) for arm in checked.arms}
-        self.self_review, self.host_info = None, None
+        self.facts: HostFacts | None = None  # probe(), once the host is up
 
-    def _driver(self, arm):
-        from benchkit.run.loop import Cancellable
+    def _driver(self, arm: Arm) -> Cancellable:
+        driver: Driver
         if self.driver_name == "replay":
-            from benchkit.agent.replay import ReplayDriver
             driver = ReplayDriver(self.checked.references[arm.id], confine=self.confine)
         else:
+            # Lazy: the SDK takes 1.5 s to import (measured: python -X importtime); --dry-run,
+            # --help and replay runs do not pay it here.
             from benchkit.agent.claude import ClaudeDriver
             driver = ClaudeDriver(confine=self.confine)
         return Cancellable(driver, self.stop, self.tag)
 
-    def context(self, arm):
+    @property
+    def self_review(self) -> bool | None:
+        return None if self.facts is None else self.facts.self_review
+
+    def context(self, arm: Arm) -> RunContext:
         """A RunContext with its own client (each worker thread has its own)."""
-        from benchkit.gitea import Client
-        from benchkit.run.cell import RunContext
+        assert self.facts is not None, "probe() first"
         tree = self.checked.tree
         return RunContext(suite=tree.suite, seeds=tree.seeds, client=Client(self.url, self.token),
-                          store=self.store, driver=self.drivers[arm.id], model=self.model,
-                          root=tree.root, self_review=self.self_review, host=self.host_info,
-                          jobs=self.jobs)
+                          store=self.store, driver=self.drivers[arm.id], host=self.facts,
+                          model=self.model, root=tree.root, jobs=self.jobs)
 
     def probe(self) -> None:
         """Once per host: may a user review their own pull request (which variant of
         the review tasks runs), and what kind of host this is."""
-        ctx = self.context(self.checked.arms[0])
-        try:
-            self.self_review = ctx.self_review_permitted()
-            self.host_info = ctx.host_info()
-        finally:
-            ctx.client.close()
+        with Client(self.url, self.token) as client:
+            self.facts = probe_host(client, self.checked.tree.suite.repo_prefix)
 
     def probe_tools(self) -> list[str]:
         """Each arm's tool probe on a seeded repository (the seed of the first chosen
         task): what failed, one message each."""
-        from benchkit.run.probe import probe_tools
         tree, tasks = self.checked.tree, self.checked.tasks
         seed = tree.seeds[tasks[0].seed] if tasks else next(iter(tree.seeds.values()))
-        ctx = self.context(self.checked.arms[0])
-        try:
-            return probe_tools(self.checked.arms, ctx, seed, confine=self.confine)
-        finally:
-            ctx.client.close()
+        assert self.facts is not None, "probe() first"
+        with Client(self.url, self.token) as client:
+            site = ProbeSite(client, tree.suite, self.facts, root=tree.root)
+            return probe_tools(self.checked.arms, site, seed, confine=self.confine)
 
     def execute(self, host: dict) -> int:
-        from benchkit.run.ledger import Ledger
-        from benchkit.run.loop import RunLoop, Scheduler, plan, select_cells
+        assert self.facts is not None, "probe() first"
         checked, progress, suite = self.checked, self.progress, self.checked.tree.suite
         model = self.model or suite.model
         cells, not_run = select_cells(checked.arms, checked.tasks, self_review=self.self_review,
@@ -298,8 +298,8 @@ class _Run:
                               retry_harness_errors=self.until is not None)
         progress.header(arms=[arm.id for arm in checked.arms], cells=len(cells), trials=len(slots),
                         driver=self.driver_name, model=model,
-                        host={**host, "kind": self.host_info["kind"],
-                              "version": self.host_info["version"]},
+                        host={**host, "kind": self.facts.host.kind,
+                              "version": self.facts.host.version},
                         self_review=self.self_review, budget=self.budget, jobs=self.jobs,
                         store=str(self.store_dir))
         for skip in not_run:
@@ -310,12 +310,11 @@ class _Run:
             progress.note(f"nothing to do: every chosen cell already has {self.until} valid "
                           f"sample(s) of this driver and model")
         if self.decide:
-            from benchkit.run.decide import run_rounds
             error = run_rounds(self, cells, ledger, scheduler)
         else:
             loop = RunLoop(scheduler, self.context, progress, jobs=self.jobs, stop=self.stop,
                            tag=self.tag)
-            loop.run()
+            loop.run_trials()
             error, self.signal = loop.error, loop.signal
         interrupted = self.stop.is_set()
         progress.summary(scheduler.totals, not_run=not_run, budget=self.budget,
@@ -329,10 +328,11 @@ class _Run:
 
 def _report(progress, store_dir, reports_dir, model) -> None:
     """Render the report of the whole store; a failure is a warning, not the run's."""
-    if not Path(store_dir).is_dir():
+    # The command line hands the renderer down (the run stage does not import the report).
+    write_reports = (click.get_current_context().find_root().obj or {}).get("write_reports")
+    if not Path(store_dir).is_dir() or write_reports is None:
         return
     try:
-        from benchkit.report import write_reports
         paths = write_reports(store_dir, reports_dir, model=model)
     except Exception as error:  # the samples are safe; say why and go on
         progress.note(f"warning: the report was not rendered ({type(error).__name__}: {error}); "

@@ -25,6 +25,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from benchkit.run.ledger import Ledger
+from benchkit.run.loop import RunLoop
+from benchkit.run.plan import Trial, select_cells
 from benchkit.statistics.intervals import LEVEL, CellStats
 from benchkit.statistics.verdicts import (
     UNDECIDED,
@@ -35,6 +38,7 @@ from benchkit.statistics.verdicts import (
     half_width,
     spread,
 )
+from benchkit.store import Store
 
 DECIDED, OUT_OF_REACH, OPEN = "decided", "out of reach", "open"
 
@@ -49,7 +53,7 @@ class PairState:
 
 
 @dataclass
-class Trial:
+class Wanted:
     arm: str
     task: str
     why: str
@@ -57,7 +61,7 @@ class Trial:
 
 @dataclass
 class Round:
-    trials: list = field(default_factory=list)   # [Trial]
+    trials: list = field(default_factory=list)   # [Wanted]
     pairs: list = field(default_factory=list)    # [PairState]
 
     def lines(self) -> list[str]:
@@ -93,7 +97,7 @@ def plan_round(cells: dict, arms: list, tasks: list, fam: Family, *, expected,
     round_ = Round()
     empty = [(arm, task) for arm in arms for task in tasks if task not in cells.get(arm, {})]
     if empty:
-        round_.trials = [Trial(arm, task, "no sample yet: every pair compares on common tasks")
+        round_.trials = [Wanted(arm, task, "no sample yet: every pair compares on common tasks")
                          for arm, task in empty]
         return round_
     spreads = {arm: spread(cells[arm].values()) for arm in arms}
@@ -102,7 +106,7 @@ def plan_round(cells: dict, arms: list, tasks: list, fam: Family, *, expected,
         state = _pair_state(a, b, cells, spreads, fam, expected, budget_left, wants)
         round_.pairs.append(state)
     ranked = sorted(wants.items(), key=lambda item: -item[1][0])[:batch]
-    round_.trials = [Trial(arm, task, "for " + ", ".join(served))
+    round_.trials = [Wanted(arm, task, "for " + ", ".join(served))
                      for (arm, task), (_, served) in ranked]
     return round_
 
@@ -196,35 +200,34 @@ def headline(cells) -> tuple[list, list]:
     return arms, [t for t, ran in runnable.items() if len(ran) == len(arms)]
 
 
-def run_rounds(run, cells, ledger, scheduler) -> str | None:
+def run_rounds(invocation, cells, ledger, scheduler) -> str | None:
     """Plan a round, run it on the loop, again, until the planner has nothing left
     worth a trial, the budget fits no trial, or the run stops; the loop's error, if
-    any. `run` is commands._Run (context, progress, stop, tag, jobs, decide)."""
-    from benchkit.run.cell import Cell
-    from benchkit.run.loop import RunLoop
+    any. `invocation` is commands.Invocation (context, progress, stop, tag, jobs, decide)."""
     by_key = {(arm.id, task.id): (arm, task) for arm, task in cells}
     arms, tasks = headline(cells)
-    fam = family(arms, alpha=1 - LEVEL, margin=run.checked.tree.suite.equivalence_margin,
-                 baseline=run.decide.get("baseline"))
-    while not run.stop.is_set() and not scheduler.totals.halted:
+    fam = family(arms, alpha=1 - LEVEL, margin=invocation.checked.tree.suite.equivalence_margin,
+                 baseline=invocation.decide.get("baseline"))
+    while not invocation.stop.is_set() and not scheduler.totals.halted:
         costs = {key: values for key, values in ledger.costs.items() if key in by_key}
         round_ = plan_round(cost_cells(costs), arms, tasks, fam,
                             expected=lambda arm, task: ledger.expected(arm, task)[0],
-                            budget_left=scheduler.left(), batch=max(4, 2 * run.jobs))
-        announce(run.progress, round_)
+                            budget_left=scheduler.left(), batch=max(4, 2 * invocation.jobs))
+        announce(invocation.progress, round_)
         if not round_.trials:
             return None
-        scheduler.extend([Cell(*by_key[(t.arm, t.task)], ledger.valid[(t.arm, t.task)])
+        scheduler.extend([Trial(*by_key[(t.arm, t.task)], ledger.valid[(t.arm, t.task)])
                           for t in round_.trials])
         before = scheduler.totals.ran
-        loop = RunLoop(scheduler, run.context, run.progress, jobs=run.jobs, stop=run.stop,
-                       tag=run.tag)
-        loop.run()
-        run.signal = loop.signal  # the signal that stopped the round, if one did
+        loop = RunLoop(scheduler, invocation.context, invocation.progress,
+                       jobs=invocation.jobs, stop=invocation.stop, tag=invocation.tag)
+        loop.run_trials()
+        invocation.signal = loop.signal  # the signal that stopped the round, if one did
         if loop.error:
             return loop.error
         if scheduler.totals.ran == before:
-            run.progress.note("until-decided: no trial of the round fits the budget left: stopping")
+            invocation.progress.note("until-decided: no trial of the round fits the budget "
+                                     "left: stopping")
             return None
     return None
 
@@ -232,9 +235,6 @@ def run_rounds(run, cells, ledger, scheduler) -> str | None:
 def dry_round(checked, progress, options: dict, *, self_review) -> Round:
     """`--until-decided --dry-run`: the first round the run would spend, from the
     store's samples, and each pair's state; nothing run or written."""
-    from benchkit.run.ledger import Ledger
-    from benchkit.run.loop import select_cells
-    from benchkit.store import Store
     suite = checked.tree.suite
     cells, _ = select_cells(checked.arms, checked.tasks, self_review=self_review,
                             references=checked.references)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from benchkit.run.ledger import Ledger
-from benchkit.run.loop import Skip, plan, select_cells
+from benchkit.run.plan import Skip, plan, select_cells
 from benchkit.store import Store
 
 DEFAULT_BASIS = "suite default"
@@ -91,9 +91,9 @@ def make_plan(checked, *, trials, until, budget, driver: str, model: str, store_
         Store(store_dir))
     result = Plan(driver=driver, model=model, host=host, budget=budget, skipped=skipped)
     left = budget
-    for _, cell in plan(cells, ledger, trials=trials, until=until):
-        expected, basis = ledger.expected(cell.arm.id, cell.task.id)
-        entry = PlannedTrial(cell.arm.id, cell.task.id, cell.trial, expected, basis)
+    for _, trial in plan(cells, ledger, trials=trials, until=until):
+        expected, basis = ledger.expected(trial.arm.id, trial.task.id)
+        entry = PlannedTrial(trial.arm.id, trial.task.id, trial.index, expected, basis)
         if left is not None and expected > left:
             result.over_budget.append(entry)
             continue

@@ -50,16 +50,19 @@ class Ledger:
         self._recount()
         return self
 
-    def add(self, sample: dict) -> None:
+    def add(self, sample: Sample) -> None:
         """A sample this run has just stored."""
-        if self._take(sample):
-            self._recount()
+        self._book(sample)
+        self._recount()
 
-    def _take(self, stored: dict) -> bool:
+    def _take(self, stored: dict) -> None:
         try:
             sample = msgspec.convert(stored, Sample)
         except msgspec.ValidationError:
-            return False  # a line some other version wrote: it counts for nothing
+            return  # a line some other version wrote: it counts for nothing
+        self._book(sample)
+
+    def _book(self, sample: Sample) -> None:
         self.samples.append(sample)
         if sample.driver == self.driver and sample.valid:
             cost = self.cost(sample)
@@ -68,7 +71,6 @@ class Ledger:
                 total = table.setdefault(at, [0.0, 0])
                 total[0] += cost
                 total[1] += 1
-        return True
 
     def _recount(self) -> None:
         # A new sample can set older ones aside (a newer prompt): count all anew.

@@ -21,12 +21,22 @@ repository, runs once the host is up (benchkit.run.probe), before any trial.
 from __future__ import annotations
 
 import fnmatch
+import importlib.util
 import os
 import shutil
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+
+from benchkit.gitea import Credentials, CredentialsError, GiteaError, HostError
+from benchkit.isolation import IsolationError, assemble
+from benchkit.isolation.sandbox import SandboxError, bridge_target, probe
+from benchkit.run.host import discover
+from benchkit.run.probe import tool_version
+from benchkit.spec import Arm, Problem, SpecError, Tree, load_arm, load_tree
+from benchkit.spec.reference import Reference, reference_for
+from benchkit.spec.task import Task
 
 # Environment variables the Claude Code CLI accepts as credentials (or as a route that
 # needs none of ours: a proxy, Bedrock, Vertex).
@@ -46,9 +56,9 @@ class Failure:
 class PreflightError(Exception):
     """One or more pre-flight checks failed; `failures` and `problems` say which."""
 
-    def __init__(self, failures: list[Failure], problems: list | None = None):
+    def __init__(self, failures: list[Failure], problems: list[Problem] | None = None):
         self.failures = failures
-        self.problems = problems or []  # benchkit.spec.Problem of the documents
+        self.problems = problems or []  # the documents' problems
         super().__init__("; ".join(map(str, failures)))
 
 
@@ -57,11 +67,11 @@ class Checked:
     """What passed pre-flight: the documents loaded, the host's credentials (None: run
     an embedded forge)."""
 
-    tree: object
-    arms: list
-    tasks: list
-    references: dict = field(default_factory=dict)  # arm id -> Reference (replay)
-    credentials: object = None
+    tree: Tree
+    arms: list[Arm]
+    tasks: list[Task]
+    references: dict[str, Reference] = field(default_factory=dict)  # replay's, by arm id
+    credentials: Credentials | None = None
 
 
 def preflight(arm_paths, *, task_patterns=(), tiers=(),
@@ -69,7 +79,8 @@ def preflight(arm_paths, *, task_patterns=(), tiers=(),
               login: str | None = None, environ: Mapping[str, str] = os.environ,
               confine: bool = True) -> Checked:
     """Run every check; return what the run needs, or raise PreflightError."""
-    failures, problems = [], []
+    failures: list[Failure] = []
+    problems: list[Problem] = []
     loaded = _documents(arm_paths, task_patterns, tiers, driver, problems)
     if problems:
         failures.append(Failure("documents", f"{len(problems)} problem(s) in the documents"))
@@ -84,6 +95,7 @@ def preflight(arm_paths, *, task_patterns=(), tiers=(),
     failures += [Failure("sandbox", m) for m in sandbox_problems(confine and shell, credentials)]
     if failures:
         raise PreflightError(failures, problems)
+    assert loaded is not None  # documents that did not load are a failure
     loaded.credentials = credentials
     return loaded
 
@@ -93,22 +105,21 @@ def preflight(arm_paths, *, task_patterns=(), tiers=(),
 def load_documents(arm_paths, *, task_patterns=(), tiers=(), driver: str = "claude") -> Checked:
     """The documents check alone (what `run --dry-run` needs: no tool, no host);
     raises PreflightError with their problems."""
-    problems = []
+    problems: list[Problem] = []
     loaded = _documents(arm_paths, task_patterns, tiers, driver, problems)
-    if problems:
+    if problems or loaded is None:
         raise PreflightError([Failure("documents", f"{len(problems)} problem(s) in the documents")],
                              problems)
     return loaded
 
 
 def _documents(arm_paths, task_patterns, tiers, driver, problems) -> Checked | None:
-    from benchkit.spec import Problem, SpecError, load_arm, load_tree
     try:
         tree = load_tree()
     except SpecError as error:
         problems.extend(error.problems)
         return None
-    arms = {}
+    arms: dict[str, Arm] = {}
     for path in arm_paths:
         try:
             arm = load_arm(path)
@@ -129,7 +140,6 @@ def _documents(arm_paths, task_patterns, tiers, driver, problems) -> Checked | N
 def choose_tasks(tree, patterns, tiers, problems) -> list:
     """The tasks named by ids or globs (all when none), of the tiers given (all when
     none), in the tree's order. A pattern that matches nothing is a problem."""
-    from benchkit.spec import Problem
     chosen = set()
     for pattern in patterns:
         matched = [task_id for task_id in tree.tasks if fnmatch.fnmatchcase(task_id, pattern)]
@@ -147,8 +157,6 @@ def choose_tasks(tree, patterns, tiers, problems) -> list:
 
 
 def _references(arms, root, problems) -> dict:
-    from benchkit.spec import SpecError
-    from benchkit.spec.reference import reference_for
     references = {}
     for arm in arms:
         try:
@@ -163,8 +171,6 @@ def _references(arms, root, problems) -> dict:
 def check_tools(arms, suite, search_path: str | None = None) -> tuple[list[str], dict]:
     """(problems, arm id -> tool version): each arm's tool, as its templates resolve on
     this machine, is there to run, and says which version it is."""
-    from benchkit.isolation import IsolationError, assemble
-    from benchkit.run.probe import tool_version
     search_path = os.environ.get("PATH", os.defpath) if search_path is None else search_path
     found, versions = [], {}
     with tempfile.TemporaryDirectory(prefix="benchkit-preflight-") as workdir:
@@ -219,11 +225,11 @@ def claude_problems(driver: str, environ: Mapping[str, str] = os.environ) -> lis
 
 
 def claude_cli() -> str | None:
-    try:
-        import claude_agent_sdk
-    except ImportError:
+    # Found, not imported: the SDK takes 1.5 s to import, and only its bundled CLI is asked for.
+    found = importlib.util.find_spec("claude_agent_sdk")
+    if found is None or found.origin is None:
         return None
-    bundled = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
+    bundled = Path(found.origin).parent / "_bundled" / "claude"
     return str(bundled) if bundled.is_file() else shutil.which("claude")
 
 
@@ -249,7 +255,6 @@ def claude_credentials(environ: Mapping[str, str] = os.environ) -> str | None:
 def sandbox_problems(confine: bool, credentials=None) -> list[str]:
     """The agent's shell can be confined here, to this host (one line each); nothing
     to check when no arm has a shell or the run is --unconfined."""
-    from benchkit.isolation.sandbox import SandboxError, bridge_target, probe
     if not confine:
         return []
     found = [] if (reason := probe()) is None else [reason]
@@ -263,10 +268,8 @@ def sandbox_problems(confine: bool, credentials=None) -> list[str]:
 
 # --- host ----------------------------------------------------------------------------
 
-def _host(host, token, login, environ) -> tuple[object, list[str]]:
+def _host(host, token, login, environ) -> tuple[Credentials | None, list[str]]:
     """(credentials or None for an embedded forge, failures)."""
-    from benchkit.gitea import CredentialsError
-    from benchkit.run.host import discover
     try:
         credentials = discover(host, token, login, environ)
     except CredentialsError as error:
@@ -274,14 +277,13 @@ def _host(host, token, login, environ) -> tuple[object, list[str]]:
     return credentials, host_problems(credentials) if credentials is not None else []
 
 
-def host_problems(credentials) -> list[str]:
+def host_problems(credentials: Credentials) -> list[str]:
     """The host answers, and accepts the token."""
-    from benchkit.gitea import GiteaError, HostError
     where = f"{credentials.url} (from {credentials.source})"
     with credentials.client(retries=1, timeout=10) as client:
         try:
             client.get("/version")
-            client.user  # GET /user: whose token it is
+            _ = client.user  # GET /user: whose token it is
         except GiteaError as error:
             if error.status in (401, 403):
                 return [f"the Gitea host {where} rejected the token (HTTP {error.status}); "

@@ -25,15 +25,21 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
-from benchkit.agent.audit import audit_requests, mint_agent_token, revoke_agent_token
-from benchkit.agent.claude import MCP_PASSED
+from benchkit.agent.audit import audit_requests
+from benchkit.agent.driver import MCP_PASSED
 from benchkit.errors import HarnessError
+from benchkit.gitea import Client, Repo, provision
+from benchkit.gitea.admin import fetch_request_log, mint_agent_token, revoke_agent_token
+from benchkit.gitea.repos import discard
 from benchkit.isolation import IsolationError, assemble
 from benchkit.isolation.assembly import MCP_SERVER_NAME
 from benchkit.isolation.sandbox import Sandbox
+from benchkit.run.host import HostFacts
 from benchkit.scrub import scrub
+from benchkit.spec import Arm, Seed, Suite
 
 VERSION_TIMEOUT = 30
 PROBE_TIMEOUT = 60
@@ -76,12 +82,23 @@ def _executable(arm, assembly) -> tuple[list[str], dict]:
 
 # --- the probe -----------------------------------------------------------------------
 
-def probe_tools(arms, ctx, seed, *, confine: bool = True) -> list[str]:
-    """Probe every arm on one repository of the run's host (`ctx`, a
-    benchkit.run.cell.RunContext) freshly seeded with `seed`; the repository is deleted
-    whatever happens. `confine`: whether the run's shells are sandboxed."""
-    from benchkit.gitea import provision
-    from benchkit.gitea.repos import discard
+@dataclass(frozen=True)
+class ProbeSite:
+    """Where the probes run: the run's host (a client of its own, and what the host
+    was found to be), the suite, the loaded tree's root (`{{ root }}`)."""
+
+    client: Client
+    suite: Suite
+    host: HostFacts
+    root: Path | None = None
+    gate_timeout: float = 60.0
+
+
+def probe_tools(arms: list[Arm], ctx: ProbeSite, seed: Seed, *,
+                confine: bool = True) -> list[str]:
+    """Probe every arm on one repository of the run's host freshly seeded with `seed`;
+    the repository is deleted whatever happens. `confine`: whether the run's shells are
+    sandboxed."""
     try:
         repo = provision(ctx.client, seed, prefix=ctx.suite.repo_prefix,
                          gate_timeout=ctx.gate_timeout)
@@ -94,11 +111,12 @@ def probe_tools(arms, ctx, seed, *, confine: bool = True) -> list[str]:
         discard(ctx.client, repo)
 
 
-def probe_arm(arm, ctx, repo, seed, confine: bool = True) -> str | None:
+def probe_arm(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed,
+              confine: bool = True) -> str | None:
     """Why the arm's probe failed, or None when it passed."""
-    token, token_id = ctx.client.token, None
+    token, token_id = ctx.client.token or "", None  # a host without a token: none to give
     try:
-        if ctx.host_info()["kind"] == "forge":  # a token of its own, found in the log
+        if ctx.host.forge:  # a token of its own, found in the log
             token, token_id = mint_agent_token(ctx.client.url, ctx.client.token)
     except HarnessError as error:
         return f"arm {arm.id}: cannot prepare its probe: {ctx.client.scrub(str(error))}"
@@ -109,14 +127,14 @@ def probe_arm(arm, ctx, repo, seed, confine: bool = True) -> str | None:
             revoke_agent_token(ctx.client.url, ctx.client.token, token_id)
 
 
-def _probe(arm, ctx, repo, seed, token: str, token_id: str | None,
+def _probe(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed, token: str, token_id: str | None,
            confine: bool) -> str | None:
     client = ctx.client
     with tempfile.TemporaryDirectory(prefix="benchkit-probe-") as workdir:
         try:
             assembly = assemble(arm, ctx.suite, host_url=client.url, api_url=client.api_url,
                                 token=token, owner=repo.owner, repo=repo.name,
-                                user=client.user, workdir=Path(workdir))
+                                user=client.user, workdir=Path(workdir), root=ctx.root)
             with assembly:
                 host_url = client.url if confine else None
                 call, ok, output = _call(arm, assembly, Path(workdir), host_url)
@@ -134,7 +152,7 @@ def _probe(arm, ctx, repo, seed, token: str, token_id: str | None,
                 f"issue titles is in the output), so its credentials did not reach the "
                 f"host: {shown}")
     if token_id is not None:
-        return _requests_problem(arm, said, ctx.read_request_log(token_id) or [], token_id)
+        return _requests_problem(arm, said, fetch_request_log(client.url, client.token, token_id=token_id) or [], token_id)
     return None
 
 
@@ -217,6 +235,7 @@ def _mcp_env(assembly, server: dict) -> dict:
 
 
 async def _mcp_call(server: dict, env: dict, name: str, arguments: dict, errlog):
+    # Imported for an MCP arm's probe only: the MCP client takes 0.9 s to import (measured).
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
     params = StdioServerParameters(command=server["command"], args=list(server["args"]), env=env)
@@ -235,12 +254,12 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def _shown(text: str, *secrets: str) -> str:
+def _shown(text: str, *secrets: str | None) -> str:
     """Output for a message: tokens out, on one line, its end (where errors are)."""
     text = " ".join(_redacted(text, *secrets).split())
     return text if len(text) <= OUTPUT_SHOWN else "... " + text[-OUTPUT_SHOWN:]
 
 
-def _redacted(text: str, *secrets: str) -> str:
+def _redacted(text: str, *secrets: str | None) -> str:
     """Tokens out of a message, in every form benchkit.scrub knows."""
-    return scrub(text, secrets, placeholder="[token]")
+    return scrub(text, [s for s in secrets if s], placeholder="[token]")

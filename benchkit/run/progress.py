@@ -23,7 +23,9 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
-from benchkit.run.cell import Cell, Prepared
+from benchkit.run.cell import Prepared
+from benchkit.run.plan import Skip, Trial
+from benchkit.sample import Record
 
 PASSED = "passed"
 NOT_PASSED = ("failed", "confused", "hung")  # scored outcomes that count against an arm
@@ -131,48 +133,48 @@ class Progress:
         self.emit(event, "\n".join(lines))
         self._start_display()
 
-    def skipped(self, skip) -> None:
+    def skipped(self, skip: Skip) -> None:
         self.emit({"event": "skip", "arm": skip.arm, "task": skip.task, "reason": skip.reason},
                   f"not run: {skip.arm} {skip.task}: {skip.reason}")
 
-    def budget_skip(self, cell: Cell, skip, expected: float, left: float) -> None:
+    def budget_skip(self, trial: Trial, skip: Skip, expected: float, left: float) -> None:
         self.emit({"event": "budget-skip", "arm": skip.arm, "task": skip.task,
-                   "trial": cell.trial, "expected_tokens": round(expected),
+                   "trial": trial.index, "expected_tokens": round(expected),
                    "left_tokens": round(left)},
-                  f"skipped (budget): {skip.arm} {skip.task} trial {cell.trial}: "
+                  f"skipped (budget): {skip.arm} {skip.task} trial {trial.index}: "
                   f"expects ~{expected:,.0f} tokens, {self.tokens(left)} left")
 
     def started(self, ticket, prepared: Prepared) -> None:
-        cell = ticket.cell
+        trial = ticket.trial
         repo = prepared.repo.full_name if prepared.repo is not None else None
-        event = {"event": "start", "n": ticket.number, "arm": cell.arm.id, "task": cell.task.id,
-                 "trial": cell.trial, "repo": repo, "expected_tokens": round(ticket.expected),
+        event = {"event": "start", "n": ticket.number, "arm": trial.arm.id, "task": trial.task.id,
+                 "trial": trial.index, "repo": repo, "expected_tokens": round(ticket.expected),
                  "expected_from": ticket.basis}
         where = f"on {repo}" if repo else f"(provisioning failed: {prepared.failure_class})"
-        self.emit(event, f"[{ticket.number}/{self.planned}] {cell.arm.id} {cell.task.id} trial "
-                         f"{cell.trial}: started {where}, expects ~{ticket.expected:,.0f} tokens "
+        self.emit(event, f"[{ticket.number}/{self.planned}] {trial.arm.id} {trial.task.id} trial "
+                         f"{trial.index}: started {where}, expects ~{ticket.expected:,.0f} tokens "
                          f"({ticket.basis})")
 
-    def ended(self, ticket, sample: dict, cost: float, scheduler) -> None:
-        cell, totals = ticket.cell, scheduler.totals
+    def ended(self, ticket, sample: Record, cost: float, scheduler) -> None:
+        trial, totals = ticket.trial, scheduler.totals
         with self._lock:  # totals read and line written together
-            event = {"event": "end", "n": ticket.number, "arm": cell.arm.id,
-                     "task": cell.task.id, "trial": cell.trial, "sample": sample["id"],
-                     "outcome": sample["outcome"], "failure_class": sample["failure_class"],
-                     "valid": sample["valid"], "tokens": round(cost),
-                     "usage_estimated": sample["usage_estimated"], "turns": sample["turns"],
-                     "seconds": sample["duration_s"], "detail": detail(sample),
+            event = {"event": "end", "n": ticket.number, "arm": trial.arm.id,
+                     "task": trial.task.id, "trial": trial.index, "sample": sample.id,
+                     "outcome": sample.outcome, "failure_class": sample.failure_class,
+                     "valid": sample.valid, "tokens": round(cost),
+                     "usage_estimated": sample.usage_estimated, "turns": sample.turns,
+                     "seconds": sample.duration_s, "detail": detail(sample),
                      "totals": {**totals.snapshot(), "left_tokens": _round(scheduler.left())}}
             why = event["detail"]
             left = scheduler.left()
             self.planned, self.done, self.spent = totals.planned, totals.ran, totals.spent
-            self.arms[cell.arm.id][sample["outcome"]] += 1
+            self.arms[trial.arm.id][sample.outcome] += 1
             budget = f", {self.tokens(left)} left" if left is not None else ""
             eta = self.eta()
-            self.emit(event, f"[{ticket.number}/{self.planned}] {cell.arm.id} {cell.task.id} trial "
-                             f"{cell.trial}: {sample['outcome']}{' - ' + why if why else ''}"
-                             f" | {self.tokens(cost)} tokens, {sample['turns']} turns, "
-                             f"{sample['duration_s']:.1f}s | so far {totals.ran}/{totals.planned} "
+            self.emit(event, f"[{ticket.number}/{self.planned}] {trial.arm.id} {trial.task.id} trial "
+                             f"{trial.index}: {sample.outcome}{' - ' + why if why else ''}"
+                             f" | {self.tokens(cost)} tokens, {sample.turns} turns, "
+                             f"{sample.duration_s:.1f}s | so far {totals.ran}/{totals.planned} "
                              f"trial(s), {self.tokens(totals.spent)} tokens{budget}, "
                              f"{outcome_counts(totals.outcomes)} | {clock(self.elapsed())} elapsed, "
                              f"ETA {clock(eta) if eta is not None else '?'}")
@@ -219,13 +221,13 @@ class Progress:
                   "report: " + ", ".join(str(p) for p in paths))
 
 
-def detail(sample: dict) -> str:
+def detail(sample: Record) -> str:
     """Why a trial did not pass, in one line ("" when it passed)."""
-    why = sample["failure_class"] or ""
-    if sample["outcome"] == "failed" and sample["differences"]:
-        why = sample["differences"][0]
-    elif sample["error"]:
-        why = f"{why}: {sample['error'].strip().splitlines()[0]}"
+    why = sample.failure_class or ""
+    if sample.outcome == "failed" and sample.differences:
+        why = sample.differences[0]
+    elif sample.error:
+        why = f"{why}: {sample.error.strip().splitlines()[0]}"
     return why
 
 

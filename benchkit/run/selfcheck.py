@@ -18,18 +18,27 @@ on one host; their samples go to a throwaway store, never to results/.
 
 from __future__ import annotations
 
-import json
 import tempfile
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
+from benchkit.agent.driver import AgentRun
 from benchkit.agent.replay import ReplayDriver, null_reference
-from benchkit.errors import HarnessError
+from benchkit.errors import HarnessError, HostError
+from benchkit.gitea import Client, delete_repo, provision, snapshot
+from benchkit.run.cell import RunContext, run_trial
+from benchkit.run.host import HostFacts, discover, open_host, probe_host
+from benchkit.run.plan import Trial, not_runnable
+from benchkit.run.preflight import choose_tasks, host_problems
+from benchkit.scoring import check as check_task
+from benchkit.spec.loader import SpecError
+from benchkit.spec.models import load_arm
 from benchkit.spec.reference import excerpt, no_reference, reference_for
+from benchkit.spec.tree import load_tree
+from benchkit.store import Store
 
 CONTROLS = ("reference", "null", "wrong-target")
 # Verdicts that make `validate --live` exit 1.
@@ -76,9 +85,8 @@ class _Host:
     """What every control shares: where the host is and what it permits."""
 
     url: str
-    token: str
-    self_review: bool
-    info: dict
+    token: str | None
+    facts: HostFacts
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -94,15 +102,9 @@ def validate_live(arm_paths=(), *, host: str | None = None, token: str | None = 
     Raises SpecError for a broken tree or reference, HarnessError for a host that
     cannot be used at all.
     """
-    from benchkit.spec.models import load_arm
-    from benchkit.spec.tree import load_tree
     tree = load_tree(root)
     arms = [load_arm(path) for path in arm_paths] or list(tree.arms.values())
     references = {arm.id: reference_for(arm, tree.root) for arm in arms}
-    from benchkit.errors import HostError
-    from benchkit.gitea import Client
-    from benchkit.run.host import discover, open_host
-    from benchkit.run.preflight import host_problems
     credentials = discover(host, token, login)
     unusable = host_problems(credentials) if credentials is not None else []
     if unusable:
@@ -110,7 +112,7 @@ def validate_live(arm_paths=(), *, host: str | None = None, token: str | None = 
     with open_host(credentials) as where, \
             Client(where.url, where.token) as client, \
             tempfile.TemporaryDirectory(prefix="benchkit-validate-") as store_dir:
-        shared = _shared(client, tree.suite)
+        shared = _Host(client.url, client.token, probe_host(client, tree.suite.repo_prefix))
         checks, jobs_to_run = _plan(tree, arms, references, task_ids, shared)
         run = _Runner(tree, shared, store_dir, progress)
         with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="selfcheck") as pool:
@@ -123,19 +125,12 @@ def validate_live(arm_paths=(), *, host: str | None = None, token: str | None = 
     return checks
 
 
-def _shared(client, suite) -> _Host:
-    """Probe once what every cell needs to know of the host (as the cell runner would)."""
-    from benchkit.run.cell import RunContext
-    ctx = RunContext(suite=suite, seeds={}, client=client, store=None, driver=None)
-    return _Host(client.url, client.token, ctx.self_review_permitted(), ctx.host_info())
-
-
 def _plan(tree, arms, references, task_ids, shared: _Host):
     """One TaskCheck per (arm, task) and the controls each needs, in table order."""
     checks, jobs = [], []
     for arm in arms:
         reference = references[arm.id]
-        for task in _tasks(tree, reference, task_ids, shared.self_review, arm):
+        for task in _tasks(tree, reference, task_ids, shared.facts.self_review, arm):
             check = TaskCheck(arm.id, task.id, task.kind)
             checks.append(check)
             task_ref = reference.for_task(task.id)
@@ -157,15 +152,12 @@ def _tasks(tree, reference, task_ids, self_review: bool, arm):
     """The tasks to prove: the chosen ones, else every scored task and any other one the
     reference covers, so long as it means something on this host and arm."""
     if task_ids:
-        from benchkit.run.preflight import choose_tasks
-        from benchkit.spec.loader import SpecError
-        problems = []
+        problems: list = []
         chosen = choose_tasks(tree, task_ids, (), problems)  # ids or globs
         if problems:
             raise SpecError(problems)
     else:
         chosen = [t for t in tree.tasks.values() if t.scored or t.id in reference.tasks]
-    from benchkit.run.cell import not_runnable
     return [t for t in chosen if not_runnable(arm, t, self_review) is None]
 
 
@@ -184,7 +176,6 @@ class _Runner:
 
     def __call__(self, job) -> Control:
         check, name, (arm, task, reference) = job
-        from benchkit.gitea import Client
         started = time.perf_counter()
         with Client(self.shared.url, self.shared.token) as client:
             try:
@@ -200,32 +191,28 @@ class _Runner:
         return control
 
     def _replay(self, client, arm, task, reference, name) -> Control:
-        from benchkit.run.cell import Cell, RunContext, run_cell
-        from benchkit.store import Store
         store = Store(self.store_dir, secrets=[client.token])
         ctx = RunContext(suite=self.tree.suite, seeds=self.tree.seeds, client=client,
-                         store=store, driver=ReplayDriver(reference), root=self.tree.root,
-                         self_review=self.shared.self_review, host=dict(self.shared.info))
-        sample = run_cell(Cell(arm, task), ctx)
-        replay = _replay_event(store, sample)
-        return Control(name, sample["outcome"], differences=list(sample["differences"]),
+                         store=store, driver=ReplayDriver(reference), host=self.shared.facts,
+                         root=self.tree.root)
+        result = run_trial(Trial(arm, task), ctx)
+        sample, replay = result.sample, _replay_event(result.run)
+        return Control(name, sample.outcome, differences=list(sample.differences),
                        failed_steps={int(n): text for n, text in replay.get("failed_steps", {}).items()},
                        replay_errors=replay.get("errors", []),
-                       error=sample["error"] or _leaks(sample))
+                       error=sample.error or _leaks(sample.leaks))
 
     def _null(self, client, task) -> Control:
         """The null agent: it makes no call, so its end state is the seeded repository."""
-        from benchkit.scoring import check
         seed = self.tree.seeds[task.seed]
-        verdict = check(task, state=self._untouched_state(client, task.seed),
+        verdict = check_task(task, state=self._untouched_state(client, task.seed),
                         answer=null_reference(task.id).answer, seed=seed, user=client.user,
-                        self_review=self.shared.self_review)
+                        self_review=self.shared.facts.self_review)
         return Control("null", "passed" if verdict.passed else "failed",
                        differences=list(verdict.differences))
 
     def _untouched_state(self, client, seed_name: str) -> dict:
         """The snapshot of a freshly seeded repository of this seed (made once)."""
-        from benchkit.gitea import delete_repo, provision, snapshot
         with self._untouched_lock:
             if seed_name not in self._untouched:
                 seed = self.tree.seeds[seed_name]
@@ -237,19 +224,13 @@ class _Runner:
             return self._untouched[seed_name]
 
 
-def _replay_event(store, sample) -> dict:
-    """The replay's own account (failed steps, template errors) from the transcript."""
-    if not sample.get("transcript"):
-        return {}
-    try:
-        events = json.loads((Path(store.root) / sample["transcript"]).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
+def _replay_event(run: AgentRun | None) -> dict:
+    """The replay's own account (failed steps, template errors) from its transcript."""
+    events = run.transcript if run is not None else []
     return next((e for e in reversed(events) if e.get("event") == "replay"), {})
 
 
-def _leaks(sample) -> str | None:
-    leaks = sample.get("leaks") or []
+def _leaks(leaks: list[str]) -> str | None:
     return "leak: " + "; ".join(map(str, leaks)) if leaks else None
 
 

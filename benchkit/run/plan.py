@@ -1,0 +1,92 @@
+"""Planning a run: which cells can run, and which trials to run, least-sampled first.
+
+    not_runnable  why a cell (arm, task) cannot produce a sample worth having
+    select_cells  arms x chosen tasks -> the cells to run, and the others with why not
+    plan          trials per cell (--trials N adds N, --until N tops up to N valid),
+                  least-sampled first, so a short session spreads coverage
+
+(run/decide.py's planner has its own `Trial` of a round, (arm id, task id, why): the
+trials it asks for become these once the run queues them.)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from benchkit.run.ledger import Ledger
+from benchkit.spec import Arm
+from benchkit.spec.reference import Reference, no_reference
+from benchkit.spec.task import Task
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One trial of the cell (arm, task); `index` tells it from the cell's others in
+    this run."""
+
+    arm: Arm
+    task: Task
+    index: int = 0
+
+
+@dataclass(frozen=True)
+class Skip:
+    """A cell (or one trial of it) that was not run, and why."""
+
+    arm: str
+    task: str
+    reason: str
+
+
+def not_runnable(arm: Arm, task: Task, self_review: bool | None,
+                 reference: Reference | None = None) -> str | None:
+    """Why the cell (arm, task) cannot produce a sample worth having, or None. The
+    self-review condition is judged once the host's answer is known (not None); with a
+    reference (replay), the task must have a supported solution in it."""
+    if task.applicability.get(arm.id) == "not-applicable":
+        return f"not applicable to {arm.id}"
+    if not task.has_spec:
+        return "no scoring spec: the checker cannot judge it"
+    if self_review is not None and not task.applies_to(self_review=self_review):
+        other = "forbid" if self_review else "permit"
+        return f"only for hosts that {other} self-review (this one does not)"
+    if reference is not None:
+        entry = reference.for_task(task.id)
+        if entry is None:
+            return no_reference(arm.id)
+        if entry.unsupported:
+            return f"unsupported by the arm's tool ({entry.unsupported.strip()})"
+    return None
+
+
+def select_cells(arms: list[Arm], tasks: list[Task], *, self_review: bool | None,
+                 references: dict[str, Reference] | None = None
+                 ) -> tuple[list[tuple[Arm, Task]], list[Skip]]:
+    """(cells to run as (arm, task) pairs, [Skip]) in arm-then-task order. A task
+    without a scoring spec, not applicable to the arm, meant for hosts with the other
+    self-review permission, or (replay) without a playable reference is skipped."""
+    cells, skipped = [], []
+    for arm in arms:
+        reference = (references or {}).get(arm.id)
+        for task in tasks:
+            reason = not_runnable(arm, task, self_review, reference)
+            if reason:
+                skipped.append(Skip(arm.id, task.id, reason))
+            else:
+                cells.append((arm, task))
+    return cells, skipped
+
+
+Slot = tuple[tuple[int, int], Trial]  # (order key: samples had + index, cell order), trial
+
+
+def plan(cells: list[tuple[Arm, Task]], ledger: Ledger, *, trials: int | None = None,
+         until: int | None = None) -> list[Slot]:
+    """The trials to run, least-sampled first: [(order key, Trial)]. --trials adds that
+    many to each cell; --until tops each cell up to that many valid samples."""
+    slots: list[Slot] = []
+    for order, (arm, task) in enumerate(cells):
+        have = ledger.valid[(arm.id, task.id)]
+        want = (trials if trials is not None else 1) if until is None else max(0, until - have)
+        slots += [((have + index, order), Trial(arm, task, index)) for index in range(want)]
+    return sorted(slots, key=lambda slot: slot[0])

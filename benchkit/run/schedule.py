@@ -1,0 +1,175 @@
+"""Handing trials out: in plan order, within the budget, one Ticket per trial.
+
+With --until a harness error is run again (at most HARNESS_RETRIES more per cell); a
+run of BREAKER harness errors in a row halts the run: the host is unwell. --until-decided
+adds trials round by round (extend).
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import threading
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import msgspec
+
+from benchkit.cost import usage_cost
+from benchkit.run.ledger import Ledger
+from benchkit.run.plan import Skip, Slot, Trial
+from benchkit.run.progress import Progress
+from benchkit.sample import Record
+
+HARNESS_RETRIES = 2      # extra attempts per cell and run after harness errors (--until)
+BREAKER = 5              # harness errors in a row that halt the run: the host is unwell
+
+
+@dataclass
+class Ticket:
+    """One trial handed to a worker, with the budget it holds while it runs."""
+
+    trial: Trial
+    number: int          # 1-based, in the order trials start
+    expected: float
+    basis: str
+
+
+@dataclass
+class Totals:
+    planned: int = 0
+    ran: int = 0
+    spent: float = 0.0
+    outcomes: Counter[str] = field(default_factory=Counter)
+    budget_skips: list[Skip] = field(default_factory=list)  # Skip, one per trial not started
+    halted: str | None = None
+
+    def snapshot(self) -> dict:
+        return {"ran": self.ran, "spent_tokens": round(self.spent),
+                "outcomes": dict(self.outcomes)}
+
+
+class Scheduler:
+    """Hands out trials in plan order within the budget; thread-safe."""
+
+    def __init__(self, slots: list[Slot], ledger: Ledger, progress: Progress, *,
+                 budget: float | None = None, retry_harness_errors: bool = False):
+        self.ledger, self.progress, self.budget = ledger, progress, budget
+        self.retry = retry_harness_errors
+        self.totals = Totals(planned=len(slots))
+        self._queue = [(key, n, trial) for n, (key, trial) in enumerate(slots)]
+        self._seq = itertools.count(len(slots))
+        self._order = {(trial.arm.id, trial.task.id): key[1] for key, trial in slots}
+        self._issued = Counter((trial.arm.id, trial.task.id) for _, trial in slots)
+        self._retries: Counter[tuple[str, str]] = Counter()
+        self._errors_in_a_row = 0
+        self._reserved: dict[int, float] = {}
+        self._numbers = itertools.count(1)
+        self._cond = threading.Condition()
+
+    def left(self) -> float | None:
+        return None if self.budget is None else self.budget - self.totals.spent
+
+    def take(self, wait: bool = True) -> Ticket | None:
+        """The first queued trial the budget allows now; trials that can never fit
+        are skipped (and said so). None when the run is over, halted, or (wait=False)
+        nothing fits until a running trial ends."""
+        with self._cond:
+            while True:
+                if self.totals.halted or not self._queue:
+                    return None
+                later = False
+                for entry in list(self._queue):
+                    trial = entry[2]
+                    expected, basis = self.ledger.expected(trial.arm.id, trial.task.id)
+                    fit = self._fit(expected)
+                    if fit == "never":
+                        self._queue.remove(entry)
+                        self._budget_skip(trial, expected)
+                    elif fit == "later":
+                        later = True
+                    else:
+                        self._queue.remove(entry)
+                        ticket = Ticket(trial, next(self._numbers), expected, basis)
+                        self._reserved[ticket.number] = expected
+                        return ticket
+                if not (later and wait):
+                    return None
+                self._cond.wait()
+
+    def _fit(self, expected: float) -> str:
+        left = self.left()
+        if left is None:
+            return "now"
+        if expected > left:
+            return "never"  # running trials can only spend more
+        return "later" if expected > left - sum(self._reserved.values()) else "now"
+
+    def _budget_skip(self, trial: Trial, expected: float) -> None:
+        left = self.left()
+        assert left is not None  # only a budget skips
+        skip = Skip(trial.arm.id, trial.task.id,
+                    f"expects ~{expected:,.0f} tokens, {left:,.0f} left in the budget")
+        self.totals.budget_skips.append(skip)
+        self.progress.budget_skip(trial, skip, expected, left)
+
+    def done(self, ticket: Ticket, sample: Record) -> float:
+        """Book a finished trial; return its cost-equivalent tokens."""
+        cost = usage_cost(msgspec.structs.asdict(sample.usage), self.ledger.weights)
+        with self._cond:
+            self._reserved.pop(ticket.number, None)
+            self.totals.ran += 1
+            self.totals.spent += cost
+            self.totals.outcomes[sample.outcome] += 1
+            self.ledger.add(sample.view())
+            if sample.outcome == "harness-error":
+                self._harness_error(ticket.trial, sample)
+            else:
+                self._errors_in_a_row = 0
+            self._cond.notify_all()
+        return cost
+
+    def _harness_error(self, trial: Trial, sample: Record) -> None:
+        self._errors_in_a_row += 1
+        if self._errors_in_a_row >= BREAKER:
+            last = ((sample.error or "").strip() or "?").splitlines()[0]
+            self.totals.halted = (f"{BREAKER} trials in a row ended in a harness error (last: "
+                                  f"{sample.failure_class}: {last}); stopped so no "
+                                  f"more budget goes to a broken set-up")
+            return
+        key = (trial.arm.id, trial.task.id)
+        if self.retry and self._retries[key] < HARNESS_RETRIES:
+            self._retries[key] += 1
+            retry = Trial(trial.arm, trial.task, self._issued[key])
+            self._issued[key] += 1
+            self.totals.planned += 1
+            bisect.insort(self._queue, ((self.ledger.valid[key], self._order[key]),
+                                        next(self._seq), retry),
+                          key=lambda entry: entry[:2])
+
+    def extend(self, trials: Iterable[Trial]) -> None:
+        """Queue more trials, least-sampled first (--until-decided adds them by rounds)."""
+        with self._cond:
+            for trial in trials:
+                key = (trial.arm.id, trial.task.id)
+                self._order.setdefault(key, len(self._order))
+                self._issued[key] += 1
+                self.totals.planned += 1
+                self._queue.append(((self.ledger.valid[key], self._order[key]),
+                                    next(self._seq), trial))
+            self._queue.sort(key=lambda entry: entry[:2])
+            self._cond.notify_all()
+
+    def release(self, ticket: Ticket) -> None:
+        """A trial that will not run after all (interrupted, abandoned)."""
+        with self._cond:
+            self._reserved.pop(ticket.number, None)
+            self._cond.notify_all()
+
+    def halt(self, reason: str) -> None:
+        with self._cond:
+            self.totals.halted = self.totals.halted or reason
+            self._cond.notify_all()
+
+
