@@ -17,6 +17,7 @@ No resampling, so a 100,000-sample store costs what its cells cost.
 
 from __future__ import annotations
 
+import functools
 import math
 from statistics import NormalDist
 
@@ -75,19 +76,63 @@ def z_quantile(level: float) -> float:
 
 
 def t_quantile(level: float, df: float) -> float:
-    """Two-sided Student t quantile: exact for 1 and 2 degrees of freedom, else the
-    Cornish-Fisher expansion (error < 1e-3 from 3 on, smaller above)."""
-    p = 0.5 + level / 2
-    if df < 1.5:
-        return math.tan(math.pi * (p - 0.5))
-    if df < 2.5:
-        return (2 * p - 1) / math.sqrt(2 * p * (1 - p))
-    z = NormalDist().inv_cdf(p)
+    """Two-sided Student t quantile: exact below 30 degrees of freedom (where the
+    Cornish-Fisher expansion falls short of the truth: at df 3 and a Bonferroni level by
+    1%), else that expansion (relative error < 1e-4 from 30 on). A fractional df is
+    taken down to the next thousandth: never narrower than the truth."""
+    if df < 30:
+        return _exact_t(level, math.floor(df * 1000) / 1000)
+    z = NormalDist().inv_cdf(0.5 + level / 2)
     g1 = (z ** 3 + z) / 4
     g2 = (5 * z ** 5 + 16 * z ** 3 + 3 * z) / 96
     g3 = (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / 384
     g4 = (79 * z ** 9 + 776 * z ** 7 + 1482 * z ** 5 - 1920 * z ** 3 - 945 * z) / 92160
     return z + g1 / df + g2 / df ** 2 + g3 / df ** 3 + g4 / df ** 4
+
+
+@functools.lru_cache(maxsize=4096)
+def _exact_t(level: float, df: float) -> float:
+    """The t whose two-sided tail is 1 - level, by bisection on the tail
+    I_{df/(df+t^2)}(df/2, 1/2) (the regularized incomplete beta function)."""
+    tail = 1 - level
+    low, high = 0.0, 1.0
+    while _beta_tail(df, high) > tail:
+        high *= 2
+    for _ in range(100):
+        middle = (low + high) / 2
+        low, high = (middle, high) if _beta_tail(df, middle) > tail else (low, middle)
+    return high
+
+
+def _beta_tail(df: float, t: float) -> float:
+    """P(|T| > t) for Student's t with df degrees of freedom."""
+    return _incomplete_beta(df / 2, 0.5, df / (df + t * t))
+
+
+def _incomplete_beta(a: float, b: float, x: float) -> float:
+    """I_x(a, b) by its continued fraction (modified Lentz), on the side where it
+    converges fast."""
+    if x <= 0.0 or x >= 1.0:
+        return 0.0 if x <= 0.0 else 1.0
+    if x > (a + 1) / (a + b + 2):
+        return 1.0 - _incomplete_beta(b, a, 1.0 - x)
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
+                     + a * math.log(x) + b * math.log1p(-x)) / a
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    result = d
+    for m in range(1, 300):
+        for numerator in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+                          -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+            d = 1.0 + numerator * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + numerator / c
+            c = c if abs(c) > tiny else tiny
+            result *= c * d
+        if abs(c * d - 1.0) < 1e-15:
+            break
+    return front * result
 
 
 # --- continuous metrics ---------------------------------------------------------------
