@@ -2,6 +2,7 @@
 a forked child, it must make what one process makes of the whole store."""
 
 import json
+import os
 
 import pytest
 from synthetic import sample, write_store
@@ -94,3 +95,16 @@ def test_a_result_never_asked_for_stops_the_child(tmp_path):
     assert child is not None and shared._child is None
     with pytest.raises(ChildProcessError):
         summary_module.os.waitpid(child[0], 0)  # already reaped
+
+
+def test_without_a_fork_the_parent_reads_every_file(tmp_path, monkeypatch):
+    store = mixed_store(tmp_path)
+
+    def refused():
+        raise OSError("Resource temporarily unavailable")  # fork under a process limit
+    monkeypatch.setattr(summary_module.os, "fork", refused)
+    before = len(os.listdir("/proc/self/fd"))
+    with Summariser(store) as shared:
+        assert shared._child is None
+        assert rows(shared.result()) == rows(summarise(load_store(store)))
+    assert len(os.listdir("/proc/self/fd")) == before  # the memfd and the queue closed

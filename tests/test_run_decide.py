@@ -161,3 +161,16 @@ def test_until_decided_dry_run_says_what_it_would_spend_first(tmp_path, monkeypa
     assert ("until-decided: next: 1 trial(s): raw-api read-open-issue-count (no sample yet"
             in result.stdout)
     assert not (tmp_path / "results").exists()
+
+
+def test_a_run_of_two_arms_decides_at_the_level_the_report_shows():
+    """The report compares every arm with samples, up to the tree's four: six pairs, so
+    each pair gets 0.05 / 6, and a run of two of them must not decide at 0.05."""
+    from benchkit.run.decide import headline_family
+    fam = headline_family(["raw-api", "tea"], ["gitea-axi", "tea", "gitea-mcp", "raw-api"],
+                          0.05, None)
+    assert fam.pairs == (("raw-api", "tea"),)
+    assert fam.alpha_pair == pytest.approx(0.05 / 6)
+    against = headline_family(["raw-api", "tea"], ["gitea-axi", "tea", "gitea-mcp", "raw-api"],
+                              0.05, "tea")
+    assert against.alpha_pair == pytest.approx(0.05 / 3)  # three arms against the baseline

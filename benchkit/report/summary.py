@@ -12,6 +12,7 @@ imports numpy: the child would pay for it too.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import signal
@@ -22,6 +23,10 @@ from pathlib import Path
 from benchkit import counting
 from benchkit.report.load import StoreContents, load_files, store_files
 from benchkit.sample import Sample
+
+# The file numbers go into one pipe before any reader takes one: two bytes each, and a
+# pipe holds 64 KiB, so a larger store is read by the parent alone.
+MAX_QUEUED = 30_000
 
 
 class Block:
@@ -117,9 +122,13 @@ class Summariser:
         if not self.directory.is_dir():
             return  # result() raises, as load_store does
         self._paths = store_files(self.directory)
+        if len(self._paths) > MAX_QUEUED or not hasattr(os, "memfd_create"):
+            return  # one process reads them all
         self._queue = _queue(len(self._paths))
-        if hasattr(os, "fork") and hasattr(os, "memfd_create"):
+        try:
             self._child = _fork(self.directory, self._paths, self._queue)
+        except OSError:  # no memfd or no fork here (a sandbox, a process limit)
+            self._child = None
 
     def result(self) -> Summary:
         """The store's summary: the files the child did and the parent's own share (all
@@ -137,8 +146,11 @@ class Summariser:
             return {}
         pid, file = self._child
         self._child = None
-        failed = os.waitpid(pid, 0)[1]
         with open(file, "rb") as written:
+            try:
+                failed = os.waitpid(pid, 0)[1]
+            except ChildProcessError:  # SIGCHLD ignored: reaped already, its fate unknown
+                return {}
             written.seek(0)  # the child's writes moved the offset both share
             return {} if failed else pickle.load(written)
 
@@ -152,9 +164,10 @@ class Summariser:
         if self._child is not None:
             pid, file = self._child
             self._child = None
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
             os.close(file)
+            with contextlib.suppress(ProcessLookupError, ChildProcessError):
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
 
 
 def _summarise_file(directory: Path, path: Path) -> Summary:
@@ -181,7 +194,11 @@ def _drain(directory: Path, paths: list[Path], queue: int | None) -> dict[int, S
 
 def _fork(directory: Path, paths: list[Path], queue: int) -> tuple[int, int]:
     file = os.memfd_create("benchkit-report-summary")
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(file)
+        raise
     if pid:
         return pid, file
     code = 1

@@ -328,9 +328,14 @@ class Invocation:
 
 def _report(progress, store_dir, reports_dir, model) -> None:
     """Render the report of the whole store; a failure is a warning, not the run's."""
+    if not Path(store_dir).is_dir():
+        return
     # The command line hands the renderer down (the run stage does not import the report).
-    write_reports = (click.get_current_context().find_root().obj or {}).get("write_reports")
-    if not Path(store_dir).is_dir() or write_reports is None:
+    context = click.get_current_context(silent=True)
+    write_reports = ((context.find_root().obj if context else None) or {}).get("write_reports")
+    if write_reports is None:
+        progress.note(f"warning: no report renderer here; `benchkit report --store "
+                      f"{store_dir}` renders it")
         return
     try:
         paths = write_reports(store_dir, reports_dir, model=model)

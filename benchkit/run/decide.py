@@ -23,7 +23,7 @@ sample size (docs/statistics.md).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from benchkit.run.ledger import Ledger
 from benchkit.run.loop import RunLoop
@@ -190,6 +190,23 @@ def _interval_text(verdict: dict, method: str) -> str:
 
 # --- in the run loop -----------------------------------------------------------------------
 
+def headline_family(arms: list, tree_arms: list, margin: float, baseline: str | None) -> Family:
+    """The run's pairs, each at the error budget the report gives it: the report compares
+    every arm with samples (at most the tree's), so a run of two of four arms must not
+    decide a pair at a looser level than the report will show it."""
+    ours = family(arms, alpha=1 - LEVEL, margin=margin, baseline=baseline)
+    whole = family(list(dict.fromkeys([*arms, *tree_arms])), alpha=1 - LEVEL, margin=margin,
+                   baseline=baseline)
+    return replace(ours, alpha=whole.alpha_pair * max(1, len(ours.pairs)))
+
+
+def scored_costs(ledger: Ledger, arms: list, tasks: list) -> dict:
+    """The ledger's counting costs of the headline's cells: scored tasks every arm ran,
+    as the report's verdicts read them."""
+    cells = {(arm, task) for arm in arms for task in tasks}
+    return {key: values for key, values in ledger.costs.items() if key in cells}
+
+
 def headline(cells) -> tuple[list, list]:
     """(arm ids, scored task ids every arm can run) of the run's cells."""
     arms = list(dict.fromkeys(arm.id for arm, _ in cells))
@@ -206,11 +223,11 @@ def run_rounds(invocation, cells, ledger, scheduler) -> str | None:
     any. `invocation` is commands.Invocation (context, progress, stop, tag, jobs, decide)."""
     by_key = {(arm.id, task.id): (arm, task) for arm, task in cells}
     arms, tasks = headline(cells)
-    fam = family(arms, alpha=1 - LEVEL, margin=invocation.checked.tree.suite.equivalence_margin,
-                 baseline=invocation.decide.get("baseline"))
+    fam = headline_family(arms, list(invocation.checked.tree.arms),
+                          invocation.checked.tree.suite.equivalence_margin,
+                          invocation.decide.get("baseline"))
     while not invocation.stop.is_set() and not scheduler.totals.halted:
-        costs = {key: values for key, values in ledger.costs.items() if key in by_key}
-        round_ = plan_round(cost_cells(costs), arms, tasks, fam,
+        round_ = plan_round(cost_cells(scored_costs(ledger, arms, tasks)), arms, tasks, fam,
                             expected=lambda arm, task: ledger.expected(arm, task)[0],
                             budget_left=scheduler.left(), batch=max(4, 2 * invocation.jobs))
         announce(invocation.progress, round_)
@@ -241,11 +258,9 @@ def dry_round(checked, progress, options: dict, *, self_review) -> Round:
     ledger = Ledger(cells, checked.tree.seeds, suite, driver=options["driver_name"],
                     model=options["model"] or suite.model).load(Store(options["store_dir"]))
     arms, tasks = headline(cells)
-    fam = family(arms, alpha=1 - LEVEL, margin=suite.equivalence_margin,
-                 baseline=options["decide"].get("baseline"))
-    keys = {(arm.id, task.id) for arm, task in cells}
-    round_ = plan_round(cost_cells({k: v for k, v in ledger.costs.items() if k in keys}),
-                        arms, tasks, fam, expected=lambda arm, task: ledger.expected(arm, task)[0],
+    fam = headline_family(arms, list(checked.tree.arms), suite.equivalence_margin,
+                          options["decide"].get("baseline"))
+    round_ = plan_round(cost_cells(scored_costs(ledger, arms, tasks)), arms, tasks, fam, expected=lambda arm, task: ledger.expected(arm, task)[0],
                         budget_left=options["budget"], batch=max(4, 2 * options["jobs"]))
     announce(progress, round_)
     return round_
