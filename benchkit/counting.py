@@ -143,10 +143,12 @@ def _version_changes(key: tuple, current: Current) -> tuple[str, ...]:
 def _current_tools(groups: Mapping[tuple, Group], changes: dict,
                    current: Current) -> dict[str, str | None]:
     """arm -> its current tool version: the known one, else that of its newest
-    otherwise-current sample. Two versions of a tool are never counted together."""
+    otherwise-current sample that reached the agent (a run the host failed says nothing
+    of the tool, and must not set an arm's measured samples aside). Two versions of a
+    tool are never counted together."""
     newest: dict = {}
     for key, group in groups.items():
-        if not changes[key] and key[0] not in current.tools:
+        if not changes[key] and key[0] not in current.tools and key[4] != "harness-error":
             order = (group.newest, group.last)
             if key[0] not in newest or order > newest[key[0]][0]:
                 newest[key[0]] = (order, key[8])

@@ -223,6 +223,26 @@ def test_samples_of_two_tool_versions_are_kept_apart(tmp_path):
     assert "| tea | t1 | tool tea 0.13.0 | 3 | 3 | 100% | 50,000 |" in markdown
 
 
+def test_a_newer_tool_the_host_failed_on_does_not_set_the_measured_samples_aside(tmp_path):
+    """Only a trial that reached the agent makes a tool version current: one run of a
+    new version that the host failed at once leaves the arm's headline where it was."""
+    document = "d" * 16
+    matrix = matrix_of([ArmEntry("tea", fingerprint=document)], ["t1"])
+
+    def ran(version, when, **options):
+        return sample("tea", "t1", tokens=costing(2000), tool_version=version,
+                      started_at=f"2026-07-{when}T12:00:00+00:00",
+                      fingerprints={"arm": arm_fingerprint(document, version)}, **options)
+
+    samples = [ran("tea 0.14.0", "10") for _ in range(3)] + [
+        ran("tea 0.15.0", "17", outcome="harness-error") for _ in range(5)]
+    report = report_of(tmp_path, samples, matrix)
+    assert report["tool_versions"] == {"tea": "tea 0.14.0"}
+    assert row(report, "tea")["samples"] == 3
+    assert [(r["changed"], r["samples"]) for r in report["other_versions"]] == [
+        (["tool tea 0.15.0"], 5)]
+
+
 def test_a_sample_whose_arm_fingerprint_does_not_fit_its_tool_version_is_another_arm(tmp_path):
     document = "d" * 16
     matrix = matrix_of([ArmEntry("tea", fingerprint=document)], ["t1"])
