@@ -8,33 +8,20 @@ the socat bridge to a loopback host) and without, and their difference.
     python3 benchmarks/sandbox_bench.py [CALLS] [ROUNDS]
 """
 
-import http.server
 import statistics
 import sys
-import threading
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from loopback import serve  # the tests' stand-in host, by path
 
 from benchkit.agent.claude import ClaudeDriver
 from benchkit.agent.driver import AgentRequest, ToolDecision
 from benchkit.agent.scripted import ScriptedModel, bash, say
 
 MODEL = "claude-sonnet-4-5"
-
-
-def host() -> http.server.ThreadingHTTPServer:
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            self.send_response(200)
-            self.end_headers()
-            self.wfile.write(b"{}")
-
-        def log_message(self, *args):
-            pass
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
 
 
 def gaps(confine: bool, calls: int, url: str, command: str) -> list[float]:
@@ -54,7 +41,7 @@ def gaps(confine: bool, calls: int, url: str, command: str) -> list[float]:
 def main() -> None:
     calls = int(sys.argv[1]) if len(sys.argv) > 1 else 20
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 3
-    server = host()
+    server = serve(b"{}")
     url = f"http://127.0.0.1:{server.server_port}"
     print(f"{calls} Bash calls per run, {rounds} runs per condition, interleaved")
     for label, command in (("true", "true"), ("curl to the host", f"curl -s {url}/version")):

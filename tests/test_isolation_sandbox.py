@@ -3,17 +3,16 @@ what a command run through it can and cannot reach, the probe that proves it in 
 and fails when it is not, and the scrubber's encodings."""
 
 import base64
-import http.server
 import json
 import os
 import socket
 import subprocess
-import threading
 from urllib.parse import quote
 
 import pytest
 from click.testing import CliRunner
 from conftest import CHECKOUT
+from loopback import serve
 
 from benchkit.cli import main
 from benchkit.isolation import sandbox as sandbox_module
@@ -26,16 +25,7 @@ pytestmark = pytest.mark.skipif(missing() is not None, reason="needs bubblewrap 
 @pytest.fixture
 def host():
     """An HTTP server on loopback standing for the Gitea host."""
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            self.send_response(200)
-            self.end_headers()
-            self.wfile.write(b"host-ok")
-
-        def log_message(self, *args):
-            pass
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server = serve(b"host-ok")
     yield f"http://127.0.0.1:{server.server_port}"
     server.shutdown()
 

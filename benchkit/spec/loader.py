@@ -306,24 +306,25 @@ def _wrong_type(names, value) -> str:
     return f"expected {' or '.join(names)}, got {json_type(value)}"
 
 
+# Keyword -> its message from the keyword's value and the instance.
+_MESSAGES = {
+    "type": lambda expected, value: _wrong_type(_listed(expected), value),
+    "enum": lambda expected, value: (f"expected one of {', '.join(map(repr, expected))}, "
+                                     f"got {value!r}"),
+    "const": lambda expected, value: f"expected {expected!r}, got {value!r}",
+    "pattern": lambda expected, value: f"{value!r} does not match the pattern {expected}",
+    "minItems": lambda expected, _: f"expected at least {expected} item{'s' if expected != 1 else ''}",
+    "minimum": lambda expected, value: f"expected at least {expected}, got {value!r}",
+    "exclusiveMinimum": lambda expected, value: f"expected more than {expected}, got {value!r}",
+}
+
+
 def _message(error) -> str:
     kind, expected, value = error.validator, error.validator_value, error.instance
-    if kind == "type":
-        return _wrong_type(_listed(expected), value)
-    if kind == "enum":
-        return f"expected one of {', '.join(map(repr, expected))}, got {value!r}"
-    if kind == "const":
-        return f"expected {expected!r}, got {value!r}"
-    if kind == "pattern":
-        return f"{value!r} does not match the pattern {expected}"
+    if kind in _MESSAGES:
+        return _MESSAGES[kind](expected, value)
     if kind == "minLength" and expected == 1:
         return "must not be empty"
-    if kind == "minItems":
-        return f"expected at least {expected} item{'s' if expected != 1 else ''}"
-    if kind == "minimum":
-        return f"expected at least {expected}, got {value!r}"
-    if kind == "exclusiveMinimum":
-        return f"expected more than {expected}, got {value!r}"
     if kind == "uniqueItems":
         seen: list = []
         repeated: list = []
