@@ -167,6 +167,11 @@ def shape(value, key: str, session: Session):
             # Seeded issues share their creation second, and Gitea breaks that tie in no
             # fixed order: lists of issues and pull requests compare in number order.
             items.sort(key=lambda v: v["number"])
+        elif items and all(isinstance(v, dict) and {"name", "commit"} <= v.keys() for v in items):
+            # Branches come by commit second, then name, on both hosts (models/git/
+            # branch_list.go); the forge seeds them all in one second, Gitea over several:
+            # lists of branches compare in name order.
+            items.sort(key=lambda v: v["name"])
         return items
     if isinstance(value, bool) or value is None:
         return value

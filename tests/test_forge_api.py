@@ -225,6 +225,15 @@ def test_merging(api):
     assert [c["commit"]["message"] for c in api("GET", f"{R}/pulls/2/commits", 200)] == ["Add c.txt\n"]
 
 
+def test_branches_on_one_commit_are_listed_by_name_as_gitea_lists_them(api):
+    """Gitea orders branches by commit time (whole seconds), newest first, then by name:
+    branches made from one commit tie, whatever order they were made in."""
+    for name in ("zeta", "alpha", "mid"):
+        api("POST", f"{R}/branches", 201, json={"new_branch_name": name})
+    names = [b["name"] for b in api("GET", f"{R}/branches", 200)]
+    assert [n for n in names if n in ("zeta", "alpha", "mid", "main")] == ["alpha", "main", "mid", "zeta"]
+
+
 def test_conflicts_and_content_errors(api):
     assert api("POST", "/user/repos", 409, json={"name": "DEMO"})["message"] == \
         "The repository with the same name already exists."

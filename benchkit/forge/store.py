@@ -240,10 +240,11 @@ class Store:
         return self.one("SELECT * FROM branches WHERE repo_id = ? AND name = ?", repo_id, name)
 
     def branches(self, repo_id: int) -> list[dict]:
-        # Gitea lists the most recently committed branch first.
+        # Gitea lists the most recently committed branch first, and branches committed in
+        # the same second by name (models/git/branch_list.go: commit_time DESC, name ASC).
         return self.all("SELECT branches.* FROM branches LEFT JOIN commits ON commits.repo_id = branches.repo_id "
                         "AND commits.sha = branches.sha WHERE branches.repo_id = ? "
-                        "ORDER BY commits.created DESC, branches.rowid DESC", repo_id)
+                        "ORDER BY commits.created DESC, branches.name ASC", repo_id)
 
     def set_branch(self, repo_id: int, name: str, sha: str) -> None:
         self.execute("INSERT OR REPLACE INTO branches (repo_id, name, sha) VALUES (?, ?, ?)", repo_id, name, sha)
