@@ -15,11 +15,16 @@ import time
 import uuid
 from pathlib import Path
 
+import msgspec
+
 from benchkit.agent.claude import ClaudeDriver
 from benchkit.agent.scripted import ScriptedModel, bash, say
 from benchkit.forge import Forge
 from benchkit.gitea import Client
-from benchkit.run.cell import Cell, RunContext, prepare_cell, run_cell
+from benchkit.run.cell import RunContext, prepare_trial, run_trial
+from benchkit.run.host import probe_host
+from benchkit.run.plan import Trial
+from benchkit.sample import Record
 from benchkit.spec import load_arm, load_tree
 from benchkit.store import Store
 
@@ -47,10 +52,10 @@ def one_cell(forge, tree, store) -> dict:
     driver = Timed()
     client = Client(forge.url, forge.token)
     ctx = RunContext(suite=tree.suite, seeds=tree.seeds, client=client, store=store,
-                     driver=driver, root=ROOT)
-    cell = Cell(load_arm(ROOT / "arms.d/raw-api.yaml"), tree.tasks["close-csv-export-issue"])
+                     driver=driver, root=ROOT, host=probe_host(client, tree.suite.repo_prefix))
+    trial = Trial(load_arm(ROOT / "arms.d/raw-api.yaml"), tree.tasks["close-csv-export-issue"])
     started = time.perf_counter()
-    prepared = prepare_cell(cell, ctx)
+    prepared = prepare_trial(trial, ctx)
     prepare = time.perf_counter() - started
     repo = prepared.repo
     driver.script = [bash(f"curl -s -X PATCH -H 'Authorization: token {client.token}' "
@@ -58,9 +63,9 @@ def one_cell(forge, tree, store) -> dict:
                           f"{client.api_url}/repos/{repo.owner}/{repo.name}/issues/2"),
                      say("Closed issue #2.")]
     started = time.perf_counter()
-    sample = run_cell(cell, ctx, prepared)
+    sample = run_trial(trial, ctx, prepared).sample
     total = time.perf_counter() - started
-    assert sample["outcome"] == "passed", sample
+    assert sample.outcome == "passed", sample
     return {"prepare": prepare, "agent": driver.seconds, "rest": total - driver.seconds,
             "cell": prepare + total}
 
@@ -71,7 +76,7 @@ def append_rate(count: int) -> float:
         sample = _sample()
         started = time.perf_counter()
         for _ in range(count):
-            store.append({**sample, "id": uuid.uuid4().hex})
+            store.append(msgspec.convert({**sample, "id": uuid.uuid4().hex}, Record))
         return count / (time.perf_counter() - started)
 
 

@@ -23,11 +23,15 @@ from benchkit.forge import Forge
 from benchkit.gitea import Client
 from benchkit.gitea.ready import wait_ready
 from benchkit.gitea.repos import create_repo, delete_repo
-from benchkit.gitea.seed import seed_plan, seed_repo
+from benchkit.gitea.seed import seed_repo
 from benchkit.gitea.server import Gitea
 from benchkit.gitea.snapshot import snapshot
-from benchkit.run.cell import Cell, RunContext, run_cell
+from benchkit.run.cell import RunContext, run_trial
+from benchkit.run.host import probe_host
+from benchkit.run.plan import Trial
+from benchkit.sample import Record
 from benchkit.spec import load_arm, load_tree
+from benchkit.spec.expectation import seed_plan
 from benchkit.spec.reference import reference_for
 from benchkit.store import Store
 
@@ -71,19 +75,20 @@ def one_run(host, tree, plan: dict, task: str) -> dict:
         _, *results["snapshot"] = measure(host, lambda: snapshot(client, repo.owner, repo.name))
         _, *results["delete"] = measure(host, lambda: delete_repo(client, repo.owner, repo.name))
         sample, *results["replay cell"] = measure(host, lambda: _replay_cell(client, tree, task))
-    if sample["outcome"] != "passed":
-        raise SystemExit(f"the replay cell did not pass on {host!r}: {sample['outcome']} "
-                         f"{sample.get('error') or sample.get('differences')}")
+    if sample.outcome != "passed":
+        raise SystemExit(f"the replay cell did not pass on {host!r}: {sample.outcome} "
+                         f"{sample.error or sample.differences}")
     return results
 
 
-def _replay_cell(client: Client, tree, task: str) -> dict:
+def _replay_cell(client: Client, tree, task: str) -> Record:
     arm = load_arm(ROOT / "arms.d" / "raw-api.yaml")
     with tempfile.TemporaryDirectory(prefix="benchkit-hosts-bench-") as store_dir:
         ctx = RunContext(suite=tree.suite, seeds=tree.seeds, client=client,
                          store=Store(store_dir, secrets=[client.token]),
-                         driver=ReplayDriver(reference_for(arm, ROOT)), root=ROOT)
-        return run_cell(Cell(arm, tree.tasks[task]), ctx)
+                         driver=ReplayDriver(reference_for(arm, ROOT)), root=ROOT,
+                         host=probe_host(client, tree.suite.repo_prefix))
+        return run_trial(Trial(arm, tree.tasks[task]), ctx).sample
 
 
 def main() -> None:

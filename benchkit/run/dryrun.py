@@ -1,6 +1,6 @@
 """`benchkit run --dry-run`: the plan a run would follow, as data that prints.
 
-The same selection, ledger and ordering as a real run (loop.select_cells, Ledger,
+The same selection, ledger and ordering as a real run (plan.select_cells, Ledger,
 plan), with the budget applied as the scheduler would if every trial cost what it is
 expected to. Nothing is spent, started or written: the store is only read, no forge
 starts and no host is contacted (so the host's self-review permission is unknown for a
