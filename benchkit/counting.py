@@ -79,6 +79,23 @@ def group_samples(samples: Iterable[Sample]) -> dict[tuple, Group[Sample]]:
             for key, (last, members) in _group(samples).items()}
 
 
+def add_sample(groups: dict[tuple, Group[Sample]], sample: Sample, position: int) -> None:
+    """group_samples of one more sample, the store's next (at `position`), in place."""
+    key = group_key(sample)
+    group = groups.get(key)
+    if group is None:
+        groups[key] = Group(position, sample.started_at, 1, [sample])
+        return
+    group.last, group.newest = position, max(group.newest, sample.started_at)
+    group.count += 1
+    group.members.append(sample)
+
+
+def group_key(s: Sample) -> tuple:
+    return (s.arm, s.task, s.fingerprints, s.usage_estimated or s.driver == "replay",
+            s.outcome, s.valid, s.failure_class, s.jobs, s.tool_version)
+
+
 def place_groups(groups: Mapping[tuple, Group[M]], current: Current) -> Sorted[M]:
     """Each group in its one place (see the module's docstring); a group's members
     are placed as they are, so the lists of the result hold the groups' members."""
@@ -113,8 +130,7 @@ def _group(samples: Iterable[Sample]) -> dict:
     pass of tuple keys: what a 100,000-sample store can afford per sample."""
     groups: dict = {}
     for position, s in enumerate(samples):
-        key = (s.arm, s.task, s.fingerprints, s.usage_estimated or s.driver == "replay",
-               s.outcome, s.valid, s.failure_class, s.jobs, s.tool_version)
+        key = group_key(s)
         group = groups.get(key)
         if group is None:
             groups[key] = group = [position, []]

@@ -37,9 +37,10 @@ class Ledger:
             tasks={task.id: (task.fingerprint, seeds[task.seed].fingerprint) for _, task in cells},
             model=fingerprint(model),
             tools={arm.id: arm.tool_version for arm, _ in cells if arm.tool_version is not None})
-        self.samples: list[Sample] = []
+        self.groups: dict[tuple, counting.Group[Sample]] = {}  # counting.group_samples
+        self.samples = 0
+        self._placed: counting.Sorted[Sample] = counting.Sorted()
         self.valid: Counter = Counter()   # (arm, task) -> counting samples
-        self.costs: dict = {}             # (arm, task) -> their costs (decide.py)
         self.cell_cost: dict = {}         # (arm, task) -> [sum, count]
         self.arm_cost: dict = {}          # arm -> [sum, count]
 
@@ -63,7 +64,8 @@ class Ledger:
         self._book(sample)
 
     def _book(self, sample: Sample) -> None:
-        self.samples.append(sample)
+        counting.add_sample(self.groups, sample, self.samples)
+        self.samples += 1
         if sample.driver == self.driver and sample.valid:
             cost = self.cost(sample)
             for table, at in ((self.cell_cost, (sample.arm, sample.task)),
@@ -73,12 +75,20 @@ class Ledger:
                 total[1] += 1
 
     def _recount(self) -> None:
-        # A new sample can set older ones aside (a newer prompt): count all anew.
-        placed = counting.sort_samples(self.samples, self.current)
-        counted = {cell: placed.counting(cell, estimated=self.estimated) for cell in self.cells}
-        self.valid = Counter({cell: len(samples) for cell, samples in counted.items() if samples})
-        self.costs = {cell: [self.cost(s) for s in samples]
-                      for cell, samples in counted.items() if samples}
+        # A new sample can set older ones aside (a newer prompt): place every group
+        # anew, which costs a pass over the groups, not over the samples.
+        self._placed = counting.place_groups(self.groups, self.current)
+        self.valid = Counter({cell: len(samples) for cell in self.cells
+                              if (samples := self._counted(cell))})
+
+    def _counted(self, cell: tuple[str, str]) -> list[Sample]:
+        return self._placed.counting(cell, estimated=self.estimated)
+
+    @property
+    def costs(self) -> dict[tuple[str, str], list[float]]:
+        """(arm, task) -> the costs of its counting samples (decide.py, once a round)."""
+        return {cell: [self.cost(s) for s in samples] for cell in self.cells
+                if (samples := self._counted(cell))}
 
     def cost(self, sample: Sample) -> float:
         return usage_cost(msgspec.structs.asdict(sample.usage), self.weights)
