@@ -10,20 +10,18 @@ malformed one simply matches no current document.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from pathlib import Path
+from typing import Annotated, Literal, get_args
 
 import msgspec
-
-SCHEMA_VERSION = 1
 
 # Tiers in report order; bonus operations are unscored.
 SCORED_TIERS = ("read", "single-mutation", "find-then-act", "multi-step")
 TIERS = (*SCORED_TIERS, "bonus")
 
-OUTCOMES = ("passed", "failed", "confused", "hung", "crashed", "invalid", "unaudited",
-            "harness-error")
 Outcome = Literal["passed", "failed", "confused", "hung", "crashed", "invalid", "unaudited",
                   "harness-error"]
+OUTCOMES: tuple[str, ...] = get_args(Outcome)
 # Outcomes that say nothing of the arm: never scored, never a cell's trial.
 EXCLUDED = ("invalid", "unaudited", "harness-error")
 
@@ -90,6 +88,25 @@ class Sample(msgspec.Struct, frozen=True, gc=False):
 
 
 DECODER = msgspec.json.Decoder(Sample)
+
+
+def read_samples(path: Path) -> tuple[list[Sample], list[str]]:
+    """One store file's samples in line order, and "FILE:LINE: why" for each line that
+    is not one (left out, not fatal)."""
+    data = path.read_bytes()
+    try:
+        return DECODER.decode_lines(data), []
+    except msgspec.DecodeError:
+        pass  # at least one bad line: decode line by line to name it
+    samples, problems = [], []
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            samples.append(DECODER.decode(line))
+        except msgspec.DecodeError as error:
+            problems.append(f"{path}:{number}: not a sample: {error}")
+    return samples, problems
 
 
 class Host(msgspec.Struct, frozen=True, gc=False):

@@ -26,7 +26,7 @@ import msgspec
 
 from benchkit import SCHEMA_DIR
 from benchkit.sample import ENCODER, Record
-from benchkit.scrub import SCRUBBED, scrub  # noqa: F401 - the store's scrubber, re-exported
+from benchkit.scrub import scrub
 
 # The run lock sits beside the store (`.results.run.lock`): a run that records nothing
 # leaves no store directory.
@@ -119,16 +119,20 @@ class Store:
         finally:
             lock.release()
 
+    def files(self, arm: str | None = None, task: str | None = None) -> list[Path]:
+        """The cell files, optionally of one arm and/or task, in name order."""
+        arms = [self.root / _safe(arm)] if arm else sorted(p for p in self.root.glob("*") if p.is_dir())
+        return [path for arm_dir in arms
+                for path in ([arm_dir / f"{_safe(task)}.jsonl"] if task
+                             else sorted(arm_dir.glob("*.jsonl")))
+                if path.is_file()]
+
     def samples(self, arm: str | None = None, task: str | None = None) -> Iterator[dict]:
         """Every stored sample, optionally of one arm and/or task, file by file in
         name order, lines in append order. Unparsable lines are skipped and noted in
         `problems`."""
-        arms = [self.root / _safe(arm)] if arm else sorted(p for p in self.root.glob("*") if p.is_dir())
-        for arm_dir in arms:
-            files = [arm_dir / f"{_safe(task)}.jsonl"] if task else sorted(arm_dir.glob("*.jsonl"))
-            for path in files:
-                if path.is_file():
-                    yield from self._read(path)
+        for path in self.files(arm, task):
+            yield from self._read(path)
 
     def _read(self, path: Path) -> Iterator[dict]:
         with open(path, encoding="utf-8") as f:

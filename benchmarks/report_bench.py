@@ -32,7 +32,7 @@ from benchkit.report.render import _TEMPLATES
 from benchkit.report.summary import summarise
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from synthetic import sample, write_store  # noqa: E402 - the tests' fixtures, by path
+from synthetic import sample, write_store
 
 OUTCOMES = ["passed"] * 17 + ["failed", "confused", "invalid", "harness-error"]
 TARGET = 0.54

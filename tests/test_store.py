@@ -11,7 +11,8 @@ import pytest
 from conftest import CHECKOUT
 
 from benchkit.sample import Record
-from benchkit.store import SCRUBBED, Store, StoreError, scrub
+from benchkit.scrub import SCRUBBED, scrub
+from benchkit.store import Store, StoreError
 
 TOKEN = "0123456789abcdef0123456789abcdef01234567"
 

@@ -12,9 +12,7 @@ import gc
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import msgspec
-
-from benchkit.sample import DECODER, Sample
+from benchkit.sample import Sample, read_samples
 
 
 @dataclass
@@ -46,24 +44,10 @@ def load_files(directory: Path, paths: list[Path]) -> StoreContents:
     try:
         for path in paths:
             contents.files += 1
-            _read_file(path, contents)
+            samples, problems = read_samples(path)
+            contents.samples.extend(samples)
+            contents.problems.extend(problems)
     finally:
         if collecting:
             gc.enable()
     return contents
-
-
-def _read_file(path: Path, contents: StoreContents):
-    data = path.read_bytes()
-    try:
-        contents.samples.extend(DECODER.decode_lines(data))
-        return
-    except msgspec.DecodeError:
-        pass  # at least one bad line: decode line by line to name it
-    for number, line in enumerate(data.split(b"\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            contents.samples.append(DECODER.decode(line))
-        except msgspec.DecodeError as error:
-            contents.problems.append(f"{path}:{number}: not a sample: {error}")

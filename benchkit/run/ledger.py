@@ -13,7 +13,7 @@ import msgspec
 from benchkit import counting
 from benchkit.cost import usage_cost
 from benchkit.fingerprint import fingerprint
-from benchkit.sample import Sample
+from benchkit.sample import Sample, read_samples
 
 if TYPE_CHECKING:
     from benchkit.spec.models import Arm, Seed, Suite
@@ -46,8 +46,10 @@ class Ledger:
 
     def load(self, store: Store) -> Ledger:
         for arm_id in sorted({arm for arm, _ in self.cells}):
-            for sample in store.samples(arm=arm_id):
-                self._take(sample)
+            for path in store.files(arm=arm_id):
+                # A line that is not a sample (another version wrote it) counts for nothing.
+                for sample in read_samples(path)[0]:
+                    self._book(sample)
         self._recount()
         return self
 
@@ -55,13 +57,6 @@ class Ledger:
         """A sample this run has just stored."""
         self._book(sample)
         self._recount()
-
-    def _take(self, stored: dict) -> None:
-        try:
-            sample = msgspec.convert(stored, Sample)
-        except msgspec.ValidationError:
-            return  # a line some other version wrote: it counts for nothing
-        self._book(sample)
 
     def _book(self, sample: Sample) -> None:
         counting.add_sample(self.groups, sample, self.samples)
