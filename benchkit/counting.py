@@ -10,7 +10,8 @@ Every sample lands in exactly one place:
 - replay or measured: the rest, by whether its token figures are estimates.
 
 The current tool version of an arm is the one its pre-flight found when the caller
-knows it (a run), else that of the arm's newest otherwise-current sample (a report).
+knows it (a run), else that of the arm's newest otherwise-current sample that reached
+the agent (a report).
 The current prompt cannot be known without assembling the arm (a skill comes from the
 installed tool), so it is always the newest: the store is append-only, and the newest
 prompt is the last read.
@@ -65,11 +66,6 @@ class Group(Generic[M]):
     newest: str
     count: int
     members: list[M]
-
-
-def sort_samples(samples: Iterable[Sample], current: Current) -> Sorted[Sample]:
-    """Each sample in its one place (see the module's docstring)."""
-    return place_groups(group_samples(samples), current)
 
 
 def group_samples(samples: Iterable[Sample]) -> dict[tuple, Group[Sample]]:

@@ -133,8 +133,8 @@ class Summariser:
     def result(self) -> Summary:
         """The store's summary: the files the child did and the parent's own share (all
         of them when there is no child or it failed)."""
-        if self._queue is None:
-            store_files(self.directory)  # raises FileNotFoundError
+        if not self.directory.is_dir():
+            store_files(self.directory)  # raises FileNotFoundError, as load_store does
         parts = _drain(self.directory, self._paths, self._queue)
         parts.update(self._childs())
         missing = [number for number in range(len(self._paths)) if number not in parts]
