@@ -14,9 +14,6 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-import msgspec
-
-from benchkit.cost import usage_cost
 from benchkit.run.ledger import Ledger
 from benchkit.run.plan import Skip, Slot, Trial
 from benchkit.run.progress import Progress
@@ -116,13 +113,14 @@ class Scheduler:
 
     def done(self, ticket: Ticket, sample: Record) -> float:
         """Book a finished trial; return its cost-equivalent tokens."""
-        cost = usage_cost(msgspec.structs.asdict(sample.usage), self.ledger.weights)
+        view = sample.view()
+        cost = self.ledger.cost(view)
         with self._cond:
             self._reserved.pop(ticket.number, None)
             self.totals.ran += 1
             self.totals.spent += cost
             self.totals.outcomes[sample.outcome] += 1
-            self.ledger.add(sample.view())
+            self.ledger.add(view)
             if sample.outcome == "harness-error":
                 self._harness_error(ticket.trial, sample)
             else:
