@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from benchkit.run.decide import plan_round
+from benchkit.run.decide import plan_round, round_size
 from benchkit.statistics.intervals import ALL_METRICS, CellStats, intervals
 from benchkit.statistics.verdicts import A_CHEAPER, B_CHEAPER, EQUIVALENT, family, verdicts
 
@@ -87,6 +87,27 @@ def trials(rng, truth: Truth, arm: int, task: int, n: int) -> np.ndarray:
     return rows
 
 
+class Draws:
+    """A replication's trials, each cell's in a fixed order from its own random stream:
+    the k-th trial of a cell is the same whichever procedure asks for it and in what
+    order (common random numbers), so procedures compared on one replication differ
+    by what they do, not by the luck of their draws."""
+
+    BLOCK = 8
+
+    def __init__(self, truth: Truth, seed: tuple):
+        self.truth, self.seed, self.rows = truth, seed, {}
+
+    def first(self, arm: int, task: int, n: int) -> np.ndarray:
+        have = self.rows.get((arm, task), np.zeros((0, 8)))
+        while len(have) < n:
+            block = len(have) // self.BLOCK
+            rng = np.random.default_rng([*self.seed, arm, task, block])
+            have = np.vstack([have, trials(rng, self.truth, arm, task, self.BLOCK)])
+        self.rows[(arm, task)] = have
+        return have[:n]
+
+
 def rate(hits: int, total: int) -> str:
     p = hits / total if total else float("nan")
     return f"{p:6.1%} ± {math.sqrt(p * (1 - p) / total) if total else float('nan'):.1%}"
@@ -97,18 +118,19 @@ def rate(hits: int, total: int) -> str:
 COVERED = ("cost", "turns", "duration", "success", "pass_k")
 
 
-def coverage(rng, replications: int, counts=(1, 3, 5), means=PUBLISHED,
+def coverage(seed: int, replications: int, counts=(1, 3, 5), means=PUBLISHED,
              success=None) -> dict:
     """(metric, n) -> [hits, total] over arms and replications; plus the verdicts'
     intervals on every pair's ratio ("ratio", n)."""
     success = success or {"raw-api": 0.97, "gitea-axi": 0.99, "tea": 0.9, "gitea-mcp": 0.75}
     tally: dict = {}
-    for _ in range(replications):
-        truth = draw_truth(rng, means, success)
+    for replication in range(replications):
+        truth = draw_truth(np.random.default_rng([seed, replication]), means, success)
+        draws = Draws(truth, (seed, replication))
         for n in counts:
             cells = {}
             for i, arm in enumerate(truth.arms):
-                cells[arm] = {t: CellStats(trials(rng, truth, i, t, n), K) for t in range(TASKS)}
+                cells[arm] = {t: CellStats(draws.first(i, t, n), K) for t in range(TASKS)}
                 bounds = dict(zip(ALL_METRICS, intervals(list(cells[arm].values()), level=LEVEL),
                                   strict=True))
                 true = {"cost": truth.mean(i), "turns": truth.mean(i) / 3000,
@@ -136,10 +158,10 @@ def coverage(rng, replications: int, counts=(1, 3, 5), means=PUBLISHED,
 
 # --- verdicts of a fixed sweep ------------------------------------------------------------
 
-def sweep(rng, truth: Truth, n: int, fam) -> tuple[list, int]:
-    cells = {arm: {t: CellStats(trials(rng, truth, i, t, n), K) for t in range(TASKS)}
-             for i, arm in enumerate(truth.arms)}
-    return verdicts(cells, fam), n * TASKS * len(truth.arms)
+def sweep(draws: Draws, n: int, fam) -> tuple[list, int]:
+    cells = {arm: {t: CellStats(draws.first(i, t, n), K) for t in range(TASKS)}
+             for i, arm in enumerate(draws.truth.arms)}
+    return verdicts(cells, fam), n * TASKS * len(draws.truth.arms)
 
 
 def wrong(pair: dict, truth: Truth) -> str | None:
@@ -156,9 +178,10 @@ def wrong(pair: dict, truth: Truth) -> str | None:
 
 # --- until-decided ----------------------------------------------------------------------
 
-def until_decided(rng, truth: Truth, fam, budget: float, batch: int = 8) -> tuple[list, int]:
+def until_decided(draws: Draws, fam, budget: float, jobs: int = 1) -> tuple[list, int]:
     """The planner's rounds run to the end on simulated trials: (the verdicts the
     report gives on the final cells, trials spent)."""
+    truth = draws.truth
     costs: dict = {}
     cells: dict = {arm: {} for arm in truth.arms}
     spent, count = 0.0, 0
@@ -171,14 +194,15 @@ def until_decided(rng, truth: Truth, fam, budget: float, batch: int = 8) -> tupl
 
     while True:
         round_ = plan_round(cells, truth.arms, list(range(TASKS)), fam, expected=expected,
-                            budget_left=budget - spent, batch=batch)
+                            budget_left=budget - spent, batch=round_size(jobs))
         touched = set()
         for trial in round_.trials:
             if spent + expected(trial.arm, trial.task) > budget:
                 continue
-            row = trials(rng, truth, index[trial.arm], trial.task, 1)
-            costs.setdefault((trial.arm, trial.task), []).append(row[0])
-            spent += row[0][0]
+            done = costs.setdefault((trial.arm, trial.task), [])
+            row = draws.first(index[trial.arm], trial.task, len(done) + 1)[-1]
+            done.append(row)
+            spent += row[0]
             count += 1
             touched.add((trial.arm, trial.task))
         if not touched:
@@ -198,25 +222,28 @@ def ranking_reached(pairs: list) -> bool:
     return all(found.get(pair) not in (A_CHEAPER, B_CHEAPER) for pair in NEAR)
 
 
-# until-decided's budget as a share of the fixed 3-trial sweep's expected tokens
-BUDGETS = {"until-decided": 1.0, "until-decided 85%": 0.85}
+# until-decided as run: (its budget as a share of the fixed 3-trial sweep's expected
+# tokens, --jobs: the trials of a round)
+UNTIL_DECIDED = {"until-decided": (1.0, 1), "until-decided 85%": (0.85, 1),
+                 "until-decided --jobs 4": (1.0, 4)}
 
 
-def compare_procedures(rng, replications: int, means: dict, *, budget_trials: int = 240,
-                       interaction: float = INTERACTION_SIGMA, batch: int = 8):
-    """Fixed 1-, 3- and 5-trial sweeps against until-decided on the same truths.
-    batch: trials per round, as `--jobs 4` plans them (max(4, 2 x jobs))."""
+def compare_procedures(seed: int, replications: int, means: dict, *, budget_trials: int = 240,
+                       interaction: float = INTERACTION_SIGMA):
+    """Fixed 1-, 3- and 5-trial sweeps against until-decided on the same trials."""
     arms = list(means)
     fam = family(arms, alpha=1 - LEVEL, margin=MARGIN)
     budget = budget_trials * float(np.mean(list(means.values())))
     rows: dict = {}
-    for _ in range(replications):
-        truth = draw_truth(rng, means, PUBLISHED_SUCCESS, interaction=interaction)
-        results = {f"fixed {n}": sweep(rng, truth, n, fam) for n in (1, 3, 5)}
-        for name, share in BUDGETS.items():
-            results[name] = until_decided(rng, truth, fam, budget * share, batch=batch)
+    for replication in range(replications):
+        truth = draw_truth(np.random.default_rng([seed, replication]), means,
+                           PUBLISHED_SUCCESS, interaction=interaction)
+        draws = Draws(truth, (seed, replication))
+        results = {f"fixed {n}": sweep(draws, n, fam) for n in (1, 3, 5)}
+        for name, (share, jobs) in UNTIL_DECIDED.items():
+            results[name] = until_decided(draws, fam, budget * share, jobs)
         for name, (pairs, spent) in results.items():
-            tally(rows.setdefault(name, {"trials": [], "wrong": 0, "any": 0, "ranking": 0,
+            tally(rows.setdefault(name, {"trials": [], "wrong": 0, "any": 0, "reached": [],
                                          "verdicts": {}, "covered": [0, 0]}), pairs, spent, truth)
     return rows
 
@@ -225,7 +252,7 @@ def tally(row: dict, pairs: list, spent: int, truth: Truth) -> None:
     row["trials"].append(spent)
     row["wrong"] += any(wrong(p, truth) == "direction" for p in pairs if p)
     row["any"] += any(p and p["verdict"] in (A_CHEAPER, B_CHEAPER) for p in pairs)
-    row["ranking"] += ranking_reached(pairs)
+    row["reached"].append(ranking_reached(pairs))
     index = {a: i for i, a in enumerate(truth.arms)}
     for p in pairs:
         if p:
@@ -235,6 +262,14 @@ def tally(row: dict, pairs: list, spent: int, truth: Truth) -> None:
             ratio = truth.mean(index[p["a"]]) / truth.mean(index[p["b"]])
             row["covered"][0] += p["ratio_low"] <= ratio <= p["ratio_high"]
             row["covered"][1] += 1
+
+
+def paired(reached: list, fixed: list) -> str:
+    """Replications where only this procedure, or only the fixed sweep, reached the
+    ranking (the same trials: their difference is the procedures')."""
+    only = sum(a and not b for a, b in zip(reached, fixed))
+    missed = sum(b and not a for a, b in zip(reached, fixed))
+    return f" (only here {only}, only fixed {K} {missed})" if reached is not fixed else ""
 
 
 def print_procedures(title: str, rows: dict, replications: int, ranking: bool) -> None:
@@ -247,7 +282,8 @@ def print_procedures(title: str, rows: dict, replications: int, ranking: bool) -
                 f"than fixed {K})   any wrong-direction {rate(row['wrong'], replications)}"
                 f"   any 'cheaper' {rate(row['any'], replications)}")
         if ranking:
-            line += f"   ranking reached {rate(row['ranking'], replications)}"
+            line += f"   ranking reached {rate(sum(row['reached']), replications)}"
+            line += paired(row["reached"], rows[f"fixed {K}"]["reached"])
         line += f"   ratio intervals covering {rate(*row['covered'])}"
         print(line)
     for name, row in rows.items():
@@ -256,10 +292,10 @@ def print_procedures(title: str, rows: dict, replications: int, ranking: bool) -
             print(f"    {a} vs {b}: " + ", ".join(f"{v} {c}" for v, c in sorted(counts.items())))
 
 
-def print_coverage(rng, reps: int) -> None:
+def print_coverage(seed: int, reps: int) -> None:
     print(f"coverage of the {LEVEL:.0%} intervals ({reps} replications x 4 arms; "
           "success 97/99/90/75% across arms, spread over tasks)")
-    for (metric, n), (hits, total) in sorted(coverage(rng, reps).items()):
+    for (metric, n), (hits, total) in sorted(coverage(seed, reps).items()):
         print(f"  {metric:>18} at {n} trial(s) per cell: {rate(hits, total)}  ({total} intervals)")
 
 
@@ -269,18 +305,17 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--only", choices=["coverage", "verdicts", "equal", "published"])
     args = parser.parse_args(argv)
-    rng = np.random.default_rng(args.seed)
-    reps = args.replications
+    seed, reps = args.seed, args.replications
     if args.only in (None, "coverage"):
-        print_coverage(rng, reps)
+        print_coverage(seed, reps)
     if args.only in (None, "verdicts", "equal"):
         equal = {arm: 19000 for arm in PUBLISHED}
         print_procedures("four equal arms: any arm called cheaper is a false verdict",
-                         compare_procedures(rng, reps, equal, interaction=0.0), reps, False)
+                         compare_procedures(seed, reps, equal, interaction=0.0), reps, False)
     if args.only in (None, "verdicts", "published"):
         print_procedures("the published effects (reaching the ranking: the four cross pairs "
                          "called right, neither near pair called cheaper)",
-                         compare_procedures(rng, reps, PUBLISHED), reps, True)
+                         compare_procedures(seed, reps, PUBLISHED), reps, True)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ FIXED_SWEEP = 240  # 4 arms x 20 tasks x 3 trials
 
 
 def test_every_interval_covers_the_truth_at_one_three_and_five_trials():
-    found = simulate.coverage(np.random.default_rng(11), 30)
+    found = simulate.coverage(11, 30)
     assert {n for _, n in found} == {1, 3, 5}
     assert {metric for metric, _ in found} >= {"cost", "success", "pass_k", "ratio (each pair)"}
     for (metric, n), (hits, total) in found.items():
@@ -25,7 +25,7 @@ def test_every_interval_covers_the_truth_at_one_three_and_five_trials():
 
 def test_four_equal_arms_are_rarely_called_apart_even_until_decided():
     reps = 40
-    equal = simulate.compare_procedures(np.random.default_rng(12), reps,
+    equal = simulate.compare_procedures(12, reps,
                                         {arm: 19000 for arm in simulate.PUBLISHED},
                                         interaction=0.0)
     for name, row in equal.items():
@@ -35,31 +35,34 @@ def test_four_equal_arms_are_rarely_called_apart_even_until_decided():
 
 def test_until_decided_reaches_the_published_ranking_with_40_percent_fewer_trials():
     reps = 60
-    rows = simulate.compare_procedures(np.random.default_rng(13), reps, simulate.PUBLISHED)
+    rows = simulate.compare_procedures(13, reps, simulate.PUBLISHED)
     for name, row in rows.items():
         assert row["wrong"] == 0, name  # a near pair called cheaper counts only if backwards
-    fixed, decided = rows["fixed 3"], rows["until-decided 85%"]
+    fixed, decided = rows["fixed 3"], rows["until-decided"]
     assert np.mean(fixed["trials"]) == FIXED_SWEEP
     trials = np.array(decided["trials"], dtype=float)
     error = trials.std(ddof=1) / math.sqrt(reps)
     assert trials.mean() - 2 * error <= 0.6 * FIXED_SWEEP, trials.mean()
-    # at least as often as the fixed sweep, within two standard errors of the difference
-    share_fixed, share_decided = fixed["ranking"] / reps, decided["ranking"] / reps
-    spread = math.sqrt((share_fixed * (1 - share_fixed) + share_decided * (1 - share_decided)) / reps)
-    assert share_decided >= share_fixed - 2 * spread, (share_decided, share_fixed)
-    # and on the sweep's whole budget, fewer trials still, the ranking more often
-    whole = rows["until-decided"]
-    assert np.mean(whole["trials"]) < FIXED_SWEEP
-    assert whole["ranking"] >= fixed["ranking"]
+    # at least as often as the fixed sweep on the same trials: the replications only
+    # one of them reached differ by at most two standard errors (McNemar)
+    only_here = sum(a and not b for a, b in zip(decided["reached"], fixed["reached"]))
+    only_fixed = sum(b and not a for a, b in zip(decided["reached"], fixed["reached"]))
+    assert only_here >= only_fixed - 2 * math.sqrt(only_here + only_fixed), (only_here, only_fixed)
 
 
-def test_near_ties_end_undecided_not_cheaper_and_do_not_soak_up_the_budget():
-    rng = np.random.default_rng(14)
+def test_near_ties_are_not_called_backwards_and_do_not_soak_up_the_budget():
+    """A near pair may end "cheaper" only the way round its replication's own suite
+    has it (the arm-by-task interaction moves a 1% gap by a few percent)."""
     fam = simulate.family(list(simulate.PUBLISHED), alpha=0.05, margin=simulate.MARGIN)
     budget = FIXED_SWEEP * float(np.mean(list(simulate.PUBLISHED.values())))
-    for _ in range(5):
-        truth = simulate.draw_truth(rng, simulate.PUBLISHED, simulate.PUBLISHED_SUCCESS)
-        pairs, spent = simulate.until_decided(rng, truth, fam, budget)
-        found = {(p["a"], p["b"]): p["verdict"] for p in pairs}
-        assert all(found[pair] in ("undecided", "equivalent") for pair in simulate.NEAR)
+    undecided = 0
+    for replication in range(5):
+        truth = simulate.draw_truth(np.random.default_rng([14, replication]),
+                                    simulate.PUBLISHED, simulate.PUBLISHED_SUCCESS)
+        pairs, spent = simulate.until_decided(simulate.Draws(truth, (14, replication)), fam,
+                                              budget)
+        near = [p for p in pairs if (p["a"], p["b"]) in simulate.NEAR]
+        assert [simulate.wrong(p, truth) for p in near] == [None, None]
+        undecided += sum(p["verdict"] == "undecided" for p in near)
         assert spent < FIXED_SWEEP
+    assert undecided >= 8  # of 10: a 1% gap is out of reach
