@@ -9,7 +9,7 @@ import click
 
 from benchkit.exits import BadDocuments, BadInput, fail
 from benchkit.report import build, unreadable, write_reports
-from benchkit.report.render import FORMATS, render
+from benchkit.report.render import FORMATS, load_templates, render
 from benchkit.report.summary import Summariser
 
 
@@ -73,6 +73,7 @@ def report(store_dir, format_, output, reports_dir, weights, model, pass_k, base
 def _report(store_dir, format_, output, reports_dir, options):
     warn = options["warn"]
     try:
+        load_templates(FORMATS if format_ is None else (format_,))  # while the child reads
         if format_ is None:
             for path in write_reports(store_dir, reports_dir, **options):
                 click.echo(path)
