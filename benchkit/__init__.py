@@ -11,6 +11,23 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 SCHEMA_DIR = PACKAGE_DIR / "schemas"
 
 
+def find_tree() -> Path | None:
+    """The tree holding suite.yaml: $BENCHKIT_ROOT when set (None when it holds none),
+    else the working directory or the nearest parent with one, else the checkout beside
+    the installed package; None where there is none. benchkit.spec.find_root says why.
+    Here, not in the spec, so `benchkit report` can find its tree's cached matrix
+    without importing the spec's YAML and JSON-Schema stack."""
+    override = os.environ.get("BENCHKIT_ROOT")
+    if override:
+        root = Path(override).resolve()
+        return root if (root / "suite.yaml").is_file() else None
+    cwd = Path.cwd().resolve()
+    for directory in (cwd, *cwd.parents, PACKAGE_DIR.parent):
+        if (directory / "suite.yaml").is_file():
+            return directory
+    return None
+
+
 def cache_dir() -> Path:
     """$BENCHKIT_CACHE_DIR, else benchkit/ under $XDG_CACHE_HOME or ~/.cache."""
     base = os.environ.get("BENCHKIT_CACHE_DIR")

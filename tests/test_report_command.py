@@ -4,6 +4,9 @@ them are matched to the current tree, rendered in every format, re-weighted."""
 import csv
 import io
 import json
+import os
+import shutil
+from dataclasses import replace
 
 import jsonschema
 import pytest
@@ -140,3 +143,31 @@ def test_an_empty_store_renders_every_format(tree, tmp_path):
     markdown = (tmp_path / "reports" / "report.md").read_text()
     assert "| gitea-axi | no samples |" in markdown
     assert "No measured samples of the current tasks and arms yet" in markdown
+
+
+def test_the_trees_matrix_is_kept_until_anything_it_depends_on_changes(tree, tmp_path,
+                                                                       monkeypatch):
+    """report.matrix.tree_matrix: a second report of an unchanged tree does not load it
+    again; an edited, added or broken document is loaded (and a broken one fails) every
+    time, even with its old bytes' modification time."""
+    import benchkit.spec
+    monkeypatch.setenv("BENCHKIT_CACHE_DIR", str(tmp_path / "cache"))
+    loads = []
+    real = benchkit.spec.load_tree
+    monkeypatch.setattr(benchkit.spec, "load_tree", lambda root: loads.append(root) or real(root))
+    first = current_matrix(tree)
+    assert current_matrix(tree) == first and len(loads) == 1
+    assert current_matrix(tree, model="claude-x").model == "claude-x" and len(loads) == 2
+    suite = tree / "suite.yaml"
+    kept = suite.stat()
+    suite.write_text(suite.read_text().replace("floor: 3", "floor: 4"))
+    os.utime(suite, ns=(kept.st_atime_ns, kept.st_mtime_ns))
+    assert current_matrix(tree).floor == 4 and len(loads) == 3
+    task = next(iter(sorted((tree / "tasks.d").glob("*.yaml"))))
+    shutil.copy(task, tree / "tasks.d" / "zz-extra.yaml")
+    with pytest.raises(benchkit.spec.SpecError):  # its id is not its file name
+        current_matrix(tree)
+    with pytest.raises(benchkit.spec.SpecError):
+        current_matrix(tree)
+    (tree / "tasks.d" / "zz-extra.yaml").unlink()  # as it was kept: a broken tree is not
+    assert current_matrix(tree) == replace(first, floor=4) and len(loads) == 5

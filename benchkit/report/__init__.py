@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from benchkit.report.load import load_store
-from benchkit.report.matrix import Matrix, matrix_from_tree
+from benchkit.report.matrix import Matrix, tree_matrix
 from benchkit.report.render import FORMATS, render
 from benchkit.report.summary import Summariser, summarise
 
@@ -38,12 +38,9 @@ def __getattr__(name: str):
 def current_matrix(root=None, *, weights=None, model=None, pass_k=None,
                    baseline=None) -> Matrix:
     """The matrix of the tree at root (default: benchkit.spec.find_root()), with any
-    weight overrides. Raises benchkit.spec.SpecError when the tree is broken, and
+    weight overrides (the tree's own matrix is kept between runs: matrix.tree_matrix). Raises benchkit.spec.SpecError when the tree is broken, and
     ValueError for a baseline that is not an arm of the tree."""
-    # Imported here, measured: the spec's YAML and JSON-Schema stack costs ~70 ms that `benchkit
-    # show` (which imports this package) never needs.
-    from benchkit.spec import load_tree
-    matrix = matrix_from_tree(load_tree(root), model=model)
+    matrix = tree_matrix(root, model=model)
     if weights:
         matrix = matrix.reweighted(weights)
     if baseline is not None and baseline not in {a.id for a in matrix.arms}:

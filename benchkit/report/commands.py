@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from benchkit.exits import BadInput, fail
+from benchkit.exits import BadDocuments, BadInput, fail
 from benchkit.report import build, unreadable, write_reports
-from benchkit.report.render import FORMATS, render
+from benchkit.report.render import FORMATS, load_templates, render
 from benchkit.report.summary import Summariser
 
 
@@ -71,11 +71,9 @@ def report(store_dir, format_, output, reports_dir, weights, model, pass_k, base
 
 
 def _report(store_dir, format_, output, reports_dir, options):
-    # Imported after the fork (measured: the spec's YAML and JSON-Schema stack, ~0.11
-    # s), so the child reading the store does not wait for it.
-    from benchkit.spec import SpecError
     warn = options["warn"]
     try:
+        load_templates(FORMATS if format_ is None else (format_,))  # while the child reads
         if format_ is None:
             for path in write_reports(store_dir, reports_dir, **options):
                 click.echo(path)
@@ -88,7 +86,9 @@ def _report(store_dir, format_, output, reports_dir, options):
         for line in unreadable(data):
             warn(line)
         click.echo(render(data, format_), nl=False)
-    except SpecError as error:  # the tree the samples are judged against is broken
+    except BadDocuments as error:  # the tree the samples are judged against is broken
+        # (the spec's SpecError: caught by its base, since a cached tree's report never
+        # imports the spec)
         fail(error.problems)
     except (FileNotFoundError, ValueError) as error:
         raise BadInput(str(error)) from None

@@ -2,7 +2,9 @@
 fingerprints a sample must carry to count, and the suite's report settings.
 
 Plain data, so aggregation is testable on synthetic stores; `matrix_from_tree` wires
-it to the declarative tree. A fingerprint of None accepts any sample's. The prompt's
+it to the declarative tree, and `tree_matrix` keeps it between runs (under the cache
+directory, keyed on the tree's documents, benchkit's code and the spec's libraries).
+A fingerprint of None accepts any sample's. The prompt's
 fingerprint is not here: the runner takes it of the assembled prompt (skill and
 bootstrap included), which only a run knows, so each cell's current prompt is the one
 its newest sample ran with (aggregate.current_prompts).
@@ -10,8 +12,17 @@ its newest sample ran with (aggregate.current_prompts).
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import importlib.util
+import os
+import pickle
+import sys
+import tempfile
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
+from benchkit import PACKAGE_DIR, cache_dir, find_tree
 from benchkit.fingerprint import fingerprint
 from benchkit.sample import COMPONENTS
 
@@ -85,3 +96,93 @@ def matrix_from_tree(tree, *, model: str | None = None) -> Matrix:
     return Matrix(arms=arms, tasks=tasks, model=model, model_fingerprint=fingerprint(model),
                   floor=suite.floor, margin=suite.equivalence_margin,
                   weights={**DEFAULT_WEIGHTS, **suite.weights})
+
+
+# --- the matrix kept between runs ---------------------------------------------------
+
+CACHE_FORMAT = 1
+# The tree's documents (load_tree reads suite.yaml and these directories' YAML files).
+TREE_DIRECTORIES = ("seeds", "arms.d", "tasks.d")
+# The libraries whose behaviour the loaded tree depends on: parsing, validation and
+# schema defaults (so the data and its fingerprints), template checks.
+SPEC_LIBRARIES = ("yaml", "jsonschema", "referencing", "jinja2")
+
+
+def tree_matrix(root=None, *, model: str | None = None) -> Matrix:
+    """matrix_from_tree(benchkit.spec.load_tree(root), model=model), from the cache when
+    nothing it depends on has changed since it was kept: loading and validating the
+    tree, with the imports that takes (YAML, JSON Schema), was a third of the parent's
+    work in a `benchkit report`. A broken tree is never kept, so it raises SpecError
+    every time."""
+    root = Path(root).resolve() if root is not None else find_tree()
+    place = key = None
+    if root is not None:
+        place, key = _cache_entry(root, model)
+        with contextlib.suppress(Exception):  # unreadable or foreign: a miss
+            with place.open("rb") as file:
+                kept_key, matrix = pickle.load(file)
+            if kept_key == key and isinstance(matrix, Matrix):
+                return matrix
+    # Imported on a miss only (measured: the spec's YAML and JSON-Schema stack, ~0.1 s
+    # of a cold `benchkit report`).
+    from benchkit.spec import load_tree
+    matrix = matrix_from_tree(load_tree(root), model=model)
+    if place is not None and _cache_entry(root, model)[1] == key:  # not edited meanwhile
+        _keep(place, (key, matrix))
+    return matrix
+
+
+def _cache_entry(root: Path, model: str | None) -> tuple[Path, str]:
+    """Where the matrix of (root, model) is kept (one entry each, replaced when stale),
+    and the key it must be kept under: the content of every file in the tree's
+    document directories, and the modification time and size of benchkit's code and
+    schemas and of the spec libraries' modules (an edit or an upgrade changes them)."""
+    digest = hashlib.blake2b(repr((CACHE_FORMAT, sys.version, str(root), model)).encode())
+    for path in [root / "suite.yaml", *_entries(root)]:
+        digest.update(str(path).encode() + b"\0")
+        try:
+            digest.update(path.read_bytes() if path.is_file() else b"(not a file)")
+        except OSError as error:
+            digest.update(repr(error).encode())
+        digest.update(b"\0")
+    for directory, names in _code(PACKAGE_DIR):
+        for name in names:
+            stat = os.stat(os.path.join(directory, name))
+            digest.update(f"{directory}/{name} {stat.st_mtime_ns} {stat.st_size}\0".encode())
+    for library in SPEC_LIBRARIES:
+        spec = importlib.util.find_spec(library)
+        origin = spec.origin if spec is not None else None
+        found = os.stat(origin) if origin and os.path.isfile(origin) else None
+        digest.update(f"{library} {origin} {found and (found.st_mtime_ns, found.st_size)}\0"
+                      .encode())
+    name = hashlib.blake2b(repr((str(root), model)).encode(), digest_size=12).hexdigest()
+    return cache_dir() / "matrix" / f"{name}.pickle", digest.hexdigest()
+
+
+def _entries(root: Path) -> list[Path]:
+    """Every entry of the tree's document directories, in name order."""
+    return [entry for directory in TREE_DIRECTORIES if (root / directory).is_dir()
+            for entry in sorted((root / directory).iterdir())]
+
+
+def _code(package: Path):
+    """(directory, its .py and .json files) for each directory of the package."""
+    for directory, subdirectories, names in os.walk(package):
+        subdirectories[:] = sorted(d for d in subdirectories if d != "__pycache__")
+        yield directory, sorted(n for n in names if n.endswith((".py", ".json")))
+
+
+def _keep(place: Path, value) -> None:
+    """Write value to place atomically (a reader sees the old entry or the new one); a
+    cache that cannot be written is no cache."""
+    with contextlib.suppress(OSError):
+        place.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=place.parent, suffix=".tmp")
+        try:
+            with os.fdopen(handle, "wb") as file:
+                pickle.dump(value, file, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(temporary, place)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise

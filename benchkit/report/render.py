@@ -105,8 +105,21 @@ def _template(name: str, autoescape: bool) -> jinja2.Template:
     return _TEMPLATES[name]
 
 
+# Format -> (its template, whether it escapes HTML); JSON and CSV have none.
+REPORT_TEMPLATES = {"md": ("report.md.j2", False), "html": ("report.html.j2", True)}
+
+
+def load_templates(formats) -> None:
+    """Load the report templates of these formats now (Jinja2 imported, compiled or
+    read from the bytecode cache) rather than when rendering: `benchkit report` does it
+    while its child still reads the store, off the path that waits for the child."""
+    for format_ in formats:
+        if format_ in REPORT_TEMPLATES:
+            _template(*REPORT_TEMPLATES[format_])
+
+
 def render_markdown(report: dict) -> str:
-    return _template("report.md.j2", False).render(report=report)
+    return _template(*REPORT_TEMPLATES["md"]).render(report=report)
 
 
 def render_html(report: dict) -> str:
@@ -124,7 +137,7 @@ def render_html(report: dict) -> str:
             est_cost=charts.cost_chart(estimates["headline"]),
             est_components=charts.component_chart(estimates["components"], COMPONENT_NAMES),
             est_tiers=charts.tier_heatmap(estimates["tiers"], report["arms"]))
-    return _template("report.html.j2", True).render(report=report, charts=figures)
+    return _template(*REPORT_TEMPLATES["html"]).render(report=report, charts=figures)
 
 
 def render_page(name: str, **context) -> str:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, overload
 
-from benchkit import PACKAGE_DIR, SCHEMA_DIR
+from benchkit import SCHEMA_DIR, find_tree
 from benchkit.sample import SCORED_TIERS
 from benchkit.spec.loader import (
     Problem,
@@ -57,17 +57,14 @@ def find_root(*, required: bool = True) -> Path | None:
 
 
 def _find_root() -> Path:
+    root = find_tree()
+    if root is not None:
+        return root
     override = os.environ.get("BENCHKIT_ROOT")
     if override:
         root = Path(override).resolve()
-        if not (root / "suite.yaml").is_file():
-            raise SpecError([Problem(root / "suite.yaml", None, "not found (BENCHKIT_ROOT points here)")])
-        return root
-    cwd = Path.cwd().resolve()
-    for directory in (cwd, *cwd.parents, PACKAGE_DIR.parent):
-        if (directory / "suite.yaml").is_file():
-            return directory
-    raise SpecError([Problem(cwd / "suite.yaml", None,
+        raise SpecError([Problem(root / "suite.yaml", None, "not found (BENCHKIT_ROOT points here)")])
+    raise SpecError([Problem(Path.cwd().resolve() / "suite.yaml", None,
                              "no benchkit tree here or above (set BENCHKIT_ROOT)")])
 
 
