@@ -10,7 +10,11 @@ raw-api 17,613, gitea-axi 17,815, gitea-mcp 23,198, tea 23,210; success
 100/100/100/85% (turns and durations are drawn in proportion to the cost: the same
 interval method). 20 tasks whose costs spread lognormally
 (sigma 0.35) with an arm-by-task interaction (sigma 0.1), 30% per-trial noise
-(lognormal), and per-task success rates spread on the logit scale. The estimand is the mean over the drawn tasks (the suite's mean). The code
+(lognormal), and per-task success rates spread on the logit scale. The estimand is
+the mean over the drawn tasks (the suite's mean). Each cell's trials come from its own
+random stream (common random numbers): every procedure run on a replication sees the
+same k-th trial of a cell, so their differences are the procedures', and ranking
+rates are compared pairwise (the replications only one of the two reached). The code
 under test: benchkit.statistics.intervals.intervals (the headline's intervals),
 benchkit.statistics.verdicts (the verdicts), benchkit.run.decide.plan_round (the
 until-decided planner).

@@ -174,3 +174,21 @@ def test_a_run_of_two_arms_decides_at_the_level_the_report_shows():
     against = headline_family(["raw-api", "tea"], ["gitea-axi", "tea", "gitea-mcp", "raw-api"],
                               0.05, "tea")
     assert against.alpha_pair == pytest.approx(0.05 / 3)  # three arms against the baseline
+
+
+def test_a_round_says_again_only_the_pairs_whose_state_changed():
+    first = plan(costs({"a": 1000, "b": 1030, "c": 2000}, 1), "abc", batch=1)
+    assert [p.status for p in first.pairs] == [OPEN, DECIDED, DECIDED]
+    assert len(first.lines()) == 4  # every pair, and the next trial
+    again = plan(costs({"a": 1000, "b": 1500, "c": 2000}, 2), "abc", batch=1)
+    assert [p.status for p in again.pairs] == [DECIDED, DECIDED, DECIDED]
+    said = again.lines(first)
+    assert len(said) == 2 and said[0].startswith("a vs b: decided - a cheaper")
+    assert again.lines(again) == [said[-1]]  # nothing changed: only what comes next
+
+
+def test_a_round_is_one_trial_per_worker():
+    from benchkit.run.decide import round_size
+    assert [round_size(jobs) for jobs in (1, 2, 4)] == [1, 2, 4]
+    round_ = plan(costs({"a": 1000, "b": 1030}, 1), "ab", batch=round_size(2))
+    assert len(round_.trials) == 2
