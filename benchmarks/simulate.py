@@ -268,12 +268,11 @@ def tally(row: dict, pairs: list, spent: int, truth: Truth) -> None:
             row["covered"][1] += 1
 
 
-def paired(reached: list, fixed: list) -> str:
-    """Replications where only this procedure, or only the fixed sweep, reached the
-    ranking (the same trials: their difference is the procedures')."""
-    only = sum(a and not b for a, b in zip(reached, fixed))
-    missed = sum(b and not a for a, b in zip(reached, fixed))
-    return f" (only here {only}, only fixed {K} {missed})" if reached is not fixed else ""
+def discordant(reached: list, fixed: list) -> tuple[int, int]:
+    """(replications only this procedure reached the ranking in, those only the fixed
+    sweep did): on the same trials, their difference is the procedures'."""
+    return (sum(a and not b for a, b in zip(reached, fixed)),
+            sum(b and not a for a, b in zip(reached, fixed)))
 
 
 def print_procedures(title: str, rows: dict, replications: int, ranking: bool) -> None:
@@ -287,7 +286,9 @@ def print_procedures(title: str, rows: dict, replications: int, ranking: bool) -
                 f"   any 'cheaper' {rate(row['any'], replications)}")
         if ranking:
             line += f"   ranking reached {rate(sum(row['reached']), replications)}"
-            line += paired(row["reached"], rows[f"fixed {K}"]["reached"])
+            if name != f"fixed {K}":
+                only, missed = discordant(row["reached"], rows[f"fixed {K}"]["reached"])
+                line += f" (only here {only}, only fixed {K} {missed})"
         line += f"   ratio intervals covering {rate(*row['covered'])}"
         print(line)
     for name, row in rows.items():

@@ -171,3 +171,24 @@ def test_the_trees_matrix_is_kept_until_anything_it_depends_on_changes(tree, tmp
         current_matrix(tree)
     (tree / "tasks.d" / "zz-extra.yaml").unlink()  # as it was kept: a broken tree is not
     assert current_matrix(tree) == replace(first, floor=4) and len(loads) == 5
+
+
+def test_a_kept_matrix_is_data_and_a_bad_entry_is_a_miss(tree, tmp_path, monkeypatch):
+    """The cache holds JSON (a pickle would run whatever a foreign file holds); a
+    corrupt or foreign entry is loaded again from the tree, and the cache covers every
+    directory the spec reads documents from."""
+    import benchkit.spec
+    from benchkit.report import matrix as kept
+    from benchkit.spec.tree import DIRECTORIES
+    assert set(kept.TREE_DIRECTORIES) == set(DIRECTORIES)
+    monkeypatch.setenv("BENCHKIT_CACHE_DIR", str(tmp_path / "cache"))
+    first = current_matrix(tree)
+    (entry,) = (tmp_path / "cache" / "matrix").iterdir()
+    assert json.loads(entry.read_text())["matrix"]["arms"][0]["id"] == first.arms[0].id
+    loads = []
+    real = benchkit.spec.load_tree
+    monkeypatch.setattr(benchkit.spec, "load_tree", lambda root: loads.append(root) or real(root))
+    for bad in (b"\x80\x04not json", b'{"key": "x", "matrix": {"arms": 1}}'):
+        entry.write_bytes(bad)
+        assert current_matrix(tree) == first
+    assert len(loads) == 2 and current_matrix(tree) == first and len(loads) == 2

@@ -3,6 +3,7 @@
 
 import json
 import random
+import threading
 
 import pytest
 from click.testing import CliRunner
@@ -187,8 +188,68 @@ def test_a_round_says_again_only_the_pairs_whose_state_changed():
     assert again.lines(again) == [said[-1]]  # nothing changed: only what comes next
 
 
-def test_a_round_is_one_trial_per_worker():
-    from benchkit.run.decide import round_size
-    assert [round_size(jobs) for jobs in (1, 2, 4)] == [1, 2, 4]
-    round_ = plan(costs({"a": 1000, "b": 1030}, 1), "ab", batch=round_size(2))
-    assert len(round_.trials) == 2
+def test_cells_the_budget_left_cannot_pay_for_are_not_asked_for():
+    """With rounds of one trial, the dearest cell first would end the run ("no trial of
+    the round fits") while cheaper cells of the open pair still fit."""
+    found = costs({"a": 1000, "b": 1030}, 3)
+    assert plan(found, "ab", budget=1e9, batch=1).trials[0].task == "t9"
+    (wanted,) = plan(found, "ab", budget=9_000, batch=1).trials
+    assert sum(found[(wanted.arm, wanted.task)]) / 3 <= 9_000
+
+
+def test_until_decided_runs_round_after_round_of_one_trial_per_worker(monkeypatch):
+    """decide.run_rounds on a fake loop whose trials draw noisy costs: a round per
+    worker's trial, rounds until every pair is decided or out of reach, and the text
+    repeats a pair only when its state changed."""
+    from types import SimpleNamespace
+
+    import benchkit.run.decide as decide
+
+    rng = random.Random(3)
+    arms = [SimpleNamespace(id=a) for a in ("a", "b", "c")]
+    cells = [(arm, SimpleNamespace(id=t, scored=True)) for arm in arms for t in TASKS]
+    price = {"a": 1000, "b": 1040, "c": 1600}
+    spent: dict = {}
+    ledger = SimpleNamespace(
+        costs=spent, valid={(a.id, t.id): 0 for a, t in cells},
+        expected=lambda arm, task: (sum(spent[(arm, task)]) / len(spent[(arm, task)])
+                                    if (arm, task) in spent else 1000.0, "mean"))
+    scheduler = SimpleNamespace(totals=SimpleNamespace(halted=None, ran=0), queue=[],
+                                left=lambda: 1e12, extend=lambda trials: queue.extend(trials))
+    queue: list = []
+    sizes = []
+
+    class Loop:  # runs the queued trials at once: each costs its cell's price +-30%
+        def __init__(self, scheduler, *args, jobs, **kwargs):
+            self.error = self.signal = None
+
+        def run_trials(self):
+            sizes.append(len(queue))
+            for arm, task, _ in queue:
+                cost = price[arm.id] * (1 + TASKS.index(task.id)) * rng.uniform(0.7, 1.3)
+                spent.setdefault((arm.id, task.id), []).append(cost)
+                scheduler.totals.ran += 1
+            queue.clear()
+
+    monkeypatch.setattr(decide, "RunLoop", Loop)
+    monkeypatch.setattr(decide, "Trial", lambda arm, task, valid: (arm, task, valid))
+    said: list = []
+    invocation = SimpleNamespace(
+        checked=SimpleNamespace(tree=SimpleNamespace(
+            arms=["a", "b", "c"], suite=SimpleNamespace(equivalence_margin=0.05))),
+        decide={}, stop=threading.Event(), jobs=2, context=None, tag=None, signal=None,
+        progress=SimpleNamespace(emit=lambda event, text: said.append((event, text)),
+                                 note=lambda text: said.append(({}, text))))
+    assert decide.run_rounds(invocation, cells, ledger, scheduler) is None
+    assert sizes[0] == 30 and len(sizes) >= 3 and set(sizes[1:]) == {2}
+    events = [event for event, _ in said if event.get("event") == "decide"]
+    assert all(len(event["pairs"]) == 3 for event in events[1:])  # JSON: every pair
+    assert events[-1]["next"] == [] and {p["status"] for p in events[-1]["pairs"]} <= {
+        DECIDED, OUT_OF_REACH}
+    texts = [text for event, text in said if event.get("event") == "decide"]
+    states = [{(p["a"], p["b"]): (p["status"], p["verdict"]) for p in event["pairs"]}
+              for event in events]
+    for before, after, text in zip(states[1:], states[2:], texts[2:]):
+        changed = {f"{a} vs {b}" for (a, b), state in after.items() if before[(a, b)] != state}
+        assert {line.split(":")[1].strip() for line in text.splitlines()
+                if not line.startswith("until-decided: next")} == changed

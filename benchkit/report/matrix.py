@@ -16,11 +16,12 @@ import contextlib
 import hashlib
 import importlib.util
 import os
-import pickle
 import sys
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+
+import msgspec
 
 from benchkit import PACKAGE_DIR, cache_dir, find_tree
 from benchkit.fingerprint import fingerprint
@@ -100,12 +101,19 @@ def matrix_from_tree(tree, *, model: str | None = None) -> Matrix:
 
 # --- the matrix kept between runs ---------------------------------------------------
 
-CACHE_FORMAT = 1
-# The tree's documents (load_tree reads suite.yaml and these directories' YAML files).
+CACHE_FORMAT = 2
+# The tree's documents (load_tree reads suite.yaml and these directories' YAML files;
+# tests/test_report_command.py holds this to spec.tree.DIRECTORIES).
 TREE_DIRECTORIES = ("seeds", "arms.d", "tasks.d")
 # The libraries whose behaviour the loaded tree depends on: parsing, validation and
 # schema defaults (so the data and its fingerprints), template checks.
 SPEC_LIBRARIES = ("yaml", "jsonschema", "referencing", "jinja2")
+
+
+class Kept(msgspec.Struct):
+    """A cache entry: plain JSON, so a foreign or corrupt file is a miss, never code."""
+    key: str
+    matrix: Matrix
 
 
 def tree_matrix(root=None, *, model: str | None = None) -> Matrix:
@@ -115,48 +123,49 @@ def tree_matrix(root=None, *, model: str | None = None) -> Matrix:
     work in a `benchkit report`. A broken tree is never kept, so it raises SpecError
     every time."""
     root = Path(root).resolve() if root is not None else find_tree()
-    place = key = None
-    if root is not None:
-        place, key = _cache_entry(root, model)
-        with contextlib.suppress(Exception):  # unreadable or foreign: a miss
-            with place.open("rb") as file:
-                kept_key, matrix = pickle.load(file)
-            if kept_key == key and isinstance(matrix, Matrix):
-                return matrix
+    entry = _cache_entry(root, model) if root is not None else None
+    if entry is not None:
+        with contextlib.suppress(OSError, msgspec.DecodeError):
+            kept = msgspec.json.decode(entry[0].read_bytes(), type=Kept)
+            if kept.key == entry[1]:
+                return kept.matrix
     # Imported on a miss only (measured: the spec's YAML and JSON-Schema stack, ~0.1 s
     # of a cold `benchkit report`).
     from benchkit.spec import load_tree
     matrix = matrix_from_tree(load_tree(root), model=model)
-    if place is not None and _cache_entry(root, model)[1] == key:  # not edited meanwhile
-        _keep(place, (key, matrix))
+    if entry is not None and _cache_entry(root, model) == entry:  # not edited meanwhile
+        _keep(entry[0], msgspec.json.encode(Kept(entry[1], matrix)))
     return matrix
 
 
-def _cache_entry(root: Path, model: str | None) -> tuple[Path, str]:
+def _cache_entry(root: Path, model: str | None) -> tuple[Path, str] | None:
     """Where the matrix of (root, model) is kept (one entry each, replaced when stale),
     and the key it must be kept under: the content of every file in the tree's
     document directories, and the modification time and size of benchkit's code and
-    schemas and of the spec libraries' modules (an edit or an upgrade changes them)."""
+    schemas and of the spec libraries' modules (an edit or an upgrade changes them).
+    None, so no cache, when any of it cannot be read (a checkout or an upgrade under
+    way)."""
     digest = hashlib.blake2b(repr((CACHE_FORMAT, sys.version, str(root), model)).encode())
-    for path in [root / "suite.yaml", *_entries(root)]:
-        digest.update(str(path).encode() + b"\0")
-        try:
-            digest.update(path.read_bytes() if path.is_file() else b"(not a file)")
-        except OSError as error:
-            digest.update(repr(error).encode())
-        digest.update(b"\0")
-    for directory, names in _code(PACKAGE_DIR):
-        for name in names:
-            stat = os.stat(os.path.join(directory, name))
-            digest.update(f"{directory}/{name} {stat.st_mtime_ns} {stat.st_size}\0".encode())
-    for library in SPEC_LIBRARIES:
-        spec = importlib.util.find_spec(library)
-        origin = spec.origin if spec is not None else None
-        found = os.stat(origin) if origin and os.path.isfile(origin) else None
-        digest.update(f"{library} {origin} {found and (found.st_mtime_ns, found.st_size)}\0"
-                      .encode())
+
+    def part(data: bytes) -> None:  # length-framed: no two sequences of parts collide
+        digest.update(len(data).to_bytes(8, "little") + data)
+    try:
+        for path in [root / "suite.yaml", *_entries(root)]:
+            part(str(path).encode())
+            part(path.read_bytes() if path.is_file() else b"(not a file)")
+        for directory, names in _code(PACKAGE_DIR):
+            for name in names:
+                stat = os.stat(os.path.join(directory, name))
+                part(f"{directory}/{name} {stat.st_mtime_ns} {stat.st_size}".encode())
+        for library in SPEC_LIBRARIES:
+            spec = importlib.util.find_spec(library)
+            origin = spec.origin if spec is not None else None
+            found = os.stat(origin) if origin and os.path.isfile(origin) else None
+            part(f"{library} {origin} {found and (found.st_mtime_ns, found.st_size)}".encode())
+    except OSError:
+        return None
     name = hashlib.blake2b(repr((str(root), model)).encode(), digest_size=12).hexdigest()
-    return cache_dir() / "matrix" / f"{name}.pickle", digest.hexdigest()
+    return cache_dir() / "matrix" / f"{name}.json", digest.hexdigest()
 
 
 def _entries(root: Path) -> list[Path]:
@@ -172,15 +181,15 @@ def _code(package: Path):
         yield directory, sorted(n for n in names if n.endswith((".py", ".json")))
 
 
-def _keep(place: Path, value) -> None:
-    """Write value to place atomically (a reader sees the old entry or the new one); a
+def _keep(place: Path, data: bytes) -> None:
+    """Write data to place atomically (a reader sees the old entry or the new one); a
     cache that cannot be written is no cache."""
     with contextlib.suppress(OSError):
         place.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=place.parent, suffix=".tmp")
         try:
             with os.fdopen(handle, "wb") as file:
-                pickle.dump(value, file, protocol=pickle.HIGHEST_PROTOCOL)
+                file.write(data)
             os.replace(temporary, place)
         except BaseException:
             with contextlib.suppress(OSError):

@@ -16,8 +16,8 @@ Every cell gets a first trial; from then on a pair is judged on whatever evidenc
 report has, the paired between-task variance until its arms' spread can be pooled, so
 no second trial is forced anywhere: a pair decided or out of reach on one trial per
 cell costs nothing more, and the batch goes only to the cells of open pairs. Stopping
-early (decided, or futile) never makes a verdict wrong: the intervals hold at every
-sample size (docs/statistics.md).
+early (decided, or futile) keeps every verdict within its error budget: the intervals
+hold at every sample size (docs/statistics.md).
 """
 
 from __future__ import annotations
@@ -67,7 +67,8 @@ class Round:
     def lines(self, before: Round | None = None) -> list[str]:
         """What the round found and what it would spend next, for a person: every pair,
         or only those whose state changed since the round `before`."""
-        known = {(p.a, p.b): (p.status, p.verdict["verdict"]) for p in before.pairs} if before else {}
+        known = ({(p.a, p.b): (p.status, p.verdict["verdict"]) for p in before.pairs}
+                 if before else {})
         said = [f"{p.a} vs {p.b}: {p.status} - {p.why}" for p in self.pairs
                 if known.get((p.a, p.b)) != (p.status, p.verdict["verdict"])]
         if self.trials:
@@ -83,7 +84,7 @@ def round_size(jobs: int) -> int:
     """Trials per round: one per worker. A trial planned while others still run may be
     made needless by them, so with the default one job each trial is planned on every
     trial before it (benchmarks/simulate.py: rounds of 4 spend 6-8% more trials than
-    rounds of 1, rounds of 8 about 13% more)."""
+    rounds of 1, and buy a little more of the ranking with them)."""
     return max(1, jobs)
 
 
@@ -138,6 +139,8 @@ def _pair_state(a: str, b: str, cells: dict, spreads: dict, fam: Family, expecte
     if reach is not None:
         return PairState(a, b, OUT_OF_REACH, verdict, reach)
     for (side, t), weight in shares.items():
+        if costs[(side, t)] > budget_left:
+            continue  # asked for, it would end the run while cheaper cells still fit
         arm = a if side == "a" else b
         n = cells[arm][t].n
         _want(wants, (arm, t), weight / (n * (n + 1)) / costs[(side, t)], f"{a} vs {b}")
@@ -237,25 +240,25 @@ def run_rounds(invocation, cells, ledger, scheduler) -> str | None:
     fam = headline_family(arms, list(invocation.checked.tree.arms),
                           invocation.checked.tree.suite.equivalence_margin,
                           invocation.decide.get("baseline"))
-    before = None
+    last_round = None
     while not invocation.stop.is_set() and not scheduler.totals.halted:
         round_ = plan_round(cost_cells(scored_costs(ledger, arms, tasks)), arms, tasks, fam,
                             expected=lambda arm, task: ledger.expected(arm, task)[0],
                             budget_left=scheduler.left(), batch=round_size(invocation.jobs))
-        announce(invocation.progress, round_, before)
-        before = round_
+        announce(invocation.progress, round_, last_round)
+        last_round = round_
         if not round_.trials:
             return None
         scheduler.extend([Trial(*by_key[(t.arm, t.task)], ledger.valid[(t.arm, t.task)])
                           for t in round_.trials])
-        before = scheduler.totals.ran
+        ran_before = scheduler.totals.ran
         loop = RunLoop(scheduler, invocation.context, invocation.progress,
                        jobs=invocation.jobs, stop=invocation.stop, tag=invocation.tag)
         loop.run_trials()
         invocation.signal = loop.signal  # the signal that stopped the round, if one did
         if loop.error:
             return loop.error
-        if scheduler.totals.ran == before:
+        if scheduler.totals.ran == ran_before:
             invocation.progress.note("until-decided: no trial of the round fits the budget "
                                      "left: stopping")
             return None
