@@ -112,6 +112,14 @@ class Draws:
         return have[:n]
 
 
+def replication(seed: int, index: int, means: dict, success: dict,
+                interaction: float = INTERACTION_SIGMA) -> Draws:
+    """Replication `index` of a seed: its suite's truth and its cells' trials."""
+    truth = draw_truth(np.random.default_rng([seed, index]), means, success,
+                       interaction=interaction)
+    return Draws(truth, (seed, index))
+
+
 def rate(hits: int, total: int) -> str:
     p = hits / total if total else float("nan")
     return f"{p:6.1%} ± {math.sqrt(p * (1 - p) / total) if total else float('nan'):.1%}"
@@ -128,9 +136,9 @@ def coverage(seed: int, replications: int, counts=(1, 3, 5), means=PUBLISHED,
     intervals on every pair's ratio ("ratio", n)."""
     success = success or {"raw-api": 0.97, "gitea-axi": 0.99, "tea": 0.9, "gitea-mcp": 0.75}
     tally: dict = {}
-    for replication in range(replications):
-        truth = draw_truth(np.random.default_rng([seed, replication]), means, success)
-        draws = Draws(truth, (seed, replication))
+    for index in range(replications):
+        draws = replication(seed, index, means, success)
+        truth = draws.truth
         for n in counts:
             cells = {}
             for i, arm in enumerate(truth.arms):
@@ -239,10 +247,9 @@ def compare_procedures(seed: int, replications: int, means: dict, *, budget_tria
     fam = family(arms, alpha=1 - LEVEL, margin=MARGIN)
     budget = budget_trials * float(np.mean(list(means.values())))
     rows: dict = {}
-    for replication in range(replications):
-        truth = draw_truth(np.random.default_rng([seed, replication]), means,
-                           PUBLISHED_SUCCESS, interaction=interaction)
-        draws = Draws(truth, (seed, replication))
+    for index in range(replications):
+        draws = replication(seed, index, means, PUBLISHED_SUCCESS, interaction)
+        truth = draws.truth
         results = {f"fixed {n}": sweep(draws, n, fam) for n in (1, 3, 5)}
         for name, (share, jobs) in UNTIL_DECIDED.items():
             results[name] = until_decided(draws, fam, budget * share, jobs)

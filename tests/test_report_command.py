@@ -145,16 +145,23 @@ def test_an_empty_store_renders_every_format(tree, tmp_path):
     assert "No measured samples of the current tasks and arms yet" in markdown
 
 
-def test_the_trees_matrix_is_kept_until_anything_it_depends_on_changes(tree, tmp_path,
-                                                                       monkeypatch):
+@pytest.fixture
+def loads(tmp_path, monkeypatch):
+    """The roots benchkit.spec.load_tree is called on (the cache in tmp_path): each a
+    report that loaded its tree instead of taking the kept matrix."""
+    import benchkit.spec
+    monkeypatch.setenv("BENCHKIT_CACHE_DIR", str(tmp_path / "cache"))
+    called: list = []
+    real = benchkit.spec.load_tree
+    monkeypatch.setattr(benchkit.spec, "load_tree", lambda root: called.append(root) or real(root))
+    return called
+
+
+def test_the_trees_matrix_is_kept_until_anything_it_depends_on_changes(tree, loads):
     """report.matrix.tree_matrix: a second report of an unchanged tree does not load it
     again; an edited, added or broken document is loaded (and a broken one fails) every
     time, even with its old bytes' modification time."""
     import benchkit.spec
-    monkeypatch.setenv("BENCHKIT_CACHE_DIR", str(tmp_path / "cache"))
-    loads = []
-    real = benchkit.spec.load_tree
-    monkeypatch.setattr(benchkit.spec, "load_tree", lambda root: loads.append(root) or real(root))
     first = current_matrix(tree)
     assert current_matrix(tree) == first and len(loads) == 1
     assert current_matrix(tree, model="claude-x").model == "claude-x" and len(loads) == 2
@@ -173,22 +180,17 @@ def test_the_trees_matrix_is_kept_until_anything_it_depends_on_changes(tree, tmp
     assert current_matrix(tree) == replace(first, floor=4) and len(loads) == 5
 
 
-def test_a_kept_matrix_is_data_and_a_bad_entry_is_a_miss(tree, tmp_path, monkeypatch):
+def test_a_kept_matrix_is_data_and_a_bad_entry_is_a_miss(tree, tmp_path, loads):
     """The cache holds JSON (a pickle would run whatever a foreign file holds); a
     corrupt or foreign entry is loaded again from the tree, and the cache covers every
     directory the spec reads documents from."""
-    import benchkit.spec
     from benchkit.report import matrix as kept
     from benchkit.spec.tree import DIRECTORIES
     assert set(kept.TREE_DIRECTORIES) == set(DIRECTORIES)
-    monkeypatch.setenv("BENCHKIT_CACHE_DIR", str(tmp_path / "cache"))
     first = current_matrix(tree)
     (entry,) = (tmp_path / "cache" / "matrix").iterdir()
     assert json.loads(entry.read_text())["matrix"]["arms"][0]["id"] == first.arms[0].id
-    loads = []
-    real = benchkit.spec.load_tree
-    monkeypatch.setattr(benchkit.spec, "load_tree", lambda root: loads.append(root) or real(root))
     for bad in (b"\x80\x04not json", b'{"key": "x", "matrix": {"arms": 1}}'):
         entry.write_bytes(bad)
         assert current_matrix(tree) == first
-    assert len(loads) == 2 and current_matrix(tree) == first and len(loads) == 2
+    assert len(loads) == 3 and current_matrix(tree) == first and len(loads) == 3

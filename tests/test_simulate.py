@@ -54,11 +54,10 @@ def test_near_ties_are_not_called_backwards_and_do_not_soak_up_the_budget():
     fam = simulate.family(list(simulate.PUBLISHED), alpha=0.05, margin=simulate.MARGIN)
     budget = FIXED_SWEEP * float(np.mean(list(simulate.PUBLISHED.values())))
     undecided = 0
-    for replication in range(5):
-        truth = simulate.draw_truth(np.random.default_rng([14, replication]),
-                                    simulate.PUBLISHED, simulate.PUBLISHED_SUCCESS)
-        pairs, spent = simulate.until_decided(simulate.Draws(truth, (14, replication)), fam,
-                                              budget)
+    for index in range(5):
+        draws = simulate.replication(14, index, simulate.PUBLISHED, simulate.PUBLISHED_SUCCESS)
+        truth = draws.truth
+        pairs, spent = simulate.until_decided(draws, fam, budget)
         near = [p for p in pairs if (p["a"], p["b"]) in simulate.NEAR]
         assert [simulate.wrong(p, truth) for p in near] == [None, None]
         undecided += sum(p["verdict"] == "undecided" for p in near)

@@ -231,6 +231,14 @@ def headline(cells) -> tuple[list, list]:
     return arms, [t for t, ran in runnable.items() if len(ran) == len(arms)]
 
 
+def next_round(ledger: Ledger, arms: list, tasks: list, fam: Family, budget_left: float,
+               jobs: int) -> Round:
+    """The round the ledger's samples call for, as the run and its --dry-run plan it."""
+    return plan_round(cost_cells(scored_costs(ledger, arms, tasks)), arms, tasks, fam,
+                      expected=lambda arm, task: ledger.expected(arm, task)[0],
+                      budget_left=budget_left, batch=round_size(jobs))
+
+
 def run_rounds(invocation, cells, ledger, scheduler) -> str | None:
     """Plan a round, run it on the loop, again, until the planner has nothing left
     worth a trial, the budget fits no trial, or the run stops; the loop's error, if
@@ -242,9 +250,7 @@ def run_rounds(invocation, cells, ledger, scheduler) -> str | None:
                           invocation.decide.get("baseline"))
     last_round = None
     while not invocation.stop.is_set() and not scheduler.totals.halted:
-        round_ = plan_round(cost_cells(scored_costs(ledger, arms, tasks)), arms, tasks, fam,
-                            expected=lambda arm, task: ledger.expected(arm, task)[0],
-                            budget_left=scheduler.left(), batch=round_size(invocation.jobs))
+        round_ = next_round(ledger, arms, tasks, fam, scheduler.left(), invocation.jobs)
         announce(invocation.progress, round_, last_round)
         last_round = round_
         if not round_.trials:
@@ -276,9 +282,7 @@ def dry_round(checked, progress, options: dict, *, self_review) -> Round:
     arms, tasks = headline(cells)
     fam = headline_family(arms, list(checked.tree.arms), suite.equivalence_margin,
                           options["decide"].get("baseline"))
-    round_ = plan_round(cost_cells(scored_costs(ledger, arms, tasks)), arms, tasks, fam,
-                        expected=lambda arm, task: ledger.expected(arm, task)[0],
-                        budget_left=options["budget"], batch=round_size(options["jobs"]))
+    round_ = next_round(ledger, arms, tasks, fam, options["budget"], options["jobs"])
     announce(progress, round_)
     return round_
 
