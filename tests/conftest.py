@@ -17,6 +17,46 @@ IN_CI = os.environ.get("CI") == "true"
 # be another checkout's.
 BENCHKIT = [sys.executable, "-c", "from benchkit.cli import main; main()"]
 
+# The arms' real tools: scripts/test-setup builds the pinned ones into .tools/; they go
+# first on PATH, for the tests and for every harness they start.
+REAL_TOOLS = ("tea", "gitea-mcp", "gitea-axi")
+HOW_TO_INSTALL = {
+    "tea": "`go install code.gitea.io/tea@latest`, or `bash scripts/test-setup` with the "
+           "source archives",
+    "gitea-mcp": "`go install gitea.com/gitea/gitea-mcp@latest`, or `bash scripts/test-setup` "
+                 "with the source archives",
+    "gitea-axi": "from its repository: `npm ci && npm run build && npm link`, or "
+                 "`bash scripts/test-setup` with the source archives",
+}
+
+
+def _built_tools_first_on_path() -> dict[str, str]:
+    """Prepends each built tool's directory to PATH; returns why each other one is not built."""
+    from benchkit.gitea.tools import ToolUnavailable, built
+    found, why = [], {}
+    for name in REAL_TOOLS:
+        try:
+            found.append(str(built(name).parent))
+        except ToolUnavailable as exc:
+            why[name] = str(exc)
+    os.environ["PATH"] = os.pathsep.join([*found, os.environ.get("PATH", os.defpath)])
+    return why
+
+
+NOT_BUILT = _built_tools_first_on_path()
+
+
+def real_tool(name: str) -> str:
+    """The path of the arm's real tool `name`. Without it a test skips, saying why and how
+    to install it; in CI, where every real-tool test must run, it fails instead."""
+    found = shutil.which(name)
+    if found is not None and (name not in NOT_BUILT or not IN_CI):
+        return found
+    why = NOT_BUILT.get(name, f"`{name}` is not on PATH")
+    (pytest.fail if IN_CI else pytest.skip)(
+        f"no real {name}: {why}; install it with {HOW_TO_INSTALL[name]}")
+    raise AssertionError("unreachable")
+
 
 @pytest.fixture
 def forge():

@@ -7,7 +7,7 @@ import pytest
 import requests
 
 from benchkit.gitea.server import Gitea
-from benchkit.gitea.tools import ToolUnavailable, built, pin, read_versions
+from benchkit.gitea.tools import TOOLS, ToolUnavailable, built, pin, read_versions
 
 
 def whoami(host, token):
@@ -50,7 +50,7 @@ def test_stopping_removes_the_work_directory_and_the_server(gitea):
 def test_a_missing_build_names_the_pin_and_why(tmp_path, monkeypatch):
     monkeypatch.setattr("benchkit.gitea.tools.TOOLS_DIR", tmp_path)
     wanted = pin("gitea")
-    with pytest.raises(ToolUnavailable, match=rf"gitea {wanted.version} \({wanted.module}\) is not built"
+    with pytest.raises(ToolUnavailable, match=rf"gitea {wanted.version} \({wanted.source}\) is not built"
                                               r".*scripts/test-setup"):
         Gitea()
     (tmp_path / f"gitea-{wanted.version}.absent").write_text("Go is not installed\n")
@@ -71,8 +71,8 @@ def test_an_override_must_be_executable_and_carry_the_static_files(tmp_path, mon
 
 def test_the_pin_file_names_every_tool_and_the_go_module_agrees():
     values = read_versions()
-    for tool in ("gitea", "tea", "gitea-mcp"):
-        assert pin(tool).module and pin(tool).version[0].isdigit()
+    for tool in TOOLS:
+        assert pin(tool).source and pin(tool).version
     go_mod = (pin("gitea").directory.parents[1] / "tools" / "gitea" / "go.mod").read_text()
     assert f"{values['GITEA_MODULE']} v{values['GITEA_VERSION']}" in go_mod
     assert f"\ntool {values['GITEA_MODULE']}\n" in go_mod

@@ -1,9 +1,11 @@
-"""The real tools `scripts/test-setup` builds with Go: their pins (`tools/versions`) and
-where each build lives (`.tools/<tool>-<version>/`), or why there is none.
+"""The real tools `scripts/test-setup` builds: their pins (`tools/versions`) and where
+each build lives (`.tools/<tool>-<version>/`), or why there is none.
 
-test-setup writes `.tools/<tool>-<version>.absent`, one line saying why, for a tool it
-could not build (Go missing, the module proxy refusing the version); a test that needs
-the tool skips (outside CI) or fails (in CI) with that line.
+Gitea is built from its Go module; tea, gitea-mcp and gitea-axi from source archives
+(their pin names the archive and its sha256). test-setup writes
+`.tools/<tool>-<version>.absent`, one line saying why, for a tool it could not build (Go
+or npm missing, no archive, a failed build); a test that needs the tool skips (outside
+CI) or fails (in CI) with that line.
 """
 
 from __future__ import annotations
@@ -18,8 +20,10 @@ from benchkit.errors import HarnessError
 CHECKOUT = PACKAGE_DIR.parent
 VERSIONS = CHECKOUT / "tools" / "versions"
 TOOLS_DIR = CHECKOUT / ".tools"
-# tool name -> (key prefix in tools/versions, binary name)
-TOOLS = {"gitea": ("GITEA", "gitea"), "tea": ("TEA", "tea"), "gitea-mcp": ("GITEA_MCP", "gitea-mcp")}
+# tool name -> (key prefix in tools/versions, the binary's path in its build directory);
+# gitea-axi's build is an npm-style global prefix (bin/ links into lib/node_modules/).
+TOOLS = {"gitea": ("GITEA", "gitea"), "tea": ("TEA", "tea"),
+         "gitea-mcp": ("GITEA_MCP", "gitea-mcp"), "gitea-axi": ("GITEA_AXI", "bin/gitea-axi")}
 
 
 class ToolUnavailable(HarnessError):
@@ -29,8 +33,8 @@ class ToolUnavailable(HarnessError):
 @dataclass(frozen=True)
 class Pin:
     tool: str
-    module: str
-    version: str  # without the leading "v"
+    source: str  # the Go module (Gitea) or the source archive it is built from
+    version: str  # without the leading "v"; what the build reports
 
     @property
     def directory(self) -> Path:
@@ -61,11 +65,12 @@ def read_versions(path: Path = VERSIONS) -> dict[str, str]:
 
 
 def pin(tool: str, path: Path = VERSIONS) -> Pin:
-    """The pinned module and version of `tool` ("gitea", "tea" or "gitea-mcp")."""
+    """The pinned source and version of `tool` (a key of TOOLS)."""
     prefix = TOOLS[tool][0]
     values = read_versions(path)
     try:
-        return Pin(tool, values[f"{prefix}_MODULE"], values[f"{prefix}_VERSION"].lstrip("v"))
+        source = values.get(f"{prefix}_ARCHIVE") or values[f"{prefix}_MODULE"]
+        return Pin(tool, source, values[f"{prefix}_VERSION"].lstrip("v"))
     except KeyError as exc:
         raise ToolUnavailable(f"{path}: no {exc.args[0]} line") from None
 
@@ -84,5 +89,5 @@ def built(tool: str, env_override: str | None = None) -> Path:
     absent = wanted.directory.with_name(wanted.directory.name + ".absent")
     why = absent.read_text(encoding="utf-8").strip() if absent.is_file() else ""
     raise ToolUnavailable(
-        f"{tool} {wanted.version} ({wanted.module}) is not built at {wanted.binary}: "
-        + (why or "run `bash scripts/test-setup` (it builds it with Go)"))
+        f"{tool} {wanted.version} ({wanted.source}) is not built at {wanted.binary}: "
+        + (why or "run `bash scripts/test-setup` (it builds it)"))
