@@ -114,7 +114,7 @@ def test_a_stalled_model_is_ended_by_the_backstop_with_its_processes():
                     backstop_seconds=4)
     elapsed = time.monotonic() - started
     assert result.stop == "backstop" and "backstop" in result.error
-    assert 4 <= elapsed < 4 + 8
+    assert 4 <= elapsed < 4 + 60  # the upper bound: a hang only
     assert result.turns == 1 and result.usage["input"] > 0
     leftover = subprocess.run(["pgrep", "-f", "sleep 4321"], capture_output=True, text=True)
     assert leftover.stdout == ""

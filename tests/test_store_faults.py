@@ -71,15 +71,18 @@ def test_the_run_lock_makes_a_second_run_wait_for_the_first(tmp_path):
         with store.run_lock():
             events.append("first in")
             first_in.set()
-            release.wait(10)
+            release.wait(120)
             events.append("first out")
 
     thread = threading.Thread(target=first)
     thread.start()
-    first_in.wait(10)
+    first_in.wait(120)
     told = []
-    threading.Timer(0.5, release.set).start()
-    with Store(tmp_path).run_lock(told.append):
+
+    def waiting(message):  # the second run is told it waits: now the first may finish
+        told.append(message)
+        release.set()
+    with Store(tmp_path).run_lock(waiting):
         events.append("second in")
     thread.join()
     assert events == ["first in", "first out", "second in"]
