@@ -75,7 +75,7 @@ def main(ctx: click.Context):
     \b
     Examples:
       benchkit run arms.d/raw-api.yaml --driver replay   # the main job, no tokens
-      benchkit show --outcome failed                     # why trials failed
+      benchkit show --outcome failures                   # the trials that did not pass
       benchkit COMMAND -h                                # a command's options
     """
     # Ctrl-C ends every command with 130 however it was started: a shell without job
