@@ -6,6 +6,7 @@ forge, the SDK or the report templates. Every command ends with one of the EXIT 
 """
 
 import importlib
+import signal
 import sys
 
 import click
@@ -74,9 +75,13 @@ def main(ctx: click.Context):
     \b
     Examples:
       benchkit run arms.d/raw-api.yaml --driver replay   # the main job, no tokens
-      benchkit show --outcome failed                     # why trials failed
+      benchkit show --outcome failures                   # the trials that did not pass
       benchkit COMMAND -h                                # a command's options
     """
+    # Ctrl-C ends every command with 130 however it was started: a shell without job
+    # control (a script's `&`, many CI runners) starts background commands ignoring
+    # SIGINT, and Python would keep ignoring it (the forge then never stopped).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     ctx.obj = {"write_reports": write_reports}
 
 

@@ -80,6 +80,7 @@ class Sample(msgspec.Struct, frozen=True, gc=False):
     started_at: str = ""             # ISO 8601, UTC: which of two samples is newer
     confined: bool = True  # older samples predate --unconfined
     jobs: Annotated[int, msgspec.Meta(ge=1)] | None = None  # trials run at once
+    trial: Count = 0  # its number within the cell (the ledger hands out the next)
 
     @property
     def estimated(self) -> bool:

@@ -2,7 +2,7 @@
 
 A snapshot of a live host, a forge, or the expectation interpreter all go through
 `normalise` before the checker compares them, so the comparison only ever sees what
-the DESIGN.md contract names: volatile ids, urls and timestamps are dropped wherever
+the RepoState contract (docs/contracts.md) names: volatile ids, urls and timestamps are dropped wherever
 they appear, colours are lower-case without `#`, text loses surrounding whitespace
 and CR line ends, label and assignee lists are sorted sets, comments and reviews are
 sorted multisets (a comment posted twice stays twice).

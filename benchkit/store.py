@@ -3,7 +3,7 @@
 `results/<arm>/<task>.jsonl` holds one complete JSON line per sample, appended under an
 exclusive lock on the cell file itself and flushed to disk, never rewritten; an append
 that fails (a full disk) is cut back, so it leaves no partial line. A run holds the
-store's run lock (`.results.run.lock` beside `results/`) while it plans and runs, so
+store's run lock (`results/.run.lock`, inside the store) while it plans and runs, so
 concurrent runs on one store take turns and `--until N` is never exceeded. A sample's
 transcript sits beside it in `results/<arm>/<task>/<sample id>.json`. Secrets (the Gitea
 token, the driver's credentials, the harness's secret-looking variables) are scrubbed
@@ -28,8 +28,8 @@ from benchkit import SCHEMA_DIR
 from benchkit.sample import ENCODER, Record
 from benchkit.scrub import scrub
 
-# The run lock sits beside the store (`.results.run.lock`): a run that records nothing
-# leaves no store directory.
+# The run lock sits inside the store (`results/.run.lock`), so it goes wherever the
+# store goes (`--store DIR`) and the checkout's `.gitignore` of `results/` covers it.
 RUN_LOCK = ".run.lock"
 
 
@@ -106,18 +106,26 @@ class Store:
     def run_lock(self, waiting: Callable[[str], None] | None = None):
         """Hold the store's run lock: another run on this store waits until this one
         is over (told through `waiting`), then plans from what this one stored."""
-        self.root.parent.mkdir(parents=True, exist_ok=True)
-        lock = filelock.FileLock(self.root.parent / f".{self.root.name}{RUN_LOCK}")
-        try:
-            lock.acquire(timeout=0)
-        except filelock.Timeout:
-            if waiting:
-                waiting(f"another run is using the store {self.root}: waiting for it to end")
-            lock.acquire()
-        try:
+        self.root.mkdir(parents=True, exist_ok=True)
+        # Where earlier versions kept it, beside the store: honoured while it is there
+        # (a run of one of them may hold it), then removed.
+        old = self.root.parent / f".{self.root.name}{RUN_LOCK}"
+        paths = [self.root / RUN_LOCK, *([old] if old.exists() else [])]
+        told = False
+        with contextlib.ExitStack() as held:
+            for path in paths:
+                lock = filelock.FileLock(path)
+                try:
+                    lock.acquire(timeout=0)
+                except filelock.Timeout:
+                    if waiting and not told:
+                        waiting(f"another run is using the store {self.root}: "
+                                "waiting for it to end")
+                        told = True
+                    lock.acquire()
+                held.callback(lock.release)
+            old.unlink(missing_ok=True)
             yield
-        finally:
-            lock.release()
 
     def files(self, arm: str | None = None, task: str | None = None) -> list[Path]:
         """The cell files, optionally of one arm and/or task, in name order."""

@@ -4,8 +4,8 @@ intervals cover the truth, how often its verdicts are wrong, and how many trials
 with its binomial standard error); asserts nothing (tests/test_simulate.py runs a
 small version and checks the thresholds).
 
-Truth: the published snapshot (4 arms x 20 tasks x 3 trials, /work/shared/
-reference-suite.md, "Published snapshot"): per-arm means of cost-equivalent tokens
+Truth: the suite's published snapshot (4 arms x 20 tasks x 3 trials, one host):
+per-arm means of cost-equivalent tokens
 raw-api 17,613, gitea-axi 17,815, gitea-mcp 23,198, tea 23,210; success
 100/100/100/85% (turns and durations are drawn in proportion to the cost: the same
 interval method). 20 tasks whose costs spread lognormally
@@ -35,7 +35,7 @@ from benchkit.run.decide import plan_round, round_size
 from benchkit.statistics.intervals import ALL_METRICS, CellStats, intervals
 from benchkit.statistics.verdicts import A_CHEAPER, B_CHEAPER, EQUIVALENT, family, verdicts
 
-# The published snapshot (reference-suite.md): 4 arms x 20 tasks x 3 trials, one host.
+# The suite's published snapshot: 4 arms x 20 tasks x 3 trials, one host.
 PUBLISHED = {"raw-api": 17613, "gitea-axi": 17815, "gitea-mcp": 23198, "tea": 23210}
 PUBLISHED_SUCCESS = {"raw-api": 1.0, "gitea-axi": 1.0, "gitea-mcp": 1.0, "tea": 0.85}
 # The published ranking {raw-api, gitea-axi} < {gitea-mcp, tea}: its four cross pairs

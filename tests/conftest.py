@@ -2,6 +2,7 @@
 
 import os
 import shutil
+import signal
 import socket
 import sys
 import tempfile
@@ -88,6 +89,16 @@ def host(request):
     """Each host-facing test twice: on a fresh forge and on the session's real Gitea.
     Both give url, api_url, user, token, create_user() and create_token()."""
     return request.getfixturevalue(request.param)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _ctrl_c_raises():
+    """The Ctrl-C tests signal this process (and its children, which inherit what it
+    does with SIGINT): a suite started in the background of a script or a CI runner
+    starts ignoring SIGINT, and Python keeps ignoring it."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
 
 
 @pytest.fixture(autouse=True, scope="session")

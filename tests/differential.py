@@ -97,7 +97,7 @@ class Session:
         path = self.fill(step["path"])
         url = (self.root + path.lstrip("/")) if step.get("site") else self.api + path
         response = self.http.request(step["method"], url, headers=headers, timeout=60, **kwargs)
-        for _ in range(40):  # Gitea checks mergeability in the background: wait it out
+        for _ in range(480):  # Gitea checks mergeability in the background: wait it out
             if response.status_code != step.get("retry_while"):
                 break
             time.sleep(0.25)

@@ -114,7 +114,7 @@ def test_a_stalled_model_is_ended_by_the_backstop_with_its_processes():
                     backstop_seconds=4)
     elapsed = time.monotonic() - started
     assert result.stop == "backstop" and "backstop" in result.error
-    assert 4 <= elapsed < 4 + 8
+    assert 4 <= elapsed < 4 + 60  # the upper bound: a hang only
     assert result.turns == 1 and result.usage["input"] > 0
     leftover = subprocess.run(["pgrep", "-f", "sleep 4321"], capture_output=True, text=True)
     assert leftover.stdout == ""
@@ -202,7 +202,7 @@ def test_the_token_is_in_no_argument_of_the_agents_processes(arm):
             ClaudeDriver(base_url=model.url).run(request(**overrides))))
         agent.start()
         try:  # while the model stalls the first turn, every process of the run is up
-            deadline = time.monotonic() + 60
+            deadline = time.monotonic() + 300  # a bound on a hang only
             while not model.messages(auxiliary=False) and time.monotonic() < deadline:
                 time.sleep(0.1)
             assert model.messages(auxiliary=False), "the CLI never asked the model"

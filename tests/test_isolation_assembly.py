@@ -66,7 +66,7 @@ def bash(script, assembly, cwd):
     """Run a script as the agent's Bash tool would: the harness env plus the arm's."""
     cwd.mkdir(exist_ok=True)
     return subprocess.run(["/bin/bash", "-c", script], env={**os.environ, **assembly.env},
-                          cwd=cwd, capture_output=True, text=True, timeout=20)
+                          cwd=cwd, capture_output=True, text=True, timeout=120)
 
 
 # --- prompts ---------------------------------------------------------------------------

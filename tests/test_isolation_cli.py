@@ -1,4 +1,4 @@
-"""`benchkit guard ARM_YAML -- COMMAND`, as DESIGN.md states it: JSON out, exit 0
+"""`benchkit guard ARM_YAML -- COMMAND`, as docs/contracts.md states it: JSON out, exit 0
 allowed, 1 denied, 2 bad input."""
 
 import json

@@ -136,7 +136,7 @@ def run_in_stubs(stubs, line: str, workdir: Path) -> set[str]:
                     "--bind", str(workdir), str(workdir), "--chdir", str(workdir),
                     "--clearenv", "--setenv", "PATH", "/usr/bin", "--setenv", "HOME", str(workdir),
                     "--die-with-parent", f"{REAL}/bash", "-c", PRELUDE + line],
-                   stdin=subprocess.DEVNULL, capture_output=True, timeout=20)
+                   stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
     log = logs / "ran.log"
     return set(log.read_text().split()) if log.exists() else set()
 

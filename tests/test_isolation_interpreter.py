@@ -72,7 +72,7 @@ def test_the_curated_path_starts_the_tool_and_the_guard_still_denies_node(tmp_pa
         assert {"gitea-axi", "node"} <= entries
         assert os.readlink(assembly.path_dir / "node") == NODE
         ran = subprocess.run([assembly.env["SHELL"], "-c", "gitea-axi --version"], env=assembly.agent_env(),
-                             cwd=tmp_path, capture_output=True, text=True, timeout=30)
+                             cwd=tmp_path, capture_output=True, text=True, timeout=120)
         assert (ran.returncode, ran.stdout) == (0, "gitea-axi-standin 0.0.1\n"), ran.stderr
     guard = assembly.guard
     assert guard.decide("gitea-axi issue list -R bench/demo").allowed

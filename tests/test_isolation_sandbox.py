@@ -50,7 +50,7 @@ def accepted(sock) -> bool:
 
 def run_in(box: Sandbox, command: str, env=None) -> subprocess.CompletedProcess:
     return subprocess.run([str(box.prefix), command], cwd=box.workdir, capture_output=True,
-                          text=True, timeout=30, env={**os.environ, **(env or {})})
+                          text=True, timeout=120, env={**os.environ, **(env or {})})
 
 
 def test_a_command_reaches_its_own_dirs_and_the_host_alone(tmp_path, host, listener):
@@ -211,7 +211,7 @@ def test_an_mcp_server_starts_with_its_declared_variables_alone():
     env = {"PATH": "/usr/bin:/bin", "HOME": "/trial/home", "GITEA_ACCESS_TOKEN": "agent-token-1234",
            "ANTHROPIC_API_KEY": "sk-ant-harness-key", "CLAUDE_CODE_MESSAGING_TOKEN": "cli-own"}
     done = subprocess.run([server["command"], *server["args"]], env=env, capture_output=True,
-                          text=True, timeout=30)
+                          text=True, timeout=120)
     seen = dict(line.split("=", 1) for line in done.stdout.splitlines())
     assert seen == {"PATH": "/usr/bin:/bin", "HOME": "/trial/home",
                     "GITEA_ACCESS_TOKEN": "agent-token-1234"}

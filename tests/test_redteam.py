@@ -1,4 +1,6 @@
-"""Red team: the hostile lines of sandbox-facts.md's "Why" and of issue 14, each with a
+"""Red team: every hostile line of the security review of the shell arms (reaching the
+host or another port, killing the harness, reading its secrets or HOME, leaving a job
+behind), each with a
 harmless payload, run through the real Claude CLI (scripted model) in a real cell on
 the forge, past a guard weakened to allow everything, so that the OS boundary alone
 stands between them and the host. Asserted: no marker on the host, no connection on

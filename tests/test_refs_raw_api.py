@@ -30,7 +30,7 @@ def host():
 
 def in_bash(step) -> tuple[str, str | None]:
     """Run a step as the agent's Bash tool would: (its output, why it failed or None)."""
-    done = subprocess.run(["bash", "-c", step.run], capture_output=True, text=True, timeout=30)
+    done = subprocess.run(["bash", "-c", step.run], capture_output=True, text=True, timeout=120)
     failure = f"exited {done.returncode}: {done.stdout[:200]}{done.stderr[:200]}" if done.returncode else None
     return done.stdout + done.stderr, failure
 

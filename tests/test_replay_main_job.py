@@ -6,6 +6,7 @@ every one passing, and ends with a report."""
 import json
 import os
 import re
+import shutil
 import subprocess
 
 import pytest
@@ -15,6 +16,11 @@ from test_report_trials import CHROMIUM, assert_replay_leads, first_screen
 from benchkit.run.plan import select_cells
 from benchkit.spec.reference import reference_for
 from benchkit.spec.tree import load_tree
+
+
+def git(cwd, *args) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                          text=True).stdout
 
 
 def readme_command() -> list[str]:
@@ -49,10 +55,15 @@ def test_the_readme_main_job_runs_every_task_and_writes_a_report(tree_copy, tmp_
     env = {key: value for key, value in os.environ.items()
            if not key.startswith(("GITEA_", "ANTHROPIC_", "CLAUDE_", "BENCHKIT_", "XDG_"))}
     env["HOME"] = str(home)  # no ~/.claude, no tea config, no cache of an earlier run
+    git(tree_copy, "init", "-q")  # a fresh clone: what the run writes must be ignored
+    shutil.copy(CHECKOUT / ".gitignore", tree_copy)
+    git(tree_copy, "add", "-A")
+    git(tree_copy, "-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-qm", "tree")
     done = subprocess.run([*BENCHKIT,
                            *readme_command()], cwd=tree_copy, env=env, capture_output=True,
                           text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert git(tree_copy, "status", "--porcelain", "--untracked-files=all") == ""
     samples = [json.loads(line) for path in sorted((tree_copy / "results" / "raw-api").glob("*.jsonl"))
                for line in path.read_text().splitlines()]
     scored = [s for s in samples if s["scored"]]

@@ -73,6 +73,9 @@ def test_writes_every_format_into_the_reports_directory(tree, store, tmp_path):
     assert {r["tasks"] for r in report["headline"]} == {6}
     assert {r["covered"] for r in report["headline"]} == {6}
     assert len(report["coverage"]["missing"]) == (len(matrix.scored_tasks) - 6) * len(matrix.arms)
+    assert report["coverage"]["missing"] and not [  # a scored cell is never set aside
+        c for r in report["coverage"]["rows"] if r["scored"] for c in r["cells"]
+        if c["status"] == "cannot"]
 
     rows = list(csv.DictReader(io.StringIO((tmp_path / "reports" / "report.csv").read_text())))
     assert len(rows) == 6 * len(matrix.arms) + 1
@@ -186,7 +189,7 @@ def test_a_kept_matrix_is_data_and_a_bad_entry_is_a_miss(tree, tmp_path, loads):
     directory the spec reads documents from."""
     from benchkit.report import matrix as kept
     from benchkit.spec.tree import DIRECTORIES
-    assert set(kept.TREE_DIRECTORIES) == set(DIRECTORIES)
+    assert set(kept.TREE_DIRECTORIES) == set(DIRECTORIES) | {"refs.d"}
     first = current_matrix(tree)
     (entry,) = (tmp_path / "cache" / "matrix").iterdir()
     assert json.loads(entry.read_text())["matrix"]["arms"][0]["id"] == first.arms[0].id

@@ -211,7 +211,7 @@ def test_until_decided_runs_round_after_round_of_one_trial_per_worker(monkeypatc
     price = {"a": 1000, "b": 1040, "c": 1600}
     spent: dict = {}
     ledger = SimpleNamespace(
-        costs=spent, valid={(a.id, t.id): 0 for a, t in cells},
+        costs=spent, valid={(a.id, t.id): 0 for a, t in cells}, number=lambda arm, task: 0,
         expected=lambda arm, task: (sum(spent[(arm, task)]) / len(spent[(arm, task)])
                                     if (arm, task) in spent else 1000.0, "mean"))
     scheduler = SimpleNamespace(totals=SimpleNamespace(halted=None, ran=0), queue=[],

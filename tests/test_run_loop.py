@@ -5,7 +5,6 @@ embedded forge; budget runs use the claude driver against a scripted model whose
 usage is fixed, so costs are exact."""
 
 import json
-from pathlib import Path
 
 import pytest
 import yaml
@@ -98,15 +97,21 @@ def test_trials_add_until_tops_up_least_sampled_first(tmp_path):
     started = [(e["task"], e["expected_from"]) for e in events(spread) if e["event"] == "start"]
     assert started == [(COUNT, "this arm's mean"), (CLOSE, "this cell's mean")]
     assert len(samples(task=CLOSE)) == 4 and len(samples(task=COUNT)) == 1
+    # Numbered within the cell across runs, as `show` and the report list them.
+    assert [s["trial"] for s in samples(task=CLOSE)] == [0, 1, 2, 3]
+    shown = CliRunner().invoke(main, ["show", "--task", CLOSE, "--json"])
+    assert sorted(s["trial"] for s in json.loads(shown.stdout)) == [0, 1, 2, 3]
 
 
 def test_a_budget_smaller_than_any_trial_starts_none(tmp_path):
     result = run(RAW_API, "--task", CLOSE, "--driver", "replay", "--budget", "5000")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 2, result.output  # nothing runnable (README's exit table)
+    assert "embedded forge" not in result.output  # said before any host started
     # trials numbered as the sample numbers them ("trial": 0)
     assert "skipped (budget): raw-api close-csv-export-issue trial 0: expects ~25,000 " \
            "tokens, 5,000~ left" in result.stdout
-    assert "skipped for the budget: 1 trial(s) of 1 cell(s)" in result.stdout
+    assert ("nothing to run: the budget of 5,000~ tokens fits no trial (the cheapest "
+            "expects ~25,000); nothing was started") in result.output
     assert not (tmp_path / "results").exists() and not (tmp_path / "reports").exists()
 
 
@@ -182,14 +187,17 @@ def test_harness_errors_in_a_row_halt_the_run(forge):
 
 
 def test_the_self_review_probe_picks_the_review_tasks_for_the_host(forge, scripted, tmp_path):
-    scripted([])  # pre-flight passes; a zero budget keeps every agent from starting
-    chosen = ["--task", "bonus-self-*", "--task", "fta-review-*", "--budget", "0", "--json",
+    # Pre-flight passes; the budget lets two trials start (25,000 expected, then 10,000)
+    # and skips the rest: a budget that fits none would stop before the host is asked.
+    scripted([])
+    chosen = ["--task", "bonus-self-*", "--task", "fta-review-*", "--budget", "25000", "--json",
               "--no-report", "--host", forge.url, "--token", forge.token]
 
     forbidding = events(run(RAW_API, *chosen))  # the forge forbids self-review, as Gitea does
     assert forbidding[0]["self_review"] is False
-    assert [e["event"] for e in forbidding
-            if e.get("task", "").startswith("bonus-self-")] == ["budget-skip", "budget-skip"]
+    planned = {e["task"] for e in forbidding if e["event"] in ("start", "budget-skip")}
+    assert {"bonus-self-approve-csv-pull", "bonus-self-request-changes-docs-pull"} <= planned
+    before = samples()
 
     # A host remembered as permitting self-review: the bonus-self-* tasks do not apply.
     cache = tmp_path / "cache" / "hosts.json"
@@ -201,7 +209,7 @@ def test_the_self_review_probe_picks_the_review_tasks_for_the_host(forge, script
                                                     "(this one does not)",
                      "bonus-self-request-changes-docs-pull": "only for hosts that forbid "
                                                              "self-review (this one does not)"}
-    assert not Path("results").exists()
+    assert not [s for s in samples() if s not in before and s["task"].startswith("bonus-self-")]
 
 
 @pytest.mark.slow
@@ -223,7 +231,7 @@ def test_the_agent_gets_the_intent_worded_for_the_host(forge, scripted):
 def test_not_runnable_cells_are_listed_not_run(tmp_path):
     result = run(RAW_API, "--tier", "bonus", "--driver", "replay", "--budget", "0", "--json",
                  "--no-report")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 2, result.output  # and the budget fits none of the others
     skips = {e["task"]: e["reason"] for e in events(result) if e["event"] == "skip"}
     assert skips["bonus-checkout-docs-head"] == "not applicable to raw-api"
     assert skips["bonus-publish-release"] == "no scoring spec: the checker cannot judge it"
@@ -256,5 +264,5 @@ def test_until_floor_is_the_suite_floor(tree_copy, monkeypatch):
     monkeypatch.setenv("BENCHKIT_ROOT", str(tree_copy))
     floor = yaml.safe_load((tree_copy / "suite.yaml").read_text())["floor"]
     result = run(str(tree_copy / "arms.d/raw-api.yaml"), "--task", CLOSE, "--until", "floor",
-                 "--driver", "replay", "--budget", "0", "--json", "--no-report")
-    assert events(result)[0]["trials"] == floor
+                 "--driver", "replay", "--dry-run", "--json")
+    assert len(json.loads(result.stdout)["trials"]) == floor

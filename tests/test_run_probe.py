@@ -6,6 +6,7 @@ each way an arm can be wrong fails it with a message naming the arm, the call an
 output, and never the token."""
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -179,3 +180,11 @@ def test_a_confined_probe_sees_only_what_the_agents_shell_sees(ctx, forge, tmp_p
     assert probe_tools([arm], ctx, SEED, confine=False) == []
     [failure] = probe_tools([arm], ctx, SEED, confine=True)
     assert "failed: exit status 3:" in failure  # curl: the URL is empty inside
+
+
+def test_a_tool_version_is_its_whole_first_line():
+    """curl's first line runs past 200 characters (its libraries): stored whole."""
+    first = subprocess.run(["curl", "--version"], capture_output=True, text=True,
+                           check=True).stdout.splitlines()[0].strip()
+    problems, versions = check_tools([load_arm(RAW_API)], TREE.suite)
+    assert problems == [] and versions["raw-api"] == first

@@ -66,7 +66,7 @@ def pull(title, body, head, path, content, labels=(), comments=(), reviews=()):
             "assigned": False, "comments": list(comments), "reviews": list(reviews)}
 
 
-# shared/reference-suite.md, "Seed", transcribed table by table.
+# The reference suite's seed, written out table by table (seeds/default.yaml must match).
 REFERENCE_SEED = {
     "labels": [
         {"name": "bug", "color": "d73a4a", "description": "Something is broken"},

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import threading
 
+import filelock
 import msgspec
 import pytest
 from conftest import BENCHKIT, CHECKOUT
@@ -71,19 +72,42 @@ def test_the_run_lock_makes_a_second_run_wait_for_the_first(tmp_path):
         with store.run_lock():
             events.append("first in")
             first_in.set()
-            release.wait(10)
+            release.wait(120)
             events.append("first out")
 
     thread = threading.Thread(target=first)
     thread.start()
-    first_in.wait(10)
+    first_in.wait(120)
     told = []
-    threading.Timer(0.5, release.set).start()
-    with Store(tmp_path).run_lock(told.append):
+
+    def waiting(message):  # the second run is told it waits: now the first may finish
+        told.append(message)
+        release.set()
+    with Store(tmp_path).run_lock(waiting):
         events.append("second in")
     thread.join()
     assert events == ["first in", "first out", "second in"]
     assert told and "another run is using the store" in told[0]
+
+
+def test_the_run_lock_lives_inside_the_store_wherever_it_is(tmp_path):
+    store = Store(tmp_path / "elsewhere" / "mine")
+    with store.run_lock():
+        assert (tmp_path / "elsewhere" / "mine" / ".run.lock").is_file()
+    assert [p.name for p in (tmp_path / "elsewhere").iterdir()] == ["mine"]
+
+
+def test_a_lock_where_earlier_versions_kept_it_is_honoured_then_removed(tmp_path):
+    old = tmp_path / ".results.run.lock"  # beside the store, as runs before kept it
+    held, told = filelock.FileLock(old), []
+    held.acquire()
+
+    def waiting(message):  # told it waits on the old lock: let the old run end
+        told.append(message)
+        held.release()
+    with Store(tmp_path / "results").run_lock(waiting):
+        assert told and not old.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results"]
 
 
 @pytest.mark.slow

@@ -158,6 +158,7 @@ class ScriptedModel:
         self._next_turn = 0
         self._previous: dict[tuple, dict] = {}
         self._stopped = threading.Event()
+        self.stalled = threading.Event()  # set once a stalled turn holds its request
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.model = self
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,),
@@ -289,6 +290,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _stall(self) -> None:
         """Hold the request open until the server stops or the client goes away."""
         stopped = self.server.model._stopped
+        self.server.model.stalled.set()
         while not stopped.wait(0.2):
             ready, _, _ = select.select([self.connection], [], [], 0)
             if ready and not self.connection.recv(1, socket.MSG_PEEK):

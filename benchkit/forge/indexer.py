@@ -14,6 +14,7 @@ from collections.abc import Iterable
 class Indexer:
     def __init__(self, lag: float = 0.0) -> None:
         self.lag = lag
+        self.clock = time.monotonic  # replaceable: a test moves time on without waiting
         self._lock = threading.Lock()
         self._versions: dict[int, list[tuple[float, str | None]]] = {}  # issue id -> [(time, text)]
 
@@ -25,11 +26,11 @@ class Indexer:
 
         `settled` text is searchable at once: what a reopened database already held.
         """
-        stamp = float("-inf") if settled else time.monotonic()
+        stamp = float("-inf") if settled else self.clock()
         with self._lock:
             versions = self._versions.setdefault(issue_id, [])
             versions.append((stamp, None if text is None else text.lower()))
-            self._prune(versions, time.monotonic())
+            self._prune(versions, self.clock())
 
     def _prune(self, versions: list, stamp: float) -> None:
         # Keep only the newest version already visible, and everything still queued.
@@ -40,7 +41,7 @@ class Indexer:
 
     def search(self, keyword: str, candidates: Iterable[int]) -> set[int]:
         """The ids among `candidates` whose indexed text contains the keyword."""
-        horizon = time.monotonic() - self.lag
+        horizon = self.clock() - self.lag
         needle = keyword.lower().strip()
         found = set()
         with self._lock:

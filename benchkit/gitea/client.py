@@ -8,6 +8,7 @@ line, an exception message or a repr.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -117,7 +118,7 @@ class Client:
         raise AssertionError("unreachable")
 
     def _unreachable(self, method: str, path: str, exc: Exception, safe: bool) -> str:
-        reason = self.scrub(str(exc))[:300]
+        reason = self.scrub(unreachable_reason(exc))
         applied = "" if safe else " (the call may or may not have been applied)"
         return f"cannot reach Gitea host {self.url} for {method} {path}{applied}: {reason}"
 
@@ -185,3 +186,17 @@ def _has_next(response: requests.Response, seen: int, count: int, limit: int) ->
     if total is not None and total.isdigit():
         return seen < int(total)
     return count >= limit
+
+
+def unreachable_reason(exc: Exception) -> str:
+    """Why a host could not be reached, in plain words (not urllib3's retry wrapper):
+    the operating system's words for a refused connection or an unknown name."""
+    if isinstance(exc, requests.Timeout):
+        return "no answer in time"
+    text = str(exc)
+    found = re.findall(r"\[Errno -?\d+\] ([^'\")\]]+)", text)
+    if found:
+        return found[-1].strip().rstrip(".").lower()
+    if "Failed to resolve" in text or "NameResolutionError" in text:
+        return "the name does not resolve"
+    return type(exc).__name__

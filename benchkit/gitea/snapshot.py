@@ -1,4 +1,4 @@
-"""Snapshot: a repository's whole state as RepoState JSON (DESIGN.md), with no volatile
+"""Snapshot: a repository's whole state as RepoState JSON (docs/contracts.md), with no volatile
 identifiers or timestamps: label definitions, and every issue and pull request in
 every state with its labels, assignees, comments, reviews and review comments.
 

@@ -93,5 +93,7 @@ def write_reports(store_dir, reports_dir, *, formats=FORMATS, name: str | None =
         # Imported here: the trial pages read the store whole (trials, benchkit.store),
         # measured ~20 ms of imports a one-format report never uses.
         from benchkit.report.pages import write_pages
-        write_pages(store_dir, reports_dir, report)
+        matrix = current_matrix(options.get("root"), model=options.get("model"))  # kept: cheap
+        write_pages(store_dir, reports_dir, report,
+                    intents={t.id: (t.intent, t.intent_self_review) for t in matrix.tasks})
     return paths

@@ -137,6 +137,6 @@ def statistics_view(level: float, pairs: dict | None) -> dict:
         "durations: t-intervals pooling each arm's within-cell spread (proportional to a "
         "cell's mean) over its cells, or the spread between tasks while no cell has two "
         "trials; success and pass^k: score (Wilson-type) intervals around the unbiased "
-        "per-task estimates, never a point. Not corrected for looking often: the verdicts "
-        "are (docs/statistics.md)."),
+        "per-task estimates, never a point. These intervals are not corrected for looking "
+        "often; the verdicts are (docs/statistics.md)."),
         "verdicts": pairs["method"] if pairs else None}

@@ -38,6 +38,9 @@ class TaskEntry:
     scored: bool = True
     applicability: dict = field(default_factory=dict)  # bonus: arm id -> first-class|applicable|not-applicable
     only_when: dict = field(default_factory=dict)
+    cannot_run: dict = field(default_factory=dict)  # arm id -> why no trial of the cell can run
+    intent: str = ""              # what the agent is asked, on a host that forbids self-review
+    intent_self_review: str = ""  # ... and on one that permits it
     fingerprint: str | None = None
     seed_fingerprint: str | None = None
 
@@ -59,6 +62,7 @@ class Matrix:
     pass_k: int | None = None  # None: the floor
     margin: float = 0.05       # verdicts: equivalent within +-margin (suite.yaml)
     baseline: str | None = None  # verdicts: each arm against this one, else every pair
+    reweighted_by: dict = field(default_factory=dict)  # report --weight: the overrides
 
     @property
     def k(self) -> int:
@@ -77,7 +81,8 @@ class Matrix:
         if unknown:
             raise ValueError(f"unknown token component {', '.join(unknown)} "
                              f"(known: {', '.join(COMPONENTS)})")
-        return replace(self, weights={**self.weights, **overrides})
+        return replace(self, weights={**self.weights, **overrides},
+                       reweighted_by={**self.reweighted_by, **overrides})
 
 
 def matrix_from_tree(tree, *, model: str | None = None) -> Matrix:
@@ -88,10 +93,14 @@ def matrix_from_tree(tree, *, model: str | None = None) -> Matrix:
     """
     suite = tree.suite
     model = model or suite.model
+    unsupported = _unsupported(tree)
     tasks = tuple(
         TaskEntry(id=t.id, tier=t.tier, scored=t.scored, applicability=dict(t.applicability),
                   only_when=dict(t.only_when), fingerprint=t.fingerprint,
-                  seed_fingerprint=tree.seeds[t.seed].fingerprint)
+                  seed_fingerprint=tree.seeds[t.seed].fingerprint,
+                  intent=t.intent_for(False), intent_self_review=t.intent_for(True),
+                  cannot_run={arm: why for arm in tree.arms
+                              if (why := _cannot_run(t, arm, unsupported))})
         for t in tree.tasks.values())
     arms = tuple(ArmEntry(id=a.id, fingerprint=a.fingerprint) for a in tree.arms.values())
     return Matrix(arms=arms, tasks=tasks, model=model, model_fingerprint=fingerprint(model),
@@ -99,12 +108,43 @@ def matrix_from_tree(tree, *, model: str | None = None) -> Matrix:
                   weights={**DEFAULT_WEIGHTS, **suite.weights})
 
 
+def _unsupported(tree) -> dict[tuple[str, str], str]:
+    """(arm, task) -> why the arm's tool cannot do the task, as its reference in refs.d/
+    says (a run skips those cells with the same words)."""
+    # Imported with the tree only (measured: the spec's YAML, JSON-Schema and Jinja2
+    # stack, ~0.1 s a cached `benchkit report` never pays).
+    from benchkit.spec.loader import SpecError
+    from benchkit.spec.reference import reference_for
+    found = {}
+    for arm in tree.arms.values():
+        try:
+            reference = reference_for(arm, tree.root)
+        except SpecError:  # no reference: nothing said either way
+            continue
+        for task_id, entry in reference.tasks.items():
+            if entry.unsupported:
+                found[(arm.id, task_id)] = (f"unsupported by the arm's tool "
+                                            f"({entry.unsupported.strip()})")
+    return found
+
+
+def _cannot_run(task, arm: str, unsupported: dict) -> str | None:
+    """Why no trial of the cell can run, or pass on any host, as the run says it; None
+    if one can. A scored task the arm's tool cannot do still runs (its failure is the
+    arm's), so only a bonus operation is set aside as unsupported."""
+    if task.applicability.get(arm) == "not-applicable":
+        return None  # shown as n/a
+    if not task.has_spec:
+        return "no scoring spec: the checker cannot judge it"
+    return None if task.scored else unsupported.get((arm, task.id))
+
+
 # --- the matrix kept between runs ---------------------------------------------------
 
-CACHE_FORMAT = 2
-# The tree's documents (load_tree reads suite.yaml and these directories' YAML files;
-# tests/test_report_command.py holds this to spec.tree.DIRECTORIES).
-TREE_DIRECTORIES = ("seeds", "arms.d", "tasks.d")
+CACHE_FORMAT = 3
+# The tree's documents (load_tree reads suite.yaml and these directories' YAML files,
+# refs.d/ the references; tests/test_report_command.py holds this to spec.tree.DIRECTORIES).
+TREE_DIRECTORIES = ("seeds", "arms.d", "tasks.d", "refs.d")  # refs.d: what is unsupported
 # The libraries whose behaviour the loaded tree depends on: parsing, validation and
 # schema defaults (so the data and its fingerprints), template checks.
 SPEC_LIBRARIES = ("yaml", "jsonschema", "referencing", "jinja2")

@@ -25,9 +25,11 @@ from benchkit.report.trials import (
 )
 
 
-def write_pages(store_dir, reports_dir, report: dict) -> int:
+def write_pages(store_dir, reports_dir, report: dict,
+                intents: dict[str, tuple[str, str]] | None = None) -> int:
     """Write every page for the store's trials under reports_dir/trials/; the number of
-    trial pages."""
+    trial pages. `intents`: task id -> what its agent is asked (on a host that forbids
+    self-review, on one that permits it), shown on each trial's page."""
     weights = report["weights"]
     samples = failures_first(load_trials(store_dir).samples)
     root = Path(reports_dir) / TRIALS
@@ -41,7 +43,9 @@ def write_pages(store_dir, reports_dir, report: dict) -> int:
         cells[(arm, task)].append(row)
         page = root / row["href"]
         page.parent.mkdir(parents=True, exist_ok=True)
-        page.write_text(render_page("trial.html.j2", task_file=task,
+        worded = (intents or {}).get(task)
+        intent = worded[bool(sample.get("self_review"))] if worded else None
+        page.write_text(render_page("trial.html.j2", task_file=task, intent=intent,
                                     view=trial_view(store_dir, sample, weights)), encoding="utf-8")
     index = []
     for (arm, task), cell_rows in sorted(cells.items()):

@@ -45,7 +45,7 @@ def show(sample_id, store_dir, arms, tasks, outcomes, limit, full, as_json):
             return
         trials = load_trials(store_dir, arms=arms, tasks=tasks, outcomes=outcomes)
     except (FileNotFoundError, LookupError) as error:
-        raise BadInput(str(error).strip("'\"")) from None
+        raise BadInput(str(error.args[0] if error.args else error)) from None
     for problem in trials.problems:
         click.echo(f"warning: {problem}", err=True)
     shown = trials.samples[:limit]

@@ -82,21 +82,34 @@ def component_view(tallies: Mapping[Cell, Tally], cells: dict[str, dict[str, Cel
     return view
 
 
-def bonus_view(tallies: Mapping[Cell, Tally], matrix: Matrix) -> list[dict]:
-    """Per bonus operation: each arm's applicability, and its outcome where it ran."""
+def bonus_view(tallies: Mapping[Cell, Tally], matrix: Matrix,
+               replay: Mapping[Cell, Tally] | None = None) -> list[dict]:
+    """Per bonus operation: each arm's applicability (`unsupported` where the arm's
+    reference says its tool cannot, as the run does), why a cell cannot run, and its
+    outcome where it ran: measured, else replayed (estimated)."""
     view = []
     for task in matrix.bonus_tasks:
         arms = []
         for arm in (a.id for a in matrix.arms):
-            tally = tallies.get((arm, task.id))
-            ran = tally if tally is not None and len(tally) else None
-            arms.append({"arm": arm, "applicability": task.applicability.get(arm),
+            ran, estimated = _ran(tallies, (arm, task.id)), False
+            if ran is None and replay is not None:
+                ran, estimated = _ran(replay, (arm, task.id)), True
+            why = task.cannot_run.get(arm)
+            applicability = ("unsupported" if why and why.startswith("unsupported ")
+                             else task.applicability.get(arm))
+            arms.append({"arm": arm, "applicability": applicability, "why": why,
+                         "estimated": estimated and ran is not None,
                          "samples": len(ran) if ran else 0,
                          "passes": round(ran.rows[:, SUCCESS].sum()) if ran else 0,
                          "success": _column_mean(ran, SUCCESS) if ran else None,
                          "cost": _column_mean(ran, COST) if ran else None})
         view.append({"task": task.id, "only_when": task.only_when, "arms": arms})
     return view
+
+
+def _ran(tallies: Mapping[Cell, Tally], cell: Cell) -> Tally | None:
+    tally = tallies.get(cell)
+    return tally if tally is not None and len(tally) else None
 
 
 def coverage_view(sorted_: Placed, matrix: Matrix) -> dict:
@@ -111,15 +124,26 @@ def coverage_view(sorted_: Placed, matrix: Matrix) -> dict:
             key = (arm, task.id)
             n = len(sorted_.measured[key]) if key in sorted_.measured else 0
             not_applicable = task.applicability.get(arm) == "not-applicable"
-            status = ("n/a" if not_applicable and n == 0 else "missing" if n == 0
-                      else "covered" if n >= matrix.floor else "below")
+            why = task.cannot_run.get(arm)  # no trial can run: not a gap to fill
+            status = ("n/a" if not_applicable and n == 0 else "cannot" if why and n == 0
+                      else "missing" if n == 0 else "covered" if n >= matrix.floor else "below")
             if task.scored and status in ("missing", "below"):
                 (missing if status == "missing" else below).append({"arm": arm, "task": task.id, "samples": n})
-            entries.append({"arm": arm, "samples": n, "status": status,
+            entries.append({"arm": arm, "samples": n, "status": status, "why": why,
                             "excluded": sum(sorted_.excluded.get(key, {}).values()),
                             "replay": len(sorted_.replay[key]) if key in sorted_.replay else 0})
         rows.append({"task": task.id, "tier": task.tier, "scored": task.scored, "cells": entries})
-    return {"rows": rows, "missing": missing, "below_floor": below}
+    return {"rows": rows, "missing": missing, "below_floor": below, "cannot": _cannot(rows)}
+
+
+def _cannot(rows: list[dict]) -> list[dict]:
+    """The cells that cannot run, one entry per task and reason, with its arms."""
+    found: dict[tuple[str, str], list[str]] = {}
+    for row in rows:
+        for cell in row["cells"]:
+            if cell["status"] == "cannot":
+                found.setdefault((row["task"], cell["why"]), []).append(cell["arm"])
+    return [{"task": task, "why": why, "arms": arms} for (task, why), arms in found.items()]
 
 
 def cells_view(measured: Cells, replay: Cells, matrix: Matrix) -> list[dict]:

@@ -7,7 +7,8 @@
     the report, unless --no-report
 
 Exit status (benchkit.exits.EXIT_*): 0 done; 1 a harness error or a halt; 2 pre-flight,
-usage, or no chosen cell can run (said before any host is used); 128 + the signal for
+usage, no chosen cell can run or the budget fits none of its trials (said before any
+host is used); 128 + the signal for
 Ctrl-C (130), SIGTERM (143) or SIGHUP (129). The loop itself is loop.py; one trial is
 cell.py; the display is progress.py; --dry-run's plan is dryrun.py.
 """
@@ -33,7 +34,7 @@ from benchkit.run.dryrun import make_plan
 from benchkit.run.host import HostFacts, discover, open_host, probe_host
 from benchkit.run.ledger import Ledger
 from benchkit.run.loop import Cancellable, GatedStore, RunLoop, new_tag
-from benchkit.run.plan import plan, select_cells
+from benchkit.run.plan import Skip, plan, select_cells
 from benchkit.run.preflight import Failure, PreflightError, load_documents, preflight
 from benchkit.run.probe import ProbeSite, probe_tools
 from benchkit.run.progress import Progress
@@ -112,8 +113,8 @@ def run(arm_yamls, task_patterns, tiers, trials, until, until_decided, baseline,
     cleanly: the running trial leaves no sample and its repository is deleted.
 
     Exit status: 0 done; 1 harness errors (recorded apart, never scored) or a halt; 2 a
-    pre-flight check failed or no chosen cell can run (nothing started, nothing
-    recorded); 130 Ctrl-C (143 SIGTERM, 129 SIGHUP: the same clean stop).
+    pre-flight check failed, no chosen cell can run or --budget fits none of its trials
+    (nothing started, nothing recorded); 130 Ctrl-C (143 SIGTERM, 129 SIGHUP: the same clean stop).
 
     \b
     Examples:
@@ -149,6 +150,7 @@ def run(arm_yamls, task_patterns, tiers, trials, until, until_decided, baseline,
     if dry_run:
         sys.exit(_dry_run(checked, progress, options, host=host, token=token, login=login))
     _nothing_can_run(checked, progress)
+    _nothing_fits(checked, progress, options)
     try:
         status = _run_on_host(checked, progress, options)
         if status < 128 and not no_report:  # not stopped by a signal
@@ -171,6 +173,29 @@ def _nothing_can_run(checked, progress) -> None:
     for skip in not_run:
         progress.skipped(skip)
     progress.note("nothing to run: no chosen cell can run (see `not run`); nothing was started")
+    sys.exit(EXIT_BAD_INPUT)
+
+
+def _nothing_fits(checked, progress, options) -> None:
+    """When the budget fits none of the trials the run would plan (the dry run's plan,
+    from the store), say so and exit 2 before a forge starts: nothing is runnable."""
+    budget = options["budget"]
+    if budget is None or options["decide"] is not None:
+        return
+    plan = make_plan(checked, trials=options["trials"], until=options["until"], budget=budget,
+                     driver=options["driver_name"],
+                     model=options["model"] or checked.tree.suite.model,
+                     store_dir=options["store_dir"], self_review=None, host="")
+    if plan.trials or not plan.over_budget:
+        return
+    for skip in plan.skipped:
+        progress.skipped(skip)
+    for trial in plan.over_budget:
+        progress.budget_skip(trial.trial, Skip(trial.arm, trial.task, "budget"),
+                             trial.expected, budget)
+    cheapest = min(trial.expected for trial in plan.over_budget)
+    progress.note(f"nothing to run: the budget of {progress.tokens(budget)} tokens fits no "
+                  f"trial (the cheapest expects ~{cheapest:,.0f}); nothing was started")
     sys.exit(EXIT_BAD_INPUT)
 
 

@@ -255,7 +255,7 @@ def run_rounds(invocation, cells, ledger, scheduler) -> str | None:
         last_round = round_
         if not round_.trials:
             return None
-        scheduler.extend([Trial(*by_key[(t.arm, t.task)], ledger.valid[(t.arm, t.task)])
+        scheduler.extend([Trial(*by_key[(t.arm, t.task)], ledger.number(t.arm, t.task))
                           for t in round_.trials])
         ran_before = scheduler.totals.ran
         loop = RunLoop(scheduler, invocation.context, invocation.progress,

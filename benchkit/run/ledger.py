@@ -43,6 +43,7 @@ class Ledger:
         self.valid: Counter = Counter()   # (arm, task) -> counting samples
         self.cell_cost: dict = {}         # (arm, task) -> [sum, count]
         self.arm_cost: dict = {}          # arm -> [sum, count]
+        self._next: Counter = Counter()   # (arm, task) -> its next trial's number
 
     def load(self, store: Store) -> Ledger:
         for arm_id in sorted({arm for arm, _ in self.cells}):
@@ -58,7 +59,18 @@ class Ledger:
         self._book(sample)
         self._recount()
 
+    def number(self, arm_id: str, task_id: str) -> int:
+        """The next trial's number within its cell, taken: one past the highest stored
+        (any sample of the cell, whatever its version) or handed out in this run, so
+        trials are numbered within their cell across runs. Runs on one store take turns
+        under its run lock, so two never hand out the same number."""
+        cell = (arm_id, task_id)
+        self._next[cell] += 1
+        return self._next[cell] - 1
+
     def _book(self, sample: Sample) -> None:
+        cell = (sample.arm, sample.task)
+        self._next[cell] = max(self._next[cell], sample.trial + 1)
         counting.add_sample(self.groups, sample, self.samples)
         self.samples += 1
         if sample.driver == self.driver and sample.valid:

@@ -21,8 +21,8 @@ from benchkit.spec.task import Task
 
 @dataclass(frozen=True)
 class Trial:
-    """One trial of the cell (arm, task); `index` tells it from the cell's others in
-    this run."""
+    """One trial of the cell (arm, task); `index` is its number within the cell, across
+    runs (Ledger.number)."""
 
     arm: Arm
     task: Task
@@ -88,5 +88,6 @@ def plan(cells: list[tuple[Arm, Task]], ledger: Ledger, *, trials: int | None = 
     for order, (arm, task) in enumerate(cells):
         have = ledger.valid[(arm.id, task.id)]
         want = (trials if trials is not None else 1) if until is None else max(0, until - have)
-        slots += [((have + index, order), Trial(arm, task, index)) for index in range(want)]
+        slots += [((have + index, order), Trial(arm, task, ledger.number(arm.id, task.id)))
+                  for index in range(want)]
     return sorted(slots, key=lambda slot: slot[0])

@@ -92,7 +92,9 @@ def preflight(arm_paths, *, task_patterns=(), tiers=(),
     credentials, host_failures = _host(host, token, login, environ)
     failures += [Failure("host", m) for m in host_failures]
     shell = loaded is None or any(arm.tool["kind"] == "shell" for arm in loaded.arms)
-    failures += [Failure("sandbox", m) for m in sandbox_problems(confine and shell, credentials)]
+    # A host that cannot be used: whether the sandbox could bridge to it is moot.
+    failures += [Failure("sandbox", m) for m in sandbox_problems(
+        confine and shell, None if host_failures else credentials)]
     if failures:
         raise PreflightError(failures, problems)
     assert loaded is not None  # documents that did not load are a failure
@@ -289,6 +291,6 @@ def host_problems(credentials: Credentials) -> list[str]:
                 return [f"the Gitea host {where} rejected the token (HTTP {error.status}); "
                         f"check --token / GITEA_TOKEN"]
             return [f"{where} does not answer as a Gitea host: {error}"]
-        except HostError as error:
-            return [f"cannot reach the Gitea host {where}: {error}"]
+        except HostError as error:  # the client's line names the URL once, plainly
+            return [str(error).replace(f"Gitea host {credentials.url}", f"the Gitea host {where}", 1)]
     return []

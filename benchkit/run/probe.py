@@ -70,7 +70,7 @@ def tool_version(arm, assembly) -> str:
         raise IsolationError(f"arm {arm.id}: its version command `{shlex.join(argv)}` failed "
                              f"(exit status {done.returncode}): "
                              f"{_shown(done.stdout + done.stderr, assembly.token)}")
-    return lines[0][:200]
+    return lines[0]  # whole: a cut mid-word would name a version that does not exist
 
 
 def _executable(arm, assembly) -> tuple[list[str], dict]:

@@ -24,7 +24,7 @@ from rich.live import Live
 from rich.text import Text
 
 from benchkit.run.cell import Prepared
-from benchkit.run.plan import Skip, Trial
+from benchkit.run.plan import Skip
 from benchkit.sample import Record
 
 PASSED = "passed"
@@ -137,11 +137,11 @@ class Progress:
         self.emit({"event": "skip", "arm": skip.arm, "task": skip.task, "reason": skip.reason},
                   f"not run: {skip.arm} {skip.task}: {skip.reason}")
 
-    def budget_skip(self, trial: Trial, skip: Skip, expected: float, left: float) -> None:
+    def budget_skip(self, number: int, skip: Skip, expected: float, left: float) -> None:
         self.emit({"event": "budget-skip", "arm": skip.arm, "task": skip.task,
-                   "trial": trial.index, "expected_tokens": round(expected),
+                   "trial": number, "expected_tokens": round(expected),
                    "left_tokens": round(left)},
-                  f"skipped (budget): {skip.arm} {skip.task} trial {trial.index}: "
+                  f"skipped (budget): {skip.arm} {skip.task} trial {number}: "
                   f"expects ~{expected:,.0f} tokens, {self.tokens(left)} left")
 
     def started(self, ticket, prepared: Prepared) -> None:

@@ -58,7 +58,6 @@ class Scheduler:
         self._queue = [(key, n, trial) for n, (key, trial) in enumerate(slots)]
         self._seq = itertools.count(len(slots))
         self._order = {(trial.arm.id, trial.task.id): key[1] for key, trial in slots}
-        self._issued = Counter((trial.arm.id, trial.task.id) for _, trial in slots)
         self._retries: Counter[tuple[str, str]] = Counter()
         self._errors_in_a_row = 0
         self._reserved: dict[int, float] = {}
@@ -109,7 +108,7 @@ class Scheduler:
         skip = Skip(trial.arm.id, trial.task.id,
                     f"expects ~{expected:,.0f} tokens, {left:,.0f} left in the budget")
         self.totals.budget_skips.append(skip)
-        self.progress.budget_skip(trial, skip, expected, left)
+        self.progress.budget_skip(trial.index, skip, expected, left)
 
     def done(self, ticket: Ticket, sample: Record) -> float:
         """Book a finished trial; return its cost-equivalent tokens."""
@@ -139,8 +138,7 @@ class Scheduler:
         key = (trial.arm.id, trial.task.id)
         if self.retry and self._retries[key] < HARNESS_RETRIES:
             self._retries[key] += 1
-            retry = Trial(trial.arm, trial.task, self._issued[key])
-            self._issued[key] += 1
+            retry = Trial(trial.arm, trial.task, self.ledger.number(*key))
             self.totals.planned += 1
             bisect.insort(self._queue, ((self.ledger.valid[key], self._order[key]),
                                         next(self._seq), retry),
@@ -152,7 +150,6 @@ class Scheduler:
             for trial in trials:
                 key = (trial.arm.id, trial.task.id)
                 self._order.setdefault(key, len(self._order))
-                self._issued[key] += 1
                 self.totals.planned += 1
                 self._queue.append(((self.ledger.valid[key], self._order[key]),
                                     next(self._seq), trial))
