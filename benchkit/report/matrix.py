@@ -46,6 +46,7 @@ class TaskEntry:
 class ArmEntry:
     id: str
     fingerprint: str | None = None
+    unsupported: dict = field(default_factory=dict)  # task id -> why the arm's tool cannot (refs.d)
 
 
 @dataclass(frozen=True)
@@ -93,10 +94,23 @@ def matrix_from_tree(tree, *, model: str | None = None) -> Matrix:
                   only_when=dict(t.only_when), fingerprint=t.fingerprint,
                   seed_fingerprint=tree.seeds[t.seed].fingerprint)
         for t in tree.tasks.values())
-    arms = tuple(ArmEntry(id=a.id, fingerprint=a.fingerprint) for a in tree.arms.values())
+    arms = tuple(ArmEntry(id=a.id, fingerprint=a.fingerprint, unsupported=_unsupported(a, tree.root))
+                 for a in tree.arms.values())
     return Matrix(arms=arms, tasks=tasks, model=model, model_fingerprint=fingerprint(model),
                   floor=suite.floor, margin=suite.equivalence_margin,
                   weights={**DEFAULT_WEIGHTS, **suite.weights})
+
+
+def _unsupported(arm, root) -> dict:
+    """task id -> why the arm's tool cannot do it, from its reference solutions (none
+    without a refs.d document)."""
+    # Only with the tree loaded, as on a cache miss (measured: the spec's YAML and
+    # JSON-Schema stack is ~0.1 s of a cold `benchkit report`; a kept matrix skips it).
+    from benchkit.spec.reference import reference_for, reference_path
+    if root is None or not reference_path(arm.id, root).is_file():
+        return {}
+    return {task_id: " ".join(entry.unsupported.split())
+            for task_id, entry in reference_for(arm, root).tasks.items() if entry.unsupported}
 
 
 # --- the matrix kept between runs ---------------------------------------------------
@@ -105,6 +119,7 @@ CACHE_FORMAT = 2
 # The tree's documents (load_tree reads suite.yaml and these directories' YAML files;
 # tests/test_report_command.py holds this to spec.tree.DIRECTORIES).
 TREE_DIRECTORIES = ("seeds", "arms.d", "tasks.d")
+REFERENCES = "refs.d"
 # The libraries whose behaviour the loaded tree depends on: parsing, validation and
 # schema defaults (so the data and its fingerprints), template checks.
 SPEC_LIBRARIES = ("yaml", "jsonschema", "referencing", "jinja2")
@@ -169,8 +184,9 @@ def _cache_entry(root: Path, model: str | None) -> tuple[Path, str] | None:
 
 
 def _entries(root: Path) -> list[Path]:
-    """Every entry of the tree's document directories, in name order."""
-    return [entry for directory in TREE_DIRECTORIES if (root / directory).is_dir()
+    """Every entry of the tree's document directories and of refs.d (what each arm's
+    tool cannot do is read there), in name order."""
+    return [entry for directory in (*TREE_DIRECTORIES, REFERENCES) if (root / directory).is_dir()
             for entry in sorted((root / directory).iterdir())]
 
 
