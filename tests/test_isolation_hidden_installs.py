@@ -112,3 +112,21 @@ def test_a_go_bin_shows_the_binary_alone(tmp_path):
     ran = confined(tmp_path, TEA, f"{tea.parent}{os.pathsep}{os.environ['PATH']}",
                    f"tea --version; {listing} true")
     assert ran.stdout.splitlines() == ["tea-standin --version"], ran.stderr
+
+
+def test_the_arm_s_config_dir_is_there_and_its_credential_files_read_only(tmp_path):
+    """tea's login lives in the harness's config directory under the hidden /tmp: the
+    agent's shell sees it (the tool reads it), cannot rewrite it, and may still write
+    beside it (the directory is the tool's HOME)."""
+    config = tmp_path / "harness" / "config"
+    login = write(config / "tea" / "config.yml", "logins: []\n", mode=0o600)
+    box = Sandbox(tmp_path / "box", workdir=tmp_path / "work", home=tmp_path / "trial-home",
+                  tmp=tmp_path / "trial-tmp", env={"PATH": "/usr/bin:/bin", "HOME": str(config)},
+                  writable=(config,), readonly=(login,))
+    with box:
+        ran = subprocess.run([str(box.prefix), f"cat {login}; echo changed > {login}; "
+                              "echo note > ~/notes && echo wrote"], cwd=box.workdir,
+                             capture_output=True, text=True, timeout=60)
+    assert ran.stdout.splitlines() == ["logins: []", "wrote"], ran.stderr
+    assert "Read-only file system" in ran.stderr
+    assert login.read_text() == "logins: []\n" and (config / "notes").read_text() == "note\n"

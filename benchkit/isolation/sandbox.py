@@ -90,6 +90,7 @@ class Sandbox:
     host_url: str | None = None
     writable: tuple[Path, ...] = ()
     masked: tuple[Path, ...] = ()  # directories inside those, emptied (the CLI's sockets)
+    readonly: tuple[Path, ...] = ()  # files inside those, read-only (the arm's credential files)
     markers: dict[str, str] = field(default_factory=dict)  # outside the sandbox: kill_marked finds bwrap
     _bridge: subprocess.Popen[bytes] | None = field(default=None, repr=False)
     _net: Path | None = field(default=None, repr=False)
@@ -162,6 +163,8 @@ class Sandbox:
             bwrap += ["--bind", str(path), str(path)]
         for path in self.masked:
             bwrap += ["--tmpfs", str(path)]
+        for path in self.readonly:
+            bwrap += ["--ro-bind", str(path), str(path)]
         bwrap += ["--clearenv"]
         for key, value in self.shell_env().items():
             bwrap += ["--setenv", key, value]

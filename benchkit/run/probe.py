@@ -195,7 +195,8 @@ def _run_shell(command: str, assembly, workdir: Path, host_url: str | None
     with tempfile.TemporaryDirectory(prefix="benchkit-probe-sandbox-") as scratch, \
             Sandbox(Path(scratch) / "sandbox", workdir=workdir, home=Path(scratch) / "home",
                     tmp=Path(scratch) / "tmp", env=dict(assembly.env),
-                    host_url=host_url, writable=(assembly.config_dir,)) as sandbox:
+                    host_url=host_url, writable=(assembly.config_dir,),
+                    readonly=assembly.credential_files) as sandbox:
         # The arm's config directory, as the agent's sandbox has it (tea's login file):
         # it lives under the harness's temporary directory, which the sandbox hides.
         return _shell(command, [str(sandbox.prefix)], {}, workdir)
