@@ -73,7 +73,7 @@ def test_validate_live_proves_every_supported_task(name, host):
     installed(name)
     checks = validate_live([arm_file(name)], host=host.url, token=host.token, root=CHECKOUT)
     assert [(c.task, c.verdict, c.reason) for c in checks if c.problem] == []
-    assert any(c.verdict == "passed" for c in checks)
+    assert any(c.verdict == "ok" for c in checks)  # some task was proved, not all skipped
 
 
 # --- installed where the agent's sandbox hides it ----------------------------------
