@@ -35,6 +35,7 @@ from benchkit.spec.reference import reference_for, render_step
 ACCEPTED = Path(__file__).resolve().parent / "data" / "differential-clients-accepted.yaml"
 STEP_TIMEOUT = 60
 SHA = re.compile(r"\b[0-9a-f]{40}\b")
+HOST_ID = re.compile(r"/(reviews|comments|labels|milestones|releases)/\d+")
 HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "te", "trailer",
               "upgrade", "proxy-authenticate", "proxy-authorization"}
 
@@ -94,8 +95,10 @@ class RecordingProxy:
 
 def route(path: str, owner: str, repo: str) -> str:
     """A request's path without its query, the repository's name as {repo}, a commit
-    hash as {sha} (the hosts' commits differ in their times)."""
-    return SHA.sub("{sha}", path.split("?", 1)[0].replace(f"/{owner}/{repo}", "/{repo}"))
+    hash as {sha} (the hosts' commits differ in their times), and a host-wide id (of a
+    review, comment or label, numbered across every repository) as {id}."""
+    path = path.split("?", 1)[0].replace(f"/{owner}/{repo}", "/{repo}")
+    return HOST_ID.sub(r"/\1/{id}", SHA.sub("{sha}", path))
 
 
 def in_order(requests: list[Request]) -> list[Request]:

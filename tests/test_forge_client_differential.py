@@ -41,6 +41,10 @@ def test_reads_sent_at_once_compare_in_any_order():
         [("GET", "/a", 200), ("GET", "/b", 200), ("POST", "/c", 201), ("GET", "/a", 200), ("GET", "/b", 200)]
     assert clients.route("/api/v1/repos/o/r/commits/" + "ab" * 20 + "/status?x=1", "o", "r") == \
         "/api/v1/repos/{repo}/commits/{sha}/status"
+    assert clients.route("/api/v1/repos/o/r/pulls/10/reviews/41/comments", "o", "r") == \
+        "/api/v1/repos/{repo}/pulls/10/reviews/{id}/comments"
+    assert clients.route("/api/v1/repos/o/r/issues/3/labels/7", "o", "r") == \
+        "/api/v1/repos/{repo}/issues/3/labels/{id}"
 
 
 def test_the_proxy_records_what_it_forwards(forge):
