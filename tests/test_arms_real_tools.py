@@ -1,17 +1,24 @@
-"""The arms on their real tools: tea (v0.14.0), the official gitea-mcp (v1.8.0) and
-gitea-axi. Each test runs only when its tool is on PATH and otherwise skips saying why:
-on the machines benchkit is developed on the Go module proxy refuses tea and gitea-mcp,
-and gitea-axi is on no registry (never vendored). With the tool there: its version is
-read, its probe passes on the forge and on real Gitea, and `validate --live` proves
-every task it supports; gitea-axi also through an npm-style symlink."""
+"""The arms on their real tools: tea, the official gitea-mcp and gitea-axi, found on PATH
+(scripts/test-setup builds the pinned ones from source). Outside CI a missing tool skips,
+saying how to install it its upstream's own way; in CI, where every real-tool test must
+run, it fails saying why. With the tool there: its version is read and its probe passes
+on the forge and on a real Gitea, `validate --live` proves every task it supports,
+`benchkit run --driver replay` passes with the tool installed under a directory the
+agent's sandbox hides (an nvm prefix, ~/.npm-global, ~/go/bin), and an arm whose token
+is wrong stops in pre-flight before the model is called, recording nothing."""
 
+import json
 import os
 import shutil
 from pathlib import Path
 
 import pytest
-from conftest import CHECKOUT
+import yaml
+from click.testing import CliRunner
+from conftest import CHECKOUT, IN_CI
+from test_run_preflight import ModelServer, failures, repos
 
+from benchkit.cli import main
 from benchkit.gitea import Client
 from benchkit.run.host import probe_host
 from benchkit.run.preflight import check_tools
@@ -20,28 +27,27 @@ from benchkit.run.selfcheck import validate_live
 from benchkit.spec import load_arm, load_tree
 
 TREE = load_tree(CHECKOUT)
-WHY_ABSENT = {
-    "tea": "the Go module proxy refuses code.gitea.io/tea here",
-    "gitea-mcp": "the Go module proxy refuses gitea.com/gitea/gitea-mcp here",
-    "gitea-axi": "gitea-axi is on no package registry; install it from its repository",
+HOW_TO_INSTALL = {
+    "tea": "build it from its repository: `git clone https://gitea.com/gitea/tea && cd tea && "
+           "go build -ldflags \"-X code.gitea.io/tea/cmd.Version=$(git describe --tags)\" "
+           "-o ~/go/bin/tea .` (or `go install code.gitea.io/tea@latest` where the Go module "
+           "proxy serves it)",
+    "gitea-mcp": "`go install gitea.com/gitea/gitea-mcp@latest`",
+    "gitea-axi": "it is on no registry; from its repository: `git clone "
+                 "https://git.alexion.dev/alexion/gitea-axi && cd gitea-axi && npm ci && "
+                 "npm run build && npm install -g .`",
 }
+ARMS = ["tea", "gitea-mcp", "gitea-axi"]
+SHELL_ARMS = ["tea", "gitea-axi"]
 
 
-def on_path(binary: str):
-    """A parameter that skips, saying why, before any host starts for it."""
-    return pytest.param(binary, marks=pytest.mark.skipif(
-        shutil.which(binary) is None,
-        reason=f"`{binary}` is not on PATH ({WHY_ABSENT[binary]}): its real-tool tests did not run"))
-
-
-ARMS = [on_path(name) for name in ("tea", "gitea-mcp", "gitea-axi")]
-
-
-def installed(binary: str):
+def installed(binary: str) -> str:
+    """The tool on PATH; else a skip naming how to install it (a failure in CI)."""
     found = shutil.which(binary)
     if found is None:
-        pytest.skip(f"`{binary}` is not on PATH ({WHY_ABSENT[binary]}): its real-tool tests "
-                    "did not run")
+        why = (f"`{binary}` is not on PATH, so its real-tool tests did not run; "
+               f"{HOW_TO_INSTALL[binary]} (scripts/test-setup builds the pinned one)")
+        (pytest.fail if IN_CI else pytest.skip)(why)
     return found
 
 
@@ -51,9 +57,11 @@ def arm_file(name: str) -> Path:
 
 @pytest.mark.parametrize("name", ARMS)
 def test_the_tool_says_its_version_and_its_probe_passes(name, host):
+    installed(name)
     arm = load_arm(arm_file(name))
     problems, versions = check_tools([arm], TREE.suite)
     assert problems == [] and versions[name]
+    assert "\x1b" not in versions[name]  # recorded as text, without terminal escapes
     with Client(host.url, host.token) as client:
         ctx = ProbeSite(client, TREE.suite, probe_host(client, TREE.suite.repo_prefix))
         assert probe_tools([arm], ctx, TREE.seeds["default"]) == []
@@ -62,17 +70,126 @@ def test_the_tool_says_its_version_and_its_probe_passes(name, host):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ARMS)
 def test_validate_live_proves_every_supported_task(name, host):
+    installed(name)
     checks = validate_live([arm_file(name)], host=host.url, token=host.token, root=CHECKOUT)
     assert [(c.task, c.verdict, c.reason) for c in checks if c.problem] == []
+    assert any(c.verdict == "ok" for c in checks)  # some task was proved, not all skipped
 
 
-def test_gitea_axi_through_an_npm_style_symlink(tmp_path, forge, monkeypatch):
-    real = Path(installed("gitea-axi")).resolve()
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "gitea-axi").symlink_to(real)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    arm = load_arm(arm_file("gitea-axi"))
-    with Client(forge.url, forge.token) as client:
-        ctx = ProbeSite(client, TREE.suite, probe_host(client, TREE.suite.repo_prefix))
-        assert probe_tools([arm], ctx, TREE.seeds["default"]) == []
+# --- installed where the agent's sandbox hides it ----------------------------------
+
+@pytest.fixture
+def quiet(tmp_path, monkeypatch):
+    """No GITEA_*, tea login or report of the machine reaches these runs."""
+    for name in ("GITEA_URL", "GITEA_TOKEN", "BENCHKIT_ROOT"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("BENCHKIT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+
+
+def link_or_copy(source: str, dest: str | Path) -> None:
+    Path(dest).parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(source, dest)
+    except OSError:
+        shutil.copy2(source, dest)
+
+
+def package_of(entry: str) -> Path:
+    """The npm package an npm-style entry point belongs to (its package.json names it)."""
+    directory = Path(os.path.realpath(entry)).parent
+    while directory != directory.parent:
+        manifest = directory / "package.json"
+        if manifest.is_file() and json.loads(manifest.read_text()).get("name"):
+            return directory
+        directory = directory.parent
+    raise AssertionError(f"{entry} is in no npm package")
+
+
+def install_axi(prefix: Path, with_node: bool) -> Path:
+    """An npm-style install of the real gitea-axi under `prefix` (its package copied,
+    node_modules/ with it): bin/gitea-axi links to the package's dist/main.js; with
+    `with_node`, an nvm-like prefix whose bin/ holds node too. Returns bin/."""
+    package = prefix / "lib" / "node_modules" / "gitea-axi"
+    shutil.copytree(package_of(installed("gitea-axi")), package, symlinks=True,
+                    copy_function=link_or_copy)
+    (prefix / "bin").mkdir(parents=True)
+    (prefix / "bin" / "gitea-axi").symlink_to("../lib/node_modules/gitea-axi/dist/main.js")
+    if with_node:
+        link_or_copy(os.path.realpath(shutil.which("node") or "node"), prefix / "bin" / "node")
+    return prefix / "bin"
+
+
+def install_tea(home: Path) -> Path:
+    link_or_copy(os.path.realpath(installed("tea")), home / "go" / "bin" / "tea")
+    return home / "go" / "bin"
+
+
+SHAPES = {  # name -> (arm, installs under a hidden HOME and returns the bin directory)
+    "nvm": ("gitea-axi", lambda home: install_axi(home / ".nvm/versions/node/v20.0.0", True)),
+    "npm-global": ("gitea-axi", lambda home: install_axi(home / ".npm-global", False)),
+    "go-bin": ("tea", install_tea),
+}
+
+
+def only_on_path(bin_dir: Path, binary: str) -> str:
+    """PATH with `bin_dir` first and no other directory holding `binary`."""
+    rest = [d for d in os.environ["PATH"].split(os.pathsep)
+            if d and shutil.which(binary, path=d) is None]
+    return os.pathsep.join([str(bin_dir), *rest])
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_a_replay_run_passes_with_the_tool_under_a_hidden_home(shape, tmp_path, quiet,
+                                                                monkeypatch):
+    """tmp_path lies under /tmp, which the sandbox hides: the tool, its package and
+    (nvm) its node are there for real. A mutation task: the arm's credentials, its
+    curated PATH and the sandbox all take part."""
+    arm, install = SHAPES[shape]
+    bin_dir = install(tmp_path / "home")
+    monkeypatch.setenv("PATH", only_on_path(bin_dir, arm))
+    task = "label-startup-crash"
+    result = CliRunner().invoke(main, [
+        "run", str(arm_file(arm)), "--driver", "replay", "--task", task,
+        "--store", str(tmp_path / "results"), "--no-report"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    [sample] = [json.loads(line) for line in
+                (tmp_path / "results" / arm / f"{task}.jsonl").read_text().splitlines()]
+    assert (sample["outcome"], sample["confined"]) == ("passed", True), sample["differences"]
+
+
+# --- a wrong token stops the run before the model is called --------------------------
+
+WRONG = "wrong-token-0123456789abcdef"
+
+
+def with_wrong_token(tmp_path: Path, name: str) -> str:
+    """A copy of the arm whose credentials carry a token the host never issued."""
+    text = arm_file(name).read_text().replace("{{ token }}", WRONG)
+    data = yaml.safe_load(text)
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return str(path)
+
+
+@pytest.mark.parametrize("name", SHELL_ARMS)
+def test_a_wrong_token_stops_in_pre_flight_with_no_model_call_and_nothing_stored(
+        name, tmp_path, quiet, forge, monkeypatch):
+    installed(name)
+    model = ModelServer()
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", model.url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-never-used")
+    try:
+        result = CliRunner().invoke(main, [
+            "run", with_wrong_token(tmp_path, name), "--task", "close-csv-export-issue",
+            "--driver", "claude", "--host", forge.url, "--token", forge.token,
+            "--store", str(tmp_path / "results"), "--no-report"], catch_exceptions=False)
+    finally:
+        model.close()
+    assert result.exit_code == 2, result.output
+    [probe] = failures(result)
+    assert probe.startswith(f"pre-flight probe: arm {name}: its probe `")
+    assert model.calls == [] and repos(forge) == []
+    assert not (tmp_path / "results").exists()
+    assert WRONG not in result.output and forge.token not in result.output

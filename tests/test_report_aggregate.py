@@ -86,6 +86,22 @@ def test_common_task_headline_corrects_what_uneven_coverage_flatters(tmp_path):
     assert "### Compared on the tasks all arms ran (2 of 3)" in render(report, "md")
 
 
+def test_common_task_headline_names_what_an_arm_s_tool_cannot_do(tmp_path, shipped_tree):
+    """tea's reference marks read-review-body unsupported: the report says so where it
+    compares the arms on their common tasks (the matrix reads refs.d)."""
+    from benchkit.report.matrix import matrix_from_tree
+    tea = next(a for a in matrix_from_tree(shipped_tree).arms if a.id == "tea")
+    assert "read-review-body" in tea.unsupported and "COMMENT review" in tea.unsupported["read-review-body"]
+    matrix = matrix_of(["raw-api", ArmEntry("tea", unsupported=tea.unsupported)],
+                       ["read-open-issue-count", "read-review-body"])
+    samples = [sample("raw-api", t) for t in ("read-open-issue-count", "read-review-body")]
+    samples += [sample("tea", "read-open-issue-count")]
+    report = report_of(tmp_path, samples, matrix)
+    assert [(u["arm"], u["task"]) for u in report["common"]["unsupported"]] == [("tea", "read-review-body")]
+    assert "- tea leaves out read-review-body, unsupported by its tool: tea shows no COMMENT" in render(report, "md")
+    assert "tea leaves out read-review-body, unsupported by its tool" in render(report, "html")
+
+
 def test_no_common_headline_when_every_arm_ran_the_same_tasks(tmp_path):
     matrix = matrix_of(["a", "b"], ["t1", "t2"])
     samples = [sample(arm, t) for arm in ("a", "b") for t in ("t1", "t2")]

@@ -211,6 +211,7 @@ class ClaudeDriver:
         return Sandbox(scratch / "sandbox", workdir=cwd, home=scratch / "home",
                        tmp=scratch / "tmp", env=arm_env, host_url=request.network,
                        writable=(scratch / "cli-tmp", *map(Path, request.writable)),
+                       readonly=tuple(map(Path, request.readonly)),
                        masked=(sockets,), markers=markers)
 
     async def _consume(self, request, options, recorder) -> tuple[str, str | None, int | None]:

@@ -62,10 +62,12 @@ class AgentRequest:
     max_turns: int
     backstop_seconds: float
     # The one host the agent's shell may reach (the sandbox bridges its port alone),
-    # the arm's directories it may write besides its own (the config directory), and
+    # the arm's directories it may write besides its own (the config directory), the
+    # files in them it may only read (the credential files the harness wrote), and
     # every secret the run knows (scrubbed from what the transcript keeps).
     network: str | None = None
     writable: tuple = ()
+    readonly: tuple = ()
     secrets: tuple = field(default=(), repr=False)
     # The cell's coordinates (task, host_url, api_url, token, owner, repo, user,
     # self_review), for drivers that render against them (replay); never logged.

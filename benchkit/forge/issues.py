@@ -12,9 +12,12 @@ def resolve_assignees(ctx: Ctx, repo: dict, body: dict) -> list[int] | None:
     """User ids for `assignees` (and the older single `assignee`), or None if neither was sent."""
     if body.get("assignees") is None and body.get("assignee") is None:
         return None
-    names = list(body.get("assignees") or [])
-    if body.get("assignee"):
-        names.insert(0, body["assignee"])
+    # As Gitea's MakeIDsFromAPIAssigneesToAdd: the single one unless listed, then the
+    # list unless its first name is empty (the Go SDK, so tea, sends `[""]` for none).
+    one, many = body.get("assignee") or "", list(body.get("assignees") or [])
+    names = [one] if one and one not in many else []
+    if many and many[0] != "":
+        names += many
     ids = []
     for name in names:
         user = ctx.store.user_by_login(name)
@@ -85,7 +88,9 @@ def apply_edit(ctx: Ctx, repo: dict, issue: dict) -> dict:
         raise ApiError(403, body=False)
     changes, actor = {}, ctx.caller["id"]
     for field in ("title", "body", "ref"):
-        if body.get(field) is not None:
+        # An empty title is "not changed" (Gitea: `len(form.Title) > 0`): the Go SDK,
+        # and so tea, sends `"title": ""` with every edit, close and reopen.
+        if body.get(field) is not None and (field != "title" or body[field]):
             changes[field] = body[field].strip() if field == "title" else body[field]
     if changes.get("title", issue["title"]) != issue["title"]:
         store.event(issue["id"], actor, "change_title", old_title=issue["title"], new_title=changes["title"])

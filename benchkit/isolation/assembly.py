@@ -59,6 +59,11 @@ class Assembly:
     _ready: bool = field(default=False, repr=False)
 
     @property
+    def credential_files(self) -> tuple[Path, ...]:
+        """The files written into config_dir: the agent's shell may read them only."""
+        return tuple(self.config_dir / relative for relative in self.files)
+
+    @property
     def allowed_binaries(self) -> tuple[str, ...]:
         return self.guard.allowed_binaries
 

@@ -1,5 +1,7 @@
 """The curated bin directory: an arm's one binary, what that binary needs to start, and
-the permitted utilities, as symlinks to the real programs found on the harness's PATH.
+the permitted utilities, as symlinks to the real programs found on the harness's PATH
+(their real files, every link on the way resolved: the sandbox then shows only those
+files, or an npm package's directory, of a directory it hides).
 The agent's PATH is this directory alone: defence in depth behind the guard, which
 stays the authority (a program linked here only so the binary can start, such as the
 `node` of a `#!/usr/bin/env node` script, is still denied to the agent by the guard).
@@ -42,15 +44,15 @@ def make_bin_dir(arm: Arm, dest: Path, search_path: str | None = None) -> Path:
         return dest
     binary = tool["binary"]
     found = find_binary(arm, search_path)
-    (dest / binary).symlink_to(os.path.abspath(found))
+    (dest / binary).symlink_to(os.path.realpath(found))
     needed = start_needs(found, search_path, what=f"arm {arm.id}: its binary `{binary}`")
     for name, target in needed.items():
         if name != binary:
-            (dest / name).symlink_to(target)
+            (dest / name).symlink_to(os.path.realpath(target))
     for name in UTILITIES:
         utility = shutil.which(name, path=search_path)
         if utility and name != binary and name not in needed:
-            (dest / name).symlink_to(os.path.abspath(utility))
+            (dest / name).symlink_to(os.path.realpath(utility))
     return dest
 
 

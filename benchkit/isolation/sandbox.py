@@ -19,6 +19,7 @@ spent: a run that cannot confine refuses to start (benchkit run --unconfined asi
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import shlex
@@ -89,6 +90,7 @@ class Sandbox:
     host_url: str | None = None
     writable: tuple[Path, ...] = ()
     masked: tuple[Path, ...] = ()  # directories inside those, emptied (the CLI's sockets)
+    readonly: tuple[Path, ...] = ()  # files inside those, read-only (the arm's credential files)
     markers: dict[str, str] = field(default_factory=dict)  # outside the sandbox: kill_marked finds bwrap
     _bridge: subprocess.Popen[bytes] | None = field(default=None, repr=False)
     _net: Path | None = field(default=None, repr=False)
@@ -161,6 +163,8 @@ class Sandbox:
             bwrap += ["--bind", str(path), str(path)]
         for path in self.masked:
             bwrap += ["--tmpfs", str(path)]
+        for path in self.readonly:
+            bwrap += ["--ro-bind", str(path), str(path)]
         bwrap += ["--clearenv"]
         for key, value in self.shell_env().items():
             bwrap += ["--setenv", key, value]
@@ -206,15 +210,16 @@ def _hidden_dirs() -> list[str]:
 
 
 def _path_dirs(path: str) -> list[str]:
-    """The curated PATH's directories, and the directories its entries resolve into (a
-    tool installed under /home or /tmp, linked from the curated bin), that a hidden
-    directory would otherwise cover."""
+    """What of the hidden directories the curated PATH needs visible, and nothing more:
+    a curated directory itself, and what each of its entries runs (a tool installed
+    under /root, /home or /tmp, linked from the curated bin): the real file, or, for a
+    file inside an npm package, the package's directory (its node_modules/ with it)."""
     hidden = _hidden_dirs()
 
     def covered(real: str) -> bool:
         return any(real == h or real.startswith(h + "/") for h in hidden)
 
-    found = []
+    found: list[str] = []
     for entry in path.split(os.pathsep):
         real = os.path.realpath(entry) if entry else ""
         if not (real and os.path.isdir(real)):
@@ -222,21 +227,40 @@ def _path_dirs(path: str) -> list[str]:
         if covered(real):
             found.append(real)
         for name in sorted(os.listdir(real)):
-            for target in _link_dirs(os.path.join(real, name)):
-                if covered(target) and target not in found:
-                    found.append(target)
-    return found
+            target = os.path.realpath(os.path.join(real, name))
+            if os.path.exists(target) and covered(target):
+                found.append(_package_root(target, hidden) or target)
+    return _outermost(found)
 
 
-def _link_dirs(path: str, hops: int = 40) -> list[str]:
-    """The directories a symbolic link's chain passes through, each hop's own (the
-    kernel resolves every one, so each must be visible), ending at the real file's."""
-    dirs = []
-    while os.path.islink(path) and hops > 0:
-        path = os.path.join(os.path.realpath(os.path.dirname(path)), os.readlink(path))
-        dirs.append(os.path.realpath(os.path.dirname(path)))
-        hops -= 1
-    return dirs
+def _package_root(path: str, hidden: list[str]) -> str | None:
+    """The npm package a file belongs to: its nearest directory (below the hidden one)
+    holding a package.json with a name, where node resolves the package's imports from.
+    A package.json without one (a `{"type": "module"}` marker in dist/) is not a root."""
+    directory = os.path.dirname(path)
+    while directory not in hidden and directory != "/":
+        manifest = os.path.join(directory, "package.json")
+        if os.path.isfile(manifest) and _names_package(manifest):
+            return directory
+        directory = os.path.dirname(directory)
+    return None
+
+
+def _names_package(manifest: str) -> bool:
+    try:
+        with open(manifest, encoding="utf-8") as file:
+            return bool(json.load(file).get("name"))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _outermost(paths: list[str]) -> list[str]:
+    """Each path once, without those inside another (one mount shows them already)."""
+    chosen: list[str] = []
+    for path in sorted(set(paths), key=len):
+        if not any(path == c or path.startswith(c + "/") for c in chosen):
+            chosen.append(path)
+    return chosen
 
 
 def _short_tmp() -> str | None:

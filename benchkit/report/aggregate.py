@@ -157,7 +157,8 @@ def build_report(contents: StoreContents | Summary, matrix: Matrix, *,
 
     headline = by_cost([arm_row(arm, cells[arm], tasks_total=len(scored), floor=floor,
                                 level=level) for arm in arm_ids])
-    common = common_headline(cells, scored, floor, level)
+    common = common_headline(cells, scored, floor, level,
+                             {a.id: a.unsupported for a in matrix.arms})
     pairs = verdict_view(cells, headline, matrix, level)
     report = {
         "version": REPORT_VERSION,

@@ -68,17 +68,21 @@ def by_cost(rows: list[dict]) -> list[dict]:
 
 
 def common_headline(cells: dict[str, dict[str, CellStats]], scored: list[str], floor: int,
-                    level: float) -> dict | None:
+                    level: float, unsupported: dict[str, dict] | None = None) -> dict | None:
     """The arms compared on the tasks every arm with samples ran; None when they all
-    ran the same tasks (the headline already is that comparison)."""
+    ran the same tasks (the headline already is that comparison). `unsupported`: arm ->
+    {task: why its tool cannot do it}, named where it left a scored task out."""
     ran = {arm: set(c) for arm, c in cells.items() if c}
     if len(ran) < 2 or len({frozenset(s) for s in ran.values()}) == 1:
         return None
     shared = [t for t in scored if all(t in s for s in ran.values())]
     rows = [arm_row(arm, {t: cells[arm][t] for t in shared}, tasks_total=len(shared),
                     floor=floor, level=level) for arm in ran]
+    cannot = [{"arm": arm, "task": task, "reason": why}
+              for arm in ran for task, why in (unsupported or {}).get(arm, {}).items()
+              if task in scored and task not in ran[arm]]
     return {"tasks": shared, "ran": {arm: len(s) for arm, s in ran.items()},
-            "rows": by_cost(rows)}
+            "rows": by_cost(rows), "unsupported": cannot}
 
 
 def verdict_view(cells: dict[str, dict[str, CellStats]], headline: list[dict], matrix: Matrix,

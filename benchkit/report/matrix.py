@@ -49,6 +49,7 @@ class TaskEntry:
 class ArmEntry:
     id: str
     fingerprint: str | None = None
+    unsupported: dict = field(default_factory=dict)  # task id -> why the arm's tool cannot (refs.d)
 
 
 @dataclass(frozen=True)
@@ -93,58 +94,54 @@ def matrix_from_tree(tree, *, model: str | None = None) -> Matrix:
     """
     suite = tree.suite
     model = model or suite.model
-    unsupported = _unsupported(tree)
+    unsupported = {a.id: _unsupported(a, tree.root) for a in tree.arms.values()}
     tasks = tuple(
         TaskEntry(id=t.id, tier=t.tier, scored=t.scored, applicability=dict(t.applicability),
                   only_when=dict(t.only_when), fingerprint=t.fingerprint,
                   seed_fingerprint=tree.seeds[t.seed].fingerprint,
                   intent=t.intent_for(False), intent_self_review=t.intent_for(True),
-                  cannot_run={arm: why for arm in tree.arms
+                  cannot_run={arm.id: why for arm in tree.arms.values()
                               if (why := _cannot_run(t, arm, unsupported))})
         for t in tree.tasks.values())
-    arms = tuple(ArmEntry(id=a.id, fingerprint=a.fingerprint) for a in tree.arms.values())
+    arms = tuple(ArmEntry(id=a.id, fingerprint=a.fingerprint, unsupported=unsupported[a.id])
+                 for a in tree.arms.values())
     return Matrix(arms=arms, tasks=tasks, model=model, model_fingerprint=fingerprint(model),
                   floor=suite.floor, margin=suite.equivalence_margin,
                   weights={**DEFAULT_WEIGHTS, **suite.weights})
 
 
-def _unsupported(tree) -> dict[tuple[str, str], str]:
-    """(arm, task) -> why the arm's tool cannot do the task, as its reference in refs.d/
-    says (a run skips those cells with the same words)."""
-    # Imported with the tree only (measured: the spec's YAML, JSON-Schema and Jinja2
-    # stack, ~0.1 s a cached `benchkit report` never pays).
-    from benchkit.spec.loader import SpecError
-    from benchkit.spec.reference import reference_for
-    found = {}
-    for arm in tree.arms.values():
-        try:
-            reference = reference_for(arm, tree.root)
-        except SpecError:  # no reference: nothing said either way
-            continue
-        for task_id, entry in reference.tasks.items():
-            if entry.unsupported:
-                found[(arm.id, task_id)] = (f"unsupported by the arm's tool "
-                                            f"({entry.unsupported.strip()})")
-    return found
-
-
-def _cannot_run(task, arm: str, unsupported: dict) -> str | None:
+def _cannot_run(task, arm, unsupported: dict) -> str | None:
     """Why no trial of the cell can run, or pass on any host, as the run says it; None
     if one can. A scored task the arm's tool cannot do still runs (its failure is the
     arm's), so only a bonus operation is set aside as unsupported."""
-    if task.applicability.get(arm) == "not-applicable":
+    if task.applicability.get(arm.id) == "not-applicable":
         return None  # shown as n/a
     if not task.has_spec:
         return "no scoring spec: the checker cannot judge it"
-    return None if task.scored else unsupported.get((arm, task.id))
+    why = None if task.scored else unsupported[arm.id].get(task.id)
+    return f"unsupported by the arm's tool ({why})" if why else None
+
+
+def _unsupported(arm, root) -> dict:
+    """task id -> why the arm's tool cannot do it, from its reference solutions (none
+    without a refs.d document)."""
+    # Only with the tree loaded, as on a cache miss (measured: the spec's YAML and
+    # JSON-Schema stack is ~0.1 s of a cold `benchkit report`; a kept matrix skips it).
+    from benchkit.spec.reference import reference_for, reference_path
+    if root is None or not reference_path(arm.id, root).is_file():
+        return {}
+    return {task_id: " ".join(entry.unsupported.split())
+            for task_id, entry in reference_for(arm, root).tasks.items() if entry.unsupported}
 
 
 # --- the matrix kept between runs ---------------------------------------------------
 
 CACHE_FORMAT = 3
-# The tree's documents (load_tree reads suite.yaml and these directories' YAML files,
-# refs.d/ the references; tests/test_report_command.py holds this to spec.tree.DIRECTORIES).
-TREE_DIRECTORIES = ("seeds", "arms.d", "tasks.d", "refs.d")  # refs.d: what is unsupported
+# The tree's documents (load_tree reads suite.yaml and these directories' YAML files;
+# tests/test_report_command.py holds this to spec.tree.DIRECTORIES), and the reference
+# solutions, which say what an arm's tool cannot do.
+TREE_DIRECTORIES = ("seeds", "arms.d", "tasks.d")
+REFERENCES = "refs.d"
 # The libraries whose behaviour the loaded tree depends on: parsing, validation and
 # schema defaults (so the data and its fingerprints), template checks.
 SPEC_LIBRARIES = ("yaml", "jsonschema", "referencing", "jinja2")
@@ -209,8 +206,9 @@ def _cache_entry(root: Path, model: str | None) -> tuple[Path, str] | None:
 
 
 def _entries(root: Path) -> list[Path]:
-    """Every entry of the tree's document directories, in name order."""
-    return [entry for directory in TREE_DIRECTORIES if (root / directory).is_dir()
+    """Every entry of the tree's document directories and of refs.d (what each arm's
+    tool cannot do is read there), in name order."""
+    return [entry for directory in (*TREE_DIRECTORIES, REFERENCES) if (root / directory).is_dir()
             for entry in sorted((root / directory).iterdir())]
 
 

@@ -218,6 +218,7 @@ def _drive(trial: Trial, ctx: RunContext, coordinates: dict) -> Drive:
             env=dict(assembly.env), cwd=workdir, guard=guard,
             max_turns=suite.turn_cap, backstop_seconds=suite.backstop_seconds,
             network=ctx.client.url, writable=(assembly.config_dir,),
+            readonly=assembly.credential_files,
             secrets=(*ctx.secrets(), coordinates["token"]),
             cell={"task": trial.task.id, "self_review": self_review, **coordinates})
         with assembly:  # credential files, bin directory; removed again on every path

@@ -47,6 +47,7 @@ OUTPUT_SHOWN = 600  # characters of a failing command's output in its message
 # A line that reports an error: "Error: ...", "error: TEA_NOT_INSTALLED", {"error": ...}.
 ERROR_LINE = re.compile(r"(?im)^\W{0,3}(error|fatal|panic)\b")
 READS = ("GET", "HEAD", "OPTIONS")
+TERMINAL_ESCAPE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 def tool_version(arm, assembly) -> str:
@@ -65,7 +66,8 @@ def tool_version(arm, assembly) -> str:
     except OSError as error:
         raise IsolationError(f"arm {arm.id}: its version command `{shlex.join(argv)}` "
                              f"cannot start: {error.strerror or error}") from None
-    lines = [line.strip() for line in (done.stdout or done.stderr).splitlines() if line.strip()]
+    text = TERMINAL_ESCAPE.sub("", done.stdout or done.stderr)  # tea prints its version bold
+    lines = [" ".join(line.split()) for line in text.splitlines() if line.strip()]
     if done.returncode != 0 or not lines:
         raise IsolationError(f"arm {arm.id}: its version command `{shlex.join(argv)}` failed "
                              f"(exit status {done.returncode}): "
@@ -193,7 +195,10 @@ def _run_shell(command: str, assembly, workdir: Path, host_url: str | None
     with tempfile.TemporaryDirectory(prefix="benchkit-probe-sandbox-") as scratch, \
             Sandbox(Path(scratch) / "sandbox", workdir=workdir, home=Path(scratch) / "home",
                     tmp=Path(scratch) / "tmp", env=dict(assembly.env),
-                    host_url=host_url) as sandbox:
+                    host_url=host_url, writable=(assembly.config_dir,),
+                    readonly=assembly.credential_files) as sandbox:
+        # The arm's config directory, as the agent's sandbox has it (tea's login file):
+        # it lives under the harness's temporary directory, which the sandbox hides.
         return _shell(command, [str(sandbox.prefix)], {}, workdir)
 
 
