@@ -137,11 +137,10 @@ def _unsupported(arm, root) -> dict:
 # --- the matrix kept between runs ---------------------------------------------------
 
 CACHE_FORMAT = 3
-# The tree's documents (load_tree reads suite.yaml and these directories' YAML files;
-# tests/test_report_command.py holds this to spec.tree.DIRECTORIES), and the reference
-# solutions, which say what an arm's tool cannot do.
-TREE_DIRECTORIES = ("seeds", "arms.d", "tasks.d")
-REFERENCES = "refs.d"
+# The tree's documents (load_tree reads suite.yaml and these directories' YAML files,
+# refs.d/ the references, which say what an arm's tool cannot do;
+# tests/test_report_command.py holds this to spec.tree.DIRECTORIES).
+TREE_DIRECTORIES = ("seeds", "arms.d", "tasks.d", "refs.d")
 # The libraries whose behaviour the loaded tree depends on: parsing, validation and
 # schema defaults (so the data and its fingerprints), template checks.
 SPEC_LIBRARIES = ("yaml", "jsonschema", "referencing", "jinja2")
@@ -208,7 +207,7 @@ def _cache_entry(root: Path, model: str | None) -> tuple[Path, str] | None:
 def _entries(root: Path) -> list[Path]:
     """Every entry of the tree's document directories and of refs.d (what each arm's
     tool cannot do is read there), in name order."""
-    return [entry for directory in (*TREE_DIRECTORIES, REFERENCES) if (root / directory).is_dir()
+    return [entry for directory in TREE_DIRECTORIES if (root / directory).is_dir()
             for entry in sorted((root / directory).iterdir())]
 
 
