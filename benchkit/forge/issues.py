@@ -85,7 +85,9 @@ def apply_edit(ctx: Ctx, repo: dict, issue: dict) -> dict:
         raise ApiError(403, body=False)
     changes, actor = {}, ctx.caller["id"]
     for field in ("title", "body", "ref"):
-        if body.get(field) is not None:
+        # Gitea changes the title only when one is given: the Go SDK always sends the
+        # field, empty when the caller set none (gitea-mcp's update does).
+        if body.get(field) is not None and (field != "title" or body[field]):
             changes[field] = body[field].strip() if field == "title" else body[field]
     if changes.get("title", issue["title"]) != issue["title"]:
         store.event(issue["id"], actor, "change_title", old_title=issue["title"], new_title=changes["title"])
