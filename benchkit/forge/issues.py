@@ -85,8 +85,8 @@ def apply_edit(ctx: Ctx, repo: dict, issue: dict) -> dict:
         raise ApiError(403, body=False)
     changes, actor = {}, ctx.caller["id"]
     for field in ("title", "body", "ref"):
-        # Gitea changes the title only when one is given: the Go SDK always sends the
-        # field, empty when the caller set none (gitea-mcp's update does).
+        # An empty title is "not changed" (Gitea: `len(form.Title) > 0`): the Go SDK,
+        # and so tea, sends `"title": ""` with every edit, close and reopen.
         if body.get(field) is not None and (field != "title" or body[field]):
             changes[field] = body[field].strip() if field == "title" else body[field]
     if changes.get("title", issue["title"]) != issue["title"]:
