@@ -68,7 +68,7 @@ class RecordingProxy:
                 self.end_headers()
                 self.wfile.write(data)
 
-            do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = forward  # noqa: N815
+            do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = forward  # the http.server API's names
 
             def log_message(self, *args):
                 pass
