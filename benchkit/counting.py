@@ -91,7 +91,7 @@ def add_sample(groups: dict[tuple, Group[Sample]], sample: Sample, position: int
 def group_key(s: Sample) -> tuple:
     return (s.arm, s.task, s.fingerprints, s.usage_estimated or s.driver == "replay",
             s.outcome, s.valid, s.failure_class, s.jobs, (s.tool_version, s.tool_surface),
-            s.ambient)
+            s.ambient_size)
 
 
 def place_groups(groups: Mapping[tuple, Group[M]], current: Current) -> Sorted[M]:

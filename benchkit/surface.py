@@ -27,7 +27,7 @@ BYTES_PER_TOKEN = 4  # the replay's estimate (benchkit.agent.scripted), applied 
 PARTS = ("skill", "schemas", "bootstrap")
 
 
-class Ambient(msgspec.Struct, frozen=True, gc=False):
+class AmbientSize(msgspec.Struct, frozen=True, gc=False):
     """Bytes of each part of an arm's surface the agent carries in every request."""
     skill: int = 0
     schemas: int = 0
@@ -71,13 +71,13 @@ class Surface(msgspec.Struct, frozen=True):
         return fingerprint({"tools": self.tools, "skill": self.skill, "bootstrap": self.bootstrap})
 
     @property
-    def ambient(self) -> Ambient:
-        return Ambient(skill=len(self.skill.encode()),
+    def ambient_size(self) -> AmbientSize:
+        return AmbientSize(skill=len(self.skill.encode()),
                        schemas=_json_bytes(self.tools) if self.tools else 0,
                        bootstrap=len(self.shown.strip().encode()))
 
 
-def ambient_view(ambient: Ambient | None) -> dict | None:
+def ambient_view(ambient: AmbientSize | None) -> dict | None:
     """The report's figures for an arm's ambient size: bytes and estimated tokens per
     part and in all."""
     if ambient is None:

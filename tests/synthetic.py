@@ -27,7 +27,7 @@ def sample(arm: str, task: str, tier: str = "read", *, outcome: str = "passed",
            self_review: bool = False, model: str = "claude-sonnet-4-5",
            started_at: str = "2026-07-17T12:00:00+00:00", tool_version: str | None = None,
            **extra) -> dict:
-    """`extra`: optional fields of the sample (tool_surface, ambient, ...)."""
+    """`extra`: optional fields of the sample (tool_surface, ambient_size, ...)."""
     valid = outcome not in ("invalid", "unaudited", "harness-error")
     if failure_class is None and outcome != "passed":
         failure_class = {"failed": "checker", "confused": "turn-cap", "hung": "backstop",

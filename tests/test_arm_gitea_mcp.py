@@ -117,7 +117,7 @@ def test_its_surface_is_the_servers_tools_list(gitea_mcp, forge):
     listed = listed_tools(gitea_mcp, {"GITEA_HOST": forge.url, "GITEA_ACCESS_TOKEN": forge.token})
     assert surfaces["gitea-mcp"].tools == canonical_tools(listed) and len(listed) > 20
     assert surfaces["gitea-mcp"].digest == again["gitea-mcp"].digest
-    assert surfaces["gitea-mcp"].ambient.schemas > 10_000
+    assert surfaces["gitea-mcp"].ambient_size.schemas > 10_000
 
 
 @pytest.mark.slow

@@ -260,7 +260,7 @@ def test_samples_of_two_surfaces_of_one_tool_version_are_never_pooled(tmp_path):
     def ran(surface, when, cost):
         digest = None if surface is None else surface.digest
         extra = {} if surface is None else {
-            "tool_surface": digest, "ambient": msgspec.to_builtins(surface.ambient)}
+            "tool_surface": digest, "ambient_size": msgspec.to_builtins(surface.ambient_size)}
         return sample("gitea-mcp", "t1", tokens=costing(cost), tool_version="a5dd03c",
                       started_at=f"2026-07-{when}T12:00:00+00:00",
                       fingerprints={"arm": arm_fingerprint(document, "a5dd03c", digest)}, **extra)
@@ -275,10 +275,10 @@ def test_samples_of_two_surfaces_of_one_tool_version_are_never_pooled(tmp_path):
     assert sorted((r["changed"], r["samples"]) for r in report["other_versions"]) == [
         (["tool a5dd03c, surface " + old_surface.digest], 2),
         (["tool a5dd03c, surface unknown"], 1)]
-    schemas = new_surface.ambient.schemas
-    assert report["ambient"]["gitea-mcp"]["bytes"] == {
+    schemas = new_surface.ambient_size.schemas
+    assert report["ambient_size"]["gitea-mcp"]["bytes"] == {
         "skill": 0, "schemas": schemas, "bootstrap": 14, "total": schemas + 14}
-    assert report["ambient"]["gitea-mcp"]["tokens_estimated"]["total"] == -(-(schemas + 14) // 4)
+    assert report["ambient_size"]["gitea-mcp"]["tokens_estimated"]["total"] == -(-(schemas + 14) // 4)
     markdown = render(report, "md")
     assert "Ambient size of each arm's tool surface" in markdown
     assert "tokens estimated at 4 bytes a token" in markdown
