@@ -4,14 +4,14 @@ tops up.
 
 Every sample lands in exactly one place:
 - other versions: it ran with a task, arm, seed or model document other than the
-  current tree's, a tool version other than its arm's current one, or a prompt other
+  current tree's, a tool (version and surface) other than its arm's current one, or a prompt other
   than the newest its cell was run with (set apart, reported apart, never counted);
 - excluded: invalid, unaudited and harness-error samples (counted, never scored);
 - replay or measured: the rest, by whether its token figures are estimates.
 
-The current tool version of an arm is the one its pre-flight found when the caller
-knows it (a run), else that of the arm's newest otherwise-current sample that reached
-the agent (a report).
+The current tool of an arm, (its version, the digest of its surface: benchkit.surface),
+is the one its pre-flight found when the caller knows it (a run), else that of the
+arm's newest otherwise-current sample that reached the agent (a report).
 The current prompt cannot be known without assembling the arm (a skill comes from the
 installed tool), so it is always the newest: the store is append-only, and the newest
 prompt is the last read.
@@ -28,6 +28,7 @@ from benchkit.fingerprint import arm_fingerprint
 from benchkit.sample import EXCLUDED, Sample
 
 Cell = tuple[str, str]  # (arm id, task id)
+Tool = tuple[str | None, str | None]  # (tool version, surface digest)
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,7 @@ class Current:
     arms: Mapping[str, str | None]                     # arm id -> its document's
     tasks: Mapping[str, tuple[str | None, str | None]]  # task id -> (task's, seed's)
     model: str | None                                   # the model's fingerprint
-    tools: Mapping[str, str | None] = field(default_factory=dict)  # arm -> known version
+    tools: Mapping[str, Tool] = field(default_factory=dict)  # arm -> known tool
 
 
 M = TypeVar("M")  # what a group's members are: samples, or a caller's summary of them
@@ -50,7 +51,7 @@ class Sorted(Generic[M]):
     excluded: dict[Cell, Counter] = field(default_factory=lambda: defaultdict(Counter))
     # (arm, task, what changed, estimated) -> [valid scorable samples, all samples]
     other: dict[tuple, tuple[list[M], list[int]]] = field(default_factory=dict)
-    tools: dict[str, str | None] = field(default_factory=dict)  # arm -> current version
+    tools: dict[str, Tool] = field(default_factory=dict)  # arm -> current tool
 
     def counting(self, cell: Cell, *, estimated: bool) -> list[M]:
         """The samples that count toward the cell: replay ones or measured ones."""
@@ -70,7 +71,7 @@ class Group(Generic[M]):
 
 def group_samples(samples: Iterable[Sample]) -> dict[tuple, Group[Sample]]:
     """The samples by everything that decides where they land: (arm, task,
-    fingerprints, estimated, outcome, valid, failure class, jobs, tool version)."""
+    fingerprints, estimated, outcome, valid, failure class, jobs, tool, ambient size)."""
     return {key: Group(last, max(s.started_at for s in members), len(members), members)
             for key, (last, members) in _group(samples).items()}
 
@@ -89,7 +90,8 @@ def add_sample(groups: dict[tuple, Group[Sample]], sample: Sample, position: int
 
 def group_key(s: Sample) -> tuple:
     return (s.arm, s.task, s.fingerprints, s.usage_estimated or s.driver == "replay",
-            s.outcome, s.valid, s.failure_class, s.jobs, s.tool_version)
+            s.outcome, s.valid, s.failure_class, s.jobs, (s.tool_version, s.tool_surface),
+            s.ambient_size)
 
 
 def place_groups(groups: Mapping[tuple, Group[M]], current: Current) -> Sorted[M]:
@@ -102,7 +104,7 @@ def place_groups(groups: Mapping[tuple, Group[M]], current: Current) -> Sorted[M
     prompts = _current_prompts(groups, changes)
     result: Sorted[M] = Sorted(tools=tools)
     for key, group in groups.items():
-        arm, task, prints, estimated, outcome, valid, failure_class, _jobs, _tool = key
+        arm, task, prints, estimated, outcome, valid, failure_class = key[:7]
         cell, changed = (arm, task), changes[key]
         harness_error = outcome == "harness-error"
         if not changed and not harness_error and prints.prompt != prompts[(*cell, estimated)]:
@@ -139,7 +141,7 @@ def _version_changes(key: tuple, current: Current) -> tuple[str, ...]:
     """What of the current tree a group's samples did not run with (their task, arm,
     seed or model; the arm's fingerprint takes their tool version in); empty when
     current. The tool version itself is judged per arm, the prompt per cell."""
-    arm, task_id, found, tool_version = key[0], key[1], key[2], key[8]
+    arm, task_id, found, (tool_version, surface) = key[0], key[1], key[2], key[8]
     if arm not in current.arms or task_id not in current.tasks:
         return tuple(f"{kind} not in the tree" for kind, known in
                      (("arm", arm in current.arms), ("task", task_id in current.tasks))
@@ -147,14 +149,14 @@ def _version_changes(key: tuple, current: Current) -> tuple[str, ...]:
     document = current.arms[arm]
     task, seed = current.tasks[task_id]
     expected = {"task": task, "seed": seed, "model": current.model,
-                "arm": None if document is None else arm_fingerprint(document, tool_version)}
+                "arm": None if document is None else arm_fingerprint(document, tool_version, surface)}
     return tuple(name for name, value in expected.items()
                  if value is not None and getattr(found, name) != value)
 
 
 def _current_tools(groups: Mapping[tuple, Group], changes: dict,
-                   current: Current) -> dict[str, str | None]:
-    """arm -> its current tool version: the known one, else that of its newest
+                   current: Current) -> dict[str, Tool]:
+    """arm -> its current tool (version, surface): the known one, else that of its newest
     otherwise-current sample that reached the agent (a run the host failed says nothing
     of the tool, and must not set an arm's measured samples aside). Two versions of a
     tool are never counted together."""
@@ -167,11 +169,15 @@ def _current_tools(groups: Mapping[tuple, Group], changes: dict,
     return {**{arm: version for arm, (_, version) in newest.items()}, **current.tools}
 
 
-def _tool_change(arm: str, version: str | None, tools: dict) -> tuple[str, ...]:
-    """("tool VERSION",) for samples of a tool version other than their arm's current."""
-    if arm in tools and version != tools[arm]:
+def _tool_change(arm: str, tool: Tool, tools: dict) -> tuple[str, ...]:
+    """("tool VERSION",) for samples of a tool version other than their arm's current,
+    ("tool VERSION, surface DIGEST",) for its version with another surface."""
+    if arm not in tools or tool == tools[arm]:
+        return ()
+    version, surface = tool
+    if version != tools[arm][0]:
         return (f"tool {version or 'version unknown'}",)
-    return ()
+    return (f"tool {version or 'version unknown'}, surface {surface or 'unknown'}",)
 
 
 def _current_prompts(groups: Mapping[tuple, Group], changes: dict) -> dict:

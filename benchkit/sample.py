@@ -15,6 +15,8 @@ from typing import Annotated, Literal, get_args
 
 import msgspec
 
+from benchkit.surface import AmbientSize
+
 # Tiers in report order; bonus operations are unscored.
 SCORED_TIERS = ("read", "single-mutation", "find-then-act", "multi-step")
 TIERS = (*SCORED_TIERS, "bonus")
@@ -77,6 +79,8 @@ class Sample(msgspec.Struct, frozen=True, gc=False):
     fingerprints: Fingerprints
     schema_version: Literal[1] = 1
     tool_version: str | None = None  # the arm's tool, as its pre-flight found it
+    tool_surface: str | None = None  # digest of what the agent saw of it (benchkit.surface)
+    ambient_size: AmbientSize | None = None  # that surface's size in bytes
     started_at: str = ""             # ISO 8601, UTC: which of two samples is newer
     confined: bool = True  # older samples predate --unconfined
     jobs: Annotated[int, msgspec.Meta(ge=1)] | None = None  # trials run at once
@@ -149,6 +153,8 @@ class Record(msgspec.Struct, kw_only=True):
     blocked_calls: Count = 0
     tool_calls: Count = 0
     tool_version: str | None = None
+    tool_surface: str | None = None
+    ambient_size: AmbientSize | None = None
     fingerprints: Fingerprints
     self_review: bool = False
     host: Host = UNKNOWN_HOST

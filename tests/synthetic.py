@@ -25,7 +25,9 @@ def sample(arm: str, task: str, tier: str = "read", *, outcome: str = "passed",
            cost_usd: float | None = 0.1, blocked_calls: int = 0, driver: str = "claude",
            fingerprints: dict | None = None, failure_class: str | None = None,
            self_review: bool = False, model: str = "claude-sonnet-4-5",
-           started_at: str = "2026-07-17T12:00:00+00:00", tool_version: str | None = None) -> dict:
+           started_at: str = "2026-07-17T12:00:00+00:00", tool_version: str | None = None,
+           **extra) -> dict:
+    """`extra`: optional fields of the sample (tool_surface, ambient_size, ...)."""
     valid = outcome not in ("invalid", "unaudited", "harness-error")
     if failure_class is None and outcome != "passed":
         failure_class = {"failed": "checker", "confused": "turn-cap", "hung": "backstop",
@@ -44,7 +46,7 @@ def sample(arm: str, task: str, tier: str = "read", *, outcome: str = "passed",
         "fingerprints": {**ZERO_FINGERPRINTS, **(fingerprints or {})},
         "self_review": self_review, "host": {"kind": "forge", "version": "1.27.3"},
         "answer": "Done.", "error": None if valid else "synthetic", "transcript": None,
-        "tool_version": tool_version,
+        "tool_version": tool_version, **extra,
     }
 
 

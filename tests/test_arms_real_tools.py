@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
-from conftest import CHECKOUT, IN_CI
+from conftest import CHECKOUT, real_tool
 from test_run_preflight import ModelServer, failures, repos
 
 from benchkit.cli import main
@@ -27,28 +27,8 @@ from benchkit.run.selfcheck import validate_live
 from benchkit.spec import load_arm, load_tree
 
 TREE = load_tree(CHECKOUT)
-HOW_TO_INSTALL = {
-    "tea": "build it from its repository: `git clone https://gitea.com/gitea/tea && cd tea && "
-           "go build -ldflags \"-X code.gitea.io/tea/cmd.Version=$(git describe --tags)\" "
-           "-o ~/go/bin/tea .` (or `go install code.gitea.io/tea@latest` where the Go module "
-           "proxy serves it)",
-    "gitea-mcp": "`go install gitea.com/gitea/gitea-mcp@latest`",
-    "gitea-axi": "it is on no registry; from its repository: `git clone "
-                 "https://git.alexion.dev/alexion/gitea-axi && cd gitea-axi && npm ci && "
-                 "npm run build && npm install -g .`",
-}
 ARMS = ["tea", "gitea-mcp", "gitea-axi"]
 SHELL_ARMS = ["tea", "gitea-axi"]
-
-
-def installed(binary: str) -> str:
-    """The tool on PATH; else a skip naming how to install it (a failure in CI)."""
-    found = shutil.which(binary)
-    if found is None:
-        why = (f"`{binary}` is not on PATH, so its real-tool tests did not run; "
-               f"{HOW_TO_INSTALL[binary]} (scripts/test-setup builds the pinned one)")
-        (pytest.fail if IN_CI else pytest.skip)(why)
-    return found
 
 
 def arm_file(name: str) -> Path:
@@ -57,7 +37,7 @@ def arm_file(name: str) -> Path:
 
 @pytest.mark.parametrize("name", ARMS)
 def test_the_tool_says_its_version_and_its_probe_passes(name, host):
-    installed(name)
+    real_tool(name)
     arm = load_arm(arm_file(name))
     problems, versions = check_tools([arm], TREE.suite)
     assert problems == [] and versions[name]
@@ -70,7 +50,7 @@ def test_the_tool_says_its_version_and_its_probe_passes(name, host):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ARMS)
 def test_validate_live_proves_every_supported_task(name, host):
-    installed(name)
+    real_tool(name)
     checks = validate_live([arm_file(name)], host=host.url, token=host.token, root=CHECKOUT)
     assert [(c.task, c.verdict, c.reason) for c in checks if c.problem] == []
     assert any(c.verdict == "ok" for c in checks)  # some task was proved, not all skipped
@@ -112,7 +92,7 @@ def install_axi(prefix: Path, with_node: bool) -> Path:
     node_modules/ with it): bin/gitea-axi links to the package's dist/main.js; with
     `with_node`, an nvm-like prefix whose bin/ holds node too. Returns bin/."""
     package = prefix / "lib" / "node_modules" / "gitea-axi"
-    shutil.copytree(package_of(installed("gitea-axi")), package, symlinks=True,
+    shutil.copytree(package_of(real_tool("gitea-axi")), package, symlinks=True,
                     copy_function=link_or_copy)
     (prefix / "bin").mkdir(parents=True)
     (prefix / "bin" / "gitea-axi").symlink_to("../lib/node_modules/gitea-axi/dist/main.js")
@@ -122,7 +102,7 @@ def install_axi(prefix: Path, with_node: bool) -> Path:
 
 
 def install_tea(home: Path) -> Path:
-    link_or_copy(os.path.realpath(installed("tea")), home / "go" / "bin" / "tea")
+    link_or_copy(os.path.realpath(real_tool("tea")), home / "go" / "bin" / "tea")
     return home / "go" / "bin"
 
 
@@ -176,7 +156,7 @@ def with_wrong_token(tmp_path: Path, name: str) -> str:
 @pytest.mark.parametrize("name", SHELL_ARMS)
 def test_a_wrong_token_stops_in_pre_flight_with_no_model_call_and_nothing_stored(
         name, tmp_path, quiet, forge, monkeypatch):
-    installed(name)
+    real_tool(name)
     model = ModelServer()
     monkeypatch.setenv("ANTHROPIC_BASE_URL", model.url)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-never-used")

@@ -3,12 +3,14 @@
 import json
 import random
 
+import msgspec
 import pytest
 from synthetic import sample, write_store
 
 from benchkit.fingerprint import arm_fingerprint
 from benchkit.report import build_report, load_store, render
 from benchkit.report.matrix import ArmEntry, Matrix, TaskEntry
+from benchkit.surface import Surface
 
 
 def matrix_of(arms, tasks, **options) -> Matrix:
@@ -257,6 +259,47 @@ def test_a_newer_tool_the_host_failed_on_does_not_set_the_measured_samples_aside
     assert row(report, "tea")["samples"] == 3
     assert [(r["changed"], r["samples"]) for r in report["other_versions"]] == [
         (["tool tea 0.15.0"], 5)]
+
+
+def test_samples_of_two_surfaces_of_one_tool_version_are_never_pooled(tmp_path):
+    """One version string, two builds that show the agent different tool schemas: the
+    newest surface is current, the other's samples are reported apart; samples from
+    before surfaces were recorded still load, and sit apart too. The report gives the
+    current surface's ambient size, its tokens labelled estimates."""
+    document = "d" * 16
+    matrix = matrix_of([ArmEntry("gitea-mcp", fingerprint=document)], ["t1"])
+    old_surface = Surface(tools=[{"name": "list_issues", "description": "", "inputSchema": {}}],
+                          skill="", bootstrap="Use the tools.", shown="Use the tools.")
+    new_surface = Surface(tools=old_surface.tools * 2, skill="", bootstrap="Use the tools.",
+                          shown="Use the tools.")
+
+    def ran(surface, when, cost):
+        digest = None if surface is None else surface.digest
+        extra = {} if surface is None else {
+            "tool_surface": digest, "ambient_size": msgspec.to_builtins(surface.ambient_size)}
+        return sample("gitea-mcp", "t1", tokens=costing(cost), tool_version="a5dd03c",
+                      started_at=f"2026-07-{when}T12:00:00+00:00",
+                      fingerprints={"arm": arm_fingerprint(document, "a5dd03c", digest)}, **extra)
+
+    samples = ([ran(None, "09", 90000)] + [ran(old_surface, "10", 70000) for _ in range(2)]
+               + [ran(new_surface, "17", 1000) for _ in range(3)])
+    report = report_of(tmp_path, samples, matrix)
+
+    assert report["tool_versions"] == {"gitea-mcp": "a5dd03c"}
+    assert row(report, "gitea-mcp")["samples"] == 3
+    assert row(report, "gitea-mcp")["cost"]["value"] == pytest.approx(1000)
+    assert sorted((r["changed"], r["samples"]) for r in report["other_versions"]) == [
+        (["tool a5dd03c, surface " + old_surface.digest], 2),
+        (["tool a5dd03c, surface unknown"], 1)]
+    schemas = new_surface.ambient_size.schemas
+    assert report["ambient_size"]["gitea-mcp"]["bytes"] == {
+        "skill": 0, "schemas": schemas, "bootstrap": 14, "total": schemas + 14}
+    assert report["ambient_size"]["gitea-mcp"]["tokens_estimated"]["total"] == -(-(schemas + 14) // 4)
+    markdown = render(report, "md")
+    assert "Ambient size of each arm's tool surface" in markdown
+    assert "tokens estimated at 4 bytes a token" in markdown
+    assert f"| gitea-mcp | `a5dd03c` | 0 B (~0) | {schemas:,} B" in markdown
+    assert "Ambient size of each arm's tool surface" in render(report, "html")
 
 
 def test_a_sample_whose_arm_fingerprint_does_not_fit_its_tool_version_is_another_arm(tmp_path):

@@ -55,6 +55,8 @@ class Assembly:
     setup_commands: list[str] = field(default_factory=list, repr=False)
     probe: dict[str, Any] = field(default_factory=dict, repr=False)  # tool.probe, rendered
     search_path: str = ""                # where the real binaries are looked up
+    skill: str = field(default="", repr=False)      # the skill text the bootstrap quotes
+    bootstrap_shown: str = field(default="", repr=False)  # the bootstrap without the skill
     token: str = field(default="", repr=False)
     _ready: bool = field(default=False, repr=False)
 
@@ -159,7 +161,8 @@ def assemble(arm: Arm, suite: Suite, *, host_url: str, api_url: str, token: str,
     tool, credentials = arm.tool, arm.credentials or {}
     base_prompt = fill(suite.base_prompt)
     base_prompt += "" if base_prompt.endswith("\n") else "\n"
-    bootstrap = fill(arm.bootstrap, skill=skill_body(arm, fill, environ, search_path))
+    skill = skill_body(arm, fill, environ, search_path)
+    bootstrap = fill(arm.bootstrap, skill=skill)
     env = fill(credentials.get("env") or {})
     assembly = Assembly(
         arm_id=arm.id, guard=Guard.for_arm(arm), base_prompt=base_prompt,
@@ -167,7 +170,8 @@ def assemble(arm: Arm, suite: Suite, *, host_url: str, api_url: str, token: str,
         env=env, harness_dir=harness_dir, config_dir=config_dir,
         files={f["path"]: fill(f["content"]) for f in credentials.get("files") or []},
         setup_commands=fill(credentials.get("setup") or []), probe=fill(tool.get("probe") or {}),
-        search_path=search_path, token=token, _arm=arm)
+        search_path=search_path, token=token, _arm=arm, skill=skill,
+        bootstrap_shown=fill(arm.bootstrap, skill=""))
     if tool["kind"] == "shell":
         assembly.tools = ["Bash"]
         assembly.path_dir = harness_dir / "bin"

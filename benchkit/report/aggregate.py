@@ -46,6 +46,7 @@ from benchkit.report.views import (
 )
 from benchkit.sample import COMPONENTS
 from benchkit.statistics.intervals import LEVEL
+from benchkit.surface import ambient_view
 
 REPORT_VERSION = 2
 
@@ -123,7 +124,7 @@ class Placed:
         for blocks in placed.measured.values():
             for block in blocks:
                 self.jobs[block.jobs] += block.count
-        self.tools = placed.tools  # arm -> its current tool version
+        self.tools = placed.tools  # arm -> its current tool (version, surface)
 
 
 def current(matrix: Matrix) -> counting.Current:
@@ -138,6 +139,18 @@ def place_groups(summary: Summary, matrix: Matrix) -> Placed:
     """Each group of the store in its one place (see the module's docstring)."""
     return Placed(counting.place_groups(summary.groups, current(matrix)),
                   tuple(matrix.weights[c] for c in COMPONENTS))
+
+
+def ambient_sizes(summary: Summary, tools: dict, arm_ids: list[str]) -> dict:
+    """arm -> the ambient size of its current tool's surface (benchkit.surface), from
+    the newest sample of that tool that recorded one; arms without one are left out."""
+    newest: dict = {}
+    for key, group in summary.groups.items():
+        arm, tool, ambient = key[0], key[8], key[9]
+        if ambient is not None and arm in tools and tool == tools[arm]:
+            if arm not in newest or group.last > newest[arm][0]:
+                newest[arm] = (group.last, ambient)
+    return {arm: ambient_view(newest[arm][1]) for arm in arm_ids if arm in newest}
 
 
 # --- the report ---------------------------------------------------------------------
@@ -167,7 +180,8 @@ def build_report(contents: StoreContents | Summary, matrix: Matrix, *,
         "reweighted": dict(matrix.reweighted_by),  # report --weight, over suite.yaml's
         "floor": floor, "pass_k": k, "level": level,
         "arms": arm_ids,
-        "tool_versions": {arm: sorted_.tools[arm] for arm in arm_ids if arm in sorted_.tools},
+        "tool_versions": {arm: sorted_.tools[arm][0] for arm in arm_ids if arm in sorted_.tools},
+        "ambient_size": ambient_sizes(contents, sorted_.tools, arm_ids),
         "totals": totals(contents, sorted_),
         "headline": headline,
         "common": common,

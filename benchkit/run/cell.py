@@ -286,7 +286,8 @@ def new_record(trial: Trial, ctx: RunContext) -> Record:
         trial=trial.index, started_at=datetime.now(UTC).isoformat(),
         driver=cast(Literal["claude", "replay"], ctx.driver.name),  # the store validates it
         model=ctx.run_model, usage_estimated=ctx.driver.name == "replay",
-        tool_version=arm.tool_version,
+        tool_version=arm.tool_version, tool_surface=arm.tool_surface,
+        ambient_size=None if arm.surface is None else arm.surface.ambient_size,
         fingerprints=Fingerprints(
             task=task.fingerprint, arm=arm.run_fingerprint,
             seed=seed.fingerprint if seed is not None else fingerprint(None),

@@ -18,6 +18,7 @@ from __future__ import annotations
 import signal
 import sys
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -36,7 +37,7 @@ from benchkit.run.ledger import Ledger
 from benchkit.run.loop import Cancellable, GatedStore, RunLoop, new_tag
 from benchkit.run.plan import Skip, plan, select_cells
 from benchkit.run.preflight import Failure, PreflightError, load_documents, preflight
-from benchkit.run.probe import ProbeSite, probe_tools
+from benchkit.run.probe import ProbeSite, probe_arms
 from benchkit.run.progress import Progress
 from benchkit.run.schedule import Scheduler
 from benchkit.sample import TIERS
@@ -302,13 +303,16 @@ class Invocation:
 
     def probe_tools(self) -> list[str]:
         """Each arm's tool probe on a seeded repository (the seed of the first chosen
-        task): what failed, one message each."""
+        task): what failed, one message each. Each arm takes the surface its probe met,
+        which every sample records (its fingerprint with it)."""
         tree, tasks = self.checked.tree, self.checked.tasks
         seed = tree.seeds[tasks[0].seed] if tasks else next(iter(tree.seeds.values()))
         assert self.facts is not None, "probe() first"
         with Client(self.url, self.token) as client:
             site = ProbeSite(client, tree.suite, self.facts, root=tree.root)
-            return probe_tools(self.checked.arms, site, seed, confine=self.confine)
+            problems, surfaces = probe_arms(self.checked.arms, site, seed, confine=self.confine)
+        self.checked.arms = [replace(arm, surface=surfaces.get(arm.id)) for arm in self.checked.arms]
+        return problems
 
     def execute(self, host: dict) -> int:
         assert self.facts is not None, "probe() first"

@@ -36,7 +36,8 @@ class Ledger:
             arms={arm.id: arm.fingerprint for arm, _ in cells},
             tasks={task.id: (task.fingerprint, seeds[task.seed].fingerprint) for _, task in cells},
             model=fingerprint(model),
-            tools={arm.id: arm.tool_version for arm, _ in cells if arm.tool_version is not None})
+            tools={arm.id: (arm.tool_version, arm.tool_surface) for arm, _ in cells
+                   if arm.tool_version is not None})
         self.groups: dict[tuple, counting.Group[Sample]] = {}  # counting.group_samples
         self.samples = 0
         self._placed: counting.Sorted[Sample] = counting.Sorted()

@@ -7,6 +7,9 @@
                                     its agent will get (a shell probe of a confined run
                                     inside the same sandbox; an MCP server with the same
                                     allowlist); the failures, one message each
+    probe_arms(arms, ctx, seed)     the same, and each arm's tool surface as the probe
+                                    met it (benchkit.surface): an MCP server's tools/list
+                                    is asked in the probe's own session
 
 A probe fails when it exits non-zero (an MCP tool result marked as an error), prints an
 error line, does not show the seeded repository (no title of a seeded issue in its
@@ -40,6 +43,7 @@ from benchkit.isolation.sandbox import Sandbox
 from benchkit.run.host import HostFacts
 from benchkit.scrub import scrub
 from benchkit.spec import Arm, Seed, Suite
+from benchkit.surface import Surface, canonical_tools
 
 VERSION_TIMEOUT = 30
 PROBE_TIMEOUT = 60
@@ -101,14 +105,26 @@ def probe_tools(arms: list[Arm], ctx: ProbeSite, seed: Seed, *,
     """Probe every arm on one repository of the run's host freshly seeded with `seed`;
     the repository is deleted whatever happens. `confine`: whether the run's shells are
     sandboxed."""
+    return probe_arms(arms, ctx, seed, confine=confine)[0]
+
+
+def probe_arms(arms: list[Arm], ctx: ProbeSite, seed: Seed, *,
+               confine: bool = True) -> tuple[list[str], dict[str, Surface]]:
+    """probe_tools' failures, and arm id -> the surface of each arm whose probe passed."""
     try:
         repo = provision(ctx.client, seed, prefix=ctx.suite.repo_prefix,
                          gate_timeout=ctx.gate_timeout)
     except HarnessError as error:
-        return [f"cannot seed a repository for the tool probes: {ctx.client.scrub(str(error))}"]
+        return [f"cannot seed a repository for the tool probes: {ctx.client.scrub(str(error))}"], {}
+    problems, surfaces = [], {}
     try:
-        return [problem for arm in arms
-                if (problem := probe_arm(arm, ctx, repo, seed, confine)) is not None]
+        for arm in arms:
+            problem, surface = _probe_arm(arm, ctx, repo, seed, confine)
+            if problem is not None:
+                problems.append(problem)
+            elif surface is not None:
+                surfaces[arm.id] = surface
+        return problems, surfaces
     finally:
         discard(ctx.client, repo)
 
@@ -116,12 +132,17 @@ def probe_tools(arms: list[Arm], ctx: ProbeSite, seed: Seed, *,
 def probe_arm(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed,
               confine: bool = True) -> str | None:
     """Why the arm's probe failed, or None when it passed."""
+    return _probe_arm(arm, ctx, repo, seed, confine)[0]
+
+
+def _probe_arm(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed,
+               confine: bool) -> tuple[str | None, Surface | None]:
     token, token_id = ctx.client.token or "", None  # a host without a token: none to give
     try:
         if ctx.host.forge:  # a token of its own, found in the log
             token, token_id = mint_agent_token(ctx.client.url, ctx.client.token)
     except HarnessError as error:
-        return f"arm {arm.id}: cannot prepare its probe: {ctx.client.scrub(str(error))}"
+        return f"arm {arm.id}: cannot prepare its probe: {ctx.client.scrub(str(error))}", None
     try:
         return _probe(arm, ctx, repo, seed, token, token_id, confine)
     finally:
@@ -130,7 +151,7 @@ def probe_arm(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed,
 
 
 def _probe(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed, token: str, token_id: str | None,
-           confine: bool) -> str | None:
+           confine: bool) -> tuple[str | None, Surface | None]:
     client = ctx.client
     with tempfile.TemporaryDirectory(prefix="benchkit-probe-") as workdir:
         try:
@@ -139,9 +160,18 @@ def _probe(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed, token: str, token_i
                                 user=client.user, workdir=Path(workdir), root=ctx.root)
             with assembly:
                 host_url = client.url if confine else None
-                call, ok, output = _call(arm, assembly, Path(workdir), host_url)
+                call, ok, output, tools = _call(arm, assembly, Path(workdir), host_url)
         except IsolationError as error:
-            return str(error)
+            return str(error), None
+    surface = Surface(tools=canonical_tools(tools), skill=assembly.skill,
+                      bootstrap=arm.bootstrap, shown=assembly.bootstrap_shown)
+    return _verdict(arm, ctx, repo, seed, token, token_id, call, ok, output), surface
+
+
+def _verdict(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed, token: str,
+             token_id: str | None, call: str, ok: bool, output: str) -> str | None:
+    """Why the probe's call failed, or None."""
+    client = ctx.client
     said = f"arm {arm.id}: its probe `{_redacted(call, token, client.token)}`"
     shown = _shown(output, token, client.token)
     titles = [issue["title"] for issue in seed.issues]
@@ -174,12 +204,14 @@ def _requests_problem(arm, said: str, log: list, token_id: str) -> str | None:
     return None
 
 
-def _call(arm, assembly, workdir: Path, host_url: str | None) -> tuple[str, bool, str]:
-    """(the call as shown, whether it succeeded, its output). `host_url`: the host a
-    confined shell may reach; None runs the shell unconfined, as --unconfined does."""
+def _call(arm, assembly, workdir: Path, host_url: str | None
+          ) -> tuple[str, bool, str, list[dict]]:
+    """(the call as shown, whether it succeeded, its output, the MCP server's tools/list:
+    empty for a shell). `host_url`: the host a confined shell may reach; None runs the
+    shell unconfined, as --unconfined does."""
     probe = assembly.probe
     if arm.tool["kind"] == "shell":
-        return _run_shell(probe["run"], assembly, workdir, host_url)
+        return (*_run_shell(probe["run"], assembly, workdir, host_url), [])
     return _call_mcp(probe["tool"], probe.get("input") or {}, assembly)
 
 
@@ -216,20 +248,20 @@ def _shell(command: str, argv: list[str], env: dict, workdir: Path) -> tuple[str
     return command, True, output
 
 
-def _call_mcp(name: str, arguments: dict, assembly) -> tuple[str, bool, str]:
+def _call_mcp(name: str, arguments: dict, assembly) -> tuple[str, bool, str, list[dict]]:
     server = assembly.mcp_servers[MCP_SERVER_NAME]
     shown = f"{name} {arguments}"
     with tempfile.TemporaryFile("w+") as errlog:
         try:
-            error, output = asyncio.run(asyncio.wait_for(
+            error, output, tools = asyncio.run(asyncio.wait_for(
                 _mcp_call(server, _mcp_env(assembly, server), name, arguments,
                           errlog), PROBE_TIMEOUT))
         except Exception as exc:  # any way the server fails is the probe's
             errlog.seek(0)
             detail = " ".join(errlog.read().split())[-OUTPUT_SHOWN // 2:]  # its last words
             reason = "no answer in time" if isinstance(exc, TimeoutError) else _describe(exc)
-            return shown, False, f"the MCP server failed ({reason}){': ' + detail if detail else ''}"
-    return shown, not error, output
+            return shown, False, f"the MCP server failed ({reason}){': ' + detail if detail else ''}", []
+    return shown, not error, output, tools
 
 
 def _mcp_env(assembly, server: dict) -> dict:
@@ -247,9 +279,22 @@ async def _mcp_call(server: dict, env: dict, name: str, arguments: dict, errlog)
     async with stdio_client(params, errlog=errlog) as (read, write), \
             ClientSession(read, write) as session:
         await session.initialize()
+        tools = await _list_tools(session)
         result = await session.call_tool(name, arguments)
     text = "\n".join(getattr(part, "text", "") for part in result.content)
-    return bool(result.is_error), text
+    return bool(result.is_error), text, tools
+
+
+async def _list_tools(session) -> list[dict]:
+    """Every tool the server lists (all pages), as JSON: what the agent is shown."""
+    tools, cursor = [], None
+    while True:
+        page = await (session.list_tools(cursor=cursor) if cursor else session.list_tools())
+        tools += [tool.model_dump(mode="json", by_alias=True, exclude_none=True)
+                  for tool in page.tools]
+        cursor = page.next_cursor
+        if not cursor:
+            return tools
 
 
 def _describe(exc: BaseException) -> str:

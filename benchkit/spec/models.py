@@ -14,6 +14,7 @@ from pathlib import Path
 from benchkit.fingerprint import arm_fingerprint, fingerprint
 from benchkit.spec.loader import Document, Problem, load_document, strings
 from benchkit.spec.templates import CONTEXT_NAMES, template_problem
+from benchkit.surface import Surface
 
 
 @dataclass(frozen=True)
@@ -57,12 +58,18 @@ class Arm(Loaded):
     bootstrap: str
     credentials: dict
     tool_version: str | None = None  # what the version command printed (pre-flight)
+    surface: Surface | None = None   # what the agent sees of the tool (the tool probe)
+
+    @property
+    def tool_surface(self) -> str | None:
+        return None if self.surface is None else self.surface.digest
 
     @property
     def run_fingerprint(self) -> str:
-        """The fingerprint a sample of this arm carries: the document's and the tool's
-        version together (the document's alone while the version is unknown)."""
-        return arm_fingerprint(self.fingerprint, self.tool_version)
+        """The fingerprint a sample of this arm carries: the document's, the tool's
+        version and its surface together (the document's alone while the version is
+        unknown)."""
+        return arm_fingerprint(self.fingerprint, self.tool_version, self.tool_surface)
 
 
 # --- single documents ----------------------------------------------------------------
