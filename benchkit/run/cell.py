@@ -25,6 +25,7 @@ import msgspec
 from benchkit.agent.audit import audit_host_errors, audit_offered, audit_requests, audit_transcript
 from benchkit.agent.driver import AgentRequest, AgentRun, Driver, ToolGuard
 from benchkit.agent.events import counts
+from benchkit.anatomy import anatomy
 from benchkit.errors import HarnessError
 from benchkit.fingerprint import fingerprint
 from benchkit.gitea import Client, Repo, delete_repo, provision, snapshot
@@ -303,6 +304,7 @@ def _record_run(record: Record, run: AgentRun) -> None:
     record.usage_estimated, record.turns = run.usage_estimated, run.turns
     record.cost_usd, record.answer, record.error = run.cost_usd, run.answer, run.error
     record.confined = run.confined
+    record.anatomy = anatomy(run.requests, run.usage, estimated=run.usage_estimated)
 
 
 def _prompt_fingerprint(drive: Drive, coordinates: dict) -> str:
