@@ -17,6 +17,7 @@ from collections import Counter, defaultdict
 import numpy as np
 
 from benchkit import counting
+from benchkit.report.anatomy import anatomy_view
 from benchkit.report.headline import (
     Cells,
     arm_row,
@@ -78,6 +79,11 @@ class Tally:
     def tokens(self) -> np.ndarray:
         """(n, 5): tokens per trial in COMPONENTS order."""
         return self._build()[1]
+
+    @property
+    def anatomy(self) -> np.ndarray:
+        """(n, Block.ANATOMY): each trial's cost anatomy (summary.ANATOMY_COLUMNS)."""
+        return _stacked([b.anatomy for b in self.blocks], Block.ANATOMY)
 
     def _build(self) -> tuple[np.ndarray, np.ndarray]:
         if self._built is not None:
@@ -175,6 +181,10 @@ def build_report(contents: StoreContents | Summary, matrix: Matrix, *,
         "durations": duration_view(sorted_.jobs),
         "tiers": tier_view(cells, matrix),
         "components": component_view(sorted_.measured, cells, matrix),
+        "anatomy": (anatomy_view(sorted_.measured, cells, matrix.weights, "measured")
+                    + anatomy_view(sorted_.replay, {arm: replay.of_arm(arm, scored)
+                                                    for arm in arm_ids},
+                                   matrix.weights, "replay")),
         "bonus": bonus_view(sorted_.measured, matrix),
         "coverage": coverage_view(sorted_, matrix),
         "cells": cells_view(measured, replay, matrix),
