@@ -47,6 +47,7 @@ from benchkit.report.views import (
 )
 from benchkit.sample import COMPONENTS
 from benchkit.statistics.intervals import LEVEL
+from benchkit.store import Store
 
 REPORT_VERSION = 2
 
@@ -148,6 +149,14 @@ def place_groups(summary: Summary, matrix: Matrix) -> Placed:
 
 # --- the report ---------------------------------------------------------------------
 
+def not_reproducible(directory) -> list[dict]:
+    """Failed trials whose own calls passed on a fresh repository (benchkit.run.failures):
+    still failures, listed for a look at the environment."""
+    found = Store(directory).failure_replays().values() if directory else ()
+    return [{key: entry.get(key) for key in ("trial", "arm", "task", "outcome", "differences")}
+            for entry in found if entry.get("verdict") == "not reproducible"]
+
+
 def build_report(contents: StoreContents | Summary, matrix: Matrix, *,
                  level: float = LEVEL) -> dict:
     """The report of the store's samples (loaded, or summarised) against the matrix."""
@@ -194,6 +203,7 @@ def build_report(contents: StoreContents | Summary, matrix: Matrix, *,
         "exclusions": exclusion_view(sorted_.excluded, arm_ids),
         "other_versions": other_versions_view(sorted_.other),
         "problems": contents.problems,
+        "not_reproducible": not_reproducible(contents.directory),
     }
     report["notes"] = notes(report)
     return report
