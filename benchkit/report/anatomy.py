@@ -29,8 +29,8 @@ def anatomy_view(tallies: Mapping, cells: dict, weights: Mapping[str, float],
     weight = np.array([weights[c] for c in COMPONENTS], dtype=float)
     view = []
     for arm, tasks in cells.items():
-        per_task = [_task_figures(tallies[(arm, task)].anatomy, weight) for task in tasks]
-        per_task = [figures for figures in per_task if figures is not None]
+        found = (_task_figures(tallies[(arm, task)].anatomy, weight) for task in tasks)
+        per_task = [figures for figures in found if figures is not None]
         if not per_task:
             continue
         mean = {key: math.fsum(f[key] for f in per_task) / len(per_task) for key in per_task[0]}

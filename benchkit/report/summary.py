@@ -61,8 +61,8 @@ class Block:
             [s.turns for s in members], [s.duration_s for s in members],
             [s.outcome == "passed" for s in members], [s.blocked_calls for s in members],
             [s.cost_usd or 0.0 for s in members], [s.cost_usd is not None for s in members])
-        self.anatomy = _columns(*zip(*(_anatomy_row(s) for s in members), strict=True)) \
-            if members else b""
+        rows = [_anatomy_row(s) for s in members]
+        self.anatomy = _columns(*([row[i] for row in rows] for i in range(len(ANATOMY_COLUMNS))))
 
     def __getstate__(self):
         return (self.count, self.jobs, self.usage, self.other, self.anatomy)
