@@ -11,6 +11,7 @@ race to test here: the audit already makes it a harness error, never the arm's."
 
 import io
 import json
+import re
 import subprocess
 
 import pytest
@@ -88,3 +89,28 @@ def test_a_host_race_is_not_reproducible_and_a_wrong_agent_is(forge, shipped_tre
     assert "failure replay: not reproducible" in shown.stdout
     assert "the trial's differences:\n    - " in shown.stdout
     assert "the replay's differences: none" in shown.stdout
+
+
+def test_a_run_replays_its_failures_at_the_end_unless_told_not_to(tree_copy):
+    """The command line: a reference that closes the wrong issue fails, and its replay
+    fails the same way (reproducible); --no-replay-failures replays nothing."""
+    refs = tree_copy / "refs.d" / "raw-api.yaml"
+    text = refs.read_text(encoding="utf-8")
+    wrong = "  close-csv-export-issue:\n    targets: {issue: 3}"
+    refs.write_text(text.replace("  close-csv-export-issue:\n    targets: {issue: 2}", wrong, 1))
+    command = [*BENCHKIT, "run", "arms.d/raw-api.yaml", "--driver", "replay",
+               "--task", "close-csv-export-issue", "--no-report"]
+    first = subprocess.run([*command, "--no-replay-failures"], cwd=tree_copy,
+                           capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stderr[-2000:]
+    replays = tree_copy / "results" / "failure-replays.jsonl"
+    assert "failed" in first.stdout and not replays.exists()
+    second = subprocess.run(command, cwd=tree_copy, capture_output=True, text=True, timeout=300)
+    assert second.returncode == 0, second.stderr[-2000:]
+    assert re.search(r"failure replay: raw-api close-csv-export-issue trial \d+ \(failed\): "
+                     r"reproducible - its 2 call\(s\) on a fresh repository failed", second.stdout), \
+        second.stdout[-2000:]
+    entry, = [json.loads(line) for line in replays.read_text().splitlines()]
+    assert entry["verdict"] == REPRODUCIBLE and entry["replay"]["differences"] == entry["differences"]
+    cell = tree_copy / "results" / "raw-api" / "close-csv-export-issue.jsonl"
+    assert len(cell.read_text().splitlines()) == 2  # the two trials; no replay among them
