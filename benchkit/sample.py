@@ -53,6 +53,30 @@ class Usage(msgspec.Struct, frozen=True, gc=False):
     cache_write_1h: Count | None = None
 
 
+class Part(msgspec.Struct, frozen=True, gc=False, array_like=True):
+    """One part of a trial's cost anatomy, in COMPONENTS order (benchkit.anatomy)."""
+    input: Count
+    cache_write_5m: Count
+    cache_write_1h: Count
+    cache_read: Count
+    output: Count
+
+
+class Anatomy(msgspec.Struct, frozen=True, gc=False):
+    """Where a trial's tokens went (benchkit.anatomy): four parts summing to its usage,
+    the size of its first request's prompt, its requests and the tool results between
+    them. `estimated`: the per-request figures are estimates from bytes (replay)."""
+    requests: Count
+    ambient: Part
+    carried: Part
+    tool_output: Part
+    model_output: Part
+    ambient_tokens: Count
+    tool_results: Count
+    tool_result_bytes: Count
+    estimated: bool
+
+
 class Fingerprints(msgspec.Struct, frozen=True, gc=False):
     """The documents a sample ran with; benchkit.counting compares them to the tree's."""
     task: str
@@ -85,6 +109,7 @@ class Sample(msgspec.Struct, frozen=True, gc=False):
     confined: bool = True  # older samples predate --unconfined
     jobs: Annotated[int, msgspec.Meta(ge=1)] | None = None  # trials run at once
     trial: Count = 0  # its number within the cell (the ledger hands out the next)
+    anatomy: Anatomy | None = None   # older samples predate it
 
     @property
     def estimated(self) -> bool:
@@ -164,6 +189,7 @@ class Record(msgspec.Struct, kw_only=True):
     leaks: list[str] = msgspec.field(default_factory=list)
     jobs: Annotated[int, msgspec.Meta(ge=1)] = 1
     confined: bool = True
+    anatomy: Anatomy | None = None  # where the tokens went (benchkit.anatomy)
 
     def harness_error(self, failure_class: str | None, error: str | None) -> None:
         """The trial says nothing of the arm: recorded apart, never scored."""

@@ -102,6 +102,43 @@ class Store:
                 fcntl.flock(f, fcntl.LOCK_UN)
         return stored
 
+    @property
+    def failure_replays_path(self) -> Path:
+        """Failure replays' verdicts, one JSON line each, keyed by the trial's id: beside
+        the arms' directories, so no reader takes them for samples."""
+        return self.root / FAILURE_REPLAYS
+
+    def append_failure_replay(self, entry: dict, secrets: Iterable[str] = ()) -> None:
+        """Append a failure replay's verdict (scrubbed); samples are never rewritten."""
+        line = scrub(json.dumps(entry, ensure_ascii=False, default=str), (*self.secrets, *secrets))
+        self.root.mkdir(parents=True, exist_ok=True)
+        with open(self.failure_replays_path, "ab", buffering=0) as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            try:
+                size = f.seek(0, os.SEEK_END)
+                prefix = b"\n" if size and not _ends_with_newline(self.failure_replays_path) else b""
+                _write_all(f.fileno(), prefix + line.encode() + b"\n")
+                os.fsync(f.fileno())
+            finally:
+                fcntl.flock(f, fcntl.LOCK_UN)
+
+    def failure_replays(self) -> dict[str, dict]:
+        """trial id -> its failure replay's verdict (the last, if replayed twice);
+        unreadable lines are skipped."""
+        found: dict[str, dict] = {}
+        try:
+            lines = self.failure_replays_path.read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            return found
+        for line in lines:
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(entry, dict) and isinstance(entry.get("trial"), str):
+                found[entry["trial"]] = entry
+        return found
+
     @contextlib.contextmanager
     def run_lock(self, waiting: Callable[[str], None] | None = None):
         """Hold the store's run lock: another run on this store waits until this one
@@ -156,6 +193,9 @@ class Store:
                     yield sample
                 else:
                     self.problems.append(f"{path}:{number}: not a JSON object")
+
+
+FAILURE_REPLAYS = "failure-replays.jsonl"
 
 
 def _write_all(fd: int, data: bytes) -> None:

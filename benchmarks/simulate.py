@@ -19,7 +19,11 @@ under test: benchkit.statistics.intervals.intervals (the headline's intervals),
 benchkit.statistics.verdicts (the verdicts), benchkit.run.decide.plan_round (the
 until-decided planner).
 
-    python3 benchmarks/simulate.py [--replications 200] [--seed 1]
+Few tasks (`--only few`): two equal arms on 3, 4, 6, 12 and 20 tasks, one pair at
+the full 5%: how often fixed sweeps and until-decided call it cheaper, with 95%
+(Wilson) intervals.
+
+    python3 benchmarks/simulate.py [--replications 200] [--seed 1] [--only few]
 """
 
 from __future__ import annotations
@@ -57,6 +61,10 @@ class Truth:
 
     def mean(self, arm: int) -> float:
         return float(self.cost[arm].mean())
+
+    @property
+    def tasks(self) -> int:
+        return self.cost.shape[1]
 
 
 def draw_truth(rng, means: dict, success: dict, tasks: int = TASKS,
@@ -113,9 +121,9 @@ class Draws:
 
 
 def replication(seed: int, index: int, means: dict, success: dict,
-                interaction: float = INTERACTION_SIGMA) -> Draws:
+                interaction: float = INTERACTION_SIGMA, tasks: int = TASKS) -> Draws:
     """Replication `index` of a seed: its suite's truth and its cells' trials."""
-    truth = draw_truth(np.random.default_rng([seed, index]), means, success,
+    truth = draw_truth(np.random.default_rng([seed, index]), means, success, tasks,
                        interaction=interaction)
     return Draws(truth, (seed, index))
 
@@ -171,9 +179,10 @@ def coverage(seed: int, replications: int, counts=(1, 3, 5), means=PUBLISHED,
 # --- verdicts of a fixed sweep ------------------------------------------------------------
 
 def sweep(draws: Draws, n: int, fam) -> tuple[list, int]:
-    cells = {arm: {t: CellStats(draws.first(i, t, n), K) for t in range(TASKS)}
+    tasks = draws.truth.tasks
+    cells = {arm: {t: CellStats(draws.first(i, t, n), K) for t in range(tasks)}
              for i, arm in enumerate(draws.truth.arms)}
-    return verdicts(cells, fam), n * TASKS * len(draws.truth.arms)
+    return verdicts(cells, fam), n * tasks * len(draws.truth.arms)
 
 
 def wrong(pair: dict, truth: Truth) -> str | None:
@@ -205,7 +214,7 @@ def until_decided(draws: Draws, fam, budget: float, jobs: int = 1) -> tuple[list
         return float(np.mean([v[0] for v in values])) if values else prior
 
     while True:
-        round_ = plan_round(cells, truth.arms, list(range(TASKS)), fam, expected=expected,
+        round_ = plan_round(cells, truth.arms, list(range(truth.tasks)), fam, expected=expected,
                             budget_left=budget - spent, batch=round_size(jobs))
         touched = set()
         for trial in round_.trials:
@@ -304,6 +313,48 @@ def print_procedures(title: str, rows: dict, replications: int, ranking: bool) -
             print(f"    {a} vs {b}: " + ", ".join(f"{v} {c}" for v, c in sorted(counts.items())))
 
 
+# --- few tasks ------------------------------------------------------------------------------
+
+FEW_TASKS = (3, 4, 6, 12, 20)
+TWO_EQUAL = {"raw-api": 19000, "gitea-axi": 19000}
+
+
+def few_tasks(seed: int, replications: int, tasks: int) -> dict:
+    """Two equal arms on `tasks` tasks, one pair at the full 5%: procedure -> replications
+    in which the pair was called cheaper (every such call is false). The until-decided
+    budget is the fixed 3-trial sweep's."""
+    fam = family(list(TWO_EQUAL), alpha=1 - LEVEL, margin=MARGIN)
+    budget = K * tasks * len(TWO_EQUAL) * float(np.mean(list(TWO_EQUAL.values())))
+    calls: dict = {}
+    for index in range(replications):
+        draws = replication(seed, index, TWO_EQUAL, {a: 1.0 for a in TWO_EQUAL}, 0.0, tasks)
+        results = {f"fixed {n}": sweep(draws, n, fam) for n in (1, 3, 5)}
+        results["until-decided"] = until_decided(draws, fam, budget)
+        for name, (pairs, spent) in results.items():
+            row = calls.setdefault(name, {"cheaper": 0, "trials": 0})
+            row["cheaper"] += any(p["verdict"] in (A_CHEAPER, B_CHEAPER) for p in pairs)
+            row["trials"] += spent
+    return calls
+
+
+def wilson_95(hits: int, total: int) -> tuple[float, float]:
+    z = 1.959964
+    p, z2 = hits / total, z * z
+    centre = (p + z2 / (2 * total)) / (1 + z2 / total)
+    half = z / (1 + z2 / total) * math.sqrt(p * (1 - p) / total + z2 / (4 * total ** 2))
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def print_few_tasks(seed: int, reps: int) -> None:
+    print(f"\ntwo equal arms on few tasks, one pair at 5% ({reps} replications each): "
+          "false 'cheaper' calls, with the 95% (Wilson) interval")
+    for tasks in FEW_TASKS:
+        for name, row in few_tasks(seed, reps, tasks).items():
+            low, high = wilson_95(row["cheaper"], reps)
+            print(f"  {tasks:>2} tasks {name:>14}: {row['cheaper'] / reps:6.1%} "
+                  f"({low:.1%}-{high:.1%})   mean trials {row['trials'] / reps:6.1f}", flush=True)
+
+
 def print_coverage(seed: int, reps: int) -> None:
     print(f"coverage of the {LEVEL:.0%} intervals ({reps} replications x 4 arms; "
           "success 97/99/90/75% across arms, spread over tasks)")
@@ -315,7 +366,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--replications", type=int, default=200)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--only", choices=["coverage", "verdicts", "equal", "published"])
+    parser.add_argument("--only", choices=["coverage", "verdicts", "equal", "published", "few"])
     args = parser.parse_args(argv)
     seed, reps = args.seed, args.replications
     if args.only in (None, "coverage"):
@@ -324,6 +375,8 @@ def main(argv=None):
         equal = {arm: 19000 for arm in PUBLISHED}
         print_procedures("four equal arms: any arm called cheaper is a false verdict",
                          compare_procedures(seed, reps, equal, interaction=0.0), reps, False)
+    if args.only in (None, "verdicts", "few"):
+        print_few_tasks(seed, reps)
     if args.only in (None, "verdicts", "published"):
         print_procedures("the published effects (reaching the ranking: the four cross pairs "
                          "called right, neither near pair called cheaper)",

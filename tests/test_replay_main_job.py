@@ -13,7 +13,10 @@ import pytest
 from conftest import BENCHKIT, CHECKOUT
 from test_report_trials import CHROMIUM, assert_replay_leads, first_screen
 
+from benchkit.anatomy import PARTS
+from benchkit.cost import cost, usage_cost
 from benchkit.run.plan import select_cells
+from benchkit.sample import COMPONENTS
 from benchkit.spec.reference import reference_for
 from benchkit.spec.tree import load_tree
 
@@ -72,7 +75,17 @@ def test_the_readme_main_job_runs_every_task_and_writes_a_report(tree_copy, tmp_
     assert {s["outcome"] for s in scored} == {"passed"}
     assert all(s["driver"] == "replay" and s["usage_estimated"] for s in samples)
     assert all(s["usage"]["cache_write"] > 0 and s["turns"] >= 2 for s in scored)
+    weights = load_tree(tree_copy).suite.weights
+    for sample in samples:  # the cost anatomy's four parts add up to every trial's cost
+        anatomy = sample["anatomy"]
+        assert anatomy["estimated"] and anatomy["requests"] == sample["turns"], sample["task"]
+        parts = sum(cost(tuple(anatomy[part]), tuple(weights[c] for c in COMPONENTS))
+                    for part in PARTS)
+        assert parts == pytest.approx(usage_cost(sample["usage"], weights), rel=1e-12)
     report = (tree_copy / "reports" / "report.md").read_text(encoding="utf-8")
+    assert re.search(r"## Where the tokens go\n(.*\n)+\| raw-api \(replay\) \| [\d,]+~ \(", report)
+    anatomy_rows = json.loads((tree_copy / "reports" / "report.json").read_text())["anatomy"]
+    assert [(r["arm"], r["kind"]) for r in anatomy_rows] == [("raw-api", "replay")]
     assert report.index("## Replay (estimates): headline") < report.index("## Measured"), report[:2000]
     html = tree_copy / "reports" / "report.html"
     if CHROMIUM:  # the first screen, as a newcomer sees it (the screenshot is kept in tmp_path)

@@ -266,6 +266,7 @@ class ClaudeDriver:
             env=self._env(request, marker, scratch, sandbox),
             stderr=on_stderr,
             cli_path=self.cli_path,
+            include_partial_messages=True,  # each request's usage (benchkit.anatomy)
         )
 
     def _env(self, request: AgentRequest, marker: str, scratch: Path, sandbox) -> dict:
@@ -314,7 +315,8 @@ class ClaudeDriver:
             cost_usd=result.total_cost_usd if result is not None else None,
             answer=answer, stop=stop, error=error, transcript=recorder.finish(),
             started=started, finished=datetime.now(UTC),
-            tools_offered=recorder.tools_offered, api_error_status=status)
+            tools_offered=recorder.tools_offered, api_error_status=status,
+            requests=recorder.requests)
 
 
 async def _settle(task: asyncio.Future) -> None:

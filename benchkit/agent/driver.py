@@ -92,6 +92,8 @@ class AgentRun:
     usage_estimated: bool = False                            # replay: bytes, not tokens
     temperature: Any = None          # the SDK has no temperature option: runtime default
     confined: bool = True            # the agent's shell ran in the OS sandbox (or it had none)
+    # The agent's model requests one by one (the transcript's "request" events).
+    requests: list[dict] = field(default_factory=list)
 
 
 class Driver(Protocol):

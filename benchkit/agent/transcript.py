@@ -6,6 +6,9 @@ Events (plain dicts, JSON-ready), in stream order:
   tool_call    every call the model proposed: id, name, input, and the guard's
                decision (allowed, reason); None where no decision was asked for
   tool_result  size in bytes, error flag and an excerpt of what the tool returned
+  request      one request of the agent's model: its usage as the API reported it
+               (input and cache figures at its start, output at its end) and the
+               tool results that came since the request before (count, bytes)
   result       the runtime's own final figures (turns, cost, usage, stop reason)
   stop         how the run ended, with any error text
 What the tool returned is scrubbed of the run's secrets (every encoding) before it is
@@ -21,6 +24,7 @@ import json
 from claude_agent_sdk import (
     AssistantMessage,
     ResultMessage,
+    StreamEvent,
     SystemMessage,
     TextBlock,
     ToolResultBlock,
@@ -29,6 +33,8 @@ from claude_agent_sdk import (
 )
 
 from benchkit.scrub import scrub
+
+from .usage import from_api_usage as usage_of
 
 EXCERPT_CHARS = 2000
 SYNTHETIC = "<synthetic>"
@@ -46,6 +52,8 @@ class Recorder:
         self.message_usage: dict[str, tuple[str, dict]] = {}  # message id -> (model, usage)
         self.main_messages: set[str] = set()
         self.last_text: str | None = None
+        self.requests: list[dict] = []
+        self._since = [0, 0]  # tool results (count, bytes) since the last request
 
     def decided(self, tool_use_id: str | None, allowed: bool, reason: str) -> None:
         # The first decision stands: the hook decides before any permission callback.
@@ -58,12 +66,16 @@ class Recorder:
             self.events.append({"event": "init", "tools": self.tools_offered,
                                 "mcp_servers": message.data.get("mcp_servers", []),
                                 "model": message.data.get("model")})
+        elif isinstance(message, StreamEvent):
+            self._stream(message)
         elif isinstance(message, AssistantMessage):
             self._assistant(message)
         elif isinstance(message, UserMessage) and isinstance(message.content, list):
             for block in message.content:
                 if isinstance(block, ToolResultBlock):
                     text = _text_of(block.content)
+                    self._since[0] += 1
+                    self._since[1] += len(text.encode())
                     self.events.append({"event": "tool_result", "id": block.tool_use_id,
                                         "bytes": len(text.encode()), "is_error": bool(block.is_error),
                                         "excerpt": scrub(text, self.secrets)[:EXCERPT_CHARS]})
@@ -76,6 +88,26 @@ class Recorder:
                                 "terminal_reason": message.terminal_reason,
                                 "api_error_status": message.api_error_status,
                                 "errors": message.errors})
+
+    def _stream(self, message: StreamEvent) -> None:
+        """The agent's own requests (not a subagent's), one event each: the CLI takes
+        input and cache figures from message_start and output from message_delta."""
+        if message.parent_tool_use_id is not None:
+            return
+        event = message.event
+        if event.get("type") == "message_start":
+            start = event.get("message") or {}
+            figures = usage_of(start.get("usage") or {})
+            request = {"event": "request", "id": start.get("id"), "model": start.get("model"),
+                       "usage": figures, "tool_results": self._since[0],
+                       "tool_result_bytes": self._since[1]}
+            self._since = [0, 0]
+            self.requests.append(request)
+            self.events.append(request)
+        elif event.get("type") == "message_delta" and self.requests:
+            output = (event.get("usage") or {}).get("output_tokens")
+            if isinstance(output, int):
+                self.requests[-1]["usage"]["output"] = output
 
     def _assistant(self, message: AssistantMessage) -> None:
         key = message.message_id or message.uuid or str(len(self.events))

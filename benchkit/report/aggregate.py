@@ -17,6 +17,7 @@ from collections import Counter, defaultdict
 import numpy as np
 
 from benchkit import counting
+from benchkit.report.anatomy import anatomy_view
 from benchkit.report.headline import (
     Cells,
     arm_row,
@@ -46,6 +47,7 @@ from benchkit.report.views import (
 )
 from benchkit.sample import COMPONENTS
 from benchkit.statistics.intervals import LEVEL
+from benchkit.store import Store
 from benchkit.surface import ambient_view
 
 REPORT_VERSION = 2
@@ -79,6 +81,11 @@ class Tally:
     def tokens(self) -> np.ndarray:
         """(n, 5): tokens per trial in COMPONENTS order."""
         return self._build()[1]
+
+    @property
+    def anatomy(self) -> np.ndarray:
+        """(n, Block.ANATOMY): each trial's cost anatomy (summary.ANATOMY_COLUMNS)."""
+        return _stacked([b.anatomy for b in self.blocks], Block.ANATOMY)
 
     def _build(self) -> tuple[np.ndarray, np.ndarray]:
         if self._built is not None:
@@ -155,6 +162,14 @@ def ambient_sizes(summary: Summary, tools: dict, arm_ids: list[str]) -> dict:
 
 # --- the report ---------------------------------------------------------------------
 
+def not_reproducible(directory) -> list[dict]:
+    """Failed trials whose own calls passed on a fresh repository (benchkit.run.failures):
+    still failures, listed for a look at the environment."""
+    found = Store(directory).failure_replays().values() if directory else ()
+    return [{key: entry.get(key) for key in ("trial", "arm", "task", "outcome", "differences")}
+            for entry in found if entry.get("verdict") == "not reproducible"]
+
+
 def build_report(contents: StoreContents | Summary, matrix: Matrix, *,
                  level: float = LEVEL) -> dict:
     """The report of the store's samples (loaded, or summarised) against the matrix."""
@@ -191,6 +206,10 @@ def build_report(contents: StoreContents | Summary, matrix: Matrix, *,
         "durations": duration_view(sorted_.jobs),
         "tiers": tier_view(cells, matrix),
         "components": component_view(sorted_.measured, cells, matrix),
+        "anatomy": (anatomy_view(sorted_.measured, cells, matrix.weights, "measured")
+                    + anatomy_view(sorted_.replay, {arm: replay.of_arm(arm, scored)
+                                                    for arm in arm_ids},
+                                   matrix.weights, "replay")),
         "bonus": bonus_view(sorted_.measured, matrix, sorted_.replay),
         "coverage": coverage_view(sorted_, matrix),
         "cells": cells_view(measured, replay, matrix),
@@ -200,6 +219,7 @@ def build_report(contents: StoreContents | Summary, matrix: Matrix, *,
         "exclusions": exclusion_view(sorted_.excluded, arm_ids),
         "other_versions": other_versions_view(sorted_.other),
         "problems": contents.problems,
+        "not_reproducible": not_reproducible(contents.directory),
     }
     report["notes"] = notes(report)
     return report

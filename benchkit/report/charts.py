@@ -19,6 +19,8 @@ AXIS = 28
 # Colours: one per token component, readable on white and in greyscale order.
 COMPONENT_COLOURS = {"input": "#4e79a7", "cache_write_5m": "#f28e2b", "cache_write_1h": "#e15759",
                      "cache_read": "#76b7b2", "output": "#59a14f"}
+PART_COLOURS = {"ambient": "#9c755f", "carried": "#76b7b2", "tool_output": "#f28e2b",
+                "model_output": "#59a14f"}
 CHEAP, DEAR = (216, 240, 216), (240, 138, 93)  # heat map: the tier's cheapest .. 1.5x
 
 
@@ -73,7 +75,19 @@ def cost_chart(rows: list) -> dict | None:
 def component_chart(components: list, names: dict) -> dict | None:
     """Stacked bars per arm: each component's weighted share of cost-equivalent tokens;
     names are the components' display names, for the legend's spacing."""
-    rows = [c for c in components if c["weighted"]]
+    return _stacked_chart([c for c in components if c["weighted"]], COMPONENTS,
+                          COMPONENT_COLOURS, names)
+
+
+def anatomy_chart(rows: list, names: dict) -> dict | None:
+    """Stacked bars per arm: cost-equivalent tokens split into the four parts of the
+    cost anatomy (benchkit.report.anatomy)."""
+    shaped = [{"arm": row["arm"] + (" ~" if row["estimated"] else ""), "weighted": row["parts"], "tokens": row["parts"],
+               "shares": row["shares"], "total": row["total"]} for row in rows]
+    return _stacked_chart(shaped, tuple(names), PART_COLOURS, names)
+
+
+def _stacked_chart(rows: list, keys, colours: dict, names: dict) -> dict | None:
     if not rows:
         return None
     plot = WIDTH - LABEL - RIGHT
@@ -82,18 +96,17 @@ def component_chart(components: list, names: dict) -> dict | None:
     stacks = []
     for index, row in enumerate(rows):
         x, y, segments = LABEL, TOP + index * ROW, []
-        for name in COMPONENTS:
+        for name in keys:
             width = row["weighted"][name] * scale
             segments.append({"component": name, "x": x, "width": width,
-                             "colour": COMPONENT_COLOURS[name], "value": row["weighted"][name],
+                             "colour": colours[name], "value": row["weighted"][name],
                              "tokens": row["tokens"][name], "share": row["shares"][name]})
             x += width
         stacks.append({"arm": row["arm"], "y": y, "mid": y + ROW / 2 - 4, "height": ROW - 8,
                        "segments": segments, "total": row["total"], "text_x": x + 6})
     legend, x = [], LABEL
-    for name in COMPONENTS:  # spaced by label length at about 7 px a character
-        legend.append({"component": name, "colour": COMPONENT_COLOURS[name], "x": x,
-                       "y": height - 14})
+    for name in keys:  # spaced by label length at about 7 px a character
+        legend.append({"component": name, "colour": colours[name], "x": x, "y": height - 14})
         x += 34 + 7 * len(names[name])
     return {"width": WIDTH, "height": height, "left": LABEL, "axis_y": TOP + ROW * len(rows),
             "stacks": stacks, "ticks": ticks, "legend": legend}

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from benchkit import cache_dir
 from benchkit.report import charts
+from benchkit.report.anatomy import PART_NAMES
 from benchkit.report.links import cell_href
 from benchkit.sample import COMPONENTS
 
@@ -92,6 +93,7 @@ def _environment(autoescape: bool) -> jinja2.Environment:
     environment.filters.update(FORMATTERS, value=value, interval=interval, metric=metric,
                                md=md_cell)
     environment.globals.update(components=COMPONENTS, component_names=COMPONENT_NAMES,
+                               parts=tuple(PART_NAMES), part_names=PART_NAMES,
                                cell_href=cell_href)
     return environment
 
@@ -129,6 +131,7 @@ def render_html(report: dict) -> str:
         "components": charts.component_chart(report["components"], COMPONENT_NAMES),
         "tiers": charts.tier_heatmap(report["tiers"], report["arms"]),
         "colours": charts.COMPONENT_COLOURS,
+        "anatomy": charts.anatomy_chart(report["anatomy"], PART_NAMES),
     }
     estimates = report["estimates"]
     figures.update(est_cost=None, est_components=None, est_tiers=None)

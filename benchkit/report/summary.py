@@ -20,21 +20,35 @@ from array import array
 from dataclasses import dataclass
 from pathlib import Path
 
+from msgspec.structs import astuple
+
 from benchkit import counting
 from benchkit.report.load import StoreContents, load_files, store_files
-from benchkit.sample import Sample
+from benchkit.sample import COMPONENTS, Sample
 
 # The file numbers go into one pipe before any reader takes one: two bytes each, and a
 # pipe holds 64 KiB, so a larger store is read by the parent alone.
 MAX_QUEUED = 30_000
 
 
+# A sample's anatomy as columns: has it, estimated, requests, the first request's
+# prompt, tool results and their bytes, then each part's tokens in COMPONENTS order.
+ANATOMY_PARTS = ("ambient", "carried", "tool_output", "model_output")
+ANATOMY_COLUMNS = ("has", "estimated", "requests", "ambient_tokens", "tool_results",
+                   "tool_result_bytes", *(f"{part}.{c}" for part in ANATOMY_PARTS
+                                          for c in COMPONENTS))
+_NO_ANATOMY = (0.0,) * len(ANATOMY_COLUMNS)
+
+
+
 class Block:
     """One group's columns, as float64 bytes, column after column: usage as recorded
     (input, cache_write, cache_write_1h or 0, cache_read, output) and the rest (turns,
-    duration, passed, blocked calls, cost_usd or 0, whether it has a cost)."""
-    __slots__ = ("count", "jobs", "usage", "other")
-    USAGE, OTHER = 5, 6  # columns of each
+    duration, passed, blocked calls, cost_usd or 0, whether it has a cost), and the
+    cost anatomy (ANATOMY_COLUMNS: whether it has one, then its figures; zeros where
+    none)."""
+    __slots__ = ("count", "jobs", "usage", "other", "anatomy")
+    USAGE, OTHER, ANATOMY = 5, 6, len(ANATOMY_COLUMNS)  # columns of each
 
     def __init__(self, members: list[Sample], jobs: int | None):
         usages = [s.usage for s in members]
@@ -47,12 +61,23 @@ class Block:
             [s.turns for s in members], [s.duration_s for s in members],
             [s.outcome == "passed" for s in members], [s.blocked_calls for s in members],
             [s.cost_usd or 0.0 for s in members], [s.cost_usd is not None for s in members])
+        rows = [_anatomy_row(s) for s in members]
+        self.anatomy = _columns(*([row[i] for row in rows] for i in range(len(ANATOMY_COLUMNS))))
 
     def __getstate__(self):
-        return (self.count, self.jobs, self.usage, self.other)
+        return (self.count, self.jobs, self.usage, self.other, self.anatomy)
 
     def __setstate__(self, state):
-        self.count, self.jobs, self.usage, self.other = state
+        self.count, self.jobs, self.usage, self.other, self.anatomy = state
+
+
+def _anatomy_row(sample: Sample) -> tuple:
+    found = sample.anatomy
+    if found is None:
+        return _NO_ANATOMY
+    return (1.0, float(found.estimated), found.requests, found.ambient_tokens,
+            found.tool_results, found.tool_result_bytes,
+            *(value for part in ANATOMY_PARTS for value in astuple(getattr(found, part))))
 
 
 def _columns(*columns: list) -> bytes:

@@ -104,6 +104,7 @@ def trial_view(store_dir, sample: dict, weights: dict | None = None) -> dict:
         "summary": summary(sample),
         "tokens": tokens(sample, weights),
         "conversation": conversation(events) if events is not None else None,
+        "failure_replay": Store(store_dir).failure_replays().get(sample.get("id", "")),
     }
 
 
@@ -213,6 +214,7 @@ def trial_lines(view: dict, *, full: bool = False) -> list[str]:
         lines.append(f"error: {s['error'].strip()}")
     if s.get("leaks"):
         lines.append(f"leaks: {json.dumps(s['leaks'], ensure_ascii=False)}")
+    lines += replay_lines(view.get("failure_replay"))
     lines.append(f"answer: {(s.get('answer') or '').strip() or '(none)'}")
     lines.append("")
     if view["conversation"] is None:
@@ -225,6 +227,23 @@ def trial_lines(view: dict, *, full: bool = False) -> list[str]:
         if not full and turn["who"] == "tool" and len(body) > TERMINAL_CHARS:
             body = body[:TERMINAL_CHARS] + f" ... ({len(body) - TERMINAL_CHARS:,} more characters: --full)"
         lines += [f"      {line}" for line in body.splitlines()]
+    return lines
+
+
+def replay_lines(entry: dict | None) -> list[str]:
+    """A failure replay's verdict and both sets of differences."""
+    if not entry:
+        return []
+    replay = entry.get("replay") or {}
+    lines = [f"failure replay: {entry.get('verdict')} - its {replay.get('calls')} call(s) replayed "
+             f"on a fresh repository: {replay.get('outcome')}"
+             + (f" ({replay['failure_class']})" if replay.get("failure_class") else "")]
+    for title, differences in (("the trial's differences", entry.get("differences")),
+                               ("the replay's differences", replay.get("differences"))):
+        lines.append(f"  {title}:" + ("" if differences else " none"))
+        lines += [f"    - {d}" for d in differences or []]
+    if replay.get("error"):
+        lines.append(f"  the replay's error: {str(replay['error']).strip()}")
     return lines
 
 

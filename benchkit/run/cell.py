@@ -25,6 +25,7 @@ import msgspec
 from benchkit.agent.audit import audit_host_errors, audit_offered, audit_requests, audit_transcript
 from benchkit.agent.driver import AgentRequest, AgentRun, Driver, ToolGuard
 from benchkit.agent.events import counts
+from benchkit.anatomy import anatomy
 from benchkit.errors import HarnessError
 from benchkit.fingerprint import fingerprint
 from benchkit.gitea import Client, Repo, delete_repo, provision, snapshot
@@ -113,6 +114,9 @@ class TrialResult:
 
     sample: Record
     run: AgentRun | None
+    # Where the agent ran (host, repository, its token): a failure's replay moves the
+    # trial's calls from there to a fresh repository. Never stored.
+    coordinates: dict | None = field(default=None, repr=False)
 
 
 def runnable(trial: Trial, ctx: RunContext) -> None:
@@ -150,33 +154,53 @@ def run_trial(trial: Trial, ctx: RunContext, prepared: Prepared | None = None) -
     """Run one trial and append its sample; the sample as stored, and the agent's run."""
     prepared = prepared or prepare_trial(trial, ctx)
     record = new_record(trial, ctx)
-    run = None
+    run, coordinates = None, None
     try:
         if prepared.error:
             record.harness_error(prepared.failure_class, prepared.error)
         else:
-            run = _play(trial, ctx, prepared, record)
+            run, coordinates = _play(trial, ctx, prepared, record)
     finally:
         note = prepared.discard(ctx)  # every path: Ctrl-C too, then it propagates
     if note:
         record.note(note)
     stored = ctx.store.append(record, secrets=[*ctx.secrets(), prepared.token or ""])
-    return TrialResult(stored, run)
+    return TrialResult(stored, run, coordinates)
 
 
-def _play(trial: Trial, ctx: RunContext, prepared: Prepared, record: Record) -> AgentRun | None:
-    """Drive the agent, audit its run, judge it, keep its transcript."""
+def rerun(trial: Trial, ctx: RunContext) -> Record:
+    """Run a trial on a fresh repository like run_trial, but keep its record out of
+    the store's samples (a failure's replay is evidence about a trial, not a trial of
+    the cell); its transcript is written."""
+    prepared = prepare_trial(trial, ctx)
+    record = new_record(trial, ctx)
+    try:
+        if prepared.error:
+            record.harness_error(prepared.failure_class, prepared.error)
+        else:
+            _play(trial, ctx, prepared, record)
+    finally:
+        note = prepared.discard(ctx)
+    if note:
+        record.note(note)
+    return record
+
+
+def _play(trial: Trial, ctx: RunContext, prepared: Prepared,
+          record: Record) -> tuple[AgentRun | None, dict | None]:
+    """Drive the agent, audit its run, judge it, keep its transcript; the run and
+    where it ran."""
     try:
         user = ctx.client.user
     except HarnessError as exc:
         record.harness_error(harness_class(exc), str(exc))
-        return None
+        return None, None
     coordinates = _coordinates(ctx, prepared, user)
     try:
         drive = _drive(trial, ctx, coordinates)
     except IsolationError as exc:  # the arm's binary or skill missing, a set-up failing
         record.harness_error("isolation", str(exc))
-        return None
+        return None, coordinates
     run = drive.run
     _record_run(record, run)
     record.fingerprints = msgspec.structs.replace(
@@ -190,7 +214,7 @@ def _play(trial: Trial, ctx: RunContext, prepared: Prepared, record: Record) -> 
     record.transcript = ctx.store.write_transcript(
         trial.arm.id, trial.task.id, record.id, run.transcript,
         secrets=[*ctx.secrets(), prepared.token or ""])
-    return run
+    return run, coordinates
 
 
 @dataclass
@@ -305,6 +329,7 @@ def _record_run(record: Record, run: AgentRun) -> None:
     record.usage_estimated, record.turns = run.usage_estimated, run.turns
     record.cost_usd, record.answer, record.error = run.cost_usd, run.answer, run.error
     record.confined = run.confined
+    record.anatomy = anatomy(run.requests, run.usage, estimated=run.usage_estimated)
 
 
 def _prompt_fingerprint(drive: Drive, coordinates: dict) -> str:

@@ -32,6 +32,7 @@ from benchkit.gitea.commands import host_options
 from benchkit.run.cell import RunContext
 from benchkit.run.decide import dry_round, run_rounds
 from benchkit.run.dryrun import make_plan
+from benchkit.run.failures import replay_failures
 from benchkit.run.host import HostFacts, discover, open_host, probe_host
 from benchkit.run.ledger import Ledger
 from benchkit.run.loop import Cancellable, GatedStore, RunLoop, new_tag
@@ -98,6 +99,9 @@ class Until(click.ParamType):
               help="Print the plan (cells in order, expected tokens each and in total, what "
                    "would be skipped and why) and stop: nothing spent, started or written.")
 @click.option("--no-report", is_flag=True, help="Do not render the report at the end.")
+@click.option("--no-replay-failures", is_flag=True,
+              help="Do not replay failed trials' own tool calls on a fresh repository at the "
+                   "end (a passing replay marks the trial `not reproducible`).")
 @click.option("--unconfined", is_flag=True,
               help="Run the agent's shell without the OS sandbox (bubblewrap): every sample "
                    "is marked unconfined, and the report says so.")
@@ -105,8 +109,8 @@ class Until(click.ParamType):
               show_default=True, help="Where the report is rendered at the end.")
 @host_options
 def run(arm_yamls, task_patterns, tiers, trials, until, until_decided, baseline, budget,
-        driver_name, model, store_dir, jobs, json_mode, dry_run, no_report, reports_dir,
-        unconfined, host, token, login):
+        driver_name, model, store_dir, jobs, json_mode, dry_run, no_report, no_replay_failures,
+        reports_dir, unconfined, host, token, login):
     """Run trials of the cells ARM_YAML x chosen tasks and append their samples.
 
     Cells with the fewest valid samples go first. With no host given (--host/--token,
@@ -147,7 +151,8 @@ def run(arm_yamls, task_patterns, tiers, trials, until, until_decided, baseline,
                                  param_hint="--baseline")
     options = dict(trials=trials, until=until, budget=budget, driver_name=driver_name,
                    model=model, store_dir=store_dir, jobs=jobs, confine=not unconfined,
-                   decide={"baseline": baseline} if until_decided else None)
+                   decide={"baseline": baseline} if until_decided else None,
+                   replay_failures=not no_replay_failures)
     if dry_run:
         sys.exit(_dry_run(checked, progress, options, host=host, token=token, login=login))
     _nothing_can_run(checked, progress)
@@ -258,7 +263,7 @@ class Invocation:
     the loop's parts."""
 
     def __init__(self, checked, progress, *, url, token, trials, until, budget, driver_name,
-                 model, store_dir, jobs, confine, decide=None):
+                 model, store_dir, jobs, confine, decide=None, replay_failures=True):
         self.checked, self.progress = checked, progress
         self.url, self.token = url, token
         self.trials, self.until, self.budget = trials, until, budget
@@ -266,6 +271,8 @@ class Invocation:
         self.store_dir, self.jobs = store_dir, jobs
         self.confine = confine
         self.decide = decide  # --until-decided: {"baseline": ARM or None}
+        self.replay_failures = replay_failures  # at the end, unless --no-replay-failures
+        self.failures: list = []  # (trial, TrialResult) of the run's failures
         self.signal: int | None = None  # the signal that stopped the run, if one did
         self.stop, self.tag = threading.Event(), new_tag()
         self.store = GatedStore(store_dir, secrets=[token], stop=self.stop)
@@ -342,10 +349,12 @@ class Invocation:
             error = run_rounds(self, cells, ledger, scheduler)
         else:
             loop = RunLoop(scheduler, self.context, progress, jobs=self.jobs, stop=self.stop,
-                           tag=self.tag)
+                           tag=self.tag, failures=self.failures)
             loop.run_trials()
             error, self.signal = loop.error, loop.signal
         interrupted = self.stop.is_set()
+        if self.replay_failures and self.failures and not interrupted and not error:
+            replay_failures(self.failures, self.context, progress)
         progress.summary(scheduler.totals, not_run=not_run, budget=self.budget,
                          interrupted=interrupted, error=error, store=str(self.store_dir))
         if interrupted:  # 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP

@@ -259,7 +259,8 @@ def run_rounds(invocation, cells, ledger, scheduler) -> str | None:
                           for t in round_.trials])
         ran_before = scheduler.totals.ran
         loop = RunLoop(scheduler, invocation.context, invocation.progress,
-                       jobs=invocation.jobs, stop=invocation.stop, tag=invocation.tag)
+                       jobs=invocation.jobs, stop=invocation.stop, tag=invocation.tag,
+                       failures=getattr(invocation, "failures", None))
         loop.run_trials()
         invocation.signal = loop.signal  # the signal that stopped the round, if one did
         if loop.error:

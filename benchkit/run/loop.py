@@ -21,6 +21,7 @@ from types import FrameType
 
 from benchkit.agent.driver import AgentRequest, AgentRun, Driver, kill_marked
 from benchkit.run.cell import CellError, Prepared, RunContext, prepare_trial, run_trial
+from benchkit.run.failures import worth_replaying
 from benchkit.run.plan import Skip
 from benchkit.run.progress import Progress
 from benchkit.run.schedule import Scheduler, Ticket
@@ -93,8 +94,11 @@ class RunLoop:
 
     def __init__(self, scheduler: Scheduler, context: Callable[[Arm], RunContext],
                  progress: Progress, *,
-                 jobs: int = 1, stop: threading.Event, tag: str):
+                 jobs: int = 1, stop: threading.Event, tag: str,
+                 failures: list | None = None):
         self.scheduler, self.context, self.progress = scheduler, context, progress
+        # (trial, TrialResult) of each failure the agent ran to, for failure replay
+        self.failures: list = failures if failures is not None else []
         self.jobs, self.stop, self.tag = max(1, jobs), stop, tag
         self.error: str | None = None  # an unexpected failure that halted the run
         self.signal: int | None = None  # the signal that stopped it (SIGINT: Ctrl-C)
@@ -210,7 +214,8 @@ class RunLoop:
         """Run one trial; False when the worker should stop."""
         self.progress.started(ticket, prepared)
         try:
-            sample = run_trial(ticket.trial, ctx, prepared).sample
+            result = run_trial(ticket.trial, ctx, prepared)
+            sample = result.sample
         except Interrupted:
             self.scheduler.release(ticket)
             return False
@@ -218,6 +223,9 @@ class RunLoop:
             self.scheduler.release(ticket)
             self._fail(ticket, error)
             return False
+        if worth_replaying(result):
+            with self._lock:
+                self.failures.append((ticket.trial, result))
         cost = self.scheduler.done(ticket, sample)
         self.progress.ended(ticket, sample, cost, self.scheduler)
         return True

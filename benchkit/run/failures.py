@@ -1,0 +1,79 @@
+"""Failure replay: was a failed trial the agent's own failure, or the environment's?
+
+After a run, each trial that failed (failed, confused or hung) has its own tool calls
+replayed, in order and with the same inputs, by the replay driver on a freshly seeded
+repository, with its own final answer, and is scored again. No token is spent.
+
+    not reproducible   the replay passed: the same calls succeed on a fresh
+                       repository, so something of the environment (a host race, a
+                       lagging index, a fault) made the trial fail. The sample stays a
+                       failure (the agent did fail); the mark draws attention to it.
+    reproducible       the replay failed too: the failure is the agent's own.
+    not replayed       the replay could not run or be judged (a harness error).
+
+Each verdict is appended to the store's failure-replays.jsonl, keyed by the trial's id
+(benchkit.store); samples are never rewritten. The replay's own record is no sample.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import UTC, datetime
+
+from benchkit.agent.rerun import RecordedDriver, recorded_calls
+from benchkit.run.cell import RunContext, TrialResult, rerun
+from benchkit.run.plan import Trial
+from benchkit.sample import EXCLUDED
+
+FAILED = ("failed", "confused", "hung")
+NOT_REPRODUCIBLE, REPRODUCIBLE, NOT_REPLAYED = "not reproducible", "reproducible", "not replayed"
+
+
+def worth_replaying(result: TrialResult) -> bool:
+    """A failure the agent ran to: there are calls to replay and a place they ran."""
+    return (result.sample.outcome in FAILED and result.run is not None
+            and result.coordinates is not None)
+
+
+def replay_failure(trial: Trial, ctx: RunContext, result: TrialResult) -> dict:
+    """Replay one failed trial's calls on a fresh repository; its verdict, appended to
+    the store."""
+    sample, run = result.sample, result.run
+    assert run is not None and result.coordinates is not None
+    calls = recorded_calls(run.transcript)
+    driver = RecordedDriver(calls, run.answer, result.coordinates,
+                            confine=getattr(ctx.driver, "confine", True))
+    record = rerun(trial, dataclasses.replace(ctx, driver=driver))
+    if record.outcome in EXCLUDED:
+        verdict = NOT_REPLAYED
+    else:
+        verdict = NOT_REPRODUCIBLE if record.outcome == "passed" else REPRODUCIBLE
+    entry = {"trial": sample.id, "arm": sample.arm, "task": sample.task, "verdict": verdict,
+             "at": datetime.now(UTC).isoformat(), "outcome": sample.outcome,
+             "failure_class": sample.failure_class, "differences": list(sample.differences),
+             "replay": {"id": record.id, "calls": len(calls), "outcome": record.outcome,
+                        "failure_class": record.failure_class,
+                        "differences": list(record.differences), "error": record.error,
+                        "transcript": record.transcript}}
+    ctx.store.append_failure_replay(entry, secrets=[*ctx.secrets(),
+                                                    result.coordinates.get("token") or ""])
+    return entry
+
+
+def replay_failures(failed: list[tuple[Trial, TrialResult]], context, progress) -> list[dict]:
+    """Replay every failure of a run (context(arm) -> RunContext); their verdicts."""
+    verdicts = []
+    for trial, result in failed:
+        ctx = context(trial.arm)
+        try:
+            entry = replay_failure(trial, ctx, result)
+        finally:
+            ctx.client.close()
+        verdicts.append(entry)
+        progress.emit({"event": "failure_replay", **{k: entry[k] for k in
+                                                     ("trial", "arm", "task", "verdict")},
+                       "replay_outcome": entry["replay"]["outcome"]},
+                      f"failure replay: {trial.arm.id} {trial.task.id} trial {trial.index} "
+                      f"({result.sample.outcome}): {entry['verdict']} - its {entry['replay']['calls']} "
+                      f"call(s) on a fresh repository {entry['replay']['outcome']}")
+    return verdicts
