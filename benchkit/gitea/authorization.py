@@ -32,10 +32,10 @@ class Found:
     user: str = ""                 # the basic-auth user name when the token was the password
 
     def upstream_authorization(self, real: str) -> str:
-        """The Authorization header for the host, in the form the tool used."""
-        if self.form == "basic-password":
-            return "Basic " + base64.b64encode(f"{self.user}:{real}".encode()).decode()
-        if self.form == "basic-user":
+        """The Authorization header for the host: basic (with the token as the user name,
+    which Gitea takes whatever user the token belongs to) when the tool used basic, else
+    the token header."""
+        if self.form.startswith("basic"):  # git's form; the user name the tool gave is moot
             return "Basic " + base64.b64encode(f"{real}:x-oauth-basic".encode()).decode()
         return f"token {real}"
 

@@ -250,6 +250,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.gateway.connection(fresh=True)  # a broken answer leaves the connection unusable
             self.close_connection = True
             return answer.status, 0
+        finally:
+            answer.close()  # read to its end: the kept-alive connection takes the next request
 
     def _answer(self, answer: http.client.HTTPResponse) -> tuple[int, int]:
         kind = (answer.getheader("Content-Type") or "").lower()
@@ -297,6 +299,7 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
             self.wfile.flush()
+        answer.read()  # the end of a chunked body (its last chunk and trailers)
         if length is None:
             self.wfile.write(b"0\r\n\r\n")
         return sent
