@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Protocol
 from dataclasses import dataclass
+from typing import Protocol
 from urllib.parse import unquote_plus
 
 QUERY_TOKENS = ("token", "access_token")

@@ -26,6 +26,7 @@ import gzip
 import http.client
 import json
 import secrets
+import socket
 import ssl
 import threading
 import time
@@ -167,6 +168,12 @@ def _handler(gateway: Gateway) -> type[BaseHTTPRequestHandler]:
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     gateway: Gateway
+
+    def setup(self) -> None:
+        super().setup()
+        # Headers and body go out as separate writes: without this, Nagle's algorithm and
+        # the client's delayed ACK hold a kept-alive answer back ~40 ms (measured).
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def log_message(self, format: str, *args) -> None:
         pass  # the record is the log; a request line could carry a token in its query
