@@ -25,6 +25,7 @@ from __future__ import annotations
 import gzip
 import http.client
 import json
+import re
 import secrets
 import socket
 import ssl
@@ -43,6 +44,7 @@ HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy
 TEXT_TYPES = ("application/json", "text/", "application/javascript", "application/xml")
 CHUNK = 64 * 1024
 UPSTREAM_TIMEOUT = 300.0
+IDLE = 16  # kept-alive connections to the host, at most
 IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
 
 
@@ -72,11 +74,14 @@ class Gateway:
         self._tls = ssl.create_default_context(cafile=cafile) if parts.scheme == "https" else None
         self._grants: dict[str, Grant] = {}
         self._lock = threading.Lock()
-        self._local = threading.local()
+        self._idle: list[http.client.HTTPConnection] = []
+        root = self.host_url[:-1].encode()
+        self._root = re.compile(re.escape(root) + rb"(?![0-9])")  # not a longer port
         self.strays: list[dict] = []  # requests no live trial's token came with
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}/"
+        self._own = self.url[:-1].encode()
         self._thread = threading.Thread(target=self._server.serve_forever,
                                         name="benchkit-gateway", daemon=True)
         self._thread.start()
@@ -122,40 +127,53 @@ class Gateway:
 
     # -- the host side ------------------------------------------------------------------
 
-    def connection(self, fresh: bool = False) -> http.client.HTTPConnection:
-        """This thread's kept-alive connection to the host."""
-        conn = getattr(self._local, "conn", None)
-        if conn is None or fresh:
-            if conn is not None:
-                conn.close()
-            if self._tls is not None:
-                conn = http.client.HTTPSConnection(self._host, self._port, context=self._tls,
-                                                   timeout=UPSTREAM_TIMEOUT)
-            else:
-                conn = http.client.HTTPConnection(self._host, self._port,
-                                                  timeout=UPSTREAM_TIMEOUT)
-            self._local.conn = conn
-        return conn
+    def _connection(self, reuse: bool) -> tuple[http.client.HTTPConnection, bool]:
+        """(a connection to the host, whether it was kept alive from an earlier request):
+        idle ones are shared by every client connection (curl opens one a call)."""
+        if reuse:
+            with self._lock:
+                if self._idle:
+                    return self._idle.pop(), True
+        if self._tls is not None:
+            return http.client.HTTPSConnection(self._host, self._port, context=self._tls,
+                                               timeout=UPSTREAM_TIMEOUT), False
+        return http.client.HTTPConnection(self._host, self._port, timeout=UPSTREAM_TIMEOUT), False
+
+    def release(self, conn: http.client.HTTPConnection, answer: http.client.HTTPResponse,
+                whole: bool) -> None:
+        """Keep a connection whose answer was read to its end for the next request."""
+        answer.close()
+        if whole and not answer.will_close:
+            with self._lock:
+                if len(self._idle) < IDLE:
+                    self._idle.append(conn)
+                    return
+        conn.close()
 
     def forward(self, method: str, target: str, headers: dict[str, str],
-                body: bytes) -> http.client.HTTPResponse:
-        """Send one request to the host; a kept-alive connection the host closed is
-        retried once on a fresh one for an idempotent method."""
+                body: bytes) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
+        """Send one request to the host; a kept-alive connection the host has closed
+        meanwhile is retried once on a new one for an idempotent method."""
         target = self._base + target
         headers = {**headers, "Host": self._netloc, "Accept-Encoding": "identity"}
-        for attempt in (0, 1):
-            conn = self.connection(fresh=attempt == 1)
+        reuse = True
+        while True:
+            conn, kept = self._connection(reuse)
             try:
                 conn.request(method, target, body=body, headers=headers)
-                return conn.getresponse()
+                return conn, conn.getresponse()
             except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
                 conn.close()
-                if attempt or method not in IDEMPOTENT:
+                if not kept or method not in IDEMPOTENT:
                     raise
-        raise AssertionError("unreachable")
+                reuse = False
+            except BaseException:
+                conn.close()
+                raise
 
-    def to_gateway(self, text: str) -> str:
-        return text.replace(self.host_url, self.url).replace(self.host_url[:-1], self.url[:-1])
+    def to_gateway(self, data: bytes) -> bytes:
+        """The host's root URL (with or without its slash) made the gateway's."""
+        return self._root.sub(self._own, data)
 
 
 def _handler(gateway: Gateway) -> type[BaseHTTPRequestHandler]:
@@ -244,21 +262,23 @@ class _Handler(BaseHTTPRequestHandler):
         if body or self.command in ("POST", "PUT", "PATCH"):
             headers["Content-Length"] = str(len(body))
         try:
-            answer = self.gateway.forward(self.command, path + ("?" + query if query else ""),
-                                          headers, body)
+            conn, answer = self.gateway.forward(self.command,
+                                                path + ("?" + query if query else ""), headers, body)
         except (OSError, http.client.HTTPException) as error:
             self.close_connection = True
             return self._json(502, {"message": "benchkit gateway: the host could not be "
                                                f"reached ({type(error).__name__})",
                                     "url": self.gateway.url + "api/swagger"})
+        whole = False
         try:
-            return self._answer(answer)
+            sent = self._answer(answer)
+            whole = True
+            return sent
         except (OSError, http.client.HTTPException):
-            self.gateway.connection(fresh=True)  # a broken answer leaves the connection unusable
-            self.close_connection = True
+            self.close_connection = True  # the tool went away, or the host mid-answer
             return answer.status, 0
         finally:
-            answer.close()  # read to its end: the kept-alive connection takes the next request
+            self.gateway.release(conn, answer, whole)
 
     def _answer(self, answer: http.client.HTTPResponse) -> tuple[int, int]:
         kind = (answer.getheader("Content-Type") or "").lower()
@@ -270,16 +290,14 @@ class _Handler(BaseHTTPRequestHandler):
             if lower in HOP_BY_HOP or (textual and lower == "content-encoding"):
                 continue
             if lower in ("location", "link", "content-location"):
-                value = self.gateway.to_gateway(value)
+                value = self.gateway.to_gateway(value.encode("latin-1")).decode("latin-1")
             self.send_header(name, value)
         bodiless = self.command == "HEAD" or answer.status in (204, 304)
         if textual or bodiless:
             data = b"" if bodiless else answer.read()
             if data and encoding == "gzip":
                 data = gzip.decompress(data)
-            if data:
-                data = self.gateway.to_gateway(data.decode("utf-8", "surrogateescape")
-                                               ).encode("utf-8", "surrogateescape")
+            data = self.gateway.to_gateway(data)
             if not bodiless or answer.getheader("Content-Length") is None:
                 self.send_header("Content-Length", str(len(data)))
             else:
