@@ -166,7 +166,8 @@ def test_an_https_host_is_reached_with_its_certificate_checked(forge, tmp_path):
         probe.bind(("127.0.0.1", 0))
         tls_port = probe.getsockname()[1]
     front = subprocess.Popen(["socat", f"OPENSSL-LISTEN:{tls_port},bind=127.0.0.1,reuseaddr,fork,"
-                              f"cert={cert},key={key},verify=0", f"TCP:127.0.0.1:{port}"])
+                              f"cert={cert},key={key},verify=0", f"TCP:127.0.0.1:{port}"],
+                             stderr=subprocess.DEVNULL)  # its notes on the refused handshake
     try:
         https = f"https://127.0.0.1:{tls_port}/"
         _wait_for_port(tls_port)

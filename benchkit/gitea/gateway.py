@@ -40,7 +40,9 @@ from benchkit.gitea.scope import decide
 
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization",
                         "te", "trailer", "transfer-encoding", "upgrade", "content-length",
-                        "host", "authorization", "accept-encoding"})
+                        "host", "authorization", "accept-encoding", "expect",
+                        # no credential but the trial's token: no session either way
+                        "cookie", "set-cookie"})
 TEXT_TYPES = ("application/json", "text/", "application/javascript", "application/xml")
 CHUNK = 64 * 1024
 UPSTREAM_TIMEOUT = 300.0
@@ -199,7 +201,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         self._handle()
 
-    do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = do_GET
+    # CONNECT and TRACE too: refused and recorded like any request out of scope.
+    do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = do_CONNECT = do_TRACE = do_GET
 
     def _handle(self) -> None:
         started, clock = time.time(), time.perf_counter()
