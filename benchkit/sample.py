@@ -190,6 +190,9 @@ class Record(msgspec.Struct, kw_only=True):
     jobs: Annotated[int, msgspec.Meta(ge=1)] = 1
     confined: bool = True
     anatomy: Anatomy | None = None  # where the tokens went (benchkit.anatomy)
+    # What the trial's tools asked the host through the gateway, one entry a request
+    # (benchkit.gitea.gateway): never a query, body or token. Older samples have none.
+    requests: list[dict] = msgspec.field(default_factory=list)
 
     def harness_error(self, failure_class: str | None, error: str | None) -> None:
         """The trial says nothing of the arm: recorded apart, never scored."""

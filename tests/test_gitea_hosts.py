@@ -132,8 +132,9 @@ def test_self_review_is_refused_and_the_probe_says_so(host, client, tmp_path):
 @pytest.mark.slow
 def test_a_replayed_cell_is_audited_with_or_without_a_request_log(host, client, tmp_path):
     """The raw-api reference for one task, through the real CLI, scored on the host.
-    On the forge the audit reads the request log of the agent's own token; a real Gitea
-    keeps none, so the sample says the log was not checked (and it mints no token)."""
+    On both the audit reads the gateway's record of the trial's requests; on the forge
+    also the forge's own log of the trial's host token; a real Gitea keeps none, so the
+    sample says that log was not checked (and no token is minted there)."""
     tree = load_tree(CHECKOUT)
     arm = load_arm(CHECKOUT / "arms.d" / "raw-api.yaml")
     task = tree.tasks["close-csv-export-issue"]
@@ -148,8 +149,11 @@ def test_a_replayed_cell_is_audited_with_or_without_a_request_log(host, client, 
     assert sample.host.kind == kind and sample.self_review is False
     events = json.loads((store.root / sample.transcript).read_text())
     audit = next(e for e in events if e["event"] == "audit")
+    assert audit["gateway"].startswith("checked: ") and "curl/" in audit["gateway"]
+    assert sample.requests and {r["scope"] for r in sample.requests} <= {"repo", "global"}
+    assert {r["user_agent"].split("/")[0] for r in sample.requests} == {"curl"}
     if kind == "forge":
-        assert audit["request_log"].startswith("checked: every request made with this agent's token")
+        assert audit["request_log"].startswith("checked: every request made with this trial's host token")
     else:
         assert audit["request_log"].startswith("not checked: the host keeps no request log")
         assert sample.host.version == host.version

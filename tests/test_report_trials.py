@@ -66,9 +66,20 @@ def test_show_lists_the_failed_trial_and_shows_its_differences_and_transcript(ra
     assert "tokens (estimated): input" in text and "turns:" in text
     assert "[agent] calls Bash, DENIED by the guard" in text and DENIED in text
     assert "[agent] says" in text
+    assert "requests through the gateway: 0" in text  # the denied call reached nothing
+    good = everything_but(benchkit("show", cwd=ran).stdout, BROKEN_TASK)
+    drilled = benchkit("show", good, cwd=ran).stdout
+    assert "requests through the gateway: " in drilled
+    assert "GET /api/v1/repos/" in drilled and "-> 200 [repo] curl/" in drilled, drilled
     everything = benchkit("show", cwd=ran).stdout.splitlines()
     assert len(everything) == 3 and everything[1].split()[4] == BROKEN_TASK  # newest first
     assert benchkit("show", "nosuchid", cwd=ran).returncode == 2
+
+
+def everything_but(listing: str, task: str) -> str:
+    """The id of the one listed trial that is not of `task`."""
+    [row] = [r for r in listing.splitlines()[1:] if task not in r]
+    return row.split()[2]
 
 
 class Page:
@@ -156,6 +167,7 @@ def test_a_click_through_a_cell_reaches_the_failed_trials_page(ran):
         assert "The checker's differences" in body and "expected closed" in body
         assert "DENIED by the guard" in body and DENIED in body
         assert page.js("document.querySelectorAll('ol.conversation li.denied').length") == 1
+        assert "Requests through the gateway" in body  # none: the denied call reached nothing
         page.click('a[href="../../index.html"]')
         assert page.js("document.querySelector('table.trials tbody tr td').innerText") == "failed"
         time.sleep(0.2)

@@ -72,12 +72,12 @@ def context(forge, shipped_tree, tmp_path, driver, **suite_changes):
 
 
 def curl(ctx, prepared, method, path, body=None):
-    """The command a raw-api agent would write, with the token its prompt gives it (on
-    the forge, one minted for its cell alone)."""
+    """The command a raw-api agent would write, with the URL and token its prompt gives
+    it: the gateway's, and the throwaway token it accepts for this trial alone."""
     repo = prepared.repo
     data = f" -H 'Content-Type: application/json' -d '{json.dumps(body)}'" if body else ""
     return (f"curl -s -X {method} -H 'Authorization: token {prepared.agent_token(ctx)}'{data} "
-            f"{ctx.client.api_url}/repos/{repo.owner}/{repo.name}{path}")
+            f"{ctx.gateway.api_url}/repos/{repo.owner}/{repo.name}{path}")
 
 
 def repos_left(forge):

@@ -53,14 +53,13 @@ def test_an_agent_that_kills_its_own_cli_is_crashed_and_charged(forge, shipped_t
 def test_an_audit_that_cannot_read_the_request_log_marks_the_trial_unaudited(
         forge, shipped_tree, tmp_path):
     """One 500 from the request log once turned a leaking trial into `passed`: the
-    audit fails closed."""
+    audit fails closed. (A foreign client is caught by the gateway's own record before
+    the forge's log is read: here the agent is clean, and the forge's log answers 500.)"""
     driver = Scripted()
     ctx = context(forge, shipped_tree, tmp_path, driver)
     cell = raw_api_cell(shipped_tree)
     prepared = prepare_trial(cell, ctx)
-    # A foreign client the request log would show; the log then answers 500.
-    driver.script = [bash(curl(ctx, prepared, "PATCH", "/issues/2", {"state": "closed"})
-                          .replace("curl -s", "curl -s -A python-requests/2.31")),
+    driver.script = [bash(curl(ctx, prepared, "PATCH", "/issues/2", {"state": "closed"})),
                      say("Closed issue #2.")]
     sample = run_with_fault(forge, cell, ctx, prepared, "GET", r"^/_forge/requests$", 100)
     assert (sample.outcome, sample.failure_class, sample.valid) == \

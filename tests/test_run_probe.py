@@ -14,6 +14,7 @@ import yaml
 from conftest import CHECKOUT
 
 from benchkit.gitea import Client, list_leftovers
+from benchkit.gitea.gateway import gateway_for
 from benchkit.run.host import probe_host
 from benchkit.run.preflight import check_tools
 from benchkit.run.probe import ProbeSite, probe_tools
@@ -174,7 +175,7 @@ def test_a_version_command_that_fails_is_a_tools_problem(tmp_path):
 def test_a_confined_probe_sees_only_what_the_agents_shell_sees(ctx, forge, tmp_path, monkeypatch):
     """A probe leaning on the harness's environment passes unconfined (where the agent's
     shell would see it too) and fails confined, as the agent's sandboxed shell would."""
-    monkeypatch.setenv("BENCHKIT_TEST_HARNESS_API", forge.api_url)
+    monkeypatch.setenv("BENCHKIT_TEST_HARNESS_API", gateway_for(forge.url).api_url)
     arm = arm_copy(tmp_path, RAW_API, lambda d: d["tool"]["probe"].update(
         run=d["tool"]["probe"]["run"].replace("{{ api_url }}", "$BENCHKIT_TEST_HARNESS_API")))
     assert probe_tools([arm], ctx, SEED, confine=False) == []

@@ -124,3 +124,18 @@ def test_two_processes_appending_to_one_cell_lose_nothing(tmp_path):
     assert len(lines) == 2 * count
     answers = {json.loads(line)["answer"][:4].rstrip("x") for line in lines}
     assert answers == {f"{name}{i}" for name in "ab" for i in range(count)}
+
+
+def test_a_sample_keeps_its_gateway_requests_and_an_older_one_without_them_still_loads(tmp_path):
+    store = Store(tmp_path)
+    entry = {"started": 1.0, "method": "GET", "path": "/api/v1/version", "status": 200,
+             "scope": "global", "user_agent": "curl/8.5.0", "bytes_in": 0, "bytes_out": 21,
+             "duration": 0.001}
+    store.append(sample(requests=[entry]))
+    older = msgspec.to_builtins(sample())
+    del older["requests"]  # written before the gateway
+    with (tmp_path / "raw-api" / "close-issue.jsonl").open("a") as lines:
+        lines.write(json.dumps(older) + "\n")
+    kept, old = store.samples()
+    assert kept["requests"] == [entry] and "requests" not in old
+    assert msgspec.convert(old, Record).requests == []

@@ -5,15 +5,18 @@ It does not trust the run's own bookkeeping. From independent evidence:
   against the arm's guard (its `decide_tool`, the predicate the driver applied
   in-band): a call that ran although the guard denies it is a leak;
 - the tools the agent was offered must be exactly the arm's;
-- on the forge, the host's request log: the agent holds a token minted for its cell
-  alone (benchkit.gitea.admin), and every request made with it must carry the arm's
-  declared client User-Agent (a leak shows as another client's). Other cells, other
-  arms and the harness itself use other tokens, so cells side by side never blur.
-  A live Gitea keeps no such log: there the audit rests on the two checks above.
+- on every host, the gateway's record of the trial (benchkit.gitea.gateway): the
+  agent's tools reach the host only through it, with a token valid for this trial
+  alone; a request the gateway refused (outside the trial's repository) is a leak, and
+  every request must carry one of the arm's declared client User-Agents (a leak shows
+  as another client's);
+- on the forge, besides, the host's own request log: behind the gateway the forge
+  sees a token minted for this trial alone (benchkit.gitea.admin), held to the same
+  User-Agent rule (defence in depth).
 Any finding makes the trial invalid: it is recorded, never scored. The audit fails
-closed: on a host that keeps a request log, a log it cannot read makes the trial
-`unaudited` (never valid), and a 5xx the host answered the agent's own request with
-makes it a harness error (the host's fault, not the arm's).
+closed: a record it cannot read makes the trial `unaudited` (never valid), and a 5xx
+answer to the agent's own request makes it a harness error (the host's fault, or the
+gateway's when the host could not be reached, not the arm's).
 """
 
 from __future__ import annotations
@@ -80,6 +83,24 @@ def audit_requests(log: list[dict], user_agents, token_id: str) -> list[str]:
             findings.append(f"{entry.get('method')} {entry.get('path')} came with User-Agent "
                             f"{agent!r}, not {expected}")
     return findings
+
+
+def audit_gateway(requests: list[dict], user_agents) -> list[str]:
+    """Findings in the gateway's record of one trial: each request it refused (outside
+    the trial's repository), and, when the arm declares User-Agents, each request that
+    came with another (a foreign client)."""
+    findings = [f"{e.get('method')} {e.get('path')} was refused by the gateway: "
+                f"{e.get('reason') or 'outside the trial'}" for e in requests
+                if e.get("scope") == "refused"]
+    if user_agents:
+        findings += audit_requests([{**e, "token_id": ""} for e in requests], user_agents, "")
+    return findings
+
+
+def gateway_host_errors(requests: list[dict]) -> list[str]:
+    """The trial's requests answered with a 5xx (by the host, or by the gateway when
+    the host could not be reached)."""
+    return audit_host_errors([{**e, "token_id": ""} for e in requests], "")
 
 
 def audit_host_errors(log: list[dict], token_id: str) -> list[str]:

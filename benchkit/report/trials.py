@@ -188,8 +188,17 @@ NOTES = {
     "result": _result_note,
     "stop": lambda e: f"stopped: {e.get('stop')}" + (f" ({e['error']})" if e.get("error") else ""),
     "replay": _replay,
-    "audit": lambda e: f"{e.get('request_log')}; leaks: {len(e.get('leaks') or [])}",
+    "audit": lambda e: "; ".join(str(e[k]) for k in ("gateway", "request_log") if e.get(k))
+                       + f"; leaks: {len(e.get('leaks') or [])}",
 }
+
+
+def request_line(entry: dict) -> str:
+    """One request of the trial through the gateway, as the drill-down lists it."""
+    why = f" ({entry['reason']})" if entry.get("reason") else ""
+    return (f"{entry.get('method')} {entry.get('path')} -> {entry.get('status')} "
+            f"[{entry.get('scope')}{why}] {entry.get('user_agent') or '(no User-Agent)'}, "
+            f"{entry.get('bytes_in', 0):,} B in, {entry.get('bytes_out', 0):,} B out")
 
 
 # --- as text -------------------------------------------------------------------------
@@ -216,6 +225,9 @@ def trial_lines(view: dict, *, full: bool = False) -> list[str]:
         lines.append(f"leaks: {json.dumps(s['leaks'], ensure_ascii=False)}")
     lines += replay_lines(view.get("failure_replay"))
     lines.append(f"answer: {(s.get('answer') or '').strip() or '(none)'}")
+    if "requests" in s:  # older samples predate the gateway's record
+        lines.append(f"requests through the gateway: {len(s['requests'])}")
+        lines += [f"  {request_line(entry)}" for entry in s["requests"]]
     lines.append("")
     if view["conversation"] is None:
         lines.append("transcript: none recorded")

@@ -1,10 +1,14 @@
 """One trial, end to end: the tracer through every stage.
 
-    prepare_trial  provision + seed + readiness gate, and on a forge a token for this
-                   trial's agent alone               (may run ahead of the agent)
+    prepare_trial  provision + seed + readiness gate, the trial's throwaway token at
+                   the gateway (and on a forge a host token for this trial alone
+                   behind it)                        (may run ahead of the agent)
     run_trial      drive (arm set-up -> driver) -> audit -> snapshot + check -> record;
                    whatever happens (Ctrl-C included) the repository is deleted, the
-                   agent's token revoked and the arm's set-up undone
+                   agent's tokens revoked and the arm's set-up undone
+
+The agent's tools reach the host only through the gateway (benchkit.gitea.gateway):
+they get its URL and a token it alone accepts, for this trial's repository alone.
 
 What the evidence makes of the trial (its outcome) is outcome.py's.
 """
@@ -22,7 +26,14 @@ from typing import Literal, cast
 
 import msgspec
 
-from benchkit.agent.audit import audit_host_errors, audit_offered, audit_requests, audit_transcript
+from benchkit.agent.audit import (
+    audit_gateway,
+    audit_host_errors,
+    audit_offered,
+    audit_requests,
+    audit_transcript,
+    gateway_host_errors,
+)
 from benchkit.agent.driver import AgentRequest, AgentRun, Driver, ToolGuard
 from benchkit.agent.events import counts
 from benchkit.anatomy import anatomy
@@ -30,6 +41,7 @@ from benchkit.errors import HarnessError
 from benchkit.fingerprint import fingerprint
 from benchkit.gitea import Client, Repo, delete_repo, provision, snapshot
 from benchkit.gitea.admin import fetch_request_log, mint_agent_token, revoke_agent_token
+from benchkit.gitea.gateway import Gateway, Grant, gateway_for
 from benchkit.isolation import Assembly, IsolationError, assemble
 from benchkit.run.host import HostFacts
 from benchkit.run.outcome import Audit, harness_class, judge
@@ -63,6 +75,11 @@ class RunContext:
     root: Path | None = None         # the loaded tree's root: `{{ root }}` in an arm
     gate_timeout: float = 60.0
     jobs: int = 1                    # trials the run has going at once (durations depend on it)
+    gateway: Gateway | None = None   # the agent's one way to the host; None: the run's own
+
+    def __post_init__(self) -> None:
+        if self.gateway is None:
+            self.gateway = gateway_for(self.client.url)
 
     def secrets(self) -> list[str]:
         """What never reaches the store: the host token, the driver's credentials, the
@@ -76,23 +93,30 @@ class RunContext:
 
 @dataclass
 class Prepared:
-    """A provisioned, seeded, gated repository (or why there is none), and on a forge
-    a token for this trial's agent alone, so the audit takes exactly its requests."""
+    """A provisioned, seeded, gated repository (or why there is none), the agent's pass
+    at the gateway, and on a forge a host token for this trial alone behind it."""
 
     trial: Trial
     seed: Seed
     repo: Repo | None = None
     error: str | None = None
     failure_class: str | None = None
-    token: str | None = field(default=None, repr=False)  # the agent's; None: the harness's
-    token_id: str | None = None      # its identity in the host's request log
+    token: str | None = field(default=None, repr=False)  # the forge's for this trial
+    token_id: str | None = None      # its identity in the forge's request log
+    grant: Grant | None = None       # the agent's throwaway token at the gateway
 
     def agent_token(self, ctx: RunContext) -> str:
-        return self.token or ctx.client.token or ""
+        """The only token the agent ever holds: valid at the gateway, for this trial."""
+        return self.grant.token if self.grant is not None else ""
+
+    def end_grant(self, ctx: RunContext) -> None:
+        if self.grant is not None and ctx.gateway is not None:
+            ctx.gateway.end(self.grant)
 
     def discard(self, ctx: RunContext) -> str | None:
         """Delete the repository (a run loop that will not use it) and revoke the
-        agent's token; a note if the repository could not be deleted."""
+        agent's tokens; a note if the repository could not be deleted."""
+        self.end_grant(ctx)
         if self.token_id is not None:
             revoke_agent_token(ctx.client.url, ctx.client.token, self.token_id)
             self.token_id = None
@@ -145,6 +169,9 @@ def prepare_trial(trial: Trial, ctx: RunContext) -> Prepared:
         if ctx.host.forge:
             prepared.token, prepared.token_id = mint_agent_token(
                 ctx.client.url, ctx.client.token, repo=repo.full_name)
+        assert ctx.gateway is not None
+        prepared.grant = ctx.gateway.issue(repo.owner, repo.name,
+                                           prepared.token or ctx.client.token or "")
     except HarnessError as exc:  # the repository is there: run_trial records and deletes it
         prepared.error, prepared.failure_class = ctx.client.scrub(str(exc)), harness_class(exc)
     return prepared
@@ -164,7 +191,8 @@ def run_trial(trial: Trial, ctx: RunContext, prepared: Prepared | None = None) -
         note = prepared.discard(ctx)  # every path: Ctrl-C too, then it propagates
     if note:
         record.note(note)
-    stored = ctx.store.append(record, secrets=[*ctx.secrets(), prepared.token or ""])
+    stored = ctx.store.append(record, secrets=[*ctx.secrets(), prepared.token or "",
+                                               prepared.agent_token(ctx)])
     return TrialResult(stored, run, coordinates)
 
 
@@ -202,19 +230,30 @@ def _play(trial: Trial, ctx: RunContext, prepared: Prepared,
         record.harness_error("isolation", str(exc))
         return None, coordinates
     run = drive.run
+    prepared.end_grant(ctx)  # the trial's token dies with its agent
     _record_run(record, run)
     record.fingerprints = msgspec.structs.replace(
         record.fingerprints, prompt=_prompt_fingerprint(drive, coordinates))
     audit = _audit(trial, ctx, drive, prepared)
     run.transcript.append(audit.event)
+    record.requests = list(prepared.grant.requests) if prepared.grant is not None else []
+    assert ctx.gateway is not None
+    if not ctx.gateway.alive:  # the agent's way to the host broke: not the arm's doing
+        record.harness_error("gateway", "the gateway stopped during the trial")
+        return _keep_transcript(trial, ctx, prepared, record, run), coordinates
     try:
         judge(record, run, audit, lambda: _check(trial, ctx, prepared, run, user))
     except HarnessError as exc:  # the snapshot: the end state could not be read
         record.harness_error("snapshot", str(exc))
+    return _keep_transcript(trial, ctx, prepared, record, run), coordinates
+
+
+def _keep_transcript(trial: Trial, ctx: RunContext, prepared: Prepared, record: Record,
+                     run: AgentRun) -> AgentRun:
     record.transcript = ctx.store.write_transcript(
         trial.arm.id, trial.task.id, record.id, run.transcript,
-        secrets=[*ctx.secrets(), prepared.token or ""])
-    return run, coordinates
+        secrets=[*ctx.secrets(), prepared.token or "", prepared.agent_token(ctx)])
+    return run
 
 
 @dataclass
@@ -241,7 +280,7 @@ def _drive(trial: Trial, ctx: RunContext, coordinates: dict) -> Drive:
             tools=list(assembly.tools), mcp_servers=dict(assembly.mcp_servers),
             env=dict(assembly.env), cwd=workdir, guard=guard,
             max_turns=suite.turn_cap, backstop_seconds=suite.backstop_seconds,
-            network=ctx.client.url, writable=(assembly.config_dir,),
+            network=coordinates["host_url"], writable=(assembly.config_dir,),
             readonly=assembly.credential_files,
             secrets=(*ctx.secrets(), coordinates["token"]),
             cell={"task": trial.task.id, "self_review": self_review, **coordinates})
@@ -254,41 +293,56 @@ def _drive(trial: Trial, ctx: RunContext, coordinates: dict) -> Drive:
 
 def _coordinates(ctx: RunContext, prepared: Prepared, user: str) -> dict:
     repo = prepared.repo
-    assert repo is not None  # only a prepared trial without an error is played
-    return {"host_url": ctx.client.url, "api_url": ctx.client.api_url,
+    assert repo is not None and ctx.gateway is not None  # only a prepared trial is played
+    return {"host_url": ctx.gateway.url, "api_url": ctx.gateway.api_url,
             "token": prepared.agent_token(ctx), "owner": repo.owner, "repo": repo.name,
             "user": user}
 
 
 def _audit(trial: Trial, ctx: RunContext, drive: Drive, prepared: Prepared) -> Audit:
-    """Leaks, from evidence independent of the run's own bookkeeping. A host that mints
-    agent tokens (the forge) keeps a request log: reading it must succeed."""
+    """Leaks, from evidence independent of the run's own bookkeeping: the tools offered,
+    the calls that ran, the gateway's record of the trial's requests (on every host),
+    and on a forge the host's own request log besides. A record that cannot be read
+    makes the trial unaudited."""
     run = drive.run
     leaks = audit_offered(run.tools_offered, trial.arm.tool, drive.assembly.mcp_servers)
     leaks += audit_transcript(run.transcript, drive.guard,
                               secrets=(*ctx.secrets(), prepared.agent_token(ctx)))
-    event: dict = {"event": "audit", "request_log": "not checked: the host keeps no request "
-                                                    "log and mints no token per agent (not a forge)"}
+    event: dict = {"event": "audit"}
     audit = Audit(leaks, event)
     agents = trial.arm.user_agents
-    if prepared.token_id is not None:
-        requests_seen = fetch_request_log(ctx.client.url, ctx.client.token,
-                                          token_id=prepared.token_id)
-        if requests_seen is None:
-            audit.unread = f"the host's request log could not be read for {prepared.token_id}"
-            event["request_log"] = f"unread: {audit.unread}"
-        else:
-            audit.host_errors = audit_host_errors(requests_seen, prepared.token_id)
-            if agents:
-                leaks += audit_requests(requests_seen, agents, prepared.token_id)
-                event["request_log"] = (f"checked: every request made with this agent's token "
-                                        f"({prepared.token_id}) against User-Agents "
-                                        f"{list(agents)}")
-            else:
-                event["request_log"] = ("checked for host errors only: the arm declares no "
-                                        "User-Agent")
+    if prepared.grant is None:
+        audit.unread = "the trial has no record at the gateway"
+        event["gateway"] = f"unread: {audit.unread}"
+    else:
+        requests = list(prepared.grant.requests)
+        leaks += audit_gateway(requests, agents)
+        audit.host_errors = gateway_host_errors(requests)
+        event["gateway"] = (f"checked: {len(requests)} request(s) against the trial's "
+                            f"repository" + (f" and User-Agents {list(agents)}" if agents
+                                             else " (the arm declares no User-Agent)"))
+    event["request_log"] = _forge_log(ctx, prepared, agents, audit)
     event["leaks"], event["host_errors"] = leaks, audit.host_errors
     return audit
+
+
+def _forge_log(ctx: RunContext, prepared: Prepared, agents, audit: Audit) -> str:
+    """The forge's own log of the trial's host token (defence in depth behind the
+    gateway); what was checked, for the transcript."""
+    if prepared.token_id is None:
+        return "not checked: the host keeps no request log (not a forge)"
+    seen = fetch_request_log(ctx.client.url, ctx.client.token, token_id=prepared.token_id)
+    if seen is None:
+        audit.unread = audit.unread or (f"the host's request log could not be read for "
+                                        f"{prepared.token_id}")
+        return f"unread: {audit.unread}"
+    audit.host_errors += [e for e in audit_host_errors(seen, prepared.token_id)
+                          if e not in audit.host_errors]
+    if not agents:
+        return "checked for host errors only: the arm declares no User-Agent"
+    audit.leaks += audit_requests(seen, agents, prepared.token_id)
+    return (f"checked: every request made with this trial's host token "
+            f"({prepared.token_id}) against User-Agents {list(agents)}")
 
 
 def _check(trial: Trial, ctx: RunContext, prepared: Prepared, run: AgentRun,

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from benchkit.gitea import Credentials, CredentialsError, GiteaError, HostError
 from benchkit.isolation import IsolationError, assemble
-from benchkit.isolation.sandbox import SandboxError, bridge_target, probe
+from benchkit.isolation.sandbox import probe
 from benchkit.run.host import discover
 from benchkit.run.probe import tool_version
 from benchkit.spec import Arm, Problem, SpecError, Tree, load_arm, load_tree
@@ -92,9 +92,7 @@ def preflight(arm_paths, *, task_patterns=(), tiers=(),
     credentials, host_failures = _host(host, token, login, environ)
     failures += [Failure("host", m) for m in host_failures]
     shell = loaded is None or any(arm.tool["kind"] == "shell" for arm in loaded.arms)
-    # A host that cannot be used: whether the sandbox could bridge to it is moot.
-    failures += [Failure("sandbox", m) for m in sandbox_problems(
-        confine and shell, None if host_failures else credentials)]
+    failures += [Failure("sandbox", m) for m in sandbox_problems(confine and shell)]
     if failures:
         raise PreflightError(failures, problems)
     assert loaded is not None  # documents that did not load are a failure
@@ -254,18 +252,13 @@ def claude_credentials(environ: Mapping[str, str] = os.environ) -> str | None:
 
 # --- sandbox -------------------------------------------------------------------------
 
-def sandbox_problems(confine: bool, credentials=None) -> list[str]:
-    """The agent's shell can be confined here, to this host (one line each); nothing
-    to check when no arm has a shell or the run is --unconfined."""
+def sandbox_problems(confine: bool) -> list[str]:
+    """The agent's shell can be confined here (one line each); nothing to check when no
+    arm has a shell or the run is --unconfined. Any host will do: the sandbox's one way
+    out leads to the run's gateway on loopback, which reaches the host."""
     if not confine:
         return []
-    found = [] if (reason := probe()) is None else [reason]
-    if credentials is not None:
-        try:
-            bridge_target(credentials.url)
-        except SandboxError as error:
-            found.append(str(error))
-    return found
+    return [] if (reason := probe()) is None else [reason]
 
 
 # --- host ----------------------------------------------------------------------------

@@ -14,10 +14,10 @@
 A probe fails when it exits non-zero (an MCP tool result marked as an error), prints an
 error line, does not show the seeded repository (no title of a seeded issue in its
 output: it did not read the repository with the arm's credentials), is denied by the
-arm's guard, or, on the forge, when no request reached the host with the probe's own
-token, one came with a User-Agent the arm does not declare, or one was not a read. A live
-Gitea keeps no request log: there the seeded titles in the output are the evidence that
-the request reached it. The token never appears in a message.
+arm's guard, or when the gateway (benchkit.gitea.gateway, through which the probe
+reaches the host exactly as the agent will, with a throwaway token) saw no request,
+refused one, saw one with a User-Agent the arm does not declare, or one that was not a
+read. No token ever appears in a message.
 """
 
 from __future__ import annotations
@@ -31,11 +31,12 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchkit.agent.audit import audit_requests
+from benchkit.agent.audit import audit_gateway
 from benchkit.agent.driver import MCP_PASSED
 from benchkit.errors import HarnessError
 from benchkit.gitea import Client, Repo, provision
-from benchkit.gitea.admin import fetch_request_log, mint_agent_token, revoke_agent_token
+from benchkit.gitea.admin import mint_agent_token, revoke_agent_token
+from benchkit.gitea.gateway import Grant, gateway_for
 from benchkit.gitea.repos import discard
 from benchkit.isolation import IsolationError, assemble
 from benchkit.isolation.assembly import MCP_SERVER_NAME
@@ -139,39 +140,43 @@ def _probe_arm(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed,
                confine: bool) -> tuple[str | None, Surface | None]:
     token, token_id = ctx.client.token or "", None  # a host without a token: none to give
     try:
-        if ctx.host.forge:  # a token of its own, found in the log
+        if ctx.host.forge:  # behind the gateway, a host token of its own (defence in depth)
             token, token_id = mint_agent_token(ctx.client.url, ctx.client.token)
     except HarnessError as error:
         return f"arm {arm.id}: cannot prepare its probe: {ctx.client.scrub(str(error))}", None
+    gateway = gateway_for(ctx.client.url)
+    grant = gateway.issue(repo.owner, repo.name, token)
     try:
-        return _probe(arm, ctx, repo, seed, token, token_id, confine)
+        return _probe(arm, ctx, repo, seed, grant, confine)
     finally:
+        gateway.end(grant)
         if token_id is not None:
             revoke_agent_token(ctx.client.url, ctx.client.token, token_id)
 
 
-def _probe(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed, token: str, token_id: str | None,
+def _probe(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed, grant: Grant,
            confine: bool) -> tuple[str | None, Surface | None]:
-    client = ctx.client
+    client, token = ctx.client, grant.token
+    gateway = gateway_for(client.url)
     with tempfile.TemporaryDirectory(prefix="benchkit-probe-") as workdir:
         try:
-            assembly = assemble(arm, ctx.suite, host_url=client.url, api_url=client.api_url,
+            assembly = assemble(arm, ctx.suite, host_url=gateway.url, api_url=gateway.api_url,
                                 token=token, owner=repo.owner, repo=repo.name,
                                 user=client.user, workdir=Path(workdir), root=ctx.root)
             with assembly:
-                host_url = client.url if confine else None
+                host_url = gateway.url if confine else None
                 call, ok, output, tools = _call(arm, assembly, Path(workdir), host_url)
         except IsolationError as error:
             return str(error), None
     surface = Surface(tools=canonical_tools(tools), skill=assembly.skill,
                       bootstrap=arm.bootstrap, shown=assembly.bootstrap_shown)
-    return _verdict(arm, ctx, repo, seed, token, token_id, call, ok, output), surface
+    return _verdict(arm, ctx, repo, seed, grant, call, ok, output), surface
 
 
-def _verdict(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed, token: str,
-             token_id: str | None, call: str, ok: bool, output: str) -> str | None:
+def _verdict(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed, grant: Grant,
+             call: str, ok: bool, output: str) -> str | None:
     """Why the probe's call failed, or None."""
-    client = ctx.client
+    client, token = ctx.client, grant.token
     said = f"arm {arm.id}: its probe `{_redacted(call, token, client.token)}`"
     shown = _shown(output, token, client.token)
     titles = [issue["title"] for issue in seed.issues]
@@ -183,21 +188,17 @@ def _verdict(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed, token: str,
         return (f"{said} does not show the seeded repository {repo.full_name} (none of its "
                 f"issue titles is in the output), so its credentials did not reach the "
                 f"host: {shown}")
-    if token_id is not None:
-        return _requests_problem(arm, said, fetch_request_log(client.url, client.token, token_id=token_id) or [], token_id)
-    return None
+    return _requests_problem(arm, said, list(grant.requests))
 
 
-def _requests_problem(arm, said: str, log: list, token_id: str) -> str | None:
-    """What the forge's request log says against the probe (its requests are those made
-    with the probe's own token)."""
-    mine = [entry for entry in log if entry.get("token_id") == token_id]
+def _requests_problem(arm, said: str, mine: list) -> str | None:
+    """What the gateway's record of the probe's requests says against it."""
     if not mine:
         return f"{said} made no request to the host with the token it was given"
-    if arm.user_agents:
-        leaks = audit_requests(mine, arm.user_agents, token_id)
-        if leaks:
-            return f"{said}: {leaks[0]} (the arm declares user_agents {list(arm.user_agents)})"
+    leaks = audit_gateway(mine, arm.user_agents)
+    if leaks:
+        hint = f" (the arm declares user_agents {list(arm.user_agents)})" if arm.user_agents else ""
+        return f"{said}: {leaks[0]}{hint}"
     writes = [f"{e.get('method')} {e.get('path')}" for e in mine if e.get("method") not in READS]
     if writes:
         return f"{said} is not read-only: it made {', '.join(writes)}"

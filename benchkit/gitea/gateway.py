@@ -1,0 +1,349 @@
+"""The trial gateway: the one door between the agent's tools and the Gitea host.
+
+    gateway = Gateway(host_url)          # started on a loopback port for the run
+    grant = gateway.issue(owner, repo, upstream_token)
+    ... the tools get gateway.url and grant.token ...
+    gateway.end(grant)                   # the throwaway token dies with the trial
+    grant.requests                       # what the trial's tools asked, and the answers
+
+Each trial holds a throwaway token valid only here and only while its trial runs; the
+gateway swaps it for the harness's token (on the forge, a token minted for the trial)
+on the way to the host, so the real token never reaches the agent. It forwards only
+what benchkit.gitea.scope lets through; everything else gets a Gitea-shaped 403. Each
+request is recorded for the trial (time, method, path, status, User-Agent, bytes;
+never a query, body or token): the audit reads that record on every host.
+
+Transparent: the host's root URL becomes the gateway's in text bodies and in the
+Location and Link headers; the host is asked for identity encoding (a gzip answer is
+decoded); other bodies (git's packs) stream through. An HTTPS host is reached with
+certificate checks. A host that cannot be reached is a 502 in the record: a harness
+error, never the arm's.
+"""
+
+from __future__ import annotations
+
+import gzip
+import http.client
+import json
+import re
+import secrets
+import socket
+import ssl
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
+
+from benchkit.gitea.authorization import find_token
+from benchkit.gitea.scope import decide
+
+HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization",
+                        "te", "trailer", "transfer-encoding", "upgrade", "content-length",
+                        "host", "authorization", "accept-encoding", "expect",
+                        # no credential but the trial's token: no session either way
+                        "cookie", "set-cookie"})
+TEXT_TYPES = ("application/json", "text/", "application/javascript", "application/xml")
+CHUNK = 64 * 1024
+UPSTREAM_TIMEOUT = 300.0
+IDLE = 16  # kept-alive connections to the host, at most
+IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
+
+
+@dataclass
+class Grant:
+    """One trial's pass: its throwaway token, its repository, what it asked."""
+
+    token: str = field(repr=False)
+    owner: str
+    repo: str
+    upstream_token: str = field(repr=False)
+    requests: list[dict] = field(default_factory=list)
+    live: bool = True
+
+
+class Gateway:
+    """A threaded HTTP server on 127.0.0.1 in front of one host (see the module doc)."""
+
+    def __init__(self, host_url: str, *, cafile: str | None = None):
+        parts = urlsplit(host_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"not an http(s) host URL: {host_url}")
+        self.host_url = host_url.rstrip("/") + "/"
+        self._scheme, self._netloc = parts.scheme, parts.netloc
+        self._host, self._port = parts.hostname, parts.port
+        self._base = parts.path.rstrip("/")  # a host under a sub-path
+        self._tls = ssl.create_default_context(cafile=cafile) if parts.scheme == "https" else None
+        self._grants: dict[str, Grant] = {}
+        self._lock = threading.Lock()
+        self._idle: list[http.client.HTTPConnection] = []
+        root = self.host_url[:-1].encode()
+        self._root = re.compile(re.escape(root) + rb"(?![0-9])")  # not a longer port
+        self.strays: list[dict] = []  # requests no live trial's token came with
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/"
+        self._own = self.url[:-1].encode()
+        self._thread = threading.Thread(target=self._server.serve_forever,
+                                        name="benchkit-gateway", daemon=True)
+        self._thread.start()
+
+    def __enter__(self) -> Gateway:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def api_url(self) -> str:
+        return self.url + "api/v1"
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+    def close(self) -> None:
+        if self._thread.is_alive():
+            self._server.shutdown()
+        self._server.server_close()
+
+    def issue(self, owner: str, repo: str, upstream_token: str) -> Grant:
+        grant = Grant("bk_" + secrets.token_hex(20), owner, repo, upstream_token)
+        with self._lock:
+            self._grants[grant.token] = grant
+        return grant
+
+    def end(self, grant: Grant) -> None:
+        """The trial is over: its token is refused from now on."""
+        with self._lock:
+            grant.live = False
+            self._grants.pop(grant.token, None)
+
+    def grant(self, token: str | None) -> Grant | None:
+        with self._lock:
+            return self._grants.get(token or "")
+
+    def record(self, grant: Grant | None, entry: dict) -> None:
+        with self._lock:
+            (grant.requests if grant is not None else self.strays).append(entry)
+
+    # -- the host side ------------------------------------------------------------------
+
+    def _connection(self, reuse: bool) -> tuple[http.client.HTTPConnection, bool]:
+        """(a connection to the host, whether it was kept alive from an earlier request):
+        idle ones are shared by every client connection (curl opens one a call)."""
+        if reuse:
+            with self._lock:
+                if self._idle:
+                    return self._idle.pop(), True
+        if self._tls is not None:
+            return http.client.HTTPSConnection(self._host, self._port, context=self._tls,
+                                               timeout=UPSTREAM_TIMEOUT), False
+        return http.client.HTTPConnection(self._host, self._port, timeout=UPSTREAM_TIMEOUT), False
+
+    def release(self, conn: http.client.HTTPConnection, answer: http.client.HTTPResponse,
+                whole: bool) -> None:
+        """Keep a connection whose answer was read to its end for the next request."""
+        answer.close()
+        if whole and not answer.will_close:
+            with self._lock:
+                if len(self._idle) < IDLE:
+                    self._idle.append(conn)
+                    return
+        conn.close()
+
+    def forward(self, method: str, target: str, headers: dict[str, str],
+                body: bytes) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
+        """Send one request to the host; a kept-alive connection the host has closed
+        meanwhile is retried once on a new one for an idempotent method."""
+        target = self._base + target
+        headers = {**headers, "Host": self._netloc, "Accept-Encoding": "identity"}
+        reuse = True
+        while True:
+            conn, kept = self._connection(reuse)
+            try:
+                conn.request(method, target, body=body, headers=headers)
+                return conn, conn.getresponse()
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                conn.close()
+                if not kept or method not in IDEMPOTENT:
+                    raise
+                reuse = False
+            except BaseException:
+                conn.close()
+                raise
+
+    def to_gateway(self, data: bytes) -> bytes:
+        """The host's root URL (with or without its slash) made the gateway's."""
+        return self._root.sub(self._own, data)
+
+
+def _handler(gateway: Gateway) -> type[BaseHTTPRequestHandler]:
+    class Handler(_Handler):
+        pass
+    Handler.gateway = gateway
+    return Handler
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    gateway: Gateway
+
+    def setup(self) -> None:
+        super().setup()
+        # Headers and body go out as separate writes: without this, Nagle's algorithm and
+        # the client's delayed ACK hold a kept-alive answer back ~40 ms (measured).
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def log_message(self, format: str, *args) -> None:
+        pass  # the record is the log; a request line could carry a token in its query
+
+    def do_GET(self) -> None:
+        self._handle()
+
+    # CONNECT and TRACE too: refused and recorded like any request out of scope.
+    do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = do_CONNECT = do_TRACE = do_GET
+
+    def _handle(self) -> None:
+        started, clock = time.time(), time.perf_counter()
+        body = self._body()
+        target = urlsplit(self.path)
+        found = find_token(self.headers, target.query)
+        grant = self.gateway.grant(found.token) if found.token else None
+        entry = {"started": round(started, 6), "method": self.command, "path": target.path,
+                 "user_agent": self.headers.get("User-Agent", ""), "bytes_in": len(body)}
+        if found.problem or grant is None:
+            status, sent = self._refuse_auth(found)
+            entry.update(scope="unauthorized")
+        else:
+            decision = decide(self.command, target.path, found.query, grant.owner, grant.repo)
+            entry["scope"] = decision.scope
+            if not decision.allowed:
+                entry["reason"] = decision.reason
+                status, sent = self._json(403, {"message": f"benchkit gateway: {decision.reason}",
+                                                "url": self.gateway.url + "api/swagger"})
+            else:
+                status, sent = self._relay(grant, decision.path, decision.query, found, body)
+        entry.update(status=status, bytes_out=sent,
+                     duration=round(time.perf_counter() - clock, 6))
+        self.gateway.record(grant, entry)
+
+    def _body(self) -> bytes:
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            chunks: list[bytes] = []
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass  # trailers
+                    return b"".join(chunks)
+                chunks.append(self.rfile.read(size))
+                self.rfile.readline()
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def _refuse_auth(self, found) -> tuple[int, int]:
+        message = found.problem or ("invalid username, password or token" if found.token
+                                    else "token is required")
+        return self._json(401, {"message": message, "url": self.gateway.url + "api/swagger"},
+                          {"WWW-Authenticate": 'Basic realm="Gitea"'})
+
+    def _json(self, status: int, payload: dict, extra: dict | None = None) -> tuple[int, int]:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        for name, value in {"Content-Type": "application/json;charset=utf-8",
+                            "Content-Length": str(len(data)), **(extra or {})}.items():
+            self.send_header(name, value)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+        return status, len(data)
+
+    def _relay(self, grant: Grant, path: str, query: str, found, body: bytes) -> tuple[int, int]:
+        headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP}
+        headers["Authorization"] = found.upstream_authorization(grant.upstream_token)
+        if body or self.command in ("POST", "PUT", "PATCH"):
+            headers["Content-Length"] = str(len(body))
+        try:
+            conn, answer = self.gateway.forward(self.command,
+                                                path + ("?" + query if query else ""), headers, body)
+        except (OSError, http.client.HTTPException) as error:
+            self.close_connection = True
+            return self._json(502, {"message": "benchkit gateway: the host could not be "
+                                               f"reached ({type(error).__name__})",
+                                    "url": self.gateway.url + "api/swagger"})
+        whole = False
+        try:
+            sent = self._answer(answer)
+            whole = True
+            return sent
+        except (OSError, http.client.HTTPException):
+            self.close_connection = True  # the tool went away, or the host mid-answer
+            return answer.status, 0
+        finally:
+            self.gateway.release(conn, answer, whole)
+
+    def _answer(self, answer: http.client.HTTPResponse) -> tuple[int, int]:
+        kind = (answer.getheader("Content-Type") or "").lower()
+        encoding = (answer.getheader("Content-Encoding") or "").lower()
+        textual = kind.startswith(TEXT_TYPES) and encoding in ("", "identity", "gzip")
+        self.send_response_only(answer.status, answer.reason)
+        for name, value in answer.getheaders():
+            lower = name.lower()
+            if lower in HOP_BY_HOP or (textual and lower == "content-encoding"):
+                continue
+            if lower in ("location", "link", "content-location"):
+                value = self.gateway.to_gateway(value.encode("latin-1")).decode("latin-1")
+            self.send_header(name, value)
+        bodiless = self.command == "HEAD" or answer.status in (204, 304)
+        if textual or bodiless:
+            data = b"" if bodiless else answer.read()
+            if data and encoding == "gzip":
+                data = gzip.decompress(data)
+            data = self.gateway.to_gateway(data)
+            if not bodiless or answer.getheader("Content-Length") is None:
+                self.send_header("Content-Length", str(len(data)))
+            else:
+                self.send_header("Content-Length", answer.getheader("Content-Length") or "0")
+            self.end_headers()
+            if not bodiless:
+                self.wfile.write(data)
+            return answer.status, len(data)
+        return answer.status, self._stream(answer)
+
+    def _stream(self, answer: http.client.HTTPResponse) -> int:
+        """A body that is not rewritten (git's packs): chunk by chunk, as it comes."""
+        length = answer.getheader("Content-Length")
+        if length is not None:
+            self.send_header("Content-Length", length)
+        else:
+            self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        sent = 0
+        while chunk := answer.read1(CHUNK):
+            sent += len(chunk)
+            if length is not None:
+                self.wfile.write(chunk)
+            else:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            self.wfile.flush()
+        answer.read()  # the end of a chunked body (its last chunk and trailers)
+        if length is None:
+            self.wfile.write(b"0\r\n\r\n")
+        return sent
+
+
+_RUNNING: dict[str, Gateway] = {}
+_RUNNING_LOCK = threading.Lock()
+
+
+def gateway_for(host_url: str) -> Gateway:
+    """The process's gateway in front of `host_url`, started on first use: one per host
+    for the length of the run (a `benchkit` process is one run). A gateway that died is
+    replaced for the trials after it; the trial it died under is a harness error."""
+    key = host_url.rstrip("/") + "/"
+    with _RUNNING_LOCK:
+        running = _RUNNING.get(key)
+        if running is None or not running.alive:
+            running = _RUNNING[key] = Gateway(key)
+        return running

@@ -1,0 +1,197 @@
+"""The trial gateway against hostile agents: real cells through the real Claude CLI
+(scripted model) behind a guard weakened to allow everything, on the forge and on a real
+Gitea, so that the gateway and the sandbox alone stand between the agent and the host.
+
+Asserted: calls that read or write another repository of the same user, list the
+user's repositories or call the admin API each get 403, are recorded, and make the
+trial a leak, while the other repository is unchanged by snapshot; a search of the
+sandbox (environment, /proc, readable files) and of everything the model was sent finds
+neither the harness's token nor the host token behind the gateway, though it finds a
+planted throwaway token (the control); the trial's token is refused once the trial
+ends; a tea-arm agent that reaches the host with curl is flagged; a gateway that dies
+mid-trial is a harness error, and the next trial runs clean."""
+
+import json
+import os
+import re
+import shutil
+import uuid
+from pathlib import Path
+
+import pytest
+import requests
+from conftest import CHECKOUT
+
+from benchkit.agent.claude import ClaudeDriver
+from benchkit.agent.driver import ToolDecision
+from benchkit.agent.scripted import ScriptedModel, bash, say
+from benchkit.gitea import Client, delete_repo, snapshot
+from benchkit.isolation.sandbox import missing
+from benchkit.run.cell import RunContext, prepare_trial, run_trial
+from benchkit.run.host import probe_host
+from benchkit.run.plan import Trial
+from benchkit.spec import load_arm
+from benchkit.store import Store
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(missing() is not None, reason="needs bubblewrap and socat")]
+
+TASK = "close-csv-export-issue"
+TEA = shutil.which("tea") or next((p for p in ("/tmp/tb/bin/tea",) if Path(p).is_file()), None)
+
+
+class Hostile:
+    """The real Claude driver behind a guard that allows everything; its script is
+    written once the trial's coordinates are known; keeps every request the model got."""
+
+    name = "claude"
+
+    def __init__(self, before_run=None):
+        self.script, self.sent, self.before_run = [], [], before_run
+
+    @property
+    def secrets(self):
+        return ClaudeDriver().secrets
+
+    def run(self, request):
+        request.guard = lambda name, tool_input: ToolDecision(True, "weakened for the test")
+        if self.before_run:
+            self.before_run()
+        with ScriptedModel(self.script, model=request.model) as model:
+            run = ClaudeDriver(base_url=model.url).run(request)
+            self.sent = [json.dumps(m.body) for m in model.messages()]
+        return run
+
+
+def context(host, tree, tmp_path, driver):
+    client = Client(host.url, host.token)
+    return RunContext(suite=tree.suite, seeds=tree.seeds, client=client,
+                      store=Store(tmp_path / "results"), driver=driver, root=CHECKOUT,
+                      host=probe_host(client, tree.suite.repo_prefix))
+
+
+@pytest.fixture
+def victim(host):
+    """Another repository of the same user, with an issue: what a trial must not touch."""
+    client = Client(host.url, host.token)
+    name = f"victim-{uuid.uuid4().hex[:8]}"
+    client.post("/user/repos", json={"name": name, "auto_init": True})
+    client.post(f"/repos/{client.user}/{name}/issues", json={"title": "Keep me open"})
+    yield client.user, name
+    delete_repo(client, client.user, name)
+
+
+def results(ctx, sample) -> list[str]:
+    events = json.loads((ctx.store.root / sample.transcript).read_text())
+    return [e["excerpt"] for e in events if e["event"] == "tool_result"]
+
+
+def test_calls_outside_the_trials_repository_are_refused_recorded_and_a_leak(
+        host, shipped_tree, tmp_path, private_dirs, victim):
+    owner, name = victim
+    driver = Hostile()
+    ctx = context(host, shipped_tree, tmp_path, driver)
+    before = snapshot(ctx.client, owner, name)
+    trial = Trial(load_arm(CHECKOUT / "arms.d/raw-api.yaml"), shipped_tree.tasks[TASK])
+    prepared = prepare_trial(trial, ctx)
+    token, api, mine = prepared.agent_token(ctx), ctx.gateway.api_url, prepared.repo.full_name
+    hostile = [("GET", f"/repos/{owner}/{name}/issues", ""),
+               ("PATCH", f"/repos/{owner}/{name}/issues/1", '{"state": "closed"}'),
+               ("DELETE", f"/repos/{owner}/{name}", ""),
+               ("GET", "/user/repos", ""),
+               ("GET", "/repos/search?q=victim", ""),
+               ("GET", "/admin/users", ""),
+               ("POST", "/admin/users", '{"username": "intruder", "email": "i@x.y", "password": "pw123456!"}')]
+    driver.script = [bash(f"curl -s -o /dev/null -w 'status %{{http_code}}' -X {method} "
+                          f"-H 'Authorization: token {token}' -H 'Content-Type: application/json' "
+                          + (f"-d '{body}' " if body else "") + f"{api}{path}")
+                     for method, path, body in hostile] + [say("Done.")]
+    sample = run_trial(trial, ctx, prepared).sample
+
+    assert results(ctx, sample) == ["status 403"] * len(hostile)
+    assert (sample.outcome, sample.failure_class, sample.valid) == ("invalid", "leak", False)
+    refused = [(r["method"], r["path"], r["status"]) for r in sample.requests
+               if r["scope"] == "refused"]
+    assert refused == [(m, "/api/v1" + p.split("?")[0], 403) for m, p, _ in hostile]
+    assert len([leak for leak in sample.leaks if "refused by the gateway" in leak]) == len(hostile)
+    assert snapshot(ctx.client, owner, name) == before  # the other repository, untouched
+    # The trial is over: its token is refused at the gateway from now on.
+    after = requests.get(f"{api}/repos/{mine}",
+                         headers={"Authorization": f"token {token}"}, timeout=30)
+    assert after.status_code == 401 and "invalid" in after.json()["message"]
+
+
+SEARCH = ("echo {planted} > planted; "
+          "{{ env; cat /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' '\\n'; "
+          "grep -rIhoE '[0-9a-f]{{40}}' /etc /opt /srv /run /root /home /tmp /var/tmp /mnt "
+          "\"$HOME\" \"$PWD\" 2>/dev/null; }} | grep -oE '[0-9a-f]{{40}}' | sort -u; "
+          "echo searched")
+
+
+def test_the_sandbox_and_the_model_never_see_a_real_token(host, shipped_tree, tmp_path,
+                                                          private_dirs):
+    driver = Hostile()
+    ctx = context(host, shipped_tree, tmp_path, driver)
+    trial = Trial(load_arm(CHECKOUT / "arms.d/raw-api.yaml"), shipped_tree.tasks[TASK])
+    prepared = prepare_trial(trial, ctx)
+    throwaway = prepared.agent_token(ctx)
+    driver.script = [bash(SEARCH.format(planted=throwaway)), say("Done.")]
+    sample = run_trial(trial, ctx, prepared).sample
+
+    [seen] = [message for message in driver.sent if "searched" in message][-1:]
+    found = set(re.findall(r"[0-9a-f]{40}", seen))
+    assert throwaway.removeprefix("bk_") in found  # the control: the search finds a token
+    real = [t for t in (ctx.client.token, prepared.token) if t]
+    assert real and all(token not in message for token in real for message in driver.sent)
+    systems = [json.dumps(json.loads(message).get("system")) for message in driver.sent]
+    assert any(throwaway in system for system in systems)  # the prompt hands it the throwaway
+    assert sample.requests == []  # a search, no request
+
+
+@pytest.mark.skipif(TEA is None, reason="no tea binary")
+def test_a_tea_agent_reaching_the_host_with_curl_is_flagged(host, shipped_tree, tmp_path,
+                                                            private_dirs, monkeypatch):
+    monkeypatch.setenv("PATH", f"{Path(TEA).parent}:{os.environ['PATH']}")
+    driver = Hostile()
+    ctx = context(host, shipped_tree, tmp_path, driver)
+    trial = Trial(load_arm(CHECKOUT / "arms.d/tea.yaml"), shipped_tree.tasks[TASK])
+    prepared = prepare_trial(trial, ctx)
+    repo, token = prepared.repo, prepared.agent_token(ctx)
+    # Not on the arm's PATH, but the sandbox's root is the machine's: found by its path.
+    driver.script = [bash(f"{shutil.which('curl')} -s -o /dev/null -w 'status %{{http_code}}' "
+                          f"-X PATCH -H 'Authorization: token {token}' "
+                          f"-H 'Content-Type: application/json' -d '{{\"state\": \"closed\"}}' "
+                          f"{ctx.gateway.api_url}/repos/{repo.owner}/{repo.name}/issues/2"),
+                     say("Closed issue #2.")]
+    sample = run_trial(trial, ctx, prepared).sample
+    assert results(ctx, sample) == ["status 201"]  # in scope: it reached the host
+    assert (sample.outcome, sample.valid) == ("invalid", False)
+    assert any("User-Agent 'curl/" in leak for leak in sample.leaks), sample.leaks
+
+
+def test_a_gateway_that_dies_mid_trial_is_a_harness_error(forge, shipped_tree, tmp_path,
+                                                          private_dirs):
+    driver = Hostile()
+    ctx = context(forge, shipped_tree, tmp_path, driver)
+    driver.before_run = ctx.gateway.close
+    trial = Trial(load_arm(CHECKOUT / "arms.d/raw-api.yaml"), shipped_tree.tasks[TASK])
+    prepared = prepare_trial(trial, ctx)
+    repo, token = prepared.repo, prepared.agent_token(ctx)
+    driver.script = [bash(f"curl -sS -X PATCH -H 'Authorization: token {token}' "
+                          f"-d state=closed {ctx.gateway.api_url}/repos/{repo.owner}/"
+                          f"{repo.name}/issues/2"), say("Closed issue #2.")]
+    sample = run_trial(trial, ctx, prepared).sample
+    assert (sample.outcome, sample.failure_class) == ("harness-error", "gateway"), sample.error
+    assert sample.transcript is not None  # nothing lost: the run is kept
+
+    driver.before_run = None  # the next trial: a fresh gateway for the run
+    again = context(forge, shipped_tree, tmp_path, driver)
+    prepared = prepare_trial(trial, again)
+    repo, token = prepared.repo, prepared.agent_token(again)
+    assert again.gateway is not ctx.gateway and again.gateway.alive
+    driver.script = [bash(f"curl -sS -X PATCH -H 'Authorization: token {token}' "
+                          f"-H 'Content-Type: application/json' -d '{{\"state\": \"closed\"}}' "
+                          f"{again.gateway.api_url}/repos/{repo.owner}/{repo.name}/issues/2"),
+                     say("Closed issue #2.")]
+    clean = run_trial(trial, again, prepared).sample
+    assert (clean.outcome, clean.valid) == ("passed", True), clean.error

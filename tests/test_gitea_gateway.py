@@ -1,0 +1,204 @@
+"""The trial gateway in front of real hosts (the forge and a real Gitea): it takes the
+trial's token wherever Gitea reads one and nothing else, forwards only the trial's
+repository (its API, git smart HTTP, the global issue search cut down to it) and a few
+global reads, rewrites the host's URLs to its own, records every request without a
+secret, and turns an unreachable or untrusted host into a 502."""
+
+import base64
+import shutil
+import socket
+import subprocess
+import time
+import uuid
+
+import pytest
+import requests
+
+from benchkit.agent.audit import audit_gateway, gateway_host_errors
+from benchkit.forge import Forge
+from benchkit.gitea import Client, delete_repo
+from benchkit.gitea.gateway import Gateway
+from benchkit.gitea.scope import decide
+
+
+@pytest.fixture
+def site(host):
+    """A gateway in front of the host, the trial's repository and another one of the
+    same user (each with an open issue), and a grant for the trial's."""
+    client = Client(host.url, host.token)
+    names = [f"gw-{word}-{uuid.uuid4().hex[:6]}" for word in ("trial", "other")]
+    for name, title in zip(names, ("Mine to read", "Not yours to see"), strict=True):
+        client.post("/user/repos", json={"name": name, "auto_init": True})
+        client.post(f"/repos/{client.user}/{name}/issues", json={"title": title})
+    with Gateway(host.url) as gateway:
+        grant = gateway.issue(client.user, names[0], host.token)
+        yield gateway, grant, client, names
+    for name in names:
+        delete_repo(client, client.user, name)
+
+
+def get(gateway, path, **kwargs):
+    return requests.get(gateway.url + path.lstrip("/"), timeout=30, **kwargs)
+
+
+def test_the_token_is_taken_wherever_gitea_reads_one_and_nothing_else(site):
+    gateway, grant, client, (mine, _) = site
+    path, token = f"api/v1/repos/{client.user}/{mine}", grant.token
+    basic = base64.b64encode(f"someone:{token}".encode()).decode()
+    as_user = base64.b64encode(f"{token}:x-oauth-basic".encode()).decode()
+    accepted = [{"headers": {"Authorization": f"token {token}"}},
+                {"headers": {"Authorization": f"Bearer {token}"}},
+                {"headers": {"Authorization": f"Basic {basic}"}},
+                {"headers": {"Authorization": f"Basic {as_user}"}},
+                {"params": {"token": token}}, {"params": {"access_token": token}}]
+    for kwargs in accepted:
+        answer = get(gateway, path, **kwargs)
+        assert answer.status_code == 200 and answer.json()["name"] == mine, kwargs
+    refused = [{}, {"headers": {"Authorization": "token not-the-trials"}},
+               {"headers": {"Authorization": f"token {token}"}, "params": {"token": "another"}},
+               {"headers": {"Authorization": f"token {token}", "Sudo": "someone"}},
+               {"headers": {"Authorization": f"Digest {token}"}},
+               {"headers": {"Authorization": f"token {client.token}"}}]  # the real one, too
+    for kwargs in refused:
+        answer = get(gateway, path, **kwargs)
+        assert answer.status_code == 401 and answer.json()["message"], kwargs
+    assert get(gateway, path).headers["WWW-Authenticate"].startswith("Basic")  # git retries
+    assert len(grant.requests) == len(accepted) and len(gateway.strays) == len(refused) + 1
+    recorded = repr(grant.requests) + repr(gateway.strays)
+    assert token not in recorded and client.token not in recorded and "?" not in recorded
+
+
+def test_only_the_trials_repository_and_named_global_reads_pass(site):
+    gateway, grant, client, (mine, other) = site
+    auth = {"Authorization": f"token {grant.token}"}
+    user = client.user
+    assert get(gateway, "api/v1/version", headers=auth).status_code == 200
+    assert get(gateway, "api/v1/user", headers=auth).json()["login"] == user
+    assert get(gateway, f"api/v1/repos/{user.upper()}/{mine.upper()}/issues",
+               headers=auth).status_code == 200  # Gitea matches names case-insensitively
+    outside = [("GET", f"api/v1/repos/{user}/{other}"), ("GET", f"api/v1/repos/{user}/{other}/issues"),
+               ("PATCH", f"api/v1/repos/{user}/{other}/issues/1"), ("GET", "api/v1/user/repos"),
+               ("GET", "api/v1/repos/search"), ("GET", "api/v1/admin/users"),
+               ("DELETE", f"api/v1/repos/{user}/{mine}"), ("POST", f"api/v1/repos/{user}/{mine}/transfer"),
+               ("POST", f"api/v1/repos/{user}/{mine}/forks"), ("GET", f"api/v1/repos/{user}/{mine}/../{other}"),
+               ("GET", f"api/v1/repos/{user}/{mine}%2F..%2F{other}"), ("POST", "api/v1/user/repos"),
+               ("GET", f"{user}/{other}.git/info/refs?service=git-upload-pack"), ("GET", f"{user}/{mine}")]
+    for method, path in outside:
+        answer = requests.request(method, gateway.url + path, headers=auth, json={}, timeout=30)
+        assert answer.status_code == 403, (method, path)
+        assert answer.json()["message"].startswith("benchkit gateway:")
+    refused = [e for e in grant.requests if e["scope"] == "refused"]
+    assert len(refused) == len(outside) and all(e["status"] == 403 for e in refused)
+    assert len(audit_gateway(grant.requests, ["python-requests/"])) == len(outside)
+    assert audit_gateway(grant.requests[:3], ["curl/"])  # a foreign User-Agent is found too
+
+
+def test_the_global_issue_search_answers_for_the_trials_repository_alone(site):
+    gateway, grant, client, (mine, _) = site
+    answer = get(gateway, "api/v1/repos/issues/search",
+                 params={"type": "issues", "state": "open", "owner": client.user, "limit": 50},
+                 headers={"Authorization": f"token {grant.token}"})
+    assert answer.status_code == 200
+    assert [i["title"] for i in answer.json()] == ["Mine to read"]
+    assert {i["repository"]["full_name"] for i in answer.json()} == {f"{client.user}/{mine}"}
+    assert answer.headers.get("X-Total-Count") == "1"  # honest paging: the repository's count
+    assert grant.requests[-1]["scope"] == "confined"
+
+
+def test_the_hosts_urls_become_the_gateways(site, host):
+    gateway, grant, client, (mine, _) = site
+    client.post(f"/repos/{client.user}/{mine}/issues", json={"title": "Second"})
+    answer = get(gateway, f"api/v1/repos/{client.user}/{mine}/issues", params={"limit": 1},
+                 headers={"Authorization": f"token {grant.token}",
+                          "Accept-Encoding": "gzip, deflate"})
+    assert answer.status_code == 200
+    assert host.url not in answer.text and gateway.url in answer.text
+    assert answer.json()[0]["html_url"].startswith(gateway.url)
+    link = answer.headers["Link"]
+    assert host.url not in link and gateway.url in link and 'rel="next"' in link
+    assert int(answer.headers["Content-Length"]) == len(answer.content)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="no git")
+def test_git_smart_http_clones_and_pushes_the_trials_repository_only(site, host, tmp_path):
+    """(The forge serves clones only: the push is tried on a real Gitea.)"""
+    gateway, grant, client, (mine, other) = site
+    base = gateway.url.replace("http://", f"http://benchkit:{grant.token}@")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "GIT_TERMINAL_PROMPT": "0",
+           "GIT_CONFIG_NOSYSTEM": "1"}
+
+    def git(*args, cwd=tmp_path):
+        return subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True,
+                              timeout=120)
+    assert git("clone", f"{base}{client.user}/{mine}.git", "mine").returncode == 0
+    refused = git("clone", f"{base}{client.user}/{other}.git", "other")
+    assert refused.returncode != 0 and "403" in refused.stderr
+    assert grant.requests[-1]["scope"] == "refused"
+    if isinstance(host, Forge):
+        return
+    work = tmp_path / "mine"
+    (work / "NOTES.md").write_text("through the gateway\n")
+    for args in (("add", "NOTES.md"), ("-c", "user.name=b", "-c", "user.email=b@x.y", "commit",
+                                       "-qm", "notes"), ("push", "-q", "origin", "HEAD:gw-branch")):
+        done = git(*args, cwd=work)
+        assert done.returncode == 0, done.stderr
+    assert client.get(f"/repos/{client.user}/{mine}/branches/gw-branch")["name"] == "gw-branch"
+
+
+def test_an_unreachable_host_is_a_502_the_audit_calls_a_host_error(dead_url):
+    with Gateway(dead_url) as gateway:
+        grant = gateway.issue("bench", "repo", "real-token")
+        answer = get(gateway, "api/v1/repos/bench/repo",
+                     headers={"Authorization": f"token {grant.token}"})
+    assert answer.status_code == 502 and "could not be reached" in answer.json()["message"]
+    assert gateway_host_errors(grant.requests) == ["GET /api/v1/repos/bench/repo: HTTP 502"]
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None or shutil.which("socat") is None,
+                    reason="needs openssl and socat")
+def test_an_https_host_is_reached_with_its_certificate_checked(forge, tmp_path):
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
+    port = int(forge.url.rstrip("/").rsplit(":", 1)[1])
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        tls_port = probe.getsockname()[1]
+    front = subprocess.Popen(["socat", f"OPENSSL-LISTEN:{tls_port},bind=127.0.0.1,reuseaddr,fork,"
+                              f"cert={cert},key={key},verify=0", f"TCP:127.0.0.1:{port}"],
+                             stderr=subprocess.DEVNULL)  # its notes on the refused handshake
+    try:
+        https = f"https://127.0.0.1:{tls_port}/"
+        _wait_for_port(tls_port)
+        with Gateway(https, cafile=str(cert)) as trusted, Gateway(https) as untrusted:
+            for gateway, status in ((trusted, 200), (untrusted, 502)):
+                grant = gateway.issue(forge.user, "any", forge.token)
+                answer = get(gateway, "api/v1/version",
+                             headers={"Authorization": f"token {grant.token}"})
+                assert answer.status_code == status, answer.text
+    finally:
+        front.kill()
+        front.wait()
+
+
+def _wait_for_port(port: int) -> None:
+    deadline = time.monotonic() + 30  # bounds a hang; the loop ends on the connection
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise AssertionError(f"nothing listens on {port}")
+
+
+@pytest.mark.parametrize(("method", "path", "scope"), [
+    ("GET", "/api/v1/repos/o/r", "repo"), ("PATCH", "/api/v1/repos/o/r", "refused"),
+    ("POST", "/api/v1/repos/O/R/issues", "repo"), ("GET", "/api/v1/repos/o/r2/issues", "refused"),
+    ("GET", "/api/v1/repos/o/r/../x", "refused"), ("GET", "/o/r.git/info/refs", "refused"),
+    ("POST", "/o/r/git-receive-pack", "git"), ("POST", "/api/v1/version", "refused"),
+    ("GET", "/api/v1/repos/issues/search", "confined"), ("GET", "/api/v1/orgs", "refused"),
+])
+def test_the_scope_rule(method, path, scope):
+    assert decide(method, path, "", "o", "r").scope == scope
