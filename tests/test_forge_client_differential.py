@@ -9,11 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import CHECKOUT
+from conftest import CHECKOUT, real_tool
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import client_differential as clients
-from test_arms_real_tools import installed
 
 from benchkit.spec import load_tree
 
@@ -65,7 +64,7 @@ def test_the_proxy_records_what_it_forwards(forge):
 def test_the_real_client_makes_the_same_requests_on_both_hosts(name, gitea):
     from benchkit.forge import Forge
 
-    installed(name)
+    real_tool(name)
     arm = TREE.arms[name]
     with Forge() as forge:
         mine = clients.play_arm(arm, forge, TREE)

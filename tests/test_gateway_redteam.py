@@ -12,15 +12,13 @@ ends; a tea-arm agent that reaches the host with curl is flagged; a gateway that
 mid-trial is a harness error, and the next trial runs clean."""
 
 import json
-import os
 import re
 import shutil
 import uuid
-from pathlib import Path
 
 import pytest
 import requests
-from conftest import CHECKOUT
+from conftest import CHECKOUT, real_tool
 
 from benchkit.agent.claude import ClaudeDriver
 from benchkit.agent.driver import ToolDecision
@@ -37,7 +35,6 @@ pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(missing() is not None, reason="needs bubblewrap and socat")]
 
 TASK = "close-csv-export-issue"
-TEA = shutil.which("tea") or next((p for p in ("/tmp/tb/bin/tea",) if Path(p).is_file()), None)
 
 
 class Hostile:
@@ -148,10 +145,9 @@ def test_the_sandbox_and_the_model_never_see_a_real_token(host, shipped_tree, tm
     assert sample.requests == []  # a search, no request
 
 
-@pytest.mark.skipif(TEA is None, reason="no tea binary")
 def test_a_tea_agent_reaching_the_host_with_curl_is_flagged(host, shipped_tree, tmp_path,
-                                                            private_dirs, monkeypatch):
-    monkeypatch.setenv("PATH", f"{Path(TEA).parent}:{os.environ['PATH']}")
+                                                            private_dirs):
+    real_tool("tea")
     driver = Hostile()
     ctx = context(host, shipped_tree, tmp_path, driver)
     trial = Trial(load_arm(CHECKOUT / "arms.d/tea.yaml"), shipped_tree.tasks[TASK])
