@@ -104,7 +104,8 @@ def test_arm_templates_render_with_the_harness_context():
     tea = load_arm(CHECKOUT / "arms.d" / "tea.yaml")
     config = yaml.safe_load(render(tea.credentials["files"][0]["content"], **context))
     assert config["logins"][0] == {"name": "benchkit", "url": "http://127.0.0.1:3000/",
-                                   "token": "s3cret", "default": True, "user": "bench"}
+                                   "token": "s3cret", "default": True, "user": "bench",
+                                   "version_check": False}
     axi = load_arm(CHECKOUT / "arms.d" / "gitea-axi.yaml")
     assert axi.tool["skill"]["override"] == "BENCHKIT_GITEA_AXI_SKILL"
     assert [render(p, tool_package="/pkg", **context) for p in axi.tool["skill"]["paths"]] == [
