@@ -68,3 +68,21 @@ def test_ledger_and_report_agree_after_the_base_prompt_changes(tree_copy):
     assert report_counts(tree_copy) == expected
     planned = run(tree_copy, *tasks, "--until", "2", "--dry-run").stdout
     assert "would run 2 trial(s)" in planned, planned
+
+
+@pytest.mark.parametrize("foreign", [
+    {"arm": "raw-api", "task": TASKS[0], "trial": 4, "schema_version": 99},  # a later version
+    {"arm": "raw-api", "task": TASKS[0], "trial": 4},                        # a cut line
+])
+def test_a_line_another_version_wrote_still_takes_its_trial_number(tmp_path, foreign):
+    loaded = load_tree()
+    arm = loaded.arms["raw-api"]
+    cells = [(arm, loaded.tasks[task]) for task in TASKS]
+    store = tmp_path / "results" / "raw-api"
+    store.mkdir(parents=True)
+    (store / f"{TASKS[0]}.jsonl").write_text(json.dumps(foreign) + "\n")
+    ledger = Ledger(cells, loaded.seeds, loaded.suite, driver="replay",
+                    model=loaded.suite.model).load(Store(tmp_path / "results"))
+    assert ledger.valid[("raw-api", TASKS[0])] == 0  # it counts for nothing ...
+    assert ledger.number("raw-api", TASKS[0]) == 5   # ... but its number is taken
+    assert ledger.number("raw-api", TASKS[1]) == 0

@@ -21,6 +21,16 @@ if TYPE_CHECKING:
     from benchkit.store import Store
 
 
+class _Numbered(msgspec.Struct):
+    """The part of any stored line that names its cell and trial."""
+    arm: str
+    task: str
+    trial: int = 0
+
+
+_NUMBERED = msgspec.json.Decoder(_Numbered)
+
+
 class Ledger:
     """Counting samples per cell (the report's rule, for this run's driver kind: replay
     samples count toward replay runs, measured ones toward the rest) and past costs per
@@ -49,9 +59,13 @@ class Ledger:
     def load(self, store: Store) -> Ledger:
         for arm_id in sorted({arm for arm, _ in self.cells}):
             for path in store.files(arm=arm_id):
-                # A line that is not a sample (another version wrote it) counts for nothing.
-                for sample in read_samples(path)[0]:
+                # A line that is not a sample (another version wrote it) counts for
+                # nothing, but its trial number is still taken.
+                samples, problems = read_samples(path)
+                for sample in samples:
                     self._book(sample)
+                if problems:
+                    self._take_numbers(path)
         self._recount()
         return self
 
@@ -68,6 +82,17 @@ class Ledger:
         cell = (arm_id, task_id)
         self._next[cell] += 1
         return self._next[cell] - 1
+
+    def _take_numbers(self, path) -> None:
+        """Every line's trial number, read leniently: a line another version wrote keeps
+        its number from being handed out again."""
+        for line in path.read_bytes().split(b"\n"):
+            try:
+                seen = _NUMBERED.decode(line)
+            except msgspec.DecodeError:
+                continue
+            cell = (seen.arm, seen.task)
+            self._next[cell] = max(self._next[cell], seen.trial + 1)
 
     def _book(self, sample: Sample) -> None:
         cell = (sample.arm, sample.task)
