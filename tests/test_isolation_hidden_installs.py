@@ -130,3 +130,26 @@ def test_the_arm_s_config_dir_is_there_and_its_credential_files_read_only(tmp_pa
     assert ran.stdout.splitlines() == ["logins: []", "wrote"], ran.stderr
     assert "Read-only file system" in ran.stderr
     assert login.read_text() == "logins: []\n" and (config / "notes").read_text() == "note\n"
+
+
+def test_a_credential_file_swapped_for_a_link_mounts_nothing_of_the_host(tmp_path):
+    """The agent may rename what holds a credential file (the directory above it is the
+    tool's writable HOME) and leave a link in its place; the next command must not
+    follow that link on the harness's side and mount what it names (a directory of the
+    hidden /tmp here: another trial's files; the link's name made to exist inside, in the
+    trial's own /tmp, so that the mount has somewhere to land)."""
+    secret = write(tmp_path / "outside" / "secret.txt", "HARNESS-SECRET\n")
+    config = tmp_path / "harness" / "config"
+    login = write(config / "tea" / "config.yml", "logins: []\n", mode=0o600)
+    box = Sandbox(tmp_path / "box", workdir=tmp_path / "work", home=tmp_path / "trial-home",
+                  tmp=tmp_path / "trial-tmp", env={"PATH": "/usr/bin:/bin", "HOME": str(config)},
+                  writable=(config,), readonly=(login,))
+    with box:
+        swap = subprocess.run([str(box.prefix), f"cd {config} && mv tea tea.old && mkdir tea "
+                               "&& ln -s ../../../outside tea/config.yml && mkdir -p ../../outside "
+                               "&& echo swapped"],
+                              cwd=box.workdir, capture_output=True, text=True, timeout=60)
+        assert swap.stdout.splitlines() == ["swapped"], swap.stderr
+        looked = subprocess.run([str(box.prefix), f"cat {login}/{secret.name} {secret}; true"],
+                                cwd=box.workdir, capture_output=True, text=True, timeout=60)
+    assert "HARNESS-SECRET" not in looked.stdout + looked.stderr

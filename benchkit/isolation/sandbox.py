@@ -128,6 +128,8 @@ class Sandbox:
         target = bridge_target(self.host_url) if self.host_url else None
         for directory in (self.root, self.workdir, self.home, self.tmp):
             directory.mkdir(parents=True, exist_ok=True)
+        self.root.chmod(0o700)
+        self._keep_pristine()
         if target is not None:
             self._bridge = subprocess.Popen(
                 [shutil.which("socat") or "socat", f"UNIX-LISTEN:{self.socket},fork",
@@ -147,6 +149,35 @@ class Sandbox:
         net, self._net = self._net, None
         if net is not None:
             shutil.rmtree(net, ignore_errors=True)
+        shutil.rmtree(self._pristine, ignore_errors=True)
+
+    @property
+    def _pristine(self) -> Path:
+        """Where the read-only files' copies live: in `root`, which no bind shows."""
+        return self.root / "readonly"
+
+    def _keep_pristine(self) -> None:
+        """Copy each read-only file, as it is before the agent's first command, into
+        `root`; every command mounts the copy. The file's own path lies in a directory
+        the agent writes: swapped for a link there, bwrap would follow it on the
+        harness's side and mount whatever it names."""
+        if _inside(str(self.root), self._agent_writable()):
+            raise SandboxError(f"the sandbox's own directory {self.root} lies in a directory "
+                               "the agent's shell writes")
+        shutil.rmtree(self._pristine, ignore_errors=True)
+        self._pristine.mkdir(mode=0o700)
+        for number, path in enumerate(self.readonly):
+            try:
+                fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+            except OSError as exc:
+                raise SandboxError(f"read-only file {path}: {exc.strerror}") from None
+            with os.fdopen(fd, "rb") as source, \
+                    open(self._pristine / str(number), "xb", opener=_private) as copy:
+                shutil.copyfileobj(source, copy)
+
+    def _agent_writable(self) -> list[str]:
+        """The directories the agent's shell writes, as the harness sees them."""
+        return [os.path.realpath(p) for p in (self.tmp, self.home, self.workdir, *self.writable)]
 
     def script(self, target: tuple[str, int] | None) -> str:
         """The prefix: `prefix SCRIPT` runs SCRIPT confined. Only fixed arguments are
@@ -163,8 +194,8 @@ class Sandbox:
             bwrap += ["--bind", str(path), str(path)]
         for path in self.masked:
             bwrap += ["--tmpfs", str(path)]
-        for path in self.readonly:
-            bwrap += ["--ro-bind", str(path), str(path)]
+        for number, path in enumerate(self.readonly):
+            bwrap += ["--ro-bind", str(self._pristine / str(number)), str(path)]
         bwrap += ["--clearenv"]
         for key, value in self.shell_env().items():
             bwrap += ["--setenv", key, value]
@@ -231,6 +262,16 @@ def _path_dirs(path: str) -> list[str]:
             if os.path.exists(target) and covered(target):
                 found.append(_package_root(target, hidden) or target)
     return _outermost(found)
+
+
+def _inside(path: str, directories: list[str]) -> bool:
+    """Whether `path` is one of `directories` or lies below one (real paths)."""
+    real = os.path.realpath(path)
+    return any(real == d or real.startswith(d.rstrip("/") + "/") for d in directories)
+
+
+def _private(path: str, flags: int) -> int:
+    return os.open(path, flags, 0o600)
 
 
 def _package_root(path: str, hidden: list[str]) -> str | None:
