@@ -149,7 +149,8 @@ def test_a_credential_file_swapped_for_a_link_mounts_nothing_of_the_host(tmp_pat
                                "&& ln -s ../../../outside tea/config.yml && mkdir -p ../../outside "
                                "&& echo swapped"],
                               cwd=box.workdir, capture_output=True, text=True, timeout=60)
-        assert swap.stdout.splitlines() == ["swapped"], swap.stderr
-        looked = subprocess.run([str(box.prefix), f"cat {login}/{secret.name} {secret}; true"],
+        looked = subprocess.run([str(box.prefix), f"cat {login}; cat {login}/{secret.name}; true"],
                                 cwd=box.workdir, capture_output=True, text=True, timeout=60)
     assert "HARNESS-SECRET" not in looked.stdout + looked.stderr
+    assert swap.stdout == "" and "Device or resource busy" in swap.stderr  # refused: tea/ is a mount point
+    assert looked.stdout.splitlines()[0] == "logins: []", looked.stderr
