@@ -154,3 +154,38 @@ def test_a_credential_file_swapped_for_a_link_mounts_nothing_of_the_host(tmp_pat
     assert "HARNESS-SECRET" not in looked.stdout + looked.stderr
     assert swap.stdout == "" and "Device or resource busy" in swap.stderr  # refused: tea/ is a mount point
     assert looked.stdout.splitlines()[0] == "logins: []", looked.stderr
+
+
+def test_a_package_json_above_a_go_binary_shows_nothing_more(tmp_path):
+    """A named package.json higher up (a HOME that is a Node project) does not make the
+    directory holding it the tool's package: only the binary is shown."""
+    home = tmp_path / "home"
+    write(home / "package.json", json.dumps({"name": "my-home"}))
+    tea = write(home / ".local" / "bin" / "tea", "#!/bin/sh\necho tea-standin\n", mode=0o755)
+    hidden = secrets_beside(home)
+    listing = " ".join(f"[ -e {p} ] && echo VISIBLE:{p};" for p in [*hidden, home / "package.json"])
+    ran = confined(tmp_path, TEA, f"{tea.parent}{os.pathsep}{os.environ['PATH']}",
+                   f"tea; {listing} true")
+    assert ran.stdout.splitlines() == ["tea-standin"], ran.stderr
+
+
+def test_an_npm_linked_package_shows_its_checkout_and_nothing_beside_it(tmp_path):
+    """`npm link` (or `npm install -g .`): the global node_modules/gitea-axi is a link to
+    the checkout, whose package.json names dist/main.js as the binary."""
+    home = tmp_path / "home"
+    checkout = npm_package(tmp_path / "build").parent / "lib" / "node_modules" / "gitea-axi"
+    write(checkout / "package.json", json.dumps(
+        {"name": "gitea-axi", "type": "module", "bin": {"gitea-axi": "dist/main.js"}}))
+    shutil.move(checkout, home / "src" / "gitea-axi")
+    write(home / "src" / "package.json", json.dumps({"name": "workspace"}))
+    beside = write(home / "src" / "other" / "notes.txt", "private notes")
+    prefix = home / ".npm-global"
+    (prefix / "lib" / "node_modules").mkdir(parents=True)
+    (prefix / "lib" / "node_modules" / "gitea-axi").symlink_to(home / "src" / "gitea-axi")
+    (prefix / "bin").mkdir()
+    (prefix / "bin" / "gitea-axi").symlink_to("../lib/node_modules/gitea-axi/dist/main.js")
+    hidden = [beside, *secrets_beside(home)]
+    listing = " ".join(f"[ -e {p} ] && echo VISIBLE:{p};" for p in hidden)
+    ran = confined(tmp_path, AXI, f"{prefix / 'bin'}{os.pathsep}{os.environ['PATH']}",
+                   f"gitea-axi; {listing} true")
+    assert ran.stdout.splitlines() == ["dep-loaded"], ran.stderr

@@ -57,24 +57,47 @@ def inside(path: str, directories: list[str]) -> bool:
 
 
 def _package_root(path: str, hidden: list[str]) -> str | None:
-    """The npm package a file belongs to: its nearest directory (below the hidden one)
-    holding a package.json with a name, where node resolves the package's imports from.
-    A package.json without one (a `{"type": "module"}` marker in dist/) is not a root."""
-    directory = os.path.dirname(path)
-    while directory not in hidden and directory != "/":
-        manifest = os.path.join(directory, "package.json")
-        if os.path.isfile(manifest) and _names_package(manifest):
+    """The npm package a file belongs to, where node resolves its imports from: the
+    `node_modules/NAME` (or `node_modules/@SCOPE/NAME`) directory it lies in, or, for a
+    linked checkout (`npm link`, `npm install -g .`), the directory above it whose
+    package.json names it as a `bin`. Nothing for any other file (a Go binary), never
+    a directory right below a hidden one (a whole HOME with a package.json)."""
+    parts = path.split("/")
+    if "node_modules" in parts:
+        at = parts.index("node_modules")
+        end = at + (3 if parts[at + 1:at + 2] and parts[at + 1].startswith("@") else 2)
+        candidates = ["/".join(parts[:end])] if end < len(parts) else []
+    else:
+        candidates = []
+        directory = os.path.dirname(path)
+        while directory not in hidden and directory != "/":
+            candidates.append(directory)
+            directory = os.path.dirname(directory)
+    for directory in candidates:
+        manifest = _manifest(directory)
+        if os.path.dirname(directory) in hidden or not manifest.get("name"):
+            continue
+        if "node_modules" in parts or path in _bins(directory, manifest):
             return directory
-        directory = os.path.dirname(directory)
     return None
 
 
-def _names_package(manifest: str) -> bool:
+def _manifest(directory: str) -> dict:
+    """A directory's package.json, {} when there is none or it is not an object."""
     try:
-        with open(manifest, encoding="utf-8") as file:
-            return bool(json.load(file).get("name"))
-    except (OSError, ValueError, AttributeError):
-        return False
+        with open(os.path.join(directory, "package.json"), encoding="utf-8") as file:
+            data = json.load(file)
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _bins(directory: str, manifest: dict) -> list[str]:
+    """The real paths of the files a package.json declares as its binaries."""
+    declared = manifest.get("bin")
+    files = [declared] if isinstance(declared, str) else list(
+        declared.values()) if isinstance(declared, dict) else []
+    return [os.path.realpath(os.path.join(directory, f)) for f in files if isinstance(f, str)]
 
 
 def outermost_kept(paths: tuple[Path, ...]) -> list[str]:
