@@ -77,11 +77,12 @@ def bridge_target(host_url: str) -> tuple[str, int]:
 
 @dataclass
 class Sandbox:
-    """One trial's sandbox. `root` is a private directory of the harness (0700): the
-    prefix script and the bridge's socket live there. `env` is the arm's declared
-    environment (its curated PATH included); `writable` more trial directories (the
-    arm's config directory, the CLI's own temporary directory, where it tracks the
-    shell's cwd); `host_url` the one host reachable (None: no network)."""
+    """One trial's sandbox. `root` is a private directory of the harness (0700), in no
+    directory the agent writes: the prefix script and the read-only files' copies
+    live there. `env` is the arm's declared environment (its curated PATH included);
+    `writable` more trial directories (the arm's config directory, the CLI's own
+    temporary directory, where it tracks the shell's cwd); `host_url` the one host
+    reachable (None: no network)."""
 
     root: Path
     workdir: Path
