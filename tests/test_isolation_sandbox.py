@@ -241,3 +241,12 @@ def test_a_directory_above_a_mount_swapped_for_a_link_creates_nothing_on_the_hos
     assert list(planted.iterdir()) == []
     assert "Device or resource busy" in swaps[1].stderr  # tea/ is a mount point
     assert after.stdout == "logins: []\n", after.stderr
+
+
+def test_a_sandbox_whose_own_directory_the_agent_writes_does_not_start(tmp_path):
+    """Its prefix script and read-only copies would be the agent's to rewrite."""
+    box = Sandbox(tmp_path / "work" / "box", workdir=tmp_path / "work", home=tmp_path / "home",
+                  tmp=tmp_path / "tmp")
+    with pytest.raises(SandboxError, match="lies in a directory the agent's shell writes"):
+        box.start()
+    assert not box.prefix.exists()
