@@ -130,3 +130,62 @@ def test_the_arm_s_config_dir_is_there_and_its_credential_files_read_only(tmp_pa
     assert ran.stdout.splitlines() == ["logins: []", "wrote"], ran.stderr
     assert "Read-only file system" in ran.stderr
     assert login.read_text() == "logins: []\n" and (config / "notes").read_text() == "note\n"
+
+
+def test_a_credential_file_swapped_for_a_link_mounts_nothing_of_the_host(tmp_path):
+    """The agent may rename what holds a credential file (the directory above it is the
+    tool's writable HOME) and leave a link in its place; the next command must not
+    follow that link on the harness's side and mount what it names (a directory of the
+    hidden /tmp here: another trial's files; the link's name made to exist inside, in the
+    trial's own /tmp, so that the mount has somewhere to land)."""
+    secret = write(tmp_path / "outside" / "secret.txt", "HARNESS-SECRET\n")
+    config = tmp_path / "harness" / "config"
+    login = write(config / "tea" / "config.yml", "logins: []\n", mode=0o600)
+    box = Sandbox(tmp_path / "box", workdir=tmp_path / "work", home=tmp_path / "trial-home",
+                  tmp=tmp_path / "trial-tmp", env={"PATH": "/usr/bin:/bin", "HOME": str(config)},
+                  writable=(config,), readonly=(login,))
+    with box:
+        swap = subprocess.run([str(box.prefix), f"cd {config} && mv tea tea.old && mkdir tea "
+                               "&& ln -s ../../../outside tea/config.yml && mkdir -p ../../outside "
+                               "&& echo swapped"],
+                              cwd=box.workdir, capture_output=True, text=True, timeout=60)
+        looked = subprocess.run([str(box.prefix), f"cat {login}; cat {login}/{secret.name}; true"],
+                                cwd=box.workdir, capture_output=True, text=True, timeout=60)
+    assert "HARNESS-SECRET" not in looked.stdout + looked.stderr
+    assert swap.stdout == "" and "Device or resource busy" in swap.stderr  # refused: tea/ is a mount point
+    assert looked.stdout.splitlines()[0] == "logins: []", looked.stderr
+
+
+def test_a_package_json_above_a_go_binary_shows_nothing_more(tmp_path):
+    """A named package.json higher up (a HOME that is a Node project) does not make the
+    directory holding it the tool's package: only the binary is shown."""
+    home = tmp_path / "home"
+    write(home / "package.json", json.dumps({"name": "my-home"}))
+    tea = write(home / ".local" / "bin" / "tea", "#!/bin/sh\necho tea-standin\n", mode=0o755)
+    hidden = secrets_beside(home)
+    listing = " ".join(f"[ -e {p} ] && echo VISIBLE:{p};" for p in [*hidden, home / "package.json"])
+    ran = confined(tmp_path, TEA, f"{tea.parent}{os.pathsep}{os.environ['PATH']}",
+                   f"tea; {listing} true")
+    assert ran.stdout.splitlines() == ["tea-standin"], ran.stderr
+
+
+def test_an_npm_linked_package_shows_its_checkout_and_nothing_beside_it(tmp_path):
+    """`npm link` (or `npm install -g .`): the global node_modules/gitea-axi is a link to
+    the checkout, whose package.json names dist/main.js as the binary."""
+    home = tmp_path / "home"
+    checkout = npm_package(tmp_path / "build").parent / "lib" / "node_modules" / "gitea-axi"
+    write(checkout / "package.json", json.dumps(
+        {"name": "gitea-axi", "type": "module", "bin": {"gitea-axi": "dist/main.js"}}))
+    shutil.move(checkout, home / "src" / "gitea-axi")
+    write(home / "src" / "package.json", json.dumps({"name": "workspace"}))
+    beside = write(home / "src" / "other" / "notes.txt", "private notes")
+    prefix = home / ".npm-global"
+    (prefix / "lib" / "node_modules").mkdir(parents=True)
+    (prefix / "lib" / "node_modules" / "gitea-axi").symlink_to(home / "src" / "gitea-axi")
+    (prefix / "bin").mkdir()
+    (prefix / "bin" / "gitea-axi").symlink_to("../lib/node_modules/gitea-axi/dist/main.js")
+    hidden = [beside, *secrets_beside(home)]
+    listing = " ".join(f"[ -e {p} ] && echo VISIBLE:{p};" for p in hidden)
+    ran = confined(tmp_path, AXI, f"{prefix / 'bin'}{os.pathsep}{os.environ['PATH']}",
+                   f"gitea-axi; {listing} true")
+    assert ran.stdout.splitlines() == ["dep-loaded"], ran.stderr

@@ -216,3 +216,37 @@ def test_an_mcp_server_starts_with_its_declared_variables_alone():
     assert seen == {"PATH": "/usr/bin:/bin", "HOME": "/trial/home",
                     "GITEA_ACCESS_TOKEN": "agent-token-1234"}
     assert "agent-token-1234" not in " ".join(server["args"])  # values never in an argv
+
+
+def test_a_directory_above_a_mount_swapped_for_a_link_creates_nothing_on_the_host(tmp_path):
+    """bwrap follows links in a destination on the harness's side. The agent renames the
+    directories above its mounts that it can write (the config directory's parent in
+    its /tmp, tea/ above the login file) and leaves links to a host directory (through
+    bwrap's /oldroot): no later command may create anything there. (The first rename
+    succeeds, in an empty tmpfs that lasts one command.)"""
+    planted = tmp_path / "host-dir"
+    planted.mkdir()
+    harness = tmp_path / "harness"
+    config = harness / "config"
+    login = config / "tea" / "config.yml"
+    login.parent.mkdir(parents=True)
+    login.write_text("logins: []\n")
+    box = Sandbox(tmp_path / "box", workdir=tmp_path / "work", home=tmp_path / "trial-home",
+                  tmp=tmp_path / "trial-tmp", writable=(config,), readonly=(login,))
+    with box:
+        swaps = [run_in(box, f"mv {harness} {tmp_path}/moved; ln -s /oldroot{planted} {harness}"),
+                 run_in(box, f"cd {config} && mv tea old; mkdir tea; "
+                             f"ln -s /oldroot{planted}/file tea/config.yml")]
+        after = run_in(box, f"cat {login}")
+    assert list(planted.iterdir()) == []
+    assert "Device or resource busy" in swaps[1].stderr  # tea/ is a mount point
+    assert after.stdout == "logins: []\n", after.stderr
+
+
+def test_a_sandbox_whose_own_directory_the_agent_writes_does_not_start(tmp_path):
+    """Its prefix script and read-only copies would be the agent's to rewrite."""
+    box = Sandbox(tmp_path / "work" / "box", workdir=tmp_path / "work", home=tmp_path / "home",
+                  tmp=tmp_path / "tmp")
+    with pytest.raises(SandboxError, match="lies in a directory the agent's shell writes"):
+        box.start()
+    assert not box.prefix.exists()

@@ -11,7 +11,10 @@ other process visible (own PID namespace); capabilities dropped; no nested names
 an environment built from an allowlist (PATH, LANG, TERM, HOME, TMPDIR, the arm's own
 variables), with `env -i` before bwrap so not even /proc/1/environ holds the harness's;
 a network namespace whose only way out is a socat bridge to the Gitea host's one port
-(127.0.0.1:PORT inside -> a UNIX socket -> host:port outside).
+(127.0.0.1:PORT inside -> a UNIX socket -> host:port outside). Nothing a command
+leaves behind steers the next one's mounts: read-only files are mounted from copies in
+`root`, and no mount's source or destination passes through a directory the agent
+could have replaced (mounts.py).
 
 `probe()` proves all of that through the same prefix, once per run, before a token is
 spent: a run that cannot confine refuses to start (benchkit run --unconfined aside).
@@ -19,7 +22,6 @@ spent: a run that cannot confine refuses to start (benchkit run --unconfined asi
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import shlex
@@ -34,11 +36,10 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from .errors import IsolationError
+from .mounts import Mounts
+from .shown import hidden_dirs, inside, outermost_kept, path_dirs
 
 INSTALL = "apt-get install bubblewrap socat"
-# Host directories hidden behind an empty tmpfs: other trials' files, the maintainer's
-# and root's homes (their tool logins, ~/.claude), sockets of services.
-HIDDEN = ("/tmp", "/var/tmp", "/run", "/root", "/home", "/dev/shm")
 NAMESPACES = ("--die-with-parent", "--new-session", "--unshare-user", "--disable-userns",
               "--cap-drop", "ALL", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
               "--unshare-cgroup-try", "--unshare-net")
@@ -76,11 +77,12 @@ def bridge_target(host_url: str) -> tuple[str, int]:
 
 @dataclass
 class Sandbox:
-    """One trial's sandbox. `root` is a private directory of the harness (0700): the
-    prefix script and the bridge's socket live there. `env` is the arm's declared
-    environment (its curated PATH included); `writable` more trial directories (the
-    arm's config directory, the CLI's own temporary directory, where it tracks the
-    shell's cwd); `host_url` the one host reachable (None: no network)."""
+    """One trial's sandbox. `root` is a private directory of the harness (0700), in no
+    directory the agent writes: the prefix script and the read-only files' copies
+    live there. `env` is the arm's declared environment (its curated PATH included);
+    `writable` more trial directories (the arm's config directory, the CLI's own
+    temporary directory, where it tracks the shell's cwd); `host_url` the one host
+    reachable (None: no network)."""
 
     root: Path
     workdir: Path
@@ -128,6 +130,8 @@ class Sandbox:
         target = bridge_target(self.host_url) if self.host_url else None
         for directory in (self.root, self.workdir, self.home, self.tmp):
             directory.mkdir(parents=True, exist_ok=True)
+        self.root.chmod(0o700)
+        self._keep_pristine()
         if target is not None:
             self._bridge = subprocess.Popen(
                 [shutil.which("socat") or "socat", f"UNIX-LISTEN:{self.socket},fork",
@@ -147,24 +151,58 @@ class Sandbox:
         net, self._net = self._net, None
         if net is not None:
             shutil.rmtree(net, ignore_errors=True)
+        shutil.rmtree(self._pristine, ignore_errors=True)
+
+    @property
+    def _pristine(self) -> Path:
+        """Where the read-only files' copies live: in `root`, which no bind shows."""
+        return self.root / "readonly"
+
+    def _keep_pristine(self) -> None:
+        """Copy each read-only file, as it is before the agent's first command, into
+        `root`; every command mounts the copy. The file's own path lies in a directory
+        the agent writes: swapped for a link there, bwrap would follow it on the
+        harness's side and mount whatever it names."""
+        if inside(str(self.root), self._agent_writable()):
+            raise SandboxError(f"the sandbox's own directory {self.root} lies in a directory "
+                               "the agent's shell writes")
+        shutil.rmtree(self._pristine, ignore_errors=True)
+        self._pristine.mkdir(mode=0o700)
+        for number, path in enumerate(self.readonly):
+            try:
+                fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+            except OSError as exc:
+                raise SandboxError(f"read-only file {path}: {exc.strerror}") from None
+            with os.fdopen(fd, "rb") as source, \
+                    open(self._pristine / str(number), "xb", opener=_private) as copy:
+                shutil.copyfileobj(source, copy)
+
+    def _agent_writable(self) -> list[str]:
+        """The directories the agent's shell writes, as the harness sees them."""
+        return [os.path.realpath(p) for p in (self.tmp, self.home, self.workdir, *self.writable)]
 
     def script(self, target: tuple[str, int] | None) -> str:
         """The prefix: `prefix SCRIPT` runs SCRIPT confined. Only fixed arguments are
         written here; SCRIPT reaches the inner bash as "$1", never re-parsed."""
-        bwrap = [shutil.which("bwrap") or "bwrap", *NAMESPACES, "--ro-bind", "/", "/",
-                 "--dev", "/dev", "--proc", "/proc"]
-        for hidden in _hidden_dirs():
-            bwrap += ["--tmpfs", hidden]
-        bwrap += ["--bind", str(self.tmp), "/tmp"]
-        for directory in _path_dirs(self.env.get("PATH", "")):
-            bwrap += ["--ro-bind", directory, directory]
-        bwrap += ["--ro-bind", str(self.socket.parent), str(self.socket.parent)]
-        for path in (self.tmp, self.home, self.workdir, *self.writable):
-            bwrap += ["--bind", str(path), str(path)]
+        mounts = Mounts()
+        mounts.ro_bind("/", "/")
+        mounts.fresh("/dev", "--dev")
+        mounts.fresh("/proc", "--proc")
+        for hidden in hidden_dirs():
+            mounts.fresh(hidden)
+        mounts.bind(str(self.tmp), "/tmp")
+        writable = self._agent_writable()
+        for directory in path_dirs(self.env.get("PATH", "")):
+            if not inside(directory, writable):  # shown already, and the agent's to swap
+                mounts.ro_bind(directory, directory)
+        mounts.ro_bind(str(self.socket.parent), str(self.socket.parent))
+        for kept in outermost_kept((self.tmp, self.home, self.workdir, *self.writable)):
+            mounts.bind(kept, kept)
         for path in self.masked:
-            bwrap += ["--tmpfs", str(path)]
-        for path in self.readonly:
-            bwrap += ["--ro-bind", str(path), str(path)]
+            mounts.fresh(str(path))
+        for number, path in enumerate(self.readonly):
+            mounts.ro_bind(str(self._pristine / str(number)), str(path))
+        bwrap = [shutil.which("bwrap") or "bwrap", *NAMESPACES, *mounts.args]
         bwrap += ["--clearenv"]
         for key, value in self.shell_env().items():
             bwrap += ["--setenv", key, value]
@@ -197,70 +235,8 @@ def _inner(target: tuple[str, int] | None, sock: Path) -> str:
             f'exec /bin/bash -c "$1"')
 
 
-def _hidden_dirs() -> list[str]:
-    """HIDDEN plus the harness's HOME and temporary directory, parents first, each
-    only once (a directory under one already hidden needs no mount of its own)."""
-    candidates = [*HIDDEN, os.path.expanduser("~"), tempfile.gettempdir()]
-    chosen: list[str] = []
-    for path in sorted({os.path.realpath(p) for p in candidates}, key=len):
-        if path != "/" and os.path.isdir(path) and not any(
-                path == c or path.startswith(c + "/") for c in chosen):
-            chosen.append(path)
-    return chosen
-
-
-def _path_dirs(path: str) -> list[str]:
-    """What of the hidden directories the curated PATH needs visible, and nothing more:
-    a curated directory itself, and what each of its entries runs (a tool installed
-    under /root, /home or /tmp, linked from the curated bin): the real file, or, for a
-    file inside an npm package, the package's directory (its node_modules/ with it)."""
-    hidden = _hidden_dirs()
-
-    def covered(real: str) -> bool:
-        return any(real == h or real.startswith(h + "/") for h in hidden)
-
-    found: list[str] = []
-    for entry in path.split(os.pathsep):
-        real = os.path.realpath(entry) if entry else ""
-        if not (real and os.path.isdir(real)):
-            continue
-        if covered(real):
-            found.append(real)
-        for name in sorted(os.listdir(real)):
-            target = os.path.realpath(os.path.join(real, name))
-            if os.path.exists(target) and covered(target):
-                found.append(_package_root(target, hidden) or target)
-    return _outermost(found)
-
-
-def _package_root(path: str, hidden: list[str]) -> str | None:
-    """The npm package a file belongs to: its nearest directory (below the hidden one)
-    holding a package.json with a name, where node resolves the package's imports from.
-    A package.json without one (a `{"type": "module"}` marker in dist/) is not a root."""
-    directory = os.path.dirname(path)
-    while directory not in hidden and directory != "/":
-        manifest = os.path.join(directory, "package.json")
-        if os.path.isfile(manifest) and _names_package(manifest):
-            return directory
-        directory = os.path.dirname(directory)
-    return None
-
-
-def _names_package(manifest: str) -> bool:
-    try:
-        with open(manifest, encoding="utf-8") as file:
-            return bool(json.load(file).get("name"))
-    except (OSError, ValueError, AttributeError):
-        return False
-
-
-def _outermost(paths: list[str]) -> list[str]:
-    """Each path once, without those inside another (one mount shows them already)."""
-    chosen: list[str] = []
-    for path in sorted(set(paths), key=len):
-        if not any(path == c or path.startswith(c + "/") for c in chosen):
-            chosen.append(path)
-    return chosen
+def _private(path: str, flags: int) -> int:
+    return os.open(path, flags, 0o600)
 
 
 def _short_tmp() -> str | None:
