@@ -1,6 +1,7 @@
-"""The differential for the real clients: every task's reference of a shell arm played
-with the arm's real tool (tea, gitea-axi) on a freshly seeded repository of a host,
-through a recording proxy in front of it; what is compared is the sequence of
+"""The differential for the real clients: every task's reference of an arm played with
+the arm's real tool (tea, gitea-axi in a shell; the gitea-mcp server through an MCP
+session) on a freshly seeded repository of a host, through a recording proxy in front
+of it; what is compared is the sequence of
 (method, route, status) of the tool's requests. The same proxy stands in front of the
 forge and of the real Gitea, so neither side is observed differently.
 
@@ -12,9 +13,11 @@ tests/data/differential-clients-accepted.yaml.
 
 from __future__ import annotations
 
+import asyncio
 import fnmatch
 import http.client
 import http.server
+import os
 import re
 import shutil
 import subprocess
@@ -149,6 +152,11 @@ def _play(arm, tree, entry, proxy: RecordingProxy, host, repo) -> None:
                               token=host.token, owner=repo.owner, repo=repo.name,
                               user=host.user, targets=entry.targets)
         with assembly:
+            if arm.tool["kind"] == "mcp":
+                (server,) = assembly.mcp_servers.values()
+                asyncio.run(asyncio.wait_for(_mcp_steps(server, workdir, entry, context),
+                                             STEP_TIMEOUT * len(entry.steps)))
+                return
             env = assembly.agent_env()
             shell = env.get("SHELL") or shutil.which("bash") or "/bin/bash"
             for step in entry.steps:
@@ -157,6 +165,21 @@ def _play(arm, tree, entry, proxy: RecordingProxy, host, repo) -> None:
                                       stdin=subprocess.DEVNULL, capture_output=True, text=True,
                                       timeout=STEP_TIMEOUT)
                 context["outputs"].append(done.stdout)
+
+
+async def _mcp_steps(server: dict, workdir: str, entry, context: dict) -> None:
+    """The steps as calls of the arm's MCP server (its log goes to a HOME of its own)."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+    env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": workdir, **server["env"]}
+    params = StdioServerParameters(command=server["command"], args=server["args"], env=env)
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        for step in entry.steps:
+            rendered = render_step(step, context)
+            name = (rendered.tool or "").split("__")[-1]
+            result = await session.call_tool(name, rendered.input or {})
+            context["outputs"].append("\n".join(getattr(part, "text", "") for part in result.content))
 
 
 # --- judging -------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """The forge held to a real Gitea for the real clients (tests/client_differential.py):
-every task's reference of tea and gitea-axi, played with the real tool on both hosts
+every task's reference of tea, gitea-axi and gitea-mcp, played with the real tool on both hosts
 through the same recording proxy, makes the same sequence of (method, route, status);
 a difference must be accepted, with its reason, in
 tests/data/differential-clients-accepted.yaml, and every entry there must still be
@@ -60,7 +60,7 @@ def test_the_proxy_records_what_it_forwards(forge):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["tea", "gitea-axi"])
+@pytest.mark.parametrize("name", ["tea", "gitea-axi", "gitea-mcp"])
 def test_the_real_client_makes_the_same_requests_on_both_hosts(name, gitea):
     from benchkit.forge import Forge
 
