@@ -4,7 +4,8 @@ password (or as the user name, with an empty or `x-oauth-basic` password), and t
 `token` / `access_token` query parameters. The gateway finds the trial's throwaway
 token in whichever of them the tool used and puts the host's token in the same form.
 A request that carries two different credentials, another scheme, or asks to act as
-another user (`Sudo`) is refused.
+another user (`Sudo`) is refused; the tokens it carried are kept so that the refusal
+is recorded for the trial whose token came with it.
 """
 
 from __future__ import annotations
