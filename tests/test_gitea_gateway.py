@@ -8,6 +8,7 @@ import base64
 import shutil
 import socket
 import subprocess
+import threading
 import time
 import uuid
 
@@ -63,7 +64,9 @@ def test_the_token_is_taken_wherever_gitea_reads_one_and_nothing_else(site):
         answer = get(gateway, path, **kwargs)
         assert answer.status_code == 401 and answer.json()["message"], kwargs
     assert get(gateway, path).headers["WWW-Authenticate"].startswith("Basic")  # git retries
-    assert len(grant.requests) == len(accepted) and len(gateway.strays) == len(refused) + 1
+    # the three that came with the trial's token, and the real token's stray, are its leaks
+    assert len(grant.requests) == len(accepted) + 4 and len(gateway.strays) == 4
+    assert [e["scope"] for e in grant.requests[len(accepted):]] == ["refused"] * 4
     recorded = repr(grant.requests) + repr(gateway.strays)
     assert token not in recorded and client.token not in recorded and "?" not in recorded
 
@@ -202,3 +205,109 @@ def _wait_for_port(port: int) -> None:
 ])
 def test_the_scope_rule(method, path, scope):
     assert decide(method, path, "", "o", "r").scope == scope
+
+
+def _raw(gateway, request: bytes) -> bytes:
+    port = int(gateway.url.rstrip("/").rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+        conn.sendall(request)
+        answer = b""
+        while chunk := conn.recv(65536):
+            answer += chunk
+    return answer
+
+
+def test_a_route_that_names_another_repository_in_its_body_is_refused(site):
+    gateway, grant, client, (mine, other) = site
+    auth, user = {"Authorization": f"token {grant.token}"}, client.user
+    base = gateway.url + f"api/v1/repos/{user}/{mine}"
+    for route in ("dependencies", "blocks"):
+        for body in ({"owner": user, "repo": other, "index": 1},
+                     {"owner": user.upper(), "repo": other.upper(), "index": 1}):
+            answer = requests.post(f"{base}/issues/1/{route}", json=body, headers=auth, timeout=30)
+            assert answer.status_code == 403, (route, body, answer.text)
+        answer = requests.post(f"{base}/issues/1/{route}", data=b"{not json", headers=auth,
+                               timeout=30)
+        assert answer.status_code == 403
+    deps = requests.get(f"{base}/issues/1/dependencies", headers=auth, timeout=30)
+    assert deps.status_code == 200 and deps.json() == []  # nothing of the other's was linked
+    for body in ({"head": f"{user}2:main", "base": "main", "title": "x"},
+                 {"head": f"{user}/{other}:main", "base": "main", "title": "x"},
+                 {"head": "main", "head_repo": f"{user}/{other}", "base": "main", "title": "x"}):
+        assert requests.post(f"{base}/pulls", json=body, headers=auth,
+                             timeout=30).status_code == 403, body
+    assert get(gateway, f"api/v1/repos/{user}/{mine}/compare/main...{user}2:main",
+               headers=auth).status_code == 403
+    refused = [e for e in grant.requests if e["scope"] == "refused"]
+    assert len(refused) == 10 and len(audit_gateway(grant.requests, [])) == 10
+
+
+def test_refused_credentials_that_came_with_the_trials_token_are_the_trials_leak(site):
+    gateway, grant, client, (mine, _) = site
+    path, token = f"api/v1/repos/{client.user}/{mine}", grant.token
+    bystander = gateway.issue(client.user, mine, client.token)  # another live trial
+    for kwargs in ({"headers": {"Authorization": f"token {token}", "Sudo": "someone"}},
+                   {"headers": {"Authorization": f"token {token}"}, "params": {"token": "x"}},
+                   {"headers": {"Authorization": f"Digest {token}"}}):
+        assert get(gateway, path, **kwargs).status_code == 401, kwargs
+    assert [e["scope"] for e in grant.requests] == ["refused"] * 3
+    assert bystander.requests == []  # it came with this trial's token, not the other's
+    # a stray with the harness's own token: every live trial's audit finds it
+    assert get(gateway, path, headers={"Authorization": f"token {client.token}"}).status_code == 401
+    for live in (grant, bystander):
+        assert live.requests[-1]["scope"] == "refused" and audit_gateway(live.requests, [])
+    assert get(gateway, path).status_code == 401  # no credential at all: a plain stray
+    assert len(grant.requests) == 4 and bystander.requests[1:] == []
+    assert client.token not in repr(grant.requests) + repr(gateway.strays)
+
+
+def test_a_malformed_body_is_a_400_the_record_keeps(site):
+    gateway, grant, client, (mine, _) = site
+    head = (f"POST /api/v1/repos/{client.user}/{mine}/issues HTTP/1.1\r\nHost: x\r\n"
+            f"Authorization: token {grant.token}\r\nConnection: close\r\n")
+    for framing in ("Transfer-Encoding: chunked\r\n\r\nzz\r\n", "Content-Length: x\r\n\r\n",
+                    "Content-Length: -5\r\n\r\n"):
+        answer = _raw(gateway, (head + framing).encode())
+        assert answer.startswith(b"HTTP/1.1 400"), (framing, answer[:80])
+    assert [(e["scope"], e["status"]) for e in grant.requests] == [("refused", 400)] * 3
+
+
+def test_the_confined_search_keeps_the_user_filters(site):
+    gateway, grant, client, (mine, _) = site
+    user = client.user
+    grant.user = user
+    client.post(f"/repos/{user}/{mine}/issues", json={"title": "Assigned", "assignees": [user]})
+    auth = {"Authorization": f"token {grant.token}"}
+
+    def titles(**params):
+        answer = get(gateway, "api/v1/repos/issues/search", params={"type": "issues", **params},
+                     headers=auth)
+        return answer.status_code, sorted(i["title"] for i in answer.json() if answer.ok)
+    assert titles(assigned="true") == (200, ["Assigned"])
+    assert titles(created="true") == (200, ["Assigned", "Mine to read"])
+    assert titles(owner="nobody-else") == (200, [])
+    assert titles(owner=user.upper()) == (200, ["Assigned", "Mine to read"])
+    assert titles(review_requested="true")[0] == 403
+
+
+def test_a_request_in_flight_when_the_trial_ends_is_in_its_record(site):
+    gateway, grant, client, (mine, _) = site
+    body = b'{"title": "late"}'
+    port = int(gateway.url.rstrip("/").rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+        conn.sendall(f"POST /api/v1/repos/{client.user}/{mine}/issues HTTP/1.1\r\nHost: x\r\n"
+                     f"Authorization: token {grant.token}\r\nContent-Type: application/json\r\n"
+                     f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
+                     + body[:5])
+        deadline = time.monotonic() + 30  # bounds a hang; ends when the gateway counts it
+        while grant.inflight == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        ending = threading.Thread(target=gateway.end, args=(grant,))
+        ending.start()
+        while grant.live and time.monotonic() < deadline:
+            time.sleep(0.01)
+        conn.sendall(body[5:])
+        ending.join(timeout=60)
+        recorded = list(grant.requests)
+        assert conn.recv(64).startswith(b"HTTP/1.1 201")
+    assert [(e["method"], e["status"]) for e in recorded] == [("POST", 201)]

@@ -4,7 +4,8 @@ password (or as the user name, with an empty or `x-oauth-basic` password), and t
 `token` / `access_token` query parameters. The gateway finds the trial's throwaway
 token in whichever of them the tool used and puts the host's token in the same form.
 A request that carries two different credentials, another scheme, or asks to act as
-another user (`Sudo`) is refused.
+another user (`Sudo`) is refused; the tokens it carried are kept so that the refusal
+is recorded for the trial whose token came with it.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class Found:
     query: str = ""                # the query without its token parameters
     form: str = "token"            # "token", "basic-password", "basic-user" or "query"
     user: str = ""                 # the basic-auth user name when the token was the password
+    tokens: tuple[str, ...] = ()   # every credential the request carried
 
     def upstream_authorization(self, real: str) -> str:
         """The Authorization header for the host: basic (with the token as the user name,
@@ -41,33 +43,39 @@ class Found:
 
 
 def find_token(headers: Headers, query: str) -> Found:
-    """The request's token, its form, and its query without the token parameters."""
-    kept, found = [], []
+    """The request's token, its form, and its query without the token parameters. A
+    request whose credentials are refused still names the tokens it carried (`tokens`),
+    so that the gateway records it for the trial whose token came with it."""
+    kept, found, problem = [], [], None
     for piece in query.split("&") if query else []:
         key, _, value = piece.partition("=")
         name = unquote_plus(key).lower()
         if name in QUERY_TOKENS:
             found.append((unquote_plus(value), "query", ""))
         elif name == "sudo":
-            return Found(problem="acting as another user (sudo) is refused")
+            problem = "acting as another user (sudo) is refused"
         else:
             kept.append(piece)
     rest = "&".join(kept)
     if headers.get("Sudo") is not None:
-        return Found(problem="acting as another user (Sudo) is refused", query=rest)
+        problem = "acting as another user (Sudo) is refused"
     header = headers.get("Authorization")
     if header is not None:
         parsed = _from_header(header)
         if parsed is None:
-            return Found(problem="an Authorization the gateway does not take", query=rest)
-        found.append(parsed)
-    tokens = {token for token, _, _ in found}
+            problem = problem or "an Authorization the gateway does not take"
+            word = header.strip().partition(" ")[2].strip()
+            found.append((word, "other", ""))  # the trial's token under another scheme
+        else:
+            found.append(parsed)
+    tokens = tuple(dict.fromkeys(token for token, _, _ in found if token))
     if len(tokens) > 1:
-        return Found(problem="more than one credential in one request", query=rest)
+        problem = problem or "more than one credential in one request"
     if not found:
-        return Found(query=rest)
+        return Found(query=rest, problem=problem)
     token, form, user = next((f for f in found if f[1] != "query"), found[0])
-    return Found(token=token, query=rest, form=form, user=user)
+    return Found(token=token or None, problem=problem, query=rest, form=form, user=user,
+                 tokens=tokens)
 
 
 def _from_header(header: str) -> tuple[str, str, str] | None:

@@ -48,6 +48,11 @@ CHUNK = 64 * 1024
 UPSTREAM_TIMEOUT = 300.0
 IDLE = 16  # kept-alive connections to the host, at most
 IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
+END_WAIT = 30.0  # how long end() waits for the trial's requests still in flight
+
+
+class BadBody(ValueError):
+    """A body the gateway cannot read (a bad chunk size or Content-Length): a 400."""
 
 
 @dataclass
@@ -58,8 +63,10 @@ class Grant:
     owner: str
     repo: str
     upstream_token: str = field(repr=False)
+    user: str = ""             # the host user behind the token (the issue search's filters)
     requests: list[dict] = field(default_factory=list)
     live: bool = True
+    inflight: int = 0          # requests being answered; end() waits for them
 
 
 class Gateway:
@@ -76,6 +83,7 @@ class Gateway:
         self._tls = ssl.create_default_context(cafile=cafile) if parts.scheme == "https" else None
         self._grants: dict[str, Grant] = {}
         self._lock = threading.Lock()
+        self._settled = threading.Condition(self._lock)
         self._idle: list[http.client.HTTPConnection] = []
         root = self.host_url[:-1].encode()
         self._root = re.compile(re.escape(root) + rb"(?![0-9])")  # not a longer port
@@ -94,38 +102,56 @@ class Gateway:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    @property
-    def api_url(self) -> str:
-        return self.url + "api/v1"
-
-    @property
-    def alive(self) -> bool:
-        return self._thread.is_alive()
+    api_url = property(lambda self: self.url + "api/v1")
+    alive = property(lambda self: self._thread.is_alive())
 
     def close(self) -> None:
         if self._thread.is_alive():
             self._server.shutdown()
         self._server.server_close()
 
-    def issue(self, owner: str, repo: str, upstream_token: str) -> Grant:
-        grant = Grant("bk_" + secrets.token_hex(20), owner, repo, upstream_token)
+    def issue(self, owner: str, repo: str, upstream_token: str, user: str = "") -> Grant:
+        grant = Grant("bk_" + secrets.token_hex(20), owner, repo, upstream_token, user)
         with self._lock:
             self._grants[grant.token] = grant
         return grant
 
     def end(self, grant: Grant) -> None:
-        """The trial is over: its token is refused from now on."""
+        """The trial is over: its token is refused from now on, and the requests it has
+        in flight are waited for (bounded) so that its record is whole."""
         with self._lock:
             grant.live = False
             self._grants.pop(grant.token, None)
+            self._settled.wait_for(lambda: grant.inflight == 0, timeout=END_WAIT)
 
-    def grant(self, token: str | None) -> Grant | None:
+    def claim(self, tokens: tuple[str, ...]) -> Grant | None:
+        """The live grant one of `tokens` belongs to, its request counted in flight."""
         with self._lock:
-            return self._grants.get(token or "")
+            grant = next((self._grants[t] for t in tokens if t in self._grants), None)
+            if grant is not None:
+                grant.inflight += 1
+            return grant
+
+    def is_upstream(self, tokens: tuple[str, ...]) -> bool:
+        """Whether a request carries a host token the gateway holds for a trial."""
+        with self._lock:
+            return any(t == g.upstream_token for g in self._grants.values() for t in tokens)
 
     def record(self, grant: Grant | None, entry: dict) -> None:
+        """A trial's request goes to its record. A stray whose credentials were refused
+        (not merely absent or unknown) goes to every live trial's record as refused too:
+        the gateway cannot tell whose tool sent it, so none of them stays valid."""
         with self._lock:
-            (grant.requests if grant is not None else self.strays).append(entry)
+            if grant is not None:
+                grant.requests.append(entry)
+                grant.inflight -= 1
+                self._settled.notify_all()
+                return
+            self.strays.append(entry)
+            if entry.get("problem"):
+                for live in self._grants.values():
+                    live.requests.append({**entry, "scope": "refused", "reason":
+                                          f"a stray request while this trial ran: {entry['problem']}"})
 
     # -- the host side ------------------------------------------------------------------
 
@@ -179,10 +205,7 @@ class Gateway:
 
 
 def _handler(gateway: Gateway) -> type[BaseHTTPRequestHandler]:
-    class Handler(_Handler):
-        pass
-    Handler.gateway = gateway
-    return Handler
+    return type("Handler", (_Handler,), {"gateway": gateway})
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -198,57 +221,85 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args) -> None:
         pass  # the record is the log; a request line could carry a token in its query
 
-    def do_GET(self) -> None:
-        self._handle()
+    def do_GET(self) -> None:  # CONNECT and TRACE too: refused and recorded like any
+        self._handle()         # request out of scope
 
-    # CONNECT and TRACE too: refused and recorded like any request out of scope.
     do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = do_CONNECT = do_TRACE = do_GET
 
     def _handle(self) -> None:
-        started, clock = time.time(), time.perf_counter()
-        body = self._body()
-        target = urlsplit(self.path)
+        started, clock, target = time.time(), time.perf_counter(), urlsplit(self.path)
         found = find_token(self.headers, target.query)
-        grant = self.gateway.grant(found.token) if found.token else None
+        upstream = self.gateway.is_upstream(found.tokens)
+        problem = found.problem or ("the harness's own token" if upstream else None)
+        grant = self.gateway.claim(found.tokens)
         entry = {"started": round(started, 6), "method": self.command, "path": target.path,
-                 "user_agent": self.headers.get("User-Agent", ""), "bytes_in": len(body)}
-        if found.problem or grant is None:
-            status, sent = self._refuse_auth(found)
-            entry.update(scope="unauthorized")
+                 "user_agent": self.headers.get("User-Agent", "")}
+        try:
+            self._serve(target, found, problem, grant, entry)
+        finally:
+            entry.update(duration=round(time.perf_counter() - clock, 6))
+            self.gateway.record(grant, entry)
+
+    def _serve(self, target, found, problem: str | None, grant: Grant | None, entry: dict):
+        try:
+            body = self._body()
+        except BadBody as error:
+            self.close_connection = True  # where the next request starts is unknown
+            status, sent = self._json(400, {"message": f"benchkit gateway: {error}",
+                                            "url": self.gateway.url + "api/swagger"})
+            return entry.update(scope="refused", reason=str(error), bytes_in=0, status=status,
+                                bytes_out=sent)
+        entry["bytes_in"] = len(body)
+        if problem or grant is None:
+            status, sent = self._refuse_auth(found, problem)
+            if problem:  # a credential refused is a leak, for the trial it came with
+                entry.update(scope="refused", reason=problem, problem=problem)
+            else:
+                entry.update(scope="unauthorized")
         else:
-            decision = decide(self.command, target.path, found.query, grant.owner, grant.repo)
+            decision = decide(self.command, target.path, found.query, grant.owner, grant.repo,
+                              body, grant.user)
             entry["scope"] = decision.scope
             if not decision.allowed:
                 entry["reason"] = decision.reason
                 status, sent = self._json(403, {"message": f"benchkit gateway: {decision.reason}",
                                                 "url": self.gateway.url + "api/swagger"})
+            elif decision.empty:  # a search filter no issue of the repository passes
+                status, sent = self._json(200, [], {"X-Total-Count": "0"})
             else:
                 status, sent = self._relay(grant, decision.path, decision.query, found, body)
-        entry.update(status=status, bytes_out=sent,
-                     duration=round(time.perf_counter() - clock, 6))
-        self.gateway.record(grant, entry)
+        entry.update(status=status, bytes_out=sent)
 
     def _body(self) -> bytes:
         if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
             chunks: list[bytes] = []
             while True:
-                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                line = self.rfile.readline().split(b";")[0].strip()
+                if not re.fullmatch(rb"[0-9a-fA-F]{1,16}", line):
+                    raise BadBody("a chunk size that is not hexadecimal")
+                size = int(line, 16)
                 if size == 0:
                     while self.rfile.readline() not in (b"\r\n", b"\n", b""):
                         pass  # trailers
                     return b"".join(chunks)
                 chunks.append(self.rfile.read(size))
                 self.rfile.readline()
-        length = int(self.headers.get("Content-Length") or 0)
-        return self.rfile.read(length) if length else b""
+        given = (self.headers.get("Content-Length") or "0").strip()
+        if not re.fullmatch(r"[0-9]{1,18}", given):
+            raise BadBody("a Content-Length that is not a whole number")
+        length = int(given)
+        body = self.rfile.read(length) if length else b""
+        if len(body) < length:
+            raise BadBody("a body shorter than its Content-Length")
+        return body
 
-    def _refuse_auth(self, found) -> tuple[int, int]:
-        message = found.problem or ("invalid username, password or token" if found.token
-                                    else "token is required")
+    def _refuse_auth(self, found, problem: str | None) -> tuple[int, int]:
+        message = problem or ("invalid username, password or token" if found.token
+                              else "token is required")
         return self._json(401, {"message": message, "url": self.gateway.url + "api/swagger"},
                           {"WWW-Authenticate": 'Basic realm="Gitea"'})
 
-    def _json(self, status: int, payload: dict, extra: dict | None = None) -> tuple[int, int]:
+    def _json(self, status: int, payload: dict | list, extra: dict | None = None) -> tuple[int, int]:
         data = json.dumps(payload).encode()
         self.send_response(status)
         for name, value in {"Content-Type": "application/json;charset=utf-8",

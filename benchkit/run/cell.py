@@ -170,8 +170,8 @@ def prepare_trial(trial: Trial, ctx: RunContext) -> Prepared:
             prepared.token, prepared.token_id = mint_agent_token(
                 ctx.client.url, ctx.client.token, repo=repo.full_name)
         assert ctx.gateway is not None
-        prepared.grant = ctx.gateway.issue(repo.owner, repo.name,
-                                           prepared.token or ctx.client.token or "")
+        prepared.grant = ctx.gateway.issue(repo.owner, repo.name, prepared.token
+                                           or ctx.client.token or "", user=ctx.client.user)
     except HarnessError as exc:  # the repository is there: run_trial records and deletes it
         prepared.error, prepared.failure_class = ctx.client.scrub(str(exc)), harness_class(exc)
     return prepared
