@@ -83,7 +83,8 @@ def test_only_the_trials_repository_and_named_global_reads_pass(site):
                ("PATCH", f"api/v1/repos/{user}/{other}/issues/1"), ("GET", "api/v1/user/repos"),
                ("GET", "api/v1/repos/search"), ("GET", "api/v1/admin/users"),
                ("DELETE", f"api/v1/repos/{user}/{mine}"), ("POST", f"api/v1/repos/{user}/{mine}/transfer"),
-               ("POST", f"api/v1/repos/{user}/{mine}/forks"), ("GET", f"api/v1/repos/{user}/{mine}/../{other}"),
+               ("POST", f"api/v1/repos/{user}/{mine}/forks"), ("POST", f"api/v1/repos/{user}/{mine}/Transfer"),
+               ("GET", f"api/v1/repos/{user}/{mine}/../{other}"),
                ("GET", f"api/v1/repos/{user}/{mine}%2F..%2F{other}"), ("POST", "api/v1/user/repos"),
                ("GET", f"{user}/{other}.git/info/refs?service=git-upload-pack"), ("GET", f"{user}/{mine}")]
     for method, path in outside:

@@ -96,7 +96,7 @@ def _repo_route(method: str, path: str, query: str, rest: list[str], body: bytes
         if method in READS:
             return Decision("repo", path, query)
         return refuse(f"{method} on the repository itself (delete, rename)")
-    if rest[0] in ESCAPES:
+    if rest[0].lower() in ESCAPES:  # whatever case a host routes
         return refuse(f"/{rest[0]} would reach beyond the trial's repository")
     reason = _names_another(method, rest, body, mine)
     if reason:
