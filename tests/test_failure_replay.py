@@ -1,13 +1,14 @@
 """Failure replay on the forge, with the real CLI: a trial that failed because the
-host raced it (the repository answering 404 to the agent's write once, as a host still
-settling a new repository does, past what the readiness gate waited for) comes out `not reproducible` when its own calls are replayed
-on a fresh repository, while a genuinely wrong agent comes out `reproducible`; the
-samples stay as they were and no replay becomes a sample.
+host raced it comes out `not reproducible` when its own calls are replayed on a fresh
+repository, while a genuinely wrong agent comes out `reproducible`; the samples stay as
+they were and no replay becomes a sample. Two races: the search index lagging beyond
+what the readiness gate saw, under a command that acts on what it finds, and the
+repository answering 404 to the agent's write once, as a host still settling does.
 
-The replay repeats the trial's calls and its final answer, so only a fault on what the
-calls did can come out `not reproducible`: a lagging search index that made an agent
-draw a wrong conclusion is replayed with that conclusion (docs/replay.md). A 5xx is no
-race to test here: the audit already makes it a harness error, never the arm's."""
+The replay repeats the trial's calls and its final answer, so only a race on what the
+calls did can come out `not reproducible`: a lagging index that made an agent draw a
+wrong conclusion in its answer is replayed with that conclusion (docs/replay.md). A 5xx
+is no race to test here: the audit already makes it a harness error, never the arm's."""
 
 import io
 import json
@@ -48,6 +49,55 @@ class Racing:
             return self.driver.run(request)
         finally:
             self.forge.clear_faults()
+
+
+class Lagging:
+    """The reference played as the agent while the forge's search index lags far behind
+    its writes: the readiness gate saw the index current, the trial does not."""
+
+    name = "replay"
+    confine = True
+
+    def __init__(self, forge, driver):
+        self.forge, self.driver = forge, driver
+
+    def run(self, request):
+        self.forge.set_index_lag(3600)
+        try:
+            return self.driver.run(request)
+        finally:
+            self.forge.set_index_lag(0)
+
+
+# Closes the issue a keyword search finds, in one command: with the index behind, it
+# finds none and the PATCH goes to issues/null.
+CLOSE_WHAT_SEARCH_FINDS = """
+      - run: >-
+          curl -sS --fail-with-body -X PATCH -H "Authorization: token {{ token }}"
+          -H "Content-Type: application/json" -d '{"state": "closed"}'
+          "{{ api_url }}/repos/{{ owner }}/{{ repo }}/issues/$(curl -sS -H "Authorization: token {{ token }}"
+          "{{ api_url }}/repos/{{ owner }}/{{ repo }}/issues?state=open&type=issues&q=csv" | jq '.[0].number')"
+"""
+
+
+def test_an_index_lag_beyond_the_gate_is_not_reproducible(forge, shipped_tree, tree_copy, tmp_path):
+    refs = tree_copy / "refs.d" / "raw-api.yaml"
+    text = refs.read_text(encoding="utf-8")
+    start = text.index("  close-csv-export-issue:")
+    steps = text.index("    steps:\n", start) + len("    steps:\n")
+    answer = text.index("    answer:", steps)
+    refs.write_text(text[:steps] + CLOSE_WHAT_SEARCH_FINDS.lstrip("\n") + text[answer:])
+    arm = load_arm(CHECKOUT / "arms.d/raw-api.yaml")
+    trial = Trial(arm, shipped_tree.tasks[TASK])
+    lagging = Lagging(forge, ReplayDriver(reference_for(arm, tree_copy)))
+    raced = run_trial(trial, context(forge, shipped_tree, tmp_path, lagging))
+    assert raced.sample.outcome == "failed" and worth_replaying(raced), raced.sample.differences
+    progress = Progress(json_mode=True, out=io.StringIO())
+    verdict, = replay_failures([(trial, raced)],
+                               lambda arm_: context(forge, shipped_tree, tmp_path, lagging),
+                               progress)
+    assert verdict["verdict"] == NOT_REPRODUCIBLE and verdict["replay"]["outcome"] == "passed"
+    assert len(samples(context(forge, shipped_tree, tmp_path, lagging).store)) == 1
 
 
 def samples(store):
