@@ -300,13 +300,12 @@ def test_a_request_in_flight_when_the_trial_ends_is_in_its_record(site):
                      f"Authorization: token {grant.token}\r\nContent-Type: application/json\r\n"
                      f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
                      + body[:5])
-        deadline = time.monotonic() + 30  # bounds a hang; ends when the gateway counts it
-        while grant.inflight == 0 and time.monotonic() < deadline:
-            time.sleep(0.01)
+        with gateway.changed:  # 30 s bounds a hang; the wait ends when the gateway counts it
+            assert gateway.changed.wait_for(lambda: grant.inflight == 1, timeout=30)
         ending = threading.Thread(target=gateway.end, args=(grant,))
         ending.start()
-        while grant.live and time.monotonic() < deadline:
-            time.sleep(0.01)
+        with gateway.changed:
+            assert gateway.changed.wait_for(lambda: not grant.live, timeout=30)
         conn.sendall(body[5:])
         ending.join(timeout=60)
         recorded = list(grant.requests)

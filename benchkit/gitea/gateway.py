@@ -15,9 +15,8 @@ never a query, body or token): the audit reads that record on every host.
 
 Transparent: the host's root URL becomes the gateway's in text bodies and in the
 Location and Link headers; the host is asked for identity encoding (a gzip answer is
-decoded); other bodies (git's packs) stream through. An HTTPS host is reached with
-certificate checks. A host that cannot be reached is a 502 in the record: a harness
-error, never the arm's.
+decoded); other bodies (git's packs) stream through. An HTTPS host is reached with certificate
+checks. A host that cannot be reached is a 502 in the record: a harness error, never the arm's.
 """
 
 from __future__ import annotations
@@ -38,11 +37,10 @@ from urllib.parse import urlsplit
 from benchkit.gitea.authorization import find_token
 from benchkit.gitea.scope import decide
 
+# Cookies too: no credential but the trial's token, so no session either way.
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization",
-                        "te", "trailer", "transfer-encoding", "upgrade", "content-length",
-                        "host", "authorization", "accept-encoding", "expect",
-                        # no credential but the trial's token: no session either way
-                        "cookie", "set-cookie"})
+                        "te", "trailer", "transfer-encoding", "upgrade", "content-length", "host",
+                        "authorization", "accept-encoding", "expect", "cookie", "set-cookie"})
 TEXT_TYPES = ("application/json", "text/", "application/javascript", "application/xml")
 CHUNK = 64 * 1024
 UPSTREAM_TIMEOUT = 300.0
@@ -83,7 +81,7 @@ class Gateway:
         self._tls = ssl.create_default_context(cafile=cafile) if parts.scheme == "https" else None
         self._grants: dict[str, Grant] = {}
         self._lock = threading.Lock()
-        self._settled = threading.Condition(self._lock)
+        self.changed = threading.Condition(self._lock)  # a grant's live or inflight moved
         self._idle: list[http.client.HTTPConnection] = []
         root = self.host_url[:-1].encode()
         self._root = re.compile(re.escape(root) + rb"(?![0-9])")  # not a longer port
@@ -122,7 +120,8 @@ class Gateway:
         with self._lock:
             grant.live = False
             self._grants.pop(grant.token, None)
-            self._settled.wait_for(lambda: grant.inflight == 0, timeout=END_WAIT)
+            self.changed.notify_all()
+            self.changed.wait_for(lambda: grant.inflight == 0, timeout=END_WAIT)
 
     def claim(self, tokens: tuple[str, ...]) -> Grant | None:
         """The live grant one of `tokens` belongs to, its request counted in flight."""
@@ -130,6 +129,7 @@ class Gateway:
             grant = next((self._grants[t] for t in tokens if t in self._grants), None)
             if grant is not None:
                 grant.inflight += 1
+                self.changed.notify_all()
             return grant
 
     def is_upstream(self, tokens: tuple[str, ...]) -> bool:
@@ -145,7 +145,7 @@ class Gateway:
             if grant is not None:
                 grant.requests.append(entry)
                 grant.inflight -= 1
-                self._settled.notify_all()
+                self.changed.notify_all()
                 return
             self.strays.append(entry)
             if entry.get("problem"):
