@@ -166,6 +166,17 @@ def shipped_tree():
 
 
 @pytest.fixture
+def quiet(tmp_path, monkeypatch):
+    """No GITEA_*, tea login, model URL or host cache of the machine reaches a run started
+    in the test's own directory."""
+    for name in ("GITEA_URL", "GITEA_TOKEN", "BENCHKIT_ROOT", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("BENCHKIT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture
 def private_dirs(tmp_path, monkeypatch):
     """The probe cache and every temporary directory of a run, inside the test's own
     directory, so what a cell leaves behind can be seen."""

@@ -58,16 +58,6 @@ def test_validate_live_proves_every_supported_task(name, host):
 
 # --- installed where the agent's sandbox hides it ----------------------------------
 
-@pytest.fixture
-def quiet(tmp_path, monkeypatch):
-    """No GITEA_*, tea login or report of the machine reaches these runs."""
-    for name in ("GITEA_URL", "GITEA_TOKEN", "BENCHKIT_ROOT"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setenv("BENCHKIT_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.chdir(tmp_path)
-
-
 def link_or_copy(source: str, dest: str | Path) -> None:
     Path(dest).parent.mkdir(parents=True, exist_ok=True)
     try:

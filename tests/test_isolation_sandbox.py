@@ -162,15 +162,6 @@ def test_secret_looking_variables_are_secrets():
 RAW_API = str(CHECKOUT / "arms.d/raw-api.yaml")
 
 
-@pytest.fixture
-def quiet(tmp_path, monkeypatch):
-    for name in ("GITEA_URL", "GITEA_TOKEN", "BENCHKIT_ROOT"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setenv("BENCHKIT_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.chdir(tmp_path)
-
-
 def benchkit_run(tmp_path, *args):
     return CliRunner().invoke(main, ["run", RAW_API, "--driver", "replay", "--task",
                                      "close-csv-export-issue", "--store", str(tmp_path / "results"),

@@ -24,16 +24,7 @@ COUNT = "read-open-issue-count"
 PROBE_LABELS = len(yaml.safe_load((CHECKOUT / "seeds/default.yaml").read_text())["labels"])
 NO_USAGE = {"input_tokens": 0, "cache_creation_input_tokens": 0,
             "cache_read_input_tokens": 0, "output_tokens": 0}
-
-
-@pytest.fixture(autouse=True)
-def quiet_machine(tmp_path, monkeypatch):
-    """No GITEA_*, tea login or host cache of the machine reach these runs."""
-    for name in ("GITEA_URL", "GITEA_TOKEN", "BENCHKIT_ROOT", "ANTHROPIC_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setenv("BENCHKIT_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.chdir(tmp_path)
+pytestmark = pytest.mark.usefixtures("quiet")  # no setting of the machine reaches a run
 
 
 @pytest.fixture
