@@ -64,6 +64,7 @@ def test_the_token_is_taken_wherever_gitea_reads_one_and_nothing_else(site):
         answer = get(gateway, path, **kwargs)
         assert answer.status_code == 401 and answer.json()["message"], kwargs
     assert get(gateway, path).headers["WWW-Authenticate"].startswith("Basic")  # git retries
+    assert gateway.idle()  # each answer is out just before its record is kept
     # the three that came with the trial's token, and the real token's stray, are its leaks
     assert len(grant.requests) == len(accepted) + 4 and len(gateway.strays) == 4
     assert [e["scope"] for e in grant.requests[len(accepted):]] == ["refused"] * 4
@@ -91,6 +92,7 @@ def test_only_the_trials_repository_and_named_global_reads_pass(site):
         answer = requests.request(method, gateway.url + path, headers=auth, json={}, timeout=30)
         assert answer.status_code == 403, (method, path)
         assert answer.json()["message"].startswith("benchkit gateway:")
+    assert gateway.idle()
     refused = [e for e in grant.requests if e["scope"] == "refused"]
     assert len(refused) == len(outside) and all(e["status"] == 403 for e in refused)
     assert len(audit_gateway(grant.requests, ["python-requests/"])) == len(outside)
@@ -106,7 +108,7 @@ def test_the_global_issue_search_answers_for_the_trials_repository_alone(site):
     assert [i["title"] for i in answer.json()] == ["Mine to read"]
     assert {i["repository"]["full_name"] for i in answer.json()} == {f"{client.user}/{mine}"}
     assert answer.headers.get("X-Total-Count") == "1"  # honest paging: the repository's count
-    assert grant.requests[-1]["scope"] == "confined"
+    assert gateway.idle() and grant.requests[-1]["scope"] == "confined"
 
 
 def test_the_hosts_urls_become_the_gateways(site, host):
@@ -137,7 +139,7 @@ def test_git_smart_http_clones_and_pushes_the_trials_repository_only(site, host,
     assert git("clone", f"{base}{client.user}/{mine}.git", "mine").returncode == 0
     refused = git("clone", f"{base}{client.user}/{other}.git", "other")
     assert refused.returncode != 0 and "403" in refused.stderr
-    assert grant.requests[-1]["scope"] == "refused"
+    assert gateway.idle() and grant.requests[-1]["scope"] == "refused"
     if isinstance(host, Forge):
         return
     work = tmp_path / "mine"
@@ -154,6 +156,7 @@ def test_an_unreachable_host_is_a_502_the_audit_calls_a_host_error(dead_url):
         grant = gateway.issue("bench", "repo", "real-token")
         answer = get(gateway, "api/v1/repos/bench/repo",
                      headers={"Authorization": f"token {grant.token}"})
+        assert gateway.idle()
     assert answer.status_code == 502 and "could not be reached" in answer.json()["message"]
     assert gateway_host_errors(grant.requests) == ["GET /api/v1/repos/bench/repo: HTTP 502"]
 
@@ -239,6 +242,7 @@ def test_a_route_that_names_another_repository_in_its_body_is_refused(site):
                              timeout=30).status_code == 403, body
     assert get(gateway, f"api/v1/repos/{user}/{mine}/compare/main...{user}2:main",
                headers=auth).status_code == 403
+    assert gateway.idle()
     refused = [e for e in grant.requests if e["scope"] == "refused"]
     assert len(refused) == 10 and len(audit_gateway(grant.requests, [])) == 10
 
@@ -251,14 +255,15 @@ def test_refused_credentials_that_came_with_the_trials_token_are_the_trials_leak
                    {"headers": {"Authorization": f"token {token}"}, "params": {"token": "x"}},
                    {"headers": {"Authorization": f"Digest {token}"}}):
         assert get(gateway, path, **kwargs).status_code == 401, kwargs
-    assert [e["scope"] for e in grant.requests] == ["refused"] * 3
+    assert gateway.idle() and [e["scope"] for e in grant.requests] == ["refused"] * 3
     assert bystander.requests == []  # it came with this trial's token, not the other's
     # a stray with the harness's own token: every live trial's audit finds it
     assert get(gateway, path, headers={"Authorization": f"token {client.token}"}).status_code == 401
+    assert gateway.idle()
     for live in (grant, bystander):
         assert live.requests[-1]["scope"] == "refused" and audit_gateway(live.requests, [])
     assert get(gateway, path).status_code == 401  # no credential at all: a plain stray
-    assert len(grant.requests) == 4 and bystander.requests[1:] == []
+    assert gateway.idle() and len(grant.requests) == 4 and bystander.requests[1:] == []
     assert client.token not in repr(grant.requests) + repr(gateway.strays)
 
 
@@ -270,6 +275,7 @@ def test_a_malformed_body_is_a_400_the_record_keeps(site):
                     "Content-Length: -5\r\n\r\n"):
         answer = _raw(gateway, (head + framing).encode())
         assert answer.startswith(b"HTTP/1.1 400"), (framing, answer[:80])
+    assert gateway.idle()
     assert [(e["scope"], e["status"]) for e in grant.requests] == [("refused", 400)] * 3
 
 
@@ -302,6 +308,7 @@ def test_a_request_in_flight_when_the_trial_ends_is_in_its_record(site):
                      + body[:5])
         with gateway.changed:  # 30 s bounds a hang; the wait ends when the gateway counts it
             assert gateway.changed.wait_for(lambda: grant.inflight == 1, timeout=30)
+        assert not gateway.idle(timeout=0.1)  # half a body: the gateway is still busy
         ending = threading.Thread(target=gateway.end, args=(grant,))
         ending.start()
         with gateway.changed:

@@ -35,6 +35,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
 from benchkit.gitea.authorization import find_token
+from benchkit.gitea.framing import BadBody, read_body
 from benchkit.gitea.scope import decide
 
 # Cookies too: no credential but the trial's token, so no session either way.
@@ -47,10 +48,6 @@ UPSTREAM_TIMEOUT = 300.0
 IDLE = 16  # kept-alive connections to the host, at most
 IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
 END_WAIT = 30.0  # how long end() waits for the trial's requests still in flight
-
-
-class BadBody(ValueError):
-    """A body the gateway cannot read (a bad chunk size or Content-Length): a 400."""
 
 
 @dataclass
@@ -81,7 +78,8 @@ class Gateway:
         self._tls = ssl.create_default_context(cafile=cafile) if parts.scheme == "https" else None
         self._grants: dict[str, Grant] = {}
         self._lock = threading.Lock()
-        self.changed = threading.Condition(self._lock)  # a grant's live or inflight moved
+        self.changed = threading.Condition(self._lock)  # liveness or an in-flight count moved
+        self._busy = 0  # requests being answered, strays included
         self._idle: list[http.client.HTTPConnection] = []
         root = self.host_url[:-1].encode()
         self._root = re.compile(re.escape(root) + rb"(?![0-9])")  # not a longer port
@@ -123,13 +121,20 @@ class Gateway:
             self.changed.notify_all()
             self.changed.wait_for(lambda: grant.inflight == 0, timeout=END_WAIT)
 
+    def idle(self, timeout: float = END_WAIT) -> bool:
+        """Wait (bounded) until no request is being answered: an answer reaches its client
+        just before its record is kept, so a reader of records that ends no trial waits."""
+        with self._lock:
+            return self.changed.wait_for(lambda: self._busy == 0, timeout=timeout)
+
     def claim(self, tokens: tuple[str, ...]) -> Grant | None:
-        """The live grant one of `tokens` belongs to, its request counted in flight."""
+        """The live grant one of `tokens` belongs to; the request is counted in flight."""
         with self._lock:
             grant = next((self._grants[t] for t in tokens if t in self._grants), None)
+            self._busy += 1
             if grant is not None:
                 grant.inflight += 1
-                self.changed.notify_all()
+            self.changed.notify_all()
             return grant
 
     def is_upstream(self, tokens: tuple[str, ...]) -> bool:
@@ -142,10 +147,11 @@ class Gateway:
         (not merely absent or unknown) goes to every live trial's record as refused too:
         the gateway cannot tell whose tool sent it, so none of them stays valid."""
         with self._lock:
+            self._busy -= 1
+            self.changed.notify_all()
             if grant is not None:
                 grant.requests.append(entry)
                 grant.inflight -= 1
-                self.changed.notify_all()
                 return
             self.strays.append(entry)
             if entry.get("problem"):
@@ -242,7 +248,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _serve(self, target, found, problem: str | None, grant: Grant | None, entry: dict):
         try:
-            body = self._body()
+            body = read_body(self.headers, self.rfile)
         except BadBody as error:
             self.close_connection = True  # where the next request starts is unknown
             status, sent = self._json(400, {"message": f"benchkit gateway: {error}",
@@ -269,29 +275,6 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 status, sent = self._relay(grant, decision.path, decision.query, found, body)
         entry.update(status=status, bytes_out=sent)
-
-    def _body(self) -> bytes:
-        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            chunks: list[bytes] = []
-            while True:
-                line = self.rfile.readline().split(b";")[0].strip()
-                if not re.fullmatch(rb"[0-9a-fA-F]{1,16}", line):
-                    raise BadBody("a chunk size that is not hexadecimal")
-                size = int(line, 16)
-                if size == 0:
-                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
-                        pass  # trailers
-                    return b"".join(chunks)
-                chunks.append(self.rfile.read(size))
-                self.rfile.readline()
-        given = (self.headers.get("Content-Length") or "0").strip()
-        if not re.fullmatch(r"[0-9]{1,18}", given):
-            raise BadBody("a Content-Length that is not a whole number")
-        length = int(given)
-        body = self.rfile.read(length) if length else b""
-        if len(body) < length:
-            raise BadBody("a body shorter than its Content-Length")
-        return body
 
     def _refuse_auth(self, found, problem: str | None) -> tuple[int, int]:
         message = problem or ("invalid username, password or token" if found.token
