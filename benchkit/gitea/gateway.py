@@ -79,7 +79,8 @@ class Gateway:
         self._grants: dict[str, Grant] = {}
         self._lock = threading.Lock()
         self.changed = threading.Condition(self._lock)  # liveness or an in-flight count moved
-        self._busy = 0  # requests being answered, strays included
+        self.busy = self._strays_busy = 0  # requests being answered: all, and strays
+        self._ending: list[Grant] = []  # trials whose end() waits for what is in flight
         self._idle: list[http.client.HTTPConnection] = []
         root = self.host_url[:-1].encode()
         self._root = re.compile(re.escape(root) + rb"(?![0-9])")  # not a longer port
@@ -114,26 +115,32 @@ class Gateway:
 
     def end(self, grant: Grant) -> None:
         """The trial is over: its token is refused from now on, and the requests it has
-        in flight are waited for (bounded) so that its record is whole."""
+        in flight, and the strays (which may be its own), are waited for (bounded) so that
+        its record is whole."""
         with self._lock:
             grant.live = False
             self._grants.pop(grant.token, None)
+            self._ending.append(grant)
             self.changed.notify_all()
-            self.changed.wait_for(lambda: grant.inflight == 0, timeout=END_WAIT)
+            self.changed.wait_for(lambda: grant.inflight == 0 and self._strays_busy == 0,
+                                  timeout=END_WAIT)
+            self._ending.remove(grant)
 
     def idle(self, timeout: float = END_WAIT) -> bool:
         """Wait (bounded) until no request is being answered: an answer reaches its client
         just before its record is kept, so a reader of records that ends no trial waits."""
         with self._lock:
-            return self.changed.wait_for(lambda: self._busy == 0, timeout=timeout)
+            return self.changed.wait_for(lambda: self.busy == 0, timeout=timeout)
 
     def claim(self, tokens: tuple[str, ...]) -> Grant | None:
         """The live grant one of `tokens` belongs to; the request is counted in flight."""
         with self._lock:
             grant = next((self._grants[t] for t in tokens if t in self._grants), None)
-            self._busy += 1
+            self.busy += 1
             if grant is not None:
                 grant.inflight += 1
+            else:
+                self._strays_busy += 1
             self.changed.notify_all()
             return grant
 
@@ -147,15 +154,16 @@ class Gateway:
         (not merely absent or unknown) goes to every live trial's record as refused too:
         the gateway cannot tell whose tool sent it, so none of them stays valid."""
         with self._lock:
-            self._busy -= 1
+            self.busy -= 1
             self.changed.notify_all()
             if grant is not None:
                 grant.requests.append(entry)
                 grant.inflight -= 1
                 return
+            self._strays_busy -= 1
             self.strays.append(entry)
             if entry.get("problem"):
-                for live in self._grants.values():
+                for live in (*self._grants.values(), *self._ending):
                     live.requests.append({**entry, "scope": "refused", "reason":
                                           f"a stray request while this trial ran: {entry['problem']}"})
 
