@@ -7,13 +7,11 @@ from .store import present
 from .web import ApiError, F, empty, listing, not_found, respond, route
 
 
-@route("GET", "/repos/{owner}/{repo}/branches")
 def list_branches(ctx: Ctx, owner: str, repo: str) -> Response:
     row = ctx.repo(owner, repo)
     return listing(ctx, ctx.store.branches(row["id"]), lambda b: ctx.render.branch(row, b))
 
 
-@route("GET", "/repos/{owner}/{repo}/branches/{branch:path}")
 def get_branch(ctx: Ctx, owner: str, repo: str, branch: str) -> Response:
     row = ctx.repo(owner, repo)
     found = ctx.store.branch(row["id"], branch)
@@ -25,7 +23,6 @@ def get_branch(ctx: Ctx, owner: str, repo: str, branch: str) -> Response:
 CREATE_BRANCH = [F("new_branch_name", required=True, go="BranchName"), F("old_branch_name"), F("old_ref_name")]
 
 
-@route("POST", "/repos/{owner}/{repo}/branches", body=CREATE_BRANCH, struct="CreateBranchRepoOption")
 def create_branch(ctx: Ctx, owner: str, repo: str) -> Response:
     row = ctx.repo(owner, repo, write=True)
     name = ctx.body["new_branch_name"]
@@ -41,7 +38,6 @@ def create_branch(ctx: Ctx, owner: str, repo: str) -> Response:
     return respond(ctx.render.branch(row, present(ctx.store.branch(row["id"], name), f"branch {name}")), 201)
 
 
-@route("DELETE", "/repos/{owner}/{repo}/branches/{branch:path}")
 def delete_branch(ctx: Ctx, owner: str, repo: str, branch: str) -> Response:
     row = ctx.repo(owner, repo, write=True)
     if ctx.store.branch(row["id"], branch) is None:
@@ -50,3 +46,12 @@ def delete_branch(ctx: Ctx, owner: str, repo: str, branch: str) -> Response:
         raise ApiError(403, "can not delete default branch")
     ctx.store.execute("DELETE FROM branches WHERE repo_id = ? AND name = ?", row["id"], branch)
     return empty()
+
+
+ROUTES = (
+    route("GET", "/repos/{owner}/{repo}/branches", list_branches),
+    route("GET", "/repos/{owner}/{repo}/branches/{branch:path}", get_branch),
+    route("POST", "/repos/{owner}/{repo}/branches", create_branch, body=CREATE_BRANCH,
+          struct="CreateBranchRepoOption"),
+    route("DELETE", "/repos/{owner}/{repo}/branches/{branch:path}", delete_branch),
+)

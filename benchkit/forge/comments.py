@@ -12,7 +12,6 @@ def comment_times(ctx: Ctx, rows: list) -> list:
     return [c for c in rows if (since is None or c["updated"] >= since) and (before is None or c["updated"] <= before)]
 
 
-@route("GET", "/repos/{owner}/{repo}/issues/{index:int}/comments")
 def list_comments(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row = ctx.repo(owner, repo)
     issue = ctx.issue(row, index)
@@ -20,7 +19,6 @@ def list_comments(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     return respond([ctx.render.comment(c, issue, row) for c in rows], 200, {"X-Total-Count": str(len(rows))})
 
 
-@route("GET", "/repos/{owner}/{repo}/issues/comments")
 def list_repo_comments(ctx: Ctx, owner: str, repo: str) -> Response:
     row = ctx.repo(owner, repo)
     rows = comment_times(ctx, ctx.store.all(
@@ -32,7 +30,6 @@ def list_repo_comments(ctx: Ctx, owner: str, repo: str) -> Response:
 COMMENT = [F("body", required=True)]
 
 
-@route("POST", "/repos/{owner}/{repo}/issues/{index:int}/comments", body=COMMENT, struct="CreateIssueCommentOption")
 def create_comment(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row = ctx.repo(owner, repo)
     issue = ctx.issue(row, index)
@@ -62,7 +59,6 @@ def may_change(ctx: Ctx, row: dict, comment: dict) -> None:
         raise ApiError(403, body=False)
 
 
-@route("GET", "/repos/{owner}/{repo}/issues/comments/{comment_id:int}")
 def get_comment(ctx: Ctx, owner: str, repo: str, comment_id: int) -> Response:
     row = ctx.repo(owner, repo)
     comment, issue = find_comment(ctx, row, comment_id)
@@ -87,12 +83,19 @@ def _delete_comment(ctx: Ctx, owner: str, repo: str, comment_id: int) -> Respons
     return empty()
 
 
-route("PATCH", "/repos/{owner}/{repo}/issues/comments/{comment_id:int}", body=COMMENT,
-      struct="EditIssueCommentOption")(_edit_comment)
-route("DELETE", "/repos/{owner}/{repo}/issues/comments/{comment_id:int}")(_delete_comment)
-# The deprecated per-issue spellings, which some clients still use.
-route("PATCH", "/repos/{owner}/{repo}/issues/{index:int}/comments/{comment_id:int}", body=COMMENT,
-      struct="EditIssueCommentOption")(lambda ctx, owner, repo, index, comment_id:
-                                       _edit_comment(ctx, owner, repo, comment_id))
-route("DELETE", "/repos/{owner}/{repo}/issues/{index:int}/comments/{comment_id:int}")(
-    lambda ctx, owner, repo, index, comment_id: _delete_comment(ctx, owner, repo, comment_id))
+ROUTES = (
+    route("GET", "/repos/{owner}/{repo}/issues/{index:int}/comments", list_comments),
+    route("GET", "/repos/{owner}/{repo}/issues/comments", list_repo_comments),
+    route("POST", "/repos/{owner}/{repo}/issues/{index:int}/comments", create_comment, body=COMMENT,
+          struct="CreateIssueCommentOption"),
+    route("GET", "/repos/{owner}/{repo}/issues/comments/{comment_id:int}", get_comment),
+    route("PATCH", "/repos/{owner}/{repo}/issues/comments/{comment_id:int}", _edit_comment, body=COMMENT,
+          struct="EditIssueCommentOption"),
+    route("DELETE", "/repos/{owner}/{repo}/issues/comments/{comment_id:int}", _delete_comment),
+    # The deprecated per-issue spellings, which some clients still use.
+    route("PATCH", "/repos/{owner}/{repo}/issues/{index:int}/comments/{comment_id:int}",
+          lambda ctx, owner, repo, index, comment_id: _edit_comment(ctx, owner, repo, comment_id),
+          body=COMMENT, struct="EditIssueCommentOption"),
+    route("DELETE", "/repos/{owner}/{repo}/issues/{index:int}/comments/{comment_id:int}",
+          lambda ctx, owner, repo, index, comment_id: _delete_comment(ctx, owner, repo, comment_id)),
+)

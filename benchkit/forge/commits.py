@@ -15,7 +15,6 @@ def resolve_sha(ctx: Ctx, repo: dict, ref: str) -> str:
     return sha
 
 
-@route("GET", "/repos/{owner}/{repo}/commits")
 def list_commits(ctx: Ctx, owner: str, repo: str) -> Response:
     row = ctx.repo(owner, repo)
     if not ctx.store.branches(row["id"]):
@@ -27,7 +26,6 @@ def list_commits(ctx: Ctx, owner: str, repo: str) -> Response:
     return listing(ctx, commits, lambda c: ctx.render.commit(row, c, files=files))
 
 
-@route("GET", "/repos/{owner}/{repo}/git/commits/{sha}")
 def get_commit(ctx: Ctx, owner: str, repo: str, sha: str) -> Response:
     row = ctx.repo(owner, repo)
     found = resolve_sha(ctx, row, sha)
@@ -44,14 +42,12 @@ def statuses_of(ctx: Ctx, row: dict, sha: str) -> list:
     return list(latest.values())
 
 
-@route("GET", "/repos/{owner}/{repo}/commits/{ref:path}/status")
 def combined_status(ctx: Ctx, owner: str, repo: str, ref: str) -> Response:
     row = ctx.repo(owner, repo)
     sha = resolve_sha(ctx, row, ref)
     return respond(ctx.render.combined_status(row, sha, statuses_of(ctx, row, sha)))
 
 
-@route("GET", "/repos/{owner}/{repo}/commits/{ref:path}/statuses")
 def list_statuses(ctx: Ctx, owner: str, repo: str, ref: str) -> Response:
     row = ctx.repo(owner, repo)
     sha = resolve_sha(ctx, row, ref)
@@ -63,7 +59,6 @@ def list_statuses(ctx: Ctx, owner: str, repo: str, ref: str) -> Response:
 STATUS = [F("state", required=True), F("target_url"), F("description"), F("context")]
 
 
-@route("POST", "/repos/{owner}/{repo}/statuses/{sha}", body=STATUS, struct="CreateStatusOption")
 def create_status(ctx: Ctx, owner: str, repo: str, sha: str) -> Response:
     row = ctx.repo(owner, repo, write=True)
     sha = resolve_sha(ctx, row, sha)
@@ -75,3 +70,13 @@ def create_status(ctx: Ctx, owner: str, repo: str, sha: str) -> Response:
                            target_url=ctx.body.get("target_url") or "", creator_id=ctx.caller["id"], created=now())
     return respond(ctx.render.commit_status(ctx.store.row("commit_statuses", sid), row),
                    201)
+
+
+ROUTES = (
+    route("GET", "/repos/{owner}/{repo}/commits", list_commits),
+    route("GET", "/repos/{owner}/{repo}/git/commits/{sha}", get_commit),
+    route("GET", "/repos/{owner}/{repo}/commits/{ref:path}/status", combined_status),
+    route("GET", "/repos/{owner}/{repo}/commits/{ref:path}/statuses", list_statuses),
+    route("POST", "/repos/{owner}/{repo}/statuses/{sha}", create_status, body=STATUS,
+          struct="CreateStatusOption"),
+)

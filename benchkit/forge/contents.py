@@ -20,12 +20,10 @@ def tree_at(ctx: Ctx, repo: dict, ref: str | None) -> tuple[dict, str]:
     return commit, ref
 
 
-@route("GET", "/repos/{owner}/{repo}/contents")
 def list_root(ctx: Ctx, owner: str, repo: str) -> Response:
     return get_contents(ctx, owner, repo, "")
 
 
-@route("GET", "/repos/{owner}/{repo}/contents/{path:path}")
 def get_contents(ctx: Ctx, owner: str, repo: str, path: str) -> Response:
     row = ctx.repo(owner, repo)
     commit, ref = tree_at(ctx, row, ctx.query("ref"))
@@ -40,7 +38,6 @@ def get_contents(ctx: Ctx, owner: str, repo: str, path: str) -> Response:
     return respond([ctx.render.contents(row, commit, ref, prefix + c, with_content=False) for c in children])
 
 
-@route("GET", "/repos/{owner}/{repo}/raw/{path:path}")
 def get_raw(ctx: Ctx, owner: str, repo: str, path: str) -> Response:
     row = ctx.repo(owner, repo)
     commit, _ = tree_at(ctx, row, ctx.query("ref"))
@@ -92,12 +89,20 @@ def _write_file(ctx: Ctx, owner: str, repo: str, path: str, *, create: bool) -> 
     return respond(data, 201 if create else 200)
 
 
-@route("POST", "/repos/{owner}/{repo}/contents/{path:path}", body=FILE_FIELDS, struct="CreateFileOptions")
 def create_file(ctx: Ctx, owner: str, repo: str, path: str) -> Response:
     return _write_file(ctx, owner, repo, path, create=True)
 
 
-@route("PUT", "/repos/{owner}/{repo}/contents/{path:path}", body=[*FILE_FIELDS, F("sha", required=True, go="SHA")],
-       struct="UpdateFileOptions")
 def update_file(ctx: Ctx, owner: str, repo: str, path: str) -> Response:
     return _write_file(ctx, owner, repo, path, create=False)
+
+
+ROUTES = (
+    route("GET", "/repos/{owner}/{repo}/contents", list_root),
+    route("GET", "/repos/{owner}/{repo}/contents/{path:path}", get_contents),
+    route("GET", "/repos/{owner}/{repo}/raw/{path:path}", get_raw),
+    route("POST", "/repos/{owner}/{repo}/contents/{path:path}", create_file, body=FILE_FIELDS,
+          struct="CreateFileOptions"),
+    route("PUT", "/repos/{owner}/{repo}/contents/{path:path}", update_file,
+          body=[*FILE_FIELDS, F("sha", required=True, go="SHA")], struct="UpdateFileOptions"),
+)

@@ -40,24 +40,20 @@ def labelled(ctx: Ctx, owner: str, repo: str, index: int, *, replace: bool) -> R
 ISSUE_LABELS = [F("labels", "any-list")]
 
 
-@route("GET", "/repos/{owner}/{repo}/issues/{index:int}/labels")
 def get_issue_labels(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row = ctx.repo(owner, repo)
     issue = ctx.issue(row, index)
     return respond([ctx.render.label(label, row) for label in ctx.store.issue_labels(issue["id"])])
 
 
-@route("POST", "/repos/{owner}/{repo}/issues/{index:int}/labels", body=ISSUE_LABELS, struct="IssueLabelsOption")
 def add_issue_labels(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     return labelled(ctx, owner, repo, index, replace=False)
 
 
-@route("PUT", "/repos/{owner}/{repo}/issues/{index:int}/labels", body=ISSUE_LABELS, struct="IssueLabelsOption")
 def replace_issue_labels(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     return labelled(ctx, owner, repo, index, replace=True)
 
 
-@route("DELETE", "/repos/{owner}/{repo}/issues/{index:int}/labels/{label_id:int}")
 def remove_issue_label(ctx: Ctx, owner: str, repo: str, index: int, label_id: int) -> Response:
     row = ctx.repo(owner, repo)
     issue = ctx.issue(row, index)
@@ -69,7 +65,6 @@ def remove_issue_label(ctx: Ctx, owner: str, repo: str, index: int, label_id: in
     return empty()
 
 
-@route("DELETE", "/repos/{owner}/{repo}/issues/{index:int}/labels")
 def clear_issue_labels(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row = ctx.repo(owner, repo)
     issue = ctx.issue(row, index)
@@ -77,3 +72,14 @@ def clear_issue_labels(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
         raise ApiError(403, body=False)
     ctx.store.clear_labels(issue["id"], ctx.caller["id"])
     return empty()
+
+
+ROUTES = (
+    route("GET", "/repos/{owner}/{repo}/issues/{index:int}/labels", get_issue_labels),
+    route("POST", "/repos/{owner}/{repo}/issues/{index:int}/labels", add_issue_labels, body=ISSUE_LABELS,
+          struct="IssueLabelsOption"),
+    route("PUT", "/repos/{owner}/{repo}/issues/{index:int}/labels", replace_issue_labels, body=ISSUE_LABELS,
+          struct="IssueLabelsOption"),
+    route("DELETE", "/repos/{owner}/{repo}/issues/{index:int}/labels/{label_id:int}", remove_issue_label),
+    route("DELETE", "/repos/{owner}/{repo}/issues/{index:int}/labels", clear_issue_labels),
+)

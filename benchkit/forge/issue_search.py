@@ -71,14 +71,12 @@ def render_issue(ctx: Ctx, repos: dict) -> Callable[[dict], dict]:
     return lambda row: ctx.render.issue(row, repos[row["repo_id"]])
 
 
-@route("GET", "/repos/{owner}/{repo}/issues")
 def list_issues(ctx: Ctx, owner: str, repo: str) -> Response:
     row = ctx.repo(owner, repo)
     rows = filter_issues(ctx, [row["id"]], state=ctx.query("state", "open"), kind=ctx.query("type"))
     return listing(ctx, rows, render_issue(ctx, {row["id"]: row}))
 
 
-@route("GET", "/repos/issues/search")
 def search_issues(ctx: Ctx) -> Response:
     repos = {r["id"]: r for r in ctx.store.all("SELECT * FROM repos ORDER BY id")
              if not r["private"] or ctx.can_write(r)}
@@ -100,3 +98,9 @@ def search_issues(ctx: Ctx) -> Response:
     if flag("review_requested"):
         rows = []
     return listing(ctx, rows, render_issue(ctx, repos), default=20)
+
+
+ROUTES = (
+    route("GET", "/repos/{owner}/{repo}/issues", list_issues),
+    route("GET", "/repos/issues/search", search_issues),
+)

@@ -63,13 +63,11 @@ def new_issue(ctx: Ctx, repo: dict, *, is_pull: bool) -> dict:
     return store.row("issues", issue_id)
 
 
-@route("POST", "/repos/{owner}/{repo}/issues", body=CREATE_ISSUE, struct="CreateIssueOption")
 def create_issue(ctx: Ctx, owner: str, repo: str) -> Response:
     row = ctx.repo(owner, repo)
     return respond(ctx.render.issue(new_issue(ctx, row, is_pull=False), row), 201)
 
 
-@route("GET", "/repos/{owner}/{repo}/issues/{index:int}")
 def get_issue(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row = ctx.repo(owner, repo)
     return respond(ctx.render.issue(ctx.issue(row, index), row))
@@ -125,8 +123,16 @@ def apply_edit(ctx: Ctx, repo: dict, issue: dict) -> dict:
     return store.row("issues", issue["id"])
 
 
-@route("PATCH", "/repos/{owner}/{repo}/issues/{index:int}", body=EDIT_ISSUE, struct="EditIssueOption")
 def edit_issue(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row = ctx.repo(owner, repo)
     issue = apply_edit(ctx, row, ctx.issue(row, index))
     return respond(ctx.render.issue(issue, row), 201)
+
+
+ROUTES = (
+    route("POST", "/repos/{owner}/{repo}/issues", create_issue, body=CREATE_ISSUE,
+          struct="CreateIssueOption"),
+    route("GET", "/repos/{owner}/{repo}/issues/{index:int}", get_issue),
+    route("PATCH", "/repos/{owner}/{repo}/issues/{index:int}", edit_issue, body=EDIT_ISSUE,
+          struct="EditIssueOption"),
+)

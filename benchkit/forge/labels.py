@@ -22,7 +22,6 @@ def find_label(ctx: Ctx, repo: dict, key: str, *, by_name: bool = False) -> dict
     return ctx.find("labels", repo, key, "name" if by_name else None)
 
 
-@route("GET", "/repos/{owner}/{repo}/labels")
 def list_labels(ctx: Ctx, owner: str, repo: str) -> Response:
     row = ctx.repo(owner, repo)
     labels = ctx.store.all("SELECT * FROM labels WHERE repo_id = ? ORDER BY name, id", row["id"])
@@ -33,7 +32,6 @@ LABEL = [F("name", required=True), F("color", required=True), F("description"), 
          F("is_archived", bool)]
 
 
-@route("POST", "/repos/{owner}/{repo}/labels", body=LABEL, struct="CreateLabelOption")
 def create_label(ctx: Ctx, owner: str, repo: str) -> Response:
     row = ctx.repo(owner, repo, write=True)
     body = ctx.body
@@ -44,14 +42,11 @@ def create_label(ctx: Ctx, owner: str, repo: str) -> Response:
     return respond(ctx.render.label(label, row), 201)
 
 
-@route("GET", "/repos/{owner}/{repo}/labels/{key}")
 def get_label(ctx: Ctx, owner: str, repo: str, key: str) -> Response:
     row = ctx.repo(owner, repo)
     return respond(ctx.render.label(find_label(ctx, row, key, by_name=True), row))
 
 
-@route("PATCH", "/repos/{owner}/{repo}/labels/{key}", body=[F(f.name, f.kind) for f in LABEL],
-       struct="EditLabelOption")
 def edit_label(ctx: Ctx, owner: str, repo: str, key: str) -> Response:
     row = ctx.repo(owner, repo, write=True)
     label = find_label(ctx, row, key)
@@ -66,7 +61,6 @@ def edit_label(ctx: Ctx, owner: str, repo: str, key: str) -> Response:
     return respond(ctx.render.label(ctx.store.row("labels", label["id"]), row))
 
 
-@route("DELETE", "/repos/{owner}/{repo}/labels/{key}")
 def delete_label(ctx: Ctx, owner: str, repo: str, key: str) -> Response:
     row = ctx.repo(owner, repo, write=True)
     label = find_label(ctx, row, key)
@@ -80,3 +74,13 @@ def labels_by_ids(ctx: Ctx, repo: dict, ids: list[int]) -> list[dict]:
         return []
     return ctx.store.all(f"SELECT * FROM labels WHERE repo_id = ? AND id IN ({','.join('?' * len(ids))})",
                          repo["id"], *ids)
+
+
+ROUTES = (
+    route("GET", "/repos/{owner}/{repo}/labels", list_labels),
+    route("POST", "/repos/{owner}/{repo}/labels", create_label, body=LABEL, struct="CreateLabelOption"),
+    route("GET", "/repos/{owner}/{repo}/labels/{key}", get_label),
+    route("PATCH", "/repos/{owner}/{repo}/labels/{key}", edit_label,
+          body=[F(f.name, f.kind) for f in LABEL], struct="EditLabelOption"),
+    route("DELETE", "/repos/{owner}/{repo}/labels/{key}", delete_label),
+)

@@ -11,7 +11,6 @@ def find_milestone(ctx: Ctx, repo: dict, key: str) -> dict:
     return ctx.find("milestones", repo, key, "title")
 
 
-@route("GET", "/repos/{owner}/{repo}/milestones")
 def list_milestones(ctx: Ctx, owner: str, repo: str) -> Response:
     row = ctx.repo(owner, repo)
     state = ctx.query("state", "open")
@@ -25,7 +24,6 @@ def list_milestones(ctx: Ctx, owner: str, repo: str) -> Response:
 MILESTONE = [F("title", required=True), F("description"), F("due_on", go="Deadline"), F("state")]
 
 
-@route("POST", "/repos/{owner}/{repo}/milestones", body=MILESTONE, struct="CreateMilestoneOption")
 def create_milestone(ctx: Ctx, owner: str, repo: str) -> Response:
     row = ctx.repo(owner, repo, write=True)
     body, stamp = ctx.body, now()
@@ -37,13 +35,10 @@ def create_milestone(ctx: Ctx, owner: str, repo: str) -> Response:
     return respond(ctx.render.milestone(ctx.store.row("milestones", mid)), 201)
 
 
-@route("GET", "/repos/{owner}/{repo}/milestones/{key}")
 def get_milestone(ctx: Ctx, owner: str, repo: str, key: str) -> Response:
     return respond(ctx.render.milestone(find_milestone(ctx, ctx.repo(owner, repo), key)))
 
 
-@route("PATCH", "/repos/{owner}/{repo}/milestones/{key}", body=[F(f.name, go=f.go) for f in MILESTONE],
-       struct="EditMilestoneOption")
 def edit_milestone(ctx: Ctx, owner: str, repo: str, key: str) -> Response:
     row = ctx.repo(owner, repo, write=True)
     milestone = find_milestone(ctx, row, key)
@@ -57,9 +52,19 @@ def edit_milestone(ctx: Ctx, owner: str, repo: str, key: str) -> Response:
     return respond(ctx.render.milestone(ctx.store.row("milestones", milestone["id"])))
 
 
-@route("DELETE", "/repos/{owner}/{repo}/milestones/{key}")
 def delete_milestone(ctx: Ctx, owner: str, repo: str, key: str) -> Response:
     milestone = find_milestone(ctx, ctx.repo(owner, repo, write=True), key)
     ctx.store.execute("UPDATE issues SET milestone_id = 0 WHERE milestone_id = ?", milestone["id"])
     ctx.store.execute("DELETE FROM milestones WHERE id = ?", milestone["id"])
     return empty()
+
+
+ROUTES = (
+    route("GET", "/repos/{owner}/{repo}/milestones", list_milestones),
+    route("POST", "/repos/{owner}/{repo}/milestones", create_milestone, body=MILESTONE,
+          struct="CreateMilestoneOption"),
+    route("GET", "/repos/{owner}/{repo}/milestones/{key}", get_milestone),
+    route("PATCH", "/repos/{owner}/{repo}/milestones/{key}", edit_milestone,
+          body=[F(f.name, go=f.go) for f in MILESTONE], struct="EditMilestoneOption"),
+    route("DELETE", "/repos/{owner}/{repo}/milestones/{key}", delete_milestone),
+)

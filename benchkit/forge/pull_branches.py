@@ -9,7 +9,6 @@ from .store import present
 from .web import ApiError, empty, not_found, respond, route
 
 
-@route("GET", "/repos/{owner}/{repo}/pulls/{base}/{head:path}")
 def pull_by_branches(ctx: Ctx, owner: str, repo: str, base: str, head: str) -> Response:
     """`head` is a branch, `owner:branch` or `owner/repo:branch` (Gitea's GetPullRequestByBaseHead)."""
     row = ctx.repo(owner, repo)
@@ -30,7 +29,6 @@ def pull_by_branches(ctx: Ctx, owner: str, repo: str, base: str, head: str) -> R
     return respond(ctx.render.pull(issue, row))
 
 
-@route("POST", "/repos/{owner}/{repo}/pulls/{index:int}/update")
 def update_pull(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row, issue, pr = find_pull(ctx, owner, repo, index)
     if pr["merged"] or issue["state"] == "closed":
@@ -53,3 +51,9 @@ def update_pull(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     ctx.store.update("pulls", {"issue_id": issue["id"]}, head_sha=commit["sha"], merge_base=base["sha"])
     ctx.store.touch(issue["id"])
     return empty(200)
+
+
+ROUTES = (
+    route("GET", "/repos/{owner}/{repo}/pulls/{base}/{head:path}", pull_by_branches),
+    route("POST", "/repos/{owner}/{repo}/pulls/{index:int}/update", update_pull),
+)

@@ -29,7 +29,6 @@ def head_sha(ctx: Ctx, repo: dict, pr: dict) -> str:
     return branch["sha"] if branch else pr["head_sha"]
 
 
-@route("GET", "/repos/{owner}/{repo}/pulls")
 def list_pulls(ctx: Ctx, owner: str, repo: str) -> Response:
     row = ctx.repo(owner, repo)
     state = ctx.query("state", "open")
@@ -68,7 +67,6 @@ CREATE_PULL = [F("head", required=True), F("base", required=True),
                F("reviewers", "strs"), F("team_reviewers", "strs"), F("allow_maintainer_edit", bool)]
 
 
-@route("POST", "/repos/{owner}/{repo}/pulls", body=CREATE_PULL, struct="CreatePullRequestOption")
 def create_pull(ctx: Ctx, owner: str, repo: str) -> Response:
     row = ctx.repo(owner, repo)
     store, body = ctx.store, ctx.body
@@ -101,7 +99,6 @@ def merge_base(ctx: Ctx, repo: dict, base_sha: str, head_sha_: str) -> str:
     return base_sha
 
 
-@route("GET", "/repos/{owner}/{repo}/pulls/{index:int}")
 def get_pull(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row, issue, _ = find_pull(ctx, owner, repo, index)
     return respond(ctx.render.pull(issue, row))
@@ -110,7 +107,6 @@ def get_pull(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
 EDIT_PULL = [*EDIT_ISSUE, F("base"), F("labels", "ints"), F("allow_maintainer_edit", bool)]
 
 
-@route("PATCH", "/repos/{owner}/{repo}/pulls/{index:int}", body=EDIT_PULL, struct="EditPullRequestOption")
 def edit_pull(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row, issue, pr = find_pull(ctx, owner, repo, index)
     body = ctx.body
@@ -131,7 +127,6 @@ def edit_pull(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
 
 
 # -- merging ------------------------------------------------------------------------
-@route("GET", "/repos/{owner}/{repo}/pulls/{index:int}/merge")
 def is_merged(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     _, _, pr = find_pull(ctx, owner, repo, index)
     if not pr["merged"]:
@@ -151,7 +146,6 @@ def merge_field(body: dict, go: str, snake: str) -> str:
     return body.get(go) or body.get(snake) or ""
 
 
-@route("POST", "/repos/{owner}/{repo}/pulls/{index:int}/merge", body=MERGE, struct="MergePullRequestForm")
 def merge_pull(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row, issue, pr = find_pull(ctx, owner, repo, index)
     body, store = ctx.body, ctx.store
@@ -216,7 +210,6 @@ def pull_changes(ctx: Ctx, row: dict, pr: dict) -> list[dict]:
     return changed_files(ctx.store, row["id"], pr["merge_base"], head_sha(ctx, row, pr))
 
 
-@route("GET", "/repos/{owner}/{repo}/pulls/{index:int}/files")
 def pull_files(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row, issue, pr = find_pull(ctx, owner, repo, index)
     full = ctx.render.full_name(row)
@@ -238,20 +231,17 @@ def pull_commit_list(ctx: Ctx, row: dict, pr: dict) -> list[dict]:
     return [c for c in ctx.store.history(row["id"], head_sha(ctx, row, pr)) if c["sha"] not in behind]
 
 
-@route("GET", "/repos/{owner}/{repo}/pulls/{index:int}/commits")
 def pull_commits(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row, _, pr = find_pull(ctx, owner, repo, index)
     files = ctx.query("files", "true").lower() != "false"
     return listing(ctx, pull_commit_list(ctx, row, pr), lambda c: ctx.render.commit(row, c, files=files))
 
 
-@route("GET", "/repos/{owner}/{repo}/pulls/{index:int}.diff")
 def pull_diff(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row, _, pr = find_pull(ctx, owner, repo, index)
     return text(unified_diff(pull_changes(ctx, row, pr)))
 
 
-@route("GET", "/repos/{owner}/{repo}/pulls/{index:int}.patch")
 def pull_patch(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row, _, pr = find_pull(ctx, owner, repo, index)
     parts = []
@@ -263,3 +253,20 @@ def pull_patch(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
                      f"Date: {ts(commit['created'])}\nSubject: [PATCH] {commit['message']}\n\n---\n"
                      f"{unified_diff(changes)}")
     return text("".join(parts))
+
+
+ROUTES = (
+    route("GET", "/repos/{owner}/{repo}/pulls", list_pulls),
+    route("POST", "/repos/{owner}/{repo}/pulls", create_pull, body=CREATE_PULL,
+          struct="CreatePullRequestOption"),
+    route("GET", "/repos/{owner}/{repo}/pulls/{index:int}", get_pull),
+    route("PATCH", "/repos/{owner}/{repo}/pulls/{index:int}", edit_pull, body=EDIT_PULL,
+          struct="EditPullRequestOption"),
+    route("GET", "/repos/{owner}/{repo}/pulls/{index:int}/merge", is_merged),
+    route("POST", "/repos/{owner}/{repo}/pulls/{index:int}/merge", merge_pull, body=MERGE,
+          struct="MergePullRequestForm"),
+    route("GET", "/repos/{owner}/{repo}/pulls/{index:int}/files", pull_files),
+    route("GET", "/repos/{owner}/{repo}/pulls/{index:int}/commits", pull_commits),
+    route("GET", "/repos/{owner}/{repo}/pulls/{index:int}.diff", pull_diff),
+    route("GET", "/repos/{owner}/{repo}/pulls/{index:int}.patch", pull_patch),
+)

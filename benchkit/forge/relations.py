@@ -7,7 +7,7 @@ from starlette.responses import Response
 
 from .context import Ctx
 from .issue_search import render_issue
-from .web import ApiError, F, empty, listing, not_found, respond, route
+from .web import ApiError, F, Handler, empty, listing, not_found, respond, route
 
 META = [F("owner"), F("repo", go="Name"), F("index", int)]  # Gitea's IssueMeta
 
@@ -82,7 +82,6 @@ def repos_of(ctx: Ctx, rows: list[dict]) -> dict:
 
 
 # -- dependencies: the issues this one is blocked by -------------------------------------
-@route("GET", "/repos/{owner}/{repo}/issues/{index:int}/dependencies")
 def list_dependencies(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     rows = related(ctx, owner, repo, index, "SELECT issues.* FROM issue_dependencies JOIN issues ON issues.id = "
                                             "blocker_id WHERE issue_id = ? ORDER BY issues.id")
@@ -103,15 +102,13 @@ def relate(ctx: Ctx, owner: str, repo: str, index: int, *, blocks: bool,
     return respond(ctx.render.issue(ctx.store.row("issues", path["id"]), row), 201)
 
 
-for _method, _change in (("POST", link), ("DELETE", unlink)):
-    for _blocks in (False, True):
-        route(_method, "/repos/{owner}/{repo}/issues/{index:int}/" + ("blocks" if _blocks else "dependencies"),
-              body=META, struct="IssueMeta")(
-            lambda ctx, owner, repo, index, b=_blocks, c=_change: relate(ctx, owner, repo, index, blocks=b, change=c))
+def relating(*, blocks: bool, change: Callable[[Ctx, dict, dict], None]) -> Handler:
+    """The handler of one dependency route: adding or removing, on .../blocks or
+    .../dependencies."""
+    return lambda ctx, owner, repo, index: relate(ctx, owner, repo, index, blocks=blocks, change=change)
 
 
 # -- blocks: the issues this one blocks ----------------------------------------------------
-@route("GET", "/repos/{owner}/{repo}/issues/{index:int}/blocks")
 def list_blocks(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     rows = related(ctx, owner, repo, index, "SELECT issues.* FROM issue_dependencies JOIN issues ON issues.id = "
                                             "issue_dependencies.issue_id WHERE blocker_id = ? "
@@ -136,7 +133,6 @@ def repo_admin(ctx: Ctx, owner: str, repo: str) -> dict:
     return row
 
 
-@route("POST", "/repos/{owner}/{repo}/issues/{index:int}/pin")
 def pin_issue(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row = repo_admin(ctx, owner, repo)
     issue = ctx.issue(row, index)
@@ -151,7 +147,6 @@ def pin_issue(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     return empty()
 
 
-@route("DELETE", "/repos/{owner}/{repo}/issues/{index:int}/pin")
 def unpin_issue(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row = repo_admin(ctx, owner, repo)
     issue = ctx.issue(row, index)
@@ -162,7 +157,6 @@ def unpin_issue(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
 
 
 # -- deleting an issue ------------------------------------------------------------------------
-@route("DELETE", "/repos/{owner}/{repo}/issues/{index:int}")
 def delete_issue(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row = repo_admin(ctx, owner, repo)
     issue = ctx.store.issue(row["id"], index)
@@ -171,3 +165,18 @@ def delete_issue(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     ctx.store.delete_issue(issue["id"])
     ctx.forge.indexer.index(issue["id"], None)
     return empty()
+
+
+ISSUE = "/repos/{owner}/{repo}/issues/{index:int}"
+ROUTES = (
+    route("GET", ISSUE + "/dependencies", list_dependencies),
+    route("POST", ISSUE + "/dependencies", relating(blocks=False, change=link), body=META, struct="IssueMeta"),
+    route("POST", ISSUE + "/blocks", relating(blocks=True, change=link), body=META, struct="IssueMeta"),
+    route("DELETE", ISSUE + "/dependencies", relating(blocks=False, change=unlink), body=META,
+          struct="IssueMeta"),
+    route("DELETE", ISSUE + "/blocks", relating(blocks=True, change=unlink), body=META, struct="IssueMeta"),
+    route("GET", ISSUE + "/blocks", list_blocks),
+    route("POST", ISSUE + "/pin", pin_issue),
+    route("DELETE", ISSUE + "/pin", unpin_issue),
+    route("DELETE", ISSUE, delete_issue),
+)

@@ -7,7 +7,6 @@ from .store import now
 from .web import ApiError, F, empty, listing, not_found, respond, route
 
 
-@route("GET", "/repos/{owner}/{repo}/releases")
 def list_releases(ctx: Ctx, owner: str, repo: str) -> Response:
     row = ctx.repo(owner, repo)
     rows = ctx.store.all("SELECT * FROM releases WHERE repo_id = ? ORDER BY id DESC", row["id"])
@@ -19,7 +18,6 @@ RELEASE = [F("tag_name", required=True, go="TagName"), F("target_commitish", go=
            F("tag_message")]
 
 
-@route("POST", "/repos/{owner}/{repo}/releases", body=RELEASE, struct="CreateReleaseOption")
 def create_release(ctx: Ctx, owner: str, repo: str) -> Response:
     row = ctx.repo(owner, repo, write=True)
     body = ctx.body
@@ -35,7 +33,6 @@ def create_release(ctx: Ctx, owner: str, repo: str) -> Response:
     return respond(ctx.render.release(ctx.store.row("releases", rid), row), 201)
 
 
-@route("GET", "/repos/{owner}/{repo}/releases/{release_id:int}")
 def get_release(ctx: Ctx, owner: str, repo: str, release_id: int) -> Response:
     row = ctx.repo(owner, repo)
     release = ctx.store.one("SELECT * FROM releases WHERE repo_id = ? AND id = ?", row["id"], release_id)
@@ -44,10 +41,18 @@ def get_release(ctx: Ctx, owner: str, repo: str, release_id: int) -> Response:
     return respond(ctx.render.release(release, row))
 
 
-@route("DELETE", "/repos/{owner}/{repo}/releases/{release_id:int}")
 def delete_release(ctx: Ctx, owner: str, repo: str, release_id: int) -> Response:
     row = ctx.repo(owner, repo, write=True)
     if not ctx.store.one("SELECT 1 FROM releases WHERE repo_id = ? AND id = ?", row["id"], release_id):
         raise not_found()
     ctx.store.execute("DELETE FROM releases WHERE id = ?", release_id)
     return empty()
+
+
+ROUTES = (
+    route("GET", "/repos/{owner}/{repo}/releases", list_releases),
+    route("POST", "/repos/{owner}/{repo}/releases", create_release, body=RELEASE,
+          struct="CreateReleaseOption"),
+    route("GET", "/repos/{owner}/{repo}/releases/{release_id:int}", get_release),
+    route("DELETE", "/repos/{owner}/{repo}/releases/{release_id:int}", delete_release),
+)

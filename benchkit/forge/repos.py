@@ -19,12 +19,10 @@ def visible_repos(ctx: Ctx, owner_id: int | None = None) -> list:
             and (not r["private"] or ctx.can_write(r))]
 
 
-@route("GET", "/user/repos", auth=True)
 def my_repos(ctx: Ctx) -> Response:
     return listing(ctx, visible_repos(ctx, ctx.caller["id"]), ctx.render.repo)
 
 
-@route("GET", "/users/{username}/repos")
 def user_repos(ctx: Ctx, username: str) -> Response:
     user = ctx.store.user_by_login(username)
     if user is None:
@@ -32,7 +30,6 @@ def user_repos(ctx: Ctx, username: str) -> Response:
     return listing(ctx, visible_repos(ctx, user["id"]), ctx.render.repo)
 
 
-@route("GET", "/repos/search")
 def search_repos(ctx: Ctx) -> Response:
     keyword = ctx.query("q").lower()
     uid = ctx.query_int("uid")
@@ -46,7 +43,6 @@ CREATE_REPO = [F("name", str, required=True), F("description"), F("private", boo
                F("template", bool), F("trust_model"), F("object_format_name")]
 
 
-@route("POST", "/user/repos", body=CREATE_REPO, struct="CreateRepoOption")
 def create_repo(ctx: Ctx) -> Response:
     body = ctx.body
     name = body["name"]
@@ -69,7 +65,6 @@ def create_repo(ctx: Ctx) -> Response:
     return respond(ctx.render.repo(repo), 201)
 
 
-@route("GET", "/repos/{owner}/{repo}")
 def get_repo(ctx: Ctx, owner: str, repo: str) -> Response:
     return respond(ctx.render.repo(ctx.repo(owner, repo)))
 
@@ -78,7 +73,6 @@ EDIT_REPO = [F("name"), F("description"), F("website"), F("private", bool), F("t
              F("archived", bool), F("default_branch")]
 
 
-@route("PATCH", "/repos/{owner}/{repo}", body=EDIT_REPO, struct="EditRepoOption")
 def edit_repo(ctx: Ctx, owner: str, repo: str) -> Response:
     row = ctx.repo(owner, repo, write=True)
     changes: dict[str, Any] = {k: (int(v) if isinstance(v, bool) else v) for k, v in ctx.body.items() if v is not None}
@@ -92,7 +86,6 @@ def edit_repo(ctx: Ctx, owner: str, repo: str) -> Response:
     return respond(ctx.render.repo(ctx.store.row("repos", row["id"])))
 
 
-@route("DELETE", "/repos/{owner}/{repo}")
 def delete_repo(ctx: Ctx, owner: str, repo: str) -> Response:
     row = ctx.repo(owner, repo)
     if not ctx.can_write(row):
@@ -102,3 +95,14 @@ def delete_repo(ctx: Ctx, owner: str, repo: str) -> Response:
     for issue_id in issue_ids:
         ctx.reindex(issue_id)
     return empty()
+
+
+ROUTES = (
+    route("GET", "/user/repos", my_repos, auth=True),
+    route("GET", "/users/{username}/repos", user_repos),
+    route("GET", "/repos/search", search_repos),
+    route("POST", "/user/repos", create_repo, body=CREATE_REPO, struct="CreateRepoOption"),
+    route("GET", "/repos/{owner}/{repo}", get_repo),
+    route("PATCH", "/repos/{owner}/{repo}", edit_repo, body=EDIT_REPO, struct="EditRepoOption"),
+    route("DELETE", "/repos/{owner}/{repo}", delete_repo),
+)

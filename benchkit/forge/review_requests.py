@@ -31,8 +31,6 @@ def check_reviewer(ctx: Ctx, row: dict, issue: dict, reviewer: dict) -> None:
         raise ApiError(422, f"poster of pr can't be reviewer {where}")
 
 
-@route("POST", "/repos/{owner}/{repo}/pulls/{index:int}/requested_reviewers", body=REQUEST,
-       struct="PullReviewRequestOptions")
 def request_reviews(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row, issue, pr = find_pull(ctx, owner, repo, index)
     created = []
@@ -52,8 +50,6 @@ def request_reviews(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     return respond([ctx.render.review(review, issue, row) for review in created], 201)
 
 
-@route("DELETE", "/repos/{owner}/{repo}/pulls/{index:int}/requested_reviewers", body=REQUEST,
-       struct="PullReviewRequestOptions")
 def withdraw_reviews(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row, issue, _ = find_pull(ctx, owner, repo, index)
     for reviewer in reviewers_named(ctx, ctx.body.get("reviewers") or []):
@@ -65,3 +61,11 @@ def withdraw_reviews(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
                               issue["id"], reviewer["id"])
             ctx.store.event(issue["id"], ctx.caller["id"], "review_request", assignee_id=reviewer["id"], removed=True)
     return empty()
+
+
+ROUTES = (
+    route("POST", "/repos/{owner}/{repo}/pulls/{index:int}/requested_reviewers", request_reviews,
+          body=REQUEST, struct="PullReviewRequestOptions"),
+    route("DELETE", "/repos/{owner}/{repo}/pulls/{index:int}/requested_reviewers", withdraw_reviews,
+          body=REQUEST, struct="PullReviewRequestOptions"),
+)

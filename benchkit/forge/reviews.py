@@ -22,7 +22,6 @@ def find_review(ctx: Ctx, issue: dict, review_id: int) -> dict:
     return review
 
 
-@route("GET", "/repos/{owner}/{repo}/pulls/{index:int}/reviews")
 def list_reviews(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row, issue, _ = find_pull(ctx, owner, repo, index)
     me = ctx.user["id"] if ctx.user else None
@@ -96,7 +95,6 @@ def submitted(ctx: Ctx, row: dict, issue: dict, review_id: int, state: str, body
 REVIEW = [F("event"), F("body"), F("commit_id", go="CommitID"), F("comments", "any-list")]
 
 
-@route("POST", "/repos/{owner}/{repo}/pulls/{index:int}/reviews", body=REVIEW, struct="CreatePullReviewOptions")
 def create_review(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row, issue, pr = find_pull(ctx, owner, repo, index)
     body = ctx.body
@@ -121,14 +119,11 @@ def create_review(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     return respond(ctx.render.review(review, issue, row))
 
 
-@route("GET", "/repos/{owner}/{repo}/pulls/{index:int}/reviews/{review_id:int}")
 def get_review(ctx: Ctx, owner: str, repo: str, index: int, review_id: int) -> Response:
     row, issue, _ = find_pull(ctx, owner, repo, index)
     return respond(ctx.render.review(find_review(ctx, issue, review_id), issue, row))
 
 
-@route("POST", "/repos/{owner}/{repo}/pulls/{index:int}/reviews/{review_id:int}", body=[F("event"), F("body")],
-       struct="SubmitPullReviewOptions")
 def submit_review(ctx: Ctx, owner: str, repo: str, index: int, review_id: int) -> Response:
     row, issue, _ = find_pull(ctx, owner, repo, index)
     review = find_review(ctx, issue, review_id)
@@ -145,7 +140,6 @@ def submit_review(ctx: Ctx, owner: str, repo: str, index: int, review_id: int) -
     return respond(ctx.render.review(ctx.store.row("reviews", review_id), issue, row))
 
 
-@route("DELETE", "/repos/{owner}/{repo}/pulls/{index:int}/reviews/{review_id:int}")
 def delete_review(ctx: Ctx, owner: str, repo: str, index: int, review_id: int) -> Response:
     _, issue, _ = find_pull(ctx, owner, repo, index)
     review = find_review(ctx, issue, review_id)
@@ -158,7 +152,6 @@ def delete_review(ctx: Ctx, owner: str, repo: str, index: int, review_id: int) -
     return empty()
 
 
-@route("GET", "/repos/{owner}/{repo}/pulls/{index:int}/reviews/{review_id:int}/comments")
 def review_comments(ctx: Ctx, owner: str, repo: str, index: int, review_id: int) -> Response:
     row, issue, _ = find_pull(ctx, owner, repo, index)
     find_review(ctx, issue, review_id)
@@ -175,12 +168,25 @@ def _dismissal(ctx: Ctx, owner: str, repo: str, index: int, review_id: int, dism
     return respond(ctx.render.review(ctx.store.row("reviews", review_id), issue, row))
 
 
-@route("POST", "/repos/{owner}/{repo}/pulls/{index:int}/reviews/{review_id:int}/dismissals",
-       body=[F("message"), F("priors", bool)], struct="DismissPullReviewOptions")
 def dismiss_review(ctx: Ctx, owner: str, repo: str, index: int, review_id: int) -> Response:
     return _dismissal(ctx, owner, repo, index, review_id, True)
 
 
-@route("POST", "/repos/{owner}/{repo}/pulls/{index:int}/reviews/{review_id:int}/undismissals")
 def undismiss_review(ctx: Ctx, owner: str, repo: str, index: int, review_id: int) -> Response:
     return _dismissal(ctx, owner, repo, index, review_id, False)
+
+
+ROUTES = (
+    route("GET", "/repos/{owner}/{repo}/pulls/{index:int}/reviews", list_reviews),
+    route("POST", "/repos/{owner}/{repo}/pulls/{index:int}/reviews", create_review, body=REVIEW,
+          struct="CreatePullReviewOptions"),
+    route("GET", "/repos/{owner}/{repo}/pulls/{index:int}/reviews/{review_id:int}", get_review),
+    route("POST", "/repos/{owner}/{repo}/pulls/{index:int}/reviews/{review_id:int}", submit_review,
+          body=[F("event"), F("body")], struct="SubmitPullReviewOptions"),
+    route("DELETE", "/repos/{owner}/{repo}/pulls/{index:int}/reviews/{review_id:int}", delete_review),
+    route("GET", "/repos/{owner}/{repo}/pulls/{index:int}/reviews/{review_id:int}/comments", review_comments),
+    route("POST", "/repos/{owner}/{repo}/pulls/{index:int}/reviews/{review_id:int}/dismissals",
+          dismiss_review, body=[F("message"), F("priors", bool)], struct="DismissPullReviewOptions"),
+    route("POST", "/repos/{owner}/{repo}/pulls/{index:int}/reviews/{review_id:int}/undismissals",
+          undismiss_review),
+)

@@ -9,13 +9,14 @@ it with `python -m benchkit.forge.swagger` after adding a response type.
 import functools
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from starlette.responses import Response
 
 from .context import Ctx
-from .web import GITEA_VERSION, ROUTES, F, RouteSpec, route
+from .web import GITEA_VERSION, F, RouteSpec, route
 
 DEFINITIONS = Path(__file__).with_name("swagger-definitions.json")
 
@@ -83,9 +84,10 @@ def _operation(spec: RouteSpec) -> dict:
 
 
 @functools.lru_cache(maxsize=4)
-def document(root: str) -> bytes:
+def document(root: str, table: Sequence[RouteSpec]) -> bytes:
+    """The Swagger description of the API routes in `table`, served from `root`."""
     paths: dict = {}
-    for spec in ROUTES:
+    for spec in table:
         if not spec.absolute:
             paths.setdefault(PARAM.sub(r"{\1}", spec.path), {})[spec.method.lower()] = _operation(spec)
     scheme, _, rest = root.partition("://")
@@ -102,13 +104,17 @@ def document(root: str) -> bytes:
     return json.dumps(doc, separators=(",", ":")).encode()
 
 
-@route("GET", "/swagger.v1.json", absolute=True)
-def swagger_json(ctx: Ctx) -> Response:
-    return Response(document(ctx.root), 200, media_type="application/json")
+def routes(table: tuple[RouteSpec, ...]) -> tuple[RouteSpec, ...]:
+    """The description's own two routes, describing the routes of `table`."""
+    def swagger_json(ctx: Ctx) -> Response:
+        return Response(document(ctx.root, table), 200, media_type="application/json")
+
+    return (route("GET", "/swagger.v1.json", swagger_json, absolute=True),
+            route("GET", "/api/swagger", swagger_ui, absolute=True))
 
 
-@route("GET", "/api/swagger", absolute=True)
 def swagger_ui(ctx: Ctx) -> Response:
+    """A page pointing at the description, where Gitea serves its Swagger UI."""
     page = (f"<!DOCTYPE html><html><head><title>Gitea API</title></head><body>"
             f"<p>The API is described at <a href=\"{ctx.root}swagger.v1.json\">{ctx.root}swagger.v1.json</a>.</p>"
             f"</body></html>")

@@ -281,12 +281,14 @@ def listing(ctx: Paged, rows: list, render: Callable[[Any], object], *, link: bo
     return respond(wrap(rendered) if wrap else rendered, 200, headers)
 
 
-# -- the route table ----------------------------------------------------------------
+# -- routes as data -----------------------------------------------------------------
 Handler = Callable[..., Response]  # handler(ctx, **path_params)
 
 
 @dataclass(frozen=True)
 class RouteSpec:
+    """One route of the forge: what it matches, the handler that answers, and what the
+    handler needs bound and checked before it runs."""
     method: str
     path: str          # Starlette syntax, under /api/v1 unless absolute
     handler: Handler
@@ -298,18 +300,14 @@ class RouteSpec:
 
     @property
     def url_path(self) -> str:
+        """The path Starlette matches: under /api/v1 unless the route is absolute."""
         return self.path if self.absolute else "/api/v1" + self.path
 
 
-ROUTES: list[RouteSpec] = []
-
-
-def route(method: str, path: str, *, body: list[F] | None = None, struct: str = "", auth: bool = False,
-          absolute: bool = False, admin: bool = False) -> Callable[[Handler], Handler]:
-    """Register a handler(ctx, **path_params) -> Response for one route (under /api/v1 unless absolute)."""
-    def register(handler: Handler) -> Handler:
-        needs_token = auth or admin or method != "GET"
-        ROUTES.append(RouteSpec(method, path, handler, tuple(body) if body is not None else None,
-                                struct, needs_token, absolute, admin))
-        return handler
-    return register
+def route(method: str, path: str, handler: Handler, *, body: list[F] | None = None, struct: str = "",
+          auth: bool = False, absolute: bool = False, admin: bool = False) -> RouteSpec:
+    """One route, for a resource module's ROUTES: handler(ctx, **path_params) answers it.
+    Every method but GET needs a token, as every write on Gitea does."""
+    needs_token = auth or admin or method != "GET"
+    return RouteSpec(method, path, handler, tuple(body) if body is not None else None, struct,
+                     needs_token, absolute, admin)
