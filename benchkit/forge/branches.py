@@ -3,7 +3,7 @@
 from starlette.responses import Response
 
 from .context import Ctx
-from .store import present
+from .database import present
 from .web import ApiError, F, empty, listing, not_found, respond, route
 
 
@@ -44,7 +44,7 @@ def delete_branch(ctx: Ctx, owner: str, repo: str, branch: str) -> Response:
         raise not_found()
     if branch == row["default_branch"]:
         raise ApiError(403, "can not delete default branch")
-    ctx.store.execute("DELETE FROM branches WHERE repo_id = ? AND name = ?", row["id"], branch)
+    ctx.store.delete_branch(row["id"], branch)
     return empty()
 
 

@@ -3,7 +3,7 @@
 from starlette.responses import Response
 
 from .context import Ctx
-from .store import now
+from .database import now
 from .web import ApiError, F, empty, listing, not_found, parse_time, respond, route
 
 
@@ -21,9 +21,7 @@ def list_comments(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
 
 def list_repo_comments(ctx: Ctx, owner: str, repo: str) -> Response:
     row = ctx.repo(owner, repo)
-    rows = comment_times(ctx, ctx.store.all(
-        "SELECT comments.* FROM comments JOIN issues ON issues.id = comments.issue_id "
-        "WHERE issues.repo_id = ? AND comments.type = 'comment' ORDER BY comments.id", row["id"]))
+    rows = comment_times(ctx, ctx.store.repo_comments(row["id"]))
     return listing(ctx, rows, lambda c: ctx.render.comment(c, ctx.store.row("issues", c["issue_id"]), row))
 
 
@@ -78,7 +76,7 @@ def _delete_comment(ctx: Ctx, owner: str, repo: str, comment_id: int) -> Respons
     row = ctx.repo(owner, repo)
     comment, issue = find_comment(ctx, row, comment_id)
     may_change(ctx, row, comment)
-    ctx.store.execute("DELETE FROM comments WHERE id = ?", comment_id)
+    ctx.store.delete_comment(comment_id)
     ctx.reindex(issue["id"])
     return empty()
 

@@ -3,7 +3,7 @@
 from starlette.responses import Response
 
 from .context import Ctx
-from .store import now, present
+from .database import now, present
 from .web import ApiError, F, invalid, listing, not_found, respond, route
 
 
@@ -34,8 +34,7 @@ def get_commit(ctx: Ctx, owner: str, repo: str, sha: str) -> Response:
 
 def statuses_of(ctx: Ctx, row: dict, sha: str) -> list:
     # Only the newest status per context counts, as in Gitea.
-    rows = ctx.store.all("SELECT * FROM commit_statuses WHERE repo_id = ? AND sha = ? ORDER BY id DESC",
-                         row["id"], sha)
+    rows = ctx.store.statuses(row["id"], sha)
     latest: dict[str, dict] = {}
     for status in rows:
         latest.setdefault(status["context"], status)
@@ -51,8 +50,7 @@ def combined_status(ctx: Ctx, owner: str, repo: str, ref: str) -> Response:
 def list_statuses(ctx: Ctx, owner: str, repo: str, ref: str) -> Response:
     row = ctx.repo(owner, repo)
     sha = resolve_sha(ctx, row, ref)
-    rows = ctx.store.all("SELECT * FROM commit_statuses WHERE repo_id = ? AND sha = ? ORDER BY id DESC",
-                         row["id"], sha)
+    rows = ctx.store.statuses(row["id"], sha)
     return listing(ctx, rows, lambda r: ctx.render.commit_status(r, row))
 
 

@@ -7,7 +7,7 @@ from starlette.responses import Response
 
 from .context import Ctx
 from .render_git import UNSIGNED
-from .store import blob_sha
+from .repo_store import blob_sha
 from .web import ApiError, F, invalid, not_found, respond, route, text
 
 

@@ -34,8 +34,8 @@ class ForgeState:
 
     def _reindex_all(self) -> None:
         # A forge reopened on a database file starts with its issues already indexed.
-        for issue in self.store.all("SELECT id FROM issues"):
-            self.reindex(issue["id"], settled=True)
+        for issue_id in self.store.issue_ids():
+            self.reindex(issue_id, settled=True)
 
     def reindex(self, issue_id: int, *, settled: bool = False) -> None:
         """Queue the issue's title, body and comments for keyword search."""
@@ -94,10 +94,9 @@ class Ctx:
         name is; 404 when there is none."""
         row = None
         if key.isdigit() and int(key) <= INT64_MAX:
-            row = self.store.one(f"SELECT * FROM {table} WHERE repo_id = ? AND id = ?", repo["id"], int(key))
+            row = self.store.in_repo(table, repo["id"], "id", int(key))
         if row is None and name_column:
-            row = self.store.one(f"SELECT * FROM {table} WHERE repo_id = ? AND {name_column} = ?",
-                                 repo["id"], key)
+            row = self.store.in_repo(table, repo["id"], name_column, key)
         if row is None:
             raise not_found()
         return row

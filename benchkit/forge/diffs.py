@@ -4,7 +4,8 @@ with the texts) and their unified diff, as a pull request's files, diff and patc
 
 import difflib
 
-from .store import Store, blob_sha
+from .repo_store import blob_sha
+from .store import Store
 
 
 def diff_trees(old: dict, new: dict) -> list[dict]:

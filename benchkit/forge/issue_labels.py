@@ -3,7 +3,6 @@
 from starlette.responses import Response
 
 from .context import Ctx
-from .labels import labels_by_ids
 from .web import ApiError, F, empty, invalid, respond, route
 
 
@@ -17,9 +16,8 @@ def labels_from_body(ctx: Ctx, repo: dict) -> list[dict]:
     if ids and names:
         raise ApiError(400, "labels should be an array of strings or integers")
     if names:
-        return ctx.store.all(f"SELECT * FROM labels WHERE repo_id = ? AND name IN ({','.join('?' * len(names))})",
-                             repo["id"], *names)
-    return labels_by_ids(ctx, repo, ids)
+        return ctx.store.labels_named(repo["id"], names)
+    return ctx.store.labels_by_ids(repo["id"], ids)
 
 
 def labelled(ctx: Ctx, owner: str, repo: str, index: int, *, replace: bool) -> Response:
@@ -59,7 +57,7 @@ def remove_issue_label(ctx: Ctx, owner: str, repo: str, index: int, label_id: in
     issue = ctx.issue(row, index)
     if not ctx.can_write(row):
         raise ApiError(403, body=False)
-    if not ctx.store.one("SELECT 1 FROM labels WHERE repo_id = ? AND id = ?", row["id"], label_id):
+    if not ctx.store.in_repo("labels", row["id"], "id", label_id):
         raise invalid(f"label does not exist [label_id: {label_id}]")
     ctx.store.remove_label(issue["id"], label_id, ctx.caller["id"])
     return empty()

@@ -3,8 +3,7 @@
 from starlette.responses import Response
 
 from .context import Ctx
-from .labels import labels_by_ids
-from .store import now
+from .database import now
 from .web import ApiError, F, invalid, not_found, parse_time, respond, route
 
 
@@ -32,7 +31,7 @@ def resolve_assignees(ctx: Ctx, repo: dict, body: dict) -> list[int] | None:
 def milestone_id(ctx: Ctx, repo: dict, value: int | None) -> int:
     if not value:
         return 0
-    if not ctx.store.one("SELECT 1 FROM milestones WHERE repo_id = ? AND id = ?", repo["id"], value):
+    if not ctx.store.in_repo("milestones", repo["id"], "id", value):
         raise not_found()
     return value
 
@@ -53,7 +52,7 @@ def new_issue(ctx: Ctx, repo: dict, *, is_pull: bool) -> dict:
                             due_date=parse_time(body.get("due_date")),
                             milestone_id=milestone_id(ctx, repo, body.get("milestone")) if writer else 0)
     if writer:  # non-writers have labels, milestone and assignees silently dropped
-        store.add_labels(issue_id, labels_by_ids(ctx, repo, body.get("labels") or []), ctx.caller["id"])
+        store.add_labels(issue_id, store.labels_by_ids(repo["id"], body.get("labels") or []), ctx.caller["id"])
         assignees = resolve_assignees(ctx, repo, body)
         if assignees:
             store.set_assignees(issue_id, assignees, ctx.caller["id"])

@@ -24,7 +24,7 @@ def find_label(ctx: Ctx, repo: dict, key: str, *, by_name: bool = False) -> dict
 
 def list_labels(ctx: Ctx, owner: str, repo: str) -> Response:
     row = ctx.repo(owner, repo)
-    labels = ctx.store.all("SELECT * FROM labels WHERE repo_id = ? ORDER BY name, id", row["id"])
+    labels = ctx.store.labels(row["id"])
     return listing(ctx, labels, lambda label: ctx.render.label(label, row), link=False)
 
 
@@ -64,16 +64,8 @@ def edit_label(ctx: Ctx, owner: str, repo: str, key: str) -> Response:
 def delete_label(ctx: Ctx, owner: str, repo: str, key: str) -> Response:
     row = ctx.repo(owner, repo, write=True)
     label = find_label(ctx, row, key)
-    ctx.store.execute("DELETE FROM issue_labels WHERE label_id = ?", label["id"])
-    ctx.store.execute("DELETE FROM labels WHERE id = ?", label["id"])
+    ctx.store.delete_label(label["id"])
     return empty()
-
-
-def labels_by_ids(ctx: Ctx, repo: dict, ids: list[int]) -> list[dict]:
-    if not ids:
-        return []
-    return ctx.store.all(f"SELECT * FROM labels WHERE repo_id = ? AND id IN ({','.join('?' * len(ids))})",
-                         repo["id"], *ids)
 
 
 ROUTES = (

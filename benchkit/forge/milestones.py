@@ -3,7 +3,7 @@
 from starlette.responses import Response
 
 from .context import Ctx
-from .store import now
+from .database import now
 from .web import F, empty, listing, parse_time, respond, route
 
 
@@ -14,7 +14,7 @@ def find_milestone(ctx: Ctx, repo: dict, key: str) -> dict:
 def list_milestones(ctx: Ctx, owner: str, repo: str) -> Response:
     row = ctx.repo(owner, repo)
     state = ctx.query("state", "open")
-    rows = ctx.store.all("SELECT * FROM milestones WHERE repo_id = ? ORDER BY id", row["id"])
+    rows = ctx.store.milestones(row["id"])
     rows = [m for m in rows if state == "all" or m["state"] == state]
     if ctx.query("name"):
         rows = [m for m in rows if ctx.query("name").lower() in m["title"].lower()]
@@ -54,8 +54,7 @@ def edit_milestone(ctx: Ctx, owner: str, repo: str, key: str) -> Response:
 
 def delete_milestone(ctx: Ctx, owner: str, repo: str, key: str) -> Response:
     milestone = find_milestone(ctx, ctx.repo(owner, repo, write=True), key)
-    ctx.store.execute("UPDATE issues SET milestone_id = 0 WHERE milestone_id = ?", milestone["id"])
-    ctx.store.execute("DELETE FROM milestones WHERE id = ?", milestone["id"])
+    ctx.store.delete_milestone(milestone["id"])
     return empty()
 
 

@@ -4,8 +4,8 @@
 from starlette.responses import Response
 
 from .context import Ctx
+from .database import present
 from .pulls import find_pull, head_sha, merge_base
-from .store import present
 from .web import ApiError, empty, not_found, respond, route
 
 
@@ -22,8 +22,7 @@ def pull_by_branches(ctx: Ctx, owner: str, repo: str, base: str, head: str) -> R
         head_repo = found
     if head_repo["id"] != row["id"]:
         raise not_found("not found")  # the forge has no forks
-    issue = ctx.store.one("SELECT issues.* FROM issues JOIN pulls ON pulls.issue_id = issues.id WHERE repo_id = ? "
-                          "AND base = ? AND head = ? ORDER BY issues.id DESC", row["id"], base, head)
+    issue = ctx.store.pull_by_branches(row["id"], base, head)
     if issue is None:
         raise not_found("not found")
     return respond(ctx.render.pull(issue, row))

@@ -5,12 +5,11 @@ from collections.abc import Callable
 from starlette.responses import Response
 
 from .context import Ctx
+from .database import now, present
 from .diffs import changed_files, unified_diff
 from .issues import CREATE_ISSUE, EDIT_ISSUE, apply_edit, new_issue
-from .labels import labels_by_ids
 from .render import is_draft
 from .render_base import ts
-from .store import now, present
 from .web import ApiError, F, empty, invalid, listing, not_found, respond, route, text
 
 MERGE_STYLES = ("merge", "rebase", "rebase-merge", "squash", "fast-forward-only", "manually-merged")
@@ -32,12 +31,10 @@ def head_sha(ctx: Ctx, repo: dict, pr: dict) -> str:
 def list_pulls(ctx: Ctx, owner: str, repo: str) -> Response:
     row = ctx.repo(owner, repo)
     state = ctx.query("state", "open")
-    rows = ctx.store.all("SELECT issues.*, pulls.base FROM issues JOIN pulls ON pulls.issue_id = issues.id "
-                         "WHERE repo_id = ? AND is_pull = 1", row["id"])
+    rows = ctx.store.pulls(row["id"])
     rows = [r for r in rows if state not in ("open", "closed") or r["state"] == state]
     for label_id in {int(v) for v in ctx.query_list("labels") if v.isdigit()}:
-        labelled = {i["issue_id"] for i in ctx.store.all("SELECT issue_id FROM issue_labels WHERE label_id = ?",
-                                                         label_id)}
+        labelled = ctx.store.labelled(label_id)
         rows = [r for r in rows if r["id"] in labelled]
     if ctx.query("poster"):
         poster = ctx.store.user_by_login(ctx.query("poster"))
@@ -77,8 +74,7 @@ def create_pull(ctx: Ctx, owner: str, repo: str) -> Response:
     head, base = store.branch(row["id"], head_name), store.branch(row["id"], base_name)
     if head is None or base is None:
         raise not_found()
-    existing = store.one("SELECT pulls.* FROM pulls JOIN issues ON issues.id = pulls.issue_id WHERE repo_id = ? "
-                         "AND state = 'open' AND head = ? AND base = ?", row["id"], head_name, base_name)
+    existing = store.open_pull(row["id"], head_name, base_name)
     if existing:
         raise ApiError(409, f"pull request already exists for these targets [id: {existing['issue_id']}, "
                             f"issue_id: {existing['issue_id']}, head_repo_id: {row['id']}, "
@@ -116,7 +112,7 @@ def edit_pull(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
         ctx.store.update("pulls", {"issue_id": issue["id"]}, base=body["base"])
     issue = apply_edit(ctx, row, issue)
     if body.get("labels") is not None and ctx.can_write(row):
-        labels = labels_by_ids(ctx, row, body["labels"])
+        labels = ctx.store.labels_by_ids(row["id"], body["labels"])
         for label in ctx.store.issue_labels(issue["id"]):
             if label["id"] not in {new["id"] for new in labels}:
                 ctx.store.remove_label(issue["id"], label["id"], ctx.caller["id"])
@@ -172,7 +168,7 @@ def merge_pull(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     store.touch(issue["id"], state="closed", closed_at=stamp)
     store.event(issue["id"], ctx.caller["id"], "merge_pull", commit_sha=merged_sha)
     if body.get("delete_branch_after_merge") and pr["head"] != row["default_branch"]:
-        store.execute("DELETE FROM branches WHERE repo_id = ? AND name = ?", row["id"], pr["head"])
+        store.delete_branch(row["id"], pr["head"])
     ctx.reindex(issue["id"])
     return empty(200)
 

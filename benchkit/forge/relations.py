@@ -45,36 +45,31 @@ def may_link(ctx: Ctx, target_repo: dict) -> None:
         raise not_found()
 
 
-def depends(ctx: Ctx, issue: dict, blocker: dict) -> bool:
-    return bool(ctx.store.one("SELECT 1 FROM issue_dependencies WHERE issue_id = ? AND blocker_id = ?",
-                              issue["id"], blocker["id"]))
-
-
 def link(ctx: Ctx, target: dict, dependency: dict) -> None:
     """Gitea answers 500 to a link that exists or would close a loop of two (an issue
     may depend on itself)."""
     store = ctx.store
     where = f"[issue id: {target['id']}, dependency id: {dependency['id']}]"
-    if depends(ctx, target, dependency):
+    if store.depends(target["id"], dependency["id"]):
         raise ApiError(500, f"issue dependency does already exist {where}")
-    if depends(ctx, dependency, target):
+    if store.depends(dependency["id"], target["id"]):
         raise ApiError(500, f"circular dependencies exists (two issues blocking each other) {where}")
-    store.execute("INSERT INTO issue_dependencies (issue_id, blocker_id) VALUES (?, ?)", target["id"], dependency["id"])
+    store.add_dependency(target["id"], dependency["id"])
     store.event(target["id"], ctx.caller["id"], "add_dependency", dependent_issue_id=dependency["id"])
 
 
 def unlink(ctx: Ctx, target: dict, dependency: dict) -> None:
     store = ctx.store
-    if not depends(ctx, target, dependency):
+    if not store.depends(target["id"], dependency["id"]):
         raise ApiError(500, f"issue dependency does not exist [issue id: {target['id']}, "
                             f"dependency id: {dependency['id']}]")
-    store.execute("DELETE FROM issue_dependencies WHERE issue_id = ? AND blocker_id = ?", target["id"], dependency["id"])
+    store.remove_dependency(target["id"], dependency["id"])
     store.event(target["id"], ctx.caller["id"], "remove_dependency", dependent_issue_id=dependency["id"])
 
 
-def related(ctx: Ctx, owner: str, repo: str, index: int, sql: str) -> list[dict]:
-    """The issues `sql` relates to the path's issue (its id is the one parameter)."""
-    return ctx.store.all(sql, path_issue(ctx, ctx.repo(owner, repo), index)["id"])
+def path_issue_id(ctx: Ctx, owner: str, repo: str, index: int) -> int:
+    """The id of the path's issue, which the dependency listings start from."""
+    return path_issue(ctx, ctx.repo(owner, repo), index)["id"]
 
 
 def repos_of(ctx: Ctx, rows: list[dict]) -> dict:
@@ -83,8 +78,7 @@ def repos_of(ctx: Ctx, rows: list[dict]) -> dict:
 
 # -- dependencies: the issues this one is blocked by -------------------------------------
 def list_dependencies(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
-    rows = related(ctx, owner, repo, index, "SELECT issues.* FROM issue_dependencies JOIN issues ON issues.id = "
-                                            "blocker_id WHERE issue_id = ? ORDER BY issues.id")
+    rows = ctx.store.blockers(path_issue_id(ctx, owner, repo, index))
     return listing(ctx, rows, render_issue(ctx, repos_of(ctx, rows)))
 
 
@@ -110,9 +104,7 @@ def relating(*, blocks: bool, change: Callable[[Ctx, dict, dict], None]) -> Hand
 
 # -- blocks: the issues this one blocks ----------------------------------------------------
 def list_blocks(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
-    rows = related(ctx, owner, repo, index, "SELECT issues.* FROM issue_dependencies JOIN issues ON issues.id = "
-                                            "issue_dependencies.issue_id WHERE blocker_id = ? "
-                                            "ORDER BY issues.created DESC, issues.id DESC")
+    rows = ctx.store.blocked(path_issue_id(ctx, owner, repo, index))
     # Gitea pages this list by hand and sends no paging headers; a limit of 1 means the default.
     page = max(ctx.query_int("page"), 1)
     limit = ctx.query_int("limit")
@@ -136,7 +128,7 @@ def repo_admin(ctx: Ctx, owner: str, repo: str) -> dict:
 def pin_issue(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row = repo_admin(ctx, owner, repo)
     issue = ctx.issue(row, index)
-    pins = ctx.store.all("SELECT * FROM issue_pins WHERE repo_id = ? AND is_pull = ?", row["id"], issue["is_pull"])
+    pins = ctx.store.pins(row["id"], issue["is_pull"])
     if len(pins) >= MAX_PINNED:
         raise ApiError(500, "the max number of pinned issues has been readched")  # sic
     if any(p["issue_id"] == issue["id"] for p in pins):
@@ -150,8 +142,7 @@ def pin_issue(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
 def unpin_issue(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row = repo_admin(ctx, owner, repo)
     issue = ctx.issue(row, index)
-    if ctx.store.one("SELECT 1 FROM issue_pins WHERE issue_id = ?", issue["id"]):
-        ctx.store.execute("DELETE FROM issue_pins WHERE issue_id = ?", issue["id"])
+    if ctx.store.unpin(issue["id"]):
         ctx.store.event(issue["id"], ctx.caller["id"], "unpin")
     return empty()
 

@@ -3,13 +3,13 @@
 from starlette.responses import Response
 
 from .context import Ctx
-from .store import now
+from .database import now
 from .web import ApiError, F, empty, listing, not_found, respond, route
 
 
 def list_releases(ctx: Ctx, owner: str, repo: str) -> Response:
     row = ctx.repo(owner, repo)
-    rows = ctx.store.all("SELECT * FROM releases WHERE repo_id = ? ORDER BY id DESC", row["id"])
+    rows = ctx.store.releases(row["id"])
     return listing(ctx, rows, lambda r: ctx.render.release(r, row))
 
 
@@ -21,7 +21,7 @@ RELEASE = [F("tag_name", required=True, go="TagName"), F("target_commitish", go=
 def create_release(ctx: Ctx, owner: str, repo: str) -> Response:
     row = ctx.repo(owner, repo, write=True)
     body = ctx.body
-    if ctx.store.one("SELECT 1 FROM releases WHERE repo_id = ? AND tag_name = ?", row["id"], body["tag_name"]):
+    if ctx.store.in_repo("releases", row["id"], "tag_name", body["tag_name"]):
         raise ApiError(409, f"release tag already exist [tag_name: {body['tag_name']}]")
     target = body.get("target_commitish") or row["default_branch"]
     if not ctx.store.branch(row["id"], target) and not ctx.store.get_commit(row["id"], target):
@@ -35,7 +35,7 @@ def create_release(ctx: Ctx, owner: str, repo: str) -> Response:
 
 def get_release(ctx: Ctx, owner: str, repo: str, release_id: int) -> Response:
     row = ctx.repo(owner, repo)
-    release = ctx.store.one("SELECT * FROM releases WHERE repo_id = ? AND id = ?", row["id"], release_id)
+    release = ctx.store.in_repo("releases", row["id"], "id", release_id)
     if release is None:
         raise not_found()
     return respond(ctx.render.release(release, row))
@@ -43,9 +43,9 @@ def get_release(ctx: Ctx, owner: str, repo: str, release_id: int) -> Response:
 
 def delete_release(ctx: Ctx, owner: str, repo: str, release_id: int) -> Response:
     row = ctx.repo(owner, repo, write=True)
-    if not ctx.store.one("SELECT 1 FROM releases WHERE repo_id = ? AND id = ?", row["id"], release_id):
+    if not ctx.store.in_repo("releases", row["id"], "id", release_id):
         raise not_found()
-    ctx.store.execute("DELETE FROM releases WHERE id = ?", release_id)
+    ctx.store.delete_release(release_id)
     return empty()
 
 

@@ -28,9 +28,7 @@ class Render(GitShapes):
     def milestone(self, row: dict | None) -> dict | None:
         if not row:
             return None
-        counts = self.store.must(
-            "SELECT SUM(state = 'open') AS open, SUM(state = 'closed') AS closed FROM issues WHERE milestone_id = ?",
-            row["id"])
+        counts = self.store.milestone_counts(row["id"])
         return {"id": row["id"], "title": row["title"], "description": row["description"],
                 "state": row["state"], "open_issues": counts["open"] or 0, "closed_issues": counts["closed"] or 0,
                 "created_at": ts(row["created"]), "updated_at": ts(row["updated"]),
@@ -39,7 +37,7 @@ class Render(GitShapes):
     # -- issues and comments --------------------------------------------------------
     def comment_count(self, issue: dict) -> int:
         # Gitea 1.26 counts plain comments only; reviews count as the PR's review_comments.
-        return self.store.value("SELECT COUNT(*) FROM comments WHERE issue_id = ? AND type = 'comment'", issue["id"])
+        return self.store.comment_count(issue["id"])
 
     def issue(self, row: dict, repo: dict) -> dict:
         store = self.store
@@ -67,7 +65,7 @@ class Render(GitShapes):
         }
 
     def pin_order(self, issue: dict) -> int:
-        return self.store.value("SELECT pin_order FROM issue_pins WHERE issue_id = ?", issue["id"]) or 0
+        return self.store.pin_order(issue["id"])
 
     def comment(self, row: dict, issue: dict, repo: dict) -> dict:
         full = self.full_name(repo)
@@ -127,15 +125,12 @@ class Render(GitShapes):
             "assignee": assignees[0] if assignees else None, "assignees": assignees,
             # Gitea lists everyone whose latest counted review stands (GetReviewsByIssueID):
             # requested, approving, rejecting or commenting, not dismissed.
-            "requested_reviewers": [self.user_id(r["reviewer_id"], public=True) for r in store.all(
-                "SELECT reviewer_id, MAX(id) AS latest FROM reviews WHERE issue_id = ? AND dismissed = 0 AND state IN "
-                "('REQUEST_REVIEW', 'APPROVED', 'REQUEST_CHANGES', 'COMMENT') GROUP BY reviewer_id ORDER BY latest",
-                row["id"])],
+            "requested_reviewers": [self.user_id(reviewer, public=True)
+                                    for reviewer in store.standing_reviewers(row["id"])],
             "requested_reviewers_teams": [],
             "state": row["state"], "draft": is_draft(row["title"]), "is_locked": bool(row["is_locked"]),
             "comments": self.comment_count(row),
-            "review_comments": store.value("SELECT COUNT(*) FROM comments WHERE issue_id = ? AND type = 'review'",
-                                           row["id"]),
+            "review_comments": store.review_events(row["id"]),
             "html_url": html, "diff_url": f"{html}.diff", "patch_url": f"{html}.patch",
             "mergeable": not is_draft(row["title"]), "merged": bool(pr["merged"]),
             "merged_at": ts(pr["merged_at"]), "merge_commit_sha": pr["merge_commit_sha"],
@@ -164,8 +159,7 @@ class Render(GitShapes):
                 "state": row["state"], "body": row["body"], "commit_id": row["commit_id"],
                 "stale": row["commit_id"] != head, "official": bool(row["official"]),
                 "dismissed": bool(row["dismissed"]),
-                "comments_count": self.store.value("SELECT COUNT(*) FROM review_comments WHERE review_id = ?",
-                                                   row["id"]),
+                "comments_count": self.store.review_comment_count(row["id"]),
                 "submitted_at": ts(row["created"]), "updated_at": ts(row["updated"]),
                 "html_url": f"{html}#issuecomment-{row['id']}", "pull_request_url": html}
 

@@ -72,10 +72,8 @@ class RenderBase:
         owner = store.row("users", row["owner_id"])
         full = f"{owner['login']}/{row['name']}"
         html = f"{self.root}{full}"
-        counts = store.must(
-            "SELECT SUM(is_pull = 0 AND state = 'open') AS issues, SUM(is_pull = 1 AND state = 'open') AS pulls "
-            "FROM issues WHERE repo_id = ?", row["id"])
-        branch_count = store.value("SELECT COUNT(*) FROM branches WHERE repo_id = ?", row["id"])
+        counts = store.open_counts(row["id"])
+        branch_count = store.branch_count(row["id"])
         writer = self.can_write(row)
         host = self.root.split("://", 1)[-1].split("/", 1)[0].split(":")[0]
         return {
@@ -87,7 +85,7 @@ class RenderBase:
             "ssh_url": f"git@{host}:{full}.git", "clone_url": f"{html}.git", "original_url": "",
             "website": row["website"], "stars_count": 0, "forks_count": 0, "watchers_count": 1,
             "open_issues_count": counts["issues"] or 0, "open_pr_counter": counts["pulls"] or 0,
-            "release_counter": store.value("SELECT COUNT(*) FROM releases WHERE repo_id = ?", row["id"]),
+            "release_counter": store.release_count(row["id"]),
             "default_branch": row["default_branch"], "archived": bool(row["archived"]),
             "created_at": ts(row["created"]), "updated_at": ts(row["updated"]), "archived_at": EPOCH,
             "permissions": {"admin": writer, "push": writer, "pull": True},

@@ -5,9 +5,10 @@ releases, as Gitea returns them.
 import base64
 import hashlib
 
+from .database import present
 from .diffs import commit_changes
 from .render_base import ZERO_TIME, RenderBase, ts
-from .store import blob_sha, present
+from .repo_store import blob_sha
 
 UNSIGNED = {"verified": False, "reason": "gpg.error.not_signed_commit", "signature": "",
             "signer": None, "payload": ""}

@@ -6,7 +6,7 @@ from typing import Any
 from starlette.responses import Response
 
 from .context import Ctx
-from .store import now
+from .database import now
 from .web import ApiError, F, empty, invalid, listing, not_found, respond, route
 
 REPO_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
@@ -14,7 +14,7 @@ RESERVED = {".", "..", "-", "assets", "api", "avatars", "user", "org", "explore"
 
 
 def visible_repos(ctx: Ctx, owner_id: int | None = None) -> list:
-    rows = ctx.store.all("SELECT * FROM repos ORDER BY id")
+    rows = ctx.store.repos()
     return [r for r in rows if (owner_id is None or r["owner_id"] == owner_id)
             and (not r["private"] or ctx.can_write(r))]
 
@@ -90,7 +90,7 @@ def delete_repo(ctx: Ctx, owner: str, repo: str) -> Response:
     row = ctx.repo(owner, repo)
     if not ctx.can_write(row):
         raise ApiError(403, "Given user is not owner of organization.")
-    issue_ids = [i["id"] for i in ctx.store.all("SELECT id FROM issues WHERE repo_id = ?", row["id"])]
+    issue_ids = ctx.store.issue_ids(row["id"])
     ctx.store.delete_repo(row["id"])
     for issue_id in issue_ids:
         ctx.reindex(issue_id)

@@ -4,8 +4,8 @@ placeholder in state REQUEST_REVIEW until the reviewer submits one."""
 from starlette.responses import Response
 
 from .context import Ctx
+from .database import now
 from .pulls import find_pull, head_sha
-from .store import now
 from .web import ApiError, F, empty, respond, route
 
 REQUEST = [F("reviewers", "strs"), F("team_reviewers", "strs")]
@@ -14,7 +14,7 @@ REQUEST = [F("reviewers", "strs"), F("team_reviewers", "strs")]
 def reviewers_named(ctx: Ctx, names: list[str]) -> list[dict]:
     users = []
     for name in names:
-        user = (ctx.store.one("SELECT * FROM users WHERE email = ? COLLATE NOCASE", name) if "@" in name
+        user = (ctx.store.user_by_email(name) if "@" in name
                 else ctx.store.user_by_login(name))
         if user is None:
             raise ApiError(404, f"User '{name}' not exist")
@@ -38,8 +38,7 @@ def request_reviews(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
         if issue["state"] == "closed":
             raise ApiError(403, "pull request is closed")
         check_reviewer(ctx, row, issue, reviewer)
-        if ctx.store.one("SELECT 1 FROM reviews WHERE issue_id = ? AND reviewer_id = ? AND state = 'REQUEST_REVIEW'",
-                         issue["id"], reviewer["id"]):
+        if ctx.store.review_requested(issue["id"], reviewer["id"]):
             continue  # already requested: Gitea makes no new placeholder
         stamp = now()
         review_id = ctx.store.insert("reviews", issue_id=issue["id"], reviewer_id=reviewer["id"],
@@ -55,10 +54,8 @@ def withdraw_reviews(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     for reviewer in reviewers_named(ctx, ctx.body.get("reviewers") or []):
         if issue["state"] == "closed":
             raise ApiError(403, "pull request is closed")
-        if ctx.store.one("SELECT 1 FROM reviews WHERE issue_id = ? AND reviewer_id = ? AND state = 'REQUEST_REVIEW'",
-                         issue["id"], reviewer["id"]):
-            ctx.store.execute("DELETE FROM reviews WHERE issue_id = ? AND reviewer_id = ? AND state = 'REQUEST_REVIEW'",
-                              issue["id"], reviewer["id"])
+        if ctx.store.review_requested(issue["id"], reviewer["id"]):
+            ctx.store.withdraw_review_request(issue["id"], reviewer["id"])
             ctx.store.event(issue["id"], ctx.caller["id"], "review_request", assignee_id=reviewer["id"], removed=True)
     return empty()
 

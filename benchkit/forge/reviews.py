@@ -1,22 +1,21 @@
 """Routes for a pull request's reviews: create, submit, list, delete, dismiss, and the
 code comments a review carries."""
 
-import json
 
 from starlette.responses import Response
 
 from .context import Ctx
+from .database import now
 from .diffs import unified_diff
 from .hunks import cut_around_line, unchanged_line_patch
 from .pulls import find_pull, head_sha, pull_changes
-from .store import now
 from .web import INT64_MAX, ApiError, F, empty, invalid, listing, not_found, respond, route
 
 REVIEW_EVENTS = ("APPROVED", "REQUEST_CHANGES", "COMMENT")
 
 
 def find_review(ctx: Ctx, issue: dict, review_id: int) -> dict:
-    review = ctx.store.one("SELECT * FROM reviews WHERE id = ? AND issue_id = ?", review_id, issue["id"])
+    review = ctx.store.review(issue["id"], review_id)
     if review is None or (review["state"] == "PENDING" and review["reviewer_id"] != (ctx.user or {}).get("id")):
         raise not_found("GetReviewByID", [f"review does not exist [id: {review_id}]"])
     return review
@@ -25,7 +24,7 @@ def find_review(ctx: Ctx, issue: dict, review_id: int) -> dict:
 def list_reviews(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     row, issue, _ = find_pull(ctx, owner, repo, index)
     me = ctx.user["id"] if ctx.user else None
-    rows = [r for r in ctx.store.all("SELECT * FROM reviews WHERE issue_id = ? ORDER BY id", issue["id"])
+    rows = [r for r in ctx.store.reviews(issue["id"])
             if r["state"] != "PENDING" or r["reviewer_id"] == me]
     return listing(ctx, rows, lambda r: ctx.render.review(r, issue, row), link=False)
 
@@ -87,8 +86,7 @@ def submitted(ctx: Ctx, row: dict, issue: dict, review_id: int, state: str, body
     ctx.store.event(issue["id"], ctx.caller["id"], "review", body, review_id=review_id)
     # Only the latest approve or reject from a writer counts as official.
     if state in ("APPROVED", "REQUEST_CHANGES") and ctx.can_write(row):
-        ctx.store.execute("UPDATE reviews SET official = 0 WHERE issue_id = ? AND reviewer_id = ?",
-                          issue["id"], ctx.caller["id"])
+        ctx.store.make_unofficial(issue["id"], ctx.caller["id"])
         ctx.store.update("reviews", {"id": review_id}, official=1)
 
 
@@ -103,8 +101,7 @@ def create_review(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
                          bool(comments))
     commit_id = body.get("commit_id") or head_sha(ctx, row, pr)
     stamp = now()
-    pending = ctx.store.one("SELECT * FROM reviews WHERE issue_id = ? AND reviewer_id = ? AND state = 'PENDING'",
-                            issue["id"], ctx.caller["id"])
+    pending = ctx.store.pending_review(issue["id"], ctx.caller["id"])
     if pending:  # Gitea folds a new review into the reviewer's pending one
         review_id = pending["id"]
         ctx.store.update("reviews", {"id": review_id}, state=state, body=body.get("body") or "",
@@ -129,7 +126,7 @@ def submit_review(ctx: Ctx, owner: str, repo: str, index: int, review_id: int) -
     review = find_review(ctx, issue, review_id)
     if review["state"] != "PENDING":
         raise invalid("only a pending review can be submitted")
-    has_comments = bool(ctx.store.value("SELECT COUNT(*) FROM review_comments WHERE review_id = ?", review_id))
+    has_comments = bool(ctx.store.review_comment_count(review_id))
     event = (ctx.body.get("event") or "").strip()
     state = review_state(ctx, issue, event, (ctx.body.get("body") or "").strip(), has_comments)
     if state == "PENDING":
@@ -145,17 +142,14 @@ def delete_review(ctx: Ctx, owner: str, repo: str, index: int, review_id: int) -
     review = find_review(ctx, issue, review_id)
     if review["reviewer_id"] != ctx.caller["id"] and not ctx.caller["is_admin"]:
         raise ApiError(403, "Must be repo admin")
-    ctx.store.execute("DELETE FROM review_comments WHERE review_id = ?", review_id)
-    ctx.store.execute("DELETE FROM comments WHERE type = 'review' AND issue_id = ? AND data = ?",
-                      issue["id"], json.dumps({"review_id": review_id}))
-    ctx.store.execute("DELETE FROM reviews WHERE id = ?", review_id)
+    ctx.store.delete_review(issue["id"], review_id)
     return empty()
 
 
 def review_comments(ctx: Ctx, owner: str, repo: str, index: int, review_id: int) -> Response:
     row, issue, _ = find_pull(ctx, owner, repo, index)
     find_review(ctx, issue, review_id)
-    rows = ctx.store.all("SELECT * FROM review_comments WHERE review_id = ? ORDER BY id", review_id)
+    rows = ctx.store.review_comments(review_id)
     return respond([ctx.render.review_comment(c, issue, row) for c in rows])
 
 

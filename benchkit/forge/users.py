@@ -21,7 +21,7 @@ def current_user(ctx: Ctx) -> Response:
 
 def search_users(ctx: Ctx) -> Response:
     keyword = ctx.query("q").lower()
-    rows = [u for u in ctx.store.all("SELECT * FROM users ORDER BY id") if keyword in u["login"].lower()
+    rows = [u for u in ctx.store.users() if keyword in u["login"].lower()
             or keyword in u["full_name"].lower()]
     return listing(ctx, rows, ctx.render.user, wrap=lambda data: {"ok": True, "data": data})
 
