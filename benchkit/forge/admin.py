@@ -10,6 +10,7 @@ from .web import ApiError, F, invalid, respond, route
 
 
 def request_log(ctx: Ctx) -> Response:
+    """The request log after the sequence number `since`: what an audit reads."""
     try:
         since = int(ctx.query("since", "0") or 0)
     except ValueError:
@@ -20,6 +21,7 @@ def request_log(ctx: Ctx) -> Response:
 
 
 def create_user(ctx: Ctx) -> Response:
+    """Create (or reuse) a user and answer with a new token for it."""
     user, token = ctx.store.create_user(ctx.body["name"], is_admin=bool(ctx.body.get("admin")))
     return respond({"login": user["login"], "token": token}, 201)
 
@@ -53,6 +55,7 @@ FAULT = [F("method"), F("path", required=True), F("status", int), F("delay", str
 
 
 def inject_fault(ctx: Ctx) -> Response:
+    """Arm a fault on the requests a method and a path pattern match."""
     body = ctx.body
     try:
         delay = float(body.get("delay") or 0)
@@ -65,11 +68,13 @@ def inject_fault(ctx: Ctx) -> Response:
 
 
 def clear_faults(ctx: Ctx) -> Response:
+    """Disarm every injected fault."""
     ctx.forge.faults.clear()
     return respond({"ok": True})
 
 
 def set_index_lag(ctx: Ctx) -> Response:
+    """Set how long a write takes to reach keyword search."""
     try:
         ctx.forge.indexer.set_lag(float(ctx.body["seconds"]))
     except ValueError:

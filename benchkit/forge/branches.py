@@ -8,11 +8,13 @@ from .web import ApiError, F, empty, listing, not_found, respond, route
 
 
 def list_branches(ctx: Ctx, owner: str, repo: str) -> Response:
+    """The repository's branches, the most recently committed first."""
     row = ctx.repo(owner, repo)
     return listing(ctx, ctx.store.branches(row["id"]), lambda b: ctx.render.branch(row, b))
 
 
 def get_branch(ctx: Ctx, owner: str, repo: str, branch: str) -> Response:
+    """One branch, with its head commit."""
     row = ctx.repo(owner, repo)
     found = ctx.store.branch(row["id"], branch)
     if found is None:
@@ -24,6 +26,7 @@ CREATE_BRANCH = [F("new_branch_name", required=True, go="BranchName"), F("old_br
 
 
 def create_branch(ctx: Ctx, owner: str, repo: str) -> Response:
+    """A new branch at another branch, a commit, or the default branch."""
     row = ctx.repo(owner, repo, write=True)
     name = ctx.body["new_branch_name"]
     source = ctx.body.get("old_ref_name") or ctx.body.get("old_branch_name") or row["default_branch"]
@@ -39,6 +42,7 @@ def create_branch(ctx: Ctx, owner: str, repo: str) -> Response:
 
 
 def delete_branch(ctx: Ctx, owner: str, repo: str, branch: str) -> Response:
+    """Delete a branch; never the default one."""
     row = ctx.repo(owner, repo, write=True)
     if ctx.store.branch(row["id"], branch) is None:
         raise not_found()

@@ -8,11 +8,13 @@ from .web import ApiError, F, empty, listing, not_found, parse_time, respond, ro
 
 
 def comment_times(ctx: Ctx, rows: list) -> list:
+    """The rows the request's `since` and `before` let through (by update time)."""
     since, before = parse_time(ctx.query("since")), parse_time(ctx.query("before"))
     return [c for c in rows if (since is None or c["updated"] >= since) and (before is None or c["updated"] <= before)]
 
 
 def list_comments(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """An issue's plain comments, oldest first, all of them (the route takes no page)."""
     row = ctx.repo(owner, repo)
     issue = ctx.issue(row, index)
     rows = comment_times(ctx, ctx.store.comments(issue["id"]))
@@ -20,6 +22,7 @@ def list_comments(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
 
 
 def list_repo_comments(ctx: Ctx, owner: str, repo: str) -> Response:
+    """The plain comments on every issue of the repository, one page of them."""
     row = ctx.repo(owner, repo)
     rows = comment_times(ctx, ctx.store.repo_comments(row["id"]))
     return listing(ctx, rows, lambda c: ctx.render.comment(c, ctx.store.row("issues", c["issue_id"]), row))
@@ -29,6 +32,7 @@ COMMENT = [F("body", required=True)]
 
 
 def create_comment(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """Comment on an issue; a locked one takes comments from writers only."""
     row = ctx.repo(owner, repo)
     issue = ctx.issue(row, index)
     if issue["is_locked"] and not ctx.can_write(row):
@@ -43,6 +47,7 @@ def create_comment(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
 
 
 def find_comment(ctx: Ctx, row: dict, comment_id: int) -> tuple[dict, dict]:
+    """(comment, its issue) in this repository, else Gitea's 404."""
     comment = ctx.store.get("comments", comment_id)
     issue = ctx.store.issue_by_id(comment["issue_id"]) if comment else None
     if comment is None or issue is None or issue["repo_id"] != row["id"]:
@@ -53,11 +58,13 @@ def find_comment(ctx: Ctx, row: dict, comment_id: int) -> tuple[dict, dict]:
 
 
 def may_change(ctx: Ctx, row: dict, comment: dict) -> None:
+    """A comment changes only by its poster or a writer of the repository (403 otherwise)."""
     if not (ctx.can_write(row) or comment["poster_id"] == ctx.caller["id"]):
         raise ApiError(403, body=False)
 
 
 def get_comment(ctx: Ctx, owner: str, repo: str, comment_id: int) -> Response:
+    """One comment of the repository, by id."""
     row = ctx.repo(owner, repo)
     comment, issue = find_comment(ctx, row, comment_id)
     return respond(ctx.render.comment(comment, issue, row))

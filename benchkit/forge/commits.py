@@ -8,6 +8,7 @@ from .web import ApiError, F, invalid, listing, not_found, respond, route
 
 
 def resolve_sha(ctx: Ctx, repo: dict, ref: str) -> str:
+    """The commit a ref names (a branch, refs/heads/..., or a sha), else Gitea's 404."""
     branch = ctx.store.branch(repo["id"], ref.removeprefix("refs/heads/"))
     sha = branch["sha"] if branch else ref
     if ctx.store.get_commit(repo["id"], sha) is None:
@@ -16,6 +17,7 @@ def resolve_sha(ctx: Ctx, repo: dict, ref: str) -> str:
 
 
 def list_commits(ctx: Ctx, owner: str, repo: str) -> Response:
+    """The history from `sha` (the default branch when absent); 409 for an empty repository."""
     row = ctx.repo(owner, repo)
     if not ctx.store.branches(row["id"]):
         raise ApiError(409, "Git Repository is empty.")
@@ -27,12 +29,14 @@ def list_commits(ctx: Ctx, owner: str, repo: str) -> Response:
 
 
 def get_commit(ctx: Ctx, owner: str, repo: str, sha: str) -> Response:
+    """One commit, by sha or branch."""
     row = ctx.repo(owner, repo)
     found = resolve_sha(ctx, row, sha)
     return respond(ctx.render.commit(row, present(ctx.store.get_commit(row["id"], found), f"commit {found}")))
 
 
 def statuses_of(ctx: Ctx, row: dict, sha: str) -> list:
+    """The newest status of each context at the commit."""
     # Only the newest status per context counts, as in Gitea.
     rows = ctx.store.statuses(row["id"], sha)
     latest: dict[str, dict] = {}
@@ -42,12 +46,14 @@ def statuses_of(ctx: Ctx, row: dict, sha: str) -> list:
 
 
 def combined_status(ctx: Ctx, owner: str, repo: str, ref: str) -> Response:
+    """The commit's combined status: the worst state among its contexts' newest."""
     row = ctx.repo(owner, repo)
     sha = resolve_sha(ctx, row, ref)
     return respond(ctx.render.combined_status(row, sha, statuses_of(ctx, row, sha)))
 
 
 def list_statuses(ctx: Ctx, owner: str, repo: str, ref: str) -> Response:
+    """Every status of the commit, newest first."""
     row = ctx.repo(owner, repo)
     sha = resolve_sha(ctx, row, ref)
     rows = ctx.store.statuses(row["id"], sha)
@@ -58,6 +64,7 @@ STATUS = [F("state", required=True), F("target_url"), F("description"), F("conte
 
 
 def create_status(ctx: Ctx, owner: str, repo: str, sha: str) -> Response:
+    """Record a status (a check) on a commit."""
     row = ctx.repo(owner, repo, write=True)
     sha = resolve_sha(ctx, row, sha)
     state = ctx.body["state"]

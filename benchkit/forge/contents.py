@@ -12,6 +12,7 @@ from .web import ApiError, F, invalid, not_found, respond, route, text
 
 
 def tree_at(ctx: Ctx, repo: dict, ref: str | None) -> tuple[dict, str]:
+    """(commit, ref) for a ref (the default branch when empty), else Gitea's 404."""
     ref = ref or repo["default_branch"]
     branch = ctx.store.branch(repo["id"], ref)
     commit = ctx.store.get_commit(repo["id"], branch["sha"] if branch else ref)
@@ -21,10 +22,12 @@ def tree_at(ctx: Ctx, repo: dict, ref: str | None) -> tuple[dict, str]:
 
 
 def list_root(ctx: Ctx, owner: str, repo: str) -> Response:
+    """The repository's top-level directory."""
     return get_contents(ctx, owner, repo, "")
 
 
 def get_contents(ctx: Ctx, owner: str, repo: str, path: str) -> Response:
+    """A file with its content, or a directory's entries without theirs."""
     row = ctx.repo(owner, repo)
     commit, ref = tree_at(ctx, row, ctx.query("ref"))
     path = path.strip("/")
@@ -39,6 +42,7 @@ def get_contents(ctx: Ctx, owner: str, repo: str, path: str) -> Response:
 
 
 def get_raw(ctx: Ctx, owner: str, repo: str, path: str) -> Response:
+    """A file's text, as it is."""
     row = ctx.repo(owner, repo)
     commit, _ = tree_at(ctx, row, ctx.query("ref"))
     if path not in commit["tree"]:
@@ -90,10 +94,12 @@ def _write_file(ctx: Ctx, owner: str, repo: str, path: str, *, create: bool) -> 
 
 
 def create_file(ctx: Ctx, owner: str, repo: str, path: str) -> Response:
+    """Commit a new file (201); 422 when the path exists."""
     return _write_file(ctx, owner, repo, path, create=True)
 
 
 def update_file(ctx: Ctx, owner: str, repo: str, path: str) -> Response:
+    """Commit a changed file; the sha given must be the file's current one (409 otherwise)."""
     return _write_file(ctx, owner, repo, path, create=False)
 
 

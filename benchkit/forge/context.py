@@ -29,6 +29,7 @@ class ForgeState:
         self._reindex_all()
 
     def close(self) -> None:
+        """Close the database and remove the git clones."""
         self.store.close()
         self.git.close()
 
@@ -64,6 +65,7 @@ class Ctx:
         return self.user
 
     def query(self, name: str, default: str = "") -> str:
+        """A query parameter, or `default` when the request has none."""
         return self.request.query_params.get(name, default)
 
     def query_int(self, name: str) -> int:
@@ -75,6 +77,7 @@ class Ctx:
         return value if abs(value) <= INT64_MAX else 0
 
     def query_list(self, name: str) -> list[str]:
+        """Every value of a repeated query parameter."""
         return self.request.query_params.getlist(name)
 
     def repo(self, owner: str, name: str, *, write: bool = False) -> dict:
@@ -87,6 +90,7 @@ class Ctx:
         return repo
 
     def can_write(self, repo: dict) -> bool:
+        """Whether the caller may write to the repository."""
         return self.render.can_write(repo)
 
     def find(self, table: str, repo: dict, key: str, name_column: str | None = None) -> dict:
@@ -102,10 +106,12 @@ class Ctx:
         return row
 
     def issue(self, repo: dict, number: int) -> dict:
+        """The repository's issue (or pull request) by number, else 404."""
         issue = self.store.issue(repo["id"], number)
         if issue is None:
             raise not_found()
         return issue
 
     def reindex(self, issue_id: int) -> None:
+        """Queue the issue for keyword search again after a write."""
         self.forge.reindex(issue_id)

@@ -23,6 +23,7 @@ def present(row: dict | None, what: str) -> dict:
 
 
 def now() -> int:
+    """The time as Gitea's API shows it: whole Unix seconds."""
     return int(time.time())
 
 
@@ -45,6 +46,7 @@ class Database:
             self.db.execute("ALTER TABLE review_comments ADD COLUMN patch TEXT NOT NULL DEFAULT ''")
 
     def close(self) -> None:
+        """Close the connection (under the lock: no query is cut off)."""
         with self.lock:
             self.db.close()
 
@@ -65,6 +67,7 @@ class Database:
 
     # -- generic access -------------------------------------------------------
     def one(self, sql: str, *args: object) -> dict | None:
+        """The first row the query yields, if any."""
         with self.lock:
             return self.db.execute(sql, args).fetchone()
 
@@ -82,14 +85,17 @@ class Database:
         return present(self.one(sql, *args), "the row of an aggregate")
 
     def all(self, sql: str, *args: object) -> list[dict]:
+        """Every row the query yields."""
         with self.lock:
             return self.db.execute(sql, args).fetchall()
 
     def value(self, sql: str, *args: object) -> Any:
+        """The first column of the first row, or None."""
         row = self.one(sql, *args)
         return next(iter(row.values())) if row else None
 
     def insert(self, table: str, **values: object) -> int:
+        """Insert a row; its id."""
         cols = ", ".join(values)
         marks = ", ".join("?" * len(values))
         with self.lock:
@@ -97,6 +103,7 @@ class Database:
             return cur.lastrowid or 0  # an INSERT always sets it
 
     def update(self, table: str, key: dict, **values: object) -> None:
+        """Set `values` on the rows of `table` that match `key` (column -> value)."""
         if not values:
             return
         sets = ", ".join(f"{c} = ?" for c in values)
@@ -105,6 +112,7 @@ class Database:
             self.db.execute(f"UPDATE {table} SET {sets} WHERE {where}", (*values.values(), *key.values()))
 
     def execute(self, sql: str, *args: object) -> None:
+        """Run a statement that yields no rows."""
         with self.lock:
             self.db.execute(sql, args)
 

@@ -21,6 +21,8 @@ def labels_from_body(ctx: Ctx, repo: dict) -> list[dict]:
 
 
 def labelled(ctx: Ctx, owner: str, repo: str, index: int, *, replace: bool) -> Response:
+    """Add the body's labels to the issue (or, with `replace`, make them its only ones); the
+    issue's labels after."""
     row = ctx.repo(owner, repo)
     issue = ctx.issue(row, index)
     labels = labels_from_body(ctx, row)
@@ -39,20 +41,24 @@ ISSUE_LABELS = [F("labels", "any-list")]
 
 
 def get_issue_labels(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """The labels on an issue, by name."""
     row = ctx.repo(owner, repo)
     issue = ctx.issue(row, index)
     return respond([ctx.render.label(label, row) for label in ctx.store.issue_labels(issue["id"])])
 
 
 def add_issue_labels(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """Add labels to an issue; its labels after."""
     return labelled(ctx, owner, repo, index, replace=False)
 
 
 def replace_issue_labels(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """Make the body's labels the issue's only ones."""
     return labelled(ctx, owner, repo, index, replace=True)
 
 
 def remove_issue_label(ctx: Ctx, owner: str, repo: str, index: int, label_id: int) -> Response:
+    """Take one label off an issue; 422 for a label the repository lacks."""
     row = ctx.repo(owner, repo)
     issue = ctx.issue(row, index)
     if not ctx.can_write(row):
@@ -64,6 +70,7 @@ def remove_issue_label(ctx: Ctx, owner: str, repo: str, index: int, label_id: in
 
 
 def clear_issue_labels(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """Take every label off an issue."""
     row = ctx.repo(owner, repo)
     issue = ctx.issue(row, index)
     if not ctx.can_write(row):

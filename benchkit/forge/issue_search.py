@@ -10,6 +10,7 @@ from .web import listing, not_found, parse_time, route
 
 
 def user_id_named(ctx: Ctx, login: str) -> int:
+    """The id of the user with this login, else Gitea's 404 naming it."""
     user = ctx.store.user_by_login(login)
     if user is None:
         raise not_found(errors=[f"user does not exist [uid: 0, name: {login}]"])
@@ -46,16 +47,19 @@ def requested_filter(ctx: Ctx, state: str, kind: str) -> IssueFilter:
 
 
 def render_issue(ctx: Ctx, repos: dict) -> Callable[[dict], dict]:
+    """A renderer of issues from any of these repositories (id -> repository)."""
     return lambda row: ctx.render.issue(row, repos[row["repo_id"]])
 
 
 def list_issues(ctx: Ctx, owner: str, repo: str) -> Response:
+    """The repository's issues (and pull requests) the request's filters let through."""
     row = ctx.repo(owner, repo)
     rows = filter_issues(ctx, [row["id"]], state=ctx.query("state", "open"), kind=ctx.query("type"))
     return listing(ctx, rows, render_issue(ctx, {row["id"]: row}))
 
 
 def search_issues(ctx: Ctx) -> Response:
+    """Issues across every repository the caller may see, newest first, 20 a page."""
     repos = {r["id"]: r for r in ctx.store.repos()
              if not r["private"] or ctx.can_write(r)}
     if ctx.query("owner"):

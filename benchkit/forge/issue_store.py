@@ -28,12 +28,15 @@ class IssueStore(Database):
     """Issues and what hangs on them, but labels and milestones (label_store.py)."""
 
     def issue(self, repo_id: int, number: int) -> dict | None:
+        """The repository's issue (or pull request) with this number, if any."""
         return self.one("SELECT * FROM issues WHERE repo_id = ? AND number = ?", repo_id, number)
 
     def issue_by_id(self, issue_id: int) -> dict | None:
+        """The issue with this id, if any."""
         return self.get("issues", issue_id)
 
     def touch(self, issue_id: int, **values: object) -> None:
+        """Mark the issue updated now, setting `values` too."""
         self.update("issues", {"id": issue_id}, updated=now(), **values)
 
     def event(self, issue_id: int, actor_id: int, kind: str, body: str = "", **data: object) -> None:
@@ -49,6 +52,7 @@ class IssueStore(Database):
         return [row["id"] for row in self.all("SELECT id FROM issues WHERE repo_id = ?", repo_id)]
 
     def assignees(self, issue_id: int) -> list[dict]:
+        """The issue's assignees, as user rows."""
         return self.all("SELECT users.* FROM issue_assignees JOIN users ON users.id = issue_assignees.user_id "
                         "WHERE issue_id = ? ORDER BY users.id", issue_id)
 
@@ -70,6 +74,7 @@ class IssueStore(Database):
         return self.all("SELECT * FROM comments WHERE issue_id = ? AND type = 'comment' ORDER BY id", issue_id)
 
     def timeline(self, issue_id: int) -> list[dict]:
+        """The issue's comments and events, oldest first."""
         return self.all("SELECT * FROM comments WHERE issue_id = ? ORDER BY created, id", issue_id)
 
     def repo_comments(self, repo_id: int) -> list[dict]:
@@ -82,6 +87,7 @@ class IssueStore(Database):
         return self.value("SELECT COUNT(*) FROM comments WHERE issue_id = ? AND type = 'comment'", issue_id)
 
     def delete_comment(self, comment_id: int) -> None:
+        """Delete one comment."""
         self.execute("DELETE FROM comments WHERE id = ?", comment_id)
 
     # -- dependencies and pins ----------------------------------------------------
@@ -91,9 +97,11 @@ class IssueStore(Database):
                              issue_id, blocker_id))
 
     def add_dependency(self, issue_id: int, blocker_id: int) -> None:
+        """The issue is now blocked by the other."""
         self.execute("INSERT INTO issue_dependencies (issue_id, blocker_id) VALUES (?, ?)", issue_id, blocker_id)
 
     def remove_dependency(self, issue_id: int, blocker_id: int) -> None:
+        """The issue is no longer blocked by the other."""
         self.execute("DELETE FROM issue_dependencies WHERE issue_id = ? AND blocker_id = ?", issue_id, blocker_id)
 
     def blockers(self, issue_id: int) -> list[dict]:

@@ -29,6 +29,7 @@ def resolve_assignees(ctx: Ctx, repo: dict, body: dict) -> list[int] | None:
 
 
 def milestone_id(ctx: Ctx, repo: dict, value: int | None) -> int:
+    """The milestone a body names, checked to be the repository's (404 otherwise); 0 for none."""
     if not value:
         return 0
     if not ctx.store.in_repo("milestones", repo["id"], "id", value):
@@ -63,11 +64,13 @@ def new_issue(ctx: Ctx, repo: dict, *, is_pull: bool) -> dict:
 
 
 def create_issue(ctx: Ctx, owner: str, repo: str) -> Response:
+    """Open an issue."""
     row = ctx.repo(owner, repo)
     return respond(ctx.render.issue(new_issue(ctx, row, is_pull=False), row), 201)
 
 
 def get_issue(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """One issue (or pull request, as an issue)."""
     row = ctx.repo(owner, repo)
     return respond(ctx.render.issue(ctx.issue(row, index), row))
 
@@ -123,6 +126,7 @@ def apply_edit(ctx: Ctx, repo: dict, issue: dict) -> dict:
 
 
 def edit_issue(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """Edit an issue; Gitea answers 201."""
     row = ctx.repo(owner, repo)
     issue = apply_edit(ctx, row, ctx.issue(row, index))
     return respond(ctx.render.issue(issue, row), 201)

@@ -35,6 +35,7 @@ class LabelStore(IssueStore):
 
     # -- the labels on an issue -------------------------------------------------------
     def issue_labels(self, issue_id: int) -> list[dict]:
+        """The labels on the issue, by name."""
         return self.all("SELECT labels.* FROM issue_labels JOIN labels ON labels.id = issue_labels.label_id "
                         "WHERE issue_id = ? ORDER BY labels.name", issue_id)
 
@@ -52,6 +53,7 @@ class LabelStore(IssueStore):
         self.touch(issue_id)
 
     def remove_label(self, issue_id: int, label_id: int, actor_id: int) -> None:
+        """Take a label off the issue; with an actor, an event when it was on."""
         if self.one("SELECT 1 FROM issue_labels WHERE issue_id = ? AND label_id = ?", issue_id, label_id):
             self.execute("DELETE FROM issue_labels WHERE issue_id = ? AND label_id = ?", issue_id, label_id)
             self.event(issue_id, actor_id, "label", "", label_id=label_id)
@@ -65,6 +67,7 @@ class LabelStore(IssueStore):
                 self.remove_label(issue_id, other["id"], actor_id or 0)
 
     def clear_labels(self, issue_id: int, actor_id: int) -> None:
+        """Take every label off the issue, each an event."""
         for label in self.issue_labels(issue_id):
             self.remove_label(issue_id, label["id"], actor_id)
 

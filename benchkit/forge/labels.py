@@ -11,6 +11,7 @@ COLOR = re.compile(r"^#?([0-9a-fA-F]{6}|[0-9a-fA-F]{3})$")
 
 
 def normalise_color(value: str) -> str:
+    """A colour as Gitea keeps it: six lower-case hex digits, no '#'; 422 for anything else."""
     match = COLOR.match(value.strip())
     if not match:
         raise invalid(f"invalid color: {value if value.startswith('#') else '#' + value}")
@@ -19,10 +20,12 @@ def normalise_color(value: str) -> str:
 
 
 def find_label(ctx: Ctx, repo: dict, key: str, *, by_name: bool = False) -> dict:
+    """The repository's label by id (or, `by_name`, by name), else 404."""
     return ctx.find("labels", repo, key, "name" if by_name else None)
 
 
 def list_labels(ctx: Ctx, owner: str, repo: str) -> Response:
+    """The repository's labels, by name."""
     row = ctx.repo(owner, repo)
     labels = ctx.store.labels(row["id"])
     return listing(ctx, labels, lambda label: ctx.render.label(label, row), link=False)
@@ -33,6 +36,7 @@ LABEL = [F("name", required=True), F("color", required=True), F("description"), 
 
 
 def create_label(ctx: Ctx, owner: str, repo: str) -> Response:
+    """Create a label."""
     row = ctx.repo(owner, repo, write=True)
     body = ctx.body
     label_id = ctx.store.insert("labels", repo_id=row["id"], name=body["name"], color=normalise_color(body["color"]),
@@ -43,11 +47,13 @@ def create_label(ctx: Ctx, owner: str, repo: str) -> Response:
 
 
 def get_label(ctx: Ctx, owner: str, repo: str, key: str) -> Response:
+    """One label, by id or name."""
     row = ctx.repo(owner, repo)
     return respond(ctx.render.label(find_label(ctx, row, key, by_name=True), row))
 
 
 def edit_label(ctx: Ctx, owner: str, repo: str, key: str) -> Response:
+    """Edit a label; leaving is_archived out un-archives it, as on Gitea."""
     row = ctx.repo(owner, repo, write=True)
     label = find_label(ctx, row, key)
     changes = {k: v for k, v in ctx.body.items() if v is not None and k != "is_archived"}
@@ -62,6 +68,7 @@ def edit_label(ctx: Ctx, owner: str, repo: str, key: str) -> Response:
 
 
 def delete_label(ctx: Ctx, owner: str, repo: str, key: str) -> Response:
+    """Delete a label, off every issue it was on."""
     row = ctx.repo(owner, repo, write=True)
     label = find_label(ctx, row, key)
     ctx.store.delete_label(label["id"])

@@ -8,10 +8,12 @@ from .web import F, empty, listing, parse_time, respond, route
 
 
 def find_milestone(ctx: Ctx, repo: dict, key: str) -> dict:
+    """The repository's milestone by id or title, else 404."""
     return ctx.find("milestones", repo, key, "title")
 
 
 def list_milestones(ctx: Ctx, owner: str, repo: str) -> Response:
+    """The repository's milestones in a state (open by default), optionally by name."""
     row = ctx.repo(owner, repo)
     state = ctx.query("state", "open")
     rows = ctx.store.milestones(row["id"])
@@ -25,6 +27,7 @@ MILESTONE = [F("title", required=True), F("description"), F("due_on", go="Deadli
 
 
 def create_milestone(ctx: Ctx, owner: str, repo: str) -> Response:
+    """Create a milestone."""
     row = ctx.repo(owner, repo, write=True)
     body, stamp = ctx.body, now()
     state = "closed" if body.get("state") == "closed" else "open"
@@ -36,10 +39,12 @@ def create_milestone(ctx: Ctx, owner: str, repo: str) -> Response:
 
 
 def get_milestone(ctx: Ctx, owner: str, repo: str, key: str) -> Response:
+    """One milestone, by id or title."""
     return respond(ctx.render.milestone(find_milestone(ctx, ctx.repo(owner, repo), key)))
 
 
 def edit_milestone(ctx: Ctx, owner: str, repo: str, key: str) -> Response:
+    """Edit a milestone; closing it stamps its closing time."""
     row = ctx.repo(owner, repo, write=True)
     milestone = find_milestone(ctx, row, key)
     changes = {k: v for k, v in ctx.body.items() if v is not None}
@@ -53,6 +58,7 @@ def edit_milestone(ctx: Ctx, owner: str, repo: str, key: str) -> Response:
 
 
 def delete_milestone(ctx: Ctx, owner: str, repo: str, key: str) -> Response:
+    """Delete a milestone; its issues keep no milestone."""
     milestone = find_milestone(ctx, ctx.repo(owner, repo, write=True), key)
     ctx.store.delete_milestone(milestone["id"])
     return empty()

@@ -29,6 +29,8 @@ def pull_by_branches(ctx: Ctx, owner: str, repo: str, base: str, head: str) -> R
 
 
 def update_pull(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """Bring the base's changes into the head branch (a merge commit, or with style=rebase one
+    on the base)."""
     row, issue, pr = find_pull(ctx, owner, repo, index)
     if pr["merged"] or issue["state"] == "closed":
         raise ApiError(422, "%!s(<nil>)")  # Gitea formats a nil error here
@@ -53,6 +55,7 @@ def update_pull(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
 
 
 ROUTES = (
-    route("GET", "/repos/{owner}/{repo}/pulls/{base}/{head:path}", pull_by_branches),
+    route("GET", "/repos/{owner}/{repo}/pulls/{base}/{head:path}", pull_by_branches,
+          summary="`head` is a branch, `owner:branch` or `owner/repo:branch` (Gitea's GetPullRequestByBaseHead)."),
     route("POST", "/repos/{owner}/{repo}/pulls/{index:int}/update", update_pull),
 )

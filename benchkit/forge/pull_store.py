@@ -32,6 +32,7 @@ class PullStore(Database):
 
     # -- reviews -------------------------------------------------------------------------
     def review(self, issue_id: int, review_id: int) -> dict | None:
+        """The pull request's review with this id, if any."""
         return self.one("SELECT * FROM reviews WHERE id = ? AND issue_id = ?", review_id, issue_id)
 
     def reviews(self, issue_id: int) -> list[dict]:
@@ -48,10 +49,12 @@ class PullStore(Database):
         return bool(self.one("SELECT 1 FROM reviews WHERE issue_id = ? AND reviewer_id = ?", issue_id, reviewer_id))
 
     def review_requested(self, issue_id: int, reviewer_id: int) -> bool:
+        """Whether a review by the user is requested and not yet given."""
         return bool(self.one("SELECT 1 FROM reviews WHERE issue_id = ? AND reviewer_id = ? "
                              "AND state = 'REQUEST_REVIEW'", issue_id, reviewer_id))
 
     def withdraw_review_request(self, issue_id: int, reviewer_id: int) -> None:
+        """Withdraw the request for the user's review."""
         self.execute("DELETE FROM reviews WHERE issue_id = ? AND reviewer_id = ? AND state = 'REQUEST_REVIEW'",
                      issue_id, reviewer_id)
 
@@ -84,4 +87,5 @@ class PullStore(Database):
         return self.all("SELECT * FROM review_comments WHERE review_id = ? ORDER BY id", review_id)
 
     def review_comment_count(self, review_id: int) -> int:
+        """How many code comments the review carries."""
         return self.value("SELECT COUNT(*) FROM review_comments WHERE review_id = ?", review_id)

@@ -16,6 +16,7 @@ MERGE_STYLES = ("merge", "rebase", "rebase-merge", "squash", "fast-forward-only"
 
 
 def find_pull(ctx: Ctx, owner: str, repo: str, index: int, *, write: bool = False) -> tuple[dict, dict, dict]:
+    """(repository, issue, pull) for a pull request's number, else 404 (an issue's number too)."""
     row = ctx.repo(owner, repo, write=write)
     issue = ctx.store.issue(row["id"], index)
     if issue is None or not issue["is_pull"]:
@@ -24,11 +25,15 @@ def find_pull(ctx: Ctx, owner: str, repo: str, index: int, *, write: bool = Fals
 
 
 def head_sha(ctx: Ctx, repo: dict, pr: dict) -> str:
+    """The pull request's head: its branch's commit, or the last known one once the branch is
+    gone."""
     branch = ctx.store.branch(repo["id"], pr["head"])
     return branch["sha"] if branch else pr["head_sha"]
 
 
 def list_pulls(ctx: Ctx, owner: str, repo: str) -> Response:
+    """The repository's pull requests the request's filters let through, in the order `sort`
+    asks."""
     row = ctx.repo(owner, repo)
     state = ctx.query("state", "open")
     rows = ctx.store.pulls(row["id"])
@@ -48,6 +53,7 @@ def list_pulls(ctx: Ctx, owner: str, repo: str) -> Response:
 
 
 def sort_key(ctx: Ctx, sort: str) -> Callable[[dict], tuple]:
+    """The sort key of a pull listing's `sort` (newest first by default)."""
     comments = ctx.render.comment_count
     return {
         "oldest": lambda r: (r["created"], r["id"]),
@@ -65,6 +71,7 @@ CREATE_PULL = [F("head", required=True), F("base", required=True),
 
 
 def create_pull(ctx: Ctx, owner: str, repo: str) -> Response:
+    """Open a pull request from head into base; 409 when an open one already joins them."""
     row = ctx.repo(owner, repo)
     store, body = ctx.store, ctx.body
     head_name = body["head"].split(":", 1)[-1]
@@ -88,6 +95,7 @@ def create_pull(ctx: Ctx, owner: str, repo: str) -> Response:
 
 
 def merge_base(ctx: Ctx, repo: dict, base_sha: str, head_sha_: str) -> str:
+    """The newest commit both shas reach, or the base when they share none."""
     ancestors = {c["sha"] for c in ctx.store.history(repo["id"], base_sha)}
     for commit in ctx.store.history(repo["id"], head_sha_):
         if commit["sha"] in ancestors:
@@ -96,6 +104,7 @@ def merge_base(ctx: Ctx, repo: dict, base_sha: str, head_sha_: str) -> str:
 
 
 def get_pull(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """One pull request."""
     row, issue, _ = find_pull(ctx, owner, repo, index)
     return respond(ctx.render.pull(issue, row))
 
@@ -104,6 +113,7 @@ EDIT_PULL = [*EDIT_ISSUE, F("base"), F("labels", "ints"), F("allow_maintainer_ed
 
 
 def edit_pull(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """Edit a pull request: the issue's fields, its base, its labels; Gitea answers 201."""
     row, issue, pr = find_pull(ctx, owner, repo, index)
     body = ctx.body
     if body.get("base") and body["base"] != pr["base"]:
@@ -124,6 +134,7 @@ def edit_pull(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
 
 # -- merging ------------------------------------------------------------------------
 def is_merged(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """204 when the pull request is merged, else 404."""
     _, _, pr = find_pull(ctx, owner, repo, index)
     if not pr["merged"]:
         raise not_found()
@@ -139,10 +150,13 @@ MERGE = [F("Do", go="Do"), F("do", go="Do"), F("MergeTitleField", go="MergeTitle
 
 
 def merge_field(body: dict, go: str, snake: str) -> str:
+    """A merge form field in either of the spellings clients send."""
     return body.get(go) or body.get(snake) or ""
 
 
 def merge_pull(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """Merge a pull request by the style asked, refusing as Gitea does (merged, closed, draft,
+    stale head)."""
     row, issue, pr = find_pull(ctx, owner, repo, index)
     body, store = ctx.body, ctx.store
     style = merge_field(body, "Do", "do")
@@ -203,10 +217,12 @@ def perform_merge(ctx: Ctx, repo: dict, issue: dict, pr: dict, style: str, head:
 
 # -- files, commits, diff -------------------------------------------------------------
 def pull_changes(ctx: Ctx, row: dict, pr: dict) -> list[dict]:
+    """The files the pull request changes, head against merge base."""
     return changed_files(ctx.store, row["id"], pr["merge_base"], head_sha(ctx, row, pr))
 
 
 def pull_files(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """The files the pull request changes, with their counts and links."""
     row, issue, pr = find_pull(ctx, owner, repo, index)
     full = ctx.render.full_name(row)
     sha = head_sha(ctx, row, pr)
@@ -228,17 +244,20 @@ def pull_commit_list(ctx: Ctx, row: dict, pr: dict) -> list[dict]:
 
 
 def pull_commits(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """The commits the pull request adds, optionally without their file lists."""
     row, _, pr = find_pull(ctx, owner, repo, index)
     files = ctx.query("files", "true").lower() != "false"
     return listing(ctx, pull_commit_list(ctx, row, pr), lambda c: ctx.render.commit(row, c, files=files))
 
 
 def pull_diff(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """The pull request as a unified diff."""
     row, _, pr = find_pull(ctx, owner, repo, index)
     return text(unified_diff(pull_changes(ctx, row, pr)))
 
 
 def pull_patch(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """The pull request as a series of patches, one per commit, oldest first."""
     row, _, pr = find_pull(ctx, owner, repo, index)
     parts = []
     for commit in reversed(pull_commit_list(ctx, row, pr)):

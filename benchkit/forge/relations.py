@@ -36,11 +36,12 @@ def path_issue(ctx: Ctx, row: dict, index: int) -> dict:
 
 
 def missing_issue(row: dict, index: int, message: str = "IsErrIssueNotExist") -> ApiError:
+    """Gitea's 404 for an issue the path or body names and the repository lacks."""
     return not_found(message, [f"issue does not exist [id: 0, repo_id: {row['id']}, index: {index}]"])
 
 
 def may_link(ctx: Ctx, target_repo: dict) -> None:
-    # Gitea answers 404, not 403, to a caller who cannot write to the dependent issue.
+    """Gitea answers 404, not 403, to a caller who cannot write to the dependent issue."""
     if not ctx.can_write(target_repo):
         raise not_found()
 
@@ -59,6 +60,7 @@ def link(ctx: Ctx, target: dict, dependency: dict) -> None:
 
 
 def unlink(ctx: Ctx, target: dict, dependency: dict) -> None:
+    """Remove the dependency; Gitea answers 500 when there is none."""
     store = ctx.store
     if not store.depends(target["id"], dependency["id"]):
         raise ApiError(500, f"issue dependency does not exist [issue id: {target['id']}, "
@@ -73,11 +75,13 @@ def path_issue_id(ctx: Ctx, owner: str, repo: str, index: int) -> int:
 
 
 def repos_of(ctx: Ctx, rows: list[dict]) -> dict:
+    """The repository of each row (id -> repository)."""
     return {r["repo_id"]: ctx.store.row("repos", r["repo_id"]) for r in rows}
 
 
 # -- dependencies: the issues this one is blocked by -------------------------------------
 def list_dependencies(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """The issues this one is blocked by, one page of them."""
     rows = ctx.store.blockers(path_issue_id(ctx, owner, repo, index))
     return listing(ctx, rows, render_issue(ctx, repos_of(ctx, rows)))
 
@@ -104,6 +108,7 @@ def relating(*, blocks: bool, change: Callable[[Ctx, dict, dict], None]) -> Hand
 
 # -- blocks: the issues this one blocks ----------------------------------------------------
 def list_blocks(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """The issues this one blocks, newest first, paged by hand as Gitea does."""
     rows = ctx.store.blocked(path_issue_id(ctx, owner, repo, index))
     # Gitea pages this list by hand and sends no paging headers; a limit of 1 means the default.
     page = max(ctx.query_int("page"), 1)
@@ -126,6 +131,7 @@ def repo_admin(ctx: Ctx, owner: str, repo: str) -> dict:
 
 
 def pin_issue(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """Pin an issue (at most three per kind); a repository admin's right."""
     row = repo_admin(ctx, owner, repo)
     issue = ctx.issue(row, index)
     pins = ctx.store.pins(row["id"], issue["is_pull"])
@@ -140,6 +146,7 @@ def pin_issue(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
 
 
 def unpin_issue(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """Unpin an issue; unpinning one that is not pinned does nothing."""
     row = repo_admin(ctx, owner, repo)
     issue = ctx.issue(row, index)
     if ctx.store.unpin(issue["id"]):
@@ -149,6 +156,7 @@ def unpin_issue(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
 
 # -- deleting an issue ------------------------------------------------------------------------
 def delete_issue(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """Delete an issue and all that hangs on it; a repository admin's right."""
     row = repo_admin(ctx, owner, repo)
     issue = ctx.store.issue(row["id"], index)
     if issue is None:

@@ -8,6 +8,7 @@ from .web import ApiError, F, empty, listing, not_found, respond, route
 
 
 def list_releases(ctx: Ctx, owner: str, repo: str) -> Response:
+    """The repository's releases, newest first."""
     row = ctx.repo(owner, repo)
     rows = ctx.store.releases(row["id"])
     return listing(ctx, rows, lambda r: ctx.render.release(r, row))
@@ -19,6 +20,7 @@ RELEASE = [F("tag_name", required=True, go="TagName"), F("target_commitish", go=
 
 
 def create_release(ctx: Ctx, owner: str, repo: str) -> Response:
+    """Create a release at a branch or commit; 409 for a tag already released."""
     row = ctx.repo(owner, repo, write=True)
     body = ctx.body
     if ctx.store.in_repo("releases", row["id"], "tag_name", body["tag_name"]):
@@ -34,6 +36,7 @@ def create_release(ctx: Ctx, owner: str, repo: str) -> Response:
 
 
 def get_release(ctx: Ctx, owner: str, repo: str, release_id: int) -> Response:
+    """One release, by id."""
     row = ctx.repo(owner, repo)
     release = ctx.store.in_repo("releases", row["id"], "id", release_id)
     if release is None:
@@ -42,6 +45,7 @@ def get_release(ctx: Ctx, owner: str, repo: str, release_id: int) -> Response:
 
 
 def delete_release(ctx: Ctx, owner: str, repo: str, release_id: int) -> Response:
+    """Delete a release."""
     row = ctx.repo(owner, repo, write=True)
     if not ctx.store.in_repo("releases", row["id"], "id", release_id):
         raise not_found()

@@ -20,12 +20,14 @@ class Render(GitShapes):
 
     # -- labels and milestones ----------------------------------------------------
     def label(self, row: dict, repo: dict) -> dict:
+        """A label as Gitea's Label."""
         return {"id": row["id"], "name": row["name"], "exclusive": bool(row["exclusive"]),
                 "is_archived": bool(row["is_archived"]), "color": row["color"],
                 "description": row["description"],
                 "url": f"{self.api}/repos/{self.full_name(repo)}/labels/{row['id']}"}
 
     def milestone(self, row: dict | None) -> dict | None:
+        """A milestone as Gitea's Milestone, with its issue counts; None for none."""
         if not row:
             return None
         counts = self.store.milestone_counts(row["id"])
@@ -36,10 +38,12 @@ class Render(GitShapes):
 
     # -- issues and comments --------------------------------------------------------
     def comment_count(self, issue: dict) -> int:
+        """The issue's comment count as Gitea 1.26 gives it: plain comments only."""
         # Gitea 1.26 counts plain comments only; reviews count as the PR's review_comments.
         return self.store.comment_count(issue["id"])
 
     def issue(self, row: dict, repo: dict) -> dict:
+        """An issue (or pull request) as Gitea's Issue."""
         store = self.store
         full = self.full_name(repo)
         kind = "pulls" if row["is_pull"] else "issues"
@@ -65,9 +69,11 @@ class Render(GitShapes):
         }
 
     def pin_order(self, issue: dict) -> int:
+        """The issue's place among the pinned ones, 0 when not pinned."""
         return self.store.pin_order(issue["id"])
 
     def comment(self, row: dict, issue: dict, repo: dict) -> dict:
+        """A plain comment as Gitea's Comment."""
         full = self.full_name(repo)
         html = f"{self.root}{full}/{'pulls' if issue['is_pull'] else 'issues'}/{issue['number']}"
         return {"id": row["id"], "html_url": f"{html}#issuecomment-{row['id']}",
@@ -105,10 +111,12 @@ class Render(GitShapes):
 
     # -- pull requests ------------------------------------------------------------
     def branch_info(self, repo: dict, name: str, sha: str, fallback_ref: str | None = None) -> dict:
+        """One side of a pull request (base or head) as Gitea's PRBranchInfo."""
         return {"label": name, "ref": fallback_ref or name, "sha": sha, "repo_id": repo["id"],
                 "repo": self.repo(repo)}
 
     def pull(self, row: dict, repo: dict) -> dict:
+        """A pull request as Gitea's PullRequest, with its change counts."""
         store = self.store
         pr = store.pull(row["id"])
         full = self.full_name(repo)
@@ -153,6 +161,7 @@ class Render(GitShapes):
         return data
 
     def review(self, row: dict, issue: dict, repo: dict) -> dict:
+        """A review as Gitea's PullReview; stale when the head has moved since."""
         html = f"{self.root}{self.full_name(repo)}/pulls/{issue['number']}"
         head = self._head_sha(issue, repo)
         return {"id": row["id"], "user": self.user_id(row["reviewer_id"]), "team": None,
@@ -164,6 +173,7 @@ class Render(GitShapes):
                 "html_url": f"{html}#issuecomment-{row['id']}", "pull_request_url": html}
 
     def review_comment(self, row: dict, issue: dict, repo: dict) -> dict:
+        """A review's code comment as Gitea's PullReviewComment."""
         html = f"{self.root}{self.full_name(repo)}/pulls/{issue['number']}"
         return {"id": row["id"], "body": row["body"], "user": self.user_id(row["poster_id"]),
                 "resolver": None, "pull_request_review_id": row["review_id"], "created_at": ts(row["created"]),
@@ -179,5 +189,6 @@ class Render(GitShapes):
 
 
 def is_draft(title: str) -> bool:
+    """Whether a title marks a work in progress, by Gitea's default prefixes."""
     lowered = title.lower()
     return lowered.startswith("wip:") or lowered.startswith("[wip]")

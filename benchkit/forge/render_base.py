@@ -12,6 +12,7 @@ EPOCH = "1970-01-01T00:00:00Z"
 
 
 def ts(seconds: int | None) -> str | None:
+    """Unix seconds as Gitea's RFC 3339 time (UTC), or None."""
     return None if seconds is None else time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
 
 
@@ -36,6 +37,7 @@ class RenderBase:
         return cached
 
     def user_id(self, uid: int | None, *, public: bool = False) -> dict | None:
+        """The user with this id, rendered; None for none (id 0)."""
         return self.user(self.store.user_by_id(uid), public=public) if uid else None
 
     def _user(self, row: dict, public: bool) -> dict:
@@ -58,10 +60,12 @@ class RenderBase:
 
     # -- repositories -------------------------------------------------------------
     def can_write(self, repo: dict) -> bool:
+        """Whether the viewer may write to the repository: its owner or a site admin."""
         viewer = self.viewer
         return viewer is not None and bool(viewer["is_admin"] or viewer["id"] == repo["owner_id"])
 
     def repo(self, row: dict) -> dict:
+        """A repository as Gitea's Repository (rendered once per request)."""
         cached = self._repos.get(row["id"])
         if cached is None:
             cached = self._repos[row["id"]] = self._repo(row)
@@ -108,8 +112,10 @@ class RenderBase:
         }
 
     def repo_meta(self, row: dict) -> dict:
+        """A repository as Gitea's RepositoryMeta (inside an issue)."""
         owner = self.store.row("users", row["owner_id"])["login"]
         return {"id": row["id"], "name": row["name"], "owner": owner, "full_name": f"{owner}/{row['name']}"}
 
     def full_name(self, repo: dict) -> str:
+        """OWNER/NAME."""
         return f"{self.store.row('users', repo['owner_id'])['login']}/{repo['name']}"

@@ -22,6 +22,7 @@ class RepoStore(Database):
 
     # -- repositories ---------------------------------------------------------
     def repo(self, owner: str, name: str) -> dict | None:
+        """The repository OWNER/NAME, if any (names compare without case)."""
         return self.one("SELECT repos.* FROM repos JOIN users ON users.id = repos.owner_id "
                         "WHERE users.login = ? AND repos.name = ?", owner, name)
 
@@ -30,6 +31,7 @@ class RepoStore(Database):
         return self.all("SELECT * FROM repos ORDER BY id")
 
     def next_number(self, repo_id: int) -> int:
+        """Take the repository's next issue number (issues and pulls share them)."""
         number = self.value("SELECT next_number FROM repos WHERE id = ?", repo_id)
         self.update("repos", {"id": repo_id}, next_number=number + 1, updated=now())
         return number
@@ -42,6 +44,7 @@ class RepoStore(Database):
 
     # -- content: commits, trees, branches --------------------------------------
     def commit(self, repo_id: int, parents: list[str], tree: dict, message: str, author_id: int) -> dict:
+        """Store a new commit of the whole tree; its row."""
         created = now()
         payload = json.dumps([parents, tree, message, author_id, created, secrets.token_hex(4)])
         sha = hashlib.sha1(payload.encode()).hexdigest()
@@ -51,6 +54,7 @@ class RepoStore(Database):
         return present(self.get_commit(repo_id, sha), f"commit {sha}")
 
     def get_commit(self, repo_id: int, sha: str) -> dict | None:
+        """The commit with its parents and tree decoded, if the repository has it."""
         row = self.one("SELECT * FROM commits WHERE repo_id = ? AND sha = ?", repo_id, sha)
         if row:
             row["parents"] = json.loads(row["parents"])
@@ -58,9 +62,11 @@ class RepoStore(Database):
         return row
 
     def branch(self, repo_id: int, name: str) -> dict | None:
+        """The repository's branch by name, if any."""
         return self.one("SELECT * FROM branches WHERE repo_id = ? AND name = ?", repo_id, name)
 
     def branches(self, repo_id: int) -> list[dict]:
+        """The repository's branches, the most recently committed first."""
         # Gitea lists the most recently committed branch first, and branches committed in
         # the same second by name (models/git/branch_list.go: commit_time DESC, name ASC).
         return self.all("SELECT branches.* FROM branches LEFT JOIN commits ON commits.repo_id = branches.repo_id "
@@ -68,6 +74,7 @@ class RepoStore(Database):
                         "ORDER BY commits.created DESC, branches.name ASC", repo_id)
 
     def set_branch(self, repo_id: int, name: str, sha: str) -> None:
+        """Point the branch at the commit, creating it if need be."""
         self.execute("INSERT OR REPLACE INTO branches (repo_id, name, sha) VALUES (?, ?, ?)", repo_id, name, sha)
 
     def history(self, repo_id: int, sha: str | None) -> list[dict]:
@@ -85,9 +92,11 @@ class RepoStore(Database):
         return out
 
     def branch_count(self, repo_id: int) -> int:
+        """How many branches the repository has."""
         return self.value("SELECT COUNT(*) FROM branches WHERE repo_id = ?", repo_id)
 
     def delete_branch(self, repo_id: int, name: str) -> None:
+        """Delete the branch (its commits stay)."""
         self.execute("DELETE FROM branches WHERE repo_id = ? AND name = ?", repo_id, name)
 
     # -- commit statuses and releases -------------------------------------------
@@ -100,7 +109,9 @@ class RepoStore(Database):
         return self.all("SELECT * FROM releases WHERE repo_id = ? ORDER BY id DESC", repo_id)
 
     def release_count(self, repo_id: int) -> int:
+        """How many releases the repository has."""
         return self.value("SELECT COUNT(*) FROM releases WHERE repo_id = ?", repo_id)
 
     def delete_release(self, release_id: int) -> None:
+        """Delete the release."""
         self.execute("DELETE FROM releases WHERE id = ?", release_id)

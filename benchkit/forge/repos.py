@@ -14,16 +14,19 @@ RESERVED = {".", "..", "-", "assets", "api", "avatars", "user", "org", "explore"
 
 
 def visible_repos(ctx: Ctx, owner_id: int | None = None) -> list:
+    """The repositories the caller may see (of one owner, if given), oldest first."""
     rows = ctx.store.repos()
     return [r for r in rows if (owner_id is None or r["owner_id"] == owner_id)
             and (not r["private"] or ctx.can_write(r))]
 
 
 def my_repos(ctx: Ctx) -> Response:
+    """The caller's repositories."""
     return listing(ctx, visible_repos(ctx, ctx.caller["id"]), ctx.render.repo)
 
 
 def user_repos(ctx: Ctx, username: str) -> Response:
+    """A user's repositories the caller may see."""
     user = ctx.store.user_by_login(username)
     if user is None:
         raise not_found()
@@ -31,6 +34,7 @@ def user_repos(ctx: Ctx, username: str) -> Response:
 
 
 def search_repos(ctx: Ctx) -> Response:
+    """Repositories the caller may see whose name (or description) holds `q`."""
     keyword = ctx.query("q").lower()
     uid = ctx.query_int("uid")
     rows = [r for r in visible_repos(ctx, uid or None) if keyword in r["name"].lower()
@@ -44,6 +48,7 @@ CREATE_REPO = [F("name", str, required=True), F("description"), F("private", boo
 
 
 def create_repo(ctx: Ctx) -> Response:
+    """Create a repository for the caller, checking its name as Gitea does."""
     body = ctx.body
     name = body["name"]
     if len(name) > 100 or not REPO_NAME.match(name):
@@ -66,6 +71,7 @@ def create_repo(ctx: Ctx) -> Response:
 
 
 def get_repo(ctx: Ctx, owner: str, repo: str) -> Response:
+    """One repository."""
     return respond(ctx.render.repo(ctx.repo(owner, repo)))
 
 
@@ -74,6 +80,7 @@ EDIT_REPO = [F("name"), F("description"), F("website"), F("private", bool), F("t
 
 
 def edit_repo(ctx: Ctx, owner: str, repo: str) -> Response:
+    """Edit a repository's settings; 409 for a name already taken."""
     row = ctx.repo(owner, repo, write=True)
     changes: dict[str, Any] = {k: (int(v) if isinstance(v, bool) else v) for k, v in ctx.body.items() if v is not None}
     if "name" in changes and changes["name"].lower() != row["name"].lower() \
@@ -87,6 +94,7 @@ def edit_repo(ctx: Ctx, owner: str, repo: str) -> Response:
 
 
 def delete_repo(ctx: Ctx, owner: str, repo: str) -> Response:
+    """Delete a repository and all it holds; its issues leave keyword search."""
     row = ctx.repo(owner, repo)
     if not ctx.can_write(row):
         raise ApiError(403, "Given user is not owner of organization.")

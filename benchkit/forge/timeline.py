@@ -8,6 +8,7 @@ from .web import listing, route
 
 
 def timeline(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """An issue's comments and events, oldest first."""
     row = ctx.repo(owner, repo)
     issue = ctx.issue(row, index)
     rows = comment_times(ctx, ctx.store.timeline(issue["id"]))

@@ -7,19 +7,23 @@ from .web import listing, not_found, respond, route
 
 
 def version(ctx: Ctx) -> Response:
+    """The Gitea version the forge is held to."""
     return respond({"version": ctx.forge.version})
 
 
 def api_settings(ctx: Ctx) -> Response:
+    """Gitea's default API settings (paging and size limits)."""
     return respond({"max_response_items": 50, "default_paging_num": 30, "default_git_trees_per_page": 1000,
                     "default_max_blob_size": 10485760, "default_max_response_size": 104857600})
 
 
 def current_user(ctx: Ctx) -> Response:
+    """The caller."""
     return respond(ctx.render.user(ctx.user))
 
 
 def search_users(ctx: Ctx) -> Response:
+    """Users whose login or full name holds `q`."""
     keyword = ctx.query("q").lower()
     rows = [u for u in ctx.store.users() if keyword in u["login"].lower()
             or keyword in u["full_name"].lower()]
@@ -27,6 +31,7 @@ def search_users(ctx: Ctx) -> Response:
 
 
 def get_user(ctx: Ctx, username: str) -> Response:
+    """One user, by login."""
     user = ctx.store.user_by_login(username)
     if user is None:
         raise not_found()
