@@ -117,5 +117,5 @@ class RenderBase:
         return {"id": row["id"], "name": row["name"], "owner": owner, "full_name": f"{owner}/{row['name']}"}
 
     def full_name(self, repo: dict) -> str:
-        """OWNER/NAME."""
+        """The repository's OWNER/NAME."""
         return f"{self.store.row('users', repo['owner_id'])['login']}/{repo['name']}"
