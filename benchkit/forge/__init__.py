@@ -21,6 +21,7 @@ from .store import Store, token_id
 
 
 class Forge:
+    """An embedded Gitea-compatible host on a loopback port, with its admin user and token."""
     def __init__(self, user: str = "bench", token: str | None = None, db: str = ":memory:", port: int = 0,
                  index_lag: float = 0.0, host: str = "127.0.0.1", self_review: bool = False) -> None:
         """`self_review=True` lets users approve or reject their own pull requests, which
@@ -49,6 +50,7 @@ class Forge:
 
     # -- lifecycle ----------------------------------------------------------------
     def start(self) -> "Forge":
+        """Serve in a background thread; return once the server accepts requests."""
         self._server = uvicorn.Server(self._config())
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._socket]},
                                         name=f"forge:{self.port}", daemon=True)
@@ -61,6 +63,7 @@ class Forge:
         return self
 
     def stop(self) -> None:
+        """Stop serving and close the database (and any git clones made)."""
         if self._server is not None and self._thread is not None:
             self._server.should_exit = True
             self._thread.join(timeout=10)
@@ -115,9 +118,11 @@ class Forge:
                                         times=times, after=after)
 
     def clear_faults(self) -> None:
+        """Disarm every injected fault."""
         self.state.faults.clear()
 
     def set_index_lag(self, seconds: float) -> None:
+        """Set how long a write takes to reach keyword search."""
         self.state.indexer.set_lag(seconds)
 
     def __repr__(self) -> str:  # never shows the token

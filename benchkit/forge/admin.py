@@ -9,8 +9,8 @@ from .store import token_id
 from .web import ApiError, F, invalid, respond, route
 
 
-@route("GET", "/_forge/requests", absolute=True, admin=True)
 def request_log(ctx: Ctx) -> Response:
+    """The request log after the sequence number `since`: what an audit reads."""
     try:
         since = int(ctx.query("since", "0") or 0)
     except ValueError:
@@ -20,21 +20,17 @@ def request_log(ctx: Ctx) -> Response:
     return respond([e for e in entries if e["token_id"] == identity] if identity else entries)
 
 
-@route("POST", "/_forge/users", absolute=True, admin=True, body=[F("name", required=True), F("admin", bool)],
-       struct="ForgeUser")
 def create_user(ctx: Ctx) -> Response:
+    """Create (or reuse) a user and answer with a new token for it."""
     user, token = ctx.store.create_user(ctx.body["name"], is_admin=bool(ctx.body.get("admin")))
     return respond({"login": user["login"], "token": token}, 201)
 
 
-@route("GET", "/_forge/tokens", absolute=True, admin=True)
 def list_tokens(ctx: Ctx) -> Response:
     """The API-only tokens (never their values): what `benchkit gc` may revoke."""
     return respond(ctx.store.api_tokens())
 
 
-@route("POST", "/_forge/tokens", absolute=True, admin=True, body=[F("user"), F("repo")],
-       struct="ForgeToken")
 def create_token(ctx: Ctx) -> Response:
     """An API-only token for a user (the caller by default), e.g. one agent's own: the
     log then tells its requests apart, and it cannot reach these admin routes; with
@@ -47,7 +43,6 @@ def create_token(ctx: Ctx) -> Response:
     return respond({"login": login, "token": token, "token_id": token_id(token)}, 201)
 
 
-@route("DELETE", "/_forge/tokens/{identity}", absolute=True, admin=True)
 def revoke_token(ctx: Ctx, identity: str) -> Response:
     """Revoke an API-only token by its identity (the token_id the log shows)."""
     if not ctx.store.revoke_token(identity):
@@ -59,8 +54,8 @@ FAULT = [F("method"), F("path", required=True), F("status", int), F("delay", str
          F("times", int)]
 
 
-@route("POST", "/_forge/faults", absolute=True, admin=True, body=FAULT, struct="ForgeFault")
 def inject_fault(ctx: Ctx) -> Response:
+    """Arm a fault on the requests a method and a path pattern match."""
     body = ctx.body
     try:
         delay = float(body.get("delay") or 0)
@@ -72,17 +67,31 @@ def inject_fault(ctx: Ctx) -> Response:
     return respond({"ok": True}, 201)
 
 
-@route("DELETE", "/_forge/faults", absolute=True, admin=True)
 def clear_faults(ctx: Ctx) -> Response:
+    """Disarm every injected fault."""
     ctx.forge.faults.clear()
     return respond({"ok": True})
 
 
-@route("PUT", "/_forge/index-lag", absolute=True, admin=True, body=[F("seconds", str, required=True)],
-       struct="ForgeIndexLag")
 def set_index_lag(ctx: Ctx) -> Response:
+    """Set how long a write takes to reach keyword search."""
     try:
         ctx.forge.indexer.set_lag(float(ctx.body["seconds"]))
     except ValueError:
         raise invalid("seconds must be a number") from None
     return respond({"seconds": ctx.forge.indexer.lag})
+
+
+ROUTES = (
+    route("GET", "/_forge/requests", request_log, absolute=True, admin=True),
+    route("POST", "/_forge/users", create_user, absolute=True, admin=True,
+          body=[F("name", required=True), F("admin", bool)], struct="ForgeUser"),
+    route("GET", "/_forge/tokens", list_tokens, absolute=True, admin=True),
+    route("POST", "/_forge/tokens", create_token, absolute=True, admin=True, body=[F("user"), F("repo")],
+          struct="ForgeToken"),
+    route("DELETE", "/_forge/tokens/{identity}", revoke_token, absolute=True, admin=True),
+    route("POST", "/_forge/faults", inject_fault, absolute=True, admin=True, body=FAULT, struct="ForgeFault"),
+    route("DELETE", "/_forge/faults", clear_faults, absolute=True, admin=True),
+    route("PUT", "/_forge/index-lag", set_index_lag, absolute=True, admin=True,
+          body=[F("seconds", str, required=True)], struct="ForgeIndexLag"),
+)

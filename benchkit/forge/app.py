@@ -29,6 +29,8 @@ Auth = tuple[dict | None, str | None, bytes | None, ApiError | None]
 
 
 def endpoint(forge: ForgeState, spec: RouteSpec) -> Callable[[Request], Awaitable[Response]]:
+    """The Starlette endpoint of one route: checks the token, binds the body, runs the handler
+    in one transaction, and answers errors as Gitea does."""
     async def run(request: Request) -> Response:
         user = request.scope.get("forge.user")
         try:
@@ -55,6 +57,8 @@ def path_ids(params: dict) -> dict:
 
 
 def build_app(forge: ForgeState) -> "ForgeMiddleware":
+    """The forge's ASGI app: the route table, then git's smart HTTP, inside the forge's
+    middleware."""
     routes = [Route(spec.url_path, endpoint(forge, spec), methods=[spec.method]) for spec in ROUTES]
     routes += githttp.routes(forge.store, forge.git)  # after the API's, which never start with /OWNER/NAME
 

@@ -3,18 +3,18 @@
 from starlette.responses import Response
 
 from .context import Ctx
-from .store import present
+from .database import present
 from .web import ApiError, F, empty, listing, not_found, respond, route
 
 
-@route("GET", "/repos/{owner}/{repo}/branches")
 def list_branches(ctx: Ctx, owner: str, repo: str) -> Response:
+    """The repository's branches, the most recently committed first."""
     row = ctx.repo(owner, repo)
     return listing(ctx, ctx.store.branches(row["id"]), lambda b: ctx.render.branch(row, b))
 
 
-@route("GET", "/repos/{owner}/{repo}/branches/{branch:path}")
 def get_branch(ctx: Ctx, owner: str, repo: str, branch: str) -> Response:
+    """One branch, with its head commit."""
     row = ctx.repo(owner, repo)
     found = ctx.store.branch(row["id"], branch)
     if found is None:
@@ -25,8 +25,8 @@ def get_branch(ctx: Ctx, owner: str, repo: str, branch: str) -> Response:
 CREATE_BRANCH = [F("new_branch_name", required=True, go="BranchName"), F("old_branch_name"), F("old_ref_name")]
 
 
-@route("POST", "/repos/{owner}/{repo}/branches", body=CREATE_BRANCH, struct="CreateBranchRepoOption")
 def create_branch(ctx: Ctx, owner: str, repo: str) -> Response:
+    """A new branch at another branch, a commit, or the default branch."""
     row = ctx.repo(owner, repo, write=True)
     name = ctx.body["new_branch_name"]
     source = ctx.body.get("old_ref_name") or ctx.body.get("old_branch_name") or row["default_branch"]
@@ -41,12 +41,21 @@ def create_branch(ctx: Ctx, owner: str, repo: str) -> Response:
     return respond(ctx.render.branch(row, present(ctx.store.branch(row["id"], name), f"branch {name}")), 201)
 
 
-@route("DELETE", "/repos/{owner}/{repo}/branches/{branch:path}")
 def delete_branch(ctx: Ctx, owner: str, repo: str, branch: str) -> Response:
+    """Delete a branch; never the default one."""
     row = ctx.repo(owner, repo, write=True)
     if ctx.store.branch(row["id"], branch) is None:
         raise not_found()
     if branch == row["default_branch"]:
         raise ApiError(403, "can not delete default branch")
-    ctx.store.execute("DELETE FROM branches WHERE repo_id = ? AND name = ?", row["id"], branch)
+    ctx.store.delete_branch(row["id"], branch)
     return empty()
+
+
+ROUTES = (
+    route("GET", "/repos/{owner}/{repo}/branches", list_branches),
+    route("GET", "/repos/{owner}/{repo}/branches/{branch:path}", get_branch),
+    route("POST", "/repos/{owner}/{repo}/branches", create_branch, body=CREATE_BRANCH,
+          struct="CreateBranchRepoOption"),
+    route("DELETE", "/repos/{owner}/{repo}/branches/{branch:path}", delete_branch),
+)

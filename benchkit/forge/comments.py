@@ -3,37 +3,36 @@
 from starlette.responses import Response
 
 from .context import Ctx
-from .store import now
+from .database import now
 from .web import ApiError, F, empty, listing, not_found, parse_time, respond, route
 
 
 def comment_times(ctx: Ctx, rows: list) -> list:
+    """The rows the request's `since` and `before` let through (by update time)."""
     since, before = parse_time(ctx.query("since")), parse_time(ctx.query("before"))
     return [c for c in rows if (since is None or c["updated"] >= since) and (before is None or c["updated"] <= before)]
 
 
-@route("GET", "/repos/{owner}/{repo}/issues/{index:int}/comments")
 def list_comments(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """An issue's plain comments, oldest first, all of them (the route takes no page)."""
     row = ctx.repo(owner, repo)
     issue = ctx.issue(row, index)
     rows = comment_times(ctx, ctx.store.comments(issue["id"]))
     return respond([ctx.render.comment(c, issue, row) for c in rows], 200, {"X-Total-Count": str(len(rows))})
 
 
-@route("GET", "/repos/{owner}/{repo}/issues/comments")
 def list_repo_comments(ctx: Ctx, owner: str, repo: str) -> Response:
+    """The plain comments on every issue of the repository, one page of them."""
     row = ctx.repo(owner, repo)
-    rows = comment_times(ctx, ctx.store.all(
-        "SELECT comments.* FROM comments JOIN issues ON issues.id = comments.issue_id "
-        "WHERE issues.repo_id = ? AND comments.type = 'comment' ORDER BY comments.id", row["id"]))
+    rows = comment_times(ctx, ctx.store.repo_comments(row["id"]))
     return listing(ctx, rows, lambda c: ctx.render.comment(c, ctx.store.row("issues", c["issue_id"]), row))
 
 
 COMMENT = [F("body", required=True)]
 
 
-@route("POST", "/repos/{owner}/{repo}/issues/{index:int}/comments", body=COMMENT, struct="CreateIssueCommentOption")
 def create_comment(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """Comment on an issue; a locked one takes comments from writers only."""
     row = ctx.repo(owner, repo)
     issue = ctx.issue(row, index)
     if issue["is_locked"] and not ctx.can_write(row):
@@ -48,6 +47,7 @@ def create_comment(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
 
 
 def find_comment(ctx: Ctx, row: dict, comment_id: int) -> tuple[dict, dict]:
+    """(comment, its issue) in this repository, else Gitea's 404."""
     comment = ctx.store.get("comments", comment_id)
     issue = ctx.store.issue_by_id(comment["issue_id"]) if comment else None
     if comment is None or issue is None or issue["repo_id"] != row["id"]:
@@ -58,12 +58,13 @@ def find_comment(ctx: Ctx, row: dict, comment_id: int) -> tuple[dict, dict]:
 
 
 def may_change(ctx: Ctx, row: dict, comment: dict) -> None:
+    """A comment changes only by its poster or a writer of the repository (403 otherwise)."""
     if not (ctx.can_write(row) or comment["poster_id"] == ctx.caller["id"]):
         raise ApiError(403, body=False)
 
 
-@route("GET", "/repos/{owner}/{repo}/issues/comments/{comment_id:int}")
 def get_comment(ctx: Ctx, owner: str, repo: str, comment_id: int) -> Response:
+    """One comment of the repository, by id."""
     row = ctx.repo(owner, repo)
     comment, issue = find_comment(ctx, row, comment_id)
     return respond(ctx.render.comment(comment, issue, row))
@@ -82,17 +83,24 @@ def _delete_comment(ctx: Ctx, owner: str, repo: str, comment_id: int) -> Respons
     row = ctx.repo(owner, repo)
     comment, issue = find_comment(ctx, row, comment_id)
     may_change(ctx, row, comment)
-    ctx.store.execute("DELETE FROM comments WHERE id = ?", comment_id)
+    ctx.store.delete_comment(comment_id)
     ctx.reindex(issue["id"])
     return empty()
 
 
-route("PATCH", "/repos/{owner}/{repo}/issues/comments/{comment_id:int}", body=COMMENT,
-      struct="EditIssueCommentOption")(_edit_comment)
-route("DELETE", "/repos/{owner}/{repo}/issues/comments/{comment_id:int}")(_delete_comment)
-# The deprecated per-issue spellings, which some clients still use.
-route("PATCH", "/repos/{owner}/{repo}/issues/{index:int}/comments/{comment_id:int}", body=COMMENT,
-      struct="EditIssueCommentOption")(lambda ctx, owner, repo, index, comment_id:
-                                       _edit_comment(ctx, owner, repo, comment_id))
-route("DELETE", "/repos/{owner}/{repo}/issues/{index:int}/comments/{comment_id:int}")(
-    lambda ctx, owner, repo, index, comment_id: _delete_comment(ctx, owner, repo, comment_id))
+ROUTES = (
+    route("GET", "/repos/{owner}/{repo}/issues/{index:int}/comments", list_comments),
+    route("GET", "/repos/{owner}/{repo}/issues/comments", list_repo_comments),
+    route("POST", "/repos/{owner}/{repo}/issues/{index:int}/comments", create_comment, body=COMMENT,
+          struct="CreateIssueCommentOption"),
+    route("GET", "/repos/{owner}/{repo}/issues/comments/{comment_id:int}", get_comment),
+    route("PATCH", "/repos/{owner}/{repo}/issues/comments/{comment_id:int}", _edit_comment, body=COMMENT,
+          struct="EditIssueCommentOption"),
+    route("DELETE", "/repos/{owner}/{repo}/issues/comments/{comment_id:int}", _delete_comment),
+    # The deprecated per-issue spellings, which some clients still use.
+    route("PATCH", "/repos/{owner}/{repo}/issues/{index:int}/comments/{comment_id:int}",
+          lambda ctx, owner, repo, index, comment_id: _edit_comment(ctx, owner, repo, comment_id),
+          body=COMMENT, struct="EditIssueCommentOption"),
+    route("DELETE", "/repos/{owner}/{repo}/issues/{index:int}/comments/{comment_id:int}",
+          lambda ctx, owner, repo, index, comment_id: _delete_comment(ctx, owner, repo, comment_id)),
+)

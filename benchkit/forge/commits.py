@@ -3,11 +3,12 @@
 from starlette.responses import Response
 
 from .context import Ctx
-from .store import now, present
+from .database import now, present
 from .web import ApiError, F, invalid, listing, not_found, respond, route
 
 
 def resolve_sha(ctx: Ctx, repo: dict, ref: str) -> str:
+    """The commit a ref names (a branch, refs/heads/..., or a sha), else Gitea's 404."""
     branch = ctx.store.branch(repo["id"], ref.removeprefix("refs/heads/"))
     sha = branch["sha"] if branch else ref
     if ctx.store.get_commit(repo["id"], sha) is None:
@@ -15,8 +16,8 @@ def resolve_sha(ctx: Ctx, repo: dict, ref: str) -> str:
     return sha
 
 
-@route("GET", "/repos/{owner}/{repo}/commits")
 def list_commits(ctx: Ctx, owner: str, repo: str) -> Response:
+    """The history from `sha` (the default branch when absent); 409 for an empty repository."""
     row = ctx.repo(owner, repo)
     if not ctx.store.branches(row["id"]):
         raise ApiError(409, "Git Repository is empty.")
@@ -27,44 +28,43 @@ def list_commits(ctx: Ctx, owner: str, repo: str) -> Response:
     return listing(ctx, commits, lambda c: ctx.render.commit(row, c, files=files))
 
 
-@route("GET", "/repos/{owner}/{repo}/git/commits/{sha}")
 def get_commit(ctx: Ctx, owner: str, repo: str, sha: str) -> Response:
+    """One commit, by sha or branch."""
     row = ctx.repo(owner, repo)
     found = resolve_sha(ctx, row, sha)
     return respond(ctx.render.commit(row, present(ctx.store.get_commit(row["id"], found), f"commit {found}")))
 
 
 def statuses_of(ctx: Ctx, row: dict, sha: str) -> list:
+    """The newest status of each context at the commit."""
     # Only the newest status per context counts, as in Gitea.
-    rows = ctx.store.all("SELECT * FROM commit_statuses WHERE repo_id = ? AND sha = ? ORDER BY id DESC",
-                         row["id"], sha)
+    rows = ctx.store.statuses(row["id"], sha)
     latest: dict[str, dict] = {}
     for status in rows:
         latest.setdefault(status["context"], status)
     return list(latest.values())
 
 
-@route("GET", "/repos/{owner}/{repo}/commits/{ref:path}/status")
 def combined_status(ctx: Ctx, owner: str, repo: str, ref: str) -> Response:
+    """The commit's combined status: the worst state among its contexts' newest."""
     row = ctx.repo(owner, repo)
     sha = resolve_sha(ctx, row, ref)
     return respond(ctx.render.combined_status(row, sha, statuses_of(ctx, row, sha)))
 
 
-@route("GET", "/repos/{owner}/{repo}/commits/{ref:path}/statuses")
 def list_statuses(ctx: Ctx, owner: str, repo: str, ref: str) -> Response:
+    """Every status of the commit, newest first."""
     row = ctx.repo(owner, repo)
     sha = resolve_sha(ctx, row, ref)
-    rows = ctx.store.all("SELECT * FROM commit_statuses WHERE repo_id = ? AND sha = ? ORDER BY id DESC",
-                         row["id"], sha)
+    rows = ctx.store.statuses(row["id"], sha)
     return listing(ctx, rows, lambda r: ctx.render.commit_status(r, row))
 
 
 STATUS = [F("state", required=True), F("target_url"), F("description"), F("context")]
 
 
-@route("POST", "/repos/{owner}/{repo}/statuses/{sha}", body=STATUS, struct="CreateStatusOption")
 def create_status(ctx: Ctx, owner: str, repo: str, sha: str) -> Response:
+    """Record a status (a check) on a commit."""
     row = ctx.repo(owner, repo, write=True)
     sha = resolve_sha(ctx, row, sha)
     state = ctx.body["state"]
@@ -75,3 +75,13 @@ def create_status(ctx: Ctx, owner: str, repo: str, sha: str) -> Response:
                            target_url=ctx.body.get("target_url") or "", creator_id=ctx.caller["id"], created=now())
     return respond(ctx.render.commit_status(ctx.store.row("commit_statuses", sid), row),
                    201)
+
+
+ROUTES = (
+    route("GET", "/repos/{owner}/{repo}/commits", list_commits),
+    route("GET", "/repos/{owner}/{repo}/git/commits/{sha}", get_commit),
+    route("GET", "/repos/{owner}/{repo}/commits/{ref:path}/status", combined_status),
+    route("GET", "/repos/{owner}/{repo}/commits/{ref:path}/statuses", list_statuses),
+    route("POST", "/repos/{owner}/{repo}/statuses/{sha}", create_status, body=STATUS,
+          struct="CreateStatusOption"),
+)

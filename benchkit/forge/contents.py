@@ -7,11 +7,12 @@ from starlette.responses import Response
 
 from .context import Ctx
 from .render_git import UNSIGNED
-from .store import blob_sha
+from .repo_store import blob_sha
 from .web import ApiError, F, invalid, not_found, respond, route, text
 
 
 def tree_at(ctx: Ctx, repo: dict, ref: str | None) -> tuple[dict, str]:
+    """(commit, ref) for a ref (the default branch when empty), else Gitea's 404."""
     ref = ref or repo["default_branch"]
     branch = ctx.store.branch(repo["id"], ref)
     commit = ctx.store.get_commit(repo["id"], branch["sha"] if branch else ref)
@@ -20,13 +21,13 @@ def tree_at(ctx: Ctx, repo: dict, ref: str | None) -> tuple[dict, str]:
     return commit, ref
 
 
-@route("GET", "/repos/{owner}/{repo}/contents")
 def list_root(ctx: Ctx, owner: str, repo: str) -> Response:
+    """The repository's top-level directory."""
     return get_contents(ctx, owner, repo, "")
 
 
-@route("GET", "/repos/{owner}/{repo}/contents/{path:path}")
 def get_contents(ctx: Ctx, owner: str, repo: str, path: str) -> Response:
+    """A file with its content, or a directory's entries without theirs."""
     row = ctx.repo(owner, repo)
     commit, ref = tree_at(ctx, row, ctx.query("ref"))
     path = path.strip("/")
@@ -40,8 +41,8 @@ def get_contents(ctx: Ctx, owner: str, repo: str, path: str) -> Response:
     return respond([ctx.render.contents(row, commit, ref, prefix + c, with_content=False) for c in children])
 
 
-@route("GET", "/repos/{owner}/{repo}/raw/{path:path}")
 def get_raw(ctx: Ctx, owner: str, repo: str, path: str) -> Response:
+    """A file's text, as it is."""
     row = ctx.repo(owner, repo)
     commit, _ = tree_at(ctx, row, ctx.query("ref"))
     if path not in commit["tree"]:
@@ -92,12 +93,22 @@ def _write_file(ctx: Ctx, owner: str, repo: str, path: str, *, create: bool) -> 
     return respond(data, 201 if create else 200)
 
 
-@route("POST", "/repos/{owner}/{repo}/contents/{path:path}", body=FILE_FIELDS, struct="CreateFileOptions")
 def create_file(ctx: Ctx, owner: str, repo: str, path: str) -> Response:
+    """Commit a new file (201); 422 when the path exists."""
     return _write_file(ctx, owner, repo, path, create=True)
 
 
-@route("PUT", "/repos/{owner}/{repo}/contents/{path:path}", body=[*FILE_FIELDS, F("sha", required=True, go="SHA")],
-       struct="UpdateFileOptions")
 def update_file(ctx: Ctx, owner: str, repo: str, path: str) -> Response:
+    """Commit a changed file; the sha given must be the file's current one (409 otherwise)."""
     return _write_file(ctx, owner, repo, path, create=False)
+
+
+ROUTES = (
+    route("GET", "/repos/{owner}/{repo}/contents", list_root),
+    route("GET", "/repos/{owner}/{repo}/contents/{path:path}", get_contents),
+    route("GET", "/repos/{owner}/{repo}/raw/{path:path}", get_raw),
+    route("POST", "/repos/{owner}/{repo}/contents/{path:path}", create_file, body=FILE_FIELDS,
+          struct="CreateFileOptions"),
+    route("PUT", "/repos/{owner}/{repo}/contents/{path:path}", update_file,
+          body=[*FILE_FIELDS, F("sha", required=True, go="SHA")], struct="UpdateFileOptions"),
+)

@@ -29,13 +29,14 @@ class ForgeState:
         self._reindex_all()
 
     def close(self) -> None:
+        """Close the database and remove the git clones."""
         self.store.close()
         self.git.close()
 
     def _reindex_all(self) -> None:
         # A forge reopened on a database file starts with its issues already indexed.
-        for issue in self.store.all("SELECT id FROM issues"):
-            self.reindex(issue["id"], settled=True)
+        for issue_id in self.store.issue_ids():
+            self.reindex(issue_id, settled=True)
 
     def reindex(self, issue_id: int, *, settled: bool = False) -> None:
         """Queue the issue's title, body and comments for keyword search."""
@@ -64,6 +65,7 @@ class Ctx:
         return self.user
 
     def query(self, name: str, default: str = "") -> str:
+        """A query parameter, or `default` when the request has none."""
         return self.request.query_params.get(name, default)
 
     def query_int(self, name: str) -> int:
@@ -75,6 +77,7 @@ class Ctx:
         return value if abs(value) <= INT64_MAX else 0
 
     def query_list(self, name: str) -> list[str]:
+        """Every value of a repeated query parameter."""
         return self.request.query_params.getlist(name)
 
     def repo(self, owner: str, name: str, *, write: bool = False) -> dict:
@@ -87,6 +90,7 @@ class Ctx:
         return repo
 
     def can_write(self, repo: dict) -> bool:
+        """Whether the caller may write to the repository."""
         return self.render.can_write(repo)
 
     def find(self, table: str, repo: dict, key: str, name_column: str | None = None) -> dict:
@@ -94,19 +98,20 @@ class Ctx:
         name is; 404 when there is none."""
         row = None
         if key.isdigit() and int(key) <= INT64_MAX:
-            row = self.store.one(f"SELECT * FROM {table} WHERE repo_id = ? AND id = ?", repo["id"], int(key))
+            row = self.store.in_repo(table, repo["id"], "id", int(key))
         if row is None and name_column:
-            row = self.store.one(f"SELECT * FROM {table} WHERE repo_id = ? AND {name_column} = ?",
-                                 repo["id"], key)
+            row = self.store.in_repo(table, repo["id"], name_column, key)
         if row is None:
             raise not_found()
         return row
 
     def issue(self, repo: dict, number: int) -> dict:
+        """The repository's issue (or pull request) by number, else 404."""
         issue = self.store.issue(repo["id"], number)
         if issue is None:
             raise not_found()
         return issue
 
     def reindex(self, issue_id: int) -> None:
+        """Queue the issue for keyword search again after a write."""
         self.forge.reindex(issue_id)

@@ -4,7 +4,8 @@ with the texts) and their unified diff, as a pull request's files, diff and patc
 
 import difflib
 
-from .store import Store, blob_sha
+from .repo_store import blob_sha
+from .store import Store
 
 
 def diff_trees(old: dict, new: dict) -> list[dict]:
@@ -37,6 +38,7 @@ def changed_files(store: Store, repo_id: int, base_sha: str | None, head_sha: st
 
 
 def commit_changes(store: Store, repo_id: int, commit: dict) -> list[dict]:
+    """What a commit changed against its first parent (everything, for a root commit)."""
     parent = store.get_commit(repo_id, commit["parents"][0]) if commit["parents"] else None
     return diff_trees(parent["tree"] if parent else {}, commit["tree"])
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 @dataclass
 class Fault:
+    """One armed fault: which requests it hits, what it does, and how many more times."""
     method: str          # an HTTP method, or "*" for any
     pattern: re.Pattern  # searched in the request path
     status: int | None   # None: after the delay, answer normally
@@ -18,16 +19,19 @@ class Fault:
     skip: int = 0        # matching requests still to let through before it fires
 
     def matches(self, method: str, path: str) -> bool:
+        """Whether the fault is armed and the request is one it hits."""
         return self.remaining > 0 and self.method in ("*", method) and bool(self.pattern.search(path))
 
 
 class Faults:
+    """The forge's armed faults, in the order they were injected."""
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._faults: list[Fault] = []
 
     def inject(self, method: str, path_regex: str, status: int | None = 500, delay: float = 0.0,
                drop: bool = False, times: int = 1, after: int = 0) -> Fault:
+        """Arm a fault for the next `times` matching requests, once `after` have passed."""
         fault = Fault(method.upper(), re.compile(path_regex), status, float(delay), bool(drop),
                       int(times), int(after))
         with self._lock:
@@ -48,5 +52,6 @@ class Faults:
         return None
 
     def clear(self) -> None:
+        """Disarm every fault."""
         with self._lock:
             self._faults.clear()

@@ -37,12 +37,14 @@ class Materialiser:
         self.built: dict[int, tuple[str, Path]] = {}  # repo id -> (fingerprint, directory)
 
     def close(self) -> None:
+        """Remove every clone built."""
         with self.lock:
             if self.root is not None:
                 shutil.rmtree(self.root, ignore_errors=True)
                 self.root = None
 
     def bare(self, repo: dict) -> Path:
+        """The repository as a bare git directory, rebuilt only when its branches have moved."""
         branches = self.store.branches(repo["id"])
         fingerprint = hashlib.sha256(json.dumps(sorted((b["name"], b["sha"]) for b in branches)).encode()).hexdigest()
         with self.lock:
@@ -111,6 +113,7 @@ def fast_import_stream(store: Store, repo_id: int, branches: list[dict]) -> byte
 
 
 def pkt_line(text: str) -> bytes:
+    """One line of git's pkt-line framing: its length in four hex digits, then the text."""
     return f"{len(text) + 4:04x}{text}".encode()
 
 

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 
 
 class Indexer:
+    """Keyword search over issues, seeing each write only once the lag has passed."""
     def __init__(self, lag: float = 0.0) -> None:
         self.lag = lag
         self.clock = time.monotonic  # replaceable: a test moves time on without waiting
@@ -19,6 +20,7 @@ class Indexer:
         self._versions: dict[int, list[tuple[float, str | None]]] = {}  # issue id -> [(time, text)]
 
     def set_lag(self, seconds: float) -> None:
+        """Search sees a write only `seconds` after it (never less than 0)."""
         self.lag = max(float(seconds), 0.0)
 
     def index(self, issue_id: int, text: str | None, *, settled: bool = False) -> None:

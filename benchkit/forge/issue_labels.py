@@ -3,7 +3,6 @@
 from starlette.responses import Response
 
 from .context import Ctx
-from .labels import labels_by_ids
 from .web import ApiError, F, empty, invalid, respond, route
 
 
@@ -17,12 +16,13 @@ def labels_from_body(ctx: Ctx, repo: dict) -> list[dict]:
     if ids and names:
         raise ApiError(400, "labels should be an array of strings or integers")
     if names:
-        return ctx.store.all(f"SELECT * FROM labels WHERE repo_id = ? AND name IN ({','.join('?' * len(names))})",
-                             repo["id"], *names)
-    return labels_by_ids(ctx, repo, ids)
+        return ctx.store.labels_named(repo["id"], names)
+    return ctx.store.labels_by_ids(repo["id"], ids)
 
 
 def labelled(ctx: Ctx, owner: str, repo: str, index: int, *, replace: bool) -> Response:
+    """Add the body's labels to the issue (or, with `replace`, make them its only ones); the
+    issue's labels after."""
     row = ctx.repo(owner, repo)
     issue = ctx.issue(row, index)
     labels = labels_from_body(ctx, row)
@@ -40,40 +40,51 @@ def labelled(ctx: Ctx, owner: str, repo: str, index: int, *, replace: bool) -> R
 ISSUE_LABELS = [F("labels", "any-list")]
 
 
-@route("GET", "/repos/{owner}/{repo}/issues/{index:int}/labels")
 def get_issue_labels(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """The labels on an issue, by name."""
     row = ctx.repo(owner, repo)
     issue = ctx.issue(row, index)
     return respond([ctx.render.label(label, row) for label in ctx.store.issue_labels(issue["id"])])
 
 
-@route("POST", "/repos/{owner}/{repo}/issues/{index:int}/labels", body=ISSUE_LABELS, struct="IssueLabelsOption")
 def add_issue_labels(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """Add labels to an issue; its labels after."""
     return labelled(ctx, owner, repo, index, replace=False)
 
 
-@route("PUT", "/repos/{owner}/{repo}/issues/{index:int}/labels", body=ISSUE_LABELS, struct="IssueLabelsOption")
 def replace_issue_labels(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """Make the body's labels the issue's only ones."""
     return labelled(ctx, owner, repo, index, replace=True)
 
 
-@route("DELETE", "/repos/{owner}/{repo}/issues/{index:int}/labels/{label_id:int}")
 def remove_issue_label(ctx: Ctx, owner: str, repo: str, index: int, label_id: int) -> Response:
+    """Take one label off an issue; 422 for a label the repository lacks."""
     row = ctx.repo(owner, repo)
     issue = ctx.issue(row, index)
     if not ctx.can_write(row):
         raise ApiError(403, body=False)
-    if not ctx.store.one("SELECT 1 FROM labels WHERE repo_id = ? AND id = ?", row["id"], label_id):
+    if not ctx.store.in_repo("labels", row["id"], "id", label_id):
         raise invalid(f"label does not exist [label_id: {label_id}]")
     ctx.store.remove_label(issue["id"], label_id, ctx.caller["id"])
     return empty()
 
 
-@route("DELETE", "/repos/{owner}/{repo}/issues/{index:int}/labels")
 def clear_issue_labels(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """Take every label off an issue."""
     row = ctx.repo(owner, repo)
     issue = ctx.issue(row, index)
     if not ctx.can_write(row):
         raise ApiError(403, body=False)
     ctx.store.clear_labels(issue["id"], ctx.caller["id"])
     return empty()
+
+
+ROUTES = (
+    route("GET", "/repos/{owner}/{repo}/issues/{index:int}/labels", get_issue_labels),
+    route("POST", "/repos/{owner}/{repo}/issues/{index:int}/labels", add_issue_labels, body=ISSUE_LABELS,
+          struct="IssueLabelsOption"),
+    route("PUT", "/repos/{owner}/{repo}/issues/{index:int}/labels", replace_issue_labels, body=ISSUE_LABELS,
+          struct="IssueLabelsOption"),
+    route("DELETE", "/repos/{owner}/{repo}/issues/{index:int}/labels/{label_id:int}", remove_issue_label),
+    route("DELETE", "/repos/{owner}/{repo}/issues/{index:int}/labels", clear_issue_labels),
+)

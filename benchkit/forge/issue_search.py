@@ -5,10 +5,12 @@ from collections.abc import Callable
 from starlette.responses import Response
 
 from .context import Ctx
+from .issue_store import IssueFilter
 from .web import listing, not_found, parse_time, route
 
 
 def user_id_named(ctx: Ctx, login: str) -> int:
+    """The id of the user with this login, else Gitea's 404 naming it."""
     user = ctx.store.user_by_login(login)
     if user is None:
         raise not_found(errors=[f"user does not exist [uid: 0, name: {login}]"])
@@ -19,42 +21,7 @@ def filter_issues(ctx: Ctx, repo_ids: list[int], *, state: str, kind: str) -> li
     """Issues of these repositories matching the request's filters, newest first."""
     if not repo_ids:
         return []
-    marks = ",".join("?" * len(repo_ids))
-    sql = f"SELECT * FROM issues WHERE repo_id IN ({marks})"
-    args: list = list(repo_ids)
-    if state in ("open", "closed"):
-        sql += " AND state = ?"
-        args.append(state)
-    if kind in ("issues", "pulls"):
-        sql += " AND is_pull = ?"
-        args.append(int(kind == "pulls"))
-    names = [n.strip() for n in ctx.query("labels").split(",") if n.strip()]
-    known = ctx.store.all(f"SELECT DISTINCT name FROM labels WHERE repo_id IN ({marks}) AND name IN "
-                          f"({','.join('?' * len(names))})", *repo_ids, *names) if names else []
-    for label in known:  # every named label must be on the issue; unknown names drop out
-        sql += " AND id IN (SELECT issue_id FROM issue_labels JOIN labels ON labels.id = label_id WHERE name = ?)"
-        args.append(label["name"])
-    since, before = parse_time(ctx.query("since")), parse_time(ctx.query("before"))
-    if since is not None:
-        sql += " AND updated >= ?"
-        args.append(since)
-    if before is not None:
-        sql += " AND updated <= ?"
-        args.append(before)
-    if ctx.query("created_by"):
-        sql += " AND poster_id = ?"
-        args.append(user_id_named(ctx, ctx.query("created_by")))
-    if ctx.query("assigned_by"):
-        sql += " AND id IN (SELECT issue_id FROM issue_assignees WHERE user_id = ?)"
-        args.append(user_id_named(ctx, ctx.query("assigned_by")))
-    if ctx.query("milestones"):
-        titles = [m.strip() for m in ctx.query("milestones").split(",") if m.strip()]
-        ids = [m["id"] for m in ctx.store.all(f"SELECT * FROM milestones WHERE repo_id IN ({marks})", *repo_ids)
-               if m["title"] in titles or str(m["id"]) in titles]
-        if ids:  # unknown milestones are discarded: if none is known, the filter vanishes
-            sql += f" AND milestone_id IN ({','.join('?' * len(ids))})"
-            args.extend(ids)
-    rows = ctx.store.all(sql + " ORDER BY created DESC, id DESC", *args)
+    rows = ctx.store.filter_issues(repo_ids, requested_filter(ctx, state, kind))
     if ctx.query("mentioned_by"):
         user_id_named(ctx, ctx.query("mentioned_by"))  # 404 for an unknown user
         mention = "@" + ctx.query("mentioned_by").lower()
@@ -67,20 +34,33 @@ def filter_issues(ctx: Ctx, repo_ids: list[int], *, state: str, kind: str) -> li
     return rows
 
 
+def requested_filter(ctx: Ctx, state: str, kind: str) -> IssueFilter:
+    """The request's filters; a bad time or an unknown user answers as Gitea does."""
+    def listed(name: str) -> tuple[str, ...]:
+        return tuple(item.strip() for item in ctx.query(name).split(",") if item.strip())
+
+    since, before = parse_time(ctx.query("since")), parse_time(ctx.query("before"))
+    poster = user_id_named(ctx, ctx.query("created_by")) if ctx.query("created_by") else None
+    assignee = user_id_named(ctx, ctx.query("assigned_by")) if ctx.query("assigned_by") else None
+    return IssueFilter(state=state, kind=kind, labels=listed("labels"), since=since, before=before,
+                       poster_id=poster, assignee_id=assignee, milestones=listed("milestones"))
+
+
 def render_issue(ctx: Ctx, repos: dict) -> Callable[[dict], dict]:
+    """A renderer of issues from any of these repositories (id -> repository)."""
     return lambda row: ctx.render.issue(row, repos[row["repo_id"]])
 
 
-@route("GET", "/repos/{owner}/{repo}/issues")
 def list_issues(ctx: Ctx, owner: str, repo: str) -> Response:
+    """The repository's issues (and pull requests) the request's filters let through."""
     row = ctx.repo(owner, repo)
     rows = filter_issues(ctx, [row["id"]], state=ctx.query("state", "open"), kind=ctx.query("type"))
     return listing(ctx, rows, render_issue(ctx, {row["id"]: row}))
 
 
-@route("GET", "/repos/issues/search")
 def search_issues(ctx: Ctx) -> Response:
-    repos = {r["id"]: r for r in ctx.store.all("SELECT * FROM repos ORDER BY id")
+    """Issues across every repository the caller may see, newest first, 20 a page."""
+    repos = {r["id"]: r for r in ctx.store.repos()
              if not r["private"] or ctx.can_write(r)}
     if ctx.query("owner"):
         owner = ctx.store.user_by_login(ctx.query("owner"))
@@ -95,8 +75,13 @@ def search_issues(ctx: Ctx) -> Response:
     if me and flag("mentioned"):
         rows = [r for r in rows if f"@{ctx.caller['login']}".lower() in r["body"].lower()]
     if me and flag("reviewed"):
-        rows = [r for r in rows if ctx.store.one("SELECT 1 FROM reviews WHERE issue_id = ? AND reviewer_id = ?",
-                                                 r["id"], me)]
+        rows = [r for r in rows if ctx.store.reviewed_by(r["id"], me)]
     if flag("review_requested"):
         rows = []
     return listing(ctx, rows, render_issue(ctx, repos), default=20)
+
+
+ROUTES = (
+    route("GET", "/repos/{owner}/{repo}/issues", list_issues),
+    route("GET", "/repos/issues/search", search_issues),
+)

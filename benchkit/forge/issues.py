@@ -3,8 +3,7 @@
 from starlette.responses import Response
 
 from .context import Ctx
-from .labels import labels_by_ids
-from .store import now
+from .database import now
 from .web import ApiError, F, invalid, not_found, parse_time, respond, route
 
 
@@ -30,9 +29,10 @@ def resolve_assignees(ctx: Ctx, repo: dict, body: dict) -> list[int] | None:
 
 
 def milestone_id(ctx: Ctx, repo: dict, value: int | None) -> int:
+    """The milestone a body names, checked to be the repository's (404 otherwise); 0 for none."""
     if not value:
         return 0
-    if not ctx.store.one("SELECT 1 FROM milestones WHERE repo_id = ? AND id = ?", repo["id"], value):
+    if not ctx.store.in_repo("milestones", repo["id"], "id", value):
         raise not_found()
     return value
 
@@ -53,7 +53,7 @@ def new_issue(ctx: Ctx, repo: dict, *, is_pull: bool) -> dict:
                             due_date=parse_time(body.get("due_date")),
                             milestone_id=milestone_id(ctx, repo, body.get("milestone")) if writer else 0)
     if writer:  # non-writers have labels, milestone and assignees silently dropped
-        store.add_labels(issue_id, labels_by_ids(ctx, repo, body.get("labels") or []), ctx.caller["id"])
+        store.add_labels(issue_id, store.labels_by_ids(repo["id"], body.get("labels") or []), ctx.caller["id"])
         assignees = resolve_assignees(ctx, repo, body)
         if assignees:
             store.set_assignees(issue_id, assignees, ctx.caller["id"])
@@ -63,14 +63,14 @@ def new_issue(ctx: Ctx, repo: dict, *, is_pull: bool) -> dict:
     return store.row("issues", issue_id)
 
 
-@route("POST", "/repos/{owner}/{repo}/issues", body=CREATE_ISSUE, struct="CreateIssueOption")
 def create_issue(ctx: Ctx, owner: str, repo: str) -> Response:
+    """Open an issue."""
     row = ctx.repo(owner, repo)
     return respond(ctx.render.issue(new_issue(ctx, row, is_pull=False), row), 201)
 
 
-@route("GET", "/repos/{owner}/{repo}/issues/{index:int}")
 def get_issue(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """One issue (or pull request, as an issue)."""
     row = ctx.repo(owner, repo)
     return respond(ctx.render.issue(ctx.issue(row, index), row))
 
@@ -125,8 +125,17 @@ def apply_edit(ctx: Ctx, repo: dict, issue: dict) -> dict:
     return store.row("issues", issue["id"])
 
 
-@route("PATCH", "/repos/{owner}/{repo}/issues/{index:int}", body=EDIT_ISSUE, struct="EditIssueOption")
 def edit_issue(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """Edit an issue; Gitea answers 201."""
     row = ctx.repo(owner, repo)
     issue = apply_edit(ctx, row, ctx.issue(row, index))
     return respond(ctx.render.issue(issue, row), 201)
+
+
+ROUTES = (
+    route("POST", "/repos/{owner}/{repo}/issues", create_issue, body=CREATE_ISSUE,
+          struct="CreateIssueOption"),
+    route("GET", "/repos/{owner}/{repo}/issues/{index:int}", get_issue),
+    route("PATCH", "/repos/{owner}/{repo}/issues/{index:int}", edit_issue, body=EDIT_ISSUE,
+          struct="EditIssueOption"),
+)

@@ -11,6 +11,7 @@ COLOR = re.compile(r"^#?([0-9a-fA-F]{6}|[0-9a-fA-F]{3})$")
 
 
 def normalise_color(value: str) -> str:
+    """A colour as Gitea keeps it: six lower-case hex digits, no '#'; 422 for anything else."""
     match = COLOR.match(value.strip())
     if not match:
         raise invalid(f"invalid color: {value if value.startswith('#') else '#' + value}")
@@ -19,13 +20,14 @@ def normalise_color(value: str) -> str:
 
 
 def find_label(ctx: Ctx, repo: dict, key: str, *, by_name: bool = False) -> dict:
+    """The repository's label by id (or, `by_name`, by name), else 404."""
     return ctx.find("labels", repo, key, "name" if by_name else None)
 
 
-@route("GET", "/repos/{owner}/{repo}/labels")
 def list_labels(ctx: Ctx, owner: str, repo: str) -> Response:
+    """The repository's labels, by name."""
     row = ctx.repo(owner, repo)
-    labels = ctx.store.all("SELECT * FROM labels WHERE repo_id = ? ORDER BY name, id", row["id"])
+    labels = ctx.store.labels(row["id"])
     return listing(ctx, labels, lambda label: ctx.render.label(label, row), link=False)
 
 
@@ -33,8 +35,8 @@ LABEL = [F("name", required=True), F("color", required=True), F("description"), 
          F("is_archived", bool)]
 
 
-@route("POST", "/repos/{owner}/{repo}/labels", body=LABEL, struct="CreateLabelOption")
 def create_label(ctx: Ctx, owner: str, repo: str) -> Response:
+    """Create a label."""
     row = ctx.repo(owner, repo, write=True)
     body = ctx.body
     label_id = ctx.store.insert("labels", repo_id=row["id"], name=body["name"], color=normalise_color(body["color"]),
@@ -44,15 +46,14 @@ def create_label(ctx: Ctx, owner: str, repo: str) -> Response:
     return respond(ctx.render.label(label, row), 201)
 
 
-@route("GET", "/repos/{owner}/{repo}/labels/{key}")
 def get_label(ctx: Ctx, owner: str, repo: str, key: str) -> Response:
+    """One label, by id or name."""
     row = ctx.repo(owner, repo)
     return respond(ctx.render.label(find_label(ctx, row, key, by_name=True), row))
 
 
-@route("PATCH", "/repos/{owner}/{repo}/labels/{key}", body=[F(f.name, f.kind) for f in LABEL],
-       struct="EditLabelOption")
 def edit_label(ctx: Ctx, owner: str, repo: str, key: str) -> Response:
+    """Edit a label; leaving is_archived out un-archives it, as on Gitea."""
     row = ctx.repo(owner, repo, write=True)
     label = find_label(ctx, row, key)
     changes = {k: v for k, v in ctx.body.items() if v is not None and k != "is_archived"}
@@ -66,17 +67,19 @@ def edit_label(ctx: Ctx, owner: str, repo: str, key: str) -> Response:
     return respond(ctx.render.label(ctx.store.row("labels", label["id"]), row))
 
 
-@route("DELETE", "/repos/{owner}/{repo}/labels/{key}")
 def delete_label(ctx: Ctx, owner: str, repo: str, key: str) -> Response:
+    """Delete a label, off every issue it was on."""
     row = ctx.repo(owner, repo, write=True)
     label = find_label(ctx, row, key)
-    ctx.store.execute("DELETE FROM issue_labels WHERE label_id = ?", label["id"])
-    ctx.store.execute("DELETE FROM labels WHERE id = ?", label["id"])
+    ctx.store.delete_label(label["id"])
     return empty()
 
 
-def labels_by_ids(ctx: Ctx, repo: dict, ids: list[int]) -> list[dict]:
-    if not ids:
-        return []
-    return ctx.store.all(f"SELECT * FROM labels WHERE repo_id = ? AND id IN ({','.join('?' * len(ids))})",
-                         repo["id"], *ids)
+ROUTES = (
+    route("GET", "/repos/{owner}/{repo}/labels", list_labels),
+    route("POST", "/repos/{owner}/{repo}/labels", create_label, body=LABEL, struct="CreateLabelOption"),
+    route("GET", "/repos/{owner}/{repo}/labels/{key}", get_label),
+    route("PATCH", "/repos/{owner}/{repo}/labels/{key}", edit_label,
+          body=[F(f.name, f.kind) for f in LABEL], struct="EditLabelOption"),
+    route("DELETE", "/repos/{owner}/{repo}/labels/{key}", delete_label),
+)

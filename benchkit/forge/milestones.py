@@ -3,19 +3,20 @@
 from starlette.responses import Response
 
 from .context import Ctx
-from .store import now
+from .database import now
 from .web import F, empty, listing, parse_time, respond, route
 
 
 def find_milestone(ctx: Ctx, repo: dict, key: str) -> dict:
+    """The repository's milestone by id or title, else 404."""
     return ctx.find("milestones", repo, key, "title")
 
 
-@route("GET", "/repos/{owner}/{repo}/milestones")
 def list_milestones(ctx: Ctx, owner: str, repo: str) -> Response:
+    """The repository's milestones in a state (open by default), optionally by name."""
     row = ctx.repo(owner, repo)
     state = ctx.query("state", "open")
-    rows = ctx.store.all("SELECT * FROM milestones WHERE repo_id = ? ORDER BY id", row["id"])
+    rows = ctx.store.milestones(row["id"])
     rows = [m for m in rows if state == "all" or m["state"] == state]
     if ctx.query("name"):
         rows = [m for m in rows if ctx.query("name").lower() in m["title"].lower()]
@@ -25,8 +26,8 @@ def list_milestones(ctx: Ctx, owner: str, repo: str) -> Response:
 MILESTONE = [F("title", required=True), F("description"), F("due_on", go="Deadline"), F("state")]
 
 
-@route("POST", "/repos/{owner}/{repo}/milestones", body=MILESTONE, struct="CreateMilestoneOption")
 def create_milestone(ctx: Ctx, owner: str, repo: str) -> Response:
+    """Create a milestone."""
     row = ctx.repo(owner, repo, write=True)
     body, stamp = ctx.body, now()
     state = "closed" if body.get("state") == "closed" else "open"
@@ -37,14 +38,13 @@ def create_milestone(ctx: Ctx, owner: str, repo: str) -> Response:
     return respond(ctx.render.milestone(ctx.store.row("milestones", mid)), 201)
 
 
-@route("GET", "/repos/{owner}/{repo}/milestones/{key}")
 def get_milestone(ctx: Ctx, owner: str, repo: str, key: str) -> Response:
+    """One milestone, by id or title."""
     return respond(ctx.render.milestone(find_milestone(ctx, ctx.repo(owner, repo), key)))
 
 
-@route("PATCH", "/repos/{owner}/{repo}/milestones/{key}", body=[F(f.name, go=f.go) for f in MILESTONE],
-       struct="EditMilestoneOption")
 def edit_milestone(ctx: Ctx, owner: str, repo: str, key: str) -> Response:
+    """Edit a milestone; closing it stamps its closing time."""
     row = ctx.repo(owner, repo, write=True)
     milestone = find_milestone(ctx, row, key)
     changes = {k: v for k, v in ctx.body.items() if v is not None}
@@ -57,9 +57,19 @@ def edit_milestone(ctx: Ctx, owner: str, repo: str, key: str) -> Response:
     return respond(ctx.render.milestone(ctx.store.row("milestones", milestone["id"])))
 
 
-@route("DELETE", "/repos/{owner}/{repo}/milestones/{key}")
 def delete_milestone(ctx: Ctx, owner: str, repo: str, key: str) -> Response:
+    """Delete a milestone; its issues keep no milestone."""
     milestone = find_milestone(ctx, ctx.repo(owner, repo, write=True), key)
-    ctx.store.execute("UPDATE issues SET milestone_id = 0 WHERE milestone_id = ?", milestone["id"])
-    ctx.store.execute("DELETE FROM milestones WHERE id = ?", milestone["id"])
+    ctx.store.delete_milestone(milestone["id"])
     return empty()
+
+
+ROUTES = (
+    route("GET", "/repos/{owner}/{repo}/milestones", list_milestones),
+    route("POST", "/repos/{owner}/{repo}/milestones", create_milestone, body=MILESTONE,
+          struct="CreateMilestoneOption"),
+    route("GET", "/repos/{owner}/{repo}/milestones/{key}", get_milestone),
+    route("PATCH", "/repos/{owner}/{repo}/milestones/{key}", edit_milestone,
+          body=[F(f.name, go=f.go) for f in MILESTONE], struct="EditMilestoneOption"),
+    route("DELETE", "/repos/{owner}/{repo}/milestones/{key}", delete_milestone),
+)

@@ -4,12 +4,11 @@
 from starlette.responses import Response
 
 from .context import Ctx
+from .database import present
 from .pulls import find_pull, head_sha, merge_base
-from .store import present
 from .web import ApiError, empty, not_found, respond, route
 
 
-@route("GET", "/repos/{owner}/{repo}/pulls/{base}/{head:path}")
 def pull_by_branches(ctx: Ctx, owner: str, repo: str, base: str, head: str) -> Response:
     """`head` is a branch, `owner:branch` or `owner/repo:branch` (Gitea's GetPullRequestByBaseHead)."""
     row = ctx.repo(owner, repo)
@@ -23,15 +22,15 @@ def pull_by_branches(ctx: Ctx, owner: str, repo: str, base: str, head: str) -> R
         head_repo = found
     if head_repo["id"] != row["id"]:
         raise not_found("not found")  # the forge has no forks
-    issue = ctx.store.one("SELECT issues.* FROM issues JOIN pulls ON pulls.issue_id = issues.id WHERE repo_id = ? "
-                          "AND base = ? AND head = ? ORDER BY issues.id DESC", row["id"], base, head)
+    issue = ctx.store.pull_by_branches(row["id"], base, head)
     if issue is None:
         raise not_found("not found")
     return respond(ctx.render.pull(issue, row))
 
 
-@route("POST", "/repos/{owner}/{repo}/pulls/{index:int}/update")
 def update_pull(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """Bring the base's changes into the head branch (a merge commit, or with style=rebase one
+    on the base)."""
     row, issue, pr = find_pull(ctx, owner, repo, index)
     if pr["merged"] or issue["state"] == "closed":
         raise ApiError(422, "%!s(<nil>)")  # Gitea formats a nil error here
@@ -53,3 +52,10 @@ def update_pull(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     ctx.store.update("pulls", {"issue_id": issue["id"]}, head_sha=commit["sha"], merge_base=base["sha"])
     ctx.store.touch(issue["id"])
     return empty(200)
+
+
+ROUTES = (
+    route("GET", "/repos/{owner}/{repo}/pulls/{base}/{head:path}", pull_by_branches,
+          summary="`head` is a branch, `owner:branch` or `owner/repo:branch` (Gitea's GetPullRequestByBaseHead)."),
+    route("POST", "/repos/{owner}/{repo}/pulls/{index:int}/update", update_pull),
+)

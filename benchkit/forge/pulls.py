@@ -5,18 +5,18 @@ from collections.abc import Callable
 from starlette.responses import Response
 
 from .context import Ctx
+from .database import now, present
 from .diffs import changed_files, unified_diff
 from .issues import CREATE_ISSUE, EDIT_ISSUE, apply_edit, new_issue
-from .labels import labels_by_ids
 from .render import is_draft
 from .render_base import ts
-from .store import now, present
 from .web import ApiError, F, empty, invalid, listing, not_found, respond, route, text
 
 MERGE_STYLES = ("merge", "rebase", "rebase-merge", "squash", "fast-forward-only", "manually-merged")
 
 
 def find_pull(ctx: Ctx, owner: str, repo: str, index: int, *, write: bool = False) -> tuple[dict, dict, dict]:
+    """(repository, issue, pull) for a pull request's number, else 404 (an issue's number too)."""
     row = ctx.repo(owner, repo, write=write)
     issue = ctx.store.issue(row["id"], index)
     if issue is None or not issue["is_pull"]:
@@ -25,20 +25,21 @@ def find_pull(ctx: Ctx, owner: str, repo: str, index: int, *, write: bool = Fals
 
 
 def head_sha(ctx: Ctx, repo: dict, pr: dict) -> str:
+    """The pull request's head: its branch's commit, or the last known one once the branch is
+    gone."""
     branch = ctx.store.branch(repo["id"], pr["head"])
     return branch["sha"] if branch else pr["head_sha"]
 
 
-@route("GET", "/repos/{owner}/{repo}/pulls")
 def list_pulls(ctx: Ctx, owner: str, repo: str) -> Response:
+    """The repository's pull requests the request's filters let through, in the order `sort`
+    asks."""
     row = ctx.repo(owner, repo)
     state = ctx.query("state", "open")
-    rows = ctx.store.all("SELECT issues.*, pulls.base FROM issues JOIN pulls ON pulls.issue_id = issues.id "
-                         "WHERE repo_id = ? AND is_pull = 1", row["id"])
+    rows = ctx.store.pulls(row["id"])
     rows = [r for r in rows if state not in ("open", "closed") or r["state"] == state]
     for label_id in {int(v) for v in ctx.query_list("labels") if v.isdigit()}:
-        labelled = {i["issue_id"] for i in ctx.store.all("SELECT issue_id FROM issue_labels WHERE label_id = ?",
-                                                         label_id)}
+        labelled = ctx.store.labelled(label_id)
         rows = [r for r in rows if r["id"] in labelled]
     if ctx.query("poster"):
         poster = ctx.store.user_by_login(ctx.query("poster"))
@@ -52,6 +53,7 @@ def list_pulls(ctx: Ctx, owner: str, repo: str) -> Response:
 
 
 def sort_key(ctx: Ctx, sort: str) -> Callable[[dict], tuple]:
+    """The sort key of a pull listing's `sort` (newest first by default)."""
     comments = ctx.render.comment_count
     return {
         "oldest": lambda r: (r["created"], r["id"]),
@@ -68,8 +70,8 @@ CREATE_PULL = [F("head", required=True), F("base", required=True),
                F("reviewers", "strs"), F("team_reviewers", "strs"), F("allow_maintainer_edit", bool)]
 
 
-@route("POST", "/repos/{owner}/{repo}/pulls", body=CREATE_PULL, struct="CreatePullRequestOption")
 def create_pull(ctx: Ctx, owner: str, repo: str) -> Response:
+    """Open a pull request from head into base; 409 when an open one already joins them."""
     row = ctx.repo(owner, repo)
     store, body = ctx.store, ctx.body
     head_name = body["head"].split(":", 1)[-1]
@@ -79,8 +81,7 @@ def create_pull(ctx: Ctx, owner: str, repo: str) -> Response:
     head, base = store.branch(row["id"], head_name), store.branch(row["id"], base_name)
     if head is None or base is None:
         raise not_found()
-    existing = store.one("SELECT pulls.* FROM pulls JOIN issues ON issues.id = pulls.issue_id WHERE repo_id = ? "
-                         "AND state = 'open' AND head = ? AND base = ?", row["id"], head_name, base_name)
+    existing = store.open_pull(row["id"], head_name, base_name)
     if existing:
         raise ApiError(409, f"pull request already exists for these targets [id: {existing['issue_id']}, "
                             f"issue_id: {existing['issue_id']}, head_repo_id: {row['id']}, "
@@ -94,6 +95,7 @@ def create_pull(ctx: Ctx, owner: str, repo: str) -> Response:
 
 
 def merge_base(ctx: Ctx, repo: dict, base_sha: str, head_sha_: str) -> str:
+    """The newest commit both shas reach, or the base when they share none."""
     ancestors = {c["sha"] for c in ctx.store.history(repo["id"], base_sha)}
     for commit in ctx.store.history(repo["id"], head_sha_):
         if commit["sha"] in ancestors:
@@ -101,8 +103,8 @@ def merge_base(ctx: Ctx, repo: dict, base_sha: str, head_sha_: str) -> str:
     return base_sha
 
 
-@route("GET", "/repos/{owner}/{repo}/pulls/{index:int}")
 def get_pull(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """One pull request."""
     row, issue, _ = find_pull(ctx, owner, repo, index)
     return respond(ctx.render.pull(issue, row))
 
@@ -110,8 +112,8 @@ def get_pull(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
 EDIT_PULL = [*EDIT_ISSUE, F("base"), F("labels", "ints"), F("allow_maintainer_edit", bool)]
 
 
-@route("PATCH", "/repos/{owner}/{repo}/pulls/{index:int}", body=EDIT_PULL, struct="EditPullRequestOption")
 def edit_pull(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """Edit a pull request: the issue's fields, its base, its labels; Gitea answers 201."""
     row, issue, pr = find_pull(ctx, owner, repo, index)
     body = ctx.body
     if body.get("base") and body["base"] != pr["base"]:
@@ -120,7 +122,7 @@ def edit_pull(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
         ctx.store.update("pulls", {"issue_id": issue["id"]}, base=body["base"])
     issue = apply_edit(ctx, row, issue)
     if body.get("labels") is not None and ctx.can_write(row):
-        labels = labels_by_ids(ctx, row, body["labels"])
+        labels = ctx.store.labels_by_ids(row["id"], body["labels"])
         for label in ctx.store.issue_labels(issue["id"]):
             if label["id"] not in {new["id"] for new in labels}:
                 ctx.store.remove_label(issue["id"], label["id"], ctx.caller["id"])
@@ -131,8 +133,8 @@ def edit_pull(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
 
 
 # -- merging ------------------------------------------------------------------------
-@route("GET", "/repos/{owner}/{repo}/pulls/{index:int}/merge")
 def is_merged(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """204 when the pull request is merged, else 404."""
     _, _, pr = find_pull(ctx, owner, repo, index)
     if not pr["merged"]:
         raise not_found()
@@ -148,11 +150,13 @@ MERGE = [F("Do", go="Do"), F("do", go="Do"), F("MergeTitleField", go="MergeTitle
 
 
 def merge_field(body: dict, go: str, snake: str) -> str:
+    """A merge form field in either of the spellings clients send."""
     return body.get(go) or body.get(snake) or ""
 
 
-@route("POST", "/repos/{owner}/{repo}/pulls/{index:int}/merge", body=MERGE, struct="MergePullRequestForm")
 def merge_pull(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """Merge a pull request by the style asked, refusing as Gitea does (merged, closed, draft,
+    stale head)."""
     row, issue, pr = find_pull(ctx, owner, repo, index)
     body, store = ctx.body, ctx.store
     style = merge_field(body, "Do", "do")
@@ -178,7 +182,7 @@ def merge_pull(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     store.touch(issue["id"], state="closed", closed_at=stamp)
     store.event(issue["id"], ctx.caller["id"], "merge_pull", commit_sha=merged_sha)
     if body.get("delete_branch_after_merge") and pr["head"] != row["default_branch"]:
-        store.execute("DELETE FROM branches WHERE repo_id = ? AND name = ?", row["id"], pr["head"])
+        store.delete_branch(row["id"], pr["head"])
     ctx.reindex(issue["id"])
     return empty(200)
 
@@ -213,11 +217,12 @@ def perform_merge(ctx: Ctx, repo: dict, issue: dict, pr: dict, style: str, head:
 
 # -- files, commits, diff -------------------------------------------------------------
 def pull_changes(ctx: Ctx, row: dict, pr: dict) -> list[dict]:
+    """The files the pull request changes, head against merge base."""
     return changed_files(ctx.store, row["id"], pr["merge_base"], head_sha(ctx, row, pr))
 
 
-@route("GET", "/repos/{owner}/{repo}/pulls/{index:int}/files")
 def pull_files(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """The files the pull request changes, with their counts and links."""
     row, issue, pr = find_pull(ctx, owner, repo, index)
     full = ctx.render.full_name(row)
     sha = head_sha(ctx, row, pr)
@@ -238,21 +243,21 @@ def pull_commit_list(ctx: Ctx, row: dict, pr: dict) -> list[dict]:
     return [c for c in ctx.store.history(row["id"], head_sha(ctx, row, pr)) if c["sha"] not in behind]
 
 
-@route("GET", "/repos/{owner}/{repo}/pulls/{index:int}/commits")
 def pull_commits(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """The commits the pull request adds, optionally without their file lists."""
     row, _, pr = find_pull(ctx, owner, repo, index)
     files = ctx.query("files", "true").lower() != "false"
     return listing(ctx, pull_commit_list(ctx, row, pr), lambda c: ctx.render.commit(row, c, files=files))
 
 
-@route("GET", "/repos/{owner}/{repo}/pulls/{index:int}.diff")
 def pull_diff(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """The pull request as a unified diff."""
     row, _, pr = find_pull(ctx, owner, repo, index)
     return text(unified_diff(pull_changes(ctx, row, pr)))
 
 
-@route("GET", "/repos/{owner}/{repo}/pulls/{index:int}.patch")
 def pull_patch(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """The pull request as a series of patches, one per commit, oldest first."""
     row, _, pr = find_pull(ctx, owner, repo, index)
     parts = []
     for commit in reversed(pull_commit_list(ctx, row, pr)):
@@ -263,3 +268,20 @@ def pull_patch(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
                      f"Date: {ts(commit['created'])}\nSubject: [PATCH] {commit['message']}\n\n---\n"
                      f"{unified_diff(changes)}")
     return text("".join(parts))
+
+
+ROUTES = (
+    route("GET", "/repos/{owner}/{repo}/pulls", list_pulls),
+    route("POST", "/repos/{owner}/{repo}/pulls", create_pull, body=CREATE_PULL,
+          struct="CreatePullRequestOption"),
+    route("GET", "/repos/{owner}/{repo}/pulls/{index:int}", get_pull),
+    route("PATCH", "/repos/{owner}/{repo}/pulls/{index:int}", edit_pull, body=EDIT_PULL,
+          struct="EditPullRequestOption"),
+    route("GET", "/repos/{owner}/{repo}/pulls/{index:int}/merge", is_merged),
+    route("POST", "/repos/{owner}/{repo}/pulls/{index:int}/merge", merge_pull, body=MERGE,
+          struct="MergePullRequestForm"),
+    route("GET", "/repos/{owner}/{repo}/pulls/{index:int}/files", pull_files),
+    route("GET", "/repos/{owner}/{repo}/pulls/{index:int}/commits", pull_commits),
+    route("GET", "/repos/{owner}/{repo}/pulls/{index:int}.diff", pull_diff),
+    route("GET", "/repos/{owner}/{repo}/pulls/{index:int}.patch", pull_patch),
+)

@@ -7,7 +7,7 @@ from starlette.responses import Response
 
 from .context import Ctx
 from .issue_search import render_issue
-from .web import ApiError, F, empty, listing, not_found, respond, route
+from .web import ApiError, F, Handler, empty, listing, not_found, respond, route
 
 META = [F("owner"), F("repo", go="Name"), F("index", int)]  # Gitea's IssueMeta
 
@@ -36,18 +36,14 @@ def path_issue(ctx: Ctx, row: dict, index: int) -> dict:
 
 
 def missing_issue(row: dict, index: int, message: str = "IsErrIssueNotExist") -> ApiError:
+    """Gitea's 404 for an issue the path or body names and the repository lacks."""
     return not_found(message, [f"issue does not exist [id: 0, repo_id: {row['id']}, index: {index}]"])
 
 
 def may_link(ctx: Ctx, target_repo: dict) -> None:
-    # Gitea answers 404, not 403, to a caller who cannot write to the dependent issue.
+    """Gitea answers 404, not 403, to a caller who cannot write to the dependent issue."""
     if not ctx.can_write(target_repo):
         raise not_found()
-
-
-def depends(ctx: Ctx, issue: dict, blocker: dict) -> bool:
-    return bool(ctx.store.one("SELECT 1 FROM issue_dependencies WHERE issue_id = ? AND blocker_id = ?",
-                              issue["id"], blocker["id"]))
 
 
 def link(ctx: Ctx, target: dict, dependency: dict) -> None:
@@ -55,37 +51,38 @@ def link(ctx: Ctx, target: dict, dependency: dict) -> None:
     may depend on itself)."""
     store = ctx.store
     where = f"[issue id: {target['id']}, dependency id: {dependency['id']}]"
-    if depends(ctx, target, dependency):
+    if store.depends(target["id"], dependency["id"]):
         raise ApiError(500, f"issue dependency does already exist {where}")
-    if depends(ctx, dependency, target):
+    if store.depends(dependency["id"], target["id"]):
         raise ApiError(500, f"circular dependencies exists (two issues blocking each other) {where}")
-    store.execute("INSERT INTO issue_dependencies (issue_id, blocker_id) VALUES (?, ?)", target["id"], dependency["id"])
+    store.add_dependency(target["id"], dependency["id"])
     store.event(target["id"], ctx.caller["id"], "add_dependency", dependent_issue_id=dependency["id"])
 
 
 def unlink(ctx: Ctx, target: dict, dependency: dict) -> None:
+    """Remove the dependency; Gitea answers 500 when there is none."""
     store = ctx.store
-    if not depends(ctx, target, dependency):
+    if not store.depends(target["id"], dependency["id"]):
         raise ApiError(500, f"issue dependency does not exist [issue id: {target['id']}, "
                             f"dependency id: {dependency['id']}]")
-    store.execute("DELETE FROM issue_dependencies WHERE issue_id = ? AND blocker_id = ?", target["id"], dependency["id"])
+    store.remove_dependency(target["id"], dependency["id"])
     store.event(target["id"], ctx.caller["id"], "remove_dependency", dependent_issue_id=dependency["id"])
 
 
-def related(ctx: Ctx, owner: str, repo: str, index: int, sql: str) -> list[dict]:
-    """The issues `sql` relates to the path's issue (its id is the one parameter)."""
-    return ctx.store.all(sql, path_issue(ctx, ctx.repo(owner, repo), index)["id"])
+def path_issue_id(ctx: Ctx, owner: str, repo: str, index: int) -> int:
+    """The id of the path's issue, which the dependency listings start from."""
+    return path_issue(ctx, ctx.repo(owner, repo), index)["id"]
 
 
 def repos_of(ctx: Ctx, rows: list[dict]) -> dict:
+    """The repository of each row (id -> repository)."""
     return {r["repo_id"]: ctx.store.row("repos", r["repo_id"]) for r in rows}
 
 
 # -- dependencies: the issues this one is blocked by -------------------------------------
-@route("GET", "/repos/{owner}/{repo}/issues/{index:int}/dependencies")
 def list_dependencies(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
-    rows = related(ctx, owner, repo, index, "SELECT issues.* FROM issue_dependencies JOIN issues ON issues.id = "
-                                            "blocker_id WHERE issue_id = ? ORDER BY issues.id")
+    """The issues this one is blocked by, one page of them."""
+    rows = ctx.store.blockers(path_issue_id(ctx, owner, repo, index))
     return listing(ctx, rows, render_issue(ctx, repos_of(ctx, rows)))
 
 
@@ -103,19 +100,16 @@ def relate(ctx: Ctx, owner: str, repo: str, index: int, *, blocks: bool,
     return respond(ctx.render.issue(ctx.store.row("issues", path["id"]), row), 201)
 
 
-for _method, _change in (("POST", link), ("DELETE", unlink)):
-    for _blocks in (False, True):
-        route(_method, "/repos/{owner}/{repo}/issues/{index:int}/" + ("blocks" if _blocks else "dependencies"),
-              body=META, struct="IssueMeta")(
-            lambda ctx, owner, repo, index, b=_blocks, c=_change: relate(ctx, owner, repo, index, blocks=b, change=c))
+def relating(*, blocks: bool, change: Callable[[Ctx, dict, dict], None]) -> Handler:
+    """The handler of one dependency route: adding or removing, on .../blocks or
+    .../dependencies."""
+    return lambda ctx, owner, repo, index: relate(ctx, owner, repo, index, blocks=blocks, change=change)
 
 
 # -- blocks: the issues this one blocks ----------------------------------------------------
-@route("GET", "/repos/{owner}/{repo}/issues/{index:int}/blocks")
 def list_blocks(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
-    rows = related(ctx, owner, repo, index, "SELECT issues.* FROM issue_dependencies JOIN issues ON issues.id = "
-                                            "issue_dependencies.issue_id WHERE blocker_id = ? "
-                                            "ORDER BY issues.created DESC, issues.id DESC")
+    """The issues this one blocks, newest first, paged by hand as Gitea does."""
+    rows = ctx.store.blocked(path_issue_id(ctx, owner, repo, index))
     # Gitea pages this list by hand and sends no paging headers; a limit of 1 means the default.
     page = max(ctx.query_int("page"), 1)
     limit = ctx.query_int("limit")
@@ -136,11 +130,11 @@ def repo_admin(ctx: Ctx, owner: str, repo: str) -> dict:
     return row
 
 
-@route("POST", "/repos/{owner}/{repo}/issues/{index:int}/pin")
 def pin_issue(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """Pin an issue (at most three per kind); a repository admin's right."""
     row = repo_admin(ctx, owner, repo)
     issue = ctx.issue(row, index)
-    pins = ctx.store.all("SELECT * FROM issue_pins WHERE repo_id = ? AND is_pull = ?", row["id"], issue["is_pull"])
+    pins = ctx.store.pins(row["id"], issue["is_pull"])
     if len(pins) >= MAX_PINNED:
         raise ApiError(500, "the max number of pinned issues has been readched")  # sic
     if any(p["issue_id"] == issue["id"] for p in pins):
@@ -151,19 +145,18 @@ def pin_issue(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     return empty()
 
 
-@route("DELETE", "/repos/{owner}/{repo}/issues/{index:int}/pin")
 def unpin_issue(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """Unpin an issue; unpinning one that is not pinned does nothing."""
     row = repo_admin(ctx, owner, repo)
     issue = ctx.issue(row, index)
-    if ctx.store.one("SELECT 1 FROM issue_pins WHERE issue_id = ?", issue["id"]):
-        ctx.store.execute("DELETE FROM issue_pins WHERE issue_id = ?", issue["id"])
+    if ctx.store.unpin(issue["id"]):
         ctx.store.event(issue["id"], ctx.caller["id"], "unpin")
     return empty()
 
 
 # -- deleting an issue ------------------------------------------------------------------------
-@route("DELETE", "/repos/{owner}/{repo}/issues/{index:int}")
 def delete_issue(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """Delete an issue and all that hangs on it; a repository admin's right."""
     row = repo_admin(ctx, owner, repo)
     issue = ctx.store.issue(row["id"], index)
     if issue is None:
@@ -171,3 +164,18 @@ def delete_issue(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     ctx.store.delete_issue(issue["id"])
     ctx.forge.indexer.index(issue["id"], None)
     return empty()
+
+
+ISSUE = "/repos/{owner}/{repo}/issues/{index:int}"
+ROUTES = (
+    route("GET", ISSUE + "/dependencies", list_dependencies),
+    route("POST", ISSUE + "/dependencies", relating(blocks=False, change=link), body=META, struct="IssueMeta"),
+    route("POST", ISSUE + "/blocks", relating(blocks=True, change=link), body=META, struct="IssueMeta"),
+    route("DELETE", ISSUE + "/dependencies", relating(blocks=False, change=unlink), body=META,
+          struct="IssueMeta"),
+    route("DELETE", ISSUE + "/blocks", relating(blocks=True, change=unlink), body=META, struct="IssueMeta"),
+    route("GET", ISSUE + "/blocks", list_blocks),
+    route("POST", ISSUE + "/pin", pin_issue),
+    route("DELETE", ISSUE + "/pin", unpin_issue),
+    route("DELETE", ISSUE, delete_issue),
+)

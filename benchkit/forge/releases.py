@@ -3,14 +3,14 @@
 from starlette.responses import Response
 
 from .context import Ctx
-from .store import now
+from .database import now
 from .web import ApiError, F, empty, listing, not_found, respond, route
 
 
-@route("GET", "/repos/{owner}/{repo}/releases")
 def list_releases(ctx: Ctx, owner: str, repo: str) -> Response:
+    """The repository's releases, newest first."""
     row = ctx.repo(owner, repo)
-    rows = ctx.store.all("SELECT * FROM releases WHERE repo_id = ? ORDER BY id DESC", row["id"])
+    rows = ctx.store.releases(row["id"])
     return listing(ctx, rows, lambda r: ctx.render.release(r, row))
 
 
@@ -19,11 +19,11 @@ RELEASE = [F("tag_name", required=True, go="TagName"), F("target_commitish", go=
            F("tag_message")]
 
 
-@route("POST", "/repos/{owner}/{repo}/releases", body=RELEASE, struct="CreateReleaseOption")
 def create_release(ctx: Ctx, owner: str, repo: str) -> Response:
+    """Create a release at a branch or commit; 409 for a tag already released."""
     row = ctx.repo(owner, repo, write=True)
     body = ctx.body
-    if ctx.store.one("SELECT 1 FROM releases WHERE repo_id = ? AND tag_name = ?", row["id"], body["tag_name"]):
+    if ctx.store.in_repo("releases", row["id"], "tag_name", body["tag_name"]):
         raise ApiError(409, f"release tag already exist [tag_name: {body['tag_name']}]")
     target = body.get("target_commitish") or row["default_branch"]
     if not ctx.store.branch(row["id"], target) and not ctx.store.get_commit(row["id"], target):
@@ -35,19 +35,28 @@ def create_release(ctx: Ctx, owner: str, repo: str) -> Response:
     return respond(ctx.render.release(ctx.store.row("releases", rid), row), 201)
 
 
-@route("GET", "/repos/{owner}/{repo}/releases/{release_id:int}")
 def get_release(ctx: Ctx, owner: str, repo: str, release_id: int) -> Response:
+    """One release, by id."""
     row = ctx.repo(owner, repo)
-    release = ctx.store.one("SELECT * FROM releases WHERE repo_id = ? AND id = ?", row["id"], release_id)
+    release = ctx.store.in_repo("releases", row["id"], "id", release_id)
     if release is None:
         raise not_found()
     return respond(ctx.render.release(release, row))
 
 
-@route("DELETE", "/repos/{owner}/{repo}/releases/{release_id:int}")
 def delete_release(ctx: Ctx, owner: str, repo: str, release_id: int) -> Response:
+    """Delete a release."""
     row = ctx.repo(owner, repo, write=True)
-    if not ctx.store.one("SELECT 1 FROM releases WHERE repo_id = ? AND id = ?", row["id"], release_id):
+    if not ctx.store.in_repo("releases", row["id"], "id", release_id):
         raise not_found()
-    ctx.store.execute("DELETE FROM releases WHERE id = ?", release_id)
+    ctx.store.delete_release(release_id)
     return empty()
+
+
+ROUTES = (
+    route("GET", "/repos/{owner}/{repo}/releases", list_releases),
+    route("POST", "/repos/{owner}/{repo}/releases", create_release, body=RELEASE,
+          struct="CreateReleaseOption"),
+    route("GET", "/repos/{owner}/{repo}/releases/{release_id:int}", get_release),
+    route("DELETE", "/repos/{owner}/{repo}/releases/{release_id:int}", delete_release),
+)

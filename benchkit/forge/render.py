@@ -20,17 +20,17 @@ class Render(GitShapes):
 
     # -- labels and milestones ----------------------------------------------------
     def label(self, row: dict, repo: dict) -> dict:
+        """A label as Gitea's Label."""
         return {"id": row["id"], "name": row["name"], "exclusive": bool(row["exclusive"]),
                 "is_archived": bool(row["is_archived"]), "color": row["color"],
                 "description": row["description"],
                 "url": f"{self.api}/repos/{self.full_name(repo)}/labels/{row['id']}"}
 
     def milestone(self, row: dict | None) -> dict | None:
+        """A milestone as Gitea's Milestone, with its issue counts; None for none."""
         if not row:
             return None
-        counts = self.store.must(
-            "SELECT SUM(state = 'open') AS open, SUM(state = 'closed') AS closed FROM issues WHERE milestone_id = ?",
-            row["id"])
+        counts = self.store.milestone_counts(row["id"])
         return {"id": row["id"], "title": row["title"], "description": row["description"],
                 "state": row["state"], "open_issues": counts["open"] or 0, "closed_issues": counts["closed"] or 0,
                 "created_at": ts(row["created"]), "updated_at": ts(row["updated"]),
@@ -38,10 +38,12 @@ class Render(GitShapes):
 
     # -- issues and comments --------------------------------------------------------
     def comment_count(self, issue: dict) -> int:
+        """The issue's comment count as Gitea 1.26 gives it: plain comments only."""
         # Gitea 1.26 counts plain comments only; reviews count as the PR's review_comments.
-        return self.store.value("SELECT COUNT(*) FROM comments WHERE issue_id = ? AND type = 'comment'", issue["id"])
+        return self.store.comment_count(issue["id"])
 
     def issue(self, row: dict, repo: dict) -> dict:
+        """An issue (or pull request) as Gitea's Issue."""
         store = self.store
         full = self.full_name(repo)
         kind = "pulls" if row["is_pull"] else "issues"
@@ -67,9 +69,11 @@ class Render(GitShapes):
         }
 
     def pin_order(self, issue: dict) -> int:
-        return self.store.value("SELECT pin_order FROM issue_pins WHERE issue_id = ?", issue["id"]) or 0
+        """The issue's place among the pinned ones, 0 when not pinned."""
+        return self.store.pin_order(issue["id"])
 
     def comment(self, row: dict, issue: dict, repo: dict) -> dict:
+        """A plain comment as Gitea's Comment."""
         full = self.full_name(repo)
         html = f"{self.root}{full}/{'pulls' if issue['is_pull'] else 'issues'}/{issue['number']}"
         return {"id": row["id"], "html_url": f"{html}#issuecomment-{row['id']}",
@@ -107,10 +111,12 @@ class Render(GitShapes):
 
     # -- pull requests ------------------------------------------------------------
     def branch_info(self, repo: dict, name: str, sha: str, fallback_ref: str | None = None) -> dict:
+        """One side of a pull request (base or head) as Gitea's PRBranchInfo."""
         return {"label": name, "ref": fallback_ref or name, "sha": sha, "repo_id": repo["id"],
                 "repo": self.repo(repo)}
 
     def pull(self, row: dict, repo: dict) -> dict:
+        """A pull request as Gitea's PullRequest, with its change counts."""
         store = self.store
         pr = store.pull(row["id"])
         full = self.full_name(repo)
@@ -127,15 +133,12 @@ class Render(GitShapes):
             "assignee": assignees[0] if assignees else None, "assignees": assignees,
             # Gitea lists everyone whose latest counted review stands (GetReviewsByIssueID):
             # requested, approving, rejecting or commenting, not dismissed.
-            "requested_reviewers": [self.user_id(r["reviewer_id"], public=True) for r in store.all(
-                "SELECT reviewer_id, MAX(id) AS latest FROM reviews WHERE issue_id = ? AND dismissed = 0 AND state IN "
-                "('REQUEST_REVIEW', 'APPROVED', 'REQUEST_CHANGES', 'COMMENT') GROUP BY reviewer_id ORDER BY latest",
-                row["id"])],
+            "requested_reviewers": [self.user_id(reviewer, public=True)
+                                    for reviewer in store.standing_reviewers(row["id"])],
             "requested_reviewers_teams": [],
             "state": row["state"], "draft": is_draft(row["title"]), "is_locked": bool(row["is_locked"]),
             "comments": self.comment_count(row),
-            "review_comments": store.value("SELECT COUNT(*) FROM comments WHERE issue_id = ? AND type = 'review'",
-                                           row["id"]),
+            "review_comments": store.review_events(row["id"]),
             "html_url": html, "diff_url": f"{html}.diff", "patch_url": f"{html}.patch",
             "mergeable": not is_draft(row["title"]), "merged": bool(pr["merged"]),
             "merged_at": ts(pr["merged_at"]), "merge_commit_sha": pr["merge_commit_sha"],
@@ -158,18 +161,19 @@ class Render(GitShapes):
         return data
 
     def review(self, row: dict, issue: dict, repo: dict) -> dict:
+        """A review as Gitea's PullReview; stale when the head has moved since."""
         html = f"{self.root}{self.full_name(repo)}/pulls/{issue['number']}"
         head = self._head_sha(issue, repo)
         return {"id": row["id"], "user": self.user_id(row["reviewer_id"]), "team": None,
                 "state": row["state"], "body": row["body"], "commit_id": row["commit_id"],
                 "stale": row["commit_id"] != head, "official": bool(row["official"]),
                 "dismissed": bool(row["dismissed"]),
-                "comments_count": self.store.value("SELECT COUNT(*) FROM review_comments WHERE review_id = ?",
-                                                   row["id"]),
+                "comments_count": self.store.review_comment_count(row["id"]),
                 "submitted_at": ts(row["created"]), "updated_at": ts(row["updated"]),
                 "html_url": f"{html}#issuecomment-{row['id']}", "pull_request_url": html}
 
     def review_comment(self, row: dict, issue: dict, repo: dict) -> dict:
+        """A review's code comment as Gitea's PullReviewComment."""
         html = f"{self.root}{self.full_name(repo)}/pulls/{issue['number']}"
         return {"id": row["id"], "body": row["body"], "user": self.user_id(row["poster_id"]),
                 "resolver": None, "pull_request_review_id": row["review_id"], "created_at": ts(row["created"]),
@@ -185,5 +189,6 @@ class Render(GitShapes):
 
 
 def is_draft(title: str) -> bool:
+    """Whether a title marks a work in progress, by Gitea's default prefixes."""
     lowered = title.lower()
     return lowered.startswith("wip:") or lowered.startswith("[wip]")

@@ -12,6 +12,7 @@ EPOCH = "1970-01-01T00:00:00Z"
 
 
 def ts(seconds: int | None) -> str | None:
+    """Unix seconds as Gitea's RFC 3339 time (UTC), or None."""
     return None if seconds is None else time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
 
 
@@ -36,6 +37,7 @@ class RenderBase:
         return cached
 
     def user_id(self, uid: int | None, *, public: bool = False) -> dict | None:
+        """The user with this id, rendered; None for none (id 0)."""
         return self.user(self.store.user_by_id(uid), public=public) if uid else None
 
     def _user(self, row: dict, public: bool) -> dict:
@@ -58,10 +60,12 @@ class RenderBase:
 
     # -- repositories -------------------------------------------------------------
     def can_write(self, repo: dict) -> bool:
+        """Whether the viewer may write to the repository: its owner or a site admin."""
         viewer = self.viewer
         return viewer is not None and bool(viewer["is_admin"] or viewer["id"] == repo["owner_id"])
 
     def repo(self, row: dict) -> dict:
+        """A repository as Gitea's Repository (rendered once per request)."""
         cached = self._repos.get(row["id"])
         if cached is None:
             cached = self._repos[row["id"]] = self._repo(row)
@@ -72,10 +76,8 @@ class RenderBase:
         owner = store.row("users", row["owner_id"])
         full = f"{owner['login']}/{row['name']}"
         html = f"{self.root}{full}"
-        counts = store.must(
-            "SELECT SUM(is_pull = 0 AND state = 'open') AS issues, SUM(is_pull = 1 AND state = 'open') AS pulls "
-            "FROM issues WHERE repo_id = ?", row["id"])
-        branch_count = store.value("SELECT COUNT(*) FROM branches WHERE repo_id = ?", row["id"])
+        counts = store.open_counts(row["id"])
+        branch_count = store.branch_count(row["id"])
         writer = self.can_write(row)
         host = self.root.split("://", 1)[-1].split("/", 1)[0].split(":")[0]
         return {
@@ -87,7 +89,7 @@ class RenderBase:
             "ssh_url": f"git@{host}:{full}.git", "clone_url": f"{html}.git", "original_url": "",
             "website": row["website"], "stars_count": 0, "forks_count": 0, "watchers_count": 1,
             "open_issues_count": counts["issues"] or 0, "open_pr_counter": counts["pulls"] or 0,
-            "release_counter": store.value("SELECT COUNT(*) FROM releases WHERE repo_id = ?", row["id"]),
+            "release_counter": store.release_count(row["id"]),
             "default_branch": row["default_branch"], "archived": bool(row["archived"]),
             "created_at": ts(row["created"]), "updated_at": ts(row["updated"]), "archived_at": EPOCH,
             "permissions": {"admin": writer, "push": writer, "pull": True},
@@ -110,8 +112,10 @@ class RenderBase:
         }
 
     def repo_meta(self, row: dict) -> dict:
+        """A repository as Gitea's RepositoryMeta (inside an issue)."""
         owner = self.store.row("users", row["owner_id"])["login"]
         return {"id": row["id"], "name": row["name"], "owner": owner, "full_name": f"{owner}/{row['name']}"}
 
     def full_name(self, repo: dict) -> str:
+        """The repository's OWNER/NAME."""
         return f"{self.store.row('users', repo['owner_id'])['login']}/{repo['name']}"

@@ -5,9 +5,10 @@ releases, as Gitea returns them.
 import base64
 import hashlib
 
+from .database import present
 from .diffs import commit_changes
 from .render_base import ZERO_TIME, RenderBase, ts
-from .store import blob_sha, present
+from .repo_store import blob_sha
 
 UNSIGNED = {"verified": False, "reason": "gpg.error.not_signed_commit", "signature": "",
             "signer": None, "payload": ""}
@@ -17,14 +18,17 @@ class GitShapes(RenderBase):
     """Git content for one viewer."""
 
     def commit_user(self, commit: dict) -> dict:
+        """A commit's author as Gitea's CommitUser."""
         author = self.store.row("users", commit["author_id"])
         return {"name": author["login"], "email": author["email"], "date": ts(commit["created"])}
 
     def commit_meta(self, repo: dict, sha: str, created: int | None = None) -> dict:
+        """A commit as Gitea's CommitMeta (a reference to it)."""
         return {"url": f"{self.api}/repos/{self.full_name(repo)}/git/commits/{sha}", "sha": sha,
                 "created": ts(created) if created else ZERO_TIME}
 
     def payload_commit(self, repo: dict, commit: dict) -> dict:
+        """A commit as Gitea's PayloadCommit (a branch's head)."""
         author = self.store.row("users", commit["author_id"])
         person = {"name": author["login"], "email": author["email"], "username": author["login"]}
         # Gitea's branch payload leaves the file lists out (null).
@@ -34,6 +38,7 @@ class GitShapes(RenderBase):
                 "timestamp": ts(commit["created"]), "added": None, "removed": None, "modified": None}
 
     def branch(self, repo: dict, row: dict) -> dict:
+        """A branch as Gitea's Branch; no branch is protected on the forge."""
         commit = present(self.store.get_commit(repo["id"], row["sha"]), f"commit {row['sha']}")
         writer = self.can_write(repo)
         return {"name": row["name"], "commit": self.payload_commit(repo, commit), "protected": False,
@@ -41,6 +46,7 @@ class GitShapes(RenderBase):
                 "user_can_push": writer, "user_can_merge": writer, "effective_branch_protection_name": ""}
 
     def commit(self, repo: dict, commit: dict, *, files: bool = True) -> dict:
+        """A commit as Gitea's Commit, with its changed files unless `files` is false."""
         full = self.full_name(repo)
         person = self.commit_user(commit)
         author = self.user_id(commit["author_id"], public=True)
@@ -64,6 +70,7 @@ class GitShapes(RenderBase):
         return data
 
     def file_commit(self, repo: dict, commit: dict) -> dict:
+        """The commit a file write made, as Gitea's FileCommitResponse."""
         full = self.full_name(repo)
         person = self.commit_user(commit)
         return {"url": f"{self.api}/repos/{full}/git/commits/{commit['sha']}", "sha": commit["sha"],
@@ -74,6 +81,7 @@ class GitShapes(RenderBase):
                 "tree": self.commit_meta(repo, tree_sha(commit["tree"]), commit["created"])}
 
     def contents(self, repo: dict, commit: dict, ref: str, path: str, *, with_content: bool = True) -> dict:
+        """A file or directory entry as Gitea's ContentsResponse."""
         full = self.full_name(repo)
         tree = commit["tree"]
         is_file = path in tree
@@ -98,6 +106,7 @@ class GitShapes(RenderBase):
         }
 
     def commit_status(self, row: dict, repo: dict) -> dict:
+        """A status as Gitea's CommitStatus."""
         return {"id": row["id"], "status": row["state"], "target_url": row["target_url"],
                 "description": row["description"], "context": row["context"],
                 "url": f"{self.api}/repos/{self.full_name(repo)}/statuses/{row['sha']}",
@@ -105,6 +114,7 @@ class GitShapes(RenderBase):
                 "updated_at": ts(row["created"])}
 
     def combined_status(self, repo: dict, sha: str, rows: list) -> dict:
+        """A commit's statuses as Gitea's CombinedStatus."""
         # The worst state wins; with no statuses at all Gitea leaves the state empty.
         order = ["error", "failure", "warning", "pending", "success"]
         states = [r["state"] for r in rows]
@@ -116,6 +126,7 @@ class GitShapes(RenderBase):
                 "url": f"{self.api}/repos/{full}/commits/{sha}/status"}
 
     def release(self, row: dict, repo: dict) -> dict:
+        """A release as Gitea's Release (no assets)."""
         full = self.full_name(repo)
         return {"id": row["id"], "tag_name": row["tag_name"], "target_commitish": row["target"],
                 "name": row["name"], "body": row["body"], "url": f"{self.api}/repos/{full}/releases/{row['id']}",
@@ -135,4 +146,5 @@ def git_message(commit: dict) -> str:
 
 
 def tree_sha(tree: dict) -> str:
+    """A stable id for a tree (the forge's own, not git's)."""
     return hashlib.sha1(repr(sorted(tree.items())).encode()).hexdigest()

@@ -6,7 +6,7 @@ from typing import Any
 from starlette.responses import Response
 
 from .context import Ctx
-from .store import now
+from .database import now
 from .web import ApiError, F, empty, invalid, listing, not_found, respond, route
 
 REPO_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
@@ -14,26 +14,27 @@ RESERVED = {".", "..", "-", "assets", "api", "avatars", "user", "org", "explore"
 
 
 def visible_repos(ctx: Ctx, owner_id: int | None = None) -> list:
-    rows = ctx.store.all("SELECT * FROM repos ORDER BY id")
+    """The repositories the caller may see (of one owner, if given), oldest first."""
+    rows = ctx.store.repos()
     return [r for r in rows if (owner_id is None or r["owner_id"] == owner_id)
             and (not r["private"] or ctx.can_write(r))]
 
 
-@route("GET", "/user/repos", auth=True)
 def my_repos(ctx: Ctx) -> Response:
+    """The caller's repositories."""
     return listing(ctx, visible_repos(ctx, ctx.caller["id"]), ctx.render.repo)
 
 
-@route("GET", "/users/{username}/repos")
 def user_repos(ctx: Ctx, username: str) -> Response:
+    """A user's repositories the caller may see."""
     user = ctx.store.user_by_login(username)
     if user is None:
         raise not_found()
     return listing(ctx, visible_repos(ctx, user["id"]), ctx.render.repo)
 
 
-@route("GET", "/repos/search")
 def search_repos(ctx: Ctx) -> Response:
+    """Repositories the caller may see whose name (or description) holds `q`."""
     keyword = ctx.query("q").lower()
     uid = ctx.query_int("uid")
     rows = [r for r in visible_repos(ctx, uid or None) if keyword in r["name"].lower()
@@ -46,8 +47,8 @@ CREATE_REPO = [F("name", str, required=True), F("description"), F("private", boo
                F("template", bool), F("trust_model"), F("object_format_name")]
 
 
-@route("POST", "/user/repos", body=CREATE_REPO, struct="CreateRepoOption")
 def create_repo(ctx: Ctx) -> Response:
+    """Create a repository for the caller, checking its name as Gitea does."""
     body = ctx.body
     name = body["name"]
     if len(name) > 100 or not REPO_NAME.match(name):
@@ -69,8 +70,8 @@ def create_repo(ctx: Ctx) -> Response:
     return respond(ctx.render.repo(repo), 201)
 
 
-@route("GET", "/repos/{owner}/{repo}")
 def get_repo(ctx: Ctx, owner: str, repo: str) -> Response:
+    """One repository."""
     return respond(ctx.render.repo(ctx.repo(owner, repo)))
 
 
@@ -78,8 +79,8 @@ EDIT_REPO = [F("name"), F("description"), F("website"), F("private", bool), F("t
              F("archived", bool), F("default_branch")]
 
 
-@route("PATCH", "/repos/{owner}/{repo}", body=EDIT_REPO, struct="EditRepoOption")
 def edit_repo(ctx: Ctx, owner: str, repo: str) -> Response:
+    """Edit a repository's settings; 409 for a name already taken."""
     row = ctx.repo(owner, repo, write=True)
     changes: dict[str, Any] = {k: (int(v) if isinstance(v, bool) else v) for k, v in ctx.body.items() if v is not None}
     if "name" in changes and changes["name"].lower() != row["name"].lower() \
@@ -92,13 +93,24 @@ def edit_repo(ctx: Ctx, owner: str, repo: str) -> Response:
     return respond(ctx.render.repo(ctx.store.row("repos", row["id"])))
 
 
-@route("DELETE", "/repos/{owner}/{repo}")
 def delete_repo(ctx: Ctx, owner: str, repo: str) -> Response:
+    """Delete a repository and all it holds; its issues leave keyword search."""
     row = ctx.repo(owner, repo)
     if not ctx.can_write(row):
         raise ApiError(403, "Given user is not owner of organization.")
-    issue_ids = [i["id"] for i in ctx.store.all("SELECT id FROM issues WHERE repo_id = ?", row["id"])]
+    issue_ids = ctx.store.issue_ids(row["id"])
     ctx.store.delete_repo(row["id"])
     for issue_id in issue_ids:
         ctx.reindex(issue_id)
     return empty()
+
+
+ROUTES = (
+    route("GET", "/user/repos", my_repos, auth=True),
+    route("GET", "/users/{username}/repos", user_repos),
+    route("GET", "/repos/search", search_repos),
+    route("POST", "/user/repos", create_repo, body=CREATE_REPO, struct="CreateRepoOption"),
+    route("GET", "/repos/{owner}/{repo}", get_repo),
+    route("PATCH", "/repos/{owner}/{repo}", edit_repo, body=EDIT_REPO, struct="EditRepoOption"),
+    route("DELETE", "/repos/{owner}/{repo}", delete_repo),
+)

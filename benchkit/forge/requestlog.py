@@ -9,6 +9,7 @@ import threading
 
 
 class RequestLog:
+    """The newest `limit` requests, each with a sequence number a reader resumes from."""
     def __init__(self, limit: int = 100_000) -> None:
         self._lock = threading.Lock()
         self._entries: list[dict] = []
@@ -17,6 +18,7 @@ class RequestLog:
 
     def record(self, *, method: str, path: str, status: int, user_agent: str, bytes_in: int,
                bytes_out: int, started: float, duration: float, token_id: str | None = None) -> None:
+        """Add one request's entry, dropping the oldest beyond the limit."""
         with self._lock:
             self._seq += 1
             self._entries.append({"seq": self._seq, "method": method, "path": path, "status": status,

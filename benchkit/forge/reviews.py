@@ -1,32 +1,32 @@
 """Routes for a pull request's reviews: create, submit, list, delete, dismiss, and the
 code comments a review carries."""
 
-import json
 
 from starlette.responses import Response
 
 from .context import Ctx
+from .database import now
 from .diffs import unified_diff
 from .hunks import cut_around_line, unchanged_line_patch
 from .pulls import find_pull, head_sha, pull_changes
-from .store import now
 from .web import INT64_MAX, ApiError, F, empty, invalid, listing, not_found, respond, route
 
 REVIEW_EVENTS = ("APPROVED", "REQUEST_CHANGES", "COMMENT")
 
 
 def find_review(ctx: Ctx, issue: dict, review_id: int) -> dict:
-    review = ctx.store.one("SELECT * FROM reviews WHERE id = ? AND issue_id = ?", review_id, issue["id"])
+    """The pull request's review by id, else 404; another user's pending review is hidden."""
+    review = ctx.store.review(issue["id"], review_id)
     if review is None or (review["state"] == "PENDING" and review["reviewer_id"] != (ctx.user or {}).get("id")):
         raise not_found("GetReviewByID", [f"review does not exist [id: {review_id}]"])
     return review
 
 
-@route("GET", "/repos/{owner}/{repo}/pulls/{index:int}/reviews")
 def list_reviews(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """The pull request's reviews, but other users' pending ones."""
     row, issue, _ = find_pull(ctx, owner, repo, index)
     me = ctx.user["id"] if ctx.user else None
-    rows = [r for r in ctx.store.all("SELECT * FROM reviews WHERE issue_id = ? ORDER BY id", issue["id"])
+    rows = [r for r in ctx.store.reviews(issue["id"])
             if r["state"] != "PENDING" or r["reviewer_id"] == me]
     return listing(ctx, rows, lambda r: ctx.render.review(r, issue, row), link=False)
 
@@ -49,6 +49,7 @@ def review_state(ctx: Ctx, issue: dict, event: str, body: str, has_comments: boo
 
 def add_review_comments(ctx: Ctx, row: dict, pr: dict, review_id: int, issue: dict, commit_id: str,
                         comments: list) -> None:
+    """Store the review's code comments, each with the diff hunk around its line."""
     stamp = now()
     for item in comments:
         if not isinstance(item, dict) or not item.get("body"):
@@ -63,6 +64,7 @@ def add_review_comments(ctx: Ctx, row: dict, pr: dict, review_id: int, issue: di
 
 
 def position(item: dict, name: str) -> int:
+    """A comment's line position from the body, refused as Go refuses a non-int64."""
     value = item.get(name) or 0
     if not isinstance(value, int) or isinstance(value, bool) or abs(value) > INT64_MAX:
         raise invalid(f"[]: json: cannot unmarshal number into Go struct field "
@@ -88,16 +90,15 @@ def submitted(ctx: Ctx, row: dict, issue: dict, review_id: int, state: str, body
     ctx.store.event(issue["id"], ctx.caller["id"], "review", body, review_id=review_id)
     # Only the latest approve or reject from a writer counts as official.
     if state in ("APPROVED", "REQUEST_CHANGES") and ctx.can_write(row):
-        ctx.store.execute("UPDATE reviews SET official = 0 WHERE issue_id = ? AND reviewer_id = ?",
-                          issue["id"], ctx.caller["id"])
+        ctx.store.make_unofficial(issue["id"], ctx.caller["id"])
         ctx.store.update("reviews", {"id": review_id}, official=1)
 
 
 REVIEW = [F("event"), F("body"), F("commit_id", go="CommitID"), F("comments", "any-list")]
 
 
-@route("POST", "/repos/{owner}/{repo}/pulls/{index:int}/reviews", body=REVIEW, struct="CreatePullReviewOptions")
 def create_review(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
+    """Review a pull request (or add to the caller's pending review)."""
     row, issue, pr = find_pull(ctx, owner, repo, index)
     body = ctx.body
     comments = body.get("comments") or []
@@ -105,8 +106,7 @@ def create_review(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
                          bool(comments))
     commit_id = body.get("commit_id") or head_sha(ctx, row, pr)
     stamp = now()
-    pending = ctx.store.one("SELECT * FROM reviews WHERE issue_id = ? AND reviewer_id = ? AND state = 'PENDING'",
-                            issue["id"], ctx.caller["id"])
+    pending = ctx.store.pending_review(issue["id"], ctx.caller["id"])
     if pending:  # Gitea folds a new review into the reviewer's pending one
         review_id = pending["id"]
         ctx.store.update("reviews", {"id": review_id}, state=state, body=body.get("body") or "",
@@ -121,20 +121,19 @@ def create_review(ctx: Ctx, owner: str, repo: str, index: int) -> Response:
     return respond(ctx.render.review(review, issue, row))
 
 
-@route("GET", "/repos/{owner}/{repo}/pulls/{index:int}/reviews/{review_id:int}")
 def get_review(ctx: Ctx, owner: str, repo: str, index: int, review_id: int) -> Response:
+    """One review."""
     row, issue, _ = find_pull(ctx, owner, repo, index)
     return respond(ctx.render.review(find_review(ctx, issue, review_id), issue, row))
 
 
-@route("POST", "/repos/{owner}/{repo}/pulls/{index:int}/reviews/{review_id:int}", body=[F("event"), F("body")],
-       struct="SubmitPullReviewOptions")
 def submit_review(ctx: Ctx, owner: str, repo: str, index: int, review_id: int) -> Response:
+    """Submit a pending review with an event."""
     row, issue, _ = find_pull(ctx, owner, repo, index)
     review = find_review(ctx, issue, review_id)
     if review["state"] != "PENDING":
         raise invalid("only a pending review can be submitted")
-    has_comments = bool(ctx.store.value("SELECT COUNT(*) FROM review_comments WHERE review_id = ?", review_id))
+    has_comments = bool(ctx.store.review_comment_count(review_id))
     event = (ctx.body.get("event") or "").strip()
     state = review_state(ctx, issue, event, (ctx.body.get("body") or "").strip(), has_comments)
     if state == "PENDING":
@@ -145,24 +144,21 @@ def submit_review(ctx: Ctx, owner: str, repo: str, index: int, review_id: int) -
     return respond(ctx.render.review(ctx.store.row("reviews", review_id), issue, row))
 
 
-@route("DELETE", "/repos/{owner}/{repo}/pulls/{index:int}/reviews/{review_id:int}")
 def delete_review(ctx: Ctx, owner: str, repo: str, index: int, review_id: int) -> Response:
+    """Delete a review; its reviewer's or a site admin's right."""
     _, issue, _ = find_pull(ctx, owner, repo, index)
     review = find_review(ctx, issue, review_id)
     if review["reviewer_id"] != ctx.caller["id"] and not ctx.caller["is_admin"]:
         raise ApiError(403, "Must be repo admin")
-    ctx.store.execute("DELETE FROM review_comments WHERE review_id = ?", review_id)
-    ctx.store.execute("DELETE FROM comments WHERE type = 'review' AND issue_id = ? AND data = ?",
-                      issue["id"], json.dumps({"review_id": review_id}))
-    ctx.store.execute("DELETE FROM reviews WHERE id = ?", review_id)
+    ctx.store.delete_review(issue["id"], review_id)
     return empty()
 
 
-@route("GET", "/repos/{owner}/{repo}/pulls/{index:int}/reviews/{review_id:int}/comments")
 def review_comments(ctx: Ctx, owner: str, repo: str, index: int, review_id: int) -> Response:
+    """A review's code comments."""
     row, issue, _ = find_pull(ctx, owner, repo, index)
     find_review(ctx, issue, review_id)
-    rows = ctx.store.all("SELECT * FROM review_comments WHERE review_id = ? ORDER BY id", review_id)
+    rows = ctx.store.review_comments(review_id)
     return respond([ctx.render.review_comment(c, issue, row) for c in rows])
 
 
@@ -175,12 +171,27 @@ def _dismissal(ctx: Ctx, owner: str, repo: str, index: int, review_id: int, dism
     return respond(ctx.render.review(ctx.store.row("reviews", review_id), issue, row))
 
 
-@route("POST", "/repos/{owner}/{repo}/pulls/{index:int}/reviews/{review_id:int}/dismissals",
-       body=[F("message"), F("priors", bool)], struct="DismissPullReviewOptions")
 def dismiss_review(ctx: Ctx, owner: str, repo: str, index: int, review_id: int) -> Response:
+    """Dismiss an approving or rejecting review."""
     return _dismissal(ctx, owner, repo, index, review_id, True)
 
 
-@route("POST", "/repos/{owner}/{repo}/pulls/{index:int}/reviews/{review_id:int}/undismissals")
 def undismiss_review(ctx: Ctx, owner: str, repo: str, index: int, review_id: int) -> Response:
+    """Take back a review's dismissal."""
     return _dismissal(ctx, owner, repo, index, review_id, False)
+
+
+ROUTES = (
+    route("GET", "/repos/{owner}/{repo}/pulls/{index:int}/reviews", list_reviews),
+    route("POST", "/repos/{owner}/{repo}/pulls/{index:int}/reviews", create_review, body=REVIEW,
+          struct="CreatePullReviewOptions"),
+    route("GET", "/repos/{owner}/{repo}/pulls/{index:int}/reviews/{review_id:int}", get_review),
+    route("POST", "/repos/{owner}/{repo}/pulls/{index:int}/reviews/{review_id:int}", submit_review,
+          body=[F("event"), F("body")], struct="SubmitPullReviewOptions"),
+    route("DELETE", "/repos/{owner}/{repo}/pulls/{index:int}/reviews/{review_id:int}", delete_review),
+    route("GET", "/repos/{owner}/{repo}/pulls/{index:int}/reviews/{review_id:int}/comments", review_comments),
+    route("POST", "/repos/{owner}/{repo}/pulls/{index:int}/reviews/{review_id:int}/dismissals",
+          dismiss_review, body=[F("message"), F("priors", bool)], struct="DismissPullReviewOptions"),
+    route("POST", "/repos/{owner}/{repo}/pulls/{index:int}/reviews/{review_id:int}/undismissals",
+          undismiss_review),
+)

@@ -1,18 +1,55 @@
-"""The forge's route table, assembled: each resource module registers its routes when
-it is imported, and Starlette tries them in that order, so the order below is the
-mount order. It matters twice: the issue search (/repos/issues/search) comes before
+"""The forge's route table: each resource module declares its ROUTES, and this table puts
+them in the order Starlette tries them (the first route that matches answers). The order
+matters twice: the issue search (/repos/issues/search) comes before
 /repos/{owner}/{repo}, and pull_branches (/pulls/{base}/{head}) after every
 /pulls/{index}/... route, which it would otherwise shadow.
 """
 
-# isort: off
-from . import (  # noqa: F401  (imported for the routes they register)
-    admin, labels, milestones, issue_search, issues, comments, issue_labels, timeline,
-    pulls, reviews, pull_branches, relations,
-    users, repos, branches, contents, commits, releases,
-    review_requests, swagger,
+from . import (
+    admin,
+    branches,
+    comments,
+    commits,
+    contents,
+    issue_labels,
+    issue_search,
+    issues,
+    labels,
+    milestones,
+    pull_branches,
+    pulls,
+    relations,
+    releases,
+    repos,
+    review_requests,
+    reviews,
+    swagger,
+    timeline,
+    users,
 )
-# isort: on
-from .web import ROUTES
+from .web import RouteSpec
 
-__all__ = ["ROUTES"]
+# The API the Swagger description covers (the admin routes, being absolute, it leaves out).
+API: tuple[RouteSpec, ...] = (
+    *admin.ROUTES,
+    *labels.ROUTES,
+    *milestones.ROUTES,
+    *issue_search.ROUTES,
+    *issues.ROUTES,
+    *comments.ROUTES,
+    *issue_labels.ROUTES,
+    *timeline.ROUTES,
+    *pulls.ROUTES,
+    *reviews.ROUTES,
+    *pull_branches.ROUTES,
+    *relations.ROUTES,
+    *users.ROUTES,
+    *repos.ROUTES,
+    *branches.ROUTES,
+    *contents.ROUTES,
+    *commits.ROUTES,
+    *releases.ROUTES,
+    *review_requests.ROUTES,
+)
+
+ROUTES: tuple[RouteSpec, ...] = (*API, *swagger.routes(API))

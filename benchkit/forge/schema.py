@@ -1,5 +1,5 @@
-"""The forge's SQLite schema: one table per Gitea entity it serves (store.py says how
-rows map to Gitea's model)."""
+"""The forge's SQLite schema: one table per Gitea entity it serves (the store's parts,
+listed in store.py, say how rows map to Gitea's model)."""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS users (

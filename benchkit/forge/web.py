@@ -28,19 +28,23 @@ GITEA_VERSION = "1.26.0"  # the release the forge is held to; Go clients parse i
 
 
 def encode(data: object) -> bytes:
+    """JSON as Go's encoder writes it: compact, HTML-escaped, ending in a newline."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     return (GO_ESCAPE_RE.sub(lambda m: GO_ESCAPES[m.group()], text) + "\n").encode()
 
 
 def respond(data: object, status: int = 200, headers: dict | None = None) -> Response:
+    """A JSON response with Gitea's headers."""
     return Response(encode(data), status, {**BASE_HEADERS, **(headers or {})}, media_type=JSON_TYPE)
 
 
 def empty(status: int = 204) -> Response:
+    """An empty response with Gitea's headers (204 by default)."""
     return Response(b"", status, dict(BASE_HEADERS))
 
 
 def text(body: str, status: int = 200) -> Response:
+    """A plain-text response with Gitea's headers."""
     return Response(body.encode(), status, dict(BASE_HEADERS), media_type="text/plain; charset=utf-8")
 
 
@@ -52,6 +56,7 @@ class ApiError(Exception):
         self.status, self.message, self.body, self.errors = status, message, body, errors
 
     def response(self, root: str) -> Response:
+        """The error as Gitea answers it, its swagger URL under `root`."""
         if not self.body:
             return empty(self.status)
         data: dict[str, object] = {"message": self.message, "url": f"{root}api/swagger"}
@@ -61,10 +66,12 @@ class ApiError(Exception):
 
 
 def not_found(message: str = "not found", errors: list | None = None) -> ApiError:
+    """Gitea's 404, with its `errors` list."""
     return ApiError(404, message, errors=errors)
 
 
 def invalid(message: str) -> ApiError:
+    """Gitea's 422 for a request it cannot take."""
     return ApiError(422, message)
 
 
@@ -90,10 +97,12 @@ class F:
 
     @property
     def go_name(self) -> str:
+        """The Go struct field's name, as Gitea's binding errors give it."""
         return self.go or "".join(part.capitalize() for part in self.name.split("_"))
 
     @property
     def form_name(self) -> str:
+        """The name a form sends the field by."""
         # Gitea binds forms by the snake_case Go field name, not the JSON name.
         return snake_case(self.go_name)
 
@@ -192,6 +201,8 @@ def _int64(text: str) -> int:
 
 
 async def bind(request: Request, fields: Sequence[F], struct: str) -> Body:
+    """The request body bound to `fields` as Gitea's binding does: by Content-Type, then each
+    field's rules; 422 with Gitea's message otherwise."""
     content_type = request.headers.get("content-type", "")
     raw = await request.body()
     if "form-urlencoded" in content_type or "multipart/form-data" in content_type:
@@ -229,6 +240,7 @@ async def bind(request: Request, fields: Sequence[F], struct: str) -> Body:
 
 # -- pagination ---------------------------------------------------------------------
 def paging(request: Request, default: int = DEFAULT_PAGE) -> tuple[int, int]:
+    """(page, limit) from the query, as Gitea reads them: bad values fall back, limit at most 50."""
     def number(name: str, fallback: int) -> int:
         try:
             return int(request.query_params.get(name, fallback))
@@ -281,12 +293,14 @@ def listing(ctx: Paged, rows: list, render: Callable[[Any], object], *, link: bo
     return respond(wrap(rendered) if wrap else rendered, 200, headers)
 
 
-# -- the route table ----------------------------------------------------------------
+# -- routes as data -----------------------------------------------------------------
 Handler = Callable[..., Response]  # handler(ctx, **path_params)
 
 
 @dataclass(frozen=True)
 class RouteSpec:
+    """One route of the forge: what it matches, the handler that answers, and what the
+    handler needs bound and checked before it runs."""
     method: str
     path: str          # Starlette syntax, under /api/v1 unless absolute
     handler: Handler
@@ -295,21 +309,18 @@ class RouteSpec:
     auth: bool          # a token is required ("token is required" otherwise)
     absolute: bool = False
     admin: bool = False  # the forge's own admin routes: an admin's token only
+    summary: str = ""    # the Swagger description's words for it (else the handler's name)
 
     @property
     def url_path(self) -> str:
+        """The path Starlette matches: under /api/v1 unless the route is absolute."""
         return self.path if self.absolute else "/api/v1" + self.path
 
 
-ROUTES: list[RouteSpec] = []
-
-
-def route(method: str, path: str, *, body: list[F] | None = None, struct: str = "", auth: bool = False,
-          absolute: bool = False, admin: bool = False) -> Callable[[Handler], Handler]:
-    """Register a handler(ctx, **path_params) -> Response for one route (under /api/v1 unless absolute)."""
-    def register(handler: Handler) -> Handler:
-        needs_token = auth or admin or method != "GET"
-        ROUTES.append(RouteSpec(method, path, handler, tuple(body) if body is not None else None,
-                                struct, needs_token, absolute, admin))
-        return handler
-    return register
+def route(method: str, path: str, handler: Handler, *, body: list[F] | None = None, struct: str = "",
+          auth: bool = False, absolute: bool = False, admin: bool = False, summary: str = "") -> RouteSpec:
+    """One route, for a resource module's ROUTES: handler(ctx, **path_params) answers it.
+    Every method but GET needs a token, as every write on Gitea does."""
+    needs_token = auth or admin or method != "GET"
+    return RouteSpec(method, path, handler, tuple(body) if body is not None else None, struct,
+                     needs_token, absolute, admin, summary)
