@@ -38,7 +38,7 @@ def guard(arm_yaml: str, command: tuple[str, ...]) -> None:
         line = shlex.join(command)
     else:
         line = sys.stdin.read()
-    decision = Guard.for_arm(arm).decide(line)
+    decision = Guard.for_tool(arm.id, arm.tool).decide(line)
     click.echo(json.dumps({"allowed": decision.allowed, "reason": decision.reason,
                            "binaries": list(decision.binaries)}, ensure_ascii=False))
     sys.exit(EXIT_ALLOWED if decision.allowed else EXIT_DENIED)
