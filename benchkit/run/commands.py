@@ -204,9 +204,7 @@ def _nothing_fits(checked: Checked, progress: Progress, settings: RunSettings) -
     budget = settings.budget
     if budget is None or settings.until_decided:
         return 0
-    plan = make_plan(checked, trials=settings.trials, until=settings.until, budget=budget,
-                     driver=settings.driver, model=settings.run_model(checked.tree.suite.model),
-                     store_dir=settings.store_dir, self_review=None, host="")
+    plan = make_plan(checked, settings, self_review=None, host="")
     if plan.trials or not plan.over_budget:
         return 0
     for skip in plan.skipped:
@@ -230,11 +228,8 @@ def _dry_run(checked: Checked, progress: Progress, settings: RunSettings, *,
         return EXIT_BAD_INPUT
     where = ("an embedded forge (not started)" if credentials is None
              else f"{credentials.url} (from {credentials.source}, not contacted)")
-    plan = make_plan(checked, trials=settings.trials, until=settings.until,
-                     budget=settings.budget, driver=settings.driver,
-                     model=settings.run_model(checked.tree.suite.model),
-                     store_dir=settings.store_dir,
-                     self_review=False if credentials is None else None, host=where)
+    plan = make_plan(checked, settings, self_review=False if credentials is None else None,
+                     host=where)
     if settings.until_decided:  # what --until-decided would spend first, and why
         progress.note(f"dry run (--until-decided): nothing is spent, started or written; "
                       f"host {where}; the first round, from the store's samples:")
