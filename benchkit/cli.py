@@ -24,7 +24,7 @@ COMMANDS = {
     "seed": "benchkit.gitea.commands:seed",
     "snapshot": "benchkit.gitea.commands:snapshot",
     "gc": "benchkit.gitea.commands:gc",
-    "run": "benchkit.run.commands:run",
+    "run": "benchkit.run.commands:command",  # takes the report renderer
     "report": "benchkit.report.commands:report",
     "show": "benchkit.report.show:show",
 }
@@ -49,13 +49,15 @@ class LazyGroup(click.Group):
         if target is None:
             return None
         module, attribute = target.split(":")
-        return getattr(importlib.import_module(module), attribute)
+        found = getattr(importlib.import_module(module), attribute)
+        # A command that ends with a report is made with the renderer passed in.
+        return found if isinstance(found, click.Command) else found(write_reports)
 
 
 def write_reports(store_dir, reports_dir, *, model=None) -> list:
     """Render a store's report, for a command that ends with one (`benchkit run`): the
     run stage may not import the report stage (docs/layout.md), the command line may,
-    and hands this to its commands as the context's object."""
+    and passes this to the command it makes."""
     # Imported here, measured: numpy and the templates cost ~0.3 s a run without a
     # report (--no-report, --dry-run) never needs.
     from benchkit.report import write_reports as render
@@ -64,8 +66,7 @@ def write_reports(store_dir, reports_dir, *, model=None) -> list:
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="benchkit")
-@click.pass_context
-def main(ctx: click.Context):
+def main():
     """Measure which tool lets a Claude agent drive Gitea for the fewest tokens.
 
     Exit codes, for every command: 0 ok; 1 a verdict of failure (a check failed, a
@@ -82,7 +83,6 @@ def main(ctx: click.Context):
     # control (a script's `&`, many CI runners) starts background commands ignoring
     # SIGINT, and Python would keep ignoring it (the forge then never stopped).
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    ctx.obj = {"write_reports": write_reports}
 
 
 if __name__ == "__main__":

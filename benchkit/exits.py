@@ -1,13 +1,13 @@
 """What every command shares: the exit codes, and how a command ends on bad input.
 
 A foundation module, so each stage's `commands.py` imports it without importing the
-command line (`benchkit.cli`, which dispatches to them).
+command line (`benchkit.cli`, which dispatches to them). Nothing here ends the process:
+an error raises a click exception, and click ends the process with its exit code.
 """
 
 from __future__ import annotations
 
 import contextlib
-import sys
 from collections.abc import Iterable, Iterator, Sequence
 from typing import NoReturn
 
@@ -25,6 +25,20 @@ class BadInput(click.ClickException):
     exit_code = EXIT_BAD_INPUT
 
 
+class Ended(click.ClickException):
+    """A command ended by an error: its lines on stderr as they are (not click's
+    `Error: ...`), then exit `exit_code`."""
+
+    def __init__(self, lines: Iterable[object], exit_code: int = EXIT_BAD_INPUT):
+        self.lines = [str(line) for line in lines]
+        super().__init__("\n".join(self.lines))
+        self.exit_code = exit_code
+
+    def show(self, file: object = None) -> None:
+        for line in self.lines:
+            click.echo(line, err=True)
+
+
 class BadDocuments(Exception):
     """Bad documents, with every problem found (each prints as a `FILE:LINE: message`
     line); the spec's SpecError is one."""
@@ -39,9 +53,7 @@ class BadDocuments(Exception):
 def fail(problems: Iterable[object]) -> NoReturn:
     """Bad documents, as every command reports them: a `FILE:LINE: message` line each
     on stderr, exit 2."""
-    for problem in problems:
-        click.echo(str(problem), err=True)
-    sys.exit(EXIT_BAD_INPUT)
+    raise Ended(problems, EXIT_BAD_INPUT)
 
 
 @contextlib.contextmanager
@@ -54,5 +66,4 @@ def reported(errors: type[Exception] | tuple[type[Exception], ...] = (),
     except BadDocuments as error:
         fail(error.problems)
     except errors as error:
-        click.echo(f"error: {error}", err=True)
-        sys.exit(status)
+        raise Ended([f"error: {error}"], status) from None

@@ -152,7 +152,7 @@ def _play(arm, tree, entry, proxy: RecordingProxy, host, repo) -> None:
                               token=host.token, owner=repo.owner, repo=repo.name,
                               user=host.user, targets=entry.targets)
         with assembly:
-            if arm.tool["kind"] == "mcp":
+            if arm.tool.kind == "mcp":
                 (server,) = assembly.mcp_servers.values()
                 asyncio.run(asyncio.wait_for(_mcp_steps(server, workdir, entry, context),
                                              STEP_TIMEOUT * len(entry.steps)))

@@ -32,14 +32,14 @@ def result(text, is_error=False, id_="t1"):
 
 
 def test_a_call_that_ran_against_the_policy_is_a_leak():
-    policy = Guard.for_arm(RAW_API).decide_tool
+    policy = Guard.for_tool(RAW_API.id, RAW_API.tool).decide_tool
     events = [call("/usr/bin/curl -s http://127.0.0.1/", True), result("{}")]
     leaks = audit_transcript(events, policy)
     assert len(leaks) == 1 and "/usr/bin/curl" in leaks[0]
 
 
 def test_denied_and_refused_calls_did_not_run_and_are_no_leak():
-    policy = Guard.for_arm(RAW_API).decide_tool
+    policy = Guard.for_tool(RAW_API.id, RAW_API.tool).decide_tool
     events = [call("python3 -c 1", False, "a"), result("denied", True, "a"),
               call("sleep 100 & python3", None, "b"),
               result("<tool_use_error>Blocked: sleep</tool_use_error>", True, "b"),
@@ -48,7 +48,7 @@ def test_denied_and_refused_calls_did_not_run_and_are_no_leak():
 
 
 def test_a_call_no_guard_was_asked_about_is_rechecked():
-    policy = Guard.for_arm(RAW_API).decide_tool
+    policy = Guard.for_tool(RAW_API.id, RAW_API.tool).decide_tool
     events = [call("wget http://127.0.0.1/", None), result("saved")]
     assert audit_transcript(events, policy)
 

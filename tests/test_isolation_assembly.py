@@ -208,18 +208,19 @@ def test_the_agent_path_holds_the_arm_tool_and_utilities_alone(tmp_path, environ
 
 
 def test_make_bin_dir_for_each_kind_of_arm(tmp_path, search_path):
-    tea = make_bin_dir(ARMS["tea"], tmp_path / "tea-bin", search_path)
+    tea = make_bin_dir("tea", ARMS["tea"].tool, tmp_path / "tea-bin", search_path)
     assert os.readlink(tea / "tea") == str(tmp_path / "fake-bin" / "tea")
     assert "curl" not in {p.name for p in tea.iterdir()}
-    assert list(make_bin_dir(ARMS["gitea-mcp"], tmp_path / "mcp-bin", search_path).iterdir()) == []
+    mcp_bin = make_bin_dir("gitea-mcp", ARMS["gitea-mcp"].tool, tmp_path / "mcp-bin", search_path)
+    assert list(mcp_bin.iterdir()) == []
     # Made again, it is rebuilt; its own directory on the search path is never used.
-    again = make_bin_dir(ARMS["tea"], tea, f"{tea}{os.pathsep}{search_path}")
+    again = make_bin_dir("tea", ARMS["tea"].tool, tea, f"{tea}{os.pathsep}{search_path}")
     assert os.readlink(again / "tea") == str(tmp_path / "fake-bin" / "tea")
 
 
 def test_a_missing_arm_binary_is_a_clear_error(tmp_path):
     with pytest.raises(IsolationError, match="arm tea: its binary `tea` is not installed"):
-        make_bin_dir(ARMS["tea"], tmp_path / "bin", "/usr/bin")
+        make_bin_dir("tea", ARMS["tea"].tool, tmp_path / "bin", "/usr/bin")
     assembly = build("tea", tmp_path, search_path="/usr/bin", environ={})
     with pytest.raises(IsolationError, match="`tea` is not installed"):
         assembly.setup()
@@ -230,5 +231,5 @@ def test_make_bin_dir_refuses_a_directory_it_did_not_make(tmp_path, search_path)
     (tmp_path / "bin").mkdir()
     (tmp_path / "bin" / "notes.txt").write_text("mine")
     with pytest.raises(IsolationError, match="notes.txt, which is not a link"):
-        make_bin_dir(ARMS["raw-api"], tmp_path / "bin", search_path)
+        make_bin_dir("raw-api", ARMS["raw-api"].tool, tmp_path / "bin", search_path)
     assert (tmp_path / "bin" / "notes.txt").read_text() == "mine"

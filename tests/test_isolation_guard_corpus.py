@@ -17,7 +17,8 @@ from benchkit.spec import load_arm
 
 CORPUS = yaml.safe_load((CHECKOUT / "tests/data/guard_corpus.yaml").read_text())
 SHELL_ARMS = ("raw-api", "tea", "gitea-axi")
-GUARDS = {arm: Guard.for_arm(load_arm(CHECKOUT / "arms.d" / f"{arm}.yaml")) for arm in SHELL_ARMS}
+GUARDS = {arm: Guard.for_tool(arm, load_arm(CHECKOUT / "arms.d" / f"{arm}.yaml").tool)
+          for arm in SHELL_ARMS}
 
 
 def _entries(kind):
@@ -80,7 +81,7 @@ def test_tool_calls_shell_arms_run_bash_alone_and_the_mcp_arm_its_tools_alone():
     for tool in ("Read", "WebFetch", "mcp__gitea__list_repo_issues"):
         denied = raw.decide_tool(tool, {"command": "curl x"})
         assert not denied.allowed and denied.reason.startswith(f"`{tool}` is not available")
-    mcp = Guard.for_arm(load_arm(CHECKOUT / "arms.d/gitea-mcp.yaml"))
+    mcp = Guard.for_tool("gitea-mcp", load_arm(CHECKOUT / "arms.d/gitea-mcp.yaml").tool)
     assert mcp.decide_tool("mcp__gitea__create_issue", {"title": "x"}).allowed
     for tool in ("Bash", "Read", "mcp__other__create_issue"):
         assert not mcp.decide_tool(tool, {"command": "ls"}).allowed

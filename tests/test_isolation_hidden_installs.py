@@ -55,7 +55,7 @@ def write(path: Path, text: str, mode: int = 0o644) -> Path:
 def confined(tmp_path: Path, arm, search: str, command: str) -> subprocess.CompletedProcess:
     """`command` in the agent's shell: the arm's curated bin made from `search`, the
     sandbox around it, its PATH the curated directory alone."""
-    curated = make_bin_dir(arm, tmp_path / "harness" / "bin", search)
+    curated = make_bin_dir(arm.id, arm.tool, tmp_path / "harness" / "bin", search)
     box = Sandbox(tmp_path / "box", workdir=tmp_path / "work", home=tmp_path / "trial-home",
                   tmp=tmp_path / "trial-tmp", env={"PATH": str(curated)})
     with box:

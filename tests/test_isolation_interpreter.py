@@ -55,7 +55,7 @@ def test_an_interpreter_that_is_a_script_is_followed(tmp_path):
 def test_a_missing_interpreter_is_a_clear_error(tmp_path, npm_axi):
     with pytest.raises(IsolationError, match=r"`gitea-axi` starts with `#!/usr/bin/env node`, "
                                              r"and `node` is not on PATH"):
-        make_bin_dir(AXI, tmp_path / "curated", str(npm_axi))
+        make_bin_dir(AXI.id, AXI.tool, tmp_path / "curated", str(npm_axi))
     tool = script(tmp_path / "tool", "#!/nonexistent/python\n")
     with pytest.raises(IsolationError, match="`#!/nonexistent/python`, which is not an executable"):
         start_needs(str(tool), "", what="it")

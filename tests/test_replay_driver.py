@@ -9,7 +9,7 @@ import pytest
 from reported import reported_usage
 
 from benchkit.agent.claude import ClaudeDriver
-from benchkit.agent.driver import AgentRequest, ToolDecision
+from benchkit.agent.driver import AgentRequest, Cell, Coordinates, ToolDecision
 from benchkit.agent.replay import Play, ReplayDriver, ReplayModel, context_for, tool_results
 from benchkit.spec.reference import Reference, Step, TaskReference
 
@@ -30,7 +30,8 @@ def request(guard=None, **cell) -> AgentRequest:
                         tools=["Bash"], mcp_servers={}, env={}, cwd=None,
                         guard=guard or (lambda name, tool_input: ToolDecision()),
                         max_turns=10, backstop_seconds=90)
-    made.cell = {**CELL, **cell}
+    given = {**CELL, **cell}
+    made.cell = Cell(given.pop("task"), False, Coordinates(**given))
     return made
 
 
@@ -86,7 +87,7 @@ def test_a_request_without_its_cell_or_reference_is_not_run():
     bare = request()
     bare.cell = None
     run = ReplayDriver(reference(task)).run(bare)
-    assert run.stop == "startup-error" and "no cell task" in run.error and run.turns == 0
+    assert run.stop == "startup-error" and "carries no cell" in run.error and run.turns == 0
     run = ReplayDriver(reference(task)).run(request(task="other"))
     assert run.stop == "startup-error" and "no playable reference for task 'other'" in run.error
     unsupported = TaskReference("t", unsupported="no such command")

@@ -193,7 +193,7 @@ def test_cells_of_different_arms_side_by_side_are_audited_by_their_own_tokens(fo
         cell = Trial(load_arm(arm_path), shipped_tree.tasks[CLOSE_TASK])
         prepared = prepare_trial(cell, ctx)
         repo = prepared.repo
-        if cell.arm.tool["kind"] == "mcp":
+        if cell.arm.tool.kind == "mcp":
             driver.script = [tool("mcp__gitea__list_issues", owner=repo.owner,
                                   repo=repo.name, state="open", limit=50),
                              tool("mcp__gitea__update_issue", owner=repo.owner, repo=repo.name,

@@ -18,6 +18,7 @@ from benchkit.run.decide import (
     plan_round,
     variance_shares,
 )
+from benchkit.run.settings import RunSettings
 from benchkit.statistics.verdicts import evidence, family, spread, welch_df
 
 TASKS = [f"t{i}" for i in range(10)]
@@ -234,13 +235,13 @@ def test_until_decided_runs_round_after_round_of_one_trial_per_worker(monkeypatc
     monkeypatch.setattr(decide, "RunLoop", Loop)
     monkeypatch.setattr(decide, "Trial", lambda arm, task, valid: (arm, task, valid))
     said: list = []
-    invocation = SimpleNamespace(
-        checked=SimpleNamespace(tree=SimpleNamespace(
-            arms=["a", "b", "c"], suite=SimpleNamespace(equivalence_margin=0.05))),
-        decide={}, stop=threading.Event(), jobs=2, context=None, tag=None, signal=None,
+    caller = SimpleNamespace(  # what decide.Rounds asks of the run
+        tree=SimpleNamespace(arms=["a", "b", "c"], suite=SimpleNamespace(equivalence_margin=0.05)),
+        settings=RunSettings(driver="replay", store_dir="results", jobs=2, until_decided=True),
+        stop=threading.Event(), context=None, tag=None, failures=[],
         progress=SimpleNamespace(emit=lambda event, text: said.append((event, text)),
                                  note=lambda text: said.append(({}, text))))
-    assert decide.run_rounds(invocation, cells, ledger, scheduler) is None
+    assert decide.run_rounds(caller, cells, ledger, scheduler) == (None, None)
     assert sizes[0] == 30 and len(sizes) >= 3 and set(sizes[1:]) == {2}
     events = [event for event, _ in said if event.get("event") == "decide"]
     assert all(len(event["pairs"]) == 3 for event in events[1:])  # JSON: every pair

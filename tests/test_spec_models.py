@@ -71,21 +71,21 @@ def test_seed_rejects_a_self_review_verdict(tmp_path):
 
 def test_arms_as_loaded():
     tea = load_arm(CHECKOUT / "arms.d" / "tea.yaml")
-    assert (tea.id, tea.tool["kind"], tea.tool["binary"]) == ("tea", "shell", "tea")
-    assert tea.tool["forbidden_subcommands"] == [["api"]]
-    assert tea.tool["server"] is None and tea.credentials["setup"] == []
+    assert (tea.id, tea.tool.kind, tea.tool.binary) == ("tea", "shell", "tea")
+    assert tea.tool.forbidden_subcommands == (("api",),)
+    assert tea.tool.server is None and tea.credentials["setup"] == []
     assert [f["path"] for f in tea.credentials["files"]] == ["tea/config.yml"]
 
     mcp = load_arm(CHECKOUT / "arms.d" / "gitea-mcp.yaml")
-    assert mcp.tool["kind"] == "mcp" and mcp.tool["binary"] is None
-    assert mcp.tool["server"]["args"] == ["-t", "stdio"]
+    assert mcp.tool.kind == "mcp" and mcp.tool.binary is None
+    assert mcp.tool.server is not None and mcp.tool.server.args == ("-t", "stdio")
     assert mcp.credentials == {"env": {}, "files": [], "setup": []}
 
     curl = load_arm(CHECKOUT / "arms.d" / "raw-api.yaml")
-    assert curl.user_agents == ("curl/",) and curl.tool["forbidden_subcommands"] == []
-    assert curl.tool["version"] == ["--version"] and "curl" in curl.tool["probe"]["run"]
+    assert curl.user_agents == ("curl/",) and curl.tool.forbidden_subcommands == ()
+    assert curl.tool.version == ("--version",) and "curl" in (curl.tool.probe.run or "")
     assert mcp.user_agents == ("gitea-mcp-server/", "Go-http-client/")
-    assert mcp.tool["probe"]["tool"] == "list_issues"
+    assert mcp.tool.probe.tool == "list_issues"
 
 
 def test_an_arm_fingerprint_takes_its_tool_version_in():
@@ -107,8 +107,8 @@ def test_arm_templates_render_with_the_harness_context():
                                    "token": "s3cret", "default": True, "user": "bench",
                                    "version_check": False}
     axi = load_arm(CHECKOUT / "arms.d" / "gitea-axi.yaml")
-    assert axi.tool["skill"]["override"] == "BENCHKIT_GITEA_AXI_SKILL"
-    assert [render(p, tool_package="/pkg", **context) for p in axi.tool["skill"]["paths"]] == [
+    assert axi.tool.skill is not None and axi.tool.skill.override == "BENCHKIT_GITEA_AXI_SKILL"
+    assert [render(p, tool_package="/pkg", **context) for p in axi.tool.skill.paths] == [
         "/pkg/skills/gitea-axi/SKILL.md", "~/.claude/skills/gitea-axi/SKILL.md"]
     bootstrap = render(axi.bootstrap, skill="SKILL BODY", **context)
     assert "bench/benchkit-1" in bootstrap and bootstrap.rstrip().endswith("SKILL BODY")

@@ -22,6 +22,7 @@ gateway's when the host could not be reached, not the arm's).
 from __future__ import annotations
 
 from benchkit.scrub import scrub
+from benchkit.tool import ToolSpec
 
 from .driver import ToolGuard
 from .events import tool_calls
@@ -29,9 +30,9 @@ from .events import tool_calls
 MCP_PREFIX = "mcp__{}__"
 
 
-def audit_offered(offered: list[str], tool: dict, mcp_servers: dict) -> list[str]:
+def audit_offered(offered: list[str], tool: ToolSpec, mcp_servers: dict) -> list[str]:
     """Findings about the tool list the agent was shown."""
-    if tool.get("kind") == "shell":
+    if tool.kind == "shell":
         foreign = [name for name in offered if name != "Bash"]
     else:
         prefixes = tuple(MCP_PREFIX.format(name) for name in mcp_servers)

@@ -11,10 +11,10 @@ from __future__ import annotations
 import os
 import signal
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict, cast
 
 from benchkit.sample import USAGE_FIELDS
 
@@ -49,6 +49,45 @@ class ToolDecision:
     reason: str = "allowed"
 
 
+class Names(TypedDict):
+    """The coordinates by template name."""
+
+    host_url: str
+    api_url: str
+    token: str
+    owner: str
+    repo: str
+    user: str
+
+
+@dataclass(frozen=True)
+class Coordinates:
+    """Where one trial runs, by the names an arm's and a reference's templates use: the
+    host as the agent reaches it (its gateway), the agent's token for this trial, the
+    trial's repository and the user."""
+
+    host_url: str
+    api_url: str
+    token: str = field(repr=False)
+    owner: str
+    repo: str
+    user: str
+
+    def names(self) -> Names:
+        """name -> value, as templates see them ({{ host_url }}, {{ token }}, ...)."""
+        return cast(Names, asdict(self))
+
+
+@dataclass(frozen=True)
+class Cell:
+    """The cell a request runs: its task, whether the host permits self-review (the
+    task's variant), and the trial's coordinates."""
+
+    task: str
+    self_review: bool
+    where: Coordinates
+
+
 @dataclass
 class AgentRequest:
     system_prompt: str
@@ -69,9 +108,9 @@ class AgentRequest:
     writable: tuple = ()
     readonly: tuple = ()
     secrets: tuple = field(default=(), repr=False)
-    # The cell's coordinates (task, host_url, api_url, token, owner, repo, user,
-    # self_review), for drivers that render against them (replay); never logged.
-    cell: dict = field(default_factory=dict, repr=False)
+    # The cell and the trial's coordinates, for drivers that render against them
+    # (replay); never logged.
+    cell: Cell | None = field(default=None, repr=False)
 
 
 @dataclass

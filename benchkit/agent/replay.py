@@ -119,15 +119,11 @@ class ReplayModel(ScriptedModel):
 
 # --- the driver ----------------------------------------------------------------------
 
-# What the replay needs to know of its cell, read from `request.cell`.
-CELL_KEYS = ("task", "host_url", "api_url", "token", "owner", "repo", "user")
-
-
 class ReplayDriver:
     """Plays a reference as the model through the real Claude Code CLI (Driver protocol).
 
-    The request must carry `cell`, a dict with the task id and the host and repository
-    coordinates (CELL_KEYS, and `self_review`), since steps are rendered against them.
+    The request must carry its `cell` (the task, self-review and the trial's
+    coordinates), since steps are rendered against them.
     """
 
     name = "replay"
@@ -141,16 +137,15 @@ class ReplayDriver:
     def run(self, request: AgentRequest) -> AgentRun:
         # Imported when a run happens: the SDK takes 1.5 s to import (measured).
         from benchkit.agent.claude import ClaudeDriver
-        cell = getattr(request, "cell", None) or {}
-        missing = [key for key in CELL_KEYS if key not in cell]
-        task = self.reference.for_task(cell.get("task", ""))
-        if missing or task is None or task.unsupported is not None:
-            why = (f"the request carries no cell {', '.join(missing)}" if missing else
-                   f"{self.reference.path.name} has no playable reference for task {cell['task']!r}"
+        cell = request.cell
+        task = None if cell is None else self.reference.for_task(cell.task)
+        if cell is None or task is None or task.unsupported is not None:
+            why = ("the request carries no cell (task and coordinates)" if cell is None else
+                   f"{self.reference.path.name} has no playable reference for task {cell.task!r}"
                    + (f": {task.unsupported}" if task is not None and task.unsupported else ""))
             return _not_run(why)
-        context = context_for(**{key: cell[key] for key in CELL_KEYS[1:]},
-                              self_review=bool(cell.get("self_review")), targets=task.targets)
+        context = context_for(**cell.where.names(), self_review=cell.self_review,
+                              targets=task.targets)
         play = Play(task, context)
         with ReplayModel(play, model=request.model) as model:
             run = ClaudeDriver(base_url=model.url, cli_path=self.cli_path,

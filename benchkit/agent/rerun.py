@@ -9,11 +9,15 @@ the trial's own. Usage is estimated from bytes, as any replay's (no token is spe
 
 from __future__ import annotations
 
-from benchkit.agent.driver import AgentRequest, AgentRun
+from benchkit.agent.driver import AgentRequest, AgentRun, Coordinates
 from benchkit.agent.replay import NULL_ANSWER, ReplayModel, tool_results
 from benchkit.agent.scripted import ToolCall, Turn
 
-COORDINATES = ("token", "api_url", "host_url", "owner", "repo")
+
+def movable(where: Coordinates) -> tuple[str, ...]:
+    """The coordinates a recorded call may name that differ on a fresh repository (the
+    user stays the same)."""
+    return where.token, where.api_url, where.host_url, where.owner, where.repo
 
 
 def recorded_calls(transcript: list[dict]) -> list[tuple[str, dict]]:
@@ -54,12 +58,12 @@ class Recorded:
 class RecordedDriver:
     """Plays a trial's recorded calls on the request's repository (Driver protocol).
 
-    original: the trial's coordinates (COORDINATES), which the request's `cell`
-    replaces in every input."""
+    original: the trial's coordinates, which the request's `cell` replaces in every
+    input (those that move)."""
 
     name = "replay"
 
-    def __init__(self, calls: list[tuple[str, dict]], answer: str | None, original: dict,
+    def __init__(self, calls: list[tuple[str, dict]], answer: str | None, original: Coordinates,
                  *, cli_path: str | None = None, confine: bool = True):
         self.calls, self.answer, self.original = calls, answer, original
         self.cli_path, self.confine = cli_path, confine
@@ -67,11 +71,10 @@ class RecordedDriver:
     def run(self, request: AgentRequest) -> AgentRun:
         # Imported when a run happens: the SDK takes 1.5 s to import (measured).
         from benchkit.agent.claude import ClaudeDriver
-        cell = request.cell
-        swaps = sorted(((str(self.original[key]), str(cell[key])) for key in COORDINATES
-                        if self.original.get(key) and cell.get(key)
-                        and self.original[key] != cell[key]),
-                       key=lambda pair: -len(pair[0]))
+        assert request.cell is not None  # the cell runner's requests carry it
+        swaps = sorted(((old, new) for old, new in zip(movable(self.original),
+                                                       movable(request.cell.where))
+                        if old and new and old != new), key=lambda pair: -len(pair[0]))
         play = Recorded([(name, moved(tool_input, swaps)) for name, tool_input in self.calls],
                         moved(self.answer, swaps) if self.answer else None)
         with ReplayModel(play, model=request.model) as model:  # type: ignore[arg-type]

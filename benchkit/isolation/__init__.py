@@ -2,7 +2,7 @@
 
     from benchkit.isolation import Guard, Decision, make_bin_dir, assemble, Assembly
 
-`Guard.for_arm(arm).decide(command)` is the authority over every shell command an
+`Guard.for_tool(arm_id, tool).decide(command)` is the authority over every shell command an
 agent proposes (`decide_tool` for any tool call); `make_bin_dir` builds the curated
 PATH behind it; `assemble` gives one run of an arm its prompt, environment, tools and
 credential set-up. The parser underneath is `benchkit.isolation.shell.parse`.

@@ -28,6 +28,7 @@ from typing import Any
 import jinja2
 
 from benchkit.spec import Arm, Suite, find_root, render
+from benchkit.tool import Probe, ToolSpec
 
 from .bindir import make_bin_dir
 from .errors import IsolationError
@@ -47,13 +48,13 @@ class Assembly:
     env: dict[str, str] = field(repr=False)  # overlay on the harness's environment
     harness_dir: Path                    # owned by the harness: removed by teardown()
     config_dir: Path                     # {{ config_dir }}: credential files live here
-    _arm: Arm = field(repr=False)
+    _tool: ToolSpec = field(repr=False)
     tools: list[str] = field(default_factory=list)
     mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
     path_dir: Path | None = None         # the curated bin directory (shell arms)
     files: dict[str, str] = field(default_factory=dict, repr=False)  # config_dir-relative
     setup_commands: list[str] = field(default_factory=list, repr=False)
-    probe: dict[str, Any] = field(default_factory=dict, repr=False)  # tool.probe, rendered
+    probe: Probe = field(default_factory=Probe, repr=False)  # tool.probe, rendered
     search_path: str = ""                # where the real binaries are looked up
     skill: str = field(default="", repr=False)      # the skill text the bootstrap quotes
     bootstrap_shown: str = field(default="", repr=False)  # the bootstrap without the skill
@@ -83,7 +84,7 @@ class Assembly:
                 path.write_text(content)
                 path.chmod(0o600)
             if self.path_dir is not None:
-                make_bin_dir(self._arm, self.path_dir, self.search_path)
+                make_bin_dir(self.arm_id, self._tool, self.path_dir, self.search_path)
             for number, command in enumerate(self.setup_commands, 1):
                 self._run_setup(number, command)
         except BaseException:
@@ -161,18 +162,19 @@ def assemble(arm: Arm, suite: Suite, *, host_url: str, api_url: str, token: str,
     tool, credentials = arm.tool, arm.credentials or {}
     base_prompt = fill(suite.base_prompt)
     base_prompt += "" if base_prompt.endswith("\n") else "\n"
-    skill = skill_body(arm, fill, environ, search_path)
+    skill = skill_body(arm.id, tool, fill, environ, search_path)
     bootstrap = fill(arm.bootstrap, skill=skill)
     env = fill(credentials.get("env") or {})
     assembly = Assembly(
-        arm_id=arm.id, guard=Guard.for_arm(arm), base_prompt=base_prompt,
+        arm_id=arm.id, guard=Guard.for_tool(arm.id, tool), base_prompt=base_prompt,
         system_prompt=base_prompt + "\n" + bootstrap.strip("\n") + "\n",
         env=env, harness_dir=harness_dir, config_dir=config_dir,
         files={f["path"]: fill(f["content"]) for f in credentials.get("files") or []},
-        setup_commands=fill(credentials.get("setup") or []), probe=fill(tool.get("probe") or {}),
-        search_path=search_path, token=token, _arm=arm, skill=skill,
+        setup_commands=fill(credentials.get("setup") or []),
+        probe=Probe(run=fill(tool.probe.run), tool=tool.probe.tool, input=fill(tool.probe.input)),
+        search_path=search_path, token=token, _tool=tool, skill=skill,
         bootstrap_shown=fill(arm.bootstrap, skill=""))
-    if tool["kind"] == "shell":
+    if tool.kind == "shell":
         assembly.tools = ["Bash"]
         assembly.path_dir = harness_dir / "bin"
         env["PATH"] = str(assembly.path_dir)  # the curated directory alone
@@ -180,13 +182,13 @@ def assemble(arm: Arm, suite: Suite, *, host_url: str, api_url: str, token: str,
         if shell:  # the Bash tool's own shell, which the curated PATH does not hold
             env["SHELL"] = shell
     else:
-        server = fill(tool["server"])
-        command = server["command"]
+        assert tool.server is not None  # the schema requires it of an MCP tool
+        command = fill(tool.server.command)
         if "/" not in command:
             command = shutil.which(command, path=search_path) or command
         assembly.mcp_servers = {MCP_SERVER_NAME: {
-            "type": "stdio", "command": command, "args": server.get("args") or [],
-            "env": server.get("env") or {}}}
+            "type": "stdio", "command": command, "args": fill(list(tool.server.args)),
+            "env": fill(dict(tool.server.env))}}
         # Keep every tool schema in the prompt (eager), as the design measures it.
         env["ENABLE_TOOL_SEARCH"] = "false"
     return assembly

@@ -12,20 +12,19 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING
+
+from benchkit.tool import ToolSpec
 
 from .errors import IsolationError
 from .guard import UTILITIES
-
-if TYPE_CHECKING:
-    from benchkit.spec import Arm
 
 # How deep the kernel follows a script whose interpreter is itself a script.
 INTERPRETER_DEPTH = 4
 SHEBANG_BYTES = 256
 
 
-def make_bin_dir(arm: Arm, dest: Path, search_path: str | None = None) -> Path:
+def make_bin_dir(arm_id: str, tool: ToolSpec, dest: Path, search_path: str | None = None
+                 ) -> Path:
     """Fill `dest` with links to the arm's binary, the programs its start needs on PATH
     and the utilities found on `search_path` (default: this process's PATH). The MCP
     arm gets an empty directory. A missing arm binary, or a missing program its start
@@ -39,13 +38,12 @@ def make_bin_dir(arm: Arm, dest: Path, search_path: str | None = None) -> Path:
             raise IsolationError(f"{dest} holds {entry.name}, which is not a link: "
                                  "not a bin directory benchkit made")
         entry.unlink()
-    tool = arm.tool
-    if tool["kind"] != "shell":
+    if tool.kind != "shell":
         return dest
-    binary = tool["binary"]
-    found = find_binary(arm, search_path)
+    binary = tool.executable
+    found = find_binary(arm_id, binary, search_path)
     (dest / binary).symlink_to(os.path.realpath(found))
-    needed = start_needs(found, search_path, what=f"arm {arm.id}: its binary `{binary}`")
+    needed = start_needs(found, search_path, what=f"arm {arm_id}: its binary `{binary}`")
     for name, target in needed.items():
         if name != binary:
             (dest / name).symlink_to(os.path.realpath(target))
@@ -56,12 +54,11 @@ def make_bin_dir(arm: Arm, dest: Path, search_path: str | None = None) -> Path:
     return dest
 
 
-def find_binary(arm: Arm, search_path: str) -> str:
+def find_binary(arm_id: str, binary: str, search_path: str) -> str:
     """The arm's binary on `search_path`, or an IsolationError saying it is missing."""
-    binary = arm.tool["binary"]
     found = shutil.which(binary, path=search_path)
     if found is None:
-        raise IsolationError(f"arm {arm.id}: its binary `{binary}` is not installed "
+        raise IsolationError(f"arm {arm_id}: its binary `{binary}` is not installed "
                              f"(not found on PATH={search_path})")
     return found
 

@@ -17,7 +17,8 @@ EXIT_ALLOWED, EXIT_DENIED = EXIT_OK, EXIT_FAILED
 @click.command(context_settings={"ignore_unknown_options": True})
 @click.argument("arm_yaml", type=click.Path(dir_okay=False))
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
-def guard(arm_yaml: str, command: tuple[str, ...]) -> None:
+@click.pass_context
+def guard(ctx: click.Context, arm_yaml: str, command: tuple[str, ...]) -> None:
     """Decide whether the arm's agent may run COMMAND.
 
     COMMAND is one argument holding the whole line (quote it), or several that are
@@ -38,7 +39,7 @@ def guard(arm_yaml: str, command: tuple[str, ...]) -> None:
         line = shlex.join(command)
     else:
         line = sys.stdin.read()
-    decision = Guard.for_arm(arm).decide(line)
+    decision = Guard.for_tool(arm.id, arm.tool).decide(line)
     click.echo(json.dumps({"allowed": decision.allowed, "reason": decision.reason,
                            "binaries": list(decision.binaries)}, ensure_ascii=False))
-    sys.exit(EXIT_ALLOWED if decision.allowed else EXIT_DENIED)
+    ctx.exit(EXIT_ALLOWED if decision.allowed else EXIT_DENIED)

@@ -22,7 +22,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+from benchkit.tool import ToolSpec
 
 from .options import DECLARE, EXPORT, MAPFILE, PRINTF, READ, getopt
 from .programs import CHECKS
@@ -31,9 +33,6 @@ from .syntax import NAME, Command, ParseError
 from .values import Values
 from .words import Word
 from .writes import Where, directory_change, redirect_violation, writes_violation
-
-if TYPE_CHECKING:
-    from benchkit.spec import Arm
 
 # External programs every shell arm may run besides its own binary; make_bin_dir links
 # exactly these. None can run another program, except those whose arguments are checked
@@ -99,10 +98,9 @@ class Guard:
         self.forbidden = [tuple(sequence) for sequence in forbidden_subcommands]
 
     @classmethod
-    def for_arm(cls, arm: Arm) -> Guard:
-        tool = arm.tool
-        return cls(arm.id, tool["kind"], tool.get("binary"),
-                   tool.get("forbidden_subcommands") or ())
+    def for_tool(cls, arm_id: str, tool: ToolSpec) -> Guard:
+        """The guard of the arm `arm_id`, whose tool is `tool`."""
+        return cls(arm_id, tool.kind, tool.binary, tool.forbidden_subcommands)
 
     @property
     def allowed_binaries(self) -> tuple[str, ...]:

@@ -16,33 +16,31 @@ import os
 import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+from benchkit.tool import ToolSpec
 
 from .errors import IsolationError
 
-if TYPE_CHECKING:
-    from benchkit.spec import Arm
 
-
-def skill_body(arm: Arm, fill: Callable[..., Any], environ: Mapping[str, str], search_path: str) -> str:
+def skill_body(arm_id: str, tool: ToolSpec, fill: Callable[..., Any],
+               environ: Mapping[str, str], search_path: str) -> str:
     """The arm's skill text without its YAML front matter; "" when it has none."""
-    spec = arm.tool.get("skill")
-    if not spec:
+    spec = tool.skill
+    if spec is None:
         return ""
-    if isinstance(spec, str):
-        spec = {"paths": [spec]}
-    override = spec.get("override")
+    override = spec.override
     chosen = environ.get(override) if override else None
     places: list[tuple[str | None, str | None]]  # (the label shown, the path)
     if chosen:
         places = [(f"{override}={chosen}", chosen)]
     else:
-        package = tool_package(arm, fill, search_path)
-        places = [(None, _place(path, fill, package)) for path in spec["paths"]]
+        package = tool_package(tool, fill, search_path)
+        places = [(None, _place(path, fill, package)) for path in spec.paths]
     tried = []
     for label, path in places:
         if path is None:
-            tried.append(f"beside the tool (its executable `{_executable(arm, fill)}` "
+            tried.append(f"beside the tool (its executable `{_executable(tool, fill)}` "
                          f"is not installed)")
             continue
         file = _expand(path, environ)
@@ -50,24 +48,23 @@ def skill_body(arm: Arm, fill: Callable[..., Any], environ: Mapping[str, str], s
             return strip_front_matter(file.read_text())
         except OSError as error:
             tried.append(f"{label or file} ({error.strerror or error})")
-    raise IsolationError(f"arm {arm.id}: its skill was not found; looked in: "
+    raise IsolationError(f"arm {arm_id}: its skill was not found; looked in: "
                          + "; ".join(tried)
                          + (f" (or set {override} to name the file)" if override and not chosen else ""))
 
 
-def tool_package(arm: Arm, fill: Callable[..., Any], search_path: str) -> str | None:
+def tool_package(tool: ToolSpec, fill: Callable[..., Any], search_path: str) -> str | None:
     """The directory above the one the tool's executable resolves to (symlinks
     followed), or None where it is not installed."""
-    command = _executable(arm, fill)
+    command = _executable(tool, fill)
     found = command if "/" in command else shutil.which(command, path=search_path)
     if not found or not os.path.exists(found):
         return None
     return str(Path(os.path.realpath(found)).parent.parent)
 
 
-def _executable(arm: Arm, fill: Callable[..., Any]) -> str:
-    tool = arm.tool
-    return tool["binary"] if tool["kind"] == "shell" else fill(tool["server"]["command"])
+def _executable(tool: ToolSpec, fill: Callable[..., Any]) -> str:
+    return tool.executable if tool.kind == "shell" else fill(tool.executable)
 
 
 def _place(path: str, fill: Callable[..., Any], package: str | None) -> str | None:

@@ -34,7 +34,7 @@ from benchkit.agent.audit import (
     audit_transcript,
     gateway_host_errors,
 )
-from benchkit.agent.driver import AgentRequest, AgentRun, Driver, ToolGuard
+from benchkit.agent.driver import AgentRequest, AgentRun, Cell, Coordinates, Driver, ToolGuard
 from benchkit.agent.events import counts
 from benchkit.anatomy import anatomy
 from benchkit.errors import HarnessError
@@ -140,7 +140,7 @@ class TrialResult:
     run: AgentRun | None
     # Where the agent ran (host, repository, its token): a failure's replay moves the
     # trial's calls from there to a fresh repository. Never stored.
-    coordinates: dict | None = field(default=None, repr=False)
+    coordinates: Coordinates | None = field(default=None, repr=False)
 
 
 def runnable(trial: Trial, ctx: RunContext) -> None:
@@ -215,7 +215,7 @@ def rerun(trial: Trial, ctx: RunContext) -> Record:
 
 
 def _play(trial: Trial, ctx: RunContext, prepared: Prepared,
-          record: Record) -> tuple[AgentRun | None, dict | None]:
+          record: Record) -> tuple[AgentRun | None, Coordinates | None]:
     """Drive the agent, audit its run, judge it, keep its transcript; the run and
     where it ran."""
     try:
@@ -267,12 +267,12 @@ class Drive:
     workdir: Path
 
 
-def _drive(trial: Trial, ctx: RunContext, coordinates: dict) -> Drive:
+def _drive(trial: Trial, ctx: RunContext, coordinates: Coordinates) -> Drive:
     """Assemble the arm for this repository, run the agent, undo the set-up."""
     suite, self_review = ctx.suite, ctx.host.self_review
     workdir = Path(tempfile.mkdtemp(prefix="benchkit-cell-"))
     try:
-        assembly = assemble(trial.arm, suite, workdir=workdir, root=ctx.root, **coordinates)
+        assembly = assemble(trial.arm, suite, workdir=workdir, root=ctx.root, **coordinates.names())
         guard = assembly.guard.decide_tool  # in-band now, re-applied by the audit
         prompt = trial.task.intent_for(self_review)
         request = AgentRequest(
@@ -280,10 +280,10 @@ def _drive(trial: Trial, ctx: RunContext, coordinates: dict) -> Drive:
             tools=list(assembly.tools), mcp_servers=dict(assembly.mcp_servers),
             env=dict(assembly.env), cwd=workdir, guard=guard,
             max_turns=suite.turn_cap, backstop_seconds=suite.backstop_seconds,
-            network=coordinates["host_url"], writable=(assembly.config_dir,),
+            network=coordinates.host_url, writable=(assembly.config_dir,),
             readonly=assembly.credential_files,
-            secrets=(*ctx.secrets(), coordinates["token"]),
-            cell={"task": trial.task.id, "self_review": self_review, **coordinates})
+            secrets=(*ctx.secrets(), coordinates.token),
+            cell=Cell(trial.task.id, self_review, coordinates))
         with assembly:  # credential files, bin directory; removed again on every path
             run = ctx.driver.run(request)
     finally:
@@ -291,12 +291,12 @@ def _drive(trial: Trial, ctx: RunContext, coordinates: dict) -> Drive:
     return Drive(run, prompt, guard, assembly, workdir)
 
 
-def _coordinates(ctx: RunContext, prepared: Prepared, user: str) -> dict:
+def _coordinates(ctx: RunContext, prepared: Prepared, user: str) -> Coordinates:
     repo = prepared.repo
     assert repo is not None and ctx.gateway is not None  # only a prepared trial is played
-    return {"host_url": ctx.gateway.url, "api_url": ctx.gateway.api_url,
-            "token": prepared.agent_token(ctx), "owner": repo.owner, "repo": repo.name,
-            "user": user}
+    return Coordinates(host_url=ctx.gateway.url, api_url=ctx.gateway.api_url,
+                       token=prepared.agent_token(ctx), owner=repo.owner, repo=repo.name,
+                       user=user)
 
 
 def _audit(trial: Trial, ctx: RunContext, drive: Drive, prepared: Prepared) -> Audit:
@@ -386,14 +386,14 @@ def _record_run(record: Record, run: AgentRun) -> None:
     record.anatomy = anatomy(run.requests, run.usage, estimated=run.usage_estimated)
 
 
-def _prompt_fingerprint(drive: Drive, coordinates: dict) -> str:
+def _prompt_fingerprint(drive: Drive, coordinates: Coordinates) -> str:
     """The prompt with this trial's coordinates taken out, so every trial of a cell
     shares it while a change of wording, skill or bootstrap does not."""
     text = drive.assembly.system_prompt
-    volatile = [(coordinates["token"], "token"), (coordinates["api_url"], "api_url"),
-                (coordinates["host_url"], "host_url"), (str(drive.workdir), "workdir"),
+    volatile = [(coordinates.token, "token"), (coordinates.api_url, "api_url"),
+                (coordinates.host_url, "host_url"), (str(drive.workdir), "workdir"),
                 (str(drive.assembly.harness_dir or ""), "config_dir"),
-                (coordinates["repo"], "repo")]  # the repo's unique name, before any owner
+                (coordinates.repo, "repo")]  # the repo's unique name, before any owner
     for value, name in volatile:
         if value:
             text = text.replace(value, f"{{{{ {name} }}}}")

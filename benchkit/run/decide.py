@@ -23,11 +23,17 @@ hold at every sample size (docs/statistics.md).
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
+from benchkit.run.cell import RunContext
 from benchkit.run.ledger import Ledger
 from benchkit.run.loop import RunLoop
 from benchkit.run.plan import Trial, select_cells
+from benchkit.run.progress import Progress
+from benchkit.run.settings import RunSettings
+from benchkit.spec import Arm, Tree
 from benchkit.statistics.intervals import LEVEL, CellStats
 from benchkit.statistics.verdicts import (
     UNDECIDED,
@@ -239,51 +245,69 @@ def next_round(ledger: Ledger, arms: list, tasks: list, fam: Family, budget_left
                       budget_left=budget_left, batch=round_size(jobs))
 
 
-def run_rounds(invocation, cells, ledger, scheduler) -> str | None:
+class Rounds(Protocol):
+    """What run_rounds needs of the run that calls it (commands.Invocation): the tree
+    and settings it plans by, and the parts each round's loop runs with."""
+
+    @property
+    def tree(self) -> Tree: ...
+    @property
+    def settings(self) -> RunSettings: ...
+    @property
+    def progress(self) -> Progress: ...
+    @property
+    def stop(self) -> threading.Event: ...
+    @property
+    def tag(self) -> str: ...
+    @property
+    def failures(self) -> list: ...
+    def context(self, arm: Arm) -> RunContext: ...
+
+
+def run_rounds(run: Rounds, cells, ledger, scheduler) -> tuple[str | None, int | None]:
     """Plan a round, run it on the loop, again, until the planner has nothing left
-    worth a trial, the budget fits no trial, or the run stops; the loop's error, if
-    any. `invocation` is commands.Invocation (context, progress, stop, tag, jobs, decide)."""
+    worth a trial, the budget fits no trial, or the run stops: (the loop's error, the
+    signal that stopped the last round), each None when there was none."""
     by_key = {(arm.id, task.id): (arm, task) for arm, task in cells}
     arms, tasks = headline(cells)
-    fam = headline_family(arms, list(invocation.checked.tree.arms),
-                          invocation.checked.tree.suite.equivalence_margin,
-                          invocation.decide.get("baseline"))
-    last_round = None
-    while not invocation.stop.is_set() and not scheduler.totals.halted:
-        round_ = next_round(ledger, arms, tasks, fam, scheduler.left(), invocation.jobs)
-        announce(invocation.progress, round_, last_round)
+    fam = headline_family(arms, list(run.tree.arms), run.tree.suite.equivalence_margin,
+                          run.settings.baseline)
+    last_round, stopped_by = None, None
+    while not run.stop.is_set() and not scheduler.totals.halted:
+        round_ = next_round(ledger, arms, tasks, fam, scheduler.left(), run.settings.jobs)
+        announce(run.progress, round_, last_round)
         last_round = round_
         if not round_.trials:
-            return None
+            return None, stopped_by
         scheduler.extend([Trial(*by_key[(t.arm, t.task)], ledger.number(t.arm, t.task))
                           for t in round_.trials])
         ran_before = scheduler.totals.ran
-        loop = RunLoop(scheduler, invocation.context, invocation.progress,
-                       jobs=invocation.jobs, stop=invocation.stop, tag=invocation.tag,
-                       failures=getattr(invocation, "failures", None))
+        loop = RunLoop(scheduler, run.context, run.progress, jobs=run.settings.jobs,
+                       stop=run.stop, tag=run.tag, failures=run.failures)
         loop.run_trials()
-        invocation.signal = loop.signal  # the signal that stopped the round, if one did
+        stopped_by = loop.signal  # the signal that stopped the round, if one did
         if loop.error:
-            return loop.error
+            return loop.error, stopped_by
         if scheduler.totals.ran == ran_before:
-            invocation.progress.note("until-decided: no trial of the round fits the budget "
-                                     "left: stopping")
-            return None
-    return None
+            run.progress.note("until-decided: no trial of the round fits the budget "
+                              "left: stopping")
+            return None, stopped_by
+    return None, stopped_by
 
 
-def dry_round(checked, progress, options: dict, *, self_review) -> Round:
+def dry_round(checked, progress: Progress, settings: RunSettings, *, self_review) -> Round:
     """`--until-decided --dry-run`: the first round the run would spend, from the
     store's samples, and each pair's state; nothing run or written."""
     suite = checked.tree.suite
     cells, _ = select_cells(checked.arms, checked.tasks, self_review=self_review,
                             references=checked.references)
-    ledger = Ledger(cells, checked.tree.seeds, suite, driver=options["driver_name"],
-                    model=options["model"] or suite.model).load(Store(options["store_dir"]))
+    ledger = Ledger(cells, checked.tree.seeds, suite, driver=settings.driver,
+                    model=settings.run_model(suite.model)).load(Store(settings.store_dir))
     arms, tasks = headline(cells)
     fam = headline_family(arms, list(checked.tree.arms), suite.equivalence_margin,
-                          options["decide"].get("baseline"))
-    round_ = next_round(ledger, arms, tasks, fam, options["budget"], options["jobs"])
+                          settings.baseline)
+    assert settings.budget is not None  # --until-decided takes --budget
+    round_ = next_round(ledger, arms, tasks, fam, settings.budget, settings.jobs)
     announce(progress, round_)
     return round_
 

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 
 from benchkit.run.ledger import Ledger
 from benchkit.run.plan import Skip, plan, select_cells
+from benchkit.run.settings import RunSettings
 from benchkit.store import Store
 
 DEFAULT_BASIS = "suite default"
@@ -81,17 +82,18 @@ class Plan:
         return out
 
 
-def make_plan(checked, *, trials, until, budget, driver: str, model: str, store_dir,
-              self_review: bool | None, host: str) -> Plan:
-    """The plan of a run of `checked` (preflight.Checked) against the store at store_dir."""
+def make_plan(checked, settings: RunSettings, *, self_review: bool | None, host: str) -> Plan:
+    """The plan of a run of `checked` (preflight.Checked) with these settings, against
+    the store they name."""
     suite = checked.tree.suite
+    driver, model, budget = settings.driver, settings.run_model(suite.model), settings.budget
     cells, skipped = select_cells(checked.arms, checked.tasks, self_review=self_review,
                                   references=checked.references)
     ledger = Ledger(cells, checked.tree.seeds, suite, driver=driver, model=model).load(
-        Store(store_dir))
+        Store(settings.store_dir))
     result = Plan(driver=driver, model=model, host=host, budget=budget, skipped=skipped)
     left = budget
-    for _, trial in plan(cells, ledger, trials=trials, until=until):
+    for _, trial in plan(cells, ledger, trials=settings.trials, until=settings.until):
         expected, basis = ledger.expected(trial.arm.id, trial.task.id)
         entry = PlannedTrial(trial.arm.id, trial.task.id, trial.index, expected, basis)
         if left is not None and expected > left:

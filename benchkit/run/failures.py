@@ -56,7 +56,7 @@ def replay_failure(trial: Trial, ctx: RunContext, result: TrialResult) -> dict:
                         "differences": list(record.differences), "error": record.error,
                         "transcript": record.transcript}}
     ctx.store.append_failure_replay(entry, secrets=[*ctx.secrets(),
-                                                    result.coordinates.get("token") or ""])
+                                                    result.coordinates.token])
     return entry
 
 

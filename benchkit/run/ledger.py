@@ -6,7 +6,6 @@ and what a trial of each cell is expected to cost (for `--budget` and `--dry-run
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -14,11 +13,9 @@ from benchkit import counting
 from benchkit.cost import usage_cost
 from benchkit.fingerprint import fingerprint
 from benchkit.sample import Sample, read_samples
-
-if TYPE_CHECKING:
-    from benchkit.spec.models import Arm, Seed, Suite
-    from benchkit.spec.task import Task
-    from benchkit.store import Store
+from benchkit.spec.models import Arm, Seed, Suite
+from benchkit.spec.task import Task
+from benchkit.store import Store
 
 
 class _Numbered(msgspec.Struct):

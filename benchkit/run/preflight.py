@@ -91,7 +91,7 @@ def preflight(arm_paths, *, task_patterns=(), tiers=(),
     failures += [Failure("claude", m) for m in claude_problems(driver, environ)]
     credentials, host_failures = _host(host, token, login, environ)
     failures += [Failure("host", m) for m in host_failures]
-    shell = loaded is None or any(arm.tool["kind"] == "shell" for arm in loaded.arms)
+    shell = loaded is None or any(arm.tool.kind == "shell" for arm in loaded.arms)
     failures += [Failure("sandbox", m) for m in sandbox_problems(confine and shell)]
     if failures:
         raise PreflightError(failures, problems)
@@ -194,8 +194,8 @@ def check_tools(arms, suite, search_path: str | None = None) -> tuple[list[str],
 
 
 def _tool_problem(arm, assembly, search_path: str) -> str | None:
-    if arm.tool["kind"] == "shell":
-        binary = arm.tool["binary"]
+    if arm.tool.kind == "shell":
+        binary = arm.tool.executable
         if shutil.which(binary, path=search_path) is None:
             return f"arm {arm.id}: its binary `{binary}` is not installed (not on PATH)"
         return None

@@ -61,7 +61,7 @@ def tool_version(arm, assembly) -> str:
     command with the server's environment. The assembly must be set up. IsolationError
     when it does not start or fails."""
     argv, env = _executable(arm, assembly)
-    argv += list(arm.tool.get("version") or ["--version"])
+    argv += list(arm.tool.version)
     try:
         done = subprocess.run(argv, env=env, cwd=assembly.config_dir, stdin=subprocess.DEVNULL,
                               capture_output=True, text=True, timeout=VERSION_TIMEOUT)
@@ -81,8 +81,8 @@ def tool_version(arm, assembly) -> str:
 
 
 def _executable(arm, assembly) -> tuple[list[str], dict]:
-    if arm.tool["kind"] == "shell":
-        return [arm.tool["binary"]], assembly.agent_env()
+    if arm.tool.kind == "shell":
+        return [arm.tool.executable], assembly.agent_env()
     server = assembly.mcp_servers[MCP_SERVER_NAME]
     return [server["command"]], {**assembly.agent_env(), **server["env"]}
 
@@ -211,9 +211,9 @@ def _call(arm, assembly, workdir: Path, host_url: str | None
     empty for a shell). `host_url`: the host a confined shell may reach; None runs the
     shell unconfined, as --unconfined does."""
     probe = assembly.probe
-    if arm.tool["kind"] == "shell":
-        return (*_run_shell(probe["run"], assembly, workdir, host_url), [])
-    return _call_mcp(probe["tool"], probe.get("input") or {}, assembly)
+    if arm.tool.kind == "shell":
+        return (*_run_shell(probe.run or "", assembly, workdir, host_url), [])
+    return _call_mcp(probe.tool or "", probe.input, assembly)
 
 
 def _run_shell(command: str, assembly, workdir: Path, host_url: str | None

@@ -27,7 +27,8 @@ from benchkit.spec.commands import validate_documents
 @click.option("--host", metavar="URL", help="--live: Gitea host (default: GITEA_URL, a tea login, else an embedded forge).")
 @click.option("--token", metavar="TOKEN", help="--live: access token (default: GITEA_TOKEN, else the tea login).")
 @click.option("--login", metavar="NAME", help="--live: use this tea login.")
-def validate(paths, live, task_ids, jobs, host, token, login):
+@click.pass_context
+def validate(ctx: click.Context, paths, live, task_ids, jobs, host, token, login):
     """Validate YAML documents: files, directories or trees (default: the whole tree).
 
     Exit 0 when valid (a scored task an arm of arms.d/ has no reference for is a warning
@@ -42,7 +43,7 @@ def validate(paths, live, task_ids, jobs, host, token, login):
       benchkit validate --live arms.d/raw-api.yaml --task 'fta-*'
     """
     if live:
-        sys.exit(_live(paths, task_ids=task_ids, jobs=jobs, host=host, token=token, login=login))
+        ctx.exit(_live(paths, task_ids=task_ids, jobs=jobs, host=host, token=token, login=login))
     validate_documents(paths)
 
 

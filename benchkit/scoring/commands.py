@@ -11,7 +11,6 @@ repo-state.schema.json), a task with no scoring spec).
 
 import functools
 import json
-import sys
 from pathlib import Path
 
 import click
@@ -76,7 +75,8 @@ def expect(task_yaml, user, seed_yaml, self_review):
 @_user
 @_seed
 @_self_review
-def check(task_yaml, state_file, answer_file, user, seed_yaml, self_review):
+@click.pass_context
+def check(ctx: click.Context, task_yaml, state_file, answer_file, user, seed_yaml, self_review):
     """Score a captured state and answer against TASK_YAML.
 
     Prints {"passed": bool, "differences": [...]}; exit 0 passed, 1 failed, 2 bad input
@@ -97,7 +97,7 @@ def check(task_yaml, state_file, answer_file, user, seed_yaml, self_review):
         verdict = check_task(task, state=state, answer=answer, seed=seed or _task_seed(task),
                              user=user, self_review=self_review)
     _print(verdict.to_dict())
-    sys.exit(0 if verdict.passed else EXIT_FAILED)
+    ctx.exit(0 if verdict.passed else EXIT_FAILED)
 
 
 def example_answer(facts) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from benchkit.exits import fail
-from benchkit.spec.loader import SpecError, display_path
+from benchkit.spec.loader import Problem, SpecError, display_path
 from benchkit.spec.reference import load_reference, no_reference, reference_path
 from benchkit.spec.tree import (
     find_root,
@@ -79,7 +79,7 @@ def list_documents(what, as_json):
       benchkit list tasks
       benchkit list arms --json
     """
-    problems = []
+    problems: list[Problem] = []
     try:
         root = find_root()
         if what == "arms":
@@ -104,9 +104,8 @@ def _task_row(task) -> dict:
 
 
 def _arm_row(arm) -> dict:
-    tool = arm.tool
-    command = tool["binary"] if tool["kind"] == "shell" else tool["server"]["command"]
-    return {"id": arm.id, "path": display_path(arm.path), "kind": tool["kind"], "tool": command,
+    return {"id": arm.id, "path": display_path(arm.path), "kind": arm.tool.kind,
+            "tool": arm.tool.executable,
             "user_agents": list(arm.user_agents), "description": arm.description,
             "fingerprint": arm.fingerprint}
 

@@ -15,6 +15,7 @@ from benchkit.fingerprint import arm_fingerprint, fingerprint
 from benchkit.spec.loader import Document, Problem, load_document, strings
 from benchkit.spec.templates import CONTEXT_NAMES, template_problem
 from benchkit.surface import Surface
+from benchkit.tool import ToolSpec
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ class Seed(Loaded):
 class Arm(Loaded):
     id: str
     description: str
-    tool: dict
+    tool: ToolSpec
     user_agents: tuple[str, ...]  # prefixes the audit accepts; empty: no audit
     bootstrap: str
     credentials: dict
@@ -94,8 +95,9 @@ def load_seed(path) -> Seed:
 
 def load_arm(path) -> Arm:
     document = load_document(path, "arm", _check_arm)
-    fields = _fields(document, ["id", "description", "tool", "bootstrap", "credentials"])
-    return Arm(**fields, user_agents=tuple(document.data["user_agents"]))
+    fields = _fields(document, ["id", "description", "bootstrap", "credentials"])
+    return Arm(**fields, tool=ToolSpec.from_data(document.data["tool"]),
+               user_agents=tuple(document.data["user_agents"]))
 
 
 def _check_suite(document: Document) -> list[Problem]:

@@ -116,7 +116,7 @@ def reference_for(arm, root) -> Reference:
     path = reference_path(arm.id, root)
     if not path.is_file():
         raise SpecError([Problem(path, None, f"no reference solutions for arm {arm.id!r}")])
-    return load_reference(path, kind=arm.tool["kind"])
+    return load_reference(path, kind=arm.tool.kind)
 
 
 def _task(task_id: str, entry: dict) -> TaskReference:

@@ -1,0 +1,28 @@
+"""What `benchkit run`'s options ask of a run, as one typed record.
+
+The command line reads the options, resolves `--until floor` against the suite and
+checks that they go together; every part of the run stage (the dry run's plan, the
+--until-decided rounds, the invocation) then reads this record, not the options.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+
+class RunSettings(msgspec.Struct, frozen=True, kw_only=True):
+    driver: str                      # "claude" spends tokens; "replay" plays refs.d/
+    store_dir: str                   # results/<arm>/<task>.jsonl
+    trials: int | None = None        # --trials: add N samples to each chosen cell
+    until: int | None = None         # --until: top each cell up to N valid samples
+    budget: float | None = None      # cost-equivalent tokens to spend at most
+    model: str | None = None         # None: the suite's
+    jobs: int = 1                    # trials at once, each on its own repository
+    confine: bool = True             # the agent's shell in the OS sandbox
+    until_decided: bool = False      # rounds until the headline comparison is decided
+    baseline: str | None = None      # with until_decided: compare each arm with this one
+    replay_failures: bool = True     # replay failed trials' calls at the end
+
+    def run_model(self, suite_model: str) -> str:
+        """The model every arm runs: --model, else the suite's."""
+        return self.model or suite_model

@@ -1,0 +1,69 @@
+"""An arm's tool as a typed record: what `tool:` in an arms.d/ document declares.
+
+The JSON Schema (benchkit/schemas/arm.schema.json) stays the validator of record: it
+has checked the document, named file and line, and filled in its defaults before
+`ToolSpec.from_data` converts the mapping. Foundation layer: the spec loads it, and the
+isolation, agent and run stages read it without importing the spec's models.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+
+class Server(msgspec.Struct, frozen=True):
+    """An MCP tool's server, started over stdio (templates, rendered per run)."""
+
+    command: str
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = {}
+
+
+class Probe(msgspec.Struct, frozen=True):
+    """The one read-only pre-flight call: `run` for a shell tool, `tool` and `input`
+    for an MCP tool (templates until the assembly renders them)."""
+
+    run: str | None = None
+    tool: str | None = None
+    input: dict[str, Any] = {}
+
+
+class Skill(msgspec.Struct, frozen=True):
+    """Where the tool's SKILL.md is: the file an environment variable names, else the
+    first of `paths` that holds one."""
+
+    paths: tuple[str, ...]
+    override: str | None = None
+
+
+class ToolSpec(msgspec.Struct, frozen=True):
+    """The one tool of an arm: a shell binary run through Bash, or an MCP server."""
+
+    kind: Literal["shell", "mcp"]
+    probe: Probe
+    binary: str | None = None  # shell only
+    forbidden_subcommands: tuple[tuple[str, ...], ...] = ()  # shell only
+    skill: Skill | None = None
+    version: tuple[str, ...] = ("--version",)
+    server: Server | None = None  # mcp only
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> ToolSpec:
+        """The record of a validated `tool:` mapping (a bare skill path is a one-place
+        Skill)."""
+        skill = data.get("skill")
+        if isinstance(skill, str):
+            data = {**data, "skill": {"paths": [skill]}}
+        return msgspec.convert(data, cls)
+
+    @property
+    def executable(self) -> str:
+        """The program the agent's tool starts as: the binary, or the server's command
+        (a template for an MCP server)."""
+        if self.kind == "shell":
+            assert self.binary is not None  # the schema requires it of a shell tool
+            return self.binary
+        assert self.server is not None  # the schema requires it of an MCP tool
+        return self.server.command
