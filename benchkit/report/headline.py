@@ -4,14 +4,11 @@ tasks they all ran, and the verdicts and cost differences of the pairs of arms."
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
 
 from benchkit.report.matrix import Matrix
+from benchkit.report.tally import Tally
 from benchkit.statistics.intervals import ALL_METRICS, CellStats, intervals, mean_of
 from benchkit.statistics.verdicts import family, verdicts
-
-if TYPE_CHECKING:
-    from benchkit.report.aggregate import Tally
 
 
 def figure(value: float | None, interval: tuple = (None, None)) -> dict:

@@ -7,16 +7,13 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 from benchkit.report.headline import Cells, arm_row, by_cost
 from benchkit.report.matrix import Matrix
 from benchkit.report.summary import Summary
+from benchkit.report.tally import Placed, Tally
 from benchkit.sample import COMPONENTS, SCORED_TIERS
 from benchkit.statistics.intervals import ALL_METRICS, COST, SUCCESS, CellStats, mean_of
-
-if TYPE_CHECKING:
-    from benchkit.report.aggregate import Placed, Tally
 
 Cell = tuple[str, str]  # (arm id, task id)
 
