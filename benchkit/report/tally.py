@@ -34,7 +34,7 @@ class Tally:
 
     @property
     def rows(self) -> np.ndarray:
-        """(n, 8): cost, raw, turns, duration, passed, blocked, cost_usd or 0, has it."""
+        """(n, rows.WIDTH): each trial's row (benchkit.statistics.rows.TrialRow)."""
         return self._build()[0]
 
     @property
@@ -53,9 +53,9 @@ class Tally:
         usage = _stacked([b.usage for b in self.blocks], Block.USAGE)
         tokens = usage.copy()
         tokens[:, 1] -= usage[:, 2]  # a write not split by lifetime counts as 5-minute
-        other = _stacked([b.other for b in self.blocks], Block.OTHER)
-        rows = np.column_stack([tokens @ np.array(self.weights, dtype=float),
-                                usage[:, [0, 1, 3, 4]].sum(axis=1), other])
+        recorded = _stacked([b.other for b in self.blocks], Block.OTHER)
+        cost, raw = tokens @ np.array(self.weights, dtype=float), usage[:, [0, 1, 3, 4]].sum(axis=1)
+        rows = np.column_stack([cost, raw, recorded])  # FROM_USAGE, then AS_RECORDED
         self._built = (rows, tokens)
         return self._built
 

@@ -13,7 +13,8 @@ from benchkit.report.matrix import Matrix
 from benchkit.report.summary import Summary
 from benchkit.report.tally import Placed, Tally
 from benchkit.sample import COMPONENTS, SCORED_TIERS
-from benchkit.statistics.intervals import ALL_METRICS, COST, SUCCESS, CellStats, mean_of
+from benchkit.statistics.intervals import ALL_METRICS, CellStats, mean_of
+from benchkit.statistics.rows import COST, SUCCESS
 
 Cell = tuple[str, str]  # (arm id, task id)
 

@@ -29,6 +29,7 @@ from benchkit.run.ledger import Ledger
 from benchkit.run.loop import RunLoop
 from benchkit.run.plan import Trial, select_cells
 from benchkit.statistics.intervals import LEVEL, CellStats
+from benchkit.statistics.rows import TrialRow
 from benchkit.statistics.verdicts import (
     UNDECIDED,
     Family,
@@ -94,7 +95,7 @@ def cost_cells(costs: dict, k: int = 1) -> dict:
     cells: dict = {}
     for (arm, task), values in costs.items():
         if values:
-            rows = [(v, 0, 0, 0, 0, 0, 0, 0) for v in values]
+            rows = [TrialRow(cost=v) for v in values]
             cells.setdefault(arm, {})[task] = CellStats(rows, k, name=f"{arm}/{task}")
     return cells
 
