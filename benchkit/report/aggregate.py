@@ -7,7 +7,8 @@ counted, never scored) or the other versions (reported apart). Per-arm figures a
 tasks of per-task means, so an arm is not flattered by which tasks it happened to
 run; when arms ran different tasks a second headline compares them on the common ones.
 
-The result is plain JSON-ready data: the JSON export is this, the templates read it.
+The result is a benchkit.report.model.Report: the templates read it, the JSON export
+writes it field by field.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from benchkit.report.headline import (
 )
 from benchkit.report.load import StoreContents
 from benchkit.report.matrix import Matrix
+from benchkit.report.model import Ambient, NotReproducible, Report, TaskTables
 from benchkit.report.notes import notes
 from benchkit.report.summary import Summary, summarise
 from benchkit.report.tally import Placed
@@ -45,7 +47,7 @@ from benchkit.report.views import (
 from benchkit.sample import COMPONENTS
 from benchkit.statistics.intervals import LEVEL
 from benchkit.store import Store
-from benchkit.surface import ambient_view
+from benchkit.surface import BYTES_PER_TOKEN, PARTS, AmbientSize, estimated_tokens
 
 REPORT_VERSION = 2
 
@@ -64,7 +66,7 @@ def place_groups(summary: Summary, matrix: Matrix) -> Placed:
                   tuple(matrix.weights[c] for c in COMPONENTS))
 
 
-def ambient_sizes(summary: Summary, tools: dict, arm_ids: list[str]) -> dict:
+def ambient_sizes(summary: Summary, tools: dict, arm_ids: list[str]) -> dict[str, Ambient]:
     """arm -> the ambient size of its current tool's surface (benchkit.surface), from
     the newest sample of that tool that recorded one; arms without one are left out."""
     newest: dict = {}
@@ -76,18 +78,28 @@ def ambient_sizes(summary: Summary, tools: dict, arm_ids: list[str]) -> dict:
     return {arm: ambient_view(newest[arm][1]) for arm in arm_ids if arm in newest}
 
 
+def ambient_view(ambient: AmbientSize) -> Ambient:
+    """An arm's ambient size in the report: bytes and estimated tokens per part and in all."""
+    parts = {part: getattr(ambient, part) for part in PARTS}
+    return Ambient(bytes={**parts, "total": ambient.total},
+                   tokens_estimated={**{p: estimated_tokens(n) for p, n in parts.items()},
+                                     "total": estimated_tokens(ambient.total)},
+                   bytes_per_token=BYTES_PER_TOKEN)
+
+
 # --- the report ---------------------------------------------------------------------
 
-def not_reproducible(directory) -> list[dict]:
+def not_reproducible(directory) -> list[NotReproducible]:
     """Failed trials whose own calls passed on a fresh repository (benchkit.run.failures):
     still failures, listed for a look at the environment."""
     found = Store(directory).failure_replays().values() if directory else ()
-    return [{key: entry.get(key) for key in ("trial", "arm", "task", "outcome", "differences")}
+    return [NotReproducible(entry.get("trial"), entry.get("arm"), entry.get("task"),
+                            entry.get("outcome"), entry.get("differences"))
             for entry in found if entry.get("verdict") == "not reproducible"]
 
 
 def build_report(contents: StoreContents | Summary, matrix: Matrix, *,
-                 level: float = LEVEL) -> dict:
+                 level: float = LEVEL) -> Report:
     """The report of the store's samples (loaded, or summarised) against the matrix."""
     if isinstance(contents, StoreContents):
         contents = summarise(contents)
@@ -104,38 +116,39 @@ def build_report(contents: StoreContents | Summary, matrix: Matrix, *,
     common = common_headline(cells, scored, floor, level,
                              {a.id: a.unsupported for a in matrix.arms})
     pairs = verdict_view(cells, headline, matrix, level)
-    report = {
-        "version": REPORT_VERSION,
-        "model": matrix.model,
-        "weights": dict(matrix.weights),
-        "reweighted": dict(matrix.reweighted_by),  # report --weight, over suite.yaml's
-        "floor": floor, "pass_k": k, "level": level,
-        "arms": arm_ids,
-        "tool_versions": {arm: sorted_.tools[arm][0] for arm in arm_ids if arm in sorted_.tools},
-        "ambient_size": ambient_sizes(contents, sorted_.tools, arm_ids),
-        "totals": totals(contents, sorted_),
-        "headline": headline,
-        "common": common,
-        "verdicts": pairs,
-        "comparison": comparison(pairs, common["rows"] if common and common["tasks"] else headline),
-        "statistics": statistics_view(level, pairs),
-        "durations": duration_view(sorted_.jobs),
-        "tiers": tier_view(cells, matrix),
-        "components": component_view(sorted_.measured, cells, matrix),
-        "anatomy": (anatomy_view(sorted_.measured, cells, matrix.weights, "measured")
-                    + anatomy_view(sorted_.replay, {arm: replay.of_arm(arm, scored)
-                                                    for arm in arm_ids},
-                                   matrix.weights, "replay")),
-        "bonus": bonus_view(sorted_.measured, matrix, sorted_.replay),
-        "coverage": coverage_view(sorted_, matrix),
-        "cells": cells_view(measured, replay, matrix),
-        "replay": replay_view(replay, matrix),
-        "estimates": estimate_view(replay, matrix),
-        "tasks": {"measured": task_view(measured, matrix), "replay": task_view(replay, matrix)},
-        "exclusions": exclusion_view(sorted_.excluded, arm_ids),
-        "other_versions": other_versions_view(sorted_.other),
-        "problems": contents.problems,
-        "not_reproducible": not_reproducible(contents.directory),
-    }
-    report["notes"] = notes(report)
+    report = Report(
+        version=REPORT_VERSION,
+        model=matrix.model,
+        weights=dict(matrix.weights),
+        reweighted=dict(matrix.reweighted_by),
+        floor=floor, pass_k=k, level=level,
+        arms=arm_ids,
+        tool_versions={arm: sorted_.tools[arm][0] for arm in arm_ids if arm in sorted_.tools},
+        ambient_size=ambient_sizes(contents, sorted_.tools, arm_ids),
+        totals=totals(contents, sorted_),
+        headline=headline,
+        common=common,
+        verdicts=pairs,
+        comparison=comparison(pairs, common.rows if common and common.tasks else headline),
+        statistics=statistics_view(level, pairs),
+        durations=duration_view(sorted_.jobs),
+        tiers=tier_view(cells, matrix),
+        components=component_view(sorted_.measured, cells, matrix),
+        anatomy=(anatomy_view(sorted_.measured, cells, matrix.weights, "measured")
+                 + anatomy_view(sorted_.replay, {arm: replay.of_arm(arm, scored)
+                                                 for arm in arm_ids},
+                                matrix.weights, "replay")),
+        bonus=bonus_view(sorted_.measured, matrix, sorted_.replay),
+        coverage=coverage_view(sorted_, matrix),
+        cells=cells_view(measured, replay, matrix),
+        replay=replay_view(replay, matrix),
+        estimates=estimate_view(replay, matrix),
+        tasks=TaskTables(task_view(measured, matrix), task_view(replay, matrix)),
+        exclusions=exclusion_view(sorted_.excluded, arm_ids),
+        other_versions=other_versions_view(sorted_.other),
+        problems=contents.problems,
+        not_reproducible=not_reproducible(contents.directory),
+        notes=[],
+    )
+    report.notes = notes(report)
     return report

@@ -84,9 +84,9 @@ class Placed:
         self.measured = tallies(placed.measured)  # (arm, task) -> Tally
         self.replay = tallies(placed.replay)
         self.excluded = placed.excluded  # (arm, task) -> Counter
-        # (arm, task, changes, estimated) -> [Tally of the valid ones, count]
-        self.other = {key: [tally(valid), count[0]]
-                      for key, (valid, count) in placed.other.items()}
+        # (arm, task, changes, estimated) -> (Tally of the valid ones, count)
+        self.other: dict[tuple, tuple[Tally, int]] = {
+            key: (tally(valid), count[0]) for key, (valid, count) in placed.other.items()}
         self.jobs: Counter = Counter()
         for blocks in placed.measured.values():
             for block in blocks:
