@@ -12,6 +12,7 @@ from benchkit.report.model import (
     Comparison,
     Difference,
     Figure,
+    Pair,
     StatisticsNote,
     Unsupported,
     Verdicts,
@@ -98,8 +99,8 @@ def verdict_view(cells: dict[str, dict[str, CellStats]], headline: list[ArmRow],
     if len(ranked) < 2:
         return None
     fam = family(ranked, alpha=1 - level, margin=matrix.margin, baseline=matrix.baseline)
-    return Verdicts(fam.method(), fam.margin, fam.baseline, fam.alpha, fam.alpha_pair,
-                    verdicts({arm: cells[arm] for arm in ranked}, fam))
+    pairs = [Pair(**found) for found in verdicts({arm: cells[arm] for arm in ranked}, fam)]
+    return Verdicts(fam.method(), fam.margin, fam.baseline, fam.alpha, fam.alpha_pair, pairs)
 
 
 def comparison(pairs: Verdicts | None, rows: list[ArmRow]) -> Comparison | None:
@@ -112,18 +113,18 @@ def comparison(pairs: Verdicts | None, rows: list[ArmRow]) -> Comparison | None:
     reference = pairs.baseline or ranked[0]
     found = []
     for arm in (a for a in ranked if a != reference):
-        pair = next((p for p in pairs.pairs if {p["a"], p["b"]} == {arm, reference}), None)
+        pair = next((p for p in pairs.pairs if {p.a, p.b} == {arm, reference}), None)
         if pair is None:
             continue
-        flip = pair["a"] != arm  # rows read "arm vs reference"
-        ratio, low, high = ((1 / pair["ratio"] if pair["ratio"] else None,
-                             _inverse(pair["ratio_high"]), _inverse(pair["ratio_low"])) if flip
-                            else (pair["ratio"], pair["ratio_low"], pair["ratio_high"]))
-        base = pair["a_mean"] if flip else pair["b_mean"]
+        flip = pair.a != arm  # rows read "arm vs reference"
+        ratio, low, high = ((1 / pair.ratio if pair.ratio else None,
+                             _inverse(pair.ratio_high), _inverse(pair.ratio_low)) if flip
+                            else (pair.ratio, pair.ratio_low, pair.ratio_high))
+        base = pair.a_mean if flip else pair.b_mean
         verdict = {"a-cheaper": "b-cheaper", "b-cheaper": "a-cheaper"}.get(
-            pair["verdict"], pair["verdict"]) if flip else pair["verdict"]
+            pair.verdict, pair.verdict) if flip else pair.verdict
         found.append(Difference(
-            arm=arm, tasks=pair["tasks"], verdict=verdict,
+            arm=arm, tasks=pair.tasks, verdict=verdict,
             difference=figure(_scaled(base, ratio), (_scaled(base, low), _scaled(base, high))),
             relative=ratio - 1 if ratio is not None else None,
             distinguishable=verdict in ("a-cheaper", "b-cheaper")))
