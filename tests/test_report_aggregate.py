@@ -10,7 +10,9 @@ from synthetic import sample, write_store
 from benchkit.fingerprint import arm_fingerprint
 from benchkit.report import build_report, load_store, render
 from benchkit.report.matrix import ArmEntry, Matrix, TaskEntry
-from benchkit.report.model import ExclusionRow, Gap
+from benchkit.report.model import ArmRow, CellRow, ExclusionRow, Gap, TaskRow, as_data
+from benchkit.report.render import CSV_COLUMNS
+from benchkit.statistics.intervals import ALL_METRICS
 from benchkit.surface import Surface
 
 
@@ -481,3 +483,23 @@ def test_bonus_table_shows_applicability_and_outcomes(tmp_path):
                 if r.task == "bonus-search" for c in r.cells}
     assert statuses == {"a": "below", "b": "n/a"}
     assert "| bonus-search | first-class · 1/2 passed, 5,000 | not-applicable |" in render(report, "md")
+
+
+def test_the_json_export_writes_the_records_field_by_field(tmp_path):
+    """A default is left out of the JSON (a headline row has no `estimated`, an arm
+    without samples no component `total`); every metric is a field of the rows that show
+    one, and the CSV's columns are a cell row's fields."""
+    matrix = matrix_of(["a", "silent"], ["t1"])
+    samples = [sample("a", "t1"), sample("a", "t1", driver="replay")]
+    exported = json.loads(render(report_of(tmp_path, samples, matrix), "json"))
+    assert "estimated" not in exported["headline"][0]
+    assert exported["replay"][0]["estimated"] is True
+    components = {c["arm"]: c for c in exported["components"]}
+    assert list(components["silent"]) == ["arm", "tokens", "weighted", "shares"]
+    assert list(components["a"]) == ["arm", "tokens", "weighted", "total", "shares"]
+    for record in (ArmRow, TaskRow, CellRow):
+        assert set(ALL_METRICS) <= set(record.__struct_fields__), record
+    assert sorted(CSV_COLUMNS) == sorted(CellRow.__struct_fields__)
+    with pytest.raises(TypeError, match="cannot hold a object"):
+        as_data(msgspec.structs.replace(report_of(tmp_path, samples, matrix, "again"),
+                                        model=object()))

@@ -3,9 +3,9 @@ and charts read by attribute, and the JSON export (report.json) writes field by 
 in the order declared here. A mapping keyed by data (an arm, a component, a part)
 stays a dict; a record with fixed fields is a Struct.
 
-A field with a default is left out of the JSON when it holds it (omit_defaults), so a
-record written with and without it keeps its one shape: the replay's rows are headline
-rows marked `estimated`, and an arm without samples has no component total.
+A field with a default is left out of the JSON while it holds that default
+(omit_defaults): the replay's rows are headline rows with `estimated` added, and an arm
+without samples has no component `total`.
 """
 
 from __future__ import annotations
