@@ -76,14 +76,3 @@ class Surface(msgspec.Struct, frozen=True):
                        schemas=_json_bytes(self.tools) if self.tools else 0,
                        bootstrap=len(self.shown.strip().encode()))
 
-
-def ambient_view(ambient: AmbientSize | None) -> dict | None:
-    """The report's figures for an arm's ambient size: bytes and estimated tokens per
-    part and in all."""
-    if ambient is None:
-        return None
-    parts = {part: getattr(ambient, part) for part in PARTS}
-    return {"bytes": {**parts, "total": ambient.total},
-            "tokens_estimated": {**{p: estimated_tokens(n) for p, n in parts.items()},
-                                 "total": estimated_tokens(ambient.total)},
-            "bytes_per_token": BYTES_PER_TOKEN}

@@ -37,6 +37,7 @@ import numpy as np
 
 from benchkit.run.decide import plan_round, round_size
 from benchkit.statistics.intervals import ALL_METRICS, CellStats, intervals
+from benchkit.statistics.rows import WIDTH, TrialRow
 from benchkit.statistics.verdicts import A_CHEAPER, B_CHEAPER, EQUIVALENT, family, verdicts
 
 # The suite's published snapshot: 4 arms x 20 tasks x 3 trials, one host.
@@ -93,10 +94,10 @@ def trials(rng, truth: Truth, arm: int, task: int, n: int) -> np.ndarray:
     """n trial rows of a cell, the columns stats.CellStats reads."""
     cost = truth.cost[arm, task] * np.exp(rng.normal(0, NOISE_SIGMA, n) - NOISE_SIGMA ** 2 / 2)
     passed = (rng.random(n) < truth.success[arm, task]).astype(float)
-    rows = np.zeros((n, 8))
-    rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3] = cost, cost * 3, cost / 3000, cost / 1000
-    rows[:, 4], rows[:, 6], rows[:, 7] = passed, cost / 1e5, 1.0
-    return rows
+    return np.column_stack(TrialRow(cost=cost, raw=cost * 3, turns=cost / 3000,
+                                    duration=cost / 1000, success=passed,
+                                    blocked=np.zeros(n), cost_usd=cost / 1e5,
+                                    has_cost_usd=np.ones(n)))
 
 
 class Draws:
@@ -111,7 +112,7 @@ class Draws:
         self.truth, self.seed, self.rows = truth, seed, {}
 
     def first(self, arm: int, task: int, n: int) -> np.ndarray:
-        have = self.rows.get((arm, task), np.zeros((0, 8)))
+        have = self.rows.get((arm, task), np.zeros((0, WIDTH)))
         while len(have) < n:
             block = len(have) // self.BLOCK
             rng = np.random.default_rng([*self.seed, arm, task, block])

@@ -2,9 +2,10 @@
 a later layer, and no modules import each other in a cycle; an import inside a function
 says, in a comment, the measured start-up cost that keeps it there.
 
-Every import counts, at the top of a module or inside a function, since both run.
-Imports under `if TYPE_CHECKING:` are exempt: they never run, so they create no
-runtime edge (an annotation may name a later layer's type).
+Every import of a benchkit module counts: at the top of a module, inside a function,
+and under `if TYPE_CHECKING:` too. A type-only import never runs, but it couples the
+two modules all the same, so a type-only cycle is a cycle (the type moves below both).
+Third-party imports are not in the graph.
 """
 
 import ast
@@ -41,15 +42,6 @@ def module_name(path: Path) -> str:
 MODULES = {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
 
 
-def type_checking_only(tree: ast.Module) -> set[int]:
-    """ids of the import nodes under `if TYPE_CHECKING:` (never run)."""
-    skipped = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            skipped |= {id(inner) for statement in node.body for inner in ast.walk(statement)}
-    return skipped
-
-
 def imported(module: str, node: ast.Import | ast.ImportFrom) -> list[str]:
     """The benchkit modules an import statement loads (`from P import m` loads P.m when
     that is a module, else P itself)."""
@@ -69,15 +61,18 @@ def imported(module: str, node: ast.Import | ast.ImportFrom) -> list[str]:
 
 @functools.cache
 def edges() -> dict[str, set[str]]:
-    """module -> the benchkit modules it imports at run time."""
+    """module -> the benchkit modules it imports, type-only imports included."""
     graph = {}
     for module, path in MODULES.items():
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-        skipped = type_checking_only(tree)
-        graph[module] = {target for node in ast.walk(tree)
-                         if isinstance(node, ast.Import | ast.ImportFrom) and id(node) not in skipped
-                         for target in imported(module, node) if target != module}
+        graph[module] = found_imports(module, tree)
     return graph
+
+
+def found_imports(module: str, tree: ast.Module) -> set[str]:
+    """The benchkit modules a module's source imports, wherever the import sits."""
+    return {target for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom)
+            for target in imported(module, node) if target != module}
 
 
 def layer_of(module: str) -> int:
@@ -148,13 +143,11 @@ def lazy_imports_without_a_reason() -> dict[str, list[int]]:
     for module, path in MODULES.items():
         text = path.read_text(encoding="utf-8")
         tree, lines = ast.parse(text), text.splitlines()
-        skipped = type_checking_only(tree)
         nested = {id(node) for function in ast.walk(tree)
                   if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef)
                   for node in ast.walk(function)}
         for node in ast.walk(tree):
-            if (isinstance(node, ast.Import | ast.ImportFrom) and id(node) in nested
-                    and id(node) not in skipped):
+            if isinstance(node, ast.Import | ast.ImportFrom) and id(node) in nested:
                 context = lines[max(0, node.lineno - 4):node.lineno]
                 if not any("#" in line and "measured" in line for line in context):
                     found.setdefault(module, []).append(node.lineno)
@@ -165,17 +158,16 @@ def test_an_import_inside_a_function_says_what_it_saves():
     assert lazy_imports_without_a_reason() == {}
 
 
-def test_the_graph_sees_imports_inside_functions_and_skips_type_checking(tmp_path):
-    """The seams the tests above rely on, on a made-up module."""
+def test_the_graph_sees_imports_inside_functions_and_type_only_ones():
+    """The seams the tests above rely on, on a made-up module: an import inside a
+    function and one under TYPE_CHECKING are edges; a third-party one is not."""
     source = ("from typing import TYPE_CHECKING\n"
-              "if TYPE_CHECKING:\n    from benchkit.report import aggregate\n"
+              "if TYPE_CHECKING:\n    import yaml\n    from benchkit.report import aggregate\n"
               "def f():\n    from benchkit.spec import tree\n    from . import loader\n")
-    tree = ast.parse(source)
-    skipped = type_checking_only(tree)
-    found = {target for node in ast.walk(tree)
-             if isinstance(node, ast.Import | ast.ImportFrom) and id(node) not in skipped
-             for target in imported("benchkit.spec.models", node)}
-    assert found == {"benchkit.spec.tree", "benchkit.spec.loader"}
+    found = found_imports("benchkit.spec.models", ast.parse(source))
+    assert found == {"benchkit.report.aggregate", "benchkit.spec.tree", "benchkit.spec.loader"}
+    graph = {"benchkit.spec.models": found, "benchkit.report.aggregate": {"benchkit.spec.models"}}
+    assert cycles(graph) == [["benchkit.report.aggregate", "benchkit.spec.models"]]
 
 
 def test_a_back_edge_and_a_cycle_are_found():

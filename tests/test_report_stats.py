@@ -7,6 +7,7 @@ from statistics import NormalDist
 import pytest
 
 from benchkit.statistics.intervals import (
+    ALL_METRICS,
     CellStats,
     intervals,
     mean_variance,
@@ -14,6 +15,7 @@ from benchkit.statistics.intervals import (
     rate_interval,
     t_quantile,
 )
+from benchkit.statistics.rows import TrialRow
 from benchkit.statistics.verdicts import family, verdicts
 
 Z2 = NormalDist().inv_cdf(0.975) ** 2
@@ -21,12 +23,12 @@ Z2 = NormalDist().inv_cdf(0.975) ** 2
 
 def cell(passes: int, trials: int, k: int = 3, costs=None) -> CellStats:
     costs = costs or [1000.0] * trials
-    return CellStats([(c, c, 4, 10, float(i < passes), 0, 0, 0) for i, c in enumerate(costs)], k)
+    return CellStats([TrialRow(cost=c, raw=c, turns=4, duration=10, success=float(i < passes))
+                      for i, c in enumerate(costs)], k)
 
 
 def bounds(cells):
-    low_high = intervals(cells)
-    return {"success": low_high[4], "pass_k": low_high[6], "cost": low_high[0]}
+    return dict(zip(ALL_METRICS, intervals(cells), strict=True))
 
 
 def test_twenty_tasks_of_three_trials_with_two_passes_each():

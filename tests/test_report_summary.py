@@ -9,9 +9,9 @@ from synthetic import sample, write_store
 
 from benchkit.report import build_report, load_store, render
 from benchkit.report import summary as summary_module
-from benchkit.report.aggregate import Tally
 from benchkit.report.matrix import ArmEntry, Matrix, TaskEntry
 from benchkit.report.summary import Summariser, summarise
+from benchkit.report.tally import Tally
 
 
 def mixed_store(tmp_path):

@@ -43,8 +43,8 @@ def ledger_counts(tree) -> dict:
 
 def report_counts(tree) -> dict:
     report = build(tree / "results", root=tree)
-    counts = {(row["arm"], row["task"]): row["samples"] for row in report["cells"]
-              if row["kind"] == "replay-estimate"}
+    counts = {(row.arm, row.task): row.samples for row in report.cells
+              if row.kind == "replay-estimate"}
     return {task: counts.get(("raw-api", task), 0) for task in TASKS}
 
 

@@ -1,7 +1,7 @@
 """benchkit.report: the store aggregated against the current tree, rendered.
 
     from benchkit.report import build, write_reports
-    report = build("results")                 # the JSON-ready report dict
+    report = build("results")                 # the report (benchkit.report.model.Report)
     paths = write_reports("results", "reports")  # report.md, .html, .json, .csv
 
 Stages: load (the store), matrix (the current tree), aggregate (headline, views,
@@ -16,6 +16,7 @@ from pathlib import Path
 
 from benchkit.report.load import load_store
 from benchkit.report.matrix import Matrix, tree_matrix
+from benchkit.report.model import Report
 from benchkit.report.render import FORMATS, render
 from benchkit.report.summary import Summariser, summarise
 
@@ -51,7 +52,7 @@ def current_matrix(root=None, *, weights=None, model=None, pass_k=None,
 
 
 def build(store_dir, *, root=None, weights=None, model=None, pass_k=None,
-          baseline=None, store: Summariser | None = None) -> dict:
+          baseline=None, store: Summariser | None = None) -> Report:
     """The report of the store at store_dir against the current tree; `store`, when
     given, is store_dir already being summarised."""
     # Imported here (measured: numpy, ~0.08 s): see __getattr__.
@@ -62,9 +63,9 @@ def build(store_dir, *, root=None, weights=None, model=None, pass_k=None,
     return build_report(summary, matrix)
 
 
-def unreadable(report: dict) -> list[str]:
+def unreadable(report: Report) -> list[str]:
     """Warning lines for the store lines the report had to leave out (none: [])."""
-    problems = report["problems"]
+    problems = report.problems
     if not problems:
         return []
     lines = [f"warning: {problem}" for problem in problems[:SHOWN_PROBLEMS]]

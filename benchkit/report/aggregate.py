@@ -7,14 +7,11 @@ counted, never scored) or the other versions (reported apart). Per-arm figures a
 tasks of per-task means, so an arm is not flattered by which tasks it happened to
 run; when arms ran different tasks a second headline compares them on the common ones.
 
-The result is plain JSON-ready data: the JSON export is this, the templates read it.
+The result is a benchkit.report.model.Report: the templates read it, the JSON export
+writes it field by field.
 """
 
 from __future__ import annotations
-
-from collections import Counter, defaultdict
-
-import numpy as np
 
 from benchkit import counting
 from benchkit.report.anatomy import anatomy_view
@@ -29,8 +26,10 @@ from benchkit.report.headline import (
 )
 from benchkit.report.load import StoreContents
 from benchkit.report.matrix import Matrix
+from benchkit.report.model import Ambient, NotReproducible, Report, TaskTables
 from benchkit.report.notes import notes
-from benchkit.report.summary import Block, Summary, summarise
+from benchkit.report.summary import Summary, summarise
+from benchkit.report.tally import Placed
 from benchkit.report.views import (
     bonus_view,
     cells_view,
@@ -48,90 +47,9 @@ from benchkit.report.views import (
 from benchkit.sample import COMPONENTS
 from benchkit.statistics.intervals import LEVEL
 from benchkit.store import Store
-from benchkit.surface import ambient_view
+from benchkit.surface import BYTES_PER_TOKEN, PARTS, AmbientSize, estimated_tokens
 
 REPORT_VERSION = 2
-
-
-class Tally:
-    """One cell's counting samples, as the summary's Blocks; their trial rows
-    (stats.CellStats) and component tokens are built once, column-wise, when first
-    asked for."""
-
-    def __init__(self, weights: tuple):
-        self.weights = weights
-        self.blocks: list[Block] = []
-        self.count = 0
-        self._built: tuple[np.ndarray, np.ndarray] | None = None
-
-    def extend(self, blocks: list[Block]) -> None:
-        self.blocks.extend(blocks)
-        self.count += sum(block.count for block in blocks)
-        self._built = None
-
-    def __len__(self) -> int:
-        return self.count
-
-    @property
-    def rows(self) -> np.ndarray:
-        """(n, 8): cost, raw, turns, duration, passed, blocked, cost_usd or 0, has it."""
-        return self._build()[0]
-
-    @property
-    def tokens(self) -> np.ndarray:
-        """(n, 5): tokens per trial in COMPONENTS order."""
-        return self._build()[1]
-
-    @property
-    def anatomy(self) -> np.ndarray:
-        """(n, Block.ANATOMY): each trial's cost anatomy (summary.ANATOMY_COLUMNS)."""
-        return _stacked([b.anatomy for b in self.blocks], Block.ANATOMY)
-
-    def _build(self) -> tuple[np.ndarray, np.ndarray]:
-        if self._built is not None:
-            return self._built
-        usage = _stacked([b.usage for b in self.blocks], Block.USAGE)
-        tokens = usage.copy()
-        tokens[:, 1] -= usage[:, 2]  # a write not split by lifetime counts as 5-minute
-        other = _stacked([b.other for b in self.blocks], Block.OTHER)
-        rows = np.column_stack([tokens @ np.array(self.weights, dtype=float),
-                                usage[:, [0, 1, 3, 4]].sum(axis=1), other])
-        self._built = (rows, tokens)
-        return self._built
-
-
-def _stacked(parts: list[bytes], width: int) -> np.ndarray:
-    """(n, width), row-major, of blocks stored column after column."""
-    if not parts:
-        return np.empty((0, width))
-    columns = [np.frombuffer(part).reshape(width, -1) for part in parts]
-    return np.ascontiguousarray(np.concatenate(columns, axis=1).T)
-
-
-class Placed:
-    """The store's groups, each in its one place (benchkit.counting), as tallies."""
-
-    def __init__(self, placed: counting.Sorted[Block], weights: tuple):
-        def tally(blocks: list[Block]) -> Tally:
-            result = Tally(weights)
-            result.extend(blocks)
-            return result
-
-        def tallies(cells: dict) -> defaultdict:
-            result: defaultdict = defaultdict(lambda: Tally(weights))
-            result.update((cell, tally(blocks)) for cell, blocks in cells.items())
-            return result
-        self.measured = tallies(placed.measured)  # (arm, task) -> Tally
-        self.replay = tallies(placed.replay)
-        self.excluded = placed.excluded  # (arm, task) -> Counter
-        # (arm, task, changes, estimated) -> [Tally of the valid ones, count]
-        self.other = {key: [tally(valid), count[0]]
-                      for key, (valid, count) in placed.other.items()}
-        self.jobs: Counter = Counter()
-        for blocks in placed.measured.values():
-            for block in blocks:
-                self.jobs[block.jobs] += block.count
-        self.tools = placed.tools  # arm -> its current tool (version, surface)
 
 
 def current(matrix: Matrix) -> counting.Current:
@@ -148,7 +66,7 @@ def place_groups(summary: Summary, matrix: Matrix) -> Placed:
                   tuple(matrix.weights[c] for c in COMPONENTS))
 
 
-def ambient_sizes(summary: Summary, tools: dict, arm_ids: list[str]) -> dict:
+def ambient_sizes(summary: Summary, tools: dict, arm_ids: list[str]) -> dict[str, Ambient]:
     """arm -> the ambient size of its current tool's surface (benchkit.surface), from
     the newest sample of that tool that recorded one; arms without one are left out."""
     newest: dict = {}
@@ -160,18 +78,28 @@ def ambient_sizes(summary: Summary, tools: dict, arm_ids: list[str]) -> dict:
     return {arm: ambient_view(newest[arm][1]) for arm in arm_ids if arm in newest}
 
 
+def ambient_view(ambient: AmbientSize) -> Ambient:
+    """An arm's ambient size in the report: bytes and estimated tokens per part and in all."""
+    parts = {part: getattr(ambient, part) for part in PARTS}
+    return Ambient(bytes={**parts, "total": ambient.total},
+                   tokens_estimated={**{p: estimated_tokens(n) for p, n in parts.items()},
+                                     "total": estimated_tokens(ambient.total)},
+                   bytes_per_token=BYTES_PER_TOKEN)
+
+
 # --- the report ---------------------------------------------------------------------
 
-def not_reproducible(directory) -> list[dict]:
+def not_reproducible(directory) -> list[NotReproducible]:
     """Failed trials whose own calls passed on a fresh repository (benchkit.run.failures):
     still failures, listed for a look at the environment."""
     found = Store(directory).failure_replays().values() if directory else ()
-    return [{key: entry.get(key) for key in ("trial", "arm", "task", "outcome", "differences")}
+    return [NotReproducible(entry.get("trial"), entry.get("arm"), entry.get("task"),
+                            entry.get("outcome"), entry.get("differences"))
             for entry in found if entry.get("verdict") == "not reproducible"]
 
 
 def build_report(contents: StoreContents | Summary, matrix: Matrix, *,
-                 level: float = LEVEL) -> dict:
+                 level: float = LEVEL) -> Report:
     """The report of the store's samples (loaded, or summarised) against the matrix."""
     if isinstance(contents, StoreContents):
         contents = summarise(contents)
@@ -188,38 +116,39 @@ def build_report(contents: StoreContents | Summary, matrix: Matrix, *,
     common = common_headline(cells, scored, floor, level,
                              {a.id: a.unsupported for a in matrix.arms})
     pairs = verdict_view(cells, headline, matrix, level)
-    report = {
-        "version": REPORT_VERSION,
-        "model": matrix.model,
-        "weights": dict(matrix.weights),
-        "reweighted": dict(matrix.reweighted_by),  # report --weight, over suite.yaml's
-        "floor": floor, "pass_k": k, "level": level,
-        "arms": arm_ids,
-        "tool_versions": {arm: sorted_.tools[arm][0] for arm in arm_ids if arm in sorted_.tools},
-        "ambient_size": ambient_sizes(contents, sorted_.tools, arm_ids),
-        "totals": totals(contents, sorted_),
-        "headline": headline,
-        "common": common,
-        "verdicts": pairs,
-        "comparison": comparison(pairs, common["rows"] if common and common["tasks"] else headline),
-        "statistics": statistics_view(level, pairs),
-        "durations": duration_view(sorted_.jobs),
-        "tiers": tier_view(cells, matrix),
-        "components": component_view(sorted_.measured, cells, matrix),
-        "anatomy": (anatomy_view(sorted_.measured, cells, matrix.weights, "measured")
-                    + anatomy_view(sorted_.replay, {arm: replay.of_arm(arm, scored)
-                                                    for arm in arm_ids},
-                                   matrix.weights, "replay")),
-        "bonus": bonus_view(sorted_.measured, matrix, sorted_.replay),
-        "coverage": coverage_view(sorted_, matrix),
-        "cells": cells_view(measured, replay, matrix),
-        "replay": replay_view(replay, matrix),
-        "estimates": estimate_view(replay, matrix),
-        "tasks": {"measured": task_view(measured, matrix), "replay": task_view(replay, matrix)},
-        "exclusions": exclusion_view(sorted_.excluded, arm_ids),
-        "other_versions": other_versions_view(sorted_.other),
-        "problems": contents.problems,
-        "not_reproducible": not_reproducible(contents.directory),
-    }
-    report["notes"] = notes(report)
+    report = Report(
+        version=REPORT_VERSION,
+        model=matrix.model,
+        weights=dict(matrix.weights),
+        reweighted=dict(matrix.reweighted_by),
+        floor=floor, pass_k=k, level=level,
+        arms=arm_ids,
+        tool_versions={arm: sorted_.tools[arm][0] for arm in arm_ids if arm in sorted_.tools},
+        ambient_size=ambient_sizes(contents, sorted_.tools, arm_ids),
+        totals=totals(contents, sorted_),
+        headline=headline,
+        common=common,
+        verdicts=pairs,
+        comparison=comparison(pairs, common.rows if common and common.tasks else headline),
+        statistics=statistics_view(level, pairs),
+        durations=duration_view(sorted_.jobs),
+        tiers=tier_view(cells, matrix),
+        components=component_view(sorted_.measured, cells, matrix),
+        anatomy=(anatomy_view(sorted_.measured, cells, matrix.weights, "measured")
+                 + anatomy_view(sorted_.replay, {arm: replay.of_arm(arm, scored)
+                                                 for arm in arm_ids},
+                                matrix.weights, "replay")),
+        bonus=bonus_view(sorted_.measured, matrix, sorted_.replay),
+        coverage=coverage_view(sorted_, matrix),
+        cells=cells_view(measured, replay, matrix),
+        replay=replay_view(replay, matrix),
+        estimates=estimate_view(replay, matrix),
+        tasks=TaskTables(task_view(measured, matrix), task_view(replay, matrix)),
+        exclusions=exclusion_view(sorted_.excluded, arm_ids),
+        other_versions=other_versions_view(sorted_.other),
+        problems=contents.problems,
+        not_reproducible=not_reproducible(contents.directory),
+        notes=[],
+    )
+    report.notes = notes(report)
     return report

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from benchkit.report.model import AnatomyRow
 from benchkit.report.summary import ANATOMY_COLUMNS, ANATOMY_PARTS
 from benchkit.sample import COMPONENTS
 
@@ -22,7 +23,7 @@ _AT = {name: index for index, name in enumerate(ANATOMY_COLUMNS)}
 
 
 def anatomy_view(tallies: Mapping, cells: dict, weights: Mapping[str, float],
-                 kind: str) -> list[dict]:
+                 kind: str) -> list[AnatomyRow]:
     """Per arm with any trial that has an anatomy: each part's mean cost-equivalent
     tokens per trial and share, the first request's prompt, requests per trial and the
     mean tool result's bytes. cells: arm -> the tasks counted; kind: measured | replay."""
@@ -37,15 +38,15 @@ def anatomy_view(tallies: Mapping, cells: dict, weights: Mapping[str, float],
         parts = {part: mean[part] for part in ANATOMY_PARTS}
         total = math.fsum(parts.values())
         results = mean["tool_results"]
-        view.append({
-            "arm": arm, "kind": kind, "tasks": len(per_task),
-            "trials": int(sum(f["trials"] for f in per_task)),
-            "estimated": kind == "replay" or any(f["estimated"] for f in per_task),
-            "parts": parts, "total": total,
-            "shares": {part: (value / total if total else 0.0) for part, value in parts.items()},
-            "ambient_tokens": mean["ambient_tokens"], "requests": mean["requests"],
-            "tool_results": results,
-            "tool_result_bytes": (mean["tool_result_bytes"] / results) if results else None})
+        view.append(AnatomyRow(
+            arm=arm, kind=kind, tasks=len(per_task),
+            trials=int(sum(f["trials"] for f in per_task)),
+            estimated=kind == "replay" or any(f["estimated"] for f in per_task),
+            parts=parts, total=total,
+            shares={part: (value / total if total else 0.0) for part, value in parts.items()},
+            ambient_tokens=mean["ambient_tokens"], requests=mean["requests"],
+            tool_results=results,
+            tool_result_bytes=(mean["tool_result_bytes"] / results) if results else None))
     return view
 
 

@@ -7,7 +7,9 @@ the weighted token components stacked per arm, and a tier-by-arm heat map of cos
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
+from benchkit.report.model import AnatomyRow, ArmRow, ComponentRow, Tier
 from benchkit.sample import COMPONENTS
 
 WIDTH = 720
@@ -46,64 +48,75 @@ def _short(value: float) -> str:
     return f"{value:g}"
 
 
-def cost_chart(rows: list) -> dict | None:
+def cost_chart(rows: list[ArmRow]) -> dict | None:
     """Horizontal bars of cost-equivalent tokens per arm, whiskers at the interval."""
-    rows = [r for r in rows if r["cost"]["value"] is not None]
-    if not rows:
+    costs = [(r.arm, value, r.cost.low, r.cost.high) for r in rows
+             if (value := r.cost.value) is not None]
+    if not costs:
         return None
     plot = WIDTH - LABEL - RIGHT
-    top = max(r["cost"]["high"] or r["cost"]["value"] for r in rows)
-    height = TOP + ROW * len(rows) + AXIS
+    top = max(high or value for _, value, _, high in costs)
+    height = TOP + ROW * len(costs) + AXIS
     scale, ticks = _axis(top, plot, height - AXIS + 4)
     bars = []
-    for index, row in enumerate(rows):
-        cost = row["cost"]
+    for index, (arm, value, low, high) in enumerate(costs):
         y = TOP + index * ROW
-        low, high = cost["low"], cost["high"]
         bars.append({
-            "arm": row["arm"], "y": y, "mid": y + ROW / 2 - 4, "height": ROW - 8,
-            "width": cost["value"] * scale, "value": cost["value"],
-            "low_x": LABEL + (low if low is not None else cost["value"]) * scale,
-            "high_x": LABEL + (high if high is not None else cost["value"]) * scale,
+            "arm": arm, "y": y, "mid": y + ROW / 2 - 4, "height": ROW - 8,
+            "width": value * scale, "value": value,
+            "low_x": LABEL + (low if low is not None else value) * scale,
+            "high_x": LABEL + (high if high is not None else value) * scale,
             "low": low, "high": high,
-            "text_x": LABEL + max(high or 0, cost["value"]) * scale + 6,
+            "text_x": LABEL + max(high or 0, value) * scale + 6,
         })
     return {"width": WIDTH, "height": height, "left": LABEL, "axis_y": height - AXIS,
             "bars": bars, "ticks": ticks}
 
 
-def component_chart(components: list, names: dict) -> dict | None:
+class Stack(NamedTuple):
+    """One arm's stacked bar: each key's weighted tokens, tokens and share."""
+    arm: str
+    weighted: dict[str, float]
+    tokens: dict[str, float]
+    shares: dict[str, float]
+    total: float
+
+
+def component_chart(components: list[ComponentRow], names: dict) -> dict | None:
     """Stacked bars per arm: each component's weighted share of cost-equivalent tokens;
     names are the components' display names, for the legend's spacing."""
-    return _stacked_chart([c for c in components if c["weighted"]], COMPONENTS,
-                          COMPONENT_COLOURS, names)
+    return _stacked_chart([Stack(c.arm, c.weighted, c.tokens, c.shares, c.total)
+                           for c in components
+                           if c.weighted and c.tokens and c.shares and c.total is not None],
+                          COMPONENTS, COMPONENT_COLOURS, names)
 
 
-def anatomy_chart(rows: list, names: dict) -> dict | None:
+def anatomy_chart(rows: list[AnatomyRow], names: dict) -> dict | None:
     """Stacked bars per arm: cost-equivalent tokens split into the four parts of the
     cost anatomy (benchkit.report.anatomy)."""
-    shaped = [{"arm": row["arm"] + (" ~" if row["estimated"] else ""), "weighted": row["parts"], "tokens": row["parts"],
-               "shares": row["shares"], "total": row["total"]} for row in rows]
+    shaped = [Stack(row.arm + (" ~" if row.estimated else ""), row.parts, row.parts,
+                    row.shares, row.total) for row in rows]
     return _stacked_chart(shaped, tuple(names), PART_COLOURS, names)
 
 
-def _stacked_chart(rows: list, keys, colours: dict, names: dict) -> dict | None:
+def _stacked_chart(rows: list[Stack], keys, colours: dict, names: dict) -> dict | None:
     if not rows:
         return None
     plot = WIDTH - LABEL - RIGHT
     height = TOP + ROW * len(rows) + AXIS + 26
-    scale, ticks = _axis(max(c["total"] for c in rows), plot, TOP + ROW * len(rows) + 4)
+    scale, ticks = _axis(max(c.total for c in rows), plot, TOP + ROW * len(rows) + 4)
     stacks = []
     for index, row in enumerate(rows):
-        x, y, segments = LABEL, TOP + index * ROW, []
+        x: float = LABEL  # an int until the first segment: the template prints it so
+        y, segments = TOP + index * ROW, []
         for name in keys:
-            width = row["weighted"][name] * scale
+            width = row.weighted[name] * scale
             segments.append({"component": name, "x": x, "width": width,
-                             "colour": colours[name], "value": row["weighted"][name],
-                             "tokens": row["tokens"][name], "share": row["shares"][name]})
+                             "colour": colours[name], "value": row.weighted[name],
+                             "tokens": row.tokens[name], "share": row.shares[name]})
             x += width
-        stacks.append({"arm": row["arm"], "y": y, "mid": y + ROW / 2 - 4, "height": ROW - 8,
-                       "segments": segments, "total": row["total"], "text_x": x + 6})
+        stacks.append({"arm": row.arm, "y": y, "mid": y + ROW / 2 - 4, "height": ROW - 8,
+                       "segments": segments, "total": row.total, "text_x": x + 6})
     legend, x = [], LABEL
     for name in keys:  # spaced by label length at about 7 px a character
         legend.append({"component": name, "colour": colours[name], "x": x, "y": height - 14})
@@ -118,24 +131,24 @@ def _blend(relative: float) -> str:
     return "#" + "".join(f"{round(a + (b - a) * t):02x}" for a, b in zip(CHEAP, DEAR, strict=True))
 
 
-def tier_heatmap(tiers: list, arms: list) -> dict | None:
+def tier_heatmap(tiers: list[Tier], arms: list[str]) -> dict | None:
     """Arms by tiers; each cell coloured by its cost relative to the tier's cheapest."""
-    if not tiers or not any(a["cost"] is not None for t in tiers for a in t["arms"]):
+    if not tiers or not any(a.cost is not None for t in tiers for a in t.arms):
         return None
     column, row, head = (WIDTH - LABEL) / len(tiers), 40, 26
     cells = []
     for x_index, tier in enumerate(tiers):
-        for y_index, entry in enumerate(tier["arms"]):
-            relative = entry["relative"]
+        for y_index, entry in enumerate(tier.arms):
+            relative = entry.relative
             cells.append({
-                "tier": tier["tier"], "arm": entry["arm"],
+                "tier": tier.tier, "arm": entry.arm,
                 "x": LABEL + x_index * column, "y": head + y_index * row,
-                "width": column - 4, "height": row - 4, "cost": entry["cost"],
-                "success": entry["success"], "relative": relative,
-                "tasks": entry["tasks"], "tasks_total": tier["tasks_total"],
+                "width": column - 4, "height": row - 4, "cost": entry.cost,
+                "success": entry.success, "relative": relative,
+                "tasks": entry.tasks, "tasks_total": tier.tasks_total,
                 "colour": _blend(relative) if relative is not None else "#eeeeee"})
     return {"width": WIDTH, "height": head + row * len(arms), "left": LABEL,
-            "columns": [{"tier": t["tier"], "x": LABEL + i * column + (column - 4) / 2}
+            "columns": [{"tier": t.tier, "x": LABEL + i * column + (column - 4) / 2}
                         for i, t in enumerate(tiers)],
             "rows": [{"arm": arm, "y": head + i * row + (row - 4) / 2} for i, arm in enumerate(arms)],
             "cells": cells}

@@ -4,19 +4,27 @@ tasks they all ran, and the verdicts and cost differences of the pairs of arms."
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
 
 from benchkit.report.matrix import Matrix
+from benchkit.report.model import (
+    ArmRow,
+    Common,
+    Comparison,
+    Difference,
+    Figure,
+    Pair,
+    StatisticsNote,
+    Unsupported,
+    Verdicts,
+)
+from benchkit.report.tally import Tally
 from benchkit.statistics.intervals import ALL_METRICS, CellStats, intervals, mean_of
 from benchkit.statistics.verdicts import family, verdicts
 
-if TYPE_CHECKING:
-    from benchkit.report.aggregate import Tally
 
-
-def figure(value: float | None, interval: tuple = (None, None)) -> dict:
+def figure(value: float | None, interval: tuple = (None, None)) -> Figure:
     low, high = interval
-    return {"value": value, "low": low, "high": high}
+    return Figure(value, low, high)
 
 
 class Cells:
@@ -44,31 +52,30 @@ class Cells:
 
 
 def arm_row(arm: str, cells: dict[str, CellStats], *, tasks_total: int, floor: int,
-            level: float | None) -> dict:
+            level: float | None, estimated: bool = False) -> ArmRow:
     """One arm's headline row: means over its tasks of per-task means, with intervals
-    (none when level is None)."""
+    (none when level is None); `estimated` for the replay's."""
     figures = [c.figures() for c in cells.values()]
     points = ([mean_of(column) for column in zip(*figures, strict=True)] if figures
               else [None] * len(ALL_METRICS))
     bounds = (intervals(list(cells.values()), level=level) if level
               else [(None, None)] * len(ALL_METRICS))
     covered = sum(1 for c in cells.values() if c.n >= floor)
-    row: dict = {"arm": arm, "tasks": len(cells), "tasks_total": tasks_total, "covered": covered,
-                 "samples": sum(c.n for c in cells.values()),
-                 "pass_k_tasks": sum(1 for c in cells.values() if c.pass_k is not None)}
-    row.update({name: figure(p, b)
-                for name, p, b in zip(ALL_METRICS, points, bounds, strict=True)})
-    row["coverage"] = covered / tasks_total if tasks_total else None
-    return row
+    metrics = {name: figure(p, b) for name, p, b in zip(ALL_METRICS, points, bounds, strict=True)}
+    return ArmRow(arm=arm, tasks=len(cells), tasks_total=tasks_total, covered=covered,
+                  samples=sum(c.n for c in cells.values()),
+                  pass_k_tasks=sum(1 for c in cells.values() if c.pass_k is not None),
+                  **metrics, coverage=covered / tasks_total if tasks_total else None,
+                  estimated=estimated)
 
 
-def by_cost(rows: list[dict]) -> list[dict]:
+def by_cost(rows: list[ArmRow]) -> list[ArmRow]:
     """Cheapest first; arms without samples last, in matrix order."""
-    return sorted(rows, key=lambda r: (r["cost"]["value"] is None, r["cost"]["value"] or 0))
+    return sorted(rows, key=lambda r: (r.cost.value is None, r.cost.value or 0))
 
 
 def common_headline(cells: dict[str, dict[str, CellStats]], scored: list[str], floor: int,
-                    level: float, unsupported: dict[str, dict] | None = None) -> dict | None:
+                    level: float, unsupported: dict[str, dict] | None = None) -> Common | None:
     """The arms compared on the tasks every arm with samples ran; None when they all
     ran the same tasks (the headline already is that comparison). `unsupported`: arm ->
     {task: why its tool cannot do it}, named where it left a scored task out."""
@@ -78,52 +85,50 @@ def common_headline(cells: dict[str, dict[str, CellStats]], scored: list[str], f
     shared = [t for t in scored if all(t in s for s in ran.values())]
     rows = [arm_row(arm, {t: cells[arm][t] for t in shared}, tasks_total=len(shared),
                     floor=floor, level=level) for arm in ran]
-    cannot = [{"arm": arm, "task": task, "reason": why}
+    cannot = [Unsupported(arm, task, why)
               for arm in ran for task, why in (unsupported or {}).get(arm, {}).items()
               if task in scored and task not in ran[arm]]
-    return {"tasks": shared, "ran": {arm: len(s) for arm, s in ran.items()},
-            "rows": by_cost(rows), "unsupported": cannot}
+    return Common(shared, {arm: len(s) for arm, s in ran.items()}, by_cost(rows), cannot)
 
 
-def verdict_view(cells: dict[str, dict[str, CellStats]], headline: list[dict], matrix: Matrix,
-                 level: float) -> dict | None:
+def verdict_view(cells: dict[str, dict[str, CellStats]], headline: list[ArmRow],
+                 matrix: Matrix, level: float) -> Verdicts | None:
     """The headline comparison: each pair's three-way verdict (benchkit.statistics.verdicts),
     every pair of the arms with samples, or each against the baseline."""
-    ranked = [r["arm"] for r in headline if r["cost"]["value"] is not None]
+    ranked = [r.arm for r in headline if r.cost.value is not None]
     if len(ranked) < 2:
         return None
     fam = family(ranked, alpha=1 - level, margin=matrix.margin, baseline=matrix.baseline)
-    return {"method": fam.method(), "margin": fam.margin, "baseline": fam.baseline,
-            "alpha": fam.alpha, "alpha_pair": fam.alpha_pair,
-            "pairs": verdicts({arm: cells[arm] for arm in ranked}, fam)}
+    pairs = [Pair(**found) for found in verdicts({arm: cells[arm] for arm in ranked}, fam)]
+    return Verdicts(fam.method(), fam.margin, fam.baseline, fam.alpha, fam.alpha_pair, pairs)
 
 
-def comparison(pairs: dict | None, rows: list[dict]) -> dict | None:
+def comparison(pairs: Verdicts | None, rows: list[ArmRow]) -> Comparison | None:
     """Each arm's cost difference to the reference (the baseline, else the cheapest
     arm), from the verdicts' simultaneous intervals, so choosing the cheapest after
     looking costs nothing: every pair is covered at once."""
     if pairs is None:
         return None
-    ranked = [r["arm"] for r in rows if r["cost"]["value"] is not None]
-    reference = pairs["baseline"] or ranked[0]
+    ranked = [r.arm for r in rows if r.cost.value is not None]
+    reference = pairs.baseline or ranked[0]
     found = []
     for arm in (a for a in ranked if a != reference):
-        pair = next((p for p in pairs["pairs"] if {p["a"], p["b"]} == {arm, reference}), None)
+        pair = next((p for p in pairs.pairs if {p.a, p.b} == {arm, reference}), None)
         if pair is None:
             continue
-        flip = pair["a"] != arm  # rows read "arm vs reference"
-        ratio, low, high = ((1 / pair["ratio"] if pair["ratio"] else None,
-                             _inverse(pair["ratio_high"]), _inverse(pair["ratio_low"])) if flip
-                            else (pair["ratio"], pair["ratio_low"], pair["ratio_high"]))
-        base = pair["a_mean"] if flip else pair["b_mean"]
+        flip = pair.a != arm  # rows read "arm vs reference"
+        ratio, low, high = ((1 / pair.ratio if pair.ratio else None,
+                             _inverse(pair.ratio_high), _inverse(pair.ratio_low)) if flip
+                            else (pair.ratio, pair.ratio_low, pair.ratio_high))
+        base = pair.a_mean if flip else pair.b_mean
         verdict = {"a-cheaper": "b-cheaper", "b-cheaper": "a-cheaper"}.get(
-            pair["verdict"], pair["verdict"]) if flip else pair["verdict"]
-        found.append({
-            "arm": arm, "tasks": pair["tasks"], "verdict": verdict,
-            "difference": figure(_scaled(base, ratio), (_scaled(base, low), _scaled(base, high))),
-            "relative": ratio - 1 if ratio is not None else None,
-            "distinguishable": verdict in ("a-cheaper", "b-cheaper")})
-    return {"reference": reference, "rows": found} if found else None
+            pair.verdict, pair.verdict) if flip else pair.verdict
+        found.append(Difference(
+            arm=arm, tasks=pair.tasks, verdict=verdict,
+            difference=figure(_scaled(base, ratio), (_scaled(base, low), _scaled(base, high))),
+            relative=ratio - 1 if ratio is not None else None,
+            distinguishable=verdict in ("a-cheaper", "b-cheaper")))
+    return Comparison(reference, found) if found else None
 
 
 def _inverse(value: float | None) -> float | None:
@@ -135,12 +140,12 @@ def _scaled(base: float | None, ratio: float | None) -> float | None:
     return base * (ratio - 1) if base is not None and ratio is not None else None
 
 
-def statistics_view(level: float, pairs: dict | None) -> dict:
-    return {"intervals": (
+def statistics_view(level: float, pairs: Verdicts | None) -> StatisticsNote:
+    return StatisticsNote(intervals=(
         f"Intervals: {level:.0%}, for the mean over the suite's tasks. Tokens, turns and "
         "durations: t-intervals pooling each arm's within-cell spread (proportional to a "
         "cell's mean) over its cells, or the spread between tasks while no cell has two "
         "trials; success and pass^k: score (Wilson-type) intervals around the unbiased "
         "per-task estimates, never a point. These intervals are not corrected for looking "
         "often; the verdicts are (docs/statistics.md)."),
-        "verdicts": pairs["method"] if pairs else None}
+        verdicts=pairs.method if pairs else None)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from benchkit.report.model import Durations, Report, Totals
+
 
 def _names(items: Iterable[str]) -> str:
     items = list(items)
@@ -15,77 +17,76 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
-def notes(report: dict) -> list[str]:
+def notes(report: Report) -> list[str]:
     """The sentences that say what the numbers may and may not be read as."""
-    return (coverage_notes(report) + exclusion_notes(report["totals"])
-            + duration_notes(report["durations"]))
+    return (coverage_notes(report) + exclusion_notes(report.totals)
+            + duration_notes(report.durations))
 
 
-def coverage_notes(report: dict) -> list[str]:
-    rows = [r for r in report["headline"] if r["tasks"]]
+def coverage_notes(report: Report) -> list[str]:
+    rows = [r for r in report.headline if r.tasks]
     if not rows:
         return ["No measured samples of the current tasks and arms yet: nothing to compare."]
     said = []
-    total = rows[0]["tasks_total"]
-    full = [r["arm"] for r in rows if r["covered"] == total]
-    partial = [f"{r['arm']} {r['covered']}/{total}" for r in rows if r["covered"] < total]
-    if not partial and len(rows) == len(report["headline"]):
+    total = rows[0].tasks_total
+    full = [r.arm for r in rows if r.covered == total]
+    partial = [f"{r.arm} {r.covered}/{total}" for r in rows if r.covered < total]
+    if not partial and len(rows) == len(report.headline):
         said.append(f"Every arm covered all {total} scored tasks at the floor of "
-                    f"{report['floor']} valid samples.")
+                    f"{report.floor} valid samples.")
     else:
         said.append("The matrix is partial. Cells at the floor of "
-                    f"{report['floor']} valid samples, per arm: "
+                    f"{report.floor} valid samples, per arm: "
                     + ", ".join(partial + [f"{a} {total}/{total}" for a in full]) + ".")
-    silent = [r["arm"] for r in report["headline"] if not r["tasks"]]
+    silent = [r.arm for r in report.headline if not r.tasks]
     if silent:
         said.append(f"No measured samples yet for {_names(silent)}.")
-    common = report["common"]
+    common = report.common
     if common:
-        ran = ", ".join(f"{arm} {n}" for arm, n in common["ran"].items())
-        if common["tasks"]:
+        ran = ", ".join(f"{arm} {n}" for arm, n in common.ran.items())
+        if common.tasks:
             said.append(f"The arms ran different tasks ({ran} of {total}), so the headline "
                         "figures are not directly comparable; the second table compares them "
-                        f"on the {len(common['tasks'])} tasks all of them ran.")
+                        f"on the {len(common.tasks)} tasks all of them ran.")
         else:
             said.append(f"The arms ran different tasks ({ran} of {total}) and no task was run "
                         "by all of them, so they cannot yet be compared like for like.")
     said.append("Figures are means over tasks of per-task means, so a cell's number of "
-                f"trials does not weigh on them; intervals are {report['level']:.0%} "
+                f"trials does not weigh on them; intervals are {report.level:.0%} "
                 "intervals for the mean over the suite's tasks.")
     return said
 
 
-def exclusion_notes(totals: dict) -> list[str]:
+def exclusion_notes(totals: Totals) -> list[str]:
     said = []
-    excluded = totals["invalid"] + totals["unaudited"] + totals["harness_error"]
+    excluded = totals.invalid + totals.unaudited + totals.harness_error
     if excluded:
-        unaudited = (f"{totals['unaudited']} unaudited (the audit could not read its "
-                     "evidence), " if totals["unaudited"] else "")
+        unaudited = (f"{totals.unaudited} unaudited (the audit could not read its "
+                     "evidence), " if totals.unaudited else "")
         said.append(f"{_count(excluded, 'sample')} left out of every figure: "
-                    f"{totals['invalid']} invalid (a foreign tool reached), {unaudited}and "
-                    f"{_count(totals['harness_error'], 'harness error')}.")
-    if totals["other_versions"]:
-        said.append(f"{_count(totals['other_versions'], 'sample')} ran with another version "
+                    f"{totals.invalid} invalid (a foreign tool reached), {unaudited}and "
+                    f"{_count(totals.harness_error, 'harness error')}.")
+    if totals.other_versions:
+        said.append(f"{_count(totals.other_versions, 'sample')} ran with another version "
                     "of the task, arm, tool, seed, prompt or model: reported apart.")
-    if totals["replay"]:
-        said.append(f"{_count(totals['replay'], 'replay sample')} (scripted model, token "
+    if totals.replay:
+        said.append(f"{_count(totals.replay, 'replay sample')} (scripted model, token "
                     "figures estimated from bytes): reported apart as estimates, never in "
                     "the headline.")
-    if totals.get("unconfined"):
-        said.append(f"{_count(totals['unconfined'], 'sample')} ran unconfined (--unconfined): "
+    if totals.unconfined:
+        said.append(f"{_count(totals.unconfined, 'sample')} ran unconfined (--unconfined): "
                     "the agent's shell was not in the OS sandbox, so nothing but the guard "
                     "and the audit kept it from the host.")
     return said
 
 
-def duration_notes(durations: dict) -> list[str]:
+def duration_notes(durations: Durations) -> list[str]:
     """Durations are soft: the host's speed, and how many trials shared the machine."""
-    counts = durations["jobs"]
+    counts = durations.jobs
     if not counts:
         return []
-    known = [f"{_count(c['samples'], 'sample')} at {c['jobs']}" for c in counts
-             if c["jobs"] is not None]
-    unknown = sum(c["samples"] for c in counts if c["jobs"] is None)
+    known = [f"{_count(c.samples, 'sample')} at {c.jobs}" for c in counts if c.jobs is not None]
+    unknown = sum(c.samples for c in counts if c.jobs is None)
     parts = known + ([f"{_count(unknown, 'sample')} that did not record it"] if unknown else [])
     return ["Durations are soft: they depend on the host and on how many trials ran at "
             "once (--jobs; " + ", ".join(parts) + "), so compare them only at one "

@@ -14,6 +14,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from benchkit.report.links import TRIALS
+from benchkit.report.model import Report
 from benchkit.report.render import render_page
 from benchkit.report.trials import (
     PASSED,
@@ -25,12 +26,12 @@ from benchkit.report.trials import (
 )
 
 
-def write_pages(store_dir, reports_dir, report: dict,
+def write_pages(store_dir, reports_dir, report: Report,
                 intents: dict[str, tuple[str, str]] | None = None) -> int:
     """Write every page for the store's trials under reports_dir/trials/; the number of
     trial pages. `intents`: task id -> what its agent is asked (on a host that forbids
     self-review, on one that permits it), shown on each trial's page."""
-    weights = report["weights"]
+    weights = report.weights
     samples = failures_first(load_trials(store_dir).samples)
     root = Path(reports_dir) / TRIALS
     cells = defaultdict(list)

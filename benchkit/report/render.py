@@ -1,4 +1,5 @@
-"""Render the aggregated report: markdown and HTML through Jinja2, JSON and CSV exports."""
+"""Render the aggregated report (benchkit.report.model.Report): markdown and HTML
+through Jinja2, JSON and CSV exports."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from benchkit import cache_dir
 from benchkit.report import charts
 from benchkit.report.anatomy import PART_NAMES
 from benchkit.report.links import cell_href
+from benchkit.report.model import Figure, Report, as_data
 from benchkit.sample import COMPONENTS
 
 if TYPE_CHECKING:
@@ -23,6 +25,7 @@ TEMPLATES = Path(__file__).parent / "templates"
 COMPONENT_NAMES = {"input": "fresh input", "cache_write_5m": "cache write (5 min)",
                    "cache_write_1h": "cache write (1 h)", "cache_read": "cache read",
                    "output": "output"}
+# The CSV's columns: every field of CellRow, in a spreadsheet's order.
 CSV_COLUMNS = ["arm", "task", "tier", "kind", "samples", "passes", "success", "pass_k",
                "cost", "raw", *COMPONENTS, "turns", "duration", "blocked", "cost_usd"]
 
@@ -43,20 +46,20 @@ METRIC_FORMATS = {"cost": "tokens", "raw": "tokens", "turns": "number", "duratio
                   "success": "percent", "pass_k": "percent", "blocked": "number", "cost_usd": "usd"}
 
 
-def value(figure: dict, metric: str) -> str:
+def value(figure: Figure, metric: str) -> str:
     """A headline figure's value, formatted for its metric."""
-    return FORMATTERS[METRIC_FORMATS[metric]](figure["value"])
+    return FORMATTERS[METRIC_FORMATS[metric]](figure.value)
 
 
-def interval(figure: dict, metric: str) -> str:
+def interval(figure: Figure, metric: str) -> str:
     """'low–high' of a headline figure, empty when it has none."""
-    if figure["low"] is None:
+    if figure.low is None:
         return ""
     format_ = FORMATTERS[METRIC_FORMATS[metric]]
-    return f"{format_(figure['low'])}–{format_(figure['high'])}"
+    return f"{format_(figure.low)}–{format_(figure.high)}"
 
 
-def metric(figure: dict, metric: str) -> str:
+def metric(figure: Figure, metric: str) -> str:
     """'value (low–high)'."""
     bounds = interval(figure, metric)
     return f"{value(figure, metric)} ({bounds})" if bounds else value(figure, metric)
@@ -120,26 +123,26 @@ def load_templates(formats) -> None:
             _template(*REPORT_TEMPLATES[format_])
 
 
-def render_markdown(report: dict) -> str:
+def render_markdown(report: Report) -> str:
     return _template(*REPORT_TEMPLATES["md"]).render(report=report)
 
 
-def render_html(report: dict) -> str:
+def render_html(report: Report) -> str:
     figures = {
-        "cost": charts.cost_chart(report["headline"]),
-        "common_cost": charts.cost_chart(report["common"]["rows"]) if report["common"] else None,
-        "components": charts.component_chart(report["components"], COMPONENT_NAMES),
-        "tiers": charts.tier_heatmap(report["tiers"], report["arms"]),
+        "cost": charts.cost_chart(report.headline),
+        "common_cost": charts.cost_chart(report.common.rows) if report.common else None,
+        "components": charts.component_chart(report.components, COMPONENT_NAMES),
+        "tiers": charts.tier_heatmap(report.tiers, report.arms),
         "colours": charts.COMPONENT_COLOURS,
-        "anatomy": charts.anatomy_chart(report["anatomy"], PART_NAMES),
+        "anatomy": charts.anatomy_chart(report.anatomy, PART_NAMES),
     }
-    estimates = report["estimates"]
+    estimates = report.estimates
     figures.update(est_cost=None, est_components=None, est_tiers=None)
     if estimates:
         figures.update(
-            est_cost=charts.cost_chart(estimates["headline"]),
-            est_components=charts.component_chart(estimates["components"], COMPONENT_NAMES),
-            est_tiers=charts.tier_heatmap(estimates["tiers"], report["arms"]))
+            est_cost=charts.cost_chart(estimates.headline),
+            est_components=charts.component_chart(estimates.components, COMPONENT_NAMES),
+            est_tiers=charts.tier_heatmap(estimates.tiers, report.arms))
     return _template(*REPORT_TEMPLATES["html"]).render(report=report, charts=figures)
 
 
@@ -148,19 +151,19 @@ def render_page(name: str, **context) -> str:
     return _template(name, True).render(**context)
 
 
-def render_json(report: dict) -> str:
-    return json.dumps(report, indent=2, allow_nan=False) + "\n"
+def render_json(report: Report) -> str:
+    return json.dumps(as_data(report), indent=2, allow_nan=False) + "\n"
 
 
-def render_csv(report: dict) -> str:
+def render_csv(report: Report) -> str:
     """One row per cell with samples (measured or replayed) and its means, for a
     spreadsheet; the components let it re-weight cost without the store."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, extrasaction="ignore",
                             lineterminator="\n")
     writer.writeheader()
-    for row in report["cells"]:
-        writer.writerow({key: _csv_value(row[key]) for key in CSV_COLUMNS})
+    for row in report.cells:
+        writer.writerow({key: _csv_value(getattr(row, key)) for key in CSV_COLUMNS})
     return buffer.getvalue()
 
 
@@ -173,7 +176,7 @@ def _csv_value(value):
 RENDERERS = {"md": render_markdown, "html": render_html, "json": render_json, "csv": render_csv}
 
 
-def render(report: dict, format_: str) -> str:
+def render(report: Report, format_: str) -> str:
     if format_ not in RENDERERS:
         raise ValueError(f"unknown report format {format_!r} (known: {', '.join(FORMATS)})")
     return RENDERERS[format_](report)

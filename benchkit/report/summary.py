@@ -25,6 +25,7 @@ from msgspec.structs import astuple
 from benchkit import counting
 from benchkit.report.load import StoreContents, load_files, store_files
 from benchkit.sample import COMPONENTS, Sample
+from benchkit.statistics.rows import AS_RECORDED
 
 # The file numbers go into one pipe before any reader takes one: two bytes each, and a
 # pipe holds 64 KiB, so a larger store is read by the parent alone.
@@ -43,12 +44,12 @@ _NO_ANATOMY = (0.0,) * len(ANATOMY_COLUMNS)
 
 class Block:
     """One group's columns, as float64 bytes, column after column: usage as recorded
-    (input, cache_write, cache_write_1h or 0, cache_read, output) and the rest (turns,
-    duration, passed, blocked calls, cost_usd or 0, whether it has a cost), and the
-    cost anatomy (ANATOMY_COLUMNS: whether it has one, then its figures; zeros where
-    none)."""
+    (input, cache_write, cache_write_1h or 0, cache_read, output), the trial row's
+    columns the sample recorded (benchkit.statistics.rows.AS_RECORDED: turns, duration,
+    passed, blocked calls, cost_usd or 0, whether it has a cost), and the cost anatomy
+    (ANATOMY_COLUMNS: whether it has one, then its figures; zeros where none)."""
     __slots__ = ("count", "jobs", "usage", "other", "anatomy")
-    USAGE, OTHER, ANATOMY = 5, 6, len(ANATOMY_COLUMNS)  # columns of each
+    USAGE, OTHER, ANATOMY = 5, len(AS_RECORDED), len(ANATOMY_COLUMNS)  # columns of each
 
     def __init__(self, members: list[Sample], jobs: int | None):
         usages = [s.usage for s in members]
@@ -57,10 +58,13 @@ class Block:
             [u.input for u in usages], [u.cache_write for u in usages],
             [u.cache_write_1h or 0 for u in usages], [u.cache_read for u in usages],
             [u.output for u in usages])
-        self.other = _columns(
-            [s.turns for s in members], [s.duration_s for s in members],
-            [s.outcome == "passed" for s in members], [s.blocked_calls for s in members],
-            [s.cost_usd or 0.0 for s in members], [s.cost_usd is not None for s in members])
+        recorded: dict[str, list] = {
+            "turns": [s.turns for s in members], "duration": [s.duration_s for s in members],
+            "success": [s.outcome == "passed" for s in members],
+            "blocked": [s.blocked_calls for s in members],
+            "cost_usd": [s.cost_usd or 0.0 for s in members],
+            "has_cost_usd": [s.cost_usd is not None for s in members]}
+        self.other = _columns(*(recorded[column] for column in AS_RECORDED))
         rows = [_anatomy_row(s) for s in members]
         self.anatomy = _columns(*([row[i] for row in rows] for i in range(len(ANATOMY_COLUMNS))))
 

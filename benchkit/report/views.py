@@ -1,89 +1,107 @@
 """The report's tables beside the headline: totals, tiers, token components, bonus
 operations, coverage, per-cell and per-task rows, replay estimates, exclusions and
-other versions. Each is plain JSON-ready data the templates read."""
+other versions. Each is a record of benchkit.report.model."""
 
 from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 from benchkit.report.headline import Cells, arm_row, by_cost
 from benchkit.report.matrix import Matrix
+from benchkit.report.model import (
+    ArmRow,
+    ArmTasks,
+    Bonus,
+    BonusArm,
+    Cannot,
+    CellRow,
+    ComponentRow,
+    Coverage,
+    CoverageCell,
+    CoverageRow,
+    Durations,
+    Estimates,
+    ExclusionRow,
+    Gap,
+    JobCount,
+    OtherVersion,
+    TaskRow,
+    Tier,
+    TierArm,
+    Totals,
+)
 from benchkit.report.summary import Summary
+from benchkit.report.tally import Placed, Tally
 from benchkit.sample import COMPONENTS, SCORED_TIERS
-from benchkit.statistics.intervals import ALL_METRICS, COST, SUCCESS, CellStats, mean_of
-
-if TYPE_CHECKING:
-    from benchkit.report.aggregate import Placed, Tally
+from benchkit.statistics.intervals import ALL_METRICS, CellStats, mean_of
+from benchkit.statistics.rows import COST, SUCCESS
 
 Cell = tuple[str, str]  # (arm id, task id)
 
 
-def totals(contents: Summary, sorted_: Placed) -> dict:
+def totals(contents: Summary, sorted_: Placed) -> Totals:
     def trials(tallies):
         return sum(len(t) for t in tallies.values())
 
     def excluded(why):
         return sum(n for c in sorted_.excluded.values() for (reason, _), n in c.items()
                    if reason == why)
-    return {"samples": contents.samples, "files": contents.files,
-            "measured": trials(sorted_.measured), "replay": trials(sorted_.replay),
-            "invalid": excluded("invalid"), "unaudited": excluded("unaudited"),
-            "harness_error": excluded("harness-error"),
-            "other_versions": sum(n for _, n in sorted_.other.values()),
-            "unconfined": contents.unconfined,
-            "unreadable": len(contents.problems)}
+    return Totals(samples=contents.samples, files=contents.files,
+                  measured=trials(sorted_.measured), replay=trials(sorted_.replay),
+                  invalid=excluded("invalid"), unaudited=excluded("unaudited"),
+                  harness_error=excluded("harness-error"),
+                  other_versions=sum(n for _, n in sorted_.other.values()),
+                  unconfined=contents.unconfined, unreadable=len(contents.problems))
 
 
-def duration_view(jobs: Counter) -> dict:
+def duration_view(jobs: Counter) -> Durations:
     """How many measured samples ran at each concurrency (None: not recorded)."""
-    return {"jobs": [{"jobs": j, "samples": n} for j, n in
-                     sorted(jobs.items(), key=lambda item: (item[0] is None, item[0] or 0))]}
+    return Durations([JobCount(j, n) for j, n in
+                      sorted(jobs.items(), key=lambda item: (item[0] is None, item[0] or 0))])
 
 
-def tier_view(cells: dict[str, dict[str, CellStats]], matrix: Matrix) -> list[dict]:
+def tier_view(cells: dict[str, dict[str, CellStats]], matrix: Matrix) -> list[Tier]:
     """Per tier and arm: cost and success over the tier's tasks the arm ran."""
     view = []
     for tier in SCORED_TIERS:
         ids = [t.id for t in matrix.scored_tasks if t.tier == tier]
         if not ids:
             continue
-        arms = []
-        for arm in (a.id for a in matrix.arms):
-            ran = [cells[arm][t] for t in ids if t in cells[arm]]
-            arms.append({"arm": arm, "tasks": len(ran),
-                         "cost": mean_of([c.means[COST] for c in ran]),
-                         "success": mean_of([c.means[SUCCESS] for c in ran])})
-        costs = [a["cost"] for a in arms if a["cost"] is not None]
-        for entry in arms:
-            entry["relative"] = (entry["cost"] / min(costs)
-                                 if entry["cost"] is not None and min(costs) else None)
-        view.append({"tier": tier, "tasks_total": len(ids), "arms": arms})
+        ran = {arm: [cells[arm][t] for t in ids if t in cells[arm]]
+               for arm in (a.id for a in matrix.arms)}
+        means = {arm: (mean_of([c.means[COST] for c in found]),
+                       mean_of([c.means[SUCCESS] for c in found])) for arm, found in ran.items()}
+        costs = [cost for cost, _ in means.values() if cost is not None]
+        arms = [TierArm(arm, len(ran[arm]), cost, success,
+                        cost / min(costs) if cost is not None and min(costs) else None)
+                for arm, (cost, success) in means.items()]
+        view.append(Tier(tier, len(ids), arms))
     return view
 
 
 def component_view(tallies: Mapping[Cell, Tally], cells: dict[str, dict[str, CellStats]],
-                   matrix: Matrix) -> list[dict]:
+                   matrix: Matrix) -> list[ComponentRow]:
     """Per arm: mean tokens per trial of each component, weighted, and its share."""
-    view: list[dict] = []
+    view: list[ComponentRow] = []
     for arm in (a.id for a in matrix.arms):
         per_task = [tallies[(arm, t)].tokens.mean(axis=0).tolist()
                     for t in cells[arm]]
         if not per_task:
-            view.append({"arm": arm, "tokens": None, "weighted": None, "shares": None})
+            view.append(ComponentRow(arm=arm, tokens=None, weighted=None, shares=None))
             continue
         tokens = {c: mean_of(col) for c, col in zip(COMPONENTS, zip(*per_task, strict=True), strict=True)}
         weighted = {c: tokens[c] * matrix.weights[c] for c in COMPONENTS}
         total = math.fsum(weighted.values())
-        view.append({"arm": arm, "tokens": tokens, "weighted": weighted, "total": total,
-                     "shares": {c: (w / total if total else 0.0) for c, w in weighted.items()}})
+        view.append(ComponentRow(
+            arm=arm, tokens=tokens, weighted=weighted, total=total,
+            shares={c: (w / total if total else 0.0) for c, w in weighted.items()}))
     return view
 
 
 def bonus_view(tallies: Mapping[Cell, Tally], matrix: Matrix,
-               replay: Mapping[Cell, Tally] | None = None) -> list[dict]:
+               replay: Mapping[Cell, Tally] | None = None) -> list[Bonus]:
     """Per bonus operation: each arm's applicability (`unsupported` where the arm's
     reference says its tool cannot, as the run does), why a cell cannot run, and its
     outcome where it ran: measured, else replayed (estimated)."""
@@ -97,13 +115,13 @@ def bonus_view(tallies: Mapping[Cell, Tally], matrix: Matrix,
             why = task.cannot_run.get(arm)
             applicability = ("unsupported" if why and why.startswith("unsupported ")
                              else task.applicability.get(arm))
-            arms.append({"arm": arm, "applicability": applicability, "why": why,
-                         "estimated": estimated and ran is not None,
-                         "samples": len(ran) if ran else 0,
-                         "passes": round(ran.rows[:, SUCCESS].sum()) if ran else 0,
-                         "success": _column_mean(ran, SUCCESS) if ran else None,
-                         "cost": _column_mean(ran, COST) if ran else None})
-        view.append({"task": task.id, "only_when": task.only_when, "arms": arms})
+            arms.append(BonusArm(arm=arm, applicability=applicability, why=why,
+                                 estimated=estimated and ran is not None,
+                                 samples=len(ran) if ran else 0,
+                                 passes=round(ran.rows[:, SUCCESS].sum()) if ran else 0,
+                                 success=_column_mean(ran, SUCCESS) if ran else None,
+                                 cost=_column_mean(ran, COST) if ran else None))
+        view.append(Bonus(task.id, task.only_when, arms))
     return view
 
 
@@ -112,12 +130,12 @@ def _ran(tallies: Mapping[Cell, Tally], cell: Cell) -> Tally | None:
     return tally if tally is not None and len(tally) else None
 
 
-def coverage_view(sorted_: Placed, matrix: Matrix) -> dict:
+def coverage_view(sorted_: Placed, matrix: Matrix) -> Coverage:
     """Arm by task: valid measured samples, whether the floor is reached, what else is
     there (excluded, replay), and the cells missing or below the floor."""
-    rows: list[dict] = []
-    missing: list[dict] = []
-    below: list[dict] = []
+    rows: list[CoverageRow] = []
+    missing: list[Gap] = []
+    below: list[Gap] = []
     for task in matrix.tasks:
         entries = []
         for arm in (a.id for a in matrix.arms):
@@ -128,25 +146,26 @@ def coverage_view(sorted_: Placed, matrix: Matrix) -> dict:
             status = ("n/a" if not_applicable and n == 0 else "cannot" if why and n == 0
                       else "missing" if n == 0 else "covered" if n >= matrix.floor else "below")
             if task.scored and status in ("missing", "below"):
-                (missing if status == "missing" else below).append({"arm": arm, "task": task.id, "samples": n})
-            entries.append({"arm": arm, "samples": n, "status": status, "why": why,
-                            "excluded": sum(sorted_.excluded.get(key, {}).values()),
-                            "replay": len(sorted_.replay[key]) if key in sorted_.replay else 0})
-        rows.append({"task": task.id, "tier": task.tier, "scored": task.scored, "cells": entries})
-    return {"rows": rows, "missing": missing, "below_floor": below, "cannot": _cannot(rows)}
+                (missing if status == "missing" else below).append(Gap(arm, task.id, n))
+            entries.append(CoverageCell(
+                arm=arm, samples=n, status=status, why=why,
+                excluded=sum(sorted_.excluded.get(key, {}).values()),
+                replay=len(sorted_.replay[key]) if key in sorted_.replay else 0))
+        rows.append(CoverageRow(task.id, task.tier, task.scored, entries))
+    return Coverage(rows, missing, below, _cannot(rows))
 
 
-def _cannot(rows: list[dict]) -> list[dict]:
+def _cannot(rows: list[CoverageRow]) -> list[Cannot]:
     """The cells that cannot run, one entry per task and reason, with its arms."""
     found: dict[tuple[str, str], list[str]] = {}
     for row in rows:
-        for cell in row["cells"]:
-            if cell["status"] == "cannot":
-                found.setdefault((row["task"], cell["why"]), []).append(cell["arm"])
-    return [{"task": task, "why": why, "arms": arms} for (task, why), arms in found.items()]
+        for cell in row.cells:
+            if cell.status == "cannot" and cell.why is not None:
+                found.setdefault((row.task, cell.why), []).append(cell.arm)
+    return [Cannot(task, why, arms) for (task, why), arms in found.items()]
 
 
-def cells_view(measured: Cells, replay: Cells, matrix: Matrix) -> list[dict]:
+def cells_view(measured: Cells, replay: Cells, matrix: Matrix) -> list[CellRow]:
     """Every current cell with samples, measured or replayed, with its component means:
     the CSV export, from which a spreadsheet can re-weight without the store."""
     tasks = {t.id: t for t in matrix.tasks}
@@ -157,32 +176,32 @@ def cells_view(measured: Cells, replay: Cells, matrix: Matrix) -> list[dict]:
             if stats is None:
                 continue
             tokens = tally.tokens.mean(axis=0).tolist()
-            rows.append({"arm": arm, "task": task, "tier": tasks[task].tier, "kind": kind,
-                         "samples": stats.n, "passes": stats.passes,
-                         **dict(zip(ALL_METRICS, stats.figures(), strict=True)),
-                         **dict(zip(COMPONENTS, tokens, strict=True))})
+            rows.append(CellRow(arm=arm, task=task, tier=tasks[task].tier, kind=kind,
+                                samples=stats.n, passes=stats.passes,
+                                **dict(zip(ALL_METRICS, stats.figures(), strict=True)),
+                                **dict(zip(COMPONENTS, tokens, strict=True))))
     order = {t.id: i for i, t in enumerate(matrix.tasks)}
     arms = {a.id: i for i, a in enumerate(matrix.arms)}
-    return sorted(rows, key=lambda r: (r["kind"], arms[r["arm"]], order[r["task"]]))
+    return sorted(rows, key=lambda r: (r.kind, arms[r.arm], order[r.task]))
 
 
 def _column_mean(tally: Tally, column: int) -> float | None:
     return float(tally.rows[:, column].mean()) if len(tally) else None
 
 
-def replay_view(replay: Cells, matrix: Matrix) -> list[dict]:
+def replay_view(replay: Cells, matrix: Matrix) -> list[ArmRow]:
     """Replay samples per arm, over the scored tasks: estimates, never the headline."""
     scored = [t.id for t in matrix.scored_tasks]
     rows = []
     for arm in (a.id for a in matrix.arms):
         cells = replay.of_arm(arm, scored)
         if cells:
-            rows.append({**arm_row(arm, cells, tasks_total=len(scored), floor=matrix.floor,
-                                   level=None), "estimated": True})
+            rows.append(arm_row(arm, cells, tasks_total=len(scored), floor=matrix.floor,
+                                level=None, estimated=True))
     return rows
 
 
-def estimate_view(replay: Cells, matrix: Matrix) -> dict | None:
+def estimate_view(replay: Cells, matrix: Matrix) -> Estimates | None:
     """Replay samples in the measured figures' layout (headline, tiers, components),
     every figure an estimate and kept apart from the measured ones; None without any."""
     scored = [t.id for t in matrix.scored_tasks]
@@ -192,11 +211,11 @@ def estimate_view(replay: Cells, matrix: Matrix) -> dict | None:
         return None
     headline = by_cost([arm_row(arm, cells[arm], tasks_total=len(scored), floor=matrix.floor,
                                 level=None) for arm in arm_ids])
-    return {"headline": headline, "tiers": tier_view(cells, matrix),
-            "components": component_view(replay.tallies, cells, matrix), "estimated": True}
+    return Estimates(headline, tier_view(cells, matrix),
+                     component_view(replay.tallies, cells, matrix), estimated=True)
 
 
-def task_view(cells: Cells, matrix: Matrix) -> list[dict]:
+def task_view(cells: Cells, matrix: Matrix) -> list[ArmTasks]:
     """Per arm with samples: a row per task it ran, in matrix order, with its means."""
     view = []
     for arm in (a.id for a in matrix.arms):
@@ -205,34 +224,35 @@ def task_view(cells: Cells, matrix: Matrix) -> list[dict]:
             stats = cells.stats(arm, task.id)
             if stats is None:
                 continue
-            rows.append({"task": task.id, "tier": task.tier, "scored": task.scored,
-                         "samples": stats.n, "passes": stats.passes,
-                         **dict(zip(ALL_METRICS, stats.figures(), strict=True))})
+            rows.append(TaskRow(task=task.id, tier=task.tier, scored=task.scored,
+                                samples=stats.n, passes=stats.passes,
+                                **dict(zip(ALL_METRICS, stats.figures(), strict=True))))
         if rows:
-            view.append({"arm": arm, "rows": rows,
-                         "missing": len(matrix.scored_tasks) - sum(r["scored"] for r in rows)})
+            view.append(ArmTasks(arm, rows,
+                                 len(matrix.scored_tasks) - sum(r.scored for r in rows)))
     return view
 
 
-def exclusion_view(excluded: Mapping[Cell, Counter], arm_ids: list[str]) -> list[dict]:
+def exclusion_view(excluded: Mapping[Cell, Counter], arm_ids: list[str]) -> list[ExclusionRow]:
     """Per arm: invalid, unaudited and harness-error samples, by failure class."""
     per_arm: defaultdict[str, Counter] = defaultdict(Counter)
     for (arm, _), counter in excluded.items():
         per_arm[arm].update(counter)
     order = arm_ids + sorted(set(per_arm) - set(arm_ids))
-    return [{"arm": arm,
-             "invalid": sum(n for (r, _), n in per_arm[arm].items() if r == "invalid"),
-             "unaudited": sum(n for (r, _), n in per_arm[arm].items() if r == "unaudited"),
-             "harness_error": sum(n for (r, _), n in per_arm[arm].items() if r == "harness-error"),
-             "classes": {f"{r}: {c}" if c else r: n for (r, c), n in sorted(per_arm[arm].items())}}
-            for arm in order if per_arm[arm]]
+    return [ExclusionRow(
+        arm=arm, invalid=sum(n for (r, _), n in per_arm[arm].items() if r == "invalid"),
+        unaudited=sum(n for (r, _), n in per_arm[arm].items() if r == "unaudited"),
+        harness_error=sum(n for (r, _), n in per_arm[arm].items() if r == "harness-error"),
+        classes={f"{r}: {c}" if c else r: n for (r, c), n in sorted(per_arm[arm].items())})
+        for arm in order if per_arm[arm]]
 
 
-def other_versions_view(other: dict[tuple, list]) -> list[dict]:
+def other_versions_view(other: dict[tuple, tuple[Tally, int]]) -> list[OtherVersion]:
     """Samples of another version of the tree or tool, per cell and what changed."""
     rows = []
     for (arm, task, changes, estimated), (tally, count) in sorted(other.items()):
-        rows.append({"arm": arm, "task": task, "changed": list(changes), "estimated": estimated,
-                     "samples": count, "valid": len(tally),
-                     "success": _column_mean(tally, SUCCESS), "cost": _column_mean(tally, COST)})
+        rows.append(OtherVersion(arm=arm, task=task, changed=list(changes), estimated=estimated,
+                                 samples=count, valid=len(tally),
+                                 success=_column_mean(tally, SUCCESS),
+                                 cost=_column_mean(tally, COST)))
     return rows

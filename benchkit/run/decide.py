@@ -35,6 +35,7 @@ from benchkit.run.progress import Progress
 from benchkit.run.settings import RunSettings
 from benchkit.spec import Arm, Tree
 from benchkit.statistics.intervals import LEVEL, CellStats
+from benchkit.statistics.rows import TrialRow
 from benchkit.statistics.verdicts import (
     UNDECIDED,
     Family,
@@ -100,7 +101,7 @@ def cost_cells(costs: dict, k: int = 1) -> dict:
     cells: dict = {}
     for (arm, task), values in costs.items():
         if values:
-            rows = [(v, 0, 0, 0, 0, 0, 0, 0) for v in values]
+            rows = [TrialRow(cost=v) for v in values]
             cells.setdefault(arm, {})[task] = CellStats(rows, k, name=f"{arm}/{task}")
     return cells
 

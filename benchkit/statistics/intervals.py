@@ -23,9 +23,9 @@ from statistics import NormalDist
 
 import numpy as np
 
-# A trial row's columns: the continuous metrics, then passed, imputed cost, has it.
-METRICS = ("cost", "raw", "turns", "duration", "success", "blocked")
-COST, SUCCESS, USD, HAS_USD = 0, 4, 6, 7
+from benchkit.statistics.rows import HAS_USD, METRICS, SUCCESS, USD, WIDTH
+
+# A cell's figures: the means of the rows' metric columns, then pass^k and imputed cost.
 ALL_METRICS = METRICS + ("pass_k", "cost_usd")
 LEVEL = 0.95
 
@@ -48,11 +48,11 @@ def mean_of(values):
 
 class CellStats:
     """The samples of one cell that count, summarised: n, per-column means and sums
-    of squared deviations. `rows` is an (n, 8) array-like of trial rows:
-    (cost, raw, turns, duration, passed, blocked, cost_usd or 0, 1 if cost_usd)."""
+    of squared deviations. `rows` is an (n, WIDTH) array-like of trial rows in the
+    layout of benchkit.statistics.rows.TrialRow."""
 
     def __init__(self, rows, k: int, name: str = ""):
-        data = np.asarray(rows, dtype=float).reshape(-1, 8)
+        data = np.asarray(rows, dtype=float).reshape(-1, WIDTH)
         self.k, self.n, self.name = k, len(data), name
         self.means = data[:, :len(METRICS)].mean(axis=0).tolist()
         deviations = data[:, :len(METRICS)] - data[:, :len(METRICS)].mean(axis=0)

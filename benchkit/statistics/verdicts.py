@@ -27,7 +27,8 @@ from statistics import NormalDist
 
 import numpy as np
 
-from benchkit.statistics.intervals import COST, pooled_spread, t_quantile, z_quantile
+from benchkit.statistics.intervals import pooled_spread, t_quantile, z_quantile
+from benchkit.statistics.rows import COST
 
 A_CHEAPER, B_CHEAPER, EQUIVALENT, UNDECIDED = "a-cheaper", "b-cheaper", "equivalent", "undecided"
 # Within-cell degrees of freedom an arm needs before its pooled spread is used. The

@@ -1,0 +1,366 @@
+"""The report as typed records: what benchkit.report.aggregate builds, the templates
+and charts read by attribute, and the JSON export (report.json) writes field by field
+in the order declared here. A mapping keyed by data (an arm, a component, a part)
+stays a dict; a record with fixed fields is a Struct.
+
+A field with a default is left out of the JSON while it holds that default
+(omit_defaults): the replay's rows are headline rows with `estimated` added, and an arm
+without samples has no component `total`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+
+class Record(msgspec.Struct, omit_defaults=True):
+    """A record of the report."""
+
+
+class Figure(Record):
+    """A figure and its interval (None where undefined)."""
+    value: float | None
+    low: float | None
+    high: float | None
+
+
+class ArmRow(Record):
+    """One arm's headline row: means over its tasks of per-task means, with intervals
+    (statistics.intervals.ALL_METRICS), over the `tasks` it ran of `tasks_total`."""
+    arm: str
+    tasks: int
+    tasks_total: int
+    covered: int      # tasks at the floor
+    samples: int
+    pass_k_tasks: int
+    cost: Figure
+    raw: Figure
+    turns: Figure
+    duration: Figure
+    success: Figure
+    blocked: Figure
+    pass_k: Figure
+    cost_usd: Figure
+    coverage: float | None
+    estimated: bool = False  # the replay's rows: estimates, never the headline
+
+
+class Unsupported(Record):
+    """A scored task an arm left out because its tool cannot do it."""
+    arm: str
+    task: str
+    reason: str
+
+
+class Common(Record):
+    """The arms compared on the tasks every arm with samples ran."""
+    tasks: list[str]
+    ran: dict[str, int]  # arm -> how many scored tasks it ran
+    rows: list[ArmRow]
+    unsupported: list[Unsupported]
+
+
+class Pair(Record):
+    """One pair's three-way verdict (benchkit.statistics.verdicts.compare): a's cost over
+    b's as a ratio with its simultaneous interval."""
+    a: str
+    b: str
+    tasks: int
+    verdict: str  # a-cheaper | b-cheaper | equivalent | undecided
+    a_mean: float | None
+    b_mean: float | None
+    ratio: float | None
+    ratio_low: float | None
+    ratio_high: float | None
+    within_margin: bool
+    variance: str  # the method its variance came from
+    says: str
+
+
+class Verdicts(Record):
+    """The headline comparison's family of verdicts (benchkit.statistics.verdicts)."""
+    method: str
+    margin: float
+    baseline: str | None
+    alpha: float
+    alpha_pair: float
+    pairs: list[Pair]
+
+
+class Difference(Record):
+    """One arm's cost against the comparison's reference."""
+    arm: str
+    tasks: int
+    verdict: str
+    difference: Figure
+    relative: float | None
+    distinguishable: bool
+
+
+class Comparison(Record):
+    reference: str
+    rows: list[Difference]
+
+
+class StatisticsNote(Record):
+    """What the intervals and the verdicts are, in words."""
+    intervals: str
+    verdicts: str | None
+
+
+class JobCount(Record):
+    jobs: int | None  # trials run at once (None: not recorded)
+    samples: int
+
+
+class Durations(Record):
+    jobs: list[JobCount]
+
+
+class TierArm(Record):
+    arm: str
+    tasks: int
+    cost: float | None
+    success: float | None
+    relative: float | None  # cost over the tier's cheapest arm's
+
+
+class Tier(Record):
+    tier: str
+    tasks_total: int
+    arms: list[TierArm]
+
+
+class ComponentRow(Record, kw_only=True):
+    """An arm's mean tokens per trial of each component, weighted, and its share (all
+    None without samples, and no total)."""
+    arm: str
+    tokens: dict[str, float] | None
+    weighted: dict[str, float] | None
+    total: float | None = None
+    shares: dict[str, float] | None
+
+
+class AnatomyRow(Record):
+    """Where an arm's tokens go (benchkit.report.anatomy)."""
+    arm: str
+    kind: str  # measured | replay
+    tasks: int
+    trials: int
+    estimated: bool
+    parts: dict[str, float]
+    total: float
+    shares: dict[str, float]
+    ambient_tokens: float
+    requests: float
+    tool_results: float
+    tool_result_bytes: float | None
+
+
+class BonusArm(Record):
+    arm: str
+    applicability: str | None
+    why: str | None  # why the cell cannot run
+    estimated: bool
+    samples: int
+    passes: int
+    success: float | None
+    cost: float | None
+
+
+class Bonus(Record):
+    task: str
+    only_when: dict[str, Any]
+    arms: list[BonusArm]
+
+
+class CoverageCell(Record):
+    arm: str
+    samples: int
+    status: str  # n/a | cannot | missing | covered | below
+    why: str | None
+    excluded: int
+    replay: int
+
+
+class CoverageRow(Record):
+    task: str
+    tier: str
+    scored: bool
+    cells: list[CoverageCell]
+
+
+class Gap(Record):
+    arm: str
+    task: str
+    samples: int
+
+
+class Cannot(Record):
+    task: str
+    why: str
+    arms: list[str]
+
+
+class Coverage(Record):
+    rows: list[CoverageRow]
+    missing: list[Gap]
+    below_floor: list[Gap]
+    cannot: list[Cannot]
+
+
+class CellRow(Record):
+    """A current cell with samples and its means: a row of the CSV export."""
+    arm: str
+    task: str
+    tier: str
+    kind: str  # measured | replay-estimate
+    samples: int
+    passes: int
+    cost: float | None
+    raw: float | None
+    turns: float | None
+    duration: float | None
+    success: float | None
+    blocked: float | None
+    pass_k: float | None
+    cost_usd: float | None
+    input: float
+    cache_write_5m: float
+    cache_write_1h: float
+    cache_read: float
+    output: float
+
+
+class TaskRow(Record):
+    task: str
+    tier: str
+    scored: bool
+    samples: int
+    passes: int
+    cost: float | None
+    raw: float | None
+    turns: float | None
+    duration: float | None
+    success: float | None
+    blocked: float | None
+    pass_k: float | None
+    cost_usd: float | None
+
+
+class ArmTasks(Record):
+    arm: str
+    rows: list[TaskRow]
+    missing: int  # scored tasks it has no sample of
+
+
+class TaskTables(Record):
+    measured: list[ArmTasks]
+    replay: list[ArmTasks]
+
+
+class Estimates(Record):
+    """The replay's samples in the measured figures' layout: every figure an estimate."""
+    headline: list[ArmRow]
+    tiers: list[Tier]
+    components: list[ComponentRow]
+    estimated: bool
+
+
+class ExclusionRow(Record):
+    arm: str
+    invalid: int
+    unaudited: int
+    harness_error: int
+    classes: dict[str, int]  # "reason: failure class" -> samples
+
+
+class OtherVersion(Record):
+    arm: str
+    task: str
+    changed: list[str]
+    estimated: bool
+    samples: int
+    valid: int
+    success: float | None
+    cost: float | None
+
+
+class NotReproducible(Record):
+    """A failed trial whose own calls passed on a fresh repository."""
+    trial: Any
+    arm: Any
+    task: Any
+    outcome: Any
+    differences: Any
+
+
+class Ambient(Record):
+    """An arm's ambient size (benchkit.surface): bytes and estimated tokens per part
+    (skill, schemas, bootstrap) and in all ("total")."""
+    bytes: dict[str, int]
+    tokens_estimated: dict[str, int]
+    bytes_per_token: int
+
+
+class Totals(Record):
+    samples: int
+    files: int
+    measured: int
+    replay: int
+    invalid: int
+    unaudited: int
+    harness_error: int
+    other_versions: int
+    unconfined: int
+    unreadable: int
+
+
+class Report(Record):
+    """The report of a store against the current tree (benchkit.report.aggregate)."""
+    version: int
+    model: str
+    weights: dict[str, float]
+    reweighted: dict[str, float]  # report --weight, over suite.yaml's
+    floor: int
+    pass_k: int
+    level: float
+    arms: list[str]
+    tool_versions: dict[str, str | None]
+    ambient_size: dict[str, Ambient]  # arms whose current tool recorded one
+    totals: Totals
+    headline: list[ArmRow]
+    common: Common | None
+    verdicts: Verdicts | None
+    comparison: Comparison | None
+    statistics: StatisticsNote
+    durations: Durations
+    tiers: list[Tier]
+    components: list[ComponentRow]
+    anatomy: list[AnatomyRow]
+    bonus: list[Bonus]
+    coverage: Coverage
+    cells: list[CellRow]
+    replay: list[ArmRow]
+    estimates: Estimates | None
+    tasks: TaskTables
+    exclusions: list[ExclusionRow]
+    other_versions: list[OtherVersion]
+    problems: list[str]
+    not_reproducible: list[NotReproducible]
+    notes: list[str]  # benchkit.report.notes, read off the rest
+
+
+def as_data(report: Report) -> dict[str, Any]:
+    """The report as plain JSON-ready data, its fields in declared order."""
+    return msgspec.to_builtins(report, enc_hook=_scalar)
+
+
+def _scalar(value: Any) -> Any:
+    """A numpy scalar (a figure the views took of an array) as the Python number it
+    holds; msgspec encodes no subclass of float."""
+    if hasattr(value, "item"):
+        return value.item()
+    raise TypeError(f"the report cannot hold a {type(value).__name__}")
