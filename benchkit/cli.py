@@ -60,8 +60,9 @@ def write_reports(store_dir, reports_dir, *, model=None) -> list:
     and passes this to the command it makes."""
     # Imported here, measured: numpy and the templates cost ~0.3 s a run without a
     # report (--no-report, --dry-run) never needs.
+    from benchkit.report import ReportOptions
     from benchkit.report import write_reports as render
-    return render(store_dir, reports_dir, model=model)
+    return render(store_dir, reports_dir, ReportOptions(model=model))
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -168,11 +168,11 @@ def coverage(seed: int, replications: int, counts=(1, 3, 5), means=PUBLISHED,
             fam = family(truth.arms, alpha=1 - LEVEL, margin=MARGIN)
             index = {a: i for i, a in enumerate(truth.arms)}
             for pair in verdicts(cells, fam):
-                if pair["ratio_low"] is None:
+                if pair.ratio_low is None:
                     continue
-                ratio = truth.mean(index[pair["a"]]) / truth.mean(index[pair["b"]])
+                ratio = truth.mean(index[pair.a]) / truth.mean(index[pair.b])
                 entry = tally.setdefault(("ratio (each pair)", n), [0, 0])
-                entry[0] += pair["ratio_low"] <= ratio <= pair["ratio_high"]
+                entry[0] += pair.ratio_low <= ratio <= pair.ratio_high
                 entry[1] += 1
     return tally
 
@@ -189,8 +189,8 @@ def sweep(draws: Draws, n: int, fam) -> tuple[list, int]:
 def wrong(pair: dict, truth: Truth) -> str | None:
     """'direction' or 'equivalence' when the verdict contradicts the suite's truth."""
     index = {a: i for i, a in enumerate(truth.arms)}
-    ratio = truth.mean(index[pair["a"]]) / truth.mean(index[pair["b"]])
-    verdict = pair["verdict"]
+    ratio = truth.mean(index[pair.a]) / truth.mean(index[pair.b])
+    verdict = pair.verdict
     if (verdict == A_CHEAPER and ratio >= 1) or (verdict == B_CHEAPER and ratio <= 1):
         return "direction"
     if verdict == EQUIVALENT and abs(math.log(ratio)) >= math.log1p(MARGIN):
@@ -237,7 +237,7 @@ def until_decided(draws: Draws, fam, budget: float, jobs: int = 1) -> tuple[list
 def ranking_reached(pairs: list) -> bool:
     """The four cross pairs called the published way round, and neither pair within a
     side called cheaper (equivalent, undecided or out of reach are all honest there)."""
-    found = {(p["a"], p["b"]): p["verdict"] for p in pairs if p}
+    found = {(p.a, p.b): p.verdict for p in pairs if p}
     for cheaper, dearer in RANKING:
         if found.get((cheaper, dearer)) != A_CHEAPER and found.get((dearer, cheaper)) != B_CHEAPER:
             return False
@@ -272,16 +272,16 @@ def compare_procedures(seed: int, replications: int, means: dict, *, budget_tria
 def tally(row: dict, pairs: list, spent: int, truth: Truth) -> None:
     row["trials"].append(spent)
     row["wrong"] += any(wrong(p, truth) == "direction" for p in pairs if p)
-    row["any"] += any(p and p["verdict"] in (A_CHEAPER, B_CHEAPER) for p in pairs)
+    row["any"] += any(p and p.verdict in (A_CHEAPER, B_CHEAPER) for p in pairs)
     row["reached"].append(ranking_reached(pairs))
     index = {a: i for i, a in enumerate(truth.arms)}
     for p in pairs:
         if p:
-            counts = row["verdicts"].setdefault((p["a"], p["b"]), {})
-            counts[p["says"]] = counts.get(p["says"], 0) + 1
-        if p and p["ratio_low"] is not None:
-            ratio = truth.mean(index[p["a"]]) / truth.mean(index[p["b"]])
-            row["covered"][0] += p["ratio_low"] <= ratio <= p["ratio_high"]
+            counts = row["verdicts"].setdefault((p.a, p.b), {})
+            counts[p.says] = counts.get(p.says, 0) + 1
+        if p and p.ratio_low is not None:
+            ratio = truth.mean(index[p.a]) / truth.mean(index[p.b])
+            row["covered"][0] += p.ratio_low <= ratio <= p.ratio_high
             row["covered"][1] += 1
 
 
@@ -333,7 +333,7 @@ def few_tasks(seed: int, replications: int, tasks: int) -> dict:
         results["until-decided"] = until_decided(draws, fam, budget)
         for name, (pairs, spent) in results.items():
             row = calls.setdefault(name, {"cheaper": 0, "trials": 0})
-            row["cheaper"] += any(p["verdict"] in (A_CHEAPER, B_CHEAPER) for p in pairs)
+            row["cheaper"] += any(p.verdict in (A_CHEAPER, B_CHEAPER) for p in pairs)
             row["trials"] += spent
     return calls
 

@@ -147,15 +147,15 @@ def test_three_way_verdicts_and_the_method_said():
                                   for i in range(3)]) for t in range(10)}
     cells = {"cheap": arm(1000), "same": arm(1005), "dear": arm(1400), "fuzzy": fuzzy}
     fam = family(list(cells), alpha=0.05, margin=0.05)
-    found = {(p["a"], p["b"]): p for p in verdicts(cells, fam)}
-    assert found[("cheap", "dear")]["verdict"] == "a-cheaper"
-    assert found[("same", "dear")]["verdict"] == "a-cheaper"
-    assert found[("dear", "fuzzy")]["says"] == "undecided"  # 40% apart, but 50% noise
-    assert found[("cheap", "same")]["verdict"] == "equivalent"
-    assert found[("cheap", "same")]["says"] == "equivalent within ±5%"
-    assert found[("cheap", "fuzzy")]["verdict"] == "undecided"
+    found = {(p.a, p.b): p for p in verdicts(cells, fam)}
+    assert found[("cheap", "dear")].verdict == "a-cheaper"
+    assert found[("same", "dear")].verdict == "a-cheaper"
+    assert found[("dear", "fuzzy")].says == "undecided"  # 40% apart, but 50% noise
+    assert found[("cheap", "same")].verdict == "equivalent"
+    assert found[("cheap", "same")].says == "equivalent within ±5%"
+    assert found[("cheap", "fuzzy")].verdict == "undecided"
     for pair in found.values():
-        assert pair["ratio_low"] <= pair["ratio"] <= pair["ratio_high"]
+        assert pair.ratio_low <= pair.ratio <= pair.ratio_high
     assert fam.alpha_pair == pytest.approx(0.05 / 6)
     assert "6 pairs, Bonferroni, 99.17% each" in fam.method()
     baseline = family(list(cells), alpha=0.05, margin=0.05, baseline="dear")

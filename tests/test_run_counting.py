@@ -9,7 +9,7 @@ import subprocess
 import pytest
 from conftest import BENCHKIT
 
-from benchkit.report import build
+from benchkit.report import ReportOptions, build
 from benchkit.run.ledger import Ledger
 from benchkit.spec import load_tree
 from benchkit.store import Store
@@ -42,7 +42,7 @@ def ledger_counts(tree) -> dict:
 
 
 def report_counts(tree) -> dict:
-    report = build(tree / "results", root=tree)
+    report = build(tree / "results", ReportOptions(root=tree))
     counts = {(row.arm, row.task): row.samples for row in report.cells
               if row.kind == "replay-estimate"}
     return {task: counts.get(("raw-api", task), 0) for task in TASKS}

@@ -51,7 +51,7 @@ def test_one_trial_per_cell_can_decide_on_the_between_task_evidence():
     round_ = plan(costs({"a": 1000, "b": 2000}, 1, wobble=0.02), "ab")
     (pair,) = round_.pairs
     # No second trial forced before a verdict: the paired between-task variance suffices.
-    assert pair.status == DECIDED and pair.verdict["variance"] == "between-task"
+    assert pair.status == DECIDED and pair.verdict.variance == "between-task"
     assert round_.trials == []
 
 
@@ -104,7 +104,7 @@ def test_a_pair_pools_the_two_arms_degrees_of_freedom():
 def test_a_decided_pair_asks_for_nothing():
     round_ = plan(costs({"a": 1000, "b": 2000}, 3, wobble=0.02), "ab")
     (pair,) = round_.pairs
-    assert pair.status == DECIDED and pair.verdict["verdict"] == "a-cheaper"
+    assert pair.status == DECIDED and pair.verdict.verdict == "a-cheaper"
     assert round_.trials == []
     assert "every pair of the headline comparison is decided" in round_.lines()[-1]
 

@@ -58,9 +58,9 @@ def test_near_ties_are_not_called_backwards_and_do_not_soak_up_the_budget():
         draws = simulate.replication(14, index, simulate.PUBLISHED, simulate.PUBLISHED_SUCCESS)
         truth = draws.truth
         pairs, spent = simulate.until_decided(draws, fam, budget)
-        near = [p for p in pairs if (p["a"], p["b"]) in simulate.NEAR]
+        near = [p for p in pairs if (p.a, p.b) in simulate.NEAR]
         assert [simulate.wrong(p, truth) for p in near] == [None, None]
-        undecided += sum(p["verdict"] == "undecided" for p in near)
+        undecided += sum(p.verdict == "undecided" for p in near)
         assert spent < FIXED_SWEEP
     assert undecided >= 8  # of 10: a 1% gap is out of reach
 

@@ -1,8 +1,9 @@
 """benchkit.report: the store aggregated against the current tree, rendered.
 
-    from benchkit.report import build, write_reports
+    from benchkit.report import ReportOptions, build, write_reports
     report = build("results")                 # the report (benchkit.report.model.Report)
     paths = write_reports("results", "reports")  # report.md, .html, .json, .csv
+    build("results", ReportOptions(weights={"output": 4}))  # re-weighted
 
 Stages: load (the store), matrix (the current tree), aggregate (headline, views,
 notes; + stats, verdicts), render (+ charts, templates/; pages and trials for the
@@ -11,7 +12,7 @@ HTML report's drill-down).
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from benchkit.report.load import load_store
@@ -20,7 +21,7 @@ from benchkit.report.model import Report
 from benchkit.report.render import FORMATS, render
 from benchkit.report.summary import Summariser, summarise
 
-__all__ = ["FORMATS", "build", "build_report", "current_matrix", "load_store", "render",
+__all__ = ["FORMATS", "ReportOptions", "build", "build_report", "current_matrix", "load_store", "render",
            "unreadable", "write_reports"]
 SHOWN_PROBLEMS = 20
 
@@ -34,6 +35,19 @@ def __getattr__(name: str):
         from benchkit.report.aggregate import build_report
         return build_report
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """What a report is built with besides its store: the tree (default: the one
+    benchkit.spec.find_root() finds), token weight overrides, the model whose samples
+    count (default: the suite's), k of pass^k (default: the suite's floor), and the
+    baseline arm the others are compared against (default: every pair)."""
+    root: Path | None = None
+    weights: dict[str, float] | None = None
+    model: str | None = None
+    pass_k: int | None = None
+    baseline: str | None = None
 
 
 def current_matrix(root=None, *, weights=None, model=None, pass_k=None,
@@ -51,14 +65,14 @@ def current_matrix(root=None, *, weights=None, model=None, pass_k=None,
     return replace(matrix, pass_k=pass_k or matrix.pass_k, baseline=baseline)
 
 
-def build(store_dir, *, root=None, weights=None, model=None, pass_k=None,
-          baseline=None, store: Summariser | None = None) -> Report:
+def build(store_dir, options: ReportOptions = ReportOptions(), *,
+          store: Summariser | None = None) -> Report:
     """The report of the store at store_dir against the current tree; `store`, when
     given, is store_dir already being summarised."""
     # Imported here (measured: numpy, ~0.08 s): see __getattr__.
     from benchkit.report.aggregate import build_report
-    matrix = current_matrix(root, weights=weights, model=model, pass_k=pass_k,
-                            baseline=baseline)
+    matrix = current_matrix(options.root, weights=options.weights, model=options.model,
+                            pass_k=options.pass_k, baseline=options.baseline)
     summary = store.result() if store is not None else summarise(load_store(store_dir))
     return build_report(summary, matrix)
 
@@ -75,12 +89,13 @@ def unreadable(report: Report) -> list[str]:
     return lines
 
 
-def write_reports(store_dir, reports_dir, *, formats=FORMATS, name: str | None = None,
-                  warn=None, **options) -> list[Path]:
+def write_reports(store_dir, reports_dir, options: ReportOptions = ReportOptions(), *,
+                  formats=FORMATS, name: str | None = None, warn=None,
+                  store: Summariser | None = None) -> list[Path]:
     """Write reports_dir/report.<format> (or `name`, for one format) for every format,
     and for HTML the trial pages beside it; return the report paths. `warn` gets a line
     per unreadable store line."""
-    report = build(store_dir, **options)
+    report = build(store_dir, options, store=store)
     for line in unreadable(report) if warn else ():
         warn(line)
     reports_dir = Path(reports_dir)
@@ -94,7 +109,7 @@ def write_reports(store_dir, reports_dir, *, formats=FORMATS, name: str | None =
         # Imported here: the trial pages read the store whole (trials, benchkit.store),
         # measured ~20 ms of imports a one-format report never uses.
         from benchkit.report.pages import write_pages
-        matrix = current_matrix(options.get("root"), model=options.get("model"))  # kept: cheap
+        matrix = current_matrix(options.root, model=options.model)  # kept: cheap
         write_pages(store_dir, reports_dir, report,
                     intents={t.id: (t.intent, t.intent_self_review) for t in matrix.tasks})
     return paths

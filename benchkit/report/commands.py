@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from benchkit.exits import BadDocuments, BadInput, fail
-from benchkit.report import build, unreadable, write_reports
+from benchkit.report import ReportOptions, build, unreadable, write_reports
 from benchkit.report.render import FORMATS, load_templates, render
 from benchkit.report.summary import Summariser
 
@@ -63,26 +63,25 @@ def report(store_dir, format_, output, reports_dir, weights, model, pass_k, base
         if format_ not in FORMATS:
             raise click.BadParameter(f"cannot tell the format of {output.name}: give --format "
                                      f"({', '.join(FORMATS)})", param_hint="-o")
-    warn = functools.partial(click.echo, err=True)
+    options = ReportOptions(weights=overrides, model=model, pass_k=pass_k, baseline=baseline)
     with Summariser(store_dir) as store:  # the store's half, in a child from here on
-        options = dict(weights=overrides, model=model, pass_k=pass_k, baseline=baseline,
-                       warn=warn, store=store)
-        _report(store_dir, format_, output, reports_dir, options)
+        _report(store_dir, store, options, format_, output, reports_dir)
 
 
-def _report(store_dir, format_, output, reports_dir, options):
-    warn = options["warn"]
+def _report(store_dir: Path, store: Summariser, options: ReportOptions, format_: str | None,
+            output: Path | None, reports_dir: Path) -> None:
+    warn = functools.partial(click.echo, err=True)
     try:
         load_templates(FORMATS if format_ is None else (format_,))  # while the child reads
         if format_ is None:
-            for path in write_reports(store_dir, reports_dir, **options):
+            for path in write_reports(store_dir, reports_dir, options, warn=warn, store=store):
                 click.echo(path)
             return
         if output is not None:
-            click.echo(write_reports(store_dir, output.parent, formats=(format_,),
-                                     name=output.name, **options)[0])
+            click.echo(write_reports(store_dir, output.parent, options, formats=(format_,),
+                                     name=output.name, warn=warn, store=store)[0])
             return
-        data = build(store_dir, **{k: v for k, v in options.items() if k != "warn"})
+        data = build(store_dir, options, store=store)
         for line in unreadable(data):
             warn(line)
         click.echo(render(data, format_), nl=False)

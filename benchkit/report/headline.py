@@ -12,7 +12,6 @@ from benchkit.report.model import (
     Comparison,
     Difference,
     Figure,
-    Pair,
     StatisticsNote,
     Unsupported,
     Verdicts,
@@ -99,7 +98,7 @@ def verdict_view(cells: dict[str, dict[str, CellStats]], headline: list[ArmRow],
     if len(ranked) < 2:
         return None
     fam = family(ranked, alpha=1 - level, margin=matrix.margin, baseline=matrix.baseline)
-    pairs = [Pair(**found) for found in verdicts({arm: cells[arm] for arm in ranked}, fam)]
+    pairs = verdicts({arm: cells[arm] for arm in ranked}, fam)
     return Verdicts(fam.method(), fam.margin, fam.baseline, fam.alpha, fam.alpha_pair, pairs)
 
 

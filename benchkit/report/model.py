@@ -14,6 +14,8 @@ from typing import Any
 
 import msgspec
 
+from benchkit.statistics.verdicts import PairVerdict
+
 
 class Record(msgspec.Struct, omit_defaults=True):
     """A record of the report."""
@@ -62,23 +64,6 @@ class Common(Record):
     unsupported: list[Unsupported]
 
 
-class Pair(Record):
-    """One pair's three-way verdict (benchkit.statistics.verdicts.compare): a's cost over
-    b's as a ratio with its simultaneous interval."""
-    a: str
-    b: str
-    tasks: int
-    verdict: str  # a-cheaper | b-cheaper | equivalent | undecided
-    a_mean: float | None
-    b_mean: float | None
-    ratio: float | None
-    ratio_low: float | None
-    ratio_high: float | None
-    within_margin: bool
-    variance: str  # the method its variance came from
-    says: str
-
-
 class Verdicts(Record):
     """The headline comparison's family of verdicts (benchkit.statistics.verdicts)."""
     method: str
@@ -86,7 +71,7 @@ class Verdicts(Record):
     baseline: str | None
     alpha: float
     alpha_pair: float
-    pairs: list[Pair]
+    pairs: list[PairVerdict]
 
 
 class Difference(Record):

@@ -39,6 +39,7 @@ from benchkit.statistics.rows import TrialRow
 from benchkit.statistics.verdicts import (
     UNDECIDED,
     Family,
+    PairVerdict,
     compare,
     evidence,
     family,
@@ -55,7 +56,7 @@ class PairState:
     a: str
     b: str
     status: str
-    verdict: dict
+    verdict: PairVerdict
     why: str
 
 
@@ -74,10 +75,10 @@ class Round:
     def lines(self, before: Round | None = None) -> list[str]:
         """What the round found and what it would spend next, for a person: every pair,
         or only those whose state changed since the round `before`."""
-        known = ({(p.a, p.b): (p.status, p.verdict["verdict"]) for p in before.pairs}
+        known = ({(p.a, p.b): (p.status, p.verdict.verdict) for p in before.pairs}
                  if before else {})
         said = [f"{p.a} vs {p.b}: {p.status} - {p.why}" for p in self.pairs
-                if known.get((p.a, p.b)) != (p.status, p.verdict["verdict"])]
+                if known.get((p.a, p.b)) != (p.status, p.verdict.verdict)]
         if self.trials:
             said.append(f"next: {len(self.trials)} trial(s): " + "; ".join(
                 f"{t.arm} {t.task} ({t.why})" for t in self.trials))
@@ -135,8 +136,8 @@ def _pair_state(a: str, b: str, cells: dict, spreads: dict, fam: Family, expecte
     """Decided, out of reach, or open; an open pair adds what each of its cells' next
     trial is worth to `wants`."""
     verdict = compare(a, b, cells[a], cells[b], spreads, fam)
-    if verdict["verdict"] != UNDECIDED:
-        return PairState(a, b, DECIDED, verdict, verdict["says"])
+    if verdict.verdict != UNDECIDED:
+        return PairState(a, b, DECIDED, verdict, verdict.says)
     found = evidence(cells[a], cells[b], spreads[a], spreads[b])
     shares = variance_shares(found, cells[a], cells[b])
     if not shares:
@@ -202,11 +203,11 @@ def reachable(found, shares: dict, costs: dict, cells: dict, a: str, b: str,
             f"±{fam.margin:.0%} can be shown")
 
 
-def _interval_text(verdict: dict, method: str) -> str:
-    if verdict["ratio_low"] is None:
+def _interval_text(verdict: PairVerdict, method: str) -> str:
+    if verdict.ratio_low is None:
         return "no interval yet"
-    return (f"ratio {verdict['ratio']:.3f}, interval {verdict['ratio_low']:.3f} to "
-            f"{verdict['ratio_high']:.3f} ({method} variance): can still be decided")
+    return (f"ratio {verdict.ratio:.3f}, interval {verdict.ratio_low:.3f} to "
+            f"{verdict.ratio_high:.3f} ({method} variance): can still be decided")
 
 
 # --- in the run loop -----------------------------------------------------------------------
@@ -318,6 +319,6 @@ def announce(progress, round_: Round, before: Round | None = None) -> None:
     state changed since the round before and the next trials."""
     progress.emit({"event": "decide",
                    "pairs": [{"a": p.a, "b": p.b, "status": p.status, "why": p.why,
-                              "verdict": p.verdict["verdict"]} for p in round_.pairs],
+                              "verdict": p.verdict.verdict} for p in round_.pairs],
                    "next": [{"arm": t.arm, "task": t.task, "why": t.why} for t in round_.trials]},
                   "\n".join("until-decided: " + line for line in round_.lines(before)))

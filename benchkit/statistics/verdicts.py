@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from statistics import NormalDist
 
+import msgspec
 import numpy as np
 
 from benchkit.statistics.intervals import pooled_spread, t_quantile, z_quantile
@@ -227,8 +228,27 @@ def family(arms: list, *, alpha: float, margin: float, baseline: str | None = No
     return Family(pairs, alpha, margin, baseline)
 
 
-def compare(a: str, b: str, cells_a: dict, cells_b: dict, spreads: dict, fam: Family) -> dict:
-    """The verdict of one pair, as the report's JSON-ready row."""
+class PairVerdict(msgspec.Struct):
+    """One pair's three-way verdict: a's mean cost over b's as a ratio, with its
+    simultaneous interval (None where the tasks both ran give none). The report shows
+    and exports it field by field, in this order."""
+    a: str
+    b: str
+    tasks: int        # the tasks both ran
+    verdict: str      # a-cheaper | b-cheaper | equivalent | undecided
+    a_mean: float | None
+    b_mean: float | None
+    ratio: float | None
+    ratio_low: float | None
+    ratio_high: float | None
+    within_margin: bool
+    variance: str     # the method its variance came from
+    says: str
+
+
+def compare(a: str, b: str, cells_a: dict, cells_b: dict, spreads: dict,
+            fam: Family) -> PairVerdict:
+    """The verdict of one pair."""
     found = evidence(cells_a, cells_b, spreads[a], spreads[b])
     half = found.half(fam.alpha_pair, fam.rho)
     bounds: tuple[float, float] | None = None
@@ -238,13 +258,13 @@ def compare(a: str, b: str, cells_a: dict, cells_b: dict, spreads: dict, fam: Fa
         verdict = call(*bounds, fam.margin)
     ratio = math.exp(found.theta) if math.isfinite(found.theta) else None
     delta = math.log1p(fam.margin)
-    return {"a": a, "b": b, "tasks": len(found.tasks), "verdict": verdict,
-            "a_mean": _finite(found.mean_a), "b_mean": _finite(found.mean_b),
-            "ratio": ratio,
-            "ratio_low": math.exp(bounds[0]) if bounds else None,
-            "ratio_high": math.exp(bounds[1]) if bounds else None,
-            "within_margin": bounds is not None and -delta < bounds[0] and bounds[1] < delta,
-            "variance": found.method, "says": says(a, b, verdict, fam.margin)}
+    return PairVerdict(
+        a=a, b=b, tasks=len(found.tasks), verdict=verdict,
+        a_mean=_finite(found.mean_a), b_mean=_finite(found.mean_b), ratio=ratio,
+        ratio_low=math.exp(bounds[0]) if bounds else None,
+        ratio_high=math.exp(bounds[1]) if bounds else None,
+        within_margin=bounds is not None and -delta < bounds[0] and bounds[1] < delta,
+        variance=found.method, says=says(a, b, verdict, fam.margin))
 
 
 def says(a: str, b: str, verdict: str, margin: float) -> str:
@@ -256,7 +276,7 @@ def _finite(value):
     return value if value is not None and math.isfinite(value) else None
 
 
-def verdicts(cells: dict, fam: Family) -> list:
+def verdicts(cells: dict, fam: Family) -> list[PairVerdict]:
     """Every pair's verdict; cells: arm -> task -> CellStats."""
     spreads = {arm: spread(c.values()) for arm, c in cells.items()}
     return [compare(a, b, cells[a], cells[b], spreads, fam) for a, b in fam.pairs]
