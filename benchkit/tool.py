@@ -56,6 +56,8 @@ class ToolSpec(msgspec.Struct, frozen=True):
         skill = data.get("skill")
         if isinstance(skill, str):
             data = {**data, "skill": {"paths": [skill]}}
+        if not data.get("version"):  # `version: []` asks for the default, as it always did
+            data = {**data, "version": ["--version"]}
         return msgspec.convert(data, cls)
 
     @property

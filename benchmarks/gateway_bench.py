@@ -23,6 +23,7 @@ from pathlib import Path
 import requests
 
 import benchkit.run.cell as cell
+from benchkit.agent.driver import Coordinates
 from benchkit.agent.replay import ReplayDriver
 from benchkit.forge import Forge
 from benchkit.gitea import Client, delete_repo, provision
@@ -83,9 +84,9 @@ def per_trial(host, tree, trials: int) -> dict[str, list[float]]:
 def _direct(ctx, prepared, user):
     """The coordinates before the gateway: the host's own URL and a real token."""
     repo = prepared.repo
-    return {"host_url": ctx.client.url, "api_url": ctx.client.api_url,
-            "token": prepared.token or ctx.client.token, "owner": repo.owner,
-            "repo": repo.name, "user": user}
+    return Coordinates(host_url=ctx.client.url, api_url=ctx.client.api_url,
+                       token=prepared.token or ctx.client.token, owner=repo.owner,
+                       repo=repo.name, user=user)
 
 
 def _one_trial(host, tree, arm, reference) -> float:

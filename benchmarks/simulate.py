@@ -38,7 +38,14 @@ import numpy as np
 from benchkit.run.decide import plan_round, round_size
 from benchkit.statistics.intervals import ALL_METRICS, CellStats, intervals
 from benchkit.statistics.rows import WIDTH, TrialRow
-from benchkit.statistics.verdicts import A_CHEAPER, B_CHEAPER, EQUIVALENT, family, verdicts
+from benchkit.statistics.verdicts import (
+    A_CHEAPER,
+    B_CHEAPER,
+    EQUIVALENT,
+    PairVerdict,
+    family,
+    verdicts,
+)
 
 # The suite's published snapshot: 4 arms x 20 tasks x 3 trials, one host.
 PUBLISHED = {"raw-api": 17613, "gitea-axi": 17815, "gitea-mcp": 23198, "tea": 23210}
@@ -186,7 +193,7 @@ def sweep(draws: Draws, n: int, fam) -> tuple[list, int]:
     return verdicts(cells, fam), n * tasks * len(draws.truth.arms)
 
 
-def wrong(pair: dict, truth: Truth) -> str | None:
+def wrong(pair: PairVerdict, truth: Truth) -> str | None:
     """'direction' or 'equivalence' when the verdict contradicts the suite's truth."""
     index = {a: i for i, a in enumerate(truth.arms)}
     ratio = truth.mean(index[pair.a]) / truth.mean(index[pair.b])
@@ -237,7 +244,7 @@ def until_decided(draws: Draws, fam, budget: float, jobs: int = 1) -> tuple[list
 def ranking_reached(pairs: list) -> bool:
     """The four cross pairs called the published way round, and neither pair within a
     side called cheaper (equivalent, undecided or out of reach are all honest there)."""
-    found = {(p.a, p.b): p.verdict for p in pairs if p}
+    found = {(p.a, p.b): p.verdict for p in pairs}
     for cheaper, dearer in RANKING:
         if found.get((cheaper, dearer)) != A_CHEAPER and found.get((dearer, cheaper)) != B_CHEAPER:
             return False
@@ -269,17 +276,16 @@ def compare_procedures(seed: int, replications: int, means: dict, *, budget_tria
     return rows
 
 
-def tally(row: dict, pairs: list, spent: int, truth: Truth) -> None:
+def tally(row: dict, pairs: list[PairVerdict], spent: int, truth: Truth) -> None:
     row["trials"].append(spent)
-    row["wrong"] += any(wrong(p, truth) == "direction" for p in pairs if p)
-    row["any"] += any(p and p.verdict in (A_CHEAPER, B_CHEAPER) for p in pairs)
+    row["wrong"] += any(wrong(p, truth) == "direction" for p in pairs)
+    row["any"] += any(p.verdict in (A_CHEAPER, B_CHEAPER) for p in pairs)
     row["reached"].append(ranking_reached(pairs))
     index = {a: i for i, a in enumerate(truth.arms)}
     for p in pairs:
-        if p:
-            counts = row["verdicts"].setdefault((p.a, p.b), {})
-            counts[p.says] = counts.get(p.says, 0) + 1
-        if p and p.ratio_low is not None:
+        counts = row["verdicts"].setdefault((p.a, p.b), {})
+        counts[p.says] = counts.get(p.says, 0) + 1
+        if p.ratio_low is not None:
             ratio = truth.mean(index[p.a]) / truth.mean(index[p.b])
             row["covered"][0] += p.ratio_low <= ratio <= p.ratio_high
             row["covered"][1] += 1

@@ -9,7 +9,7 @@ import pytest
 from reported import reported_usage
 
 from benchkit.agent.claude import ClaudeDriver
-from benchkit.agent.driver import AgentRequest, Cell, Coordinates, ToolDecision
+from benchkit.agent.driver import AgentRequest, Assignment, Coordinates, ToolDecision
 from benchkit.agent.replay import Play, ReplayDriver, ReplayModel, context_for, tool_results
 from benchkit.spec.reference import Reference, Step, TaskReference
 
@@ -31,7 +31,7 @@ def request(guard=None, **cell) -> AgentRequest:
                         guard=guard or (lambda name, tool_input: ToolDecision()),
                         max_turns=10, backstop_seconds=90)
     given = {**CELL, **cell}
-    made.cell = Cell(given.pop("task"), False, Coordinates(**given))
+    made.assignment = Assignment(given.pop("task"), False, Coordinates(**given))
     return made
 
 
@@ -85,9 +85,9 @@ def test_a_broken_template_ends_the_replay_with_the_reason():
 def test_a_request_without_its_cell_or_reference_is_not_run():
     task = TaskReference("t", steps=(Step(run="true"),))
     bare = request()
-    bare.cell = None
+    bare.assignment = None
     run = ReplayDriver(reference(task)).run(bare)
-    assert run.stop == "startup-error" and "carries no cell" in run.error and run.turns == 0
+    assert run.stop == "startup-error" and "carries no assignment" in run.error and run.turns == 0
     run = ReplayDriver(reference(task)).run(request(task="other"))
     assert run.stop == "startup-error" and "no playable reference for task 'other'" in run.error
     unsupported = TaskReference("t", unsupported="no such command")

@@ -88,6 +88,14 @@ def test_arms_as_loaded():
     assert mcp.tool.probe.tool == "list_issues"
 
 
+def test_an_empty_version_list_asks_for_the_default(tmp_path):
+    text = (CHECKOUT / "arms.d" / "raw-api.yaml").read_text()
+    assert "  version: [--version]\n" in text
+    arm_file = tmp_path / "raw-api.yaml"
+    arm_file.write_text(text.replace("  version: [--version]\n", "  version: []\n", 1))
+    assert load_arm(arm_file).tool.version == ("--version",)
+
+
 def test_an_arm_fingerprint_takes_its_tool_version_in():
     curl = load_arm(CHECKOUT / "arms.d" / "raw-api.yaml")
     assert curl.tool_version is None and curl.run_fingerprint == curl.fingerprint

@@ -79,9 +79,9 @@ class Coordinates:
 
 
 @dataclass(frozen=True)
-class Cell:
-    """The cell a request runs: its task, whether the host permits self-review (the
-    task's variant), and the trial's coordinates."""
+class Assignment:
+    """What one trial asks of a driver: its task, whether the host permits self-review
+    (the task's variant), and the trial's coordinates."""
 
     task: str
     self_review: bool
@@ -108,9 +108,9 @@ class AgentRequest:
     writable: tuple = ()
     readonly: tuple = ()
     secrets: tuple = field(default=(), repr=False)
-    # The cell and the trial's coordinates, for drivers that render against them
+    # The task and the trial's coordinates, for drivers that render against them
     # (replay); never logged.
-    cell: Cell | None = field(default=None, repr=False)
+    assignment: Assignment | None = field(default=None, repr=False)
 
 
 @dataclass

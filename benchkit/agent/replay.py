@@ -137,14 +137,15 @@ class ReplayDriver:
     def run(self, request: AgentRequest) -> AgentRun:
         # Imported when a run happens: the SDK takes 1.5 s to import (measured).
         from benchkit.agent.claude import ClaudeDriver
-        cell = request.cell
-        task = None if cell is None else self.reference.for_task(cell.task)
-        if cell is None or task is None or task.unsupported is not None:
-            why = ("the request carries no cell (task and coordinates)" if cell is None else
-                   f"{self.reference.path.name} has no playable reference for task {cell.task!r}"
+        given = request.assignment
+        task = None if given is None else self.reference.for_task(given.task)
+        if given is None or task is None or task.unsupported is not None:
+            why = ("the request carries no assignment (task and coordinates)" if given is None
+                   else f"{self.reference.path.name} has no playable reference for task "
+                        f"{given.task!r}"
                    + (f": {task.unsupported}" if task is not None and task.unsupported else ""))
             return _not_run(why)
-        context = context_for(**cell.where.names(), self_review=cell.self_review,
+        context = context_for(**given.where.names(), self_review=given.self_review,
                               targets=task.targets)
         play = Play(task, context)
         with ReplayModel(play, model=request.model) as model:

@@ -71,9 +71,9 @@ class RecordedDriver:
     def run(self, request: AgentRequest) -> AgentRun:
         # Imported when a run happens: the SDK takes 1.5 s to import (measured).
         from benchkit.agent.claude import ClaudeDriver
-        assert request.cell is not None  # the cell runner's requests carry it
+        assert request.assignment is not None  # the cell runner's requests carry it
         swaps = sorted(((old, new) for old, new in zip(movable(self.original),
-                                                       movable(request.cell.where))
+                                                       movable(request.assignment.where))
                         if old and new and old != new), key=lambda pair: -len(pair[0]))
         play = Recorded([(name, moved(tool_input, swaps)) for name, tool_input in self.calls],
                         moved(self.answer, swaps) if self.answer else None)

@@ -125,10 +125,11 @@ class IssueStore(Database):
 
     def unpin(self, issue_id: int) -> bool:
         """Unpin the issue; whether it was pinned."""
-        if not self.one("SELECT 1 FROM issue_pins WHERE issue_id = ?", issue_id):
-            return False
-        self.execute("DELETE FROM issue_pins WHERE issue_id = ?", issue_id)
-        return True
+        with self.tx():
+            if not self.one("SELECT 1 FROM issue_pins WHERE issue_id = ?", issue_id):
+                return False
+            self.execute("DELETE FROM issue_pins WHERE issue_id = ?", issue_id)
+            return True
 
     # -- listing ------------------------------------------------------------------------
     def filter_issues(self, repo_ids: list[int], wanted: IssueFilter) -> list[dict]:

@@ -26,8 +26,9 @@ class LabelStore(IssueStore):
 
     def delete_label(self, label_id: int) -> None:
         """The label, off every issue it is on."""
-        self.execute("DELETE FROM issue_labels WHERE label_id = ?", label_id)
-        self.execute("DELETE FROM labels WHERE id = ?", label_id)
+        with self.tx():
+            self.execute("DELETE FROM issue_labels WHERE label_id = ?", label_id)
+            self.execute("DELETE FROM labels WHERE id = ?", label_id)
 
     def labelled(self, label_id: int) -> set[int]:
         """The ids of the issues the label is on."""
@@ -84,5 +85,6 @@ class LabelStore(IssueStore):
 
     def delete_milestone(self, milestone_id: int) -> None:
         """The milestone, its issues left without one."""
-        self.execute("UPDATE issues SET milestone_id = 0 WHERE milestone_id = ?", milestone_id)
-        self.execute("DELETE FROM milestones WHERE id = ?", milestone_id)
+        with self.tx():
+            self.execute("UPDATE issues SET milestone_id = 0 WHERE milestone_id = ?", milestone_id)
+            self.execute("DELETE FROM milestones WHERE id = ?", milestone_id)

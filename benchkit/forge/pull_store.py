@@ -76,10 +76,11 @@ class PullStore(Database):
 
     def delete_review(self, issue_id: int, review_id: int) -> None:
         """The review, its comments and its timeline event."""
-        self.execute("DELETE FROM review_comments WHERE review_id = ?", review_id)
-        self.execute("DELETE FROM comments WHERE type = 'review' AND issue_id = ? AND data = ?",
-                     issue_id, json.dumps({"review_id": review_id}))
-        self.execute("DELETE FROM reviews WHERE id = ?", review_id)
+        with self.tx():
+            self.execute("DELETE FROM review_comments WHERE review_id = ?", review_id)
+            self.execute("DELETE FROM comments WHERE type = 'review' AND issue_id = ? AND data = ?",
+                         issue_id, json.dumps({"review_id": review_id}))
+            self.execute("DELETE FROM reviews WHERE id = ?", review_id)
 
     # -- review comments ------------------------------------------------------------------
     def review_comments(self, review_id: int) -> list[dict]:

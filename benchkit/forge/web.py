@@ -1,5 +1,6 @@
 """HTTP plumbing shared by the forge's routes: Gitea's responses, errors, body binding,
-pagination, and the route table the app is built from.
+pagination, and the RouteSpec record each resource module's ROUTES holds (routes.py
+assembles them into the app's table).
 """
 
 import json

@@ -127,7 +127,8 @@ def snapshot(full_name, host, token, login):
                    "for one trial before its own).")
 @host_options
 @_reporting
-def gc(yes, prefix, older_than, host, token, login):
+@click.pass_context
+def gc(ctx, yes, prefix, older_than, host, token, login):
     """List (with --yes, delete) leftover throwaway repositories of the token's user,
     and on the forge revoke the agent tokens of repositories that are gone.
 
@@ -166,7 +167,7 @@ def gc(yes, prefix, older_than, host, token, login):
                f"younger than {older_than:.0f}s) and {len(tokens)} stale agent tokens"
                f"{f'; {failed} failed' if failed else ''}", err=True)
     if failed:
-        raise SystemExit(EXIT_FAILED)
+        ctx.exit(EXIT_FAILED)
 
 
 def revoke(client: Client, token_id: str) -> bool:

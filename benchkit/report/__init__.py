@@ -27,9 +27,10 @@ SHOWN_PROBLEMS = 20
 
 
 def __getattr__(name: str):
-    """build_report, imported on first use: numpy and the report's statistics
-    (measured: ~0.1 s) load in `benchkit report`'s parent while its child reads the
-    store (benchkit.report.summary), so the package itself must not import them."""
+    """build_report, imported on first use: the aggregation's views and notes
+    (measured: ~0.1 s with the statistics they compute) load in `benchkit report`'s
+    parent while its child reads the store (benchkit.report.summary), so the package
+    itself imports only the records they fill in (report.model)."""
     if name == "build_report":
         # measured: ~0.1 s the child process overlaps (see the docstring)
         from benchkit.report.aggregate import build_report

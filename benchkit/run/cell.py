@@ -34,7 +34,14 @@ from benchkit.agent.audit import (
     audit_transcript,
     gateway_host_errors,
 )
-from benchkit.agent.driver import AgentRequest, AgentRun, Cell, Coordinates, Driver, ToolGuard
+from benchkit.agent.driver import (
+    AgentRequest,
+    AgentRun,
+    Assignment,
+    Coordinates,
+    Driver,
+    ToolGuard,
+)
 from benchkit.agent.events import counts
 from benchkit.anatomy import anatomy
 from benchkit.errors import HarnessError
@@ -283,7 +290,7 @@ def _drive(trial: Trial, ctx: RunContext, coordinates: Coordinates) -> Drive:
             network=coordinates.host_url, writable=(assembly.config_dir,),
             readonly=assembly.credential_files,
             secrets=(*ctx.secrets(), coordinates.token),
-            cell=Cell(trial.task.id, self_review, coordinates))
+            assignment=Assignment(trial.task.id, self_review, coordinates))
         with assembly:  # credential files, bin directory; removed again on every path
             run = ctx.driver.run(request)
     finally:

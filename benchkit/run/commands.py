@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import copy
 import functools
-from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol
 
 import click
 
@@ -39,9 +39,12 @@ from benchkit.sample import TIERS
 
 EXIT_PREFLIGHT = EXIT_BAD_INPUT
 
-# Renders a store's report: (store_dir, reports_dir, model=...) -> the paths written.
-# The command line hands it down (`command`): the run stage does not import the report.
-Renderer = Callable[..., list]
+class Renderer(Protocol):
+    """Renders a store's report for the run's model and returns the paths written. The
+    command line hands it down (`command`): the run stage does not import the report."""
+
+    def __call__(self, store_dir: str | Path, reports_dir: str | Path, *,
+                 model: str | None = None) -> list[Path]: ...
 
 
 class Until(click.ParamType):
@@ -134,10 +137,13 @@ def run(ctx: click.Context, arm_yamls, task_patterns, tiers, trials, until, unti
         raise click.UsageError("--baseline goes with --until-decided")
     progress = Progress(json_mode=json_mode, estimated=driver_name == "replay")
     try:
-        checked = (load_documents if dry_run else preflight)(
-            arm_yamls, task_patterns=task_patterns, tiers=tiers, driver=driver_name,
-            **({} if dry_run else dict(host=host, token=token, login=login,
-                                       confine=not unconfined)))
+        if dry_run:
+            checked = load_documents(arm_yamls, task_patterns=task_patterns, tiers=tiers,
+                                     driver=driver_name)
+        else:
+            checked = preflight(arm_yamls, task_patterns=task_patterns, tiers=tiers,
+                                driver=driver_name, host=host, token=token, login=login,
+                                confine=not unconfined)
     except PreflightError as error:
         ctx.exit(_preflight_failed(progress, error.failures, error.problems))
     except KeyboardInterrupt:

@@ -248,7 +248,7 @@ def next_round(ledger: Ledger, arms: list, tasks: list, fam: Family, budget_left
 
 
 class Rounds(Protocol):
-    """What run_rounds needs of the run that calls it (commands.Invocation): the tree
+    """What run_rounds needs of the run that calls it (invocation.Invocation): the tree
     and settings it plans by, and the parts each round's loop runs with."""
 
     @property
