@@ -241,3 +241,28 @@ def test_a_sandbox_whose_own_directory_the_agent_writes_does_not_start(tmp_path)
     with pytest.raises(SandboxError, match="lies in a directory the agent's shell writes"):
         box.start()
     assert not box.prefix.exists()
+
+
+def test_the_clis_login_files_are_out_of_the_agents_reach(tmp_path, host):
+    """The CLI builds its shell snapshot outside the sandbox by sourcing HOME's login
+    files, and under load does so after the agent's first commands: whatever the agent's
+    shell writes to its ~ must never be a login file of the CLI."""
+    from benchkit.agent.claude import ClaudeDriver
+    from benchkit.agent.driver import AgentRequest
+    driver = ClaudeDriver(base_url=host)
+    request = AgentRequest(system_prompt="", prompt="", model="m", tools=["Bash"],
+                           mcp_servers={}, env={}, cwd=None, guard=None, max_turns=1,
+                           backstop_seconds=60, network=host)
+    work = tmp_path / "work"
+    work.mkdir()
+    box = driver._sandbox(request, "marker", tmp_path, work)
+    cli = driver._env(request, "marker", tmp_path, box)
+    with box:
+        done = run_in(box, "for f in .bashrc .profile .bash_profile .bash_login; do "
+                           "echo 'touch /tmp/x' >> ~/$f; done; echo \"$HOME\" \"$TMPDIR\"")
+    assert done.returncode == 0, done.stderr
+    assert (box.home / ".bashrc").is_file()  # the agent's own ~ took the writes
+    for name in ("HOME", "TMPDIR"):
+        theirs = os.path.realpath(cli[name])
+        assert not any(theirs == d or theirs.startswith(d + os.sep) for d in box._agent_writable())
+    assert sorted(os.listdir(cli["HOME"])) == []

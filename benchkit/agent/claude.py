@@ -21,9 +21,10 @@ Containment: every Bash command runs in the trial's bubblewrap sandbox
 (benchkit.isolation.sandbox, through CLAUDE_CODE_SHELL_PREFIX): read-only host, the
 trial's own work directory, HOME and /tmp, no other process, an allowlisted
 environment, network to the Gitea host's port alone. The CLI itself gets a HOME and
-TMPDIR of the trial's own (its login-shell snapshot reads no maintainer's files, and
-nothing the agent writes there outlives the trial) and, unless it needs the
-maintainer's login, a fresh config directory. MCP servers start through a trampoline
+TMPDIR of the trial's own that the agent's shell cannot write: the CLI builds its
+shell snapshot outside the sandbox by sourcing HOME's login files, under load after
+the agent's first commands, so a ~/.bashrc the agent wrote there would run unconfined.
+Unless it needs the maintainer's login, it also gets a fresh config directory. MCP servers start through a trampoline
 that hands them only PATH, HOME, TMPDIR, the locale and their declared variables.
 
 The SDK has no temperature option: runs use the runtime's default (docs/driver.md).
@@ -276,9 +277,10 @@ class ClaudeDriver:
         if self.base_url:
             env.update(ANTHROPIC_BASE_URL=self.base_url, ANTHROPIC_API_KEY=self.api_key)
         env["CLAUDE_CONFIG_DIR"] = str(self._config_dir(scratch))
-        # The trial's own HOME and TMPDIR: the CLI's login-shell snapshot reads no
-        # maintainer's files, and what lands there is gone with the trial.
-        for name, variable in (("home", "HOME"), ("tmp", "TMPDIR"),
+        # The trial's own HOME and TMPDIR, apart from the sandbox's: the CLI's shell
+        # snapshot sources HOME's login files unconfined (a loaded test run saw it do so
+        # after the agent had written ~/.bashrc), and reads no maintainer's files.
+        for name, variable in (("cli-home", "HOME"), ("cli-own-tmp", "TMPDIR"),
                                ("cli-tmp", "CLAUDE_CODE_TMPDIR")):
             (scratch / name).mkdir(exist_ok=True)
             env[variable] = str(scratch / name)
