@@ -144,10 +144,18 @@ def test_an_estimate_s_mark_follows_its_figure_everywhere(tmp_path):
     ambient size's estimated tokens, an imputed cost."""
     sized = {"ambient_size": {"skill": 4000, "schemas": 0, "bootstrap": 400}}
     samples = [current("raw-api", task, 1000, **sized) for task in READS]
-    samples += [current("raw-api", task, 900, driver="replay", cost_usd=None, **sized)
-                for task in READS]
+    part = [0, 0, 0, 0, 0]
+    anatomy = {"requests": 1, "ambient": part, "carried": part, "tool_output": part,
+               "model_output": [0, 0, 0, 0, 900], "ambient_tokens": 0, "tool_results": 0,
+               "tool_result_bytes": 0, "estimated": True}
+    samples += [current("raw-api", task, 900, driver="replay", cost_usd=None, anatomy=anatomy,
+                        **sized) for task in READS]
     rendered = report(write_store(tmp_path / "results", samples))
     for kind in ("md", "html"):
         text = rendered[kind]
         assert "1,100~" in text and "900~" in text, kind  # ambient tokens; a replay figure
         assert re.findall(r".{20}~[\d$].{10}", text) == [], kind
+    chart = re.search(r'<svg class="chart anatomy".*?</svg>', rendered["html"], re.S).group(0)
+    replayed = f"{900 * MATRIX.weights['output']:,.0f}~"
+    assert f">{replayed}</text>" in chart and ">raw-api (replay)</text>" in chart
+    assert " ~<" not in chart

@@ -83,6 +83,7 @@ class Stack(NamedTuple):
     tokens: dict[str, float]
     shares: dict[str, float]
     total: float
+    estimated: bool = False  # its figures are estimates (the replay's)
 
 
 def component_chart(components: list[ComponentRow], names: dict) -> dict | None:
@@ -97,8 +98,8 @@ def component_chart(components: list[ComponentRow], names: dict) -> dict | None:
 def anatomy_chart(rows: list[AnatomyRow], names: dict) -> dict | None:
     """Stacked bars per arm: cost-equivalent tokens split into the four parts of the
     cost anatomy (benchkit.report.anatomy)."""
-    shaped = [Stack(row.arm + (" ~" if row.estimated else ""), row.parts, row.parts,
-                    row.shares, row.total) for row in rows]
+    shaped = [Stack(row.arm + (" (replay)" if row.kind == "replay" else ""), row.parts,
+                    row.parts, row.shares, row.total, row.estimated) for row in rows]
     return _stacked_chart(shaped, tuple(names), PART_COLOURS, names)
 
 
@@ -119,7 +120,8 @@ def _stacked_chart(rows: list[Stack], keys, colours: dict, names: dict) -> dict 
                              "tokens": row.tokens[name], "share": row.shares[name]})
             x += width
         stacks.append({"arm": row.arm, "y": y, "mid": y + ROW / 2 - 4, "height": ROW - 8,
-                       "segments": segments, "total": row.total, "text_x": x + 6})
+                       "segments": segments, "total": row.total, "text_x": x + 6,
+                       "estimated": row.estimated})
     legend, x = [], LABEL
     for name in keys:  # spaced by label length at about 7 px a character
         legend.append({"component": name, "colour": colours[name], "x": x, "y": height - 14})
