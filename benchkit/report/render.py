@@ -78,21 +78,21 @@ def metric(figure: Figure, metric: str, estimated: bool = False) -> str:
     return f"{shown} ({bounds})" if bounds else shown
 
 
-def tier_entry(entry: TierArm, tier: Tier, estimated: bool = False) -> str:
-    """An arm's figures in a tier: over the tier's tasks it ran, and, where those are not
-    the tasks every arm ran, over the common ones, which alone compare arms."""
+def tier_entry(entry: TierArm, tier: Tier, estimated: bool = False) -> list[str]:
+    """An arm's figures in a tier, then what qualifies them: over the tier's tasks it
+    ran and, where those are not the tasks every arm ran, over the common ones, which
+    alone compare arms. Markdown puts the qualifiers in brackets, HTML under the figure."""
     if entry.cost is None:
-        return "—"
-    text = f"{tokens(entry.cost, estimated)} · {FORMATTERS['percent'](entry.success)}"
-    if entry.tasks == tier.common:
-        return text + (f" ({entry.tasks}/{tier.tasks_total} tasks)"
-                       if entry.tasks < tier.tasks_total else "")
-    if entry.common_cost is None:
-        return text + (f" ({entry.tasks}/{tier.tasks_total} tasks; not comparable: no task "
-                       "of the tier was run by every arm)")
-    return text + (f" ({entry.tasks}/{tier.tasks_total} tasks; on the {tier.common} common: "
-                   f"{tokens(entry.common_cost, estimated)} · "
-                   f"{FORMATTERS['percent'](entry.common_success)})")
+        return ["—"]
+    said = [f"{tokens(entry.cost, estimated)} · {FORMATTERS['percent'](entry.success)}"]
+    if entry.tasks < tier.tasks_total or entry.tasks != tier.common:
+        said.append(f"{entry.tasks}/{tier.tasks_total} tasks")
+    if entry.tasks != tier.common:
+        said.append("not comparable: no task of the tier was run by every arm"
+                    if entry.common_cost is None else
+                    f"on the {tier.common} common: {tokens(entry.common_cost, estimated)} · "
+                    f"{FORMATTERS['percent'](entry.common_success)}")
+    return said
 
 
 def md_cell(text) -> str:
