@@ -50,7 +50,7 @@ from benchkit.statistics.intervals import LEVEL
 from benchkit.store import Store
 from benchkit.surface import BYTES_PER_TOKEN, PARTS, AmbientSize, estimated_tokens
 
-REPORT_VERSION = 2
+REPORT_VERSION = 3  # 3: tiers compare arms on common tasks (relative, below_best), failures
 
 
 def current(matrix: Matrix) -> counting.Current:
