@@ -25,3 +25,9 @@ def usage_cost(usage: Mapping, weights: Mapping[str, float]) -> float:
     tokens = components(usage["input"], usage["cache_write"], usage.get("cache_write_1h"),
                         usage["cache_read"], usage["output"])
     return cost(tokens, tuple(weights[name] for name in COMPONENTS))
+
+
+def token_figure(tokens: float, estimated: bool) -> str:
+    """Tokens as the report and the run print them: "12,345", and "12,345~" for an
+    estimate (a replay's figures, an expected cost): the mark always follows the figure."""
+    return f"{tokens:,.0f}~" if estimated else f"{tokens:,.0f}"

@@ -88,6 +88,7 @@ class Fingerprints(msgspec.Struct, frozen=True, gc=False):
 
 class Sample(msgspec.Struct, frozen=True, gc=False):
     """The part of a stored sample that the ledger and the report read."""
+    id: str
     arm: str
     task: str
     duration_s: Annotated[float, msgspec.Meta(ge=0)]

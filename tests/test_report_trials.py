@@ -85,13 +85,13 @@ def everything_but(listing: str, task: str) -> str:
 class Page:
     """One headless tab, navigated and inspected over the DevTools pipe."""
 
-    def __init__(self, browser):
+    def __init__(self, browser, width=WIDTH, height=HEIGHT):
         self.browser = browser
         target = browser.call("Target.createTarget", {"url": "about:blank"})["targetId"]
         self.session = browser.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         for domain in ("Runtime", "Network", "Page"):
             browser.call(f"{domain}.enable", session=self.session)
-        browser.call("Emulation.setDeviceMetricsOverride", {"width": WIDTH, "height": HEIGHT,
+        browser.call("Emulation.setDeviceMetricsOverride", {"width": width, "height": height,
                      "deviceScaleFactor": 1, "mobile": False}, session=self.session)
 
     def loaded(self, action):

@@ -213,6 +213,7 @@ def test_until_decided_runs_round_after_round_of_one_trial_per_worker(monkeypatc
     spent: dict = {}
     ledger = SimpleNamespace(
         costs=spent, valid={(a.id, t.id): 0 for a, t in cells}, number=lambda arm, task: 0,
+        estimated=False,
         expected=lambda arm, task: (sum(spent[(arm, task)]) / len(spent[(arm, task)])
                                     if (arm, task) in spent else 1000.0, "mean"))
     scheduler = SimpleNamespace(totals=SimpleNamespace(halted=None, ran=0), queue=[],
@@ -254,3 +255,33 @@ def test_until_decided_runs_round_after_round_of_one_trial_per_worker(monkeypatc
         changed = {f"{a} vs {b}" for (a, b), state in after.items() if before[(a, b)] != state}
         assert {line.split(":")[1].strip() for line in text.splitlines()
                 if not line.startswith("until-decided: next")} == changed
+
+
+def test_a_verdict_reached_on_replay_estimates_says_so(tmp_path, monkeypatch):
+    """`--until-decided` on replay samples: the pair it calls decided was judged on
+    estimates, and its line says so (as the report labels them)."""
+    from synthetic import sample, write_store
+
+    from benchkit.report import current_matrix
+    for name in ("GITEA_URL", "GITEA_TOKEN", "BENCHKIT_ROOT"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.chdir(tmp_path)
+    matrix = current_matrix(CHECKOUT)
+    arms = {a.id: a for a in matrix.arms}
+    tasks = [t for t in matrix.scored_tasks if t.tier == "read"][:3]
+    samples = [sample(arm, task.id, task.tier, driver="replay", cost_usd=None,
+                      tokens={"input": 0, "cache_write": 0, "cache_read": 0, "output": output},
+                      fingerprints={"task": task.fingerprint, "arm": arms[arm].fingerprint,
+                                    "seed": task.seed_fingerprint,
+                                    "model": matrix.model_fingerprint})
+               for arm, output in (("raw-api", 1000), ("tea", 2000))
+               for task in tasks for _ in range(3)]
+    write_store(tmp_path / "results", samples)
+    result = CliRunner().invoke(main, [
+        "run", str(CHECKOUT / "arms.d/raw-api.yaml"), str(CHECKOUT / "arms.d/tea.yaml"),
+        *(arg for task in tasks for arg in ("--task", task.id)), "--until-decided",
+        "--budget", "50000", "--driver", "replay", "--dry-run"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert ("until-decided: raw-api vs tea: decided - raw-api cheaper (on replay "
+            "estimates, not measured tokens)") in result.stdout

@@ -33,8 +33,8 @@ def test_the_plan_is_printed_from_past_samples_and_nothing_is_written(tree_copy,
     assert lines[0].startswith("dry run: nothing is spent, started or written")
     assert f"{dead_url.rstrip('/')}" in lines[0] and "not contacted" in lines[0]
     # 8,000 x 1.25 + 20,000 x 0.1 + 200 x 5: the cell's past mean, and the arm's for the other.
-    assert lines[2] == "  [1] raw-api read-open-issue-count trial 0: ~13,000 tokens (this arm's mean)"
-    assert "expected in total: ~13,000 cost-equivalent tokens of a budget of 20,000" in done.stdout
+    assert lines[2] == "  [1] raw-api read-open-issue-count trial 0: 13,000~ tokens (this arm's mean)"
+    assert "expected in total: 13,000~ cost-equivalent tokens of a budget of 20,000" in done.stdout
     # The cell has trial 0 already: its next is trial 1, as the run would number it.
     assert "skipped (budget): raw-api close-csv-export-issue trial 1" in done.stdout
     assert listing(tree_copy) == before  # nothing written: no report, no store file

@@ -99,10 +99,10 @@ def test_a_budget_smaller_than_any_trial_starts_none(tmp_path):
     assert result.exit_code == 2, result.output  # nothing runnable (README's exit table)
     assert "embedded forge" not in result.output  # said before any host started
     # trials numbered as the sample numbers them ("trial": 0)
-    assert "skipped (budget): raw-api close-csv-export-issue trial 0: expects ~25,000 " \
+    assert "skipped (budget): raw-api close-csv-export-issue trial 0: expects 25,000~ " \
            "tokens, 5,000~ left" in result.stdout
     assert ("nothing to run: the budget of 5,000~ tokens fits no trial (the cheapest "
-            "expects ~25,000); nothing was started") in result.output
+            "expects 25,000~); nothing was started") in result.output
     assert not (tmp_path / "results").exists() and not (tmp_path / "reports").exists()
 
 

@@ -27,7 +27,7 @@ from benchkit.report.headline import (
 from benchkit.report.load import StoreContents
 from benchkit.report.matrix import Matrix
 from benchkit.report.model import Ambient, NotReproducible, Report, TaskTables
-from benchkit.report.notes import notes
+from benchkit.report.notes import baseline_notes, notes
 from benchkit.report.summary import Summary, summarise
 from benchkit.report.tally import Placed
 from benchkit.report.views import (
@@ -38,6 +38,7 @@ from benchkit.report.views import (
     duration_view,
     estimate_view,
     exclusion_view,
+    failure_view,
     other_versions_view,
     replay_view,
     task_view,
@@ -49,7 +50,7 @@ from benchkit.statistics.intervals import LEVEL
 from benchkit.store import Store
 from benchkit.surface import BYTES_PER_TOKEN, PARTS, AmbientSize, estimated_tokens
 
-REPORT_VERSION = 2
+REPORT_VERSION = 3  # 3: tiers compare arms on common tasks (relative, below_best), failures
 
 
 def current(matrix: Matrix) -> counting.Current:
@@ -148,7 +149,8 @@ def build_report(contents: StoreContents | Summary, matrix: Matrix, *,
         other_versions=other_versions_view(sorted_.other),
         problems=contents.problems,
         not_reproducible=not_reproducible(contents.directory),
+        failures=failure_view(sorted_.measured, sorted_.replay, matrix),
         notes=[],
     )
-    report.notes = notes(report)
+    report.notes = notes(report) + baseline_notes(matrix.baseline, pairs)
     return report

@@ -24,6 +24,9 @@ COMPONENT_COLOURS = {"input": "#4e79a7", "cache_write_5m": "#f28e2b", "cache_wri
 PART_COLOURS = {"ambient": "#9c755f", "carried": "#76b7b2", "tool_output": "#f28e2b",
                 "model_output": "#59a14f"}
 CHEAP, DEAR = (216, 240, 216), (240, 138, 93)  # heat map: the tier's cheapest .. 1.5x
+# Heat map: an arm below the tier's best success, whatever its cost (never the green of
+# the cheapest: cheapest is not best when it fails), and an arm not comparable.
+BELOW_BEST, NOT_COMPARABLE = "#e3c8e8", "#eeeeee"
 
 
 def nice_ticks(top: float, count: int = 5) -> list[float]:
@@ -80,6 +83,7 @@ class Stack(NamedTuple):
     tokens: dict[str, float]
     shares: dict[str, float]
     total: float
+    estimated: bool = False  # its figures are estimates (the replay's)
 
 
 def component_chart(components: list[ComponentRow], names: dict) -> dict | None:
@@ -94,8 +98,8 @@ def component_chart(components: list[ComponentRow], names: dict) -> dict | None:
 def anatomy_chart(rows: list[AnatomyRow], names: dict) -> dict | None:
     """Stacked bars per arm: cost-equivalent tokens split into the four parts of the
     cost anatomy (benchkit.report.anatomy)."""
-    shaped = [Stack(row.arm + (" ~" if row.estimated else ""), row.parts, row.parts,
-                    row.shares, row.total) for row in rows]
+    shaped = [Stack(row.arm + (" (replay)" if row.kind == "replay" else ""), row.parts,
+                    row.parts, row.shares, row.total, row.estimated) for row in rows]
     return _stacked_chart(shaped, tuple(names), PART_COLOURS, names)
 
 
@@ -116,7 +120,8 @@ def _stacked_chart(rows: list[Stack], keys, colours: dict, names: dict) -> dict 
                              "tokens": row.tokens[name], "share": row.shares[name]})
             x += width
         stacks.append({"arm": row.arm, "y": y, "mid": y + ROW / 2 - 4, "height": ROW - 8,
-                       "segments": segments, "total": row.total, "text_x": x + 6})
+                       "segments": segments, "total": row.total, "text_x": x + 6,
+                       "estimated": row.estimated})
     legend, x = [], LABEL
     for name in keys:  # spaced by label length at about 7 px a character
         legend.append({"component": name, "colour": colours[name], "x": x, "y": height - 14})
@@ -132,7 +137,9 @@ def _blend(relative: float) -> str:
 
 
 def tier_heatmap(tiers: list[Tier], arms: list[str]) -> dict | None:
-    """Arms by tiers; each cell coloured by its cost relative to the tier's cheapest."""
+    """Arms by tiers; each cell coloured by its cost on the tier's common tasks relative
+    to the cheapest arm's at the tier's best success (views.tier_view); an arm below
+    that success has a colour of its own."""
     if not tiers or not any(a.cost is not None for t in tiers for a in t.arms):
         return None
     column, row, head = (WIDTH - LABEL) / len(tiers), 40, 26
@@ -146,7 +153,10 @@ def tier_heatmap(tiers: list[Tier], arms: list[str]) -> dict | None:
                 "width": column - 4, "height": row - 4, "cost": entry.cost,
                 "success": entry.success, "relative": relative,
                 "tasks": entry.tasks, "tasks_total": tier.tasks_total,
-                "colour": _blend(relative) if relative is not None else "#eeeeee"})
+                "common": tier.common, "common_cost": entry.common_cost,
+                "common_success": entry.common_success, "below_best": entry.below_best,
+                "colour": (NOT_COMPARABLE if relative is None else BELOW_BEST
+                           if entry.below_best else _blend(relative))})
     return {"width": WIDTH, "height": head + row * len(arms), "left": LABEL,
             "columns": [{"tier": t.tier, "x": LABEL + i * column + (column - 4) / 2}
                         for i, t in enumerate(tiers)],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 from pathlib import Path
 
 import click
@@ -14,14 +15,20 @@ from benchkit.report.summary import Summariser
 
 
 def parse_weight(text: str) -> tuple[str, float]:
+    """COMPONENT=W, W a finite number of at least 0: a negative weight would make a
+    cost that grows with fewer tokens."""
     name, sep, value = text.partition("=")
     try:
         if not sep:
             raise ValueError
-        return name.strip(), float(value)
+        weight = float(value)
     except ValueError:
         raise click.BadParameter(f"{text!r}: expected COMPONENT=NUMBER, e.g. output=4",
                                  param_hint="--weight") from None
+    if not math.isfinite(weight) or weight < 0:
+        raise click.BadParameter(f"{text!r}: a weight is a number of at least 0",
+                                 param_hint="--weight")
+    return name.strip(), weight
 
 
 @click.command()

@@ -74,16 +74,18 @@ def by_cost(rows: list[ArmRow]) -> list[ArmRow]:
 
 
 def common_headline(cells: dict[str, dict[str, CellStats]], scored: list[str], floor: int,
-                    level: float, unsupported: dict[str, dict] | None = None) -> Common | None:
+                    level: float | None, unsupported: dict[str, dict] | None = None, *,
+                    estimated: bool = False) -> Common | None:
     """The arms compared on the tasks every arm with samples ran; None when they all
     ran the same tasks (the headline already is that comparison). `unsupported`: arm ->
-    {task: why its tool cannot do it}, named where it left a scored task out."""
+    {task: why its tool cannot do it}, named where it left a scored task out; level
+    None: no intervals (the replay's estimates)."""
     ran = {arm: set(c) for arm, c in cells.items() if c}
     if len(ran) < 2 or len({frozenset(s) for s in ran.values()}) == 1:
         return None
     shared = [t for t in scored if all(t in s for s in ran.values())]
     rows = [arm_row(arm, {t: cells[arm][t] for t in shared}, tasks_total=len(shared),
-                    floor=floor, level=level) for arm in ran]
+                    floor=floor, level=level, estimated=estimated) for arm in ran]
     cannot = [Unsupported(arm, task, why)
               for arm in ran for task, why in (unsupported or {}).get(arm, {}).items()
               if task in scored and task not in ran[arm]]

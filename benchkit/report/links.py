@@ -10,3 +10,8 @@ TRIALS = "trials"  # the drill-down pages' directory beside report.html (pages.p
 def cell_href(arm: str, task: str) -> str:
     """A cell's page, relative to report.html."""
     return f"{TRIALS}/{arm}/{task}.html"
+
+
+def trial_href(arm: str, task: str, sample_id: str) -> str:
+    """A trial's page, relative to report.html (and to the other reports beside it)."""
+    return f"{TRIALS}/{arm}/{task}/{sample_id}.html"

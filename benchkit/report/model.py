@@ -105,17 +105,26 @@ class Durations(Record):
 
 
 class TierArm(Record):
+    """An arm in a tier: cost and success over the tier's tasks it ran, and over the
+    tier's common tasks (those every arm with samples in the tier ran), on which it is
+    compared: `relative` is its common cost over the cheapest arm's among those at the
+    tier's best common success, and `below_best` says its success falls short of that
+    (None: no common task, not comparable)."""
     arm: str
     tasks: int
     cost: float | None
     success: float | None
-    relative: float | None  # cost over the tier's cheapest arm's
+    relative: float | None
+    common_cost: float | None = None
+    common_success: float | None = None
+    below_best: bool = False
 
 
 class Tier(Record):
     tier: str
     tasks_total: int
     arms: list[TierArm]
+    common: int = 0  # the tier's tasks every arm with samples in it ran
 
 
 class ComponentRow(Record, kw_only=True):
@@ -247,11 +256,13 @@ class TaskTables(Record):
 
 
 class Estimates(Record):
-    """The replay's samples in the measured figures' layout: every figure an estimate."""
+    """The replay's samples in the measured figures' layout: every figure an estimate;
+    `common` compares the arms on the tasks all of them replayed, when they differ."""
     headline: list[ArmRow]
     tiers: list[Tier]
     components: list[ComponentRow]
     estimated: bool
+    common: Common | None = None
 
 
 class ExclusionRow(Record):
@@ -280,6 +291,18 @@ class NotReproducible(Record):
     task: Any
     outcome: Any
     differences: Any
+
+
+class Failure(Record):
+    """A counted trial that did not pass: measured, or replayed (`estimated`)."""
+    trial: str        # the sample's id
+    arm: str
+    task: str
+    number: int       # its trial number within the cell
+    outcome: str
+    failure_class: str | None
+    estimated: bool
+    page: str         # its drill-down page, relative to the reports
 
 
 class Ambient(Record):
@@ -335,6 +358,7 @@ class Report(Record):
     other_versions: list[OtherVersion]
     problems: list[str]
     not_reproducible: list[NotReproducible]
+    failures: list[Failure]
     notes: list[str]  # benchkit.report.notes, read off the rest
 
 

@@ -91,3 +91,13 @@ def duration_notes(durations: Durations) -> list[str]:
     return ["Durations are soft: they depend on the host and on how many trials ran at "
             "once (--jobs; " + ", ".join(parts) + "), so compare them only at one "
             "concurrency."]
+
+
+def baseline_notes(baseline: str | None, verdicts) -> list[str]:
+    """A --baseline the report could not apply, said (it is not an error: the store
+    may simply hold no measured samples yet)."""
+    if baseline is None or verdicts is not None:
+        return []
+    return [f"--baseline {baseline} is not applied: verdicts compare measured samples "
+            "only, and fewer than two arms have any (replay estimates are never compared "
+            "by verdicts)."]

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from benchkit.report.links import TRIALS
+from benchkit.report.links import TRIALS, trial_href
 from benchkit.report.model import Report
 from benchkit.report.render import render_page
 from benchkit.report.trials import (
@@ -42,7 +42,7 @@ def write_pages(store_dir, reports_dir, report: Report,
                "href": f"{arm}/{task}/{sample['id']}.html"}
         rows.append(row)
         cells[(arm, task)].append(row)
-        page = root / row["href"]
+        page = Path(reports_dir) / trial_href(arm, task, sample["id"])
         page.parent.mkdir(parents=True, exist_ok=True)
         worded = (intents or {}).get(task)
         intent = worded[bool(sample.get("self_review"))] if worded else None

@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from benchkit import cache_dir
+from benchkit.cost import token_figure
 from benchkit.report import charts
 from benchkit.report.anatomy import PART_NAMES
 from benchkit.report.links import cell_href
-from benchkit.report.model import Figure, Report, as_data
+from benchkit.report.model import Figure, Report, Tier, TierArm, as_data
 from benchkit.sample import COMPONENTS
 
 if TYPE_CHECKING:
@@ -38,31 +39,60 @@ def _formatter(template: str):
 
 
 FORMATTERS = {name: _formatter(template) for name, template in {
-    "tokens": "{0:,.0f}", "number": "{0:,.{digits}f}", "percent": "{0:.0%}",
-    "usd": "~${0:.2f}", "seconds": "{0:,.1f} s", "signed": "{0:+,.0f}",
-    "change": "{0:+.0%}", "weight": "{0:g}"}.items()}
-# Headline metric -> its formatter name.
+    "number": "{0:,.{digits}f}", "percent": "{0:.0%}",
+    "usd": "${0:.2f}", "seconds": "{0:,.1f} s", "signed": "{0:+,.0f}",
+    "change": "{0:+.0%}", "ratio": "{0:.2f}×", "weight": "{0:g}"}.items()}
+
+
+def tokens(value: float | None, estimated: bool = False) -> str:
+    """A token figure (marked an estimate when it is one), or an em dash for None."""
+    return "—" if value is None else token_figure(value, estimated)
+
+
+# Headline metric -> its formatter name; the token metrics are marked when estimated.
 METRIC_FORMATS = {"cost": "tokens", "raw": "tokens", "turns": "number", "duration": "seconds",
                   "success": "percent", "pass_k": "percent", "blocked": "number", "cost_usd": "usd"}
 
 
-def value(figure: Figure, metric: str) -> str:
+def _format(metric: str, number: float | None, estimated: bool) -> str:
+    name = METRIC_FORMATS[metric]
+    return tokens(number, estimated) if name == "tokens" else FORMATTERS[name](number)
+
+
+def value(figure: Figure, metric: str, estimated: bool = False) -> str:
     """A headline figure's value, formatted for its metric."""
-    return FORMATTERS[METRIC_FORMATS[metric]](figure.value)
+    return _format(metric, figure.value, estimated)
 
 
-def interval(figure: Figure, metric: str) -> str:
+def interval(figure: Figure, metric: str, estimated: bool = False) -> str:
     """'low–high' of a headline figure, empty when it has none."""
     if figure.low is None:
         return ""
-    format_ = FORMATTERS[METRIC_FORMATS[metric]]
-    return f"{format_(figure.low)}–{format_(figure.high)}"
+    return f"{_format(metric, figure.low, estimated)}–{_format(metric, figure.high, estimated)}"
 
 
-def metric(figure: Figure, metric: str) -> str:
+def metric(figure: Figure, metric: str, estimated: bool = False) -> str:
     """'value (low–high)'."""
-    bounds = interval(figure, metric)
-    return f"{value(figure, metric)} ({bounds})" if bounds else value(figure, metric)
+    bounds = interval(figure, metric, estimated)
+    shown = value(figure, metric, estimated)
+    return f"{shown} ({bounds})" if bounds else shown
+
+
+def tier_entry(entry: TierArm, tier: Tier, estimated: bool = False) -> list[str]:
+    """An arm's figures in a tier, then what qualifies them: over the tier's tasks it
+    ran and, where those are not the tasks every arm ran, over the common ones, which
+    alone compare arms. Markdown puts the qualifiers in brackets, HTML under the figure."""
+    if entry.cost is None:
+        return ["—"]
+    said = [f"{tokens(entry.cost, estimated)} · {FORMATTERS['percent'](entry.success)}"]
+    if entry.tasks < tier.tasks_total or entry.tasks != tier.common:
+        said.append(f"{entry.tasks}/{tier.tasks_total} tasks")
+    if entry.tasks != tier.common:
+        said.append("not comparable: no task of the tier was run by every arm"
+                    if entry.common_cost is None else
+                    f"on the {tier.common} common: {tokens(entry.common_cost, estimated)} · "
+                    f"{FORMATTERS['percent'](entry.common_success)}")
+    return said
 
 
 def md_cell(text) -> str:
@@ -93,8 +123,8 @@ def _environment(autoescape: bool) -> jinja2.Environment:
         bytecode_cache=_bytecode_cache(),
         undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
         keep_trailing_newline=True)
-    environment.filters.update(FORMATTERS, value=value, interval=interval, metric=metric,
-                               md=md_cell)
+    environment.filters.update(FORMATTERS, tokens=tokens, value=value, interval=interval, metric=metric,
+                               md=md_cell, tier_entry=tier_entry)
     environment.globals.update(components=COMPONENTS, component_names=COMPONENT_NAMES,
                                parts=tuple(PART_NAMES), part_names=PART_NAMES,
                                cell_href=cell_href)
@@ -137,10 +167,12 @@ def render_html(report: Report) -> str:
         "anatomy": charts.anatomy_chart(report.anatomy, PART_NAMES),
     }
     estimates = report.estimates
-    figures.update(est_cost=None, est_components=None, est_tiers=None)
+    figures.update(est_cost=None, est_common_cost=None, est_components=None, est_tiers=None)
     if estimates:
         figures.update(
             est_cost=charts.cost_chart(estimates.headline),
+            est_common_cost=(charts.cost_chart(estimates.common.rows) if estimates.common
+                             else None),
             est_components=charts.component_chart(estimates.components, COMPONENT_NAMES),
             est_tiers=charts.tier_heatmap(estimates.tiers, report.arms))
     return _template(*REPORT_TEMPLATES["html"]).render(report=report, charts=figures)

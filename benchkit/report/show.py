@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from benchkit.exits import BadInput
+from benchkit.report.links import trial_href
 from benchkit.report.trials import find_trial, list_lines, load_trials, trial_lines, trial_view
 from benchkit.sample import OUTCOMES
 
@@ -22,15 +23,19 @@ from benchkit.sample import OUTCOMES
 @click.option("--outcome", "outcomes", multiple=True,
               type=click.Choice([*OUTCOMES, "failures"]),
               help="Only trials with this outcome (`failures`: every one but passed); repeatable.")
+@click.option("--reports", "reports_dir", type=click.Path(file_okay=False, path_type=Path),
+              default="reports", show_default=True,
+              help="The reports directory whose trial page ID names.")
 @click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True,
               help="List at most this many trials.")
 @click.option("--full", is_flag=True, help="A tool's output whole, as recorded.")
 @click.option("--json", "as_json", is_flag=True, help="The samples (or the one trial) as JSON.")
-def show(sample_id, store_dir, arms, tasks, outcomes, limit, full, as_json):
+def show(sample_id, store_dir, arms, tasks, outcomes, reports_dir, limit, full, as_json):
     """List the store's trials, newest first, or show one trial (ID: its sample id or a
     unique prefix): outcome, failure class, the checker's differences, tokens per
-    component, turns, and the transcript as a conversation (tool calls, their output,
-    the guard's denials). Exit 0, or 2 when the store or the trial is not there.
+    component, turns, the failure replay's verdict, the transcript as a conversation
+    (tool calls, their output, the guard's denials) and the path of its page in the
+    HTML report. Exit 0, or 2 when the store or the trial is not there.
 
     \b
     Examples:
@@ -40,8 +45,11 @@ def show(sample_id, store_dir, arms, tasks, outcomes, limit, full, as_json):
     try:
         if sample_id:
             view = trial_view(store_dir, find_trial(store_dir, sample_id))
-            click.echo(json.dumps(view, indent=1, ensure_ascii=False) if as_json
-                       else "\n".join(trial_lines(view, full=full)))
+            if as_json:
+                click.echo(json.dumps(view, indent=1, ensure_ascii=False))
+                return
+            click.echo("\n".join([*trial_lines(view, full=full), "",
+                                   page_line(reports_dir, view["sample"])]))
             return
         trials = load_trials(store_dir, arms=arms, tasks=tasks, outcomes=outcomes)
     except (FileNotFoundError, LookupError) as error:
@@ -58,3 +66,10 @@ def show(sample_id, store_dir, arms, tasks, outcomes, limit, full, as_json):
     click.echo("\n".join(list_lines(shown)))
     if len(trials.samples) > limit:
         click.echo(f"... {len(trials.samples) - limit} more (--limit)")
+
+
+def page_line(reports_dir: Path, sample: dict) -> str:
+    """Where the trial's page is in the HTML report, or would be once it is rendered."""
+    page = reports_dir / trial_href(sample.get("arm", ""), sample.get("task", ""),
+                                    sample.get("id", ""))
+    return f"page: {page}" + ("" if page.is_file() else " (not written yet: benchkit report)")

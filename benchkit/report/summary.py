@@ -47,8 +47,10 @@ class Block:
     (input, cache_write, cache_write_1h or 0, cache_read, output), the trial row's
     columns the sample recorded (benchkit.statistics.rows.AS_RECORDED: turns, duration,
     passed, blocked calls, cost_usd or 0, whether it has a cost), and the cost anatomy
-    (ANATOMY_COLUMNS: whether it has one, then its figures; zeros where none)."""
-    __slots__ = ("count", "jobs", "usage", "other", "anatomy")
+    (ANATOMY_COLUMNS: whether it has one, then its figures; zeros where none); and the
+    members that did not pass, (id, trial, outcome, failure class) each, for the
+    report's list of failures."""
+    __slots__ = ("count", "jobs", "usage", "other", "anatomy", "failed")
     USAGE, OTHER, ANATOMY = 5, len(AS_RECORDED), len(ANATOMY_COLUMNS)  # columns of each
 
     def __init__(self, members: list[Sample], jobs: int | None):
@@ -67,12 +69,14 @@ class Block:
         self.other = _columns(*(recorded[column] for column in AS_RECORDED))
         rows = [_anatomy_row(s) for s in members]
         self.anatomy = _columns(*([row[i] for row in rows] for i in range(len(ANATOMY_COLUMNS))))
+        self.failed = [(s.id, s.trial, s.outcome, s.failure_class) for s in members
+                       if s.outcome != "passed"]
 
     def __getstate__(self):
-        return (self.count, self.jobs, self.usage, self.other, self.anatomy)
+        return (self.count, self.jobs, self.usage, self.other, self.anatomy, self.failed)
 
     def __setstate__(self, state):
-        self.count, self.jobs, self.usage, self.other, self.anatomy = state
+        self.count, self.jobs, self.usage, self.other, self.anatomy, self.failed = state
 
 
 def _anatomy_row(sample: Sample) -> tuple:

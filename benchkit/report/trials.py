@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchkit.cost import components, cost
+from benchkit.cost import components, cost, token_figure
 from benchkit.report.matrix import DEFAULT_WEIGHTS
 from benchkit.sample import COMPONENTS
 from benchkit.store import Store
@@ -206,7 +206,7 @@ def request_line(entry: dict) -> str:
 def trial_lines(view: dict, *, full: bool = False) -> list[str]:
     """One trial for the terminal; a tool's output cut at TERMINAL_CHARS unless full."""
     s, t = view["sample"], view["tokens"]
-    mark = "~" if t["estimated"] else ""
+    estimated = t["estimated"]
     lines = [f"trial {s.get('id')}: {s.get('arm')} {s.get('task')} trial {s.get('trial', 0)} "
              f"({s.get('driver')}, {s.get('model')}, {s.get('started_at')})",
              f"outcome: {s.get('outcome')}" + (f" ({s['failure_class']})" if s.get("failure_class") else "")
@@ -214,8 +214,9 @@ def trial_lines(view: dict, *, full: bool = False) -> list[str]:
              f"turns: {s.get('turns')}, tool calls: {s.get('tool_calls')} ({s.get('blocked_calls')} "
              f"blocked), {s.get('duration_s')} s",
              f"tokens{' (estimated)' if t['estimated'] else ''}: "
-             + ", ".join(f"{name} {value:,}{mark}" for name, value in t["components"].items())
-             + f"; cost-equivalent {t['cost']:,.0f}{mark}"]
+             + ", ".join(f"{name} {token_figure(value, estimated)}"
+                         for name, value in t["components"].items())
+             + f"; cost-equivalent {token_figure(t['cost'], estimated)}"]
     if s.get("differences"):
         lines.append("differences:")
         lines += [f"  - {d}" for d in s["differences"]]
@@ -266,7 +267,7 @@ def list_lines(samples: list) -> list[str]:
         t = tokens(s)
         rows.append([str(s.get("started_at", ""))[:19].replace("T", " "), str(s.get("id", ""))[:12],
                      s.get("arm", ""), s.get("task", ""), str(s.get("trial", 0)),
-                     s.get("outcome", ""), f"{t['cost']:,.0f}{'~' if t['estimated'] else ''}",
+                     s.get("outcome", ""), token_figure(t["cost"], t["estimated"]),
                      summary(s)[:80]])
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     return ["  ".join([*(v.ljust(w) for v, w in zip(r, widths, strict=False)), r[-1]]).rstrip() for r in rows]

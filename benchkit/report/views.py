@@ -8,7 +8,8 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Mapping
 
-from benchkit.report.headline import Cells, arm_row, by_cost
+from benchkit.report.headline import Cells, arm_row, by_cost, common_headline
+from benchkit.report.links import trial_href
 from benchkit.report.matrix import Matrix
 from benchkit.report.model import (
     ArmRow,
@@ -24,6 +25,7 @@ from benchkit.report.model import (
     Durations,
     Estimates,
     ExclusionRow,
+    Failure,
     Gap,
     JobCount,
     OtherVersion,
@@ -63,22 +65,41 @@ def duration_view(jobs: Counter) -> Durations:
 
 
 def tier_view(cells: dict[str, dict[str, CellStats]], matrix: Matrix) -> list[Tier]:
-    """Per tier and arm: cost and success over the tier's tasks the arm ran."""
+    """Per tier and arm: cost and success over the tier's tasks the arm ran, and the
+    arms compared on the tier's tasks all of them ran (TierArm)."""
     view = []
     for tier in SCORED_TIERS:
         ids = [t.id for t in matrix.scored_tasks if t.tier == tier]
         if not ids:
             continue
-        ran = {arm: [cells[arm][t] for t in ids if t in cells[arm]]
-               for arm in (a.id for a in matrix.arms)}
-        means = {arm: (mean_of([c.means[COST] for c in found]),
-                       mean_of([c.means[SUCCESS] for c in found])) for arm, found in ran.items()}
-        costs = [cost for cost, _ in means.values() if cost is not None]
-        arms = [TierArm(arm, len(ran[arm]), cost, success,
-                        cost / min(costs) if cost is not None and min(costs) else None)
-                for arm, (cost, success) in means.items()]
-        view.append(Tier(tier, len(ids), arms))
+        ran = {arm: [t for t in ids if t in cells[arm]] for arm in (a.id for a in matrix.arms)}
+        common = [t for t in ids if all(t in cells[arm] for arm, found in ran.items() if found)]
+
+        def means(arm, tasks):
+            found = [cells[arm][t] for t in tasks]
+            return (mean_of([c.means[COST] for c in found]),
+                    mean_of([c.means[SUCCESS] for c in found]))
+        own = {arm: means(arm, tasks) for arm, tasks in ran.items()}
+        shared = {arm: means(arm, common) for arm, tasks in ran.items() if tasks and common}
+        best = max((success for _, success in shared.values()), default=None)
+        at_best = [cost for cost, success in shared.values() if _reaches(success, best)]
+        reference = min(at_best, default=None)
+        arms = []
+        for arm, (cost, success) in own.items():
+            common_cost, common_success = shared.get(arm, (None, None))
+            arms.append(TierArm(
+                arm, len(ran[arm]), cost, success,
+                relative=(common_cost / reference if common_cost is not None and reference
+                          else None),
+                common_cost=common_cost, common_success=common_success,
+                below_best=arm in shared and not _reaches(common_success, best)))
+        view.append(Tier(tier, len(ids), arms, len(common) if shared else 0))
     return view
+
+
+def _reaches(success: float | None, best: float | None) -> bool:
+    """At the best success (a hair below counts: sums of means are not exact)."""
+    return success is not None and best is not None and success >= best - 1e-9
 
 
 def component_view(tallies: Mapping[Cell, Tally], cells: dict[str, dict[str, CellStats]],
@@ -210,9 +231,12 @@ def estimate_view(replay: Cells, matrix: Matrix) -> Estimates | None:
     if not any(cells.values()):
         return None
     headline = by_cost([arm_row(arm, cells[arm], tasks_total=len(scored), floor=matrix.floor,
-                                level=None) for arm in arm_ids])
+                                level=None, estimated=True) for arm in arm_ids])
+    common = common_headline(cells, scored, matrix.floor, None,
+                             {a.id: a.unsupported for a in matrix.arms}, estimated=True)
     return Estimates(headline, tier_view(cells, matrix),
-                     component_view(replay.tallies, cells, matrix), estimated=True)
+                     component_view(replay.tallies, cells, matrix), estimated=True,
+                     common=common)
 
 
 def task_view(cells: Cells, matrix: Matrix) -> list[ArmTasks]:
@@ -231,6 +255,21 @@ def task_view(cells: Cells, matrix: Matrix) -> list[ArmTasks]:
             view.append(ArmTasks(arm, rows,
                                  len(matrix.scored_tasks) - sum(r.scored for r in rows)))
     return view
+
+
+def failure_view(measured: Mapping[Cell, Tally], replay: Mapping[Cell, Tally],
+                 matrix: Matrix) -> list[Failure]:
+    """The counted trials that did not pass, each with its page: measured ones first,
+    then replayed, in matrix order, then by trial number."""
+    arms = {a.id: i for i, a in enumerate(matrix.arms)}
+    tasks = {t.id: i for i, t in enumerate(matrix.tasks)}
+    found = [Failure(trial=sample_id, arm=arm, task=task, number=number, outcome=outcome,
+                     failure_class=failure_class, estimated=estimated,
+                     page=trial_href(arm, task, sample_id))
+             for estimated, tallies in ((False, measured), (True, replay))
+             for (arm, task), tally in tallies.items() for block in tally.blocks
+             for sample_id, number, outcome, failure_class in block.failed]
+    return sorted(found, key=lambda f: (f.estimated, arms[f.arm], tasks[f.task], f.number))
 
 
 def exclusion_view(excluded: Mapping[Cell, Counter], arm_ids: list[str]) -> list[ExclusionRow]:

@@ -23,6 +23,7 @@ from typing import Protocol
 
 import click
 
+from benchkit.cost import token_figure
 from benchkit.errors import HarnessError
 from benchkit.exits import EXIT_BAD_INPUT, EXIT_INTERRUPTED
 from benchkit.gitea import CredentialsError
@@ -220,7 +221,7 @@ def _nothing_fits(checked: Checked, progress: Progress, settings: RunSettings) -
                              trial.expected, budget)
     cheapest = min(trial.expected for trial in plan.over_budget)
     progress.note(f"nothing to run: the budget of {progress.tokens(budget)} tokens fits no "
-                  f"trial (the cheapest expects ~{cheapest:,.0f}); nothing was started")
+                  f"trial (the cheapest expects {token_figure(cheapest, True)}); nothing was started")
     return EXIT_BAD_INPUT
 
 

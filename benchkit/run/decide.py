@@ -71,13 +71,16 @@ class Wanted:
 class Round:
     trials: list = field(default_factory=list)   # [Wanted]
     pairs: list = field(default_factory=list)    # [PairState]
+    estimated: bool = False  # judged on replay estimates, not measured tokens
 
     def lines(self, before: Round | None = None) -> list[str]:
         """What the round found and what it would spend next, for a person: every pair,
-        or only those whose state changed since the round `before`."""
+        or only those whose state changed since the round `before`; a state judged on
+        estimates says so."""
         known = ({(p.a, p.b): (p.status, p.verdict.verdict) for p in before.pairs}
                  if before else {})
-        said = [f"{p.a} vs {p.b}: {p.status} - {p.why}" for p in self.pairs
+        on = " (on replay estimates, not measured tokens)" if self.estimated else ""
+        said = [f"{p.a} vs {p.b}: {p.status} - {p.why}{on}" for p in self.pairs
                 if known.get((p.a, p.b)) != (p.status, p.verdict.verdict)]
         if self.trials:
             said.append(f"next: {len(self.trials)} trial(s): " + "; ".join(
@@ -242,9 +245,11 @@ def headline(cells) -> tuple[list, list]:
 def next_round(ledger: Ledger, arms: list, tasks: list, fam: Family, budget_left: float,
                jobs: int) -> Round:
     """The round the ledger's samples call for, as the run and its --dry-run plan it."""
-    return plan_round(cost_cells(scored_costs(ledger, arms, tasks)), arms, tasks, fam,
-                      expected=lambda arm, task: ledger.expected(arm, task)[0],
-                      budget_left=budget_left, batch=round_size(jobs))
+    round_ = plan_round(cost_cells(scored_costs(ledger, arms, tasks)), arms, tasks, fam,
+                        expected=lambda arm, task: ledger.expected(arm, task)[0],
+                        budget_left=budget_left, batch=round_size(jobs))
+    round_.estimated = ledger.estimated
+    return round_
 
 
 class Rounds(Protocol):
@@ -317,7 +322,7 @@ def dry_round(checked, progress: Progress, settings: RunSettings, *, self_review
 def announce(progress, round_: Round, before: Round | None = None) -> None:
     """The round as a `decide` event (every pair) and, for a person, the pairs whose
     state changed since the round before and the next trials."""
-    progress.emit({"event": "decide",
+    progress.emit({"event": "decide", "estimated": round_.estimated,
                    "pairs": [{"a": p.a, "b": p.b, "status": p.status, "why": p.why,
                               "verdict": p.verdict.verdict} for p in round_.pairs],
                    "next": [{"arm": t.arm, "task": t.task, "why": t.why} for t in round_.trials]},

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from benchkit.cost import token_figure
 from benchkit.run.ledger import Ledger
 from benchkit.run.plan import Skip, plan, select_cells
 from benchkit.run.settings import RunSettings
@@ -67,15 +68,15 @@ class Plan:
             out.insert(1, "replay spends no real tokens: its figures are estimates from bytes")
         for n, t in enumerate(self.trials, 1):
             basis = f"{t.basis}: an estimate, no past sample" if t.estimate else t.basis
-            out.append(f"  [{n}] {t.arm} {t.task} trial {t.trial}: ~{t.expected:,.0f} "
+            out.append(f"  [{n}] {t.arm} {t.task} trial {t.trial}: {token_figure(t.expected, True)} "
                        f"tokens ({basis})")
-        total = f"expected in total: ~{self.total:,.0f} cost-equivalent tokens"
+        total = f"expected in total: {token_figure(self.total, True)} cost-equivalent tokens"
         if self.budget is not None:
             total += f" of a budget of {self.budget:,.0f}"
         out.append(total)
         for t in self.over_budget:
             out.append(f"skipped (budget): {t.arm} {t.task} trial {t.trial}: expects "
-                       f"~{t.expected:,.0f} tokens, more than is left")
+                       f"{token_figure(t.expected, True)} tokens, more than is left")
         for skip in self.skipped:
             out.append(f"not run: {skip.arm} {skip.task}: {skip.reason}")
         out += [f"note: {note}" for note in self.notes]

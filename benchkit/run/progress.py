@@ -23,6 +23,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
+from benchkit.cost import token_figure
 from benchkit.run.cell import Prepared
 from benchkit.run.plan import Skip
 from benchkit.sample import Record
@@ -108,7 +109,7 @@ class Progress:
     def tokens(self, value: float | None) -> str:
         if value is None:
             return "no"
-        return f"{value:,.0f}" + ("~" if self.estimated else "")
+        return token_figure(value, self.estimated)
 
     # -- events ---------------------------------------------------------------------
 
@@ -142,7 +143,7 @@ class Progress:
                    "trial": number, "expected_tokens": round(expected),
                    "left_tokens": round(left)},
                   f"skipped (budget): {skip.arm} {skip.task} trial {number}: "
-                  f"expects ~{expected:,.0f} tokens, {self.tokens(left)} left")
+                  f"expects {token_figure(expected, True)} tokens, {self.tokens(left)} left")
 
     def started(self, ticket, prepared: Prepared) -> None:
         trial = ticket.trial
@@ -152,7 +153,8 @@ class Progress:
                  "expected_from": ticket.basis}
         where = f"on {repo}" if repo else f"(provisioning failed: {prepared.failure_class})"
         self.emit(event, f"[{ticket.number}/{self.planned}] {trial.arm.id} {trial.task.id} trial "
-                         f"{trial.index}: started {where}, expects ~{ticket.expected:,.0f} tokens "
+                         f"{trial.index}: started {where}, expects "
+                         f"{token_figure(ticket.expected, True)} tokens "
                          f"({ticket.basis})")
 
     def ended(self, ticket, sample: Record, cost: float, scheduler) -> None:

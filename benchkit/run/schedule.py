@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from benchkit.cost import token_figure
 from benchkit.run.ledger import Ledger
 from benchkit.run.plan import Skip, Slot, Trial
 from benchkit.run.progress import Progress
@@ -106,7 +107,7 @@ class Scheduler:
         left = self.left()
         assert left is not None  # only a budget skips
         skip = Skip(trial.arm.id, trial.task.id,
-                    f"expects ~{expected:,.0f} tokens, {left:,.0f} left in the budget")
+                    f"expects {token_figure(expected, True)} tokens, {left:,.0f} left in the budget")
         self.totals.budget_skips.append(skip)
         self.progress.budget_skip(trial.index, skip, expected, left)
 
