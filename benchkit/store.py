@@ -25,7 +25,7 @@ import jsonschema
 import msgspec
 
 from benchkit import SCHEMA_DIR
-from benchkit.sample import ENCODER, Record
+from benchkit.sample import ENCODER, Record, decode_sample
 from benchkit.scrub import scrub
 
 # The run lock sits inside the store (`results/.run.lock`), so it goes wherever the
@@ -180,19 +180,15 @@ class Store:
             yield from self._read(path)
 
     def _read(self, path: Path) -> Iterator[dict]:
-        with open(path, encoding="utf-8") as f:
+        with open(path, "rb") as f:
             for number, line in enumerate(f, 1):
                 if not line.strip():
                     continue
-                try:
-                    sample = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    self.problems.append(f"{path}:{number}: unreadable sample line ({exc.msg})")
+                _, problem = decode_sample(line)  # the one rule of what is a sample
+                if problem:
+                    self.problems.append(f"{path}:{number}: not a sample: {problem}")
                     continue
-                if isinstance(sample, dict):
-                    yield sample
-                else:
-                    self.problems.append(f"{path}:{number}: not a JSON object")
+                yield json.loads(line)
 
 
 FAILURE_REPLAYS = "failure-replays.jsonl"

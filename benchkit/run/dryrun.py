@@ -46,6 +46,7 @@ class Plan:
     skipped: list[Skip] = field(default_factory=list)
     over_budget: list[PlannedTrial] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # store lines that are not samples
 
     @property
     def total(self) -> float:
@@ -57,7 +58,8 @@ class Plan:
                 "trials": [{**asdict(t), "expected": round(t.expected), "estimate": t.estimate}
                            for t in self.trials],
                 "over_budget": [{**asdict(t), "expected": round(t.expected)} for t in self.over_budget],
-                "not_run": [asdict(s) for s in self.skipped], "notes": self.notes}
+                "not_run": [asdict(s) for s in self.skipped], "notes": self.notes,
+                "problems": self.problems}
 
     def lines(self) -> list[str]:
         out = [f"dry run: nothing is spent, started or written; driver {self.driver}, "
@@ -79,6 +81,7 @@ class Plan:
         for skip in self.skipped:
             out.append(f"not run: {skip.arm} {skip.task}: {skip.reason}")
         out += [f"note: {note}" for note in self.notes]
+        out += [f"warning: {problem} (skipped)" for problem in self.problems]
         return out
 
 
@@ -92,6 +95,7 @@ def make_plan(checked, settings: RunSettings, *, self_review: bool | None, host:
     ledger = Ledger(cells, checked.tree.seeds, suite, driver=driver, model=model).load(
         Store(settings.store_dir))
     result = Plan(driver=driver, model=model, host=host, budget=budget, skipped=skipped)
+    result.problems = ledger.problems
     left = budget
     for _, trial in plan(cells, ledger, trials=settings.trials, until=settings.until):
         expected, basis = ledger.expected(trial.arm.id, trial.task.id)

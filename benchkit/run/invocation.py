@@ -99,6 +99,8 @@ class Invocation:
                                       references=checked.references)
         ledger = Ledger(cells, checked.tree.seeds, suite, driver=settings.driver,
                         model=model).load(self.store)
+        for problem in ledger.problems:
+            progress.note(f"warning: {problem} (skipped)")
         slots = [] if decide else plan(cells, ledger, trials=settings.trials, until=settings.until)
         scheduler = Scheduler(slots, ledger, progress, budget=settings.budget,
                               retry_harness_errors=settings.until is not None)

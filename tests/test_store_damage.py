@@ -1,0 +1,72 @@
+"""A store that survives its own damage: a line of valid JSON that is not a sample is
+named (FILE:LINE: not a sample: ...) and skipped by every reader (the report and its
+trial pages, `benchkit show`, the run's ledger), and a full disk is one plain line,
+exit 2, with nothing half written."""
+
+import json
+import subprocess
+
+from conftest import BENCHKIT, CHECKOUT
+from synthetic import sample, write_store
+
+# Valid JSON, a JSON object even, with an arm and a task: but not a sample.
+NOT_A_SAMPLE = {"arm": "raw-api", "task": "read-open-issue-count", "id": "deadbeef",
+                "outcome": "passed"}
+
+
+def benchkit(*args, cwd=CHECKOUT, env=None, timeout=300):
+    return subprocess.run([*BENCHKIT, *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, env=env, timeout=timeout)
+
+
+def damaged_store(tmp_path):
+    store = write_store(tmp_path / "results", [
+        sample("raw-api", "read-open-issue-count", id="a1" * 16, driver="replay",
+               usage_estimated=True)])
+    cell = store / "raw-api" / "read-open-issue-count.jsonl"
+    with open(cell, "a") as f:
+        f.write(json.dumps(NOT_A_SAMPLE) + "\n")
+    return store, cell
+
+
+def test_report_and_its_trial_pages_skip_a_line_that_is_not_a_sample(tmp_path):
+    store, cell = damaged_store(tmp_path)
+    reports = tmp_path / "reports"
+    done = benchkit("report", "--store", store, "--reports", reports)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert f"{cell}:2: not a sample:" in done.stderr
+    pages = sorted(p.name for p in (reports / "trials" / "raw-api").rglob("*.html"))
+    assert pages == ["a1" * 16 + ".html", "read-open-issue-count.html"]
+    assert "deadbeef" not in (reports / "report.html").read_text()
+
+
+def test_show_skips_a_line_that_is_not_a_sample(tmp_path):
+    store, cell = damaged_store(tmp_path)
+    done = benchkit("show", "--store", store, "--json")
+    assert done.returncode == 0, done.stderr
+    assert [trial["id"] for trial in json.loads(done.stdout)] == ["a1" * 16]
+    assert f"{cell}:2: not a sample:" in done.stderr
+    done = benchkit("show", "--store", store, "deadbeef")
+    assert done.returncode == 2 and "no trial" in done.stderr
+
+
+def test_the_run_names_a_line_that_is_not_a_sample_and_counts_only_samples(tmp_path):
+    store, cell = damaged_store(tmp_path)
+    done = benchkit("run", CHECKOUT / "arms.d" / "raw-api.yaml", "--task", "read-open-issue-count",
+                    "--driver", "replay", "--store", store, "--until", "2", "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert f"{cell}:2: not a sample:" in done.stdout + done.stderr
+    # the synthetic sample is of other documents (it does not count) and the damaged
+    # line counts for nothing: two trials, numbered after the one sample (trial 0)
+    assert "would run 2 trial(s)" in done.stdout
+    assert "read-open-issue-count trial 1:" in done.stdout
+    assert "read-open-issue-count trial 2:" in done.stdout
+
+
+def test_the_store_reader_never_takes_a_foreign_object_for_a_sample(tmp_path):
+    from benchkit.store import Store
+    store, cell = damaged_store(tmp_path)
+    reader = Store(store)
+    assert [s["id"] for s in reader.samples()] == ["a1" * 16]
+    assert reader.problems and reader.problems[0].startswith(f"{cell}:2: not a sample:")
