@@ -36,6 +36,7 @@ from benchkit.run.preflight import Checked, Failure, PreflightError, load_docume
 from benchkit.run.progress import Progress
 from benchkit.run.settings import RunSettings
 from benchkit.sample import TIERS
+from benchkit.store import Store, Unwritable
 
 EXIT_PREFLIGHT = EXIT_BAD_INPUT
 
@@ -176,7 +177,8 @@ def _run(checked: Checked, progress: Progress, settings: RunSettings,
          report: tuple[Renderer | None, str] | None) -> int:
     """The run after pre-flight: the exit status. `report`: the renderer and the
     directory the report goes to at the end (None: --no-report)."""
-    status = _nothing_can_run(checked, progress) or _nothing_fits(checked, progress, settings)
+    status = (_nothing_can_run(checked, progress) or _nothing_fits(checked, progress, settings)
+              or _store_unwritable(progress, settings))
     if status:
         return status
     try:
@@ -222,6 +224,17 @@ def _nothing_fits(checked: Checked, progress: Progress, settings: RunSettings) -
     progress.note(f"nothing to run: the budget of {progress.tokens(budget)} tokens fits no "
                   f"trial (the cheapest expects ~{cheapest:,.0f}); nothing was started")
     return EXIT_BAD_INPUT
+
+
+def _store_unwritable(progress: Progress, settings: RunSettings) -> int:
+    """A store that cannot take a sample (read-only, not ours): one plain line, exit 2,
+    before a forge starts or a token is spent."""
+    try:
+        Store(settings.store_dir).check_writable()
+    except Unwritable as error:
+        progress.note(f"error: {error}")
+        return EXIT_BAD_INPUT
+    return 0
 
 
 def _dry_run(checked: Checked, progress: Progress, settings: RunSettings, *,

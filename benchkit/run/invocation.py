@@ -12,6 +12,7 @@ from dataclasses import replace
 
 from benchkit.agent.driver import Driver
 from benchkit.agent.replay import ReplayDriver
+from benchkit.exits import EXIT_BAD_INPUT
 from benchkit.exits import EXIT_FAILED as EXIT_TROUBLE
 from benchkit.gitea import Client
 from benchkit.run.cell import RunContext
@@ -118,13 +119,14 @@ class Invocation:
         elif not slots and not decide:
             progress.note(f"nothing to do: every chosen cell already has {settings.until} valid "
                           f"sample(s) of this driver and model")
+        unwritable = None
         if decide:
             error, stopped_by = run_rounds(self, cells, ledger, scheduler)
         else:
             loop = RunLoop(scheduler, self.context, progress, jobs=settings.jobs, stop=self.stop,
                            tag=self.tag, failures=self.failures)
             loop.run_trials()
-            error, stopped_by = loop.error, loop.signal
+            error, stopped_by, unwritable = loop.error, loop.signal, loop.unwritable
         interrupted = self.stop.is_set()
         if settings.replay_failures and self.failures and not interrupted and not error:
             replay_failures(self.failures, self.context, progress)
@@ -132,6 +134,8 @@ class Invocation:
                          interrupted=interrupted, error=error, store=str(settings.store_dir))
         if interrupted:  # 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP
             return 128 + (stopped_by or signal.SIGINT)
+        if unwritable:  # the store cannot take samples: bad input, like a read-only one
+            return EXIT_BAD_INPUT
         trouble = (error or scheduler.totals.halted or not cells
                    or scheduler.totals.outcomes.get("harness-error"))
         return EXIT_TROUBLE if trouble else 0

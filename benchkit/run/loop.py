@@ -27,7 +27,7 @@ from benchkit.run.progress import Progress
 from benchkit.run.schedule import Scheduler, Ticket
 from benchkit.sample import AGENT_STOPS, Record
 from benchkit.spec import Arm
-from benchkit.store import Store
+from benchkit.store import Store, Unwritable
 
 # Every process of an agent run started by this loop carries RUN_TAG=<the loop's id> in
 # its environment, so Ctrl-C can find and end them all.
@@ -101,6 +101,7 @@ class RunLoop:
         self.failures: list = failures if failures is not None else []
         self.jobs, self.stop, self.tag = max(1, jobs), stop, tag
         self.error: str | None = None  # an unexpected failure that halted the run
+        self.unwritable: str | None = None  # the store refused a write (a full disk)
         self.signal: int | None = None  # the signal that stopped it (SIGINT: Ctrl-C)
         self._pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="benchkit-seed")
         self._live = 0
@@ -237,9 +238,14 @@ class RunLoop:
 
     def _fail(self, ticket: Ticket, error: Exception) -> None:
         trial = ticket.trial
-        self.error = self.error or (f"{trial.arm.id} {trial.task.id}: "
-                                    f"{type(error).__name__}: {error}")
-        self.scheduler.halt(f"internal error: {self.error}")
+        if isinstance(error, Unwritable):  # a full disk, not a bug: its own plain line
+            self.unwritable = self.unwritable or str(error)
+            self.error = self.error or str(error)
+            self.scheduler.halt(str(error))
+        else:
+            self.error = self.error or (f"{trial.arm.id} {trial.task.id}: "
+                                        f"{type(error).__name__}: {error}")
+            self.scheduler.halt(f"internal error: {self.error}")
         self.progress.note(f"error: {self.error}")
 
 
