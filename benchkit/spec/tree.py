@@ -154,7 +154,31 @@ def document_kind(path: Path) -> str | None:
     declared = declared_schema(path)
     if declared is not None and (SCHEMA_DIR / declared.name).is_file():
         return declared.name.removesuffix(".schema.json")
-    return None
+    return kind_by_content(path)
+
+
+# The documents a file anywhere may be, by what it holds: the keys only that kind
+# requires (a seed requires none: its keys are all a seed may have).
+CONTENT_KINDS = {"suite": {"base_prompt"}, "task": {"tier", "intent"}, "arm": {"tool"},
+                 "reference": {"arm", "tasks"}}
+SEED_KEYS = {"labels", "issues", "pull_requests"}
+
+
+def kind_by_content(path: Path) -> str | None:
+    """suite, task, arm, reference or seed, by the top-level keys of the YAML mapping in
+    `path` (a task drafted outside tasks.d/ with no schema line); None when it reads as
+    none of them, or not at all."""
+    try:
+        data = read_document(path).data
+    except SpecError:
+        return None
+    if not isinstance(data, dict) or not data:
+        return None
+    keys = set(map(str, data))
+    for kind, required in CONTENT_KINDS.items():
+        if required <= keys:
+            return kind
+    return "seed" if keys <= SEED_KEYS else None
 
 
 def validate_paths(paths) -> tuple[list[Path], list[Problem]]:
@@ -190,7 +214,9 @@ def _validate_file(path: Path, problems: list, seeds_of: dict, trees: dict):
     if kind is None:
         problems.append(Problem(path, None, (
             "not a benchkit document: expected suite.yaml, a file in seeds/, tasks.d/ or "
-            "arms.d/, or a `# yaml-language-server: $schema=` line naming a benchkit schema")))
+            "arms.d/, a `# yaml-language-server: $schema=` line naming a benchkit schema, "
+            "or the keys of one (a task's `tier` and `intent`, an arm's `tool`, a seed's "
+            "`labels`/`issues`/`pull_requests`)")))
     elif kind == "task":
         _collect(problems, load_task, path, _seeds_for(path, problems, seeds_of))
     elif kind in LOADERS:
