@@ -18,6 +18,7 @@ import errno
 import fcntl
 import json
 import os
+import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 from pathlib import Path
@@ -199,18 +200,22 @@ class Store:
 
     def check_writable(self) -> None:
         """Raise Unwritable when the store cannot take a sample (a read-only or foreign
-        directory): what a run checks before it starts a host. The run lock's file is
-        the one it creates (it belongs in the store anyway)."""
-        with writing(self.root / RUN_LOCK):
-            self.root.mkdir(parents=True, exist_ok=True)
-            with open(self.root / RUN_LOCK, "a"):
-                pass
+        directory): what a run checks before it starts a host. It leaves nothing: a
+        file is made and removed in the store, or where the store would be made."""
+        existing = self.root
+        while not existing.exists() and existing != existing.parent:
+            existing = existing.parent
+        with writing(self.root):
+            fd, probe = tempfile.mkstemp(prefix=".benchkit-write-check-", dir=existing)
+            os.close(fd)
+            os.unlink(probe)
 
     @contextlib.contextmanager
     def run_lock(self, waiting: Callable[[str], None] | None = None):
         """Hold the store's run lock: another run on this store waits until this one
         is over (told through `waiting`), then plans from what this one stored."""
-        self.check_writable()
+        with writing(self.root / RUN_LOCK):
+            self.root.mkdir(parents=True, exist_ok=True)
         # Where earlier versions kept it, beside the store: honoured while it is there
         # (a run of one of them may hold it), then removed.
         old = self.root.parent / f".{self.root.name}{RUN_LOCK}"

@@ -36,6 +36,8 @@ from benchkit.run.preflight import Checked, Failure, PreflightError, load_docume
 from benchkit.run.progress import Progress
 from benchkit.run.settings import RunSettings
 from benchkit.sample import TIERS
+from benchkit.spec.loader import did_you_mean
+from benchkit.spec.tree import find_root, yaml_files
 from benchkit.store import Store, Unwritable
 
 EXIT_PREFLIGHT = EXIT_BAD_INPUT
@@ -63,9 +65,26 @@ class Until(click.ParamType):
         return number
 
 
+class ArmFile(click.Path):
+    """An arm's YAML file; an arm id or a mistyped name gets the file it likely meant."""
+
+    def __init__(self) -> None:
+        super().__init__(exists=True, dir_okay=False)
+
+    def convert(self, value, param, ctx):
+        if not isinstance(value, str) or Path(value).exists():
+            return super().convert(value, param, ctx)
+        root = find_root(required=False)
+        files = {p.relative_to(Path.cwd()).as_posix() if p.is_relative_to(Path.cwd()) else str(p):
+                 p.stem for p in (yaml_files(root / "arms.d") if root else [])}
+        by_id = [path for path, stem in files.items() if stem == Path(value).stem]
+        hint = (f" (did you mean {by_id[0]}?)" if by_id
+                else did_you_mean(value, files, shown=str))
+        self.fail(f"{value}: no such arm file{hint}", param, ctx)
+
+
 @click.command()
-@click.argument("arm_yamls", metavar="ARM_YAML...", nargs=-1, required=True,
-                type=click.Path(exists=True, dir_okay=False))
+@click.argument("arm_yamls", metavar="ARM_YAML...", nargs=-1, required=True, type=ArmFile())
 @click.option("--task", "task_patterns", metavar="ID|GLOB", multiple=True,
               help="Task id or glob (e.g. 'fta-*'); repeat for more. Default: every task.")
 @click.option("--tier", "tiers", type=click.Choice(TIERS), multiple=True,
@@ -149,6 +168,8 @@ def run(ctx: click.Context, arm_yamls, task_patterns, tiers, trials, until, unti
         ctx.exit(_preflight_failed(progress, error.failures, error.problems))
     except KeyboardInterrupt:
         ctx.exit(EXIT_INTERRUPTED)
+    for problem in checked.warnings:  # broken, but not chosen: the run goes on without it
+        progress.note(f"{problem} (not chosen: this run goes on without it)")
     if until == "floor":
         until = checked.tree.suite.floor
     if baseline is not None and baseline not in [arm.id for arm in checked.arms]:

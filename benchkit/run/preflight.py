@@ -34,9 +34,11 @@ from benchkit.isolation import IsolationError, assemble
 from benchkit.isolation.sandbox import probe
 from benchkit.run.host import discover
 from benchkit.run.probe import tool_version
-from benchkit.spec import Arm, Problem, SpecError, Tree, load_arm, load_tree
+from benchkit.spec import Arm, Problem, SpecError, Tree, load_arm
+from benchkit.spec.loader import did_you_mean
 from benchkit.spec.reference import Reference, reference_for
 from benchkit.spec.task import Task
+from benchkit.spec.tree import load_tree_parts
 
 # Environment variables the Claude Code CLI accepts as credentials (or as a route that
 # needs none of ours: a proxy, Bedrock, Vertex).
@@ -72,6 +74,7 @@ class Checked:
     tasks: list[Task]
     references: dict[str, Reference] = field(default_factory=dict)  # replay's, by arm id
     credentials: Credentials | None = None
+    warnings: list[Problem] = field(default_factory=list)  # broken documents not chosen
 
 
 def preflight(arm_paths, *, task_patterns=(), tiers=(),
@@ -115,9 +118,14 @@ def load_documents(arm_paths, *, task_patterns=(), tiers=(), driver: str = "clau
 
 def _documents(arm_paths, task_patterns, tiers, driver, problems) -> Checked | None:
     try:
-        tree = load_tree()
+        tree, found = load_tree_parts()
     except SpecError as error:
         problems.extend(error.problems)
+        return None
+    spare = [p for p in found if tree is not None and not _needed(p, tree.root, arm_paths,
+                                                                   task_patterns)]
+    problems.extend(p for p in found if p not in spare)
+    if tree is None:
         return None
     arms: dict[str, Arm] = {}
     for path in arm_paths:
@@ -134,7 +142,21 @@ def _documents(arm_paths, task_patterns, tiers, driver, problems) -> Checked | N
     references = _references(list(arms.values()), tree.root, problems) if driver == "replay" else {}
     if problems:
         return None
-    return Checked(tree, list(arms.values()), tasks, references)
+    return Checked(tree, list(arms.values()), tasks, references, warnings=spare)
+
+
+def _needed(problem: Problem, root: Path, arm_paths, task_patterns) -> bool:
+    """Whether a run of these arm files and --task patterns may need the broken document:
+    the suite, a seed, an arm file given, a task file whose name (its id) a pattern
+    matches, any task when no pattern narrows them (a tier is known only to a task that
+    loads). A task or arm the run does not choose is named and left out."""
+    where = problem.file.resolve().parent
+    if where == root / "arms.d":
+        return problem.file.resolve() in {Path(path).resolve() for path in arm_paths}
+    if where == root / "tasks.d":
+        return not task_patterns or any(fnmatch.fnmatchcase(problem.file.stem, pattern)
+                                        for pattern in task_patterns)
+    return True
 
 
 def choose_tasks(tree, patterns, tiers, problems) -> list:
@@ -145,7 +167,8 @@ def choose_tasks(tree, patterns, tiers, problems) -> list:
         matched = [task_id for task_id in tree.tasks if fnmatch.fnmatchcase(task_id, pattern)]
         if not matched:
             problems.append(Problem(tree.root / "tasks.d" / f"{pattern}.yaml", None,
-                                    f"no task matches {pattern!r} (see `benchkit list tasks`)"))
+                                    f"no task matches {pattern!r}{_meant(pattern, tree.tasks)} "
+                                    "(see `benchkit list tasks`)"))
         chosen.update(matched)
     tasks = [task for task_id, task in tree.tasks.items() if not patterns or task_id in chosen]
     if tiers:
@@ -154,6 +177,16 @@ def choose_tasks(tree, patterns, tiers, problems) -> list:
             problems.append(Problem(tree.root / "tasks.d", None,
                                     f"no chosen task is of tier {' or '.join(map(repr, tiers))}"))
     return tasks
+
+
+def _meant(pattern: str, task_ids) -> str:
+    """What a --task that matches nothing was probably meant to be: the closest id, or
+    for a glob the closest glob that matches (`fta-*x` -> `fta-*`)."""
+    if not any(mark in pattern for mark in "*?["):
+        return did_you_mean(pattern, task_ids)
+    globs = {task_id[:len(head)] + "*" for task_id in task_ids
+             for head in (pattern.split("*")[0],) if head}
+    return did_you_mean(pattern, sorted(globs))
 
 
 def _references(arms, root, problems) -> dict:

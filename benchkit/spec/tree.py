@@ -131,15 +131,23 @@ def _id_problem(path: Path, message: str) -> Problem:
 
 def load_tree(root=None) -> Tree:
     """Load suite, seeds, arms and tasks; raise one SpecError with every problem."""
+    tree, problems = load_tree_parts(root)
+    if problems or tree is None:
+        raise SpecError(problems)
+    return tree
+
+
+def load_tree_parts(root=None) -> tuple[Tree | None, list[Problem]]:
+    """The tree of every document that loads (None when suite.yaml does not), and the
+    problems of the others: a broken task or arm is left out of `tasks` or `arms`, so
+    a command that does not need it can go on (benchkit.run.preflight decides which)."""
     root = Path(root).resolve() if root is not None else find_root()
     problems: list[Problem] = []
     suite = _collect(problems, load_suite, root / "suite.yaml")
     seeds = load_seeds(root, problems)
     arms = load_arms(root, problems)
     tasks = load_tasks(root, seeds, problems)
-    if problems:
-        raise SpecError(problems)
-    return Tree(root, suite, seeds, arms, tasks)
+    return (None if suite is None else Tree(root, suite, seeds, arms, tasks)), problems
 
 
 # --- validating chosen files ---------------------------------------------------------

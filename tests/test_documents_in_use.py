@@ -1,0 +1,116 @@
+"""Documents as the commands meet them: a broken document is named (FILE:LINE) but stops
+only a command that needs it; a missing refs.d/ file is one warning per arm; a task
+glob or an arm that names nothing gets a "did you mean"."""
+
+import json
+import subprocess
+
+import pytest
+from conftest import BENCHKIT
+from test_cli_contract import no_host_env
+
+BROKEN = "tasks.d/read-bug-issue-titles.yaml"
+
+
+def benchkit(*args, cwd, env=None, timeout=300):
+    return subprocess.run([*BENCHKIT, *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, env=env, timeout=timeout)
+
+
+@pytest.fixture
+def broken_tree(tree_copy):
+    """The shipped tree with one task broken: its tier is not one."""
+    path = tree_copy / BROKEN
+    text = path.read_text()
+    assert "tier: read\n" in text
+    path.write_text(text.replace("tier: read\n", "tier: reed\n"))
+    line = text.splitlines().index("tier: read") + 1
+    return tree_copy, f"{BROKEN}:{line}: "
+
+
+def test_validate_still_fails_on_a_broken_task(broken_tree):
+    tree, where = broken_tree
+    done = benchkit("validate", cwd=tree)
+    assert done.returncode == 2 and where in done.stderr
+
+
+def test_list_names_a_broken_task_and_lists_the_others(broken_tree):
+    tree, where = broken_tree
+    done = benchkit("list", "tasks", "--json", cwd=tree)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.startswith(where)
+    ids = [row["id"] for row in json.loads(done.stdout)]
+    assert "read-open-issue-count" in ids and "read-bug-issue-titles" not in ids
+    assert len(ids) == len(list((tree / "tasks.d").glob("*.yaml"))) - 1
+
+
+def test_a_run_of_another_task_runs_and_names_the_broken_one(broken_tree, tmp_path):
+    tree, where = broken_tree
+    planned = benchkit("run", "arms.d/raw-api.yaml", "--driver", "replay", "--task",
+                       "read-open-issue-count", "--store", tmp_path / "results", "--dry-run",
+                       cwd=tree, env=no_host_env(tmp_path))
+    assert planned.returncode == 0, planned.stderr
+    assert "would run 1 trial(s)" in planned.stdout
+    assert where in planned.stderr and "not chosen" in planned.stderr
+    done = benchkit("run", "arms.d/raw-api.yaml", "--driver", "replay", "--task",
+                    "read-open-issue-count", "--store", tmp_path / "results", "--no-report",
+                    cwd=tree, env=no_host_env(tmp_path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert where in done.stderr
+    stored = (tmp_path / "results" / "raw-api" / "read-open-issue-count.jsonl").read_text()
+    assert json.loads(stored)["outcome"] == "passed"
+
+
+@pytest.mark.parametrize("chosen", [["--task", "read-bug-*"], [], ["--tier", "read"]],
+                         ids=["named", "every-task", "a-tier"])
+def test_a_run_that_may_need_the_broken_task_stops(broken_tree, tmp_path, chosen):
+    tree, where = broken_tree
+    done = benchkit("run", "arms.d/raw-api.yaml", "--driver", "replay", *chosen,
+                    "--store", tmp_path / "results", "--dry-run", cwd=tree,
+                    env=no_host_env(tmp_path))
+    assert done.returncode == 2 and where in done.stderr + done.stdout
+
+
+def test_a_broken_arm_not_given_does_not_stop_a_run(tree_copy, tmp_path):
+    path = tree_copy / "arms.d" / "tea.yaml"
+    path.write_text(path.read_text().replace("  binary: tea\n", "  binary: [tea\n"))
+    done = benchkit("run", "arms.d/raw-api.yaml", "--driver", "replay", "--task",
+                    "read-open-issue-count", "--store", tmp_path / "results", "--dry-run",
+                    cwd=tree_copy, env=no_host_env(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "arms.d/tea.yaml:" in done.stderr
+    done = benchkit("run", "arms.d/tea.yaml", "--driver", "replay", "--task",
+                    "read-open-issue-count", "--store", tmp_path / "results", "--dry-run",
+                    cwd=tree_copy, env=no_host_env(tmp_path))
+    assert done.returncode == 2 and "arms.d/tea.yaml:" in done.stderr + done.stdout
+
+
+def test_a_missing_reference_file_is_one_warning_per_arm(tree_copy):
+    (tree_copy / "refs.d" / "tea.yaml").unlink()
+    done = benchkit("validate", cwd=tree_copy)
+    assert done.returncode == 0, done.stderr
+    warnings = [line for line in done.stderr.splitlines() if "arm tea" in line]
+    assert warnings == ["arms.d/tea.yaml: warning: not provable on arm tea: no "
+                        "refs.d/tea.yaml (replay and validate --live skip its tasks)"]
+
+
+def test_a_task_glob_that_matches_nothing_says_what_was_meant(tree_copy, tmp_path):
+    done = benchkit("run", "arms.d/raw-api.yaml", "--driver", "replay", "--task", "fta-*x",
+                    "--dry-run", cwd=tree_copy, env=no_host_env(tmp_path))
+    assert done.returncode == 2
+    assert "no task matches 'fta-*x' (did you mean 'fta-*'?" in done.stdout + done.stderr
+    done = benchkit("run", "arms.d/raw-api.yaml", "--driver", "replay", "--task",
+                    "read-open-isue-count", "--dry-run", cwd=tree_copy, env=no_host_env(tmp_path))
+    assert done.returncode == 2
+    assert "(did you mean 'read-open-issue-count'?)" in done.stdout + done.stderr
+
+
+def test_an_arm_id_for_an_arm_file_says_what_was_meant(tree_copy, tmp_path):
+    done = benchkit("run", "raw-api", "--driver", "replay", "--dry-run", cwd=tree_copy,
+                    env=no_host_env(tmp_path))
+    assert done.returncode == 2
+    assert "did you mean arms.d/raw-api.yaml?" in done.stderr
+    done = benchkit("run", "arms.d/raw-apy.yaml", "--driver", "replay", "--dry-run",
+                    cwd=tree_copy, env=no_host_env(tmp_path))
+    assert done.returncode == 2
+    assert "did you mean arms.d/raw-api.yaml?" in done.stderr
