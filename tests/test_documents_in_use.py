@@ -114,3 +114,16 @@ def test_an_arm_id_for_an_arm_file_says_what_was_meant(tree_copy, tmp_path):
                     cwd=tree_copy, env=no_host_env(tmp_path))
     assert done.returncode == 2
     assert "did you mean arms.d/raw-api.yaml?" in done.stderr
+
+
+def test_until_trials_tops_each_cell_up_to_the_suites_trials(tree_copy, tmp_path):
+    """suite.yaml's `trials` is the depth of a full sweep: `--until trials`."""
+    suite = tree_copy / "suite.yaml"
+    suite.write_text(suite.read_text().replace("trials: 5 ", "trials: 4 "))
+    done = benchkit("run", "arms.d/raw-api.yaml", "--driver", "replay", "--task",
+                    "read-open-issue-count", "--until", "trials", "--dry-run",
+                    "--store", tmp_path / "results", cwd=tree_copy, env=no_host_env(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "would run 4 trial(s)" in done.stdout
+    help_text = benchkit("run", "-h", cwd=tree_copy).stdout
+    assert "`trials`: the suite's trials" in " ".join(help_text.split())

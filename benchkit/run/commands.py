@@ -51,17 +51,19 @@ class Renderer(Protocol):
 
 
 class Until(click.ParamType):
-    name = "N|floor"
+    """A number, or a depth suite.yaml sets, by its key: `floor` or `trials`."""
+    name = "N|floor|trials"
+    SUITE_KEYS = ("floor", "trials")
 
     def convert(self, value, param, ctx):
-        if isinstance(value, int) or value == "floor":
+        if isinstance(value, int) or value in self.SUITE_KEYS:
             return value
         try:
             number = int(value)
         except ValueError:
             number = 0
         if number < 1:
-            self.fail(f"{value!r}: expected a positive number or `floor`", param, ctx)
+            self.fail(f"{value!r}: expected a positive number, `floor` or `trials`", param, ctx)
         return number
 
 
@@ -91,8 +93,9 @@ class ArmFile(click.Path):
               help="Only the chosen tasks of this tier; repeat for more.")
 @click.option("--trials", type=click.IntRange(min=1), metavar="N",
               help="Add N samples to each chosen cell (default: 1).")
-@click.option("--until", type=Until(), metavar="N|floor",
-              help="Top each cell up to N valid samples (`floor`: the suite's floor); "
+@click.option("--until", type=Until(), metavar="N|floor|trials",
+              help="Top each cell up to N valid samples (`floor`: the suite's floor; "
+                   "`trials`: the suite's trials, a full sweep); "
                    "trials that end in a harness error are run again.")
 @click.option("--until-decided", is_flag=True,
               help="Run rounds of trials only where they can still change a verdict of the "
@@ -170,8 +173,8 @@ def run(ctx: click.Context, arm_yamls, task_patterns, tiers, trials, until, unti
         ctx.exit(EXIT_INTERRUPTED)
     for problem in checked.warnings:  # broken, but not chosen: the run goes on without it
         progress.note(f"{problem} (not chosen: this run goes on without it)")
-    if until == "floor":
-        until = checked.tree.suite.floor
+    if until in Until.SUITE_KEYS:  # the suite's floor or trials
+        until = getattr(checked.tree.suite, until)
     if baseline is not None and baseline not in [arm.id for arm in checked.arms]:
         raise click.BadParameter(f"{baseline}: not one of the arms given "
                                  f"({', '.join(arm.id for arm in checked.arms)})",
