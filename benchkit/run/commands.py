@@ -28,7 +28,7 @@ from benchkit.exits import EXIT_BAD_INPUT, EXIT_INTERRUPTED
 from benchkit.gitea import CredentialsError
 from benchkit.gitea.commands import host_options
 from benchkit.run.decide import dry_round
-from benchkit.run.dryrun import make_plan
+from benchkit.run.dryrun import Plan, make_plan, self_review_unprobed
 from benchkit.run.host import discover, open_host
 from benchkit.run.invocation import Invocation
 from benchkit.run.plan import Skip, select_cells
@@ -233,19 +233,27 @@ def _nothing_can_run(checked: Checked, progress: Progress) -> int:
 def _nothing_fits(checked: Checked, progress: Progress, settings: RunSettings) -> int:
     """When the budget fits none of the trials the run would plan (the dry run's plan,
     from the store), say so: exit 2 before a forge starts, nothing is runnable."""
-    budget = settings.budget
-    if budget is None or settings.until_decided:
+    if settings.budget is None or settings.until_decided:
         return 0
-    plan = make_plan(checked, settings, self_review=None, host="")
-    if plan.trials or not plan.over_budget:
+    plan = make_plan(checked, settings, self_review=self_review_unprobed(checked.credentials),
+                     host="")
+    return _budget_fits_nothing(plan, progress, listed=False)
+
+
+def _budget_fits_nothing(plan: Plan, progress: Progress, *, listed: bool) -> int:
+    """The one place that decides, for the run and its dry run alike, that the budget
+    fits none of the plan's trials: say so and exit 2 (else 0). `listed`: the plan's
+    lines (the dry run's) already name the cells and trials left out."""
+    if plan.budget is None or plan.trials or not plan.over_budget:
         return 0
-    for skip in plan.skipped:
-        progress.skipped(skip)
-    for trial in plan.over_budget:
-        progress.budget_skip(trial.trial, Skip(trial.arm, trial.task, "budget"),
-                             trial.expected, budget)
+    if not listed:
+        for skip in plan.skipped:
+            progress.skipped(skip)
+        for trial in plan.over_budget:
+            progress.budget_skip(trial.trial, Skip(trial.arm, trial.task, "budget"),
+                                 trial.expected, plan.budget)
     cheapest = min(trial.expected for trial in plan.over_budget)
-    progress.note(f"nothing to run: the budget of {progress.tokens(budget)} tokens fits no "
+    progress.note(f"nothing to run: the budget of {progress.tokens(plan.budget)} tokens fits no "
                   f"trial (the cheapest expects ~{cheapest:,.0f}); nothing was started")
     return EXIT_BAD_INPUT
 
@@ -271,15 +279,15 @@ def _dry_run(checked: Checked, progress: Progress, settings: RunSettings, *,
         return EXIT_BAD_INPUT
     where = ("an embedded forge (not started)" if credentials is None
              else f"{credentials.url} (from {credentials.source}, not contacted)")
-    plan = make_plan(checked, settings, self_review=False if credentials is None else None,
-                     host=where)
+    self_review = self_review_unprobed(credentials)
+    plan = make_plan(checked, settings, self_review=self_review, host=where)
     if settings.until_decided:  # what --until-decided would spend first, and why
         progress.note(f"dry run (--until-decided): nothing is spent, started or written; "
                       f"host {where}; the first round, from the store's samples:")
-        dry_round(checked, progress, settings, self_review=False if credentials is None else None)
+        dry_round(checked, progress, settings, self_review=self_review)
         return 0
     progress.emit(plan.to_dict(), "\n".join(plan.lines()))
-    return 0
+    return _budget_fits_nothing(plan, progress, listed=True)
 
 
 def _preflight_failed(progress: Progress, failures: list[Failure], problems: list) -> int:

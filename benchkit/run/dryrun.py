@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from benchkit.run.ledger import Ledger
-from benchkit.run.plan import Skip, plan, select_cells
+from benchkit.run.plan import Skip, over_budget, plan, select_cells
 from benchkit.run.settings import RunSettings
 from benchkit.store import Store
 
@@ -85,6 +85,13 @@ class Plan:
         return out
 
 
+def self_review_unprobed(credentials) -> bool | None:
+    """Whether the host permits self-review, as far as it is known before it is probed:
+    the embedded forge (no credentials) forbids it, as Gitea does; a live host's answer
+    is unknown (None). The dry run and the run's budget check plan with this alike."""
+    return False if credentials is None else None
+
+
 def make_plan(checked, settings: RunSettings, *, self_review: bool | None, host: str) -> Plan:
     """The plan of a run of `checked` (preflight.Checked) with these settings, against
     the store they name."""
@@ -100,7 +107,7 @@ def make_plan(checked, settings: RunSettings, *, self_review: bool | None, host:
     for _, trial in plan(cells, ledger, trials=settings.trials, until=settings.until):
         expected, basis = ledger.expected(trial.arm.id, trial.task.id)
         entry = PlannedTrial(trial.arm.id, trial.task.id, trial.index, expected, basis)
-        if left is not None and expected > left:
+        if over_budget(expected, left):
             result.over_budget.append(entry)
             continue
         left = None if left is None else left - expected
