@@ -32,7 +32,14 @@ from benchkit.run.dryrun import Plan, make_plan, self_review_unprobed
 from benchkit.run.host import discover, open_host
 from benchkit.run.invocation import Invocation
 from benchkit.run.plan import Skip, select_cells
-from benchkit.run.preflight import Checked, Failure, PreflightError, load_documents, preflight
+from benchkit.run.preflight import (
+    Checked,
+    Failure,
+    PreflightError,
+    load_documents,
+    missing_tools,
+    preflight,
+)
 from benchkit.run.progress import Progress
 from benchkit.run.settings import RunSettings
 from benchkit.sample import TIERS
@@ -286,6 +293,7 @@ def _dry_run(checked: Checked, progress: Progress, settings: RunSettings, *,
                       f"host {where}; the first round, from the store's samples:")
         dry_round(checked, progress, settings, self_review=self_review)
         return 0
+    plan.tools_missing = missing_tools(checked.arms, checked.tree.suite)
     progress.emit(plan.to_dict(), "\n".join(plan.lines()))
     return _budget_fits_nothing(plan, progress, listed=True)
 

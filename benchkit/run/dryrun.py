@@ -47,6 +47,7 @@ class Plan:
     over_budget: list[PlannedTrial] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # store lines that are not samples
+    tools_missing: dict[str, str] = field(default_factory=dict)  # arm id -> why not here
 
     @property
     def total(self) -> float:
@@ -55,8 +56,9 @@ class Plan:
     def to_dict(self) -> dict:
         return {"event": "plan", "driver": self.driver, "model": self.model, "host": self.host,
                 "budget": self.budget, "expected_tokens": round(self.total),
-                "trials": [{**asdict(t), "expected": round(t.expected), "estimate": t.estimate}
-                           for t in self.trials],
+                "trials": [{**asdict(t), "expected": round(t.expected), "estimate": t.estimate,
+                            "tool_missing": t.arm in self.tools_missing} for t in self.trials],
+                "tools_missing": self.tools_missing,
                 "over_budget": [{**asdict(t), "expected": round(t.expected)} for t in self.over_budget],
                 "not_run": [asdict(s) for s in self.skipped], "notes": self.notes,
                 "problems": self.problems}
@@ -69,8 +71,10 @@ class Plan:
             out.insert(1, "replay spends no real tokens: its figures are estimates from bytes")
         for n, t in enumerate(self.trials, 1):
             basis = f"{t.basis}: an estimate, no past sample" if t.estimate else t.basis
+            missing = (f" [cannot run: {t.arm}'s tool is not installed]"
+                       if t.arm in self.tools_missing else "")
             out.append(f"  [{n}] {t.arm} {t.task} trial {t.trial}: ~{t.expected:,.0f} "
-                       f"tokens ({basis})")
+                       f"tokens ({basis}){missing}")
         total = f"expected in total: ~{self.total:,.0f} cost-equivalent tokens"
         if self.budget is not None:
             total += f" of a budget of {self.budget:,.0f}"
@@ -80,6 +84,10 @@ class Plan:
                        f"~{t.expected:,.0f} tokens, more than is left")
         for skip in self.skipped:
             out.append(f"not run: {skip.arm} {skip.task}: {skip.reason}")
+        for arm, why in self.tools_missing.items():
+            count = sum(t.arm == arm for t in self.trials)
+            out.append(f"tool not installed: {why}; its {count} trial(s) cannot run: the run "
+                       "would stop at pre-flight (exit 2)")
         out += [f"note: {note}" for note in self.notes]
         out += [f"warning: {problem} (skipped)" for problem in self.problems]
         return out

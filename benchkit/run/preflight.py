@@ -204,8 +204,20 @@ def _references(arms, root, problems) -> dict:
 def check_tools(arms, suite, search_path: str | None = None) -> tuple[list[str], dict]:
     """(problems, arm id -> tool version): each arm's tool, as its templates resolve on
     this machine, is there to run, and says which version it is."""
+    problems, versions = _tools(arms, suite, search_path, versions=True)
+    return list(problems.values()), versions
+
+
+def missing_tools(arms, suite, search_path: str | None = None) -> dict[str, str]:
+    """arm id -> why its tool cannot run here (not installed), for the arms whose tool
+    pre-flight would refuse; what `run --dry-run` marks (it runs no version command)."""
+    return _tools(arms, suite, search_path, versions=False)[0]
+
+
+def _tools(arms, suite, search_path: str | None, *, versions: bool) -> tuple[dict, dict]:
     search_path = os.environ.get("PATH", os.defpath) if search_path is None else search_path
-    found, versions = [], {}
+    found: dict[str, str] = {}
+    versions_found: dict[str, str | None] = {}
     with tempfile.TemporaryDirectory(prefix="benchkit-preflight-") as workdir:
         for arm in arms:
             try:
@@ -216,14 +228,14 @@ def check_tools(arms, suite, search_path: str | None = None) -> tuple[list[str],
                                     owner="preflight", repo="preflight", user="preflight",
                                     workdir=Path(workdir), search_path=search_path)
                 problem = _tool_problem(arm, assembly, search_path)
-                if problem is None:
+                if problem is None and versions:
                     with assembly:
-                        versions[arm.id] = tool_version(arm, assembly)
+                        versions_found[arm.id] = tool_version(arm, assembly)
             except IsolationError as error:
                 problem = str(error)
             if problem:
-                found.append(problem)
-    return found, versions
+                found[arm.id] = problem
+    return found, versions_found
 
 
 def _tool_problem(arm, assembly, search_path: str) -> str | None:
