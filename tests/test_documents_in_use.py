@@ -127,3 +127,30 @@ def test_until_trials_tops_each_cell_up_to_the_suites_trials(tree_copy, tmp_path
     assert "would run 4 trial(s)" in done.stdout
     help_text = benchkit("run", "-h", cwd=tree_copy).stdout
     assert "`trials`: the suite's trials" in " ".join(help_text.split())
+
+
+def test_an_arm_outside_arms_d_is_warned_about_before_any_trial(tree_copy, tmp_path):
+    """The report counts the tree's arms only: an arm file from elsewhere is said to be
+    left out of its figures before a token is spent, not found out in the report."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    text = (tree_copy / "arms.d" / "raw-api.yaml").read_text()
+    (elsewhere / "my-api.yaml").write_text(text.replace("id: raw-api", "id: my-api"))
+    done = benchkit("run", elsewhere / "my-api.yaml", "--task", "read-open-issue-count",
+                    "--dry-run", "--store", tmp_path / "results", cwd=tree_copy,
+                    env=no_host_env(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert (f"warning: {elsewhere / 'my-api.yaml'}: arm my-api is not in arms.d/: its samples "
+            "are stored, but the report leaves them out of its figures") in done.stderr
+    # The same id as a tree arm, another definition: counted apart, said before trial 0.
+    (elsewhere / "raw-api.yaml").write_text(text.replace("nothing else.", "nothing else!"))
+    done = subprocess.run([*BENCHKIT, "run", str(elsewhere / "raw-api.yaml"), "--task",
+                           "read-open-issue-count", "--driver", "replay", "--no-report",
+                           "--store", str(tmp_path / "results")], cwd=tree_copy,
+                          env=no_host_env(tmp_path), stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, timeout=300)  # one stream, in order
+    assert done.returncode == 0, done.stdout
+    warning = (f"warning: {elsewhere / 'raw-api.yaml'}: arm raw-api differs from "
+               "arms.d/raw-api.yaml: the report counts the samples of arms.d/raw-api.yaml")
+    assert warning in done.stdout
+    assert done.stdout.index(warning) < done.stdout.index("trial 0: started")

@@ -178,8 +178,8 @@ def run(ctx: click.Context, arm_yamls, task_patterns, tiers, trials, until, unti
         ctx.exit(_preflight_failed(progress, error.failures, error.problems))
     except KeyboardInterrupt:
         ctx.exit(EXIT_INTERRUPTED)
-    for problem in checked.warnings:  # broken, but not chosen: the run goes on without it
-        progress.note(f"{problem} (not chosen: this run goes on without it)")
+    for warning in checked.warnings:  # before anything starts
+        progress.note(warning)
     if until in Until.SUITE_KEYS:  # the suite's floor or trials
         until = getattr(checked.tree.suite, until)
     if baseline is not None and baseline not in [arm.id for arm in checked.arms]:

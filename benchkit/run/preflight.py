@@ -74,7 +74,7 @@ class Checked:
     tasks: list[Task]
     references: dict[str, Reference] = field(default_factory=dict)  # replay's, by arm id
     credentials: Credentials | None = None
-    warnings: list[Problem] = field(default_factory=list)  # broken documents not chosen
+    warnings: list[str] = field(default_factory=list)  # said before anything runs
 
 
 def preflight(arm_paths, *, task_patterns=(), tiers=(),
@@ -127,6 +127,7 @@ def _documents(arm_paths, task_patterns, tiers, driver, problems) -> Checked | N
     problems.extend(p for p in found if p not in spare)
     if tree is None:
         return None
+    warnings = [f"{p} (not chosen: this run goes on without it)" for p in spare]
     arms: dict[str, Arm] = {}
     for path in arm_paths:
         try:
@@ -138,11 +139,28 @@ def _documents(arm_paths, task_patterns, tiers, driver, problems) -> Checked | N
             problems.append(Problem(Path(path), None, f"arm {arm.id!r} is given twice "
                                                       f"(also {arms[arm.id].path})"))
         arms[arm.id] = arm
+        warnings += outside_the_tree(arm, path, tree)
     tasks = choose_tasks(tree, task_patterns, tiers, problems)
     references = _references(list(arms.values()), tree.root, problems) if driver == "replay" else {}
     if problems:
         return None
-    return Checked(tree, list(arms.values()), tasks, references, warnings=spare)
+    return Checked(tree, list(arms.values()), tasks, references, warnings=warnings)
+
+
+def outside_the_tree(arm: Arm, path, tree: Tree) -> list[str]:
+    """A warning for an arm file the report will not count as given: its id is not one
+    of arms.d/ ("arm not in the tree"), or arms.d/ defines that id otherwise (its
+    samples are another version). Said before any trial, so no token is spent unawares."""
+    known = tree.arms.get(arm.id)
+    if known is None:
+        return [f"warning: {path}: arm {arm.id} is not in arms.d/: its samples are stored, "
+                f"but the report leaves them out of its figures (\"arm not in the tree\"); "
+                f"put the file in {tree.root / 'arms.d'} to have them reported"]
+    if known.fingerprint != arm.fingerprint:
+        return [f"warning: {path}: arm {arm.id} differs from arms.d/{arm.id}.yaml: the report "
+                f"counts the samples of arms.d/{arm.id}.yaml and lists these apart, as "
+                "another version"]
+    return []
 
 
 def _needed(problem: Problem, root: Path, arm_paths, task_patterns) -> bool:
