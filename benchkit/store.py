@@ -113,6 +113,7 @@ class Store:
         self.root = Path(root)
         self.secrets = tuple(s for s in secrets if s)
         self.problems: list[str] = []  # unreadable lines met by samples(), as FILE:LINE: why
+        self.refused: Unwritable | None = None  # the first write the file system refused
 
     def cell_path(self, arm: str, task: str) -> Path:
         return self.root / _safe(arm) / f"{_safe(task)}.jsonl"
@@ -127,7 +128,7 @@ class Store:
         text = scrub(json.dumps(events, indent=1, ensure_ascii=False, default=str),
                      (*self.secrets, *secrets))
         tmp = path.with_suffix(".tmp")
-        with writing(path):
+        with self._writing(path):
             path.parent.mkdir(parents=True, exist_ok=True)
             try:
                 with open(tmp, "w", encoding="utf-8") as f:
@@ -146,9 +147,19 @@ class Store:
         line = scrub(ENCODER.encode(record).decode(), (*self.secrets, *secrets))
         stored = msgspec.json.decode(line, type=Record)
         path = self.cell_path(record.arm, record.task)
-        with writing(path):
+        with self._writing(path):
             self._append_line(path, line)
         return stored
+
+    @contextlib.contextmanager
+    def _writing(self, path: Path) -> Iterator[None]:
+        """writing(path), remembering the refusal: a run ends on it with exit 2."""
+        try:
+            with writing(path):
+                yield
+        except Unwritable as refused:
+            self.refused = self.refused or refused
+            raise
 
     @staticmethod
     def _append_line(path: Path, line: str) -> None:
@@ -178,7 +189,7 @@ class Store:
     def append_failure_replay(self, entry: dict, secrets: Iterable[str] = ()) -> None:
         """Append a failure replay's verdict (scrubbed); samples are never rewritten."""
         line = scrub(json.dumps(entry, ensure_ascii=False, default=str), (*self.secrets, *secrets))
-        with writing(self.failure_replays_path):
+        with self._writing(self.failure_replays_path):
             self._append_line(self.failure_replays_path, line)
 
     def failure_replays(self) -> dict[str, dict]:
@@ -252,6 +263,8 @@ class Store:
             yield from self._read(path)
 
     def _read(self, path: Path) -> Iterator[dict]:
+        # Decoded twice (the Sample view decides, then the whole line): `show` and the
+        # trial pages read whole samples, and only the one rule says what is a sample.
         with open(path, "rb") as f:
             for number, line in enumerate(f, 1):
                 if not line.strip():

@@ -119,14 +119,13 @@ class Invocation:
         elif not slots and not decide:
             progress.note(f"nothing to do: every chosen cell already has {settings.until} valid "
                           f"sample(s) of this driver and model")
-        unwritable = None
         if decide:
             error, stopped_by = run_rounds(self, cells, ledger, scheduler)
         else:
             loop = RunLoop(scheduler, self.context, progress, jobs=settings.jobs, stop=self.stop,
                            tag=self.tag, failures=self.failures)
             loop.run_trials()
-            error, stopped_by, unwritable = loop.error, loop.signal, loop.unwritable
+            error, stopped_by = loop.error, loop.signal
         interrupted = self.stop.is_set()
         if settings.replay_failures and self.failures and not interrupted and not error:
             replay_failures(self.failures, self.context, progress)
@@ -134,7 +133,7 @@ class Invocation:
                          interrupted=interrupted, error=error, store=str(settings.store_dir))
         if interrupted:  # 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP
             return 128 + (stopped_by or signal.SIGINT)
-        if unwritable:  # the store cannot take samples: bad input, like a read-only one
+        if self.store.refused:  # the store cannot take samples: bad input, like a read-only one
             return EXIT_BAD_INPUT
         trouble = (error or scheduler.totals.halted or not cells
                    or scheduler.totals.outcomes.get("harness-error"))

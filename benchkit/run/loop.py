@@ -101,7 +101,6 @@ class RunLoop:
         self.failures: list = failures if failures is not None else []
         self.jobs, self.stop, self.tag = max(1, jobs), stop, tag
         self.error: str | None = None  # an unexpected failure that halted the run
-        self.unwritable: str | None = None  # the store refused a write (a full disk)
         self.signal: int | None = None  # the signal that stopped it (SIGINT: Ctrl-C)
         self._pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="benchkit-seed")
         self._live = 0
@@ -239,7 +238,6 @@ class RunLoop:
     def _fail(self, ticket: Ticket, error: Exception) -> None:
         trial = ticket.trial
         if isinstance(error, Unwritable):  # a full disk, not a bug: its own plain line
-            self.unwritable = self.unwritable or str(error)
             self.error = self.error or str(error)
             self.scheduler.halt(str(error))
         else:
