@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import os
 from pathlib import Path
 from typing import Protocol
 
@@ -84,11 +85,9 @@ class ArmFile(click.Path):
         if not isinstance(value, str) or Path(value).exists():
             return super().convert(value, param, ctx)
         root = find_root(required=False)
-        files = {p.relative_to(Path.cwd()).as_posix() if p.is_relative_to(Path.cwd()) else str(p):
-                 p.stem for p in (yaml_files(root / "arms.d") if root else [])}
-        by_id = [path for path, stem in files.items() if stem == Path(value).stem]
-        hint = (f" (did you mean {by_id[0]}?)" if by_id
-                else did_you_mean(value, files, shown=str))
+        arms = {path.stem: path for path in (yaml_files(root / "arms.d") if root else [])}
+        hint = did_you_mean(Path(value).stem, arms,  # an arm's file is named by its id
+                            shown=lambda arm: os.path.relpath(arms[arm]))
         self.fail(f"{value}: no such arm file{hint}", param, ctx)
 
 
