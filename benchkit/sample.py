@@ -122,8 +122,8 @@ DECODER = msgspec.json.Decoder(Sample)
 
 
 def read_samples(path: Path) -> tuple[list[Sample], list[str]]:
-    """One store file's samples in line order, and "FILE:LINE: why" for each line that
-    is not one (left out, not fatal)."""
+    """One store file's samples in line order, and "FILE:LINE: not a sample: why" for
+    each line that is not one (left out, not fatal)."""
     data = path.read_bytes()
     try:
         return DECODER.decode_lines(data), []
@@ -133,11 +133,22 @@ def read_samples(path: Path) -> tuple[list[Sample], list[str]]:
     for number, line in enumerate(data.split(b"\n"), start=1):
         if not line.strip():
             continue
-        try:
-            samples.append(DECODER.decode(line))
-        except msgspec.DecodeError as error:
-            problems.append(f"{path}:{number}: not a sample: {error}")
+        sample, problem = decode_sample(line)
+        if sample is None:
+            problems.append(f"{path}:{number}: not a sample: {problem}")
+        else:
+            samples.append(sample)
     return samples, problems
+
+
+def decode_sample(line: bytes) -> tuple[Sample | None, str]:
+    """The one rule of what is a sample, for every reader of the store (the ledger, the
+    report, its trial pages, `benchkit show`): a line that decodes as one. (the Sample,
+    "") or (None, why not)."""
+    try:
+        return DECODER.decode(line), ""
+    except msgspec.DecodeError as error:
+        return None, str(error)
 
 
 class Host(msgspec.Struct, frozen=True, gc=False):

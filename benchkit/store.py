@@ -2,7 +2,8 @@
 
 `results/<arm>/<task>.jsonl` holds one complete JSON line per sample, appended under an
 exclusive lock on the cell file itself and flushed to disk, never rewritten; an append
-that fails (a full disk) is cut back, so it leaves no partial line. A run holds the
+that fails (a full disk) is cut back, so it leaves no partial line, and a refused write
+(full, read-only, not ours) is one plain line (`Unwritable`), never a traceback. A run holds the
 store's run lock (`results/.run.lock`, inside the store) while it plans and runs, so
 concurrent runs on one store take turns and `--until N` is never exceeded. A sample's
 transcript sits beside it in `results/<arm>/<task>/<sample id>.json`. Secrets (the Gitea
@@ -13,9 +14,11 @@ from every line and transcript on the way in, in every encoding benchkit.scrub k
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
+import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 from pathlib import Path
@@ -25,7 +28,7 @@ import jsonschema
 import msgspec
 
 from benchkit import SCHEMA_DIR
-from benchkit.sample import ENCODER, Record
+from benchkit.sample import ENCODER, Record, decode_sample
 from benchkit.scrub import scrub
 
 # The run lock sits inside the store (`results/.run.lock`), so it goes wherever the
@@ -35,6 +38,60 @@ RUN_LOCK = ".run.lock"
 
 class StoreError(Exception):
     """A sample that cannot be stored (bad shape), named by arm and task."""
+
+
+class Unwritable(StoreError):
+    """The file system refused a write (full, read-only, not ours): one plain line
+    naming the device or the path. Bad input of the run (exit 2), never a trial's."""
+
+
+# What the file system says when a store (or a reports directory) cannot take a write.
+UNWRITABLE = {errno.ENOSPC: "no space left", errno.EDQUOT: "disk quota exceeded",
+              errno.EROFS: "read-only file system", errno.EACCES: "permission denied",
+              errno.EPERM: "not permitted"}
+
+
+def unwritable(error: OSError, path: str | os.PathLike | None = None) -> Unwritable | None:
+    """The plain line for a refused write (None for any other OSError): "no space left
+    on DEVICE writing PATH", "read-only file system: cannot write PATH", ..."""
+    if error.errno not in UNWRITABLE:
+        return None
+    where = Path(path if path is not None else error.filename or "?")
+    if error.errno in (errno.ENOSPC, errno.EDQUOT):
+        return Unwritable(f"{UNWRITABLE[error.errno]} on {device_of(where)} writing {where}")
+    return Unwritable(f"{UNWRITABLE[error.errno]}: cannot write {where}")
+
+
+def device_of(path: Path) -> str:
+    """The device (and its mount point) holding path, as /proc/self/mountinfo names it."""
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    try:
+        dev = os.stat(existing).st_dev
+        found = f"{os.major(dev)}:{os.minor(dev)}"
+        with open("/proc/self/mountinfo", encoding="utf-8") as mounts:
+            for line in mounts:
+                fields, _, tail = line.partition(" - ")
+                parts = fields.split()
+                if parts[2] == found:
+                    source = tail.split()[1]
+                    return f"{source} ({parts[4]})"
+    except (OSError, IndexError):
+        pass
+    return f"the device of {existing}"
+
+
+@contextlib.contextmanager
+def writing(path: str | os.PathLike) -> Iterator[None]:
+    """Turn a refused write under path into Unwritable (its plain line)."""
+    try:
+        yield
+    except OSError as error:
+        refused = unwritable(error, path)
+        if refused is None:
+            raise
+        raise refused from None
 
 
 @lru_cache(maxsize=1)
@@ -56,6 +113,7 @@ class Store:
         self.root = Path(root)
         self.secrets = tuple(s for s in secrets if s)
         self.problems: list[str] = []  # unreadable lines met by samples(), as FILE:LINE: why
+        self.refused: Unwritable | None = None  # the first write the file system refused
 
     def cell_path(self, arm: str, task: str) -> Path:
         return self.root / _safe(arm) / f"{_safe(task)}.jsonl"
@@ -67,15 +125,20 @@ class Store:
                          secrets: Iterable[str] = ()) -> str:
         """Write a transcript (scrubbed); return its path relative to the store."""
         path = self.transcript_path(arm, task, sample_id)
-        path.parent.mkdir(parents=True, exist_ok=True)
         text = scrub(json.dumps(events, indent=1, ensure_ascii=False, default=str),
                      (*self.secrets, *secrets))
         tmp = path.with_suffix(".tmp")
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+        with self._writing(path):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                with open(tmp, "w", encoding="utf-8") as f:
+                    f.write(text + "\n")
+                    f.flush()
+                    os.fsync(f.fileno())
+                os.replace(tmp, path)
+            except BaseException:
+                tmp.unlink(missing_ok=True)  # whole or absent
+                raise
         return path.relative_to(self.root).as_posix()
 
     def append(self, record: Record, secrets: Iterable[str] = ()) -> Record:
@@ -84,6 +147,22 @@ class Store:
         line = scrub(ENCODER.encode(record).decode(), (*self.secrets, *secrets))
         stored = msgspec.json.decode(line, type=Record)
         path = self.cell_path(record.arm, record.task)
+        with self._writing(path):
+            self._append_line(path, line)
+        return stored
+
+    @contextlib.contextmanager
+    def _writing(self, path: Path) -> Iterator[None]:
+        """writing(path), remembering the refusal: a run ends on it with exit 2."""
+        try:
+            with writing(path):
+                yield
+        except Unwritable as refused:
+            self.refused = self.refused or refused
+            raise
+
+    @staticmethod
+    def _append_line(path: Path, line: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "ab", buffering=0) as f:
             fcntl.flock(f, fcntl.LOCK_EX)  # other processes' appends wait; released on close
@@ -100,7 +179,6 @@ class Store:
                     raise
             finally:
                 fcntl.flock(f, fcntl.LOCK_UN)
-        return stored
 
     @property
     def failure_replays_path(self) -> Path:
@@ -111,16 +189,8 @@ class Store:
     def append_failure_replay(self, entry: dict, secrets: Iterable[str] = ()) -> None:
         """Append a failure replay's verdict (scrubbed); samples are never rewritten."""
         line = scrub(json.dumps(entry, ensure_ascii=False, default=str), (*self.secrets, *secrets))
-        self.root.mkdir(parents=True, exist_ok=True)
-        with open(self.failure_replays_path, "ab", buffering=0) as f:
-            fcntl.flock(f, fcntl.LOCK_EX)
-            try:
-                size = f.seek(0, os.SEEK_END)
-                prefix = b"\n" if size and not _ends_with_newline(self.failure_replays_path) else b""
-                _write_all(f.fileno(), prefix + line.encode() + b"\n")
-                os.fsync(f.fileno())
-            finally:
-                fcntl.flock(f, fcntl.LOCK_UN)
+        with self._writing(self.failure_replays_path):
+            self._append_line(self.failure_replays_path, line)
 
     def failure_replays(self) -> dict[str, dict]:
         """trial id -> its failure replay's verdict (the last, if replayed twice);
@@ -139,11 +209,24 @@ class Store:
                 found[entry["trial"]] = entry
         return found
 
+    def check_writable(self) -> None:
+        """Raise Unwritable when the store cannot take a sample (a read-only or foreign
+        directory): what a run checks before it starts a host. It leaves nothing: a
+        file is made and removed in the store, or where the store would be made."""
+        existing = self.root
+        while not existing.exists() and existing != existing.parent:
+            existing = existing.parent
+        with writing(self.root):
+            fd, probe = tempfile.mkstemp(prefix=".benchkit-write-check-", dir=existing)
+            os.close(fd)
+            os.unlink(probe)
+
     @contextlib.contextmanager
     def run_lock(self, waiting: Callable[[str], None] | None = None):
         """Hold the store's run lock: another run on this store waits until this one
         is over (told through `waiting`), then plans from what this one stored."""
-        self.root.mkdir(parents=True, exist_ok=True)
+        with writing(self.root / RUN_LOCK):
+            self.root.mkdir(parents=True, exist_ok=True)
         # Where earlier versions kept it, beside the store: honoured while it is there
         # (a run of one of them may hold it), then removed.
         old = self.root.parent / f".{self.root.name}{RUN_LOCK}"
@@ -180,19 +263,17 @@ class Store:
             yield from self._read(path)
 
     def _read(self, path: Path) -> Iterator[dict]:
-        with open(path, encoding="utf-8") as f:
+        # Decoded twice (the Sample view decides, then the whole line): `show` and the
+        # trial pages read whole samples, and only the one rule says what is a sample.
+        with open(path, "rb") as f:
             for number, line in enumerate(f, 1):
                 if not line.strip():
                     continue
-                try:
-                    sample = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    self.problems.append(f"{path}:{number}: unreadable sample line ({exc.msg})")
+                _, problem = decode_sample(line)  # the one rule of what is a sample
+                if problem:
+                    self.problems.append(f"{path}:{number}: not a sample: {problem}")
                     continue
-                if isinstance(sample, dict):
-                    yield sample
-                else:
-                    self.problems.append(f"{path}:{number}: not a JSON object")
+                yield json.loads(line)
 
 
 FAILURE_REPLAYS = "failure-replays.jsonl"

@@ -50,3 +50,24 @@ def test_json_gives_the_plan_as_one_event(tree_copy):
     assert plan["expected_tokens"] == sum(t["expected"] for t in plan["trials"])
     assert all(t["estimate"] for t in plan["trials"])
     assert not (tree_copy / "nowhere").exists() and not (tree_copy / "reports").exists()
+
+
+def test_the_plan_marks_the_cells_of_an_arm_whose_tool_is_not_installed(tree_copy, tmp_path):
+    text = (tree_copy / "arms.d" / "raw-api.yaml").read_text()
+    (tree_copy / "arms.d" / "absent.yaml").write_text(
+        text.replace("id: raw-api", "id: absent").replace("binary: curl", "binary: no-such-tool-here"))
+    args = ["run", "arms.d/raw-api.yaml", "arms.d/absent.yaml", "--task", "read-open-issue-count",
+            "--dry-run", "--store", tmp_path / "results"]
+    done = benchkit(*args, cwd=tree_copy)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    [curl] = [line for line in lines if "] raw-api read-open-issue-count" in line]
+    [absent] = [line for line in lines if "] absent read-open-issue-count" in line]
+    assert "not installed" not in curl
+    assert absent.endswith("[cannot run: absent's tool is not installed]")
+    assert ("tool not installed: arm absent: its binary `no-such-tool-here` is not installed "
+            "(not on PATH); its 1 trial(s) cannot run: the run would stop at pre-flight "
+            "(exit 2)") in lines
+    plan = json.loads(benchkit(*args, "--json", cwd=tree_copy).stdout)
+    assert {t["arm"]: t["tool_missing"] for t in plan["trials"]} == {"raw-api": False, "absent": True}
+    assert list(plan["tools_missing"]) == ["absent"]

@@ -226,7 +226,7 @@ def test_trials_and_until_exclude_each_other(tmp_path):
     result = run(tmp_path, RAW_API, "--trials", "2", "--until", "3")
     assert result.exit_code == 2 and "not both" in result.stderr
     result = run(tmp_path, RAW_API, "--until", "sometimes")
-    assert result.exit_code == 2 and "positive number or `floor`" in result.stderr
+    assert result.exit_code == 2 and "positive number, `floor` or `trials`" in result.stderr
 
 
 def repos(forge) -> list[str]:

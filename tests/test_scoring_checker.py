@@ -2,9 +2,11 @@
 changes, and required facts in read answers."""
 
 import copy
+import json
+import subprocess
 
 import pytest
-from conftest import CHECKOUT
+from conftest import BENCHKIT, CHECKOUT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -313,3 +315,24 @@ def test_order_never_matters_and_a_state_equals_itself(task_id, data):
     assert normalise(shuffled) == normalise(state) == normalise(normalise(state))
     assert diff(state, shuffled, ground_truth(SEED, USER)) == []
     assert verdict(task_id, shuffled).passed
+
+
+@pytest.mark.parametrize("answer", ["There are __5__ open issues.", "There are _5_ open issues.",
+                                    "There are **5** open issues.", "`5` open"])
+def test_underscore_emphasis_is_markup_as_stars_are(answer):
+    """`benchkit check` reads the answer as the agent wrote it: `__5__` is bold, as `**5**`."""
+    done = subprocess.run([*BENCHKIT, "check", str(CHECKOUT / "tasks.d/read-open-issue-count.yaml"),
+                           "--answer", "-"], input=answer, capture_output=True, text=True,
+                          cwd=CHECKOUT, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout)["passed"] is True
+
+
+def test_underscores_inside_words_are_kept():
+    assert normalise_answer("See __fix_csv_export__ in _main_.py") == "see fix_csv_export in main.py"
+    assert fact_matches({"any_of": ["fix_csv_export"]}, "The branch is `fix_csv_export`.")
+    assert fact_matches({"any_of": ["fix_csv_export"]}, "The branch is __fix_csv_export__.")
+    assert not fact_matches({"any_of": ["fix_csv_export"]}, "The branch is fix csv export.")
+    assert not fact_matches({"any_of": ["fix_csv"]}, "fix_csv_export")
+    assert fact_matches({"any_of": ["__init__.py"]}, "It changed __init__.py")
+    assert normalise_answer("a__b") == "a__b"

@@ -234,9 +234,10 @@ def test_list_tasks(work_tree):
 
 def test_list_reports_problems_like_validate(work_tree):
     edit(work_tree / "arms.d" / "tea.yaml", "  binary: tea\n", "  binary: [tea\n")
-    result = benchkit("list", "arms", "--json")
-    assert result.exit_code == 2 and result.stdout == ""
-    assert result.stderr.startswith("arms.d/tea.yaml:")
+    result = benchkit("list", "arms", "--json")  # named, and the other arms listed
+    assert result.exit_code == 0 and result.stderr.startswith("arms.d/tea.yaml:")
+    assert [row["id"] for row in json.loads(result.stdout)] == ["gitea-axi", "gitea-mcp", "raw-api"]
+    assert benchkit("validate").exit_code == 2
 
 
 NEW_TASK = """\
@@ -281,3 +282,32 @@ def test_adding_a_task_is_writing_one_file(work_tree):
     result = benchkit("validate")
     assert result.exit_code == 2
     assert result.stderr.startswith(f"tasks.d/close-export-perf-issue.yaml:{line_of(path, '- issue:')}:")
+
+
+def without_modeline(text: str) -> str:
+    return "".join(line for line in text.splitlines(keepends=True)
+                   if not line.startswith("# yaml-language-server:"))
+
+
+@pytest.mark.parametrize("source", ["tasks.d/read-open-issue-count.yaml", "arms.d/tea.yaml",
+                                    "seeds/default.yaml"])
+def test_a_document_anywhere_is_known_by_its_content(work_tree, source):
+    """A task (arm, seed) drafted outside its directory, with no schema line, is still
+    validated as one: by what it holds."""
+    draft = work_tree / "drafts" / Path(source).name  # an id is its file's name
+    draft.parent.mkdir()
+    draft.write_text(without_modeline((work_tree / source).read_text()))
+    done = subprocess.run([*BENCHKIT, "validate", str(draft)], cwd=work_tree,
+                          capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, "valid: 1 document\n"), done.stderr
+
+
+def test_a_broken_document_anywhere_gets_its_schemas_message(work_tree):
+    draft = work_tree / "drafts" / "mine.yaml"
+    draft.parent.mkdir()
+    draft.write_text("id: mine\ntier: single-mutation\nintent: Close it.\n"
+                     "edits:\n  - issue: {number: 2}\n    set: {state: shut}\n")
+    done = subprocess.run([*BENCHKIT, "validate", "drafts/mine.yaml"], cwd=work_tree,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.startswith("drafts/mine.yaml:6: ") and "not a benchkit document" not in done.stderr

@@ -12,6 +12,7 @@ from benchkit.exits import BadDocuments, BadInput, fail
 from benchkit.report import ReportOptions, build, unreadable, write_reports
 from benchkit.report.render import FORMATS, load_templates, render
 from benchkit.report.summary import Summariser
+from benchkit.store import unwritable
 
 
 def parse_weight(text: str) -> tuple[str, float]:
@@ -98,3 +99,8 @@ def _report(store_dir: Path, store: Summariser, options: ReportOptions, format_:
         fail(error.problems)
     except (FileNotFoundError, ValueError) as error:
         raise BadInput(str(error)) from None
+    except OSError as error:  # a reports directory that cannot be written: one line
+        refused = unwritable(error)
+        if refused is None:
+            raise
+        raise BadInput(str(refused)) from None

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import os
 from pathlib import Path
 from typing import Protocol
 
@@ -29,14 +30,24 @@ from benchkit.exits import EXIT_BAD_INPUT, EXIT_INTERRUPTED
 from benchkit.gitea import CredentialsError
 from benchkit.gitea.commands import host_options
 from benchkit.run.decide import dry_round
-from benchkit.run.dryrun import make_plan
+from benchkit.run.dryrun import Plan, make_plan, self_review_unprobed
 from benchkit.run.host import discover, open_host
 from benchkit.run.invocation import Invocation
 from benchkit.run.plan import Skip, select_cells
-from benchkit.run.preflight import Checked, Failure, PreflightError, load_documents, preflight
+from benchkit.run.preflight import (
+    Checked,
+    Failure,
+    PreflightError,
+    load_documents,
+    missing_tools,
+    preflight,
+)
 from benchkit.run.progress import Progress
 from benchkit.run.settings import RunSettings
 from benchkit.sample import TIERS
+from benchkit.spec.loader import did_you_mean
+from benchkit.spec.tree import find_root, yaml_files
+from benchkit.store import Store, Unwritable
 
 EXIT_PREFLIGHT = EXIT_BAD_INPUT
 
@@ -49,31 +60,49 @@ class Renderer(Protocol):
 
 
 class Until(click.ParamType):
-    name = "N|floor"
+    """A number, or a depth suite.yaml sets, by its key: `floor` or `trials`."""
+    name = "N|floor|trials"
+    SUITE_KEYS = ("floor", "trials")
 
     def convert(self, value, param, ctx):
-        if isinstance(value, int) or value == "floor":
+        if isinstance(value, int) or value in self.SUITE_KEYS:
             return value
         try:
             number = int(value)
         except ValueError:
             number = 0
         if number < 1:
-            self.fail(f"{value!r}: expected a positive number or `floor`", param, ctx)
+            self.fail(f"{value!r}: expected a positive number, `floor` or `trials`", param, ctx)
         return number
 
 
+class ArmFile(click.Path):
+    """An arm's YAML file; an arm id or a mistyped name gets the file it likely meant."""
+
+    def __init__(self) -> None:
+        super().__init__(exists=True, dir_okay=False)
+
+    def convert(self, value, param, ctx):
+        if not isinstance(value, str) or Path(value).exists():
+            return super().convert(value, param, ctx)
+        root = find_root(required=False)
+        arms = {path.stem: path for path in (yaml_files(root / "arms.d") if root else [])}
+        hint = did_you_mean(Path(value).stem, arms,  # an arm's file is named by its id
+                            shown=lambda arm: os.path.relpath(arms[arm]))
+        self.fail(f"{value}: no such arm file{hint}", param, ctx)
+
+
 @click.command()
-@click.argument("arm_yamls", metavar="ARM_YAML...", nargs=-1, required=True,
-                type=click.Path(exists=True, dir_okay=False))
+@click.argument("arm_yamls", metavar="ARM_YAML...", nargs=-1, required=True, type=ArmFile())
 @click.option("--task", "task_patterns", metavar="ID|GLOB", multiple=True,
               help="Task id or glob (e.g. 'fta-*'); repeat for more. Default: every task.")
 @click.option("--tier", "tiers", type=click.Choice(TIERS), multiple=True,
               help="Only the chosen tasks of this tier; repeat for more.")
 @click.option("--trials", type=click.IntRange(min=1), metavar="N",
               help="Add N samples to each chosen cell (default: 1).")
-@click.option("--until", type=Until(), metavar="N|floor",
-              help="Top each cell up to N valid samples (`floor`: the suite's floor); "
+@click.option("--until", type=Until(), metavar="N|floor|trials",
+              help="Top each cell up to N valid samples (`floor`: the suite's floor; "
+                   "`trials`: the suite's trials, a full sweep); "
                    "trials that end in a harness error are run again.")
 @click.option("--until-decided", is_flag=True,
               help="Run rounds of trials only where they can still change a verdict of the "
@@ -149,8 +178,10 @@ def run(ctx: click.Context, arm_yamls, task_patterns, tiers, trials, until, unti
         ctx.exit(_preflight_failed(progress, error.failures, error.problems))
     except KeyboardInterrupt:
         ctx.exit(EXIT_INTERRUPTED)
-    if until == "floor":
-        until = checked.tree.suite.floor
+    for warning in checked.warnings:  # before anything starts
+        progress.note(warning)
+    if until in Until.SUITE_KEYS:  # the suite's floor or trials
+        until = getattr(checked.tree.suite, until)
     if baseline is not None and baseline not in [arm.id for arm in checked.arms]:
         raise click.BadParameter(f"{baseline}: not one of the arms given "
                                  f"({', '.join(arm.id for arm in checked.arms)})",
@@ -177,7 +208,8 @@ def _run(checked: Checked, progress: Progress, settings: RunSettings,
          report: tuple[Renderer | None, str] | None) -> int:
     """The run after pre-flight: the exit status. `report`: the renderer and the
     directory the report goes to at the end (None: --no-report)."""
-    status = _nothing_can_run(checked, progress) or _nothing_fits(checked, progress, settings)
+    status = (_nothing_can_run(checked, progress) or _nothing_fits(checked, progress, settings)
+              or _store_unwritable(progress, settings))
     if status:
         return status
     try:
@@ -208,21 +240,40 @@ def _nothing_can_run(checked: Checked, progress: Progress) -> int:
 def _nothing_fits(checked: Checked, progress: Progress, settings: RunSettings) -> int:
     """When the budget fits none of the trials the run would plan (the dry run's plan,
     from the store), say so: exit 2 before a forge starts, nothing is runnable."""
-    budget = settings.budget
-    if budget is None or settings.until_decided:
+    if settings.budget is None or settings.until_decided:
         return 0
-    plan = make_plan(checked, settings, self_review=None, host="")
-    if plan.trials or not plan.over_budget:
+    plan = make_plan(checked, settings, self_review=self_review_unprobed(checked.credentials),
+                     host="")
+    return _budget_fits_nothing(plan, progress, listed=False)
+
+
+def _budget_fits_nothing(plan: Plan, progress: Progress, *, listed: bool) -> int:
+    """The one place that decides, for the run and its dry run alike, that the budget
+    fits none of the plan's trials: say so and exit 2 (else 0). `listed`: the plan's
+    lines (the dry run's) already name the cells and trials left out."""
+    if plan.budget is None or plan.trials or not plan.over_budget:
         return 0
-    for skip in plan.skipped:
-        progress.skipped(skip)
-    for trial in plan.over_budget:
-        progress.budget_skip(trial.trial, Skip(trial.arm, trial.task, "budget"),
-                             trial.expected, budget)
+    if not listed:
+        for skip in plan.skipped:
+            progress.skipped(skip)
+        for trial in plan.over_budget:
+            progress.budget_skip(trial.trial, Skip(trial.arm, trial.task, "budget"),
+                                 trial.expected, plan.budget)
     cheapest = min(trial.expected for trial in plan.over_budget)
-    progress.note(f"nothing to run: the budget of {progress.tokens(budget)} tokens fits no "
+    progress.note(f"nothing to run: the budget of {progress.tokens(plan.budget)} tokens fits no "
                   f"trial (the cheapest expects {token_figure(cheapest, True)}); nothing was started")
     return EXIT_BAD_INPUT
+
+
+def _store_unwritable(progress: Progress, settings: RunSettings) -> int:
+    """A store that cannot take a sample (read-only, not ours): one plain line, exit 2,
+    before a forge starts or a token is spent."""
+    try:
+        Store(settings.store_dir).check_writable()
+    except Unwritable as error:
+        progress.note(f"error: {error}")
+        return EXIT_BAD_INPUT
+    return 0
 
 
 def _dry_run(checked: Checked, progress: Progress, settings: RunSettings, *,
@@ -235,15 +286,16 @@ def _dry_run(checked: Checked, progress: Progress, settings: RunSettings, *,
         return EXIT_BAD_INPUT
     where = ("an embedded forge (not started)" if credentials is None
              else f"{credentials.url} (from {credentials.source}, not contacted)")
-    plan = make_plan(checked, settings, self_review=False if credentials is None else None,
-                     host=where)
+    self_review = self_review_unprobed(credentials)
+    plan = make_plan(checked, settings, self_review=self_review, host=where)
     if settings.until_decided:  # what --until-decided would spend first, and why
         progress.note(f"dry run (--until-decided): nothing is spent, started or written; "
                       f"host {where}; the first round, from the store's samples:")
-        dry_round(checked, progress, settings, self_review=False if credentials is None else None)
+        dry_round(checked, progress, settings, self_review=self_review)
         return 0
+    plan.tools_missing = missing_tools(checked.arms, checked.tree.suite)
     progress.emit(plan.to_dict(), "\n".join(plan.lines()))
-    return 0
+    return _budget_fits_nothing(plan, progress, listed=True)
 
 
 def _preflight_failed(progress: Progress, failures: list[Failure], problems: list) -> int:

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 
 from benchkit.cost import token_figure
 from benchkit.run.ledger import Ledger
-from benchkit.run.plan import Skip, plan, select_cells
+from benchkit.run.plan import Skip, over_budget, plan, select_cells
 from benchkit.run.settings import RunSettings
 from benchkit.store import Store
 
@@ -47,6 +47,8 @@ class Plan:
     skipped: list[Skip] = field(default_factory=list)
     over_budget: list[PlannedTrial] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # store lines that are not samples
+    tools_missing: dict[str, str] = field(default_factory=dict)  # arm id -> why not here
 
     @property
     def total(self) -> float:
@@ -55,10 +57,12 @@ class Plan:
     def to_dict(self) -> dict:
         return {"event": "plan", "driver": self.driver, "model": self.model, "host": self.host,
                 "budget": self.budget, "expected_tokens": round(self.total),
-                "trials": [{**asdict(t), "expected": round(t.expected), "estimate": t.estimate}
-                           for t in self.trials],
+                "trials": [{**asdict(t), "expected": round(t.expected), "estimate": t.estimate,
+                            "tool_missing": t.arm in self.tools_missing} for t in self.trials],
+                "tools_missing": self.tools_missing,
                 "over_budget": [{**asdict(t), "expected": round(t.expected)} for t in self.over_budget],
-                "not_run": [asdict(s) for s in self.skipped], "notes": self.notes}
+                "not_run": [asdict(s) for s in self.skipped], "notes": self.notes,
+                "problems": self.problems}
 
     def lines(self) -> list[str]:
         out = [f"dry run: nothing is spent, started or written; driver {self.driver}, "
@@ -68,8 +72,10 @@ class Plan:
             out.insert(1, "replay spends no real tokens: its figures are estimates from bytes")
         for n, t in enumerate(self.trials, 1):
             basis = f"{t.basis}: an estimate, no past sample" if t.estimate else t.basis
+            missing = (f" [cannot run: {t.arm}'s tool is not installed]"
+                       if t.arm in self.tools_missing else "")
             out.append(f"  [{n}] {t.arm} {t.task} trial {t.trial}: {token_figure(t.expected, True)} "
-                       f"tokens ({basis})")
+                       f"tokens ({basis}){missing}")
         total = f"expected in total: {token_figure(self.total, True)} cost-equivalent tokens"
         if self.budget is not None:
             total += f" of a budget of {self.budget:,.0f}"
@@ -79,8 +85,20 @@ class Plan:
                        f"{token_figure(t.expected, True)} tokens, more than is left")
         for skip in self.skipped:
             out.append(f"not run: {skip.arm} {skip.task}: {skip.reason}")
+        for arm, why in self.tools_missing.items():
+            count = sum(t.arm == arm for t in self.trials)
+            out.append(f"tool not installed: {why}; its {count} trial(s) cannot run: the run "
+                       "would stop at pre-flight (exit 2)")
         out += [f"note: {note}" for note in self.notes]
+        out += [f"warning: {problem} (skipped)" for problem in self.problems]
         return out
+
+
+def self_review_unprobed(credentials) -> bool | None:
+    """Whether the host permits self-review, as far as it is known before it is probed:
+    the embedded forge (no credentials) forbids it, as Gitea does; a live host's answer
+    is unknown (None). The dry run and the run's budget check plan with this alike."""
+    return False if credentials is None else None
 
 
 def make_plan(checked, settings: RunSettings, *, self_review: bool | None, host: str) -> Plan:
@@ -93,11 +111,12 @@ def make_plan(checked, settings: RunSettings, *, self_review: bool | None, host:
     ledger = Ledger(cells, checked.tree.seeds, suite, driver=driver, model=model).load(
         Store(settings.store_dir))
     result = Plan(driver=driver, model=model, host=host, budget=budget, skipped=skipped)
+    result.problems = ledger.problems
     left = budget
     for _, trial in plan(cells, ledger, trials=settings.trials, until=settings.until):
         expected, basis = ledger.expected(trial.arm.id, trial.task.id)
         entry = PlannedTrial(trial.arm.id, trial.task.id, trial.index, expected, basis)
-        if left is not None and expected > left:
+        if over_budget(expected, left):
             result.over_budget.append(entry)
             continue
         left = None if left is None else left - expected

@@ -12,6 +12,7 @@ from dataclasses import replace
 
 from benchkit.agent.driver import Driver
 from benchkit.agent.replay import ReplayDriver
+from benchkit.exits import EXIT_BAD_INPUT
 from benchkit.exits import EXIT_FAILED as EXIT_TROUBLE
 from benchkit.gitea import Client
 from benchkit.run.cell import RunContext
@@ -99,6 +100,8 @@ class Invocation:
                                       references=checked.references)
         ledger = Ledger(cells, checked.tree.seeds, suite, driver=settings.driver,
                         model=model).load(self.store)
+        for problem in ledger.problems:
+            progress.note(f"warning: {problem} (skipped)")
         slots = [] if decide else plan(cells, ledger, trials=settings.trials, until=settings.until)
         scheduler = Scheduler(slots, ledger, progress, budget=settings.budget,
                               retry_harness_errors=settings.until is not None)
@@ -130,6 +133,8 @@ class Invocation:
                          interrupted=interrupted, error=error, store=str(settings.store_dir))
         if interrupted:  # 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP
             return 128 + (stopped_by or signal.SIGINT)
+        if self.store.refused:  # the store cannot take samples: bad input, like a read-only one
+            return EXIT_BAD_INPUT
         trouble = (error or scheduler.totals.halted or not cells
                    or scheduler.totals.outcomes.get("harness-error"))
         return EXIT_TROUBLE if trouble else 0

@@ -52,6 +52,7 @@ class Ledger:
         self.cell_cost: dict = {}         # (arm, task) -> [sum, count]
         self.arm_cost: dict = {}          # arm -> [sum, count]
         self._next: Counter = Counter()   # (arm, task) -> its next trial's number
+        self.problems: list[str] = []     # lines that are not samples, FILE:LINE: why
 
     def load(self, store: Store) -> Ledger:
         for arm_id in sorted({arm for arm, _ in self.cells}):
@@ -62,6 +63,7 @@ class Ledger:
                 for sample in samples:
                     self._book(sample)
                 if problems:
+                    self.problems += problems
                     self._take_numbers(path)
         self._recount()
         return self

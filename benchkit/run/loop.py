@@ -27,7 +27,7 @@ from benchkit.run.progress import Progress
 from benchkit.run.schedule import Scheduler, Ticket
 from benchkit.sample import AGENT_STOPS, Record
 from benchkit.spec import Arm
-from benchkit.store import Store
+from benchkit.store import Store, Unwritable
 
 # Every process of an agent run started by this loop carries RUN_TAG=<the loop's id> in
 # its environment, so Ctrl-C can find and end them all.
@@ -237,9 +237,13 @@ class RunLoop:
 
     def _fail(self, ticket: Ticket, error: Exception) -> None:
         trial = ticket.trial
-        self.error = self.error or (f"{trial.arm.id} {trial.task.id}: "
-                                    f"{type(error).__name__}: {error}")
-        self.scheduler.halt(f"internal error: {self.error}")
+        if isinstance(error, Unwritable):  # a full disk, not a bug: its own plain line
+            self.error = self.error or str(error)
+            self.scheduler.halt(str(error))
+        else:
+            self.error = self.error or (f"{trial.arm.id} {trial.task.id}: "
+                                        f"{type(error).__name__}: {error}")
+            self.scheduler.halt(f"internal error: {self.error}")
         self.progress.note(f"error: {self.error}")
 
 

@@ -38,6 +38,20 @@ class Skip:
     reason: str
 
 
+@dataclass(frozen=True)
+class BudgetSkip(Skip):
+    """One trial the budget did not start: its number within the cell, as the sample
+    would have recorded it."""
+
+    trial: int = 0
+
+
+def over_budget(expected: float, left: float | None) -> bool:
+    """The budget's one rule, for the run (schedule.py) and its dry run (dryrun.py): a
+    trial expected to cost more than is left is never started."""
+    return left is not None and expected > left
+
+
 def not_runnable(arm: Arm, task: Task, self_review: bool | None,
                  reference: Reference | None = None) -> str | None:
     """Why the cell (arm, task) cannot produce a sample worth having, or None. The

@@ -34,9 +34,11 @@ from benchkit.isolation import IsolationError, assemble
 from benchkit.isolation.sandbox import probe
 from benchkit.run.host import discover
 from benchkit.run.probe import tool_version
-from benchkit.spec import Arm, Problem, SpecError, Tree, load_arm, load_tree
+from benchkit.spec import Arm, Problem, SpecError, Tree, load_arm
+from benchkit.spec.loader import did_you_mean
 from benchkit.spec.reference import Reference, reference_for
 from benchkit.spec.task import Task
+from benchkit.spec.tree import load_tree_parts
 
 # Environment variables the Claude Code CLI accepts as credentials (or as a route that
 # needs none of ours: a proxy, Bedrock, Vertex).
@@ -72,6 +74,7 @@ class Checked:
     tasks: list[Task]
     references: dict[str, Reference] = field(default_factory=dict)  # replay's, by arm id
     credentials: Credentials | None = None
+    warnings: list[str] = field(default_factory=list)  # said before anything runs
 
 
 def preflight(arm_paths, *, task_patterns=(), tiers=(),
@@ -115,10 +118,16 @@ def load_documents(arm_paths, *, task_patterns=(), tiers=(), driver: str = "clau
 
 def _documents(arm_paths, task_patterns, tiers, driver, problems) -> Checked | None:
     try:
-        tree = load_tree()
+        tree, found = load_tree_parts()
     except SpecError as error:
         problems.extend(error.problems)
         return None
+    spare = [p for p in found if tree is not None and not _needed(p, tree.root, arm_paths,
+                                                                   task_patterns)]
+    problems.extend(p for p in found if p not in spare)
+    if tree is None:
+        return None
+    warnings = [f"{p} (not chosen: this run goes on without it)" for p in spare]
     arms: dict[str, Arm] = {}
     for path in arm_paths:
         try:
@@ -130,11 +139,42 @@ def _documents(arm_paths, task_patterns, tiers, driver, problems) -> Checked | N
             problems.append(Problem(Path(path), None, f"arm {arm.id!r} is given twice "
                                                       f"(also {arms[arm.id].path})"))
         arms[arm.id] = arm
+        warnings += outside_the_tree(arm, path, tree)
     tasks = choose_tasks(tree, task_patterns, tiers, problems)
     references = _references(list(arms.values()), tree.root, problems) if driver == "replay" else {}
     if problems:
         return None
-    return Checked(tree, list(arms.values()), tasks, references)
+    return Checked(tree, list(arms.values()), tasks, references, warnings=warnings)
+
+
+def outside_the_tree(arm: Arm, path, tree: Tree) -> list[str]:
+    """A warning for an arm file the report will not count as given: its id is not one
+    of arms.d/ ("arm not in the tree"), or arms.d/ defines that id otherwise (its
+    samples are another version). Said before any trial, so no token is spent unawares."""
+    known = tree.arms.get(arm.id)
+    if known is None:
+        return [f"warning: {path}: arm {arm.id} is not in arms.d/: its samples are stored, "
+                f"but the report leaves them out of its figures (\"arm not in the tree\"); "
+                f"put the file in {tree.root / 'arms.d'} to have them reported"]
+    if known.fingerprint != arm.fingerprint:
+        return [f"warning: {path}: arm {arm.id} differs from arms.d/{arm.id}.yaml: the report "
+                f"counts the samples of arms.d/{arm.id}.yaml and lists these apart, as "
+                "another version"]
+    return []
+
+
+def _needed(problem: Problem, root: Path, arm_paths, task_patterns) -> bool:
+    """Whether a run of these arm files and --task patterns may need the broken document:
+    the suite, a seed, an arm file given, a task file whose name (its id) a pattern
+    matches, any task when no pattern narrows them (a tier is known only to a task that
+    loads). A task or arm the run does not choose is named and left out."""
+    where = problem.file.resolve().parent
+    if where == root / "arms.d":
+        return problem.file.resolve() in {Path(path).resolve() for path in arm_paths}
+    if where == root / "tasks.d":
+        return not task_patterns or any(fnmatch.fnmatchcase(problem.file.stem, pattern)
+                                        for pattern in task_patterns)
+    return True
 
 
 def choose_tasks(tree, patterns, tiers, problems) -> list:
@@ -145,7 +185,8 @@ def choose_tasks(tree, patterns, tiers, problems) -> list:
         matched = [task_id for task_id in tree.tasks if fnmatch.fnmatchcase(task_id, pattern)]
         if not matched:
             problems.append(Problem(tree.root / "tasks.d" / f"{pattern}.yaml", None,
-                                    f"no task matches {pattern!r} (see `benchkit list tasks`)"))
+                                    f"no task matches {pattern!r}{_meant(pattern, tree.tasks)} "
+                                    "(see `benchkit list tasks`)"))
         chosen.update(matched)
     tasks = [task for task_id, task in tree.tasks.items() if not patterns or task_id in chosen]
     if tiers:
@@ -154,6 +195,16 @@ def choose_tasks(tree, patterns, tiers, problems) -> list:
             problems.append(Problem(tree.root / "tasks.d", None,
                                     f"no chosen task is of tier {' or '.join(map(repr, tiers))}"))
     return tasks
+
+
+def _meant(pattern: str, task_ids) -> str:
+    """What a --task that matches nothing was probably meant to be: the closest id, or
+    for a glob the closest glob that matches (`fta-*x` -> `fta-*`)."""
+    if not any(mark in pattern for mark in "*?["):
+        return did_you_mean(pattern, task_ids)
+    globs = {task_id[:len(head)] + "*" for task_id in task_ids
+             for head in (pattern.split("*")[0],) if head}
+    return did_you_mean(pattern, sorted(globs))
 
 
 def _references(arms, root, problems) -> dict:
@@ -171,8 +222,20 @@ def _references(arms, root, problems) -> dict:
 def check_tools(arms, suite, search_path: str | None = None) -> tuple[list[str], dict]:
     """(problems, arm id -> tool version): each arm's tool, as its templates resolve on
     this machine, is there to run, and says which version it is."""
+    problems, versions = _tools(arms, suite, search_path, versions=True)
+    return list(problems.values()), versions
+
+
+def missing_tools(arms, suite, search_path: str | None = None) -> dict[str, str]:
+    """arm id -> why its tool cannot run here (not installed), for the arms whose tool
+    pre-flight would refuse; what `run --dry-run` marks (it runs no version command)."""
+    return _tools(arms, suite, search_path, versions=False)[0]
+
+
+def _tools(arms, suite, search_path: str | None, *, versions: bool) -> tuple[dict, dict]:
     search_path = os.environ.get("PATH", os.defpath) if search_path is None else search_path
-    found, versions = [], {}
+    found: dict[str, str] = {}
+    versions_found: dict[str, str | None] = {}
     with tempfile.TemporaryDirectory(prefix="benchkit-preflight-") as workdir:
         for arm in arms:
             try:
@@ -183,14 +246,14 @@ def check_tools(arms, suite, search_path: str | None = None) -> tuple[list[str],
                                     owner="preflight", repo="preflight", user="preflight",
                                     workdir=Path(workdir), search_path=search_path)
                 problem = _tool_problem(arm, assembly, search_path)
-                if problem is None:
+                if problem is None and versions:
                     with assembly:
-                        versions[arm.id] = tool_version(arm, assembly)
+                        versions_found[arm.id] = tool_version(arm, assembly)
             except IsolationError as error:
                 problem = str(error)
             if problem:
-                found.append(problem)
-    return found, versions
+                found[arm.id] = problem
+    return found, versions_found
 
 
 def _tool_problem(arm, assembly, search_path: str) -> str | None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from benchkit.cost import token_figure
 from benchkit.run.ledger import Ledger
-from benchkit.run.plan import Skip, Slot, Trial
+from benchkit.run.plan import BudgetSkip, Slot, Trial, over_budget
 from benchkit.run.progress import Progress
 from benchkit.sample import Record
 
@@ -40,7 +40,7 @@ class Totals:
     ran: int = 0
     spent: float = 0.0
     outcomes: Counter[str] = field(default_factory=Counter)
-    budget_skips: list[Skip] = field(default_factory=list)  # Skip, one per trial not started
+    budget_skips: list[BudgetSkip] = field(default_factory=list)  # one per trial not started
     halted: str | None = None
 
     def snapshot(self) -> dict:
@@ -99,15 +99,16 @@ class Scheduler:
         left = self.left()
         if left is None:
             return "now"
-        if expected > left:
+        if over_budget(expected, left):
             return "never"  # running trials can only spend more
         return "later" if expected > left - sum(self._reserved.values()) else "now"
 
     def _budget_skip(self, trial: Trial, expected: float) -> None:
         left = self.left()
         assert left is not None  # only a budget skips
-        skip = Skip(trial.arm.id, trial.task.id,
-                    f"expects {token_figure(expected, True)} tokens, {left:,.0f} left in the budget")
+        skip = BudgetSkip(trial.arm.id, trial.task.id,
+                          f"expects {token_figure(expected, True)} tokens, {left:,.0f} left in the budget",
+                          trial.index)
         self.totals.budget_skips.append(skip)
         self.progress.budget_skip(trial.index, skip, expected, left)
 

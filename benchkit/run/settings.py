@@ -1,6 +1,6 @@
 """What `benchkit run`'s options ask of a run, as one typed record.
 
-The command line reads the options, resolves `--until floor` against the suite and
+The command line reads the options, resolves `--until floor` and `--until trials` against the suite and
 checks that they go together; every part of the run stage (the dry run's plan, the
 --until-decided rounds, the invocation) then reads this record, not the options.
 """

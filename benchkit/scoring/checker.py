@@ -188,11 +188,16 @@ def _quote(text, limit=120):
 
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'",
                          "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"'})
-_MARKUP = re.compile(r"[*`]+")  # markdown emphasis and code marks around words
+# Markdown emphasis and code marks around words: every `*` and backtick, and a run of
+# `_` that does not sit inside a word (`__5__` and `_5_` are emphasis, as markdown reads
+# them; `snake_case` and `fix_csv_export` keep theirs). Possessive, so a run inside a
+# word is never taken in part.
+_MARKUP = re.compile(r"[*`]+|(?<!\w)_++|_++(?!\w)")
 
 
 def normalise_answer(text) -> str:
-    """Case-fold, straighten curly quotes, drop markdown emphasis, collapse whitespace."""
+    """Case-fold, straighten curly quotes, drop markdown emphasis, collapse whitespace.
+    Facts are normalised the same way, so a fact naming `__init__.py` still matches."""
     text = _MARKUP.sub("", str(text or "").translate(_QUOTES).casefold())
     return " ".join(text.split())
 

@@ -45,7 +45,12 @@ def unprovable(paths) -> list[str]:
         tree = load_tree(root)
         for arm in tree.arms.values():
             path = reference_path(arm.id, root)
-            covered = set(load_reference(path).tasks) if path.is_file() else set()
+            if not path.is_file():  # one warning for the arm, not one per task
+                warnings.append(f"{display_path(arm.path)}: warning: not provable on arm "
+                                f"{arm.id}: no refs.d/{arm.id}.yaml (replay and validate "
+                                "--live skip its tasks)")
+                continue
+            covered = set(load_reference(path).tasks)
             for task in tree.tasks.values():
                 if (task.scored and task.has_spec and task.id not in covered
                         and (task_ids is None or task.id in task_ids)
@@ -72,7 +77,9 @@ def _trees_of(paths) -> dict:
 @click.argument("what", type=click.Choice(["tasks", "arms"]))
 @click.option("--json", "as_json", is_flag=True, help="A JSON array instead of a table.")
 def list_documents(what, as_json):
-    """List the tree's tasks or arms.
+    """List the tree's tasks or arms. A broken document is named on stderr (FILE:LINE:
+    message, as `benchkit validate` names it, which exits 2 on it) and the others are
+    listed.
 
     \b
     Examples:
@@ -87,10 +94,10 @@ def list_documents(what, as_json):
         else:
             seeds = load_seeds(root, problems)
             rows = [_task_row(task) for task in load_tasks(root, seeds, problems).values()]
-    except SpecError as error:
-        problems += error.problems
-    if problems:
-        fail(problems)
+    except SpecError as error:  # no tree to list
+        fail(problems + error.problems)
+    for problem in problems:  # a broken document is named; the others are listed
+        click.echo(str(problem), err=True)
     if as_json:
         click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
     else:

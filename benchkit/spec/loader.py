@@ -14,6 +14,7 @@ import functools
 import json
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -283,9 +284,14 @@ def _extra_keys(instance: dict, subschema: dict) -> list:
 
 
 def _unknown_key(key, subschema: dict) -> str:
-    close = difflib.get_close_matches(str(key), list(subschema.get("properties", {})), n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
-    return f"unknown key {key!r}{hint}"
+    return f"unknown key {key!r}{did_you_mean(str(key), subschema.get('properties', {}))}"
+
+
+def did_you_mean(word: str, choices: Iterable[str], shown=repr) -> str:
+    """" (did you mean X?)" naming the choice closest to a mistyped word, or "" when
+    none is close; `shown` renders the choice (quoted by default)."""
+    close = difflib.get_close_matches(word, list(choices), n=1)
+    return f" (did you mean {shown(close[0])}?)" if close else ""
 
 
 _JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string",

@@ -131,15 +131,23 @@ def _id_problem(path: Path, message: str) -> Problem:
 
 def load_tree(root=None) -> Tree:
     """Load suite, seeds, arms and tasks; raise one SpecError with every problem."""
+    tree, problems = load_tree_parts(root)
+    if problems or tree is None:
+        raise SpecError(problems)
+    return tree
+
+
+def load_tree_parts(root=None) -> tuple[Tree | None, list[Problem]]:
+    """The tree of every document that loads (None when suite.yaml does not), and the
+    problems of the others: a broken task or arm is left out of `tasks` or `arms`, so
+    a command that does not need it can go on (benchkit.run.preflight decides which)."""
     root = Path(root).resolve() if root is not None else find_root()
     problems: list[Problem] = []
     suite = _collect(problems, load_suite, root / "suite.yaml")
     seeds = load_seeds(root, problems)
     arms = load_arms(root, problems)
     tasks = load_tasks(root, seeds, problems)
-    if problems:
-        raise SpecError(problems)
-    return Tree(root, suite, seeds, arms, tasks)
+    return (None if suite is None else Tree(root, suite, seeds, arms, tasks)), problems
 
 
 # --- validating chosen files ---------------------------------------------------------
@@ -154,7 +162,31 @@ def document_kind(path: Path) -> str | None:
     declared = declared_schema(path)
     if declared is not None and (SCHEMA_DIR / declared.name).is_file():
         return declared.name.removesuffix(".schema.json")
-    return None
+    return kind_by_content(path)
+
+
+# The documents a file anywhere may be, by what it holds: the keys only that kind
+# requires (a seed requires none: its keys are all a seed may have).
+CONTENT_KINDS = {"suite": {"base_prompt"}, "task": {"tier", "intent"}, "arm": {"tool"},
+                 "reference": {"arm", "tasks"}}
+SEED_KEYS = {"labels", "issues", "pull_requests"}
+
+
+def kind_by_content(path: Path) -> str | None:
+    """suite, task, arm, reference or seed, by the top-level keys of the YAML mapping in
+    `path` (a task drafted outside tasks.d/ with no schema line); None when it reads as
+    none of them, or not at all."""
+    try:
+        data = read_document(path).data
+    except SpecError:
+        return None
+    if not isinstance(data, dict) or not data:
+        return None
+    keys = set(map(str, data))
+    for kind, required in CONTENT_KINDS.items():
+        if required <= keys:
+            return kind
+    return "seed" if keys <= SEED_KEYS else None
 
 
 def validate_paths(paths) -> tuple[list[Path], list[Problem]]:
@@ -190,7 +222,9 @@ def _validate_file(path: Path, problems: list, seeds_of: dict, trees: dict):
     if kind is None:
         problems.append(Problem(path, None, (
             "not a benchkit document: expected suite.yaml, a file in seeds/, tasks.d/ or "
-            "arms.d/, or a `# yaml-language-server: $schema=` line naming a benchkit schema")))
+            "arms.d/, a `# yaml-language-server: $schema=` line naming a benchkit schema, "
+            "or the keys of one (a task's `tier` and `intent`, an arm's `tool`, a seed's "
+            "`labels`/`issues`/`pull_requests`)")))
     elif kind == "task":
         _collect(problems, load_task, path, _seeds_for(path, problems, seeds_of))
     elif kind in LOADERS:
