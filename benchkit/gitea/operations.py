@@ -28,7 +28,7 @@ REPO = "/api/v1/repos/{owner}/{repo}"
 _UNSAFE = re.compile(r"%(2f|5c|2e|00)|[\\\x00-\x1f\x7f]", re.IGNORECASE)
 _LINE = re.compile(r"(?P<method>[A-Z]+) (?P<route>\S+)(?: <(?P<body>\w+)>)?"
                    r"(?: \?(?P<query>[\w,-]+))?(?P<confined> !confined)?")
-_PARAM = re.compile(r"\{(\w+)(?::(int|path))?\}")
+_PARAM = re.compile(r"\{(\w+)(?::(int|hex|path))?\}")
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,8 @@ def _compile(route: str) -> re.Pattern:
     out, at = [], 0
     for param in _PARAM.finditer(route):
         out.append("(?i:" + re.escape(route[at:param.start()]) + ")")
-        kind = {"int": r"[0-9]{1,18}", "path": r"[^/]+(?:/[^/]+)*"}.get(param[2] or "", r"[^/]+")
+        kind = {"int": r"[0-9]{1,18}", "hex": r"[0-9a-fA-F]{4,64}",
+                "path": r"[^/]+(?:/[^/]+)*"}.get(param[2] or "", r"[^/]+")
         out.append(f"(?P<{param[1]}>{kind})")
         at = param.end()
     out.append("(?i:" + re.escape(route[at:]) + ")")
