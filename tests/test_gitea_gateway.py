@@ -335,3 +335,66 @@ def test_a_stray_in_flight_when_the_trial_ends_is_its_leak_too(site):
     assert answer.startswith(b"HTTP/1.1 401")
     assert [(e["scope"], e["status"]) for e in recorded] == [("refused", 401)]
     assert "a stray request while this trial ran" in recorded[0]["reason"]
+
+
+def _sent_before_the_answer(gateway, head: str, blocks: int, block: bytes) -> tuple[bytes, int]:
+    """(the answer, the bytes of body sent when it came) for a request whose body is
+    `blocks` blocks, sent block by block while the gateway's answer is watched for."""
+    port = int(gateway.url.rstrip("/").rsplit(":", 1)[1])
+    sent = 0
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+        conn.sendall(head.encode())
+        for _ in range(blocks):
+            conn.settimeout(0.001)
+            try:
+                answer = conn.recv(4096)
+                if answer:
+                    return answer, sent
+            except TimeoutError:
+                pass
+            conn.settimeout(30)
+            try:
+                conn.sendall(block)
+            except OSError:  # the gateway closed: its answer is in the socket's buffer
+                break
+            sent += len(block)
+        conn.settimeout(30)
+        return conn.recv(4096), sent
+
+
+def test_a_body_over_the_limit_is_refused_as_it_streams_in_never_held(forge):
+    """A declared Content-Length over the limit is answered 413 at once; a chunked body
+    at the chunk that passes it: either way long before the client has sent it all.
+    The trial's bodies in all are capped too."""
+    from benchkit.gitea.framing import Limits
+    client = Client(forge.url, forge.token)
+    name = f"gw-limit-{uuid.uuid4().hex[:6]}"
+    client.post("/user/repos", json={"name": name, "auto_init": True})
+    try:
+        with Gateway(forge.url, limits=Limits(request_bytes=64 * 1024,
+                                              trial_bytes=96 * 1024)) as gateway:
+            grant = gateway.issue(client.user, name, forge.token)
+            path = f"/api/v1/repos/{client.user}/{name}/issues"
+            head = (f"POST {path} HTTP/1.1\r\nHost: x\r\nAuthorization: token {grant.token}\r\n"
+                    "Content-Type: application/json\r\n")
+            block = b"x" * 16 * 1024
+            gib = 1024 ** 3
+            answer, sent = _sent_before_the_answer(
+                gateway, head + f"Content-Length: {gib}\r\n\r\n", gib // len(block), block)
+            assert answer.startswith(b"HTTP/1.1 413") and sent < 1024 * 1024, (answer[:60], sent)
+            chunk = b"%x\r\n%s\r\n" % (len(block), block)
+            answer, sent = _sent_before_the_answer(
+                gateway, head + "Transfer-Encoding: chunked\r\n\r\n", 1024 ** 2, chunk)
+            assert answer.startswith(b"HTTP/1.1 413") and sent < 1024 * 1024, (answer[:60], sent)
+            body = {"title": "x" * 50 * 1024}  # each fits one request's limit, two not a trial's
+            auth = {"Authorization": f"token {grant.token}"}
+            first = requests.post(gateway.url + path.lstrip("/"), json=body, headers=auth, timeout=30)
+            second = requests.post(gateway.url + path.lstrip("/"), json=body, headers=auth, timeout=30)
+            assert (first.status_code, second.status_code) == (201, 413)
+            assert gateway.idle()
+        assert [(e["status"], e["scope"]) for e in grant.requests] == [
+            (413, "refused"), (413, "refused"), (201, "repo"), (413, "refused")]
+        refused = [f for f in audit_gateway(grant.requests, ["python-requests/"]) if "refused" in f]
+        assert len(refused) == 3
+    finally:
+        delete_repo(client, client.user, name)
