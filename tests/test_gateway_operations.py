@@ -121,7 +121,10 @@ def test_a_body_is_read_as_gitea_reads_it_and_written_anew():
         with pytest.raises(Refused, match=reason):
             canonical(body, content_type, fields, "o", "r")
     with pytest.raises(Refused, match="takes none"):
-        canonical(b"x", JSON, None, "o", "r")
+        canonical(b'{"x": 1}', JSON, None, "o", "r")
+    assert canonical(b" {} ", JSON, None, "o", "r") == (b"", None)  # a client's "nothing"
+    with pytest.raises(Refused, match="not JSON"):
+        canonical(b"[" * 100000, JSON, fields, "o", "r")  # deeper than Python reads
 
 
 @pytest.mark.parametrize(("text", "found"), [

@@ -44,7 +44,7 @@ def canonical(body: bytes, content_type: str, fields: frozenset[str] | None,
     """(the bytes to forward, the object they hold) for a body of an operation taking
     `fields` (None: no body at all). Raises Refused."""
     if fields is None:
-        if body:
+        if body.strip() not in (b"", b"{}", b"null"):  # what a client sends for "nothing"
             raise Refused("a body on an operation that takes none")
         return b"", None
     if not body:
@@ -61,7 +61,7 @@ def canonical(body: bytes, content_type: str, fields: frozenset[str] | None,
         if key in fields:
             kept[key] = value
         elif any(key.casefold() == field.casefold() for field in fields):
-            raise Refused(f"the field {key!r} in another letter case than the host's")
+            raise Refused(f"the field {_quote(key)} in another letter case than the host's")
     _no_text_acting_elsewhere(kept, owner, repo)
     return json.dumps(kept, ensure_ascii=True).encode(), kept
 
@@ -79,7 +79,7 @@ def strict_json(body: bytes) -> object:
         return json.loads(text, object_pairs_hook=_object, parse_constant=_constant)
     except Refused:
         raise
-    except (UnicodeDecodeError, ValueError) as error:
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:
         raise Refused(f"a body that is not JSON in UTF-8 ({type(error).__name__})") from None
 
 
@@ -88,10 +88,10 @@ def _object(pairs: list[tuple[str, object]]) -> dict:
     for key, _ in pairs:
         folded = key.casefold()
         if folded in CREDENTIALS:
-            raise Refused(f"a credential field ({key!r}) in the body")
+            raise Refused(f"a credential field ({_quote(key)}) in the body")
         if folded in seen:
             what = "a duplicate key" if seen[folded] == key else "keys equal but for letter case"
-            raise Refused(f"{what} ({seen[folded]!r}, {key!r})")
+            raise Refused(f"{what} ({_quote(seen[folded])}, {_quote(key)})")
         seen[folded] = key
     return dict(pairs)
 
@@ -107,10 +107,15 @@ def _no_text_acting_elsewhere(value: object, owner: str, repo: str) -> None:
         found = acts_elsewhere(value, owner, repo)
         if found:
             raise Refused(f"text that would close or reopen an issue of another repository "
-                          f"({found!r})")
+                          f"({_quote(found)})")
     elif isinstance(value, dict):
         for item in value.values():
             _no_text_acting_elsewhere(item, owner, repo)
     elif isinstance(value, list):
         for item in value:
             _no_text_acting_elsewhere(item, owner, repo)
+
+
+def _quote(text: str) -> str:
+    """A short quotation of the agent's text for the record's reason."""
+    return repr(text[:40])
