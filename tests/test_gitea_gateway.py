@@ -398,3 +398,26 @@ def test_a_body_over_the_limit_is_refused_as_it_streams_in_never_held(forge):
         assert len(refused) == 3
     finally:
         delete_repo(client, client.user, name)
+
+
+def test_pipelined_and_smuggled_requests_are_each_judged_on_their_own(site):
+    """Two requests in one write, and a body framed both by Content-Length and chunked
+    (the gateway reads the chunks, as the host would, and sends its own framing): the
+    request for another repository behind each is refused, never forwarded."""
+    gateway, grant, client, (mine, other) = site
+    auth = f"Authorization: token {grant.token}\r\n"
+    theirs = (f"GET /api/v1/repos/{client.user}/{other}/issues HTTP/1.1\r\nHost: x\r\n{auth}"
+              "Connection: close\r\n\r\n")
+    pipelined = (f"GET /api/v1/repos/{client.user}/{mine} HTTP/1.1\r\nHost: x\r\n{auth}\r\n"
+                 + theirs)
+    body = '{"body": "hi"}'
+    smuggled = (f"POST /api/v1/repos/{client.user}/{mine}/issues/1/comments HTTP/1.1\r\n"
+                f"Host: x\r\n{auth}Content-Type: application/json\r\n"
+                f"Content-Length: {len(body) + 5 + len(theirs)}\r\n"
+                f"Transfer-Encoding: chunked\r\n\r\n{len(body):x}\r\n{body}\r\n0\r\n\r\n" + theirs)
+    for raw in (pipelined, smuggled):
+        answers = _raw(gateway, raw.encode())
+        assert answers.count(b"HTTP/1.1 ") == 2 and b"HTTP/1.1 403" in answers, answers[:200]
+    assert gateway.idle()
+    assert [(e["method"], e["scope"]) for e in grant.requests] == [
+        ("GET", "repo"), ("GET", "refused"), ("POST", "repo"), ("GET", "refused")]
