@@ -9,7 +9,10 @@
 Each trial holds a throwaway token valid only here and only while its trial runs; the
 gateway swaps it for the harness's token (on the forge, a token minted for the trial)
 on the way to the host, so the real token never reaches the agent. It forwards only
-what benchkit.gitea.scope lets through; everything else gets a Gitea-shaped 403. Each
+what benchkit.gitea.scope lets through (an operation of its list, re-written), and
+takes bodies up to its limits (benchkit.gitea.framing); everything else gets a
+Gitea-shaped 403 (a 413 for a body too large), and the host is reached through
+benchkit.gitea.upstream. Each
 request is recorded for the trial (time, method, path, status, User-Agent, bytes;
 never a query, body or token): the audit reads that record on every host.
 
@@ -27,7 +30,6 @@ import json
 import re
 import secrets
 import socket
-import ssl
 import threading
 import time
 from dataclasses import dataclass, field
@@ -37,6 +39,7 @@ from urllib.parse import urlsplit
 from benchkit.gitea.authorization import find_token
 from benchkit.gitea.framing import BadBody, Limits, TooLarge, read_body
 from benchkit.gitea.scope import decide
+from benchkit.gitea.upstream import Upstream
 
 # Of an answer: hop by hop, or the host's session.
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization",
@@ -48,9 +51,6 @@ FORWARDED = ("User-Agent", "Accept", "Git-Protocol")
 DRAIN_SECONDS = 2.0  # after a 413, how long the rest of the body is read and dropped
 TEXT_TYPES = ("application/json", "text/", "application/javascript", "application/xml")
 CHUNK = 64 * 1024
-UPSTREAM_TIMEOUT = 300.0
-IDLE = 16  # kept-alive connections to the host, at most
-IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
 END_WAIT = 30.0  # how long end() waits for the trial's requests still in flight
 
 
@@ -74,21 +74,14 @@ class Gateway:
 
     def __init__(self, host_url: str, *, cafile: str | None = None,
                  limits: Limits | None = None):
-        parts = urlsplit(host_url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"not an http(s) host URL: {host_url}")
+        self.upstream = Upstream(host_url, cafile=cafile)
         self.host_url = host_url.rstrip("/") + "/"
-        self._scheme, self._netloc = parts.scheme, parts.netloc
-        self._host, self._port = parts.hostname, parts.port
-        self._base = parts.path.rstrip("/")  # a host under a sub-path
-        self._tls = ssl.create_default_context(cafile=cafile) if parts.scheme == "https" else None
         self.limits = limits or Limits()
         self._grants: dict[str, Grant] = {}
         self._lock = threading.Lock()
         self.changed = threading.Condition(self._lock)  # liveness or an in-flight count moved
         self.busy = self._strays_busy = 0  # requests being answered: all, and strays
         self._ending: list[Grant] = []  # trials whose end() waits for what is in flight
-        self._idle: list[http.client.HTTPConnection] = []
         root = self.host_url[:-1].encode()
         self._root = re.compile(re.escape(root) + rb"(?![0-9])")  # not a longer port
         self.strays: list[dict] = []  # requests no live trial's token came with
@@ -156,6 +149,11 @@ class Gateway:
         with self._lock:
             return any(t == g.upstream_token for g in self._grants.values() for t in tokens)
 
+    def charge(self, grant: Grant, size: int) -> None:
+        """Count `size` bytes of body against the trial's upload cap."""
+        with self._lock:
+            grant.uploaded += size
+
     def record(self, grant: Grant | None, entry: dict) -> None:
         """A trial's request goes to its record. A stray whose credentials were refused
         (not merely absent or unknown) goes to every live trial's record as refused too:
@@ -173,52 +171,6 @@ class Gateway:
                 for live in (*self._grants.values(), *self._ending):
                     live.requests.append({**entry, "scope": "refused", "reason":
                                           f"a stray request while this trial ran: {entry['problem']}"})
-
-    # -- the host side ------------------------------------------------------------------
-
-    def _connection(self, reuse: bool) -> tuple[http.client.HTTPConnection, bool]:
-        """(a connection to the host, whether it was kept alive from an earlier request):
-        idle ones are shared by every client connection (curl opens one a call)."""
-        if reuse:
-            with self._lock:
-                if self._idle:
-                    return self._idle.pop(), True
-        if self._tls is not None:
-            return http.client.HTTPSConnection(self._host, self._port, context=self._tls,
-                                               timeout=UPSTREAM_TIMEOUT), False
-        return http.client.HTTPConnection(self._host, self._port, timeout=UPSTREAM_TIMEOUT), False
-
-    def release(self, conn: http.client.HTTPConnection, answer: http.client.HTTPResponse,
-                whole: bool) -> None:
-        """Keep a connection whose answer was read to its end for the next request."""
-        answer.close()
-        if whole and not answer.will_close:
-            with self._lock:
-                if len(self._idle) < IDLE:
-                    self._idle.append(conn)
-                    return
-        conn.close()
-
-    def forward(self, method: str, target: str, headers: dict[str, str],
-                body: bytes) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
-        """Send one request to the host; a kept-alive connection the host has closed
-        meanwhile is retried once on a new one for an idempotent method."""
-        target = self._base + target
-        headers = {**headers, "Host": self._netloc, "Accept-Encoding": "identity"}
-        reuse = True
-        while True:
-            conn, kept = self._connection(reuse)
-            try:
-                conn.request(method, target, body=body, headers=headers)
-                return conn, conn.getresponse()
-            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
-                conn.close()
-                if not kept or method not in IDEMPOTENT:
-                    raise
-                reuse = False
-            except BaseException:
-                conn.close()
-                raise
 
     def to_gateway(self, data: bytes) -> bytes:
         """The host's root URL (with or without its slash) made the gateway's."""
@@ -285,7 +237,7 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 entry.update(scope="unauthorized")
         else:
-            grant.uploaded += len(body)
+            self.gateway.charge(grant, len(body))
             decision = decide(self.command, target.path, found.query, grant.owner, grant.repo,
                               body, grant.user, self.headers.get("Content-Type") or "")
             entry["scope"] = decision.scope
@@ -348,7 +300,8 @@ class _Handler(BaseHTTPRequestHandler):
             headers["Content-Length"] = str(len(decision.body))
         target = decision.path + ("?" + decision.query if decision.query else "")
         try:
-            conn, answer = self.gateway.forward(self.command, target, headers, decision.body)
+            conn, answer = self.gateway.upstream.forward(self.command, target, headers,
+                                                         decision.body)
         except (OSError, http.client.HTTPException) as error:
             self.close_connection = True
             return self._json(502, {"message": "benchkit gateway: the host could not be "
@@ -363,7 +316,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True  # the tool went away, or the host mid-answer
             return answer.status, 0
         finally:
-            self.gateway.release(conn, answer, whole)
+            self.gateway.upstream.release(conn, answer, whole)
 
     def _answer(self, answer: http.client.HTTPResponse) -> tuple[int, int]:
         kind = (answer.getheader("Content-Type") or "").lower()
