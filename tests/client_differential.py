@@ -118,9 +118,10 @@ def in_order(requests: list[Request]) -> list[Request]:
     return ordered + sorted(run)
 
 
-def play_arm(arm, host, tree) -> dict[str, list[Request]]:
+def play_arm(arm, host, tree, raw: list[Request] | None = None) -> dict[str, list[Request]]:
     """Each task's reference (the scored and bonus tasks it supports) played with the
-    real tool on a fresh repository of `host` seeded as the task says."""
+    real tool on a fresh repository of `host` seeded as the task says. `raw` gets every
+    request as it was sent (query included), its repository written `o/r`."""
     reference = reference_for(arm, tree.root)
     proxy = RecordingProxy(host.url)
     played = {}
@@ -134,8 +135,12 @@ def play_arm(arm, host, tree) -> dict[str, list[Request]]:
                 try:
                     proxy.take()  # the seeding's own requests went around the proxy
                     _play(arm, tree, entry, proxy, host, repo)
+                    seen = proxy.take()
                     played[task_id] = in_order([(m, route(p, repo.owner, repo.name), s)
-                                                for m, p, s in proxy.take()])
+                                                for m, p, s in seen])
+                    if raw is not None:
+                        raw += [(m, p.replace(f"/{repo.owner}/{repo.name}", "/o/r"), s)
+                                for m, p, s in seen]
                 finally:
                     discard(client, repo)
     finally:

@@ -1,6 +1,7 @@
 """The forge held to a real Gitea for the real clients (tests/client_differential.py):
 every task's reference of tea, gitea-axi and gitea-mcp, played with the real tool on both hosts
-through the same recording proxy, makes the same sequence of (method, route, status);
+through the same recording proxy, makes the same sequence of (method, route, status),
+and each of its requests is an operation the trial gateway forwards;
 a difference must be accepted, with its reason, in
 tests/data/differential-clients-accepted.yaml, and every entry there must still be
 needed."""
@@ -14,6 +15,7 @@ from conftest import CHECKOUT, real_tool
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import client_differential as clients
 
+from benchkit.gitea.scope import decide
 from benchkit.spec import load_tree
 
 TREE = load_tree(CHECKOUT)
@@ -66,10 +68,15 @@ def test_the_real_client_makes_the_same_requests_on_both_hosts(name, gitea):
 
     real_tool(name)
     arm = TREE.arms[name]
+    sent: list = []
     with Forge() as forge:
-        mine = clients.play_arm(arm, forge, TREE)
-    theirs = clients.play_arm(arm, gitea, TREE)
+        mine = clients.play_arm(arm, forge, TREE, sent)
+    theirs = clients.play_arm(arm, gitea, TREE, sent)
     assert mine and set(mine) == set(theirs)
+    # every request the tool made is an operation the trial gateway forwards
+    decisions = {(m, p): decide(m, p.partition("?")[0], p.partition("?")[2], "o", "r")
+                 for m, p, _ in sent}
+    assert not {k: d.reason for k, d in decisions.items() if not d.allowed}
     unlisted, stale = clients.judge(name, clients.differences(name, mine, theirs),
                                     clients.load_accepted())
     assert not unlisted, "differences not accepted:\n" + "\n".join(map(str, unlisted))

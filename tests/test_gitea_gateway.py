@@ -16,7 +16,6 @@ import pytest
 import requests
 
 from benchkit.agent.audit import audit_gateway, gateway_host_errors
-from benchkit.forge import Forge
 from benchkit.gitea import Client, delete_repo
 from benchkit.gitea.gateway import Gateway
 from benchkit.gitea.scope import decide
@@ -126,8 +125,7 @@ def test_the_hosts_urls_become_the_gateways(site, host):
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="no git")
-def test_git_smart_http_clones_and_pushes_the_trials_repository_only(site, host, tmp_path):
-    """(The forge serves clones only: the push is tried on a real Gitea.)"""
+def test_git_smart_http_clones_the_trials_repository_only_and_never_pushes(site, tmp_path):
     gateway, grant, client, (mine, other) = site
     base = gateway.url.replace("http://", f"http://benchkit:{grant.token}@")
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "GIT_TERMINAL_PROMPT": "0",
@@ -140,15 +138,16 @@ def test_git_smart_http_clones_and_pushes_the_trials_repository_only(site, host,
     refused = git("clone", f"{base}{client.user}/{other}.git", "other")
     assert refused.returncode != 0 and "403" in refused.stderr
     assert gateway.idle() and grant.requests[-1]["scope"] == "refused"
-    if isinstance(host, Forge):
-        return
     work = tmp_path / "mine"
     (work / "NOTES.md").write_text("through the gateway\n")
     for args in (("add", "NOTES.md"), ("-c", "user.name=b", "-c", "user.email=b@x.y", "commit",
-                                       "-qm", "notes"), ("push", "-q", "origin", "HEAD:gw-branch")):
-        done = git(*args, cwd=work)
-        assert done.returncode == 0, done.stderr
-    assert client.get(f"/repos/{client.user}/{mine}/branches/gw-branch")["name"] == "gw-branch"
+                                       "-qm", "notes")):
+        assert git(*args, cwd=work).returncode == 0
+    pushed = git("push", "-o", "repo.private=false", "origin", "HEAD:gw-branch", cwd=work)
+    assert pushed.returncode != 0 and "403" in pushed.stderr
+    assert gateway.idle() and grant.requests[-1]["scope"] == "refused"
+    branches = [b["name"] for b in client.get(f"/repos/{client.user}/{mine}/branches")]
+    assert "gw-branch" not in branches
 
 
 def test_an_unreachable_host_is_a_502_the_audit_calls_a_host_error(dead_url):
@@ -204,7 +203,8 @@ def _wait_for_port(port: int) -> None:
     ("GET", "/api/v1/repos/o/r", "repo"), ("PATCH", "/api/v1/repos/o/r", "refused"),
     ("POST", "/api/v1/repos/O/R/issues", "repo"), ("GET", "/api/v1/repos/o/r2/issues", "refused"),
     ("GET", "/api/v1/repos/o/r/../x", "refused"), ("GET", "/o/r.git/info/refs", "refused"),
-    ("POST", "/o/r/git-receive-pack", "git"), ("POST", "/api/v1/version", "refused"),
+    ("POST", "/o/r/git-receive-pack", "refused"), ("POST", "/api/v1/version", "refused"),
+    ("POST", "/o/r/git-upload-pack", "refused"),  # not a fetch's Content-Type
     ("GET", "/api/v1/repos/issues/search", "confined"), ("GET", "/api/v1/orgs", "refused"),
 ])
 def test_the_scope_rule(method, path, scope):
@@ -236,15 +236,14 @@ def test_a_route_that_names_another_repository_in_its_body_is_refused(site):
     deps = requests.get(f"{base}/issues/1/dependencies", headers=auth, timeout=30)
     assert deps.status_code == 200 and deps.json() == []  # nothing of the other's was linked
     for body in ({"head": f"{user}2:main", "base": "main", "title": "x"},
-                 {"head": f"{user}/{other}:main", "base": "main", "title": "x"},
-                 {"head": "main", "head_repo": f"{user}/{other}", "base": "main", "title": "x"}):
+                 {"head": f"{user}/{other}:main", "base": "main", "title": "x"}):
         assert requests.post(f"{base}/pulls", json=body, headers=auth,
                              timeout=30).status_code == 403, body
     assert get(gateway, f"api/v1/repos/{user}/{mine}/compare/main...{user}2:main",
                headers=auth).status_code == 403
     assert gateway.idle()
     refused = [e for e in grant.requests if e["scope"] == "refused"]
-    assert len(refused) == 10 and len(audit_gateway(grant.requests, [])) == 10
+    assert len(refused) == 9 and len(audit_gateway(grant.requests, [])) == 9
 
 
 def test_refused_credentials_that_came_with_the_trials_token_are_the_trials_leak(site):
@@ -336,3 +335,89 @@ def test_a_stray_in_flight_when_the_trial_ends_is_its_leak_too(site):
     assert answer.startswith(b"HTTP/1.1 401")
     assert [(e["scope"], e["status"]) for e in recorded] == [("refused", 401)]
     assert "a stray request while this trial ran" in recorded[0]["reason"]
+
+
+def _sent_before_the_answer(gateway, head: str, blocks: int, block: bytes) -> tuple[bytes, int]:
+    """(the answer, the bytes of body sent when it came) for a request whose body is
+    `blocks` blocks, sent block by block while the gateway's answer is watched for."""
+    port = int(gateway.url.rstrip("/").rsplit(":", 1)[1])
+    sent = 0
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+        conn.sendall(head.encode())
+        for _ in range(blocks):
+            conn.settimeout(0.001)
+            try:
+                answer = conn.recv(4096)
+                if answer:
+                    return answer, sent
+            except TimeoutError:
+                pass
+            conn.settimeout(30)
+            try:
+                conn.sendall(block)
+            except OSError:  # the gateway closed: its answer is in the socket's buffer
+                break
+            sent += len(block)
+        conn.settimeout(30)
+        return conn.recv(4096), sent
+
+
+def test_a_body_over_the_limit_is_refused_as_it_streams_in_never_held(forge):
+    """A declared Content-Length over the limit is answered 413 at once; a chunked body
+    at the chunk that passes it: either way long before the client has sent it all.
+    The trial's bodies in all are capped too."""
+    from benchkit.gitea.framing import Limits
+    client = Client(forge.url, forge.token)
+    name = f"gw-limit-{uuid.uuid4().hex[:6]}"
+    client.post("/user/repos", json={"name": name, "auto_init": True})
+    try:
+        with Gateway(forge.url, limits=Limits(request_bytes=64 * 1024,
+                                              trial_bytes=96 * 1024)) as gateway:
+            grant = gateway.issue(client.user, name, forge.token)
+            path = f"/api/v1/repos/{client.user}/{name}/issues"
+            head = (f"POST {path} HTTP/1.1\r\nHost: x\r\nAuthorization: token {grant.token}\r\n"
+                    "Content-Type: application/json\r\n")
+            block = b"x" * 16 * 1024
+            gib = 1024 ** 3
+            answer, sent = _sent_before_the_answer(
+                gateway, head + f"Content-Length: {gib}\r\n\r\n", gib // len(block), block)
+            assert answer.startswith(b"HTTP/1.1 413") and sent < 1024 * 1024, (answer[:60], sent)
+            chunk = b"%x\r\n%s\r\n" % (len(block), block)
+            answer, sent = _sent_before_the_answer(
+                gateway, head + "Transfer-Encoding: chunked\r\n\r\n", 1024 ** 2, chunk)
+            assert answer.startswith(b"HTTP/1.1 413") and sent < 1024 * 1024, (answer[:60], sent)
+            body = {"title": "x" * 50 * 1024}  # each fits one request's limit, two not a trial's
+            auth = {"Authorization": f"token {grant.token}"}
+            first = requests.post(gateway.url + path.lstrip("/"), json=body, headers=auth, timeout=30)
+            second = requests.post(gateway.url + path.lstrip("/"), json=body, headers=auth, timeout=30)
+            assert (first.status_code, second.status_code) == (201, 413)
+            assert gateway.idle()
+        assert [(e["status"], e["scope"]) for e in grant.requests] == [
+            (413, "refused"), (413, "refused"), (201, "repo"), (413, "refused")]
+        refused = [f for f in audit_gateway(grant.requests, ["python-requests/"]) if "refused" in f]
+        assert len(refused) == 3
+    finally:
+        delete_repo(client, client.user, name)
+
+
+def test_pipelined_and_smuggled_requests_are_each_judged_on_their_own(site):
+    """Two requests in one write, and a body framed both by Content-Length and chunked
+    (the gateway reads the chunks, as the host would, and sends its own framing): the
+    request for another repository behind each is refused, never forwarded."""
+    gateway, grant, client, (mine, other) = site
+    auth = f"Authorization: token {grant.token}\r\n"
+    theirs = (f"GET /api/v1/repos/{client.user}/{other}/issues HTTP/1.1\r\nHost: x\r\n{auth}"
+              "Connection: close\r\n\r\n")
+    pipelined = (f"GET /api/v1/repos/{client.user}/{mine} HTTP/1.1\r\nHost: x\r\n{auth}\r\n"
+                 + theirs)
+    body = '{"body": "hi"}'
+    smuggled = (f"POST /api/v1/repos/{client.user}/{mine}/issues/1/comments HTTP/1.1\r\n"
+                f"Host: x\r\n{auth}Content-Type: application/json\r\n"
+                f"Content-Length: {len(body) + 5 + len(theirs)}\r\n"
+                f"Transfer-Encoding: chunked\r\n\r\n{len(body):x}\r\n{body}\r\n0\r\n\r\n" + theirs)
+    for raw in (pipelined, smuggled):
+        answers = _raw(gateway, raw.encode())
+        assert answers.count(b"HTTP/1.1 ") == 2 and b"HTTP/1.1 403" in answers, answers[:200]
+    assert gateway.idle()
+    assert [(e["method"], e["scope"]) for e in grant.requests] == [
+        ("GET", "repo"), ("GET", "refused"), ("POST", "repo"), ("GET", "refused")]

@@ -21,7 +21,23 @@ def test_suite_defaults_come_from_the_schema(tmp_path):
     assert suite.weights == {"input": 1, "cache_write_5m": 1.25, "cache_write_1h": 2,
                              "cache_read": 0.1, "output": 5}
     assert suite.data["weights"] == suite.weights
+    assert (suite.max_request_bytes, suite.max_trial_upload_bytes) == (10 * 2**20, 100 * 2**20)
     assert suite.path == path
+
+
+def test_the_gateway_takes_the_suites_limits(tmp_path, forge):
+    from benchkit.gitea import Client
+    from benchkit.run.cell import RunContext
+    from benchkit.run.host import probe_host
+    from benchkit.store import Store
+    path = tmp_path / "suite.yaml"
+    path.write_text("model: m\nbase_prompt: p\nmax_request_bytes: 4096\n"
+                    "max_trial_upload_bytes: 8192\n")
+    client = Client(forge.url, forge.token)
+    ctx = RunContext(suite=load_suite(path), seeds={}, client=client, store=Store(tmp_path / "r"),
+                     driver=None, host=probe_host(client, "benchkit-"))
+    assert ctx.gateway is not None
+    assert (ctx.gateway.limits.request_bytes, ctx.gateway.limits.trial_bytes) == (4096, 8192)
 
 
 def test_shipped_suite():

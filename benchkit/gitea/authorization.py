@@ -4,7 +4,7 @@ password (or as the user name, with an empty or `x-oauth-basic` password), and t
 `token` / `access_token` query parameters. The gateway finds the trial's throwaway
 token in whichever of them the tool used and puts the host's token in the same form.
 A request that carries two different credentials, another scheme, or asks to act as
-another user (`Sudo`) is refused; the tokens it carried are kept so that the refusal
+another user (`Sudo`) is refused, and so is a second Authorization header; the tokens it carried are kept so that the refusal
 is recorded for the trial whose token came with it.
 """
 
@@ -22,6 +22,7 @@ PLACEHOLDER_PASSWORDS = ("", "x-oauth-basic")
 
 class Headers(Protocol):
     def get(self, name: str, default: None = None) -> str | None: ...
+    def get_all(self, name: str, failobj: None = None) -> list[str] | None: ...
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,8 @@ def find_token(headers: Headers, query: str) -> Found:
     rest = "&".join(kept)
     if headers.get("Sudo") is not None:
         problem = "acting as another user (Sudo) is refused"
+    if len(headers.get_all("Authorization") or ()) > 1:
+        problem = problem or "more than one Authorization header"
     header = headers.get("Authorization")
     if header is not None:
         parsed = _from_header(header)

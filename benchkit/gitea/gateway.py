@@ -9,7 +9,10 @@
 Each trial holds a throwaway token valid only here and only while its trial runs; the
 gateway swaps it for the harness's token (on the forge, a token minted for the trial)
 on the way to the host, so the real token never reaches the agent. It forwards only
-what benchkit.gitea.scope lets through; everything else gets a Gitea-shaped 403. Each
+what benchkit.gitea.scope lets through (an operation of its list, re-written), and
+takes bodies up to its limits (benchkit.gitea.framing); everything else gets a
+Gitea-shaped 403 (a 413 for a body too large), and the host is reached through
+benchkit.gitea.upstream. Each
 request is recorded for the trial (time, method, path, status, User-Agent, bytes;
 never a query, body or token): the audit reads that record on every host.
 
@@ -27,7 +30,6 @@ import json
 import re
 import secrets
 import socket
-import ssl
 import threading
 import time
 from dataclasses import dataclass, field
@@ -35,18 +37,20 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
 from benchkit.gitea.authorization import find_token
-from benchkit.gitea.framing import BadBody, read_body
+from benchkit.gitea.framing import BadBody, Limits, TooLarge, read_body
 from benchkit.gitea.scope import decide
+from benchkit.gitea.upstream import Upstream
 
-# Cookies too: no credential but the trial's token, so no session either way.
+# Of an answer: hop by hop, or the host's session.
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization",
                         "te", "trailer", "transfer-encoding", "upgrade", "content-length", "host",
                         "authorization", "accept-encoding", "expect", "cookie", "set-cookie"})
+# Of a request, the headers the host is sent (the gateway sets the rest: Host,
+# Authorization, Content-Type, Content-Length, Accept-Encoding); no other header reaches it.
+FORWARDED = ("User-Agent", "Accept", "Git-Protocol")
+DRAIN_SECONDS = 2.0  # after a 413, how long the rest of the body is read and dropped
 TEXT_TYPES = ("application/json", "text/", "application/javascript", "application/xml")
 CHUNK = 64 * 1024
-UPSTREAM_TIMEOUT = 300.0
-IDLE = 16  # kept-alive connections to the host, at most
-IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
 END_WAIT = 30.0  # how long end() waits for the trial's requests still in flight
 
 
@@ -59,6 +63,7 @@ class Grant:
     repo: str
     upstream_token: str = field(repr=False)
     user: str = ""             # the host user behind the token (the issue search's filters)
+    uploaded: int = 0          # bytes of request bodies taken so far
     requests: list[dict] = field(default_factory=list)
     live: bool = True
     inflight: int = 0          # requests being answered; end() waits for them
@@ -67,21 +72,16 @@ class Grant:
 class Gateway:
     """A threaded HTTP server on 127.0.0.1 in front of one host (see the module doc)."""
 
-    def __init__(self, host_url: str, *, cafile: str | None = None):
-        parts = urlsplit(host_url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"not an http(s) host URL: {host_url}")
+    def __init__(self, host_url: str, *, cafile: str | None = None,
+                 limits: Limits | None = None):
+        self.upstream = Upstream(host_url, cafile=cafile)
         self.host_url = host_url.rstrip("/") + "/"
-        self._scheme, self._netloc = parts.scheme, parts.netloc
-        self._host, self._port = parts.hostname, parts.port
-        self._base = parts.path.rstrip("/")  # a host under a sub-path
-        self._tls = ssl.create_default_context(cafile=cafile) if parts.scheme == "https" else None
+        self.limits = limits or Limits()
         self._grants: dict[str, Grant] = {}
         self._lock = threading.Lock()
         self.changed = threading.Condition(self._lock)  # liveness or an in-flight count moved
         self.busy = self._strays_busy = 0  # requests being answered: all, and strays
         self._ending: list[Grant] = []  # trials whose end() waits for what is in flight
-        self._idle: list[http.client.HTTPConnection] = []
         root = self.host_url[:-1].encode()
         self._root = re.compile(re.escape(root) + rb"(?![0-9])")  # not a longer port
         self.strays: list[dict] = []  # requests no live trial's token came with
@@ -149,6 +149,11 @@ class Gateway:
         with self._lock:
             return any(t == g.upstream_token for g in self._grants.values() for t in tokens)
 
+    def charge(self, grant: Grant, size: int) -> None:
+        """Count `size` bytes of body against the trial's upload cap."""
+        with self._lock:
+            grant.uploaded += size
+
     def record(self, grant: Grant | None, entry: dict) -> None:
         """A trial's request goes to its record. A stray whose credentials were refused
         (not merely absent or unknown) goes to every live trial's record as refused too:
@@ -166,52 +171,6 @@ class Gateway:
                 for live in (*self._grants.values(), *self._ending):
                     live.requests.append({**entry, "scope": "refused", "reason":
                                           f"a stray request while this trial ran: {entry['problem']}"})
-
-    # -- the host side ------------------------------------------------------------------
-
-    def _connection(self, reuse: bool) -> tuple[http.client.HTTPConnection, bool]:
-        """(a connection to the host, whether it was kept alive from an earlier request):
-        idle ones are shared by every client connection (curl opens one a call)."""
-        if reuse:
-            with self._lock:
-                if self._idle:
-                    return self._idle.pop(), True
-        if self._tls is not None:
-            return http.client.HTTPSConnection(self._host, self._port, context=self._tls,
-                                               timeout=UPSTREAM_TIMEOUT), False
-        return http.client.HTTPConnection(self._host, self._port, timeout=UPSTREAM_TIMEOUT), False
-
-    def release(self, conn: http.client.HTTPConnection, answer: http.client.HTTPResponse,
-                whole: bool) -> None:
-        """Keep a connection whose answer was read to its end for the next request."""
-        answer.close()
-        if whole and not answer.will_close:
-            with self._lock:
-                if len(self._idle) < IDLE:
-                    self._idle.append(conn)
-                    return
-        conn.close()
-
-    def forward(self, method: str, target: str, headers: dict[str, str],
-                body: bytes) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
-        """Send one request to the host; a kept-alive connection the host has closed
-        meanwhile is retried once on a new one for an idempotent method."""
-        target = self._base + target
-        headers = {**headers, "Host": self._netloc, "Accept-Encoding": "identity"}
-        reuse = True
-        while True:
-            conn, kept = self._connection(reuse)
-            try:
-                conn.request(method, target, body=body, headers=headers)
-                return conn, conn.getresponse()
-            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
-                conn.close()
-                if not kept or method not in IDEMPOTENT:
-                    raise
-                reuse = False
-            except BaseException:
-                conn.close()
-                raise
 
     def to_gateway(self, data: bytes) -> bytes:
         """The host's root URL (with or without its slash) made the gateway's."""
@@ -255,8 +214,15 @@ class _Handler(BaseHTTPRequestHandler):
             self.gateway.record(grant, entry)
 
     def _serve(self, target, found, problem: str | None, grant: Grant | None, entry: dict):
+        limits = self.gateway.limits
+        limit = limits.request_bytes if grant is None else \
+            max(0, min(limits.request_bytes, limits.trial_bytes - grant.uploaded))
         try:
-            body = read_body(self.headers, self.rfile)
+            body = read_body(self.headers, self.rfile, limit)
+        except TooLarge as error:
+            status, sent = self._too_large(str(error))
+            return entry.update(scope="refused", reason=str(error), bytes_in=0, status=status,
+                                bytes_out=sent)
         except BadBody as error:
             self.close_connection = True  # where the next request starts is unknown
             status, sent = self._json(400, {"message": f"benchkit gateway: {error}",
@@ -271,8 +237,9 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 entry.update(scope="unauthorized")
         else:
+            self.gateway.charge(grant, len(body))
             decision = decide(self.command, target.path, found.query, grant.owner, grant.repo,
-                              body, grant.user)
+                              body, grant.user, self.headers.get("Content-Type") or "")
             entry["scope"] = decision.scope
             if not decision.allowed:
                 entry["reason"] = decision.reason
@@ -281,8 +248,26 @@ class _Handler(BaseHTTPRequestHandler):
             elif decision.empty:  # a search filter no issue of the repository passes
                 status, sent = self._json(200, [], {"X-Total-Count": "0"})
             else:
-                status, sent = self._relay(grant, decision.path, decision.query, found, body)
+                status, sent = self._relay(grant, decision, found)
         entry.update(status=status, bytes_out=sent)
+
+    def _too_large(self, reason: str) -> tuple[int, int]:
+        """A 413 before the body is read; then the rest of it is read and dropped for a
+        moment (bounded), so that the client sees the answer rather than a reset."""
+        self.close_connection = True
+        answer = self._json(413, {"message": f"benchkit gateway: {reason}",
+                                  "url": self.gateway.url + "api/swagger"},
+                            {"Connection": "close"})
+        self.wfile.flush()
+        try:
+            self.connection.shutdown(socket.SHUT_WR)
+            self.connection.settimeout(DRAIN_SECONDS)
+            deadline = time.monotonic() + DRAIN_SECONDS
+            while time.monotonic() < deadline and self.rfile.read1(CHUNK):
+                pass
+        except OSError:
+            pass  # the client went away: what it sent is moot
+        return answer
 
     def _refuse_auth(self, found, problem: str | None) -> tuple[int, int]:
         message = problem or ("invalid username, password or token" if found.token
@@ -301,14 +286,22 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(data)
         return status, len(data)
 
-    def _relay(self, grant: Grant, path: str, query: str, found, body: bytes) -> tuple[int, int]:
-        headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP}
+    def _relay(self, grant: Grant, decision, found) -> tuple[int, int]:
+        """The request as the gateway writes it: the operation's canonical path, query
+        and body, the headers it forwards, and the host token."""
+        headers = {name: value for name in FORWARDED
+                   if (value := self.headers.get(name)) is not None}
         headers["Authorization"] = found.upstream_authorization(grant.upstream_token)
-        if body or self.command in ("POST", "PUT", "PATCH"):
-            headers["Content-Length"] = str(len(body))
+        if decision.content_type:
+            headers["Content-Type"] = decision.content_type
+        if decision.scope == "git" and self.headers.get("Content-Encoding"):
+            headers["Content-Encoding"] = self.headers["Content-Encoding"]  # git's gzip
+        if decision.body or self.command in ("POST", "PUT", "PATCH"):
+            headers["Content-Length"] = str(len(decision.body))
+        target = decision.path + ("?" + decision.query if decision.query else "")
         try:
-            conn, answer = self.gateway.forward(self.command,
-                                                path + ("?" + query if query else ""), headers, body)
+            conn, answer = self.gateway.upstream.forward(self.command, target, headers,
+                                                         decision.body)
         except (OSError, http.client.HTTPException) as error:
             self.close_connection = True
             return self._json(502, {"message": "benchkit gateway: the host could not be "
@@ -323,7 +316,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True  # the tool went away, or the host mid-answer
             return answer.status, 0
         finally:
-            self.gateway.release(conn, answer, whole)
+            self.gateway.upstream.release(conn, answer, whole)
 
     def _answer(self, answer: http.client.HTTPResponse) -> tuple[int, int]:
         kind = (answer.getheader("Content-Type") or "").lower()
@@ -379,13 +372,16 @@ _RUNNING: dict[str, Gateway] = {}
 _RUNNING_LOCK = threading.Lock()
 
 
-def gateway_for(host_url: str) -> Gateway:
+def gateway_for(host_url: str, limits: Limits | None = None) -> Gateway:
     """The process's gateway in front of `host_url`, started on first use: one per host
     for the length of the run (a `benchkit` process is one run). A gateway that died is
-    replaced for the trials after it; the trial it died under is a harness error."""
+    replaced for the trials after it; the trial it died under is a harness error.
+    `limits` (the suite's) hold from now on."""
     key = host_url.rstrip("/") + "/"
     with _RUNNING_LOCK:
         running = _RUNNING.get(key)
         if running is None or not running.alive:
             running = _RUNNING[key] = Gateway(key)
+        if limits is not None:
+            running.limits = limits
         return running

@@ -48,6 +48,7 @@ from benchkit.errors import HarnessError
 from benchkit.fingerprint import fingerprint
 from benchkit.gitea import Client, Repo, delete_repo, provision, snapshot
 from benchkit.gitea.admin import fetch_request_log, mint_agent_token, revoke_agent_token
+from benchkit.gitea.framing import Limits
 from benchkit.gitea.gateway import Gateway, Grant, gateway_for
 from benchkit.isolation import Assembly, IsolationError, assemble
 from benchkit.run.host import HostFacts
@@ -86,7 +87,8 @@ class RunContext:
 
     def __post_init__(self) -> None:
         if self.gateway is None:
-            self.gateway = gateway_for(self.client.url)
+            self.gateway = gateway_for(self.client.url, Limits(
+                self.suite.max_request_bytes, self.suite.max_trial_upload_bytes))
 
     def secrets(self) -> list[str]:
         """What never reaches the store: the host token, the driver's credentials, the

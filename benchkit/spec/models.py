@@ -40,6 +40,8 @@ class Suite(Loaded):
     weights: dict
     base_prompt: str
     equivalence_margin: float = 0.05
+    max_request_bytes: int = 10 * 1024 * 1024
+    max_trial_upload_bytes: int = 100 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -85,7 +87,8 @@ def load_suite(path) -> Suite:
     document = load_document(path, "suite", _check_suite)
     return Suite(**_fields(document, [
         "model", "trials", "floor", "turn_cap", "backstop_seconds", "repo_prefix",
-        "default_cell_tokens", "weights", "base_prompt", "equivalence_margin"]))
+        "default_cell_tokens", "weights", "base_prompt", "equivalence_margin",
+        "max_request_bytes", "max_trial_upload_bytes"]))
 
 
 def load_seed(path) -> Seed:

@@ -1,0 +1,69 @@
+"""The trial gateway's side towards the host: connections to it, kept alive and shared
+by every client connection (curl opens one a call), and one request sent on one of them.
+An HTTPS host is reached with certificate checks; a host under a sub-path keeps it."""
+
+from __future__ import annotations
+
+import http.client
+import ssl
+import threading
+from urllib.parse import urlsplit
+
+UPSTREAM_TIMEOUT = 300.0
+IDLE = 16  # kept-alive connections to the host, at most
+IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
+
+
+class Upstream:
+    def __init__(self, host_url: str, *, cafile: str | None = None):
+        parts = urlsplit(host_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"not an http(s) host URL: {host_url}")
+        self._netloc, self._host, self._port = parts.netloc, parts.hostname, parts.port
+        self._base = parts.path.rstrip("/")  # a host under a sub-path
+        self._tls = ssl.create_default_context(cafile=cafile) if parts.scheme == "https" else None
+        self._lock = threading.Lock()
+        self._idle: list[http.client.HTTPConnection] = []
+
+    def _connection(self, reuse: bool) -> tuple[http.client.HTTPConnection, bool]:
+        """(a connection to the host, whether it was kept alive from an earlier request)."""
+        if reuse:
+            with self._lock:
+                if self._idle:
+                    return self._idle.pop(), True
+        if self._tls is not None:
+            return http.client.HTTPSConnection(self._host, self._port, context=self._tls,
+                                               timeout=UPSTREAM_TIMEOUT), False
+        return http.client.HTTPConnection(self._host, self._port, timeout=UPSTREAM_TIMEOUT), False
+
+    def release(self, conn: http.client.HTTPConnection, answer: http.client.HTTPResponse,
+                whole: bool) -> None:
+        """Keep a connection whose answer was read to its end for the next request."""
+        answer.close()
+        if whole and not answer.will_close:
+            with self._lock:
+                if len(self._idle) < IDLE:
+                    self._idle.append(conn)
+                    return
+        conn.close()
+
+    def forward(self, method: str, target: str, headers: dict[str, str],
+                body: bytes) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
+        """Send one request to the host; a kept-alive connection the host has closed
+        meanwhile is retried once on a new one for an idempotent method."""
+        target = self._base + target
+        headers = {**headers, "Host": self._netloc, "Accept-Encoding": "identity"}
+        reuse = True
+        while True:
+            conn, kept = self._connection(reuse)
+            try:
+                conn.request(method, target, body=body, headers=headers)
+                return conn, conn.getresponse()
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                conn.close()
+                if not kept or method not in IDEMPOTENT:
+                    raise
+                reuse = False
+            except BaseException:
+                conn.close()
+                raise
