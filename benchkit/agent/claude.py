@@ -61,6 +61,7 @@ from claude_agent_sdk.types import SystemPromptFile
 
 from benchkit.isolation.sandbox import Sandbox, SandboxError
 from benchkit.scrub import environment_secrets
+from benchkit.stopping import stopping
 
 from . import usage as usage_of
 from .driver import MARKERS, MCP_PASSED, AgentRequest, AgentRun, kill_marked
@@ -83,12 +84,14 @@ MCP_TRAMPOLINE = ("import os,sys;keep=sys.argv[1].split(',');"
 
 
 class _QuietBackstop(logging.Filter):
-    """The SDK logs an error when its CLI dies; after the backstop's SIGKILL that is
+    """The SDK logs an error when its CLI dies; after the backstop's SIGKILL, or once
+    the run is stopping (Ctrl-C reaches the CLI too, and the stop kills it), that is
     expected, not news."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not ("Fatal error in message reader" in record.getMessage()
-                    and "exit code -9" in record.getMessage())
+        message = record.getMessage()
+        return not ("Fatal error in message reader" in message
+                    and ("exit code -9" in message or stopping()))
 
 
 logging.getLogger("claude_agent_sdk._internal.query").addFilter(_QuietBackstop())

@@ -44,6 +44,7 @@ from benchkit.isolation.sandbox import Sandbox
 from benchkit.run.host import HostFacts
 from benchkit.scrub import scrub
 from benchkit.spec import Arm, Seed, Suite
+from benchkit.stopping import shielded
 from benchkit.surface import Surface, canonical_tools
 
 VERSION_TIMEOUT = 30
@@ -112,13 +113,15 @@ def probe_tools(arms: list[Arm], ctx: ProbeSite, seed: Seed, *,
 def probe_arms(arms: list[Arm], ctx: ProbeSite, seed: Seed, *,
                confine: bool = True) -> tuple[list[str], dict[str, Surface]]:
     """probe_tools' failures, and arm id -> the surface of each arm whose probe passed."""
+    problems, surfaces, repo = [], {}, None
     try:
-        repo = provision(ctx.client, seed, prefix=ctx.suite.repo_prefix,
-                         gate_timeout=ctx.gate_timeout)
-    except HarnessError as error:
-        return [f"cannot seed a repository for the tool probes: {ctx.client.scrub(str(error))}"], {}
-    problems, surfaces = [], {}
-    try:
+        try:
+            with shielded():  # a stop waits for the repository, so that it is deleted
+                repo = provision(ctx.client, seed, prefix=ctx.suite.repo_prefix,
+                                 gate_timeout=ctx.gate_timeout)
+        except HarnessError as error:
+            return [f"cannot seed a repository for the tool probes: "
+                    f"{ctx.client.scrub(str(error))}"], {}
         for arm in arms:
             problem, surface = _probe_arm(arm, ctx, repo, seed, confine)
             if problem is not None:
@@ -127,7 +130,8 @@ def probe_arms(arms: list[Arm], ctx: ProbeSite, seed: Seed, *,
                 surfaces[arm.id] = surface
         return problems, surfaces
     finally:
-        discard(ctx.client, repo)
+        if repo is not None:
+            discard(ctx.client, repo)
 
 
 def probe_arm(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed,
@@ -139,17 +143,19 @@ def probe_arm(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed,
 def _probe_arm(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed,
                confine: bool) -> tuple[str | None, Surface | None]:
     token, token_id = ctx.client.token or "", None  # a host without a token: none to give
+    gateway, grant = gateway_for(ctx.client.url), None
     try:
-        if ctx.host.forge:  # behind the gateway, a host token of its own (defence in depth)
-            token, token_id = mint_agent_token(ctx.client.url, ctx.client.token)
-    except HarnessError as error:
-        return f"arm {arm.id}: cannot prepare its probe: {ctx.client.scrub(str(error))}", None
-    gateway = gateway_for(ctx.client.url)
-    grant = gateway.issue(repo.owner, repo.name, token)
-    try:
+        try:
+            if ctx.host.forge:  # behind the gateway, a host token of its own (defence in depth)
+                with shielded():  # a stop waits for the token, so that it is revoked
+                    token, token_id = mint_agent_token(ctx.client.url, ctx.client.token)
+        except HarnessError as error:
+            return f"arm {arm.id}: cannot prepare its probe: {ctx.client.scrub(str(error))}", None
+        grant = gateway.issue(repo.owner, repo.name, token)
         return _probe(arm, ctx, repo, seed, grant, confine)
     finally:
-        gateway.end(grant)
+        if grant is not None:
+            gateway.end(grant)
         if token_id is not None:
             revoke_agent_token(ctx.client.url, ctx.client.token, token_id)
 
