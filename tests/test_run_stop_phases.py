@@ -1,13 +1,14 @@
-"""SIGTERM in each phase of a real `benchkit run` (the command line as a subprocess, the
-real CLI against the scripted model): pre-flight's tool probe, a trial, the end-of-run
-failure replay, and the report's rendering. Each phase is caught on an event, never
-after a sleep: a process of its own (`sleep N`, an N no other phase uses) running, or
-the report's reader opening a transcript that is a FIFO. Then: exit 143, no process of
-the run alive (this test adopts the run's orphans while it runs, and looks for
-processes marked with the run's environment), no temporary directory or file holding
-the host's token, no repository on the host, and the report set from before the run
-byte for byte, with the line that says so. On the forge for every phase, and on a
-real Gitea for the trial and the failure replay, where leftover repositories matter.
+"""SIGTERM (and SIGHUP, SIGINT) in each phase of a real `benchkit run` (the command
+line as a subprocess, the real CLI against the scripted model): pre-flight's tool
+probe, a trial, the end-of-run failure replay, and the report's rendering. Each phase
+is caught on an event, never after a sleep: a process of its own (`sleep N`, an N no
+other phase uses) running under the run, or the report's reader opening a transcript
+that is a FIFO. Then: exit 128 + the signal, no process of the run alive (this test
+adopts the run's orphans while it runs, and looks for processes marked with the run's
+environment), no temporary directory or file holding the host's token, no repository
+on the host, and the report set from before the run byte for byte, with the line that
+says so. On the forge for every phase, and on a real Gitea for the trial and the
+failure replay, where leftover repositories matter.
 """
 
 from __future__ import annotations
@@ -181,9 +182,14 @@ def probe_sleeps(directory: Path) -> Path:
     return arm
 
 
-def sigterm(process: subprocess.Popen) -> int:
-    process.send_signal(signal.SIGTERM)
-    return 143
+def sending(signum: int):
+    def send(process: subprocess.Popen) -> int:
+        process.send_signal(signum)
+        return 128 + signum
+    return send
+
+
+sigterm = sending(signal.SIGTERM)
 
 
 def sigint_as_timeout_sends_it(process: subprocess.Popen) -> int:
@@ -283,13 +289,17 @@ def stop_in(phase: str, tmp_path: Path, previous: Path, *, url: str, token: str,
     return stdout + stderr
 
 
-@pytest.mark.parametrize("phase", ["preflight", "trial", "failure-replay", "report"])
-def test_sigterm_in_each_phase_on_the_forge(phase, tmp_path, previous):
+@pytest.mark.parametrize("phase,signum", [
+    ("preflight", signal.SIGTERM), ("trial", signal.SIGTERM), ("failure-replay", signal.SIGTERM),
+    ("report", signal.SIGTERM), ("preflight", signal.SIGHUP), ("report", signal.SIGINT)],
+    ids=lambda value: value if isinstance(value, str) else signal.Signals(value).name)
+def test_a_stop_signal_in_each_phase_on_the_forge(phase, signum, tmp_path, previous):
     with Forge(token=TOKEN) as forge:
         def repos():
             with Client(forge.url, forge.token) as client:
                 return [r["name"] for r in client.get(f"/users/{forge.user}/repos")]
-        stop_in(phase, tmp_path, previous, url=forge.url, token=forge.token, repos=repos)
+        stop_in(phase, tmp_path, previous, url=forge.url, token=forge.token, repos=repos,
+                send=sending(signum))
         agent_tokens = forge.state.store.value(
             "SELECT COUNT(*) FROM tokens WHERE scope LIKE 'api%'")
         assert agent_tokens == 0, "an agent token of the run was left unrevoked"
