@@ -139,10 +139,10 @@ def shielded() -> contextlib.AbstractContextManager[None]:
     return _active.shielded() if _active is not None else contextlib.nullcontext()
 
 
-def stopping() -> bool:
-    """Whether a stop is under way in this process (a stopped command's noise is no
-    news)."""
-    return _active is not None and _active.is_set()
+def stopping(within: float = 0.0) -> bool:
+    """Whether a stop is under way in this process, or comes `within` seconds (a
+    stopped command's noise is no news)."""
+    return _active is not None and _active.event.wait(within)
 
 
 def kill_marked(variable: str, value: str) -> int:
