@@ -7,13 +7,17 @@ test_run_stop_phases.py."""
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import signal
 import subprocess
 import threading
+import time
 
 import pytest
+from conftest import BENCHKIT, CHECKOUT
+from synthetic import sample, write_store
 
 from benchkit import stopping
 from benchkit.report import write_reports
@@ -154,3 +158,43 @@ def test_the_sdk_noise_about_a_cli_the_stop_killed_is_silenced(clock):
         assert not quiet.filter(record("Fatal error in message reader: exit code -9"))
     assert not quiet.filter(record("Fatal error in message reader: Command failed with "
                                    "exit code -9"))  # the backstop's kill, as before
+
+
+def test_benchkit_report_stopped_while_it_writes_leaves_the_previous_set(tree_copy, tmp_path):
+    """`benchkit report` as a process, stopped while the trial pages read a transcript
+    (a FIFO, so the moment is an event): exit 143, one line, the previous set whole."""
+    store, reports = tmp_path / "results", tmp_path / "reports"
+    env = {**os.environ, "BENCHKIT_ROOT": str(tree_copy), "PYTHONPATH": str(CHECKOUT)}
+    write_store(store, [sample("raw-api", "read-open-issue-count", transcript="fifo.json")])
+    done = subprocess.run([*BENCHKIT, "report", "--store", store, "--reports", reports], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    before = {str(p.relative_to(reports)): p.read_bytes() for p in reports.rglob("*")
+              if p.is_file()}
+    os.mkfifo(store / "fifo.json")
+    process = subprocess.Popen([*BENCHKIT, "report", "--store", store, "--reports", reports],
+                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+    writer = None
+    try:
+        deadline = time.monotonic() + 120
+        while writer is None:  # until the pages' reader opens the transcript
+            assert process.poll() is None and time.monotonic() < deadline
+            try:
+                writer = os.open(store / "fifo.json", os.O_WRONLY | os.O_NONBLOCK)
+            except OSError as error:
+                assert error.errno == errno.ENXIO
+                time.sleep(0.02)
+        process.send_signal(signal.SIGTERM)
+        stdout, stderr = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+        if writer is not None:
+            os.close(writer)
+    assert process.returncode == 143, stderr
+    assert stderr.strip().splitlines() == [f"interrupted: {reports} left as it was"]
+    after = {str(p.relative_to(reports)): p.read_bytes() for p in reports.rglob("*")
+             if p.is_file()}
+    assert after == before

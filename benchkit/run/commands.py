@@ -117,8 +117,9 @@ def run(ctx: click.Context, arm_yamls, task_patterns, tiers, trials, until, unti
     """Run trials of the cells ARM_YAML x chosen tasks and append their samples.
 
     Cells with the fewest valid samples go first. With no host given (--host/--token,
-    GITEA_URL/GITEA_TOKEN, a tea login) the run starts an embedded forge. Ctrl-C stops
-    cleanly: the running trial leaves no sample and its repository is deleted.
+    GITEA_URL/GITEA_TOKEN, a tea login) the run starts an embedded forge. Ctrl-C (SIGTERM,
+    SIGHUP) stops cleanly in any phase: what runs leaves no sample, no process, no
+    repository; the report is left as it was, and the last line says how to render it.
 
     Exit status: 0 done; 1 harness errors (recorded apart, never scored) or a halt; 2 a
     pre-flight check failed, no chosen cell can run or --budget fits none of its trials
