@@ -139,6 +139,12 @@ def shielded() -> contextlib.AbstractContextManager[None]:
     return _active.shielded() if _active is not None else contextlib.nullcontext()
 
 
+def marked(env: dict[str, str]) -> dict[str, str]:
+    """`env` with the active stop's tag (none without one): a process started with it
+    is the command's, which the stop ends however it was started."""
+    return {**env, RUN_TAG: _active.tag} if _active is not None else dict(env)
+
+
 def stopping(within: float = 0.0) -> bool:
     """Whether a stop is under way in this process, or comes `within` seconds (a
     stopped command's noise is no news)."""

@@ -58,7 +58,8 @@ def test_the_first_signal_stops_kills_the_tagged_processes_and_interrupts(clock)
     notes: list[str] = []
     before = signal.getsignal(signal.SIGTERM)
     with Stop(note=lambda: notes.append("interrupted")) as stop:
-        tagged = subprocess.Popen(["sleep", "600"], env={**os.environ, RUN_TAG: stop.tag})
+        tagged = subprocess.Popen(["sleep", "600"], env=stopping.marked(dict(os.environ)))
+        assert stopping.marked({}) == {RUN_TAG: stop.tag}
         other = subprocess.Popen(["sleep", "600"])
         try:
             with pytest.raises(Interrupted):
@@ -103,10 +104,10 @@ def test_a_shielded_block_ends_before_the_interrupt_which_comes_once(clock):
     assert done == ["the block", "clean-up"]
 
 
-def test_no_stop_no_shield():
+def test_no_stop_no_shield_no_mark():
     with stopping.shielded():
         pass
-    assert not stopping.stopping()
+    assert not stopping.stopping() and stopping.marked({"A": "1"}) == {"A": "1"}
 
 
 def test_the_report_set_is_replaced_whole_or_not_at_all(tmp_path, monkeypatch):

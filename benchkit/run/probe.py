@@ -44,7 +44,7 @@ from benchkit.isolation.sandbox import Sandbox
 from benchkit.run.host import HostFacts
 from benchkit.scrub import scrub
 from benchkit.spec import Arm, Seed, Suite
-from benchkit.stopping import shielded
+from benchkit.stopping import marked, shielded
 from benchkit.surface import Surface, canonical_tools
 
 VERSION_TIMEOUT = 30
@@ -83,9 +83,9 @@ def tool_version(arm, assembly) -> str:
 
 def _executable(arm, assembly) -> tuple[list[str], dict]:
     if arm.tool.kind == "shell":
-        return [arm.tool.executable], assembly.agent_env()
+        return [arm.tool.executable], marked(assembly.agent_env())
     server = assembly.mcp_servers[MCP_SERVER_NAME]
-    return [server["command"]], {**assembly.agent_env(), **server["env"]}
+    return [server["command"]], marked({**assembly.agent_env(), **server["env"]})
 
 
 # --- the probe -----------------------------------------------------------------------
@@ -228,14 +228,14 @@ def _run_shell(command: str, assembly, workdir: Path, host_url: str | None
     if not decision.allowed:
         return command, False, f"the arm's guard denies it: {decision.reason}"
     if host_url is None:
-        env = assembly.agent_env()
+        env = marked(assembly.agent_env())
         return _shell(command, [env.get("SHELL") or shutil.which("bash") or "/bin/bash", "-c"],
                       env, workdir)
     with tempfile.TemporaryDirectory(prefix="benchkit-probe-sandbox-") as scratch, \
             Sandbox(Path(scratch) / "sandbox", workdir=workdir, home=Path(scratch) / "home",
                     tmp=Path(scratch) / "tmp", env=dict(assembly.env),
                     host_url=host_url, writable=(assembly.config_dir,),
-                    readonly=assembly.credential_files) as sandbox:
+                    readonly=assembly.credential_files, markers=marked({})) as sandbox:
         # The arm's config directory, as the agent's sandbox has it (tea's login file):
         # it lives under the harness's temporary directory, which the sandbox hides.
         return _shell(command, [str(sandbox.prefix)], {}, workdir)
@@ -275,7 +275,7 @@ def _mcp_env(assembly, server: dict) -> dict:
     """What the Claude driver's trampoline leaves an MCP server: MCP_PASSED of the
     agent's environment and the server's declared variables."""
     env = assembly.agent_env()
-    return {**{key: env[key] for key in MCP_PASSED if key in env}, **server["env"]}
+    return marked({**{key: env[key] for key in MCP_PASSED if key in env}, **server["env"]})
 
 
 async def _mcp_call(server: dict, env: dict, name: str, arguments: dict, errlog):
