@@ -123,7 +123,12 @@ class Prepared:
 
     def discard(self, ctx: RunContext) -> str | None:
         """Delete the repository (a run loop that will not use it) and revoke the
-        agent's tokens; a note if the repository could not be deleted."""
+        agent's tokens; a note if the repository could not be deleted. A stop waits
+        until it is done."""
+        with shielded():
+            return self._discard(ctx)
+
+    def _discard(self, ctx: RunContext) -> str | None:
         self.end_grant(ctx)
         if self.token_id is not None:
             revoke_agent_token(ctx.client.url, ctx.client.token, self.token_id)

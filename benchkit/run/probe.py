@@ -131,7 +131,8 @@ def probe_arms(arms: list[Arm], ctx: ProbeSite, seed: Seed, *,
         return problems, surfaces
     finally:
         if repo is not None:
-            discard(ctx.client, repo)
+            with shielded():
+                discard(ctx.client, repo)
 
 
 def probe_arm(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed,
@@ -157,7 +158,8 @@ def _probe_arm(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed,
         if grant is not None:
             gateway.end(grant)
         if token_id is not None:
-            revoke_agent_token(ctx.client.url, ctx.client.token, token_id)
+            with shielded():
+                revoke_agent_token(ctx.client.url, ctx.client.token, token_id)
 
 
 def _probe(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed, grant: Grant,
