@@ -27,7 +27,6 @@ import signal
 import sys
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from types import FrameType
 
@@ -59,7 +58,7 @@ class Stop:
                  say: Callable[[str], None] | None = None):
         self.event = threading.Event()
         self.signum: int | None = None
-        self.tag = uuid.uuid4().hex
+        self.tag = os.urandom(16).hex()
         self.note = note
         self.say = say or (lambda text: print(text, file=sys.stderr, flush=True))
         self._first = 0.0
