@@ -22,7 +22,7 @@ LAYERS = (
     ("foundation", ("benchkit", "benchkit.errors", "benchkit.exits", "benchkit.fingerprint",
                     "benchkit.surface", "benchkit.tool", "benchkit.scrub", "benchkit.sample",
                     "benchkit.cost", "benchkit.anatomy", "benchkit.counting",
-                    "benchkit.state", "benchkit.store")),
+                    "benchkit.state", "benchkit.store", "benchkit.stopping")),
     ("spec", ("benchkit.spec",)),
     ("host", ("benchkit.gitea", "benchkit.forge")),
     ("isolation", ("benchkit.isolation",)),

@@ -239,10 +239,10 @@ def test_until_decided_runs_round_after_round_of_one_trial_per_worker(monkeypatc
     caller = SimpleNamespace(  # what decide.Rounds asks of the run
         tree=SimpleNamespace(arms=["a", "b", "c"], suite=SimpleNamespace(equivalence_margin=0.05)),
         settings=RunSettings(driver="replay", store_dir="results", jobs=2, until_decided=True),
-        stop=threading.Event(), context=None, tag=None, failures=[],
+        stop=threading.Event(), context=None, failures=[],
         progress=SimpleNamespace(emit=lambda event, text: said.append((event, text)),
                                  note=lambda text: said.append(({}, text))))
-    assert decide.run_rounds(caller, cells, ledger, scheduler) == (None, None)
+    assert decide.run_rounds(caller, cells, ledger, scheduler) is None
     assert sizes[0] == 30 and len(sizes) >= 3 and set(sizes[1:]) == {2}
     events = [event for event, _ in said if event.get("event") == "decide"]
     assert all(len(event["pairs"]) == 3 for event in events[1:])  # JSON: every pair

@@ -36,7 +36,9 @@ import asyncio
 import json
 import logging
 import os
+import re
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -61,6 +63,7 @@ from claude_agent_sdk.types import SystemPromptFile
 
 from benchkit.isolation.sandbox import Sandbox, SandboxError
 from benchkit.scrub import environment_secrets
+from benchkit.stopping import STOP_SIGNALS, stopping
 
 from . import usage as usage_of
 from .driver import MARKERS, MCP_PASSED, AgentRequest, AgentRun, kill_marked
@@ -70,6 +73,8 @@ RUN_MARKER = "BENCHKIT_RUN"
 DUMMY_API_KEY = "sk-ant-benchkit-scripted"
 # After the backstop fires, how long the SDK may take to notice the CLI is gone.
 GRACE_SECONDS = 15
+# How long the SDK's report of a CLI dead of a stop signal waits for the run to stop.
+STOP_NOTICE = 0.5
 # Quiet the CLI's own traffic that has nothing to do with the agent's work.
 CLI_ENV = {"DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
            "DISABLE_ERROR_REPORTING": "1", "CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY": "1"}
@@ -83,12 +88,21 @@ MCP_TRAMPOLINE = ("import os,sys;keep=sys.argv[1].split(',');"
 
 
 class _QuietBackstop(logging.Filter):
-    """The SDK logs an error when its CLI dies; after the backstop's SIGKILL that is
+    """The SDK logs an error when its CLI dies; after the backstop's SIGKILL, or once
+    the run is stopping (Ctrl-C reaches the CLI too, and the stop kills it), that is
     expected, not news."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not ("Fatal error in message reader" in record.getMessage()
-                    and "exit code -9" in record.getMessage())
+        message = record.getMessage()
+        if "Fatal error in message reader" not in message:
+            return True
+        died_of = re.search(r"exit code -(\d+)", message)
+        signum = int(died_of.group(1)) if died_of else None
+        if signum == signal.SIGKILL:
+            return False
+        # A terminal's Ctrl-C reaches the CLI and the run together: give the run's
+        # handler a moment to say it is stopping.
+        return not stopping(within=STOP_NOTICE if signum in STOP_SIGNALS else 0.0)
 
 
 logging.getLogger("claude_agent_sdk._internal.query").addFilter(_QuietBackstop())

@@ -8,8 +8,6 @@ cost, the final answer, how the run stopped, and the transcript events.
 
 from __future__ import annotations
 
-import os
-import signal
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
@@ -17,10 +15,12 @@ from pathlib import Path
 from typing import Any, Protocol, TypedDict, cast
 
 from benchkit.sample import USAGE_FIELDS
+from benchkit.stopping import RUN_TAG
+from benchkit.stopping import kill_marked as kill_marked  # the drivers' and tests' seam
 
 # Variables that mark a run's processes for kill_marked: kept on the processes outside
 # any sandbox, never handed to the agent's shell.
-MARKERS = ("BENCHKIT_RUN", "BENCHKIT_LOOP")
+MARKERS = ("BENCHKIT_RUN", RUN_TAG)
 # What an MCP server keeps of the CLI's environment, besides its declared variables
 # (the Claude driver's trampoline; the run's tool probe gives a server the same).
 MCP_PASSED = ("PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "TERM")
@@ -143,23 +143,3 @@ class Driver(Protocol):
 
 def zero_usage() -> dict:
     return {key: 0 for key in USAGE_FIELDS}
-
-
-def kill_marked(variable: str, value: str) -> int:
-    """SIGKILL every process whose environment carries `variable=value`. Every process
-    of an agent run inherits the marker, so even ones that left the process group are
-    found; the number killed."""
-    needle = f"\0{variable}={value}\0".encode()
-    killed = 0
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as f:
-                if needle not in b"\0" + f.read() + b"\0":
-                    continue
-            os.kill(int(entry), signal.SIGKILL)
-            killed += 1
-        except OSError:
-            continue  # gone already, or not ours to read
-    return killed

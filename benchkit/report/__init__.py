@@ -18,6 +18,7 @@ from pathlib import Path
 from benchkit.report.load import load_store
 from benchkit.report.matrix import Matrix, tree_matrix
 from benchkit.report.model import Report
+from benchkit.report.publish import Staging
 from benchkit.report.render import FORMATS, render
 from benchkit.report.summary import Summariser, summarise
 
@@ -94,23 +95,21 @@ def write_reports(store_dir, reports_dir, options: ReportOptions = ReportOptions
                   formats=FORMATS, name: str | None = None, warn=None,
                   store: Summariser | None = None) -> list[Path]:
     """Write reports_dir/report.<format> (or `name`, for one format) for every format,
-    and for HTML the trial pages beside it; return the report paths. `warn` gets a line
-    per unreadable store line."""
+    and for HTML the trial pages beside it, as one set (benchkit.report.publish: all
+    replaced, or, interrupted or failing, none); return the report paths. `warn` gets a
+    line per unreadable store line."""
     report = build(store_dir, options, store=store)
     for line in unreadable(report) if warn else ():
         warn(line)
-    reports_dir = Path(reports_dir)
-    reports_dir.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for format_ in formats:
-        path = reports_dir / (name or f"report.{format_}")
-        path.write_text(render(report, format_), encoding="utf-8")
-        paths.append(path)
-    if "html" in formats:
-        # Imported here: the trial pages read the store whole (trials, benchkit.store),
-        # measured ~20 ms of imports a one-format report never uses.
-        from benchkit.report.pages import write_pages
-        matrix = current_matrix(options.root, model=options.model)  # kept: cheap
-        write_pages(store_dir, reports_dir, report,
-                    intents={t.id: (t.intent, t.intent_self_review) for t in matrix.tasks})
-    return paths
+    with Staging(reports_dir) as staging:
+        names = [name or f"report.{format_}" for format_ in formats]
+        for format_, file_name in zip(formats, names):
+            staging.path(file_name).write_text(render(report, format_), encoding="utf-8")
+        if "html" in formats:
+            # Imported here: the trial pages read the store whole (trials, benchkit.store),
+            # measured ~20 ms of imports a one-format report never uses.
+            from benchkit.report.pages import write_pages
+            matrix = current_matrix(options.root, model=options.model)  # kept: cheap
+            write_pages(store_dir, staging.directory, report,
+                        intents={t.id: (t.intent, t.intent_self_review) for t in matrix.tasks})
+        return staging.publish(names)

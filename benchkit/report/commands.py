@@ -8,10 +8,11 @@ from pathlib import Path
 
 import click
 
-from benchkit.exits import BadDocuments, BadInput, fail
+from benchkit.exits import BadDocuments, BadInput, Ended, fail
 from benchkit.report import ReportOptions, build, unreadable, write_reports
 from benchkit.report.render import FORMATS, load_templates, render
 from benchkit.report.summary import Summariser
+from benchkit.stopping import Interrupted, Stop
 from benchkit.store import unwritable
 
 
@@ -72,8 +73,13 @@ def report(store_dir, format_, output, reports_dir, weights, model, pass_k, base
             raise click.BadParameter(f"cannot tell the format of {output.name}: give --format "
                                      f"({', '.join(FORMATS)})", param_hint="-o")
     options = ReportOptions(weights=overrides, model=model, pass_k=pass_k, baseline=baseline)
-    with Summariser(store_dir) as store:  # the store's half, in a child from here on
-        _report(store_dir, store, options, format_, output, reports_dir)
+    with Stop() as stop:  # Ctrl-C, SIGTERM, SIGHUP: the previous report stays whole
+        try:
+            with Summariser(store_dir) as store:  # the store's half, in a child from here on
+                _report(store_dir, store, options, format_, output, reports_dir)
+        except Interrupted:
+            raise Ended([f"interrupted: {output or reports_dir} left as it was"],
+                        stop.status) from None
 
 
 def _report(store_dir: Path, store: Summariser, options: ReportOptions, format_: str | None,

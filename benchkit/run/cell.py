@@ -58,6 +58,7 @@ from benchkit.sample import Fingerprints, Record, Usage
 from benchkit.scoring import Verdict, check
 from benchkit.scrub import environment_secrets
 from benchkit.spec import Seed, Suite
+from benchkit.stopping import shielded
 from benchkit.store import Store
 
 log = logging.getLogger(__name__)
@@ -124,7 +125,12 @@ class Prepared:
 
     def discard(self, ctx: RunContext) -> str | None:
         """Delete the repository (a run loop that will not use it) and revoke the
-        agent's tokens; a note if the repository could not be deleted."""
+        agent's tokens; a note if the repository could not be deleted. A stop waits
+        until it is done."""
+        with shielded():
+            return self._discard(ctx)
+
+    def _discard(self, ctx: RunContext) -> str | None:
         self.end_grant(ctx)
         if self.token_id is not None:
             revoke_agent_token(ctx.client.url, ctx.client.token, self.token_id)
@@ -209,15 +215,17 @@ def rerun(trial: Trial, ctx: RunContext) -> Record:
     """Run a trial on a fresh repository like run_trial, but keep its record out of
     the store's samples (a failure's replay is evidence about a trial, not a trial of
     the cell); its transcript is written."""
-    prepared = prepare_trial(trial, ctx)
+    prepared: Prepared | None = None
     record = new_record(trial, ctx)
     try:
+        with shielded():  # a stop waits for the repository, so that it is deleted
+            prepared = prepare_trial(trial, ctx)
         if prepared.error:
             record.harness_error(prepared.failure_class, prepared.error)
         else:
             _play(trial, ctx, prepared, record)
     finally:
-        note = prepared.discard(ctx)
+        note = prepared.discard(ctx) if prepared is not None else None
     if note:
         record.note(note)
     return record

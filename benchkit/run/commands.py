@@ -26,7 +26,7 @@ import click
 
 from benchkit.cost import token_figure
 from benchkit.errors import HarnessError
-from benchkit.exits import EXIT_BAD_INPUT, EXIT_INTERRUPTED
+from benchkit.exits import EXIT_BAD_INPUT
 from benchkit.gitea import CredentialsError
 from benchkit.gitea.commands import host_options
 from benchkit.run.decide import dry_round
@@ -47,6 +47,7 @@ from benchkit.run.settings import RunSettings
 from benchkit.sample import TIERS
 from benchkit.spec.loader import did_you_mean
 from benchkit.spec.tree import find_root, yaml_files
+from benchkit.stopping import Interrupted, Stop
 from benchkit.store import Store, Unwritable
 
 EXIT_PREFLIGHT = EXIT_BAD_INPUT
@@ -146,8 +147,9 @@ def run(ctx: click.Context, arm_yamls, task_patterns, tiers, trials, until, unti
     """Run trials of the cells ARM_YAML x chosen tasks and append their samples.
 
     Cells with the fewest valid samples go first. With no host given (--host/--token,
-    GITEA_URL/GITEA_TOKEN, a tea login) the run starts an embedded forge. Ctrl-C stops
-    cleanly: the running trial leaves no sample and its repository is deleted.
+    GITEA_URL/GITEA_TOKEN, a tea login) the run starts an embedded forge. Ctrl-C (SIGTERM,
+    SIGHUP) stops cleanly in any phase: what runs leaves no sample, no process, no
+    repository; the report is left as it was, and the last line says how to render it.
 
     Exit status: 0 done; 1 harness errors (recorded apart, never scored) or a halt; 2 a
     pre-flight check failed, no chosen cell can run or --budget fits none of its trials
@@ -166,33 +168,43 @@ def run(ctx: click.Context, arm_yamls, task_patterns, tiers, trials, until, unti
     if baseline is not None and not until_decided:
         raise click.UsageError("--baseline goes with --until-decided")
     progress = Progress(json_mode=json_mode, estimated=driver_name == "replay")
-    try:
-        if dry_run:
-            checked = load_documents(arm_yamls, task_patterns=task_patterns, tiers=tiers,
-                                     driver=driver_name)
-        else:
-            checked = preflight(arm_yamls, task_patterns=task_patterns, tiers=tiers,
-                                driver=driver_name, host=host, token=token, login=login,
-                                confine=not unconfined)
-    except PreflightError as error:
-        ctx.exit(_preflight_failed(progress, error.failures, error.problems))
-    except KeyboardInterrupt:
-        ctx.exit(EXIT_INTERRUPTED)
-    for warning in checked.warnings:  # before anything starts
-        progress.note(warning)
-    if until in Until.SUITE_KEYS:  # the suite's floor or trials
-        until = getattr(checked.tree.suite, until)
-    if baseline is not None and baseline not in [arm.id for arm in checked.arms]:
-        raise click.BadParameter(f"{baseline}: not one of the arms given "
-                                 f"({', '.join(arm.id for arm in checked.arms)})",
-                                 param_hint="--baseline")
-    settings = RunSettings(
-        driver=driver_name, store_dir=store_dir, trials=trials, until=until, budget=budget,
-        model=model, jobs=jobs, confine=not unconfined, until_decided=until_decided,
-        baseline=baseline, replay_failures=not no_replay_failures)
-    if dry_run:
-        ctx.exit(_dry_run(checked, progress, settings, host=host, token=token, login=login))
-    ctx.exit(_run(checked, progress, settings, None if no_report else (render, reports_dir)))
+    report = None if no_report else (render, reports_dir)
+    # One stop for every phase, from pre-flight to the report (benchkit.stopping).
+    with Stop(note=progress.interrupted, say=progress.note) as stop:
+        try:
+            try:
+                checked = (load_documents(arm_yamls, task_patterns=task_patterns, tiers=tiers,
+                                          driver=driver_name) if dry_run else
+                           preflight(arm_yamls, task_patterns=task_patterns, tiers=tiers,
+                                     driver=driver_name, host=host, token=token, login=login,
+                                     confine=not unconfined))
+            except PreflightError as error:
+                ctx.exit(_preflight_failed(progress, error.failures, error.problems))
+            for warning in checked.warnings:  # before anything starts
+                progress.note(warning)
+            if until in Until.SUITE_KEYS:  # the suite's floor or trials
+                until = getattr(checked.tree.suite, until)
+            if baseline is not None and baseline not in [arm.id for arm in checked.arms]:
+                raise click.BadParameter(f"{baseline}: not one of the arms given "
+                                         f"({', '.join(arm.id for arm in checked.arms)})",
+                                         param_hint="--baseline")
+            settings = RunSettings(
+                driver=driver_name, store_dir=store_dir, trials=trials, until=until,
+                budget=budget, model=model, jobs=jobs, confine=not unconfined,
+                until_decided=until_decided, baseline=baseline,
+                replay_failures=not no_replay_failures)
+            if dry_run:
+                ctx.exit(_dry_run(checked, progress, settings, host=host, token=token,
+                                  login=login))
+            status = _run(checked, progress, settings, report, stop)
+        except Interrupted:  # pre-flight or its probes: cleaned up on the way here
+            status = stop.status
+        finally:
+            progress.close()
+        if stop.is_set():
+            _after_interrupt(progress, store_dir, report)
+            status = stop.status
+    ctx.exit(status)
 
 
 def command(render: Renderer | None) -> click.Command:
@@ -205,23 +217,32 @@ def command(render: Renderer | None) -> click.Command:
 
 
 def _run(checked: Checked, progress: Progress, settings: RunSettings,
-         report: tuple[Renderer | None, str] | None) -> int:
+         report: tuple[Renderer | None, str] | None, stop: Stop) -> int:
     """The run after pre-flight: the exit status. `report`: the renderer and the
-    directory the report goes to at the end (None: --no-report)."""
+    directory the report goes to at the end (None: --no-report). A stop raises
+    Interrupted."""
     status = (_nothing_can_run(checked, progress) or _nothing_fits(checked, progress, settings)
               or _store_unwritable(progress, settings))
     if status:
         return status
-    try:
-        status, ran = _run_on_host(checked, progress, settings)
-        if ran and status < 128 and report is not None:  # not stopped by a signal
-            _report(progress, settings, *report)
-    except KeyboardInterrupt:  # outside the loop, which handles Ctrl-C itself: no trial ran
-        progress.note("interrupted")
-        return EXIT_INTERRUPTED
-    finally:
-        progress.close()
+    status, ran = _run_on_host(checked, progress, settings, stop)
+    if ran and not stop.is_set() and report is not None:
+        _report(progress, settings, *report)
     return status
+
+
+def _after_interrupt(progress: Progress, store_dir: str,
+                     report: tuple[Renderer | None, str] | None) -> None:
+    """What a stopped run says last: how to render the report of what it kept. It
+    renders none itself: a stop means now, and a report of a large store takes a while.
+    A report it was rendering is left out whole (benchkit.report.publish)."""
+    if report is None or not Path(store_dir).is_dir():
+        return
+    reports_dir = Path(report[1])
+    kept = (f"{reports_dir} keeps the previous report, whole; "
+            if (reports_dir / "report.md").exists() else "")
+    progress.note(f"report: not rendered; {kept}`benchkit report --store {store_dir} "
+                  f"--reports {reports_dir}` renders this run's")
 
 
 def _nothing_can_run(checked: Checked, progress: Progress) -> int:
@@ -311,12 +332,13 @@ def _preflight_failed(progress: Progress, failures: list[Failure], problems: lis
     return EXIT_PREFLIGHT
 
 
-def _run_on_host(checked: Checked, progress: Progress, settings: RunSettings
+def _run_on_host(checked: Checked, progress: Progress, settings: RunSettings, stop: Stop
                  ) -> tuple[int, bool]:
     """Start the host, probe it, plan, run the loop: (the exit status, whether the
     loop ran: not when the probes failed)."""
     with open_host(checked.credentials, progress.note) as where:
-        invocation = Invocation(checked, progress, settings, url=where.url, token=where.token)
+        invocation = Invocation(checked, progress, settings, url=where.url, token=where.token,
+                                stop=stop)
         try:
             invocation.probe()
         except HarnessError as error:

@@ -23,7 +23,6 @@ hold at every sample size (docs/statistics.md).
 from __future__ import annotations
 
 import math
-import threading
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -46,6 +45,7 @@ from benchkit.statistics.verdicts import (
     half_width,
     spread,
 )
+from benchkit.stopping import Stop
 from benchkit.store import Store
 
 DECIDED, OUT_OF_REACH, OPEN = "decided", "out of reach", "open"
@@ -263,43 +263,40 @@ class Rounds(Protocol):
     @property
     def progress(self) -> Progress: ...
     @property
-    def stop(self) -> threading.Event: ...
-    @property
-    def tag(self) -> str: ...
+    def stop(self) -> Stop: ...
     @property
     def failures(self) -> list: ...
     def context(self, arm: Arm) -> RunContext: ...
 
 
-def run_rounds(run: Rounds, cells, ledger, scheduler) -> tuple[str | None, int | None]:
+def run_rounds(run: Rounds, cells, ledger, scheduler) -> str | None:
     """Plan a round, run it on the loop, again, until the planner has nothing left
-    worth a trial, the budget fits no trial, or the run stops: (the loop's error, the
-    signal that stopped the last round), each None when there was none."""
+    worth a trial or the budget fits no trial: the loop's error, or None. A stop
+    raises the loop's Interrupted."""
     by_key = {(arm.id, task.id): (arm, task) for arm, task in cells}
     arms, tasks = headline(cells)
     fam = headline_family(arms, list(run.tree.arms), run.tree.suite.equivalence_margin,
                           run.settings.baseline)
-    last_round, stopped_by = None, None
+    last_round = None
     while not run.stop.is_set() and not scheduler.totals.halted:
         round_ = next_round(ledger, arms, tasks, fam, scheduler.left(), run.settings.jobs)
         announce(run.progress, round_, last_round)
         last_round = round_
         if not round_.trials:
-            return None, stopped_by
+            return None
         scheduler.extend([Trial(*by_key[(t.arm, t.task)], ledger.number(t.arm, t.task))
                           for t in round_.trials])
         ran_before = scheduler.totals.ran
         loop = RunLoop(scheduler, run.context, run.progress, jobs=run.settings.jobs,
-                       stop=run.stop, tag=run.tag, failures=run.failures)
+                       stop=run.stop, failures=run.failures)
         loop.run_trials()
-        stopped_by = loop.signal  # the signal that stopped the round, if one did
         if loop.error:
-            return loop.error, stopped_by
+            return loop.error
         if scheduler.totals.ran == ran_before:
             run.progress.note("until-decided: no trial of the round fits the budget "
                               "left: stopping")
-            return None, stopped_by
-    return None, stopped_by
+            return None
+    return None
 
 
 def dry_round(checked, progress: Progress, settings: RunSettings, *, self_review) -> Round:

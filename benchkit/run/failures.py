@@ -11,6 +11,9 @@ repository, with its own final answer, and is scored again. No token is spent.
     reproducible       the replay failed too: the failure is the agent's own.
     not replayed       the replay could not run or be judged (a harness error).
 
+A stop (benchkit.stopping) ends a replay as it ends a trial: its agent's processes
+carry the run's tag, its repository is deleted, nothing is appended.
+
 Each verdict is appended to the store's failure-replays.jsonl, keyed by the trial's id
 (benchkit.store); samples are never rewritten. The replay's own record is no sample.
 """
@@ -20,10 +23,13 @@ from __future__ import annotations
 import dataclasses
 from datetime import UTC, datetime
 
+from benchkit.agent.driver import Driver
 from benchkit.agent.rerun import RecordedDriver, recorded_calls
+from benchkit.run.cancel import Cancellable
 from benchkit.run.cell import RunContext, TrialResult, rerun
 from benchkit.run.plan import Trial
 from benchkit.sample import EXCLUDED
+from benchkit.stopping import Stop
 
 FAILED = ("failed", "confused", "hung")
 NOT_REPRODUCIBLE, REPRODUCIBLE, NOT_REPLAYED = "not reproducible", "reproducible", "not replayed"
@@ -35,14 +41,17 @@ def worth_replaying(result: TrialResult) -> bool:
             and result.coordinates is not None)
 
 
-def replay_failure(trial: Trial, ctx: RunContext, result: TrialResult) -> dict:
+def replay_failure(trial: Trial, ctx: RunContext, result: TrialResult,
+                   stop: Stop | None = None) -> dict:
     """Replay one failed trial's calls on a fresh repository; its verdict, appended to
-    the store."""
+    the store. `stop`: the run's, which ends the replay as it ends a trial."""
     sample, run = result.sample, result.run
     assert run is not None and result.coordinates is not None
     calls = recorded_calls(run.transcript)
-    driver = RecordedDriver(calls, run.answer, result.coordinates,
-                            confine=getattr(ctx.driver, "confine", True))
+    driver: Driver = RecordedDriver(calls, run.answer, result.coordinates,
+                                    confine=getattr(ctx.driver, "confine", True))
+    if stop is not None:
+        driver = Cancellable(driver, stop)
     record = rerun(trial, dataclasses.replace(ctx, driver=driver))
     if record.outcome in EXCLUDED:
         verdict = NOT_REPLAYED
@@ -60,13 +69,14 @@ def replay_failure(trial: Trial, ctx: RunContext, result: TrialResult) -> dict:
     return entry
 
 
-def replay_failures(failed: list[tuple[Trial, TrialResult]], context, progress) -> list[dict]:
+def replay_failures(failed: list[tuple[Trial, TrialResult]], context, progress,
+                    stop: Stop | None = None) -> list[dict]:
     """Replay every failure of a run (context(arm) -> RunContext); their verdicts."""
     verdicts = []
     for trial, result in failed:
         ctx = context(trial.arm)
         try:
-            entry = replay_failure(trial, ctx, result)
+            entry = replay_failure(trial, ctx, result, stop)
         finally:
             ctx.client.close()
         verdicts.append(entry)

@@ -6,8 +6,6 @@ benchkit.run.commands makes one per run once the host is up and pre-flight passe
 
 from __future__ import annotations
 
-import signal
-import threading
 from dataclasses import replace
 
 from benchkit.agent.driver import Driver
@@ -15,12 +13,13 @@ from benchkit.agent.replay import ReplayDriver
 from benchkit.exits import EXIT_BAD_INPUT
 from benchkit.exits import EXIT_FAILED as EXIT_TROUBLE
 from benchkit.gitea import Client
+from benchkit.run.cancel import Cancellable, GatedStore
 from benchkit.run.cell import RunContext
 from benchkit.run.decide import run_rounds
 from benchkit.run.failures import replay_failures
 from benchkit.run.host import HostFacts, probe_host
 from benchkit.run.ledger import Ledger
-from benchkit.run.loop import Cancellable, GatedStore, RunLoop, new_tag
+from benchkit.run.loop import RunLoop
 from benchkit.run.plan import plan, select_cells
 from benchkit.run.preflight import Checked
 from benchkit.run.probe import ProbeSite, probe_arms
@@ -28,6 +27,7 @@ from benchkit.run.progress import Progress
 from benchkit.run.schedule import Scheduler
 from benchkit.run.settings import RunSettings
 from benchkit.spec import Arm, Tree
+from benchkit.stopping import Interrupted, Stop, shielded
 
 
 class Invocation:
@@ -35,11 +35,11 @@ class Invocation:
     the loop's parts."""
 
     def __init__(self, checked: Checked, progress: Progress, settings: RunSettings, *,
-                 url: str, token: str):
+                 url: str, token: str, stop: Stop):
         self.checked, self.progress, self.settings = checked, progress, settings
         self.url, self.token = url, token
         self.failures: list = []  # (trial, TrialResult) of the run's failures
-        self.stop, self.tag = threading.Event(), new_tag()
+        self.stop = stop  # the command's, installed around every phase
         self.store = GatedStore(settings.store_dir, secrets=[token], stop=self.stop)
         self.drivers = {arm.id: self._driver(arm) for arm in checked.arms}
         self.facts: HostFacts | None = None  # probe(), once the host is up
@@ -53,7 +53,7 @@ class Invocation:
             # --help and replay runs do not pay it here.
             from benchkit.agent.claude import ClaudeDriver
             driver = ClaudeDriver(confine=self.settings.confine)
-        return Cancellable(driver, self.stop, self.tag)
+        return Cancellable(driver, self.stop)
 
     @property
     def tree(self) -> Tree:
@@ -74,7 +74,7 @@ class Invocation:
     def probe(self) -> None:
         """Once per host: may a user review their own pull request (which variant of
         the review tasks runs), and what kind of host this is."""
-        with Client(self.url, self.token) as client:
+        with Client(self.url, self.token) as client, shielded():  # its repository is deleted
             self.facts = probe_host(client, self.checked.tree.suite.repo_prefix)
 
     def probe_tools(self) -> list[str]:
@@ -119,20 +119,26 @@ class Invocation:
         elif not slots and not decide:
             progress.note(f"nothing to do: every chosen cell already has {settings.until} valid "
                           f"sample(s) of this driver and model")
-        if decide:
-            error, stopped_by = run_rounds(self, cells, ledger, scheduler)
-        else:
-            loop = RunLoop(scheduler, self.context, progress, jobs=settings.jobs, stop=self.stop,
-                           tag=self.tag, failures=self.failures)
-            loop.run_trials()
-            error, stopped_by = loop.error, loop.signal
+        error = None
+        try:
+            if decide:
+                error = run_rounds(self, cells, ledger, scheduler)
+            else:
+                loop = RunLoop(scheduler, self.context, progress, jobs=settings.jobs,
+                               stop=self.stop, failures=self.failures)
+                try:
+                    loop.run_trials()
+                finally:
+                    error = loop.error
+            if settings.replay_failures and self.failures and not error:
+                replay_failures(self.failures, self.context, progress, stop=self.stop)
+        except Interrupted:  # what ran was cleaned up on the way here
+            pass
         interrupted = self.stop.is_set()
-        if settings.replay_failures and self.failures and not interrupted and not error:
-            replay_failures(self.failures, self.context, progress)
         progress.summary(scheduler.totals, not_run=not_run, budget=settings.budget,
                          interrupted=interrupted, error=error, store=str(settings.store_dir))
         if interrupted:  # 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP
-            return 128 + (stopped_by or signal.SIGINT)
+            return self.stop.status
         if self.store.refused:  # the store cannot take samples: bad input, like a read-only one
             return EXIT_BAD_INPUT
         trouble = (error or scheduler.totals.halted or not cells

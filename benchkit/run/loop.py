@@ -1,9 +1,10 @@
 """The run loop: running the scheduler's trials, and stopping cleanly.
 
     RunLoop       N workers; each seeds its next repository while its agent runs
-    cancellation  on Ctrl-C, SIGTERM or SIGHUP the running agents are killed (every
-                  process carries the loop's tag), leave no sample (the store is gated),
-                  and every repository is deleted (exit 128 + the signal)
+    cancellation  on Ctrl-C, SIGTERM or SIGHUP (the run's Stop, benchkit.stopping) the
+                  running agents are killed (every process carries the run's tag),
+                  leave no sample (cancel.py: the store is gated), every repository is
+                  deleted, and then the stop's Interrupted is raised here
 
 Which trials (plan.py), in what order and within what budget (schedule.py); one trial's
 work (cell.py); what the watching person sees (progress.py).
@@ -11,80 +12,18 @@ work (cell.py); what the watching person sees (progress.py).
 
 from __future__ import annotations
 
-import os
-import signal
 import threading
-import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from types import FrameType
 
-from benchkit.agent.driver import AgentRequest, AgentRun, Driver, kill_marked
 from benchkit.run.cell import CellError, Prepared, RunContext, prepare_trial, run_trial
 from benchkit.run.failures import worth_replaying
 from benchkit.run.plan import Skip
 from benchkit.run.progress import Progress
 from benchkit.run.schedule import Scheduler, Ticket
-from benchkit.sample import AGENT_STOPS, Record
 from benchkit.spec import Arm
-from benchkit.store import Store, Unwritable
-
-# Every process of an agent run started by this loop carries RUN_TAG=<the loop's id> in
-# its environment, so Ctrl-C can find and end them all.
-RUN_TAG = "BENCHKIT_LOOP"
-# How long a run that died (rather than ended) waits to learn it was Ctrl-C that killed
-# it: a terminal's Ctrl-C reaches the agent's processes and this one together.
-INTERRUPT_GRACE = 0.5
-# What stops a run as Ctrl-C does: an interactive Ctrl-C, a `kill` or a service manager,
-# a closed terminal or SSH session.
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-
-
-class Interrupted(BaseException):
-    """Ctrl-C ended this trial: it leaves no sample. A BaseException, like
-    KeyboardInterrupt, so no `except Exception` on the way records it as an error."""
-
-
-class GatedStore(Store):
-    """The store, closed to a trial once Ctrl-C was pressed: an interrupted trial
-    leaves neither a sample nor a transcript."""
-
-    def __init__(self, root: str | os.PathLike, secrets: Iterable[str] = (), *,
-                 stop: threading.Event):
-        super().__init__(root, secrets)
-        self.stop = stop
-
-    def append(self, record: Record, secrets: Iterable[str] = ()) -> Record:
-        if self.stop.is_set():
-            raise Interrupted()
-        return super().append(record, secrets)
-
-    def write_transcript(self, arm: str, task: str, sample_id: str, events: list[dict],
-                         secrets: Iterable[str] = ()) -> str:
-        if self.stop.is_set():
-            raise Interrupted()
-        return super().write_transcript(arm, task, sample_id, events, secrets)
-
-
-class Cancellable:
-    """A driver whose runs Ctrl-C can end: each run's processes carry the loop's tag
-    (found and killed by kill_marked), and a run ended that way raises Interrupted."""
-
-    def __init__(self, driver: Driver, stop: threading.Event, tag: str):
-        self.driver, self.stop, self.tag = driver, stop, tag
-
-    def __getattr__(self, attribute: str):  # name, secrets, ...: the wrapped driver's
-        return getattr(self.driver, attribute)
-
-    def run(self, request: AgentRequest) -> AgentRun:
-        if self.stop.is_set():
-            raise Interrupted()
-        request.env = {**request.env, RUN_TAG: self.tag}
-        run = self.driver.run(request)
-        if self.stop.is_set() or (run.stop not in AGENT_STOPS
-                                  and self.stop.wait(INTERRUPT_GRACE)):
-            raise Interrupted()
-        return run
+from benchkit.stopping import Interrupted, Stop
+from benchkit.store import Unwritable
 
 
 class RunLoop:
@@ -94,14 +33,12 @@ class RunLoop:
 
     def __init__(self, scheduler: Scheduler, context: Callable[[Arm], RunContext],
                  progress: Progress, *,
-                 jobs: int = 1, stop: threading.Event, tag: str,
-                 failures: list | None = None):
+                 jobs: int = 1, stop: Stop, failures: list | None = None):
         self.scheduler, self.context, self.progress = scheduler, context, progress
         # (trial, TrialResult) of each failure the agent ran to, for failure replay
         self.failures: list = failures if failures is not None else []
-        self.jobs, self.stop, self.tag = max(1, jobs), stop, tag
+        self.jobs, self.stop = max(1, jobs), stop
         self.error: str | None = None  # an unexpected failure that halted the run
-        self.signal: int | None = None  # the signal that stopped it (SIGINT: Ctrl-C)
         self._pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="benchkit-seed")
         self._live = 0
         self._lock = threading.Lock()
@@ -111,41 +48,23 @@ class RunLoop:
 
     def run_trials(self) -> None:
         """Run trials until the scheduler has none left, the run halts or a signal
-        stops it; the workers' clients are closed and the seeding pool drained."""
+        stops it; the workers' clients are closed and the seeding pool drained. This
+        thread only waits for the workers, which watch the stop and clean up after
+        themselves: a signal does not interrupt it, and Interrupted is raised once
+        they are done."""
         workers = [threading.Thread(target=self._worker, name=f"benchkit-trial-{i}", daemon=True)
                    for i in range(self.jobs)]
         self._live = len(workers)
-        restore = self._catch_signals()
-        try:
-            for worker in workers:
-                worker.start()
-            while not self._finished.wait(0.1):
-                if self.stop.is_set():
-                    kill_marked(RUN_TAG, self.tag)  # again and again: a run may have just started
-        finally:
-            restore()
-            self._pool.shutdown(wait=True)
-
-    def _catch_signals(self) -> Callable[[], None]:
-        if threading.current_thread() is not threading.main_thread():
-            return lambda: None
-        previous = {signum: signal.signal(signum, self._on_signal) for signum in STOP_SIGNALS}
-
-        def restore() -> None:
-            for signum, handler in previous.items():
-                signal.signal(signum, handler)
-        return restore
-
-    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
-        if self.stop.is_set():  # a second one: the maintainer will not wait
-            self.progress.note("interrupted again: leaving now; `benchkit gc --yes` deletes "
-                               "any repository left behind and revokes its agent token")
-            os._exit(128 + signum)
-        self.signal = signum
-        self.stop.set()
-        self.scheduler.halt("interrupted")
-        self.progress.interrupted()
-        kill_marked(RUN_TAG, self.tag)
+        with self.stop.shielded():
+            try:
+                for worker in workers:
+                    worker.start()
+                while not self._finished.wait(0.1):
+                    if self.stop.is_set():
+                        self.scheduler.halt("interrupted")
+                        self.stop.kill()  # again and again: a run may have just started
+            finally:
+                self._pool.shutdown(wait=True)
 
     # -- a worker -------------------------------------------------------------------
 
@@ -245,7 +164,3 @@ class RunLoop:
                                         f"{type(error).__name__}: {error}")
             self.scheduler.halt(f"internal error: {self.error}")
         self.progress.note(f"error: {self.error}")
-
-
-def new_tag() -> str:
-    return uuid.uuid4().hex

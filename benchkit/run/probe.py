@@ -44,6 +44,7 @@ from benchkit.isolation.sandbox import Sandbox
 from benchkit.run.host import HostFacts
 from benchkit.scrub import scrub
 from benchkit.spec import Arm, Seed, Suite
+from benchkit.stopping import marked, shielded
 from benchkit.surface import Surface, canonical_tools
 
 VERSION_TIMEOUT = 30
@@ -82,9 +83,9 @@ def tool_version(arm, assembly) -> str:
 
 def _executable(arm, assembly) -> tuple[list[str], dict]:
     if arm.tool.kind == "shell":
-        return [arm.tool.executable], assembly.agent_env()
+        return [arm.tool.executable], marked(assembly.agent_env())
     server = assembly.mcp_servers[MCP_SERVER_NAME]
-    return [server["command"]], {**assembly.agent_env(), **server["env"]}
+    return [server["command"]], marked({**assembly.agent_env(), **server["env"]})
 
 
 # --- the probe -----------------------------------------------------------------------
@@ -112,13 +113,15 @@ def probe_tools(arms: list[Arm], ctx: ProbeSite, seed: Seed, *,
 def probe_arms(arms: list[Arm], ctx: ProbeSite, seed: Seed, *,
                confine: bool = True) -> tuple[list[str], dict[str, Surface]]:
     """probe_tools' failures, and arm id -> the surface of each arm whose probe passed."""
+    problems, surfaces, repo = [], {}, None
     try:
-        repo = provision(ctx.client, seed, prefix=ctx.suite.repo_prefix,
-                         gate_timeout=ctx.gate_timeout)
-    except HarnessError as error:
-        return [f"cannot seed a repository for the tool probes: {ctx.client.scrub(str(error))}"], {}
-    problems, surfaces = [], {}
-    try:
+        try:
+            with shielded():  # a stop waits for the repository, so that it is deleted
+                repo = provision(ctx.client, seed, prefix=ctx.suite.repo_prefix,
+                                 gate_timeout=ctx.gate_timeout)
+        except HarnessError as error:
+            return [f"cannot seed a repository for the tool probes: "
+                    f"{ctx.client.scrub(str(error))}"], {}
         for arm in arms:
             problem, surface = _probe_arm(arm, ctx, repo, seed, confine)
             if problem is not None:
@@ -127,7 +130,9 @@ def probe_arms(arms: list[Arm], ctx: ProbeSite, seed: Seed, *,
                 surfaces[arm.id] = surface
         return problems, surfaces
     finally:
-        discard(ctx.client, repo)
+        if repo is not None:
+            with shielded():
+                discard(ctx.client, repo)
 
 
 def probe_arm(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed,
@@ -139,19 +144,22 @@ def probe_arm(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed,
 def _probe_arm(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed,
                confine: bool) -> tuple[str | None, Surface | None]:
     token, token_id = ctx.client.token or "", None  # a host without a token: none to give
+    gateway, grant = gateway_for(ctx.client.url), None
     try:
-        if ctx.host.forge:  # behind the gateway, a host token of its own (defence in depth)
-            token, token_id = mint_agent_token(ctx.client.url, ctx.client.token)
-    except HarnessError as error:
-        return f"arm {arm.id}: cannot prepare its probe: {ctx.client.scrub(str(error))}", None
-    gateway = gateway_for(ctx.client.url)
-    grant = gateway.issue(repo.owner, repo.name, token)
-    try:
+        try:
+            if ctx.host.forge:  # behind the gateway, a host token of its own (defence in depth)
+                with shielded():  # a stop waits for the token, so that it is revoked
+                    token, token_id = mint_agent_token(ctx.client.url, ctx.client.token)
+        except HarnessError as error:
+            return f"arm {arm.id}: cannot prepare its probe: {ctx.client.scrub(str(error))}", None
+        grant = gateway.issue(repo.owner, repo.name, token)
         return _probe(arm, ctx, repo, seed, grant, confine)
     finally:
-        gateway.end(grant)
+        if grant is not None:
+            gateway.end(grant)
         if token_id is not None:
-            revoke_agent_token(ctx.client.url, ctx.client.token, token_id)
+            with shielded():
+                revoke_agent_token(ctx.client.url, ctx.client.token, token_id)
 
 
 def _probe(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed, grant: Grant,
@@ -222,14 +230,14 @@ def _run_shell(command: str, assembly, workdir: Path, host_url: str | None
     if not decision.allowed:
         return command, False, f"the arm's guard denies it: {decision.reason}"
     if host_url is None:
-        env = assembly.agent_env()
+        env = marked(assembly.agent_env())
         return _shell(command, [env.get("SHELL") or shutil.which("bash") or "/bin/bash", "-c"],
                       env, workdir)
     with tempfile.TemporaryDirectory(prefix="benchkit-probe-sandbox-") as scratch, \
             Sandbox(Path(scratch) / "sandbox", workdir=workdir, home=Path(scratch) / "home",
                     tmp=Path(scratch) / "tmp", env=dict(assembly.env),
                     host_url=host_url, writable=(assembly.config_dir,),
-                    readonly=assembly.credential_files) as sandbox:
+                    readonly=assembly.credential_files, markers=marked({})) as sandbox:
         # The arm's config directory, as the agent's sandbox has it (tea's login file):
         # it lives under the harness's temporary directory, which the sandbox hides.
         return _shell(command, [str(sandbox.prefix)], {}, workdir)
@@ -269,7 +277,7 @@ def _mcp_env(assembly, server: dict) -> dict:
     """What the Claude driver's trampoline leaves an MCP server: MCP_PASSED of the
     agent's environment and the server's declared variables."""
     env = assembly.agent_env()
-    return {**{key: env[key] for key in MCP_PASSED if key in env}, **server["env"]}
+    return marked({**{key: env[key] for key in MCP_PASSED if key in env}, **server["env"]})
 
 
 async def _mcp_call(server: dict, env: dict, name: str, arguments: dict, errlog):

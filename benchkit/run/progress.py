@@ -183,8 +183,9 @@ class Progress:
 
     def interrupted(self) -> None:
         self.emit({"event": "interrupt"},
-                  "interrupted: stopping the running trial(s); they leave no sample, and "
-                  "their repositories are being deleted (Ctrl-C again to leave at once)")
+                  "interrupted: stopping; what is running leaves no sample, and its "
+                  "repositories are being deleted (Ctrl-C again, a second later, to leave "
+                  "at once)")
 
     def summary(self, totals, *, not_run: list, budget: float | None,
                 interrupted: bool, error: str | None, store: str) -> None:

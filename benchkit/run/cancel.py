@@ -1,0 +1,64 @@
+"""What a stop (benchkit.stopping) does to the trials of a run: it ends their agents and
+keeps them out of the store.
+
+    Cancellable   a driver whose runs carry the run's tag (every process of an agent run
+                  is found and killed by it) and raise Interrupted once the run stopped
+    GatedStore    the store, closed to a trial once the run stopped: an interrupted
+                  trial leaves neither a sample nor a transcript
+
+The run loop's trials and the failure replay's use both.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+
+from benchkit.agent.driver import AgentRequest, AgentRun, Driver
+from benchkit.sample import AGENT_STOPS, Record
+from benchkit.stopping import RUN_TAG, Interrupted, Stop
+from benchkit.store import Store
+
+# How long a run that died (rather than ended) waits to learn it was Ctrl-C that killed
+# it: a terminal's Ctrl-C reaches the agent's processes and this one together.
+INTERRUPT_GRACE = 0.5
+
+
+class GatedStore(Store):
+    """The store, closed to a trial once the run stopped."""
+
+    def __init__(self, root: str | os.PathLike, secrets: Iterable[str] = (), *, stop: Stop):
+        super().__init__(root, secrets)
+        self.stop = stop
+
+    def append(self, record: Record, secrets: Iterable[str] = ()) -> Record:
+        if self.stop.is_set():
+            raise Interrupted()
+        return super().append(record, secrets)
+
+    def write_transcript(self, arm: str, task: str, sample_id: str, events: list[dict],
+                         secrets: Iterable[str] = ()) -> str:
+        if self.stop.is_set():
+            raise Interrupted()
+        return super().write_transcript(arm, task, sample_id, events, secrets)
+
+
+class Cancellable:
+    """A driver whose runs a stop can end: each run's processes carry the stop's tag
+    (found and killed by Stop.kill), and a run ended that way raises Interrupted."""
+
+    def __init__(self, driver: Driver, stop: Stop):
+        self.driver, self.stop = driver, stop
+
+    def __getattr__(self, attribute: str):  # name, secrets, ...: the wrapped driver's
+        return getattr(self.driver, attribute)
+
+    def run(self, request: AgentRequest) -> AgentRun:
+        if self.stop.is_set():
+            raise Interrupted()
+        request.env = {**request.env, RUN_TAG: self.stop.tag}
+        run = self.driver.run(request)
+        if self.stop.is_set() or (run.stop not in AGENT_STOPS
+                                  and self.stop.event.wait(INTERRUPT_GRACE)):
+            raise Interrupted()
+        return run
