@@ -301,7 +301,7 @@ def test_an_overloaded_api_is_a_harness_error_not_counted_against_the_arm(forge,
     ctx = context(forge, shipped_tree, tmp_path, driver)
     sample = run_trial(raw_api_cell(shipped_tree), ctx).sample
     assert (sample.outcome, sample.failure_class, sample.valid) == \
-        ("harness-error", "api-overload", False)
+        ("harness-error", "model-service", False)
     assert repos_left(forge) == []
 
 

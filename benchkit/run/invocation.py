@@ -12,6 +12,7 @@ from dataclasses import replace
 
 from benchkit.agent.driver import Driver
 from benchkit.agent.replay import ReplayDriver
+from benchkit.exits import EXIT_BAD_INPUT
 from benchkit.exits import EXIT_FAILED as EXIT_TROUBLE
 from benchkit.gitea import Client
 from benchkit.run.cell import RunContext
@@ -39,6 +40,7 @@ class Invocation:
         self.url, self.token = url, token
         self.failures: list = []  # (trial, TrialResult) of the run's failures
         self.stop, self.tag = threading.Event(), new_tag()
+        self.refused: list[str] = []  # the model service's refusal of the credentials
         self.store = GatedStore(settings.store_dir, secrets=[token], stop=self.stop)
         self.drivers = {arm.id: self._driver(arm) for arm in checked.arms}
         self.facts: HostFacts | None = None  # probe(), once the host is up
@@ -52,7 +54,7 @@ class Invocation:
             # --help and replay runs do not pay it here.
             from benchkit.agent.claude import ClaudeDriver
             driver = ClaudeDriver(confine=self.settings.confine)
-        return Cancellable(driver, self.stop, self.tag)
+        return Cancellable(driver, self.stop, self.tag, self.refused)
 
     @property
     def tree(self) -> Tree:
@@ -124,10 +126,14 @@ class Invocation:
             loop.run_trials()
             error, stopped_by = loop.error, loop.signal
         interrupted = self.stop.is_set()
-        if settings.replay_failures and self.failures and not interrupted and not error:
+        if settings.replay_failures and self.failures and not interrupted and not error \
+                and not self.refused:
             replay_failures(self.failures, self.context, progress)
         progress.summary(scheduler.totals, not_run=not_run, budget=settings.budget,
                          interrupted=interrupted, error=error, store=str(settings.store_dir))
+        if self.refused and not interrupted:  # one plain line, whatever the trials said
+            progress.note(self.refused[0])
+            return EXIT_BAD_INPUT
         if interrupted:  # 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP
             return 128 + (stopped_by or signal.SIGINT)
         trouble = (error or scheduler.totals.halted or not cells

@@ -4,6 +4,8 @@
     cancellation  on Ctrl-C, SIGTERM or SIGHUP the running agents are killed (every
                   process carries the loop's tag), leave no sample (the store is gated),
                   and every repository is deleted (exit 128 + the signal)
+    refusal       a model service that refuses the driver's credentials (401, 403)
+                  stops the run the same way: no sample, and one line naming them
 
 Which trials (plan.py), in what order and within what budget (schedule.py); one trial's
 work (cell.py); what the watching person sees (progress.py).
@@ -20,6 +22,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from types import FrameType
 
 from benchkit.agent.driver import AgentRequest, AgentRun, Driver, kill_marked
+from benchkit.agent.service import credential_source
 from benchkit.run.cell import CellError, Prepared, RunContext, prepare_trial, run_trial
 from benchkit.run.failures import worth_replaying
 from benchkit.run.plan import Skip
@@ -43,6 +46,11 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 class Interrupted(BaseException):
     """Ctrl-C ended this trial: it leaves no sample. A BaseException, like
     KeyboardInterrupt, so no `except Exception` on the way records it as an error."""
+
+
+class CredentialsRefused(Interrupted):
+    """The model service refused the driver's credentials: every trial would fail the
+    same way, so the run stops (exit 2) with nothing recorded for this one."""
 
 
 class GatedStore(Store):
@@ -70,8 +78,10 @@ class Cancellable:
     """A driver whose runs Ctrl-C can end: each run's processes carry the loop's tag
     (found and killed by kill_marked), and a run ended that way raises Interrupted."""
 
-    def __init__(self, driver: Driver, stop: threading.Event, tag: str):
+    def __init__(self, driver: Driver, stop: threading.Event, tag: str,
+                 refused: list[str] | None = None):
         self.driver, self.stop, self.tag = driver, stop, tag
+        self.refused = refused if refused is not None else []  # shared by the run's drivers
 
     def __getattr__(self, attribute: str):  # name, secrets, ...: the wrapped driver's
         return getattr(self.driver, attribute)
@@ -81,6 +91,12 @@ class Cancellable:
             raise Interrupted()
         request.env = {**request.env, RUN_TAG: self.tag}
         run = self.driver.run(request)
+        if run.stop == "api-error" and run.api_error_status in (401, 403):
+            line = (f"error: the model service refused the credentials (HTTP "
+                    f"{run.api_error_status}): {credential_source(self.driver)}; nothing "
+                    f"was recorded for the trial")
+            self.refused.append(line)
+            raise CredentialsRefused(line)
         if self.stop.is_set() or (run.stop not in AGENT_STOPS
                                   and self.stop.wait(INTERRUPT_GRACE)):
             raise Interrupted()
@@ -216,8 +232,10 @@ class RunLoop:
         try:
             result = run_trial(ticket.trial, ctx, prepared)
             sample = result.sample
-        except Interrupted:
+        except Interrupted as stopped:
             self.scheduler.release(ticket)
+            if isinstance(stopped, CredentialsRefused):
+                self.scheduler.halt("the model service refused the credentials")
             return False
         except Exception as error:  # see _result
             self.scheduler.release(ticket)
