@@ -4,12 +4,14 @@ outcome, whether the arm is charged, whether `--until` runs the trial again, whe
 the failure replay would take it, and what `benchkit show` says. Usage is measured:
 the figures the stand-in reports are the sample's."""
 
+import json
 import os
 import signal
 import threading
 
 import pytest
 from click.testing import CliRunner
+from conftest import CHECKOUT
 from test_run_cell import Scripted, context, curl, raw_api_cell, repos_left
 
 from benchkit.agent import faults
@@ -21,6 +23,7 @@ from benchkit.run.cell import prepare_trial, run_trial
 from benchkit.run.failures import worth_replaying
 from benchkit.run.ledger import Ledger
 from benchkit.run.plan import plan
+from benchkit.store import Store
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("private_dirs")]
 NONE = usage()
@@ -259,3 +262,25 @@ def test_a_cli_killed_from_outside_is_charged_only_where_the_agent_could_kill_it
     sample = result.sample
     assert (sample.outcome, sample.failure_class, sample.valid) == expected, sample.error
     assert until_runs_again(ctx, cell) == confine
+
+
+def test_refused_credentials_stop_the_whole_run_with_one_line(tmp_path, monkeypatch, quiet):
+    """`benchkit run` of two cells: the first trial meets a 401, the run stops at once
+    (the second never starts), exit 2, one line naming the credentials, no sample."""
+    with ScriptedModel([fail(401)], usage=NONE, auxiliary_usage=NONE) as model:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", model.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-benchkit-test")
+        monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+        result = CliRunner().invoke(main, [
+            "run", str(CHECKOUT / "arms.d/raw-api.yaml"), "--task", "close-csv-export-issue",
+            "--task", "read-open-issue-count", "--store", "results", "--no-report", "--json"],
+            catch_exceptions=False)
+    assert result.exit_code == 2, result.output
+    refused = [line for line in result.stderr.splitlines() if "refused the credentials" in line]
+    assert refused == [f"error: the model service refused the credentials (HTTP 401): the key in "
+                       f"$ANTHROPIC_API_KEY for ANTHROPIC_BASE_URL={model.url}; nothing was "
+                       f"recorded for the trial"]
+    started = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [e["event"] for e in started].count("start") == 1
+    assert not (tmp_path / "results").exists() or list(Store(tmp_path / "results").samples()) == []
+    assert "sk-ant-benchkit-test" not in result.output
