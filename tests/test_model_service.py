@@ -9,6 +9,7 @@ import os
 import signal
 import threading
 
+import jsonschema
 import pytest
 from click.testing import CliRunner
 from conftest import CHECKOUT
@@ -29,6 +30,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("private_dirs")]
 NONE = usage()
 # The CLI's own retries, bounded so a fault that outlasts them ends the run in seconds.
 FEW_RETRIES = {"CLAUDE_CODE_MAX_RETRIES": "2"}
+SAMPLE_SCHEMA = json.loads((CHECKOUT / "benchkit/schemas/sample.schema.json").read_text())
 
 
 class Measured(Scripted):
@@ -66,6 +68,8 @@ def trial(forge, shipped_tree, tmp_path, script, *, env=None, figures=NONE, conf
         if helper:
             helper.join(30)
     assert repos_left(forge) == []
+    for stored in ctx.store.samples():  # the sample's evidence in its documented shape
+        jsonschema.validate(stored, SAMPLE_SCHEMA)
     return result, ctx, cell
 
 
