@@ -7,7 +7,7 @@ fault was classified.
 The stand-in plays each arm's reference (refs.d/) as the replay driver does, but the
 run is the claude driver's: each request reports fixed usage as the API does (input,
 cache write 5 min and 1 h, cache read, output), so every sample is measured, not
-estimated. Every NTH trial (default 4) of a cell gets one fault, in turn:
+estimated. Every NTH trial (default 4) of an arm gets one fault, in turn:
 
     overload-recovered    529 twice, then the turn plays
     rate-limit-recovered  429 with retry-after 0.2 s, once
@@ -107,21 +107,17 @@ class SweepDriver:
         self.reference, self.every, self.log = reference, every, log
         self.confine = True
         self._lock = threading.Lock()
-        self._runs: Counter = Counter()
-        self._next_fault = 0
+        self._runs = 0
 
     def run(self, request: AgentRequest) -> AgentRun:
         given = request.assignment
         assert given is not None
         task = self.reference.for_task(given.task)
         assert task is not None and task.unsupported is None
-        with self._lock:
-            nth = self._runs[given.task]
-            self._runs[given.task] += 1
-            fault = None
-            if (nth + 1) % self.every == 0:
-                fault = list(FAULTS)[self._next_fault % len(FAULTS)]
-                self._next_fault += 1
+        with self._lock:  # the arm's trials in the order they start
+            self._runs += 1
+            nth, faulted = divmod(self._runs, self.every)
+            fault = list(FAULTS)[(nth - 1) % len(FAULTS)] if faulted == 0 else None
         play = Play(task, context_for(**given.where.names(), self_review=given.self_review,
                                       targets=task.targets))
         with FaultyPlay(play, request.model, fault) as model:
@@ -134,7 +130,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=3)
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--every", type=int, default=4, help="every NTH trial of a cell has a fault")
+    parser.add_argument("--every", type=int, default=4, help="every NTH trial of an arm has a fault")
     parser.add_argument("--arm", action="append", choices=ARMS, help="default: all four")
     args = parser.parse_args()
     os.environ["PATH"] = os.pathsep.join([*map(str, TOOLS), os.environ.get("PATH", "")])
@@ -186,7 +182,7 @@ def report(work: Path, log: dict, wall: float, status: int, load_before, args) -
     outcomes = Counter(s["outcome"] for s in samples)
     estimated = sum(1 for s in samples if s.get("usage_estimated"))
     print(f"\nsweep: {len(args.arm or ARMS)} arm(s) x their scored tasks x {args.trials} "
-          f"trial(s), --jobs {args.jobs}, a fault every {args.every}th trial of a cell")
+          f"trial(s), --jobs {args.jobs}, a fault every {args.every}th trial of an arm")
     print(f"trials stored: {len(samples)} (run exit {status}); measured {len(samples) - estimated}, "
           f"estimated {estimated}")
     print(f"wall time: {wall:.0f} s ({wall / 60:.1f} min); "

@@ -19,7 +19,7 @@ def test_ten_overload_retries_are_counted_over_the_time_they_took():
     assert found == {"retries": {"count": 10, "over_s": 183.5, "statuses": {"529": 10},
                                  "error": "overloaded", "status": 529}}
     assert describe(found) == "overload: 10 retries over 184 s (10x HTTP 529)"
-    assert at_fault(found)
+    assert at_fault(found, duration_s=300) and not at_fault(found, duration_s=1000)
 
 
 def test_a_stall_and_a_request_a_cap_cut_short_are_named():
@@ -27,7 +27,9 @@ def test_a_stall_and_a_request_a_cap_cut_short_are_named():
                       {"event": "model_stall", "request": 3, "idle_s": 300.2, "streaming": True}])
     assert describe(found) == ("model stream stalled 300 s (request 3, mid-stream); "
                                "1 stream(s) broken before message_stop")
+    assert at_fault(found, duration_s=1000)
     cut = evidence([{"event": "model_outstanding", "request": 2, "for_s": 61.0, "by": "turn cap"}])
+    assert at_fault(cut, duration_s=1000)
     assert describe(cut) == "a model request (request 2) outstanding 61 s when the turn cap ended the run"
 
 
@@ -37,9 +39,9 @@ def test_stop_reasons_are_noted_but_are_not_the_services_time():
                       {"event": "request", "stop_reason": "end_turn", "complete": True}])
     assert found == {"refusal": 1, "max_tokens": 1}
     assert describe(found) == "1 refusal; 1 max_tokens stop"
-    assert not at_fault(found)
+    assert not at_fault(found, duration_s=10)
 
 
 def test_a_clean_run_has_no_evidence():
     assert evidence([{"event": "request", "stop_reason": "end_turn", "complete": True}]) is None
-    assert describe(None) == "" and not at_fault(None)
+    assert describe(None) == "" and not at_fault(None, duration_s=10)

@@ -156,7 +156,7 @@ def test_a_fault_the_cli_retries_past_leaves_the_verdict_to_the_checker(
 def test_overload_until_the_backstop_is_the_services_not_hung(forge, shipped_tree, tmp_path):
     result, ctx, cell = trial(forge, shipped_tree, tmp_path,
                               lambda ctx, p: [Turn(text="x", fault=fail(529).fault)],
-                              backstop_seconds=4)
+                              backstop_seconds=8)
     uncharged(result, ctx, cell, "model-service")
     assert "overload:" in shown(ctx)  # the listing's reason
     said = shown(ctx, result.sample.id)
@@ -165,11 +165,19 @@ def test_overload_until_the_backstop_is_the_services_not_hung(forge, shipped_tre
 
 def test_a_turn_cap_reached_after_retries_is_the_services_not_confused(
         forge, shipped_tree, tmp_path):
+    """The retry's wait (the service's retry-after: 10 s) is most of the run's time."""
     def script(ctx, prepared):
-        return [Turn(calls=bash("echo 1").calls, fault=faults.overloaded(1)),
+        return [Turn(calls=bash("echo 1").calls, fault=faults.rate_limited(retry_after=10)),
                 bash("echo 2"), bash("echo 3"), bash("echo 4")]
     result, ctx, cell = trial(forge, shipped_tree, tmp_path, script, turn_cap=2)
     uncharged(result, ctx, cell, "model-service")
+    assert result.sample.model_service["retries"]["over_s"] >= 10
+    assert "rate limit: 1 retry over" in shown(ctx)
+    brief, ctx, cell = trial(forge, shipped_tree, tmp_path / "brief",
+                             lambda ctx, p: [Turn(calls=bash("echo 1").calls,
+                                                  fault=faults.rate_limited(retry_after=0.1)),
+                                             bash("echo 2"), bash("echo 3")], turn_cap=2)
+    assert (brief.sample.outcome, brief.sample.valid) == ("confused", True)  # the agent's time
     control, ctx, cell = trial(forge, shipped_tree, tmp_path / "control",
                                lambda ctx, p: [bash("echo 1"), bash("echo 2"), bash("echo 3")],
                                turn_cap=2)
@@ -186,6 +194,20 @@ def test_a_stream_that_stalls_is_ended_by_the_idle_limit_long_before_the_backsto
     assert result.sample.model_service["stall"] == {"request": 2, "idle_s": pytest.approx(2, abs=1.5),
                                                     "streaming": True}
     assert "model stream stalled 2 s (request 2, mid-stream)" in shown(ctx)
+
+
+def test_a_command_that_outlasts_the_idle_limit_is_no_stall(forge, shipped_tree, tmp_path):
+    """The agent's own time is never the service's: a tool that runs past the idle
+    limit (an agent that would hide its hang behind it) is not a stall."""
+    def script(ctx, prepared):
+        return [bash("sleep 4; echo slept"), close(ctx, prepared), say("Closed #2.")]
+    result, ctx, cell = trial(forge, shipped_tree, tmp_path, script, model_idle_seconds=1)
+    assert (result.sample.outcome, result.sample.model_service) == ("passed", None)
+    hung, ctx, cell = trial(forge, shipped_tree, tmp_path / "hung",
+                            lambda ctx, p: [bash("tail -f /dev/null"), say("never")],
+                            model_idle_seconds=1, backstop_seconds=12)
+    assert (hung.sample.outcome, hung.sample.failure_class, hung.sample.valid) == \
+        ("hung", "backstop", True)
 
 
 @pytest.mark.parametrize("delay,outcome", [(0.5, "passed"), (60, "harness-error")],

@@ -62,11 +62,19 @@ def evidence(transcript: list[dict]) -> dict | None:
     return found or None
 
 
-def at_fault(found: dict | None) -> bool:
-    """Whether the model service's faults took the run's time: a stall, a request
-    outstanding when a cap ended the run, or any retry or broken stream."""
-    return any(key in (found or {}) for key in
-               ("stall", "outstanding", "retries", "broken_streams"))
+# The share of a capped run's time the service's retries must have taken for the cap
+# to be the service's: a short retry early on leaves the rest of the run the agent's.
+RETRY_SHARE = 0.25
+
+
+def at_fault(found: dict | None, duration_s: float) -> bool:
+    """Whether the model service took the time of a run a cap ended: a stall, a model
+    request outstanding at the cap (none is while one of the agent's tools runs), or
+    retries whose waits spanned at least RETRY_SHARE of the run."""
+    found = found or {}
+    retried = (found.get("retries") or {}).get("over_s", 0.0)
+    return "stall" in found or "outstanding" in found or \
+        (retried > 0 and retried >= RETRY_SHARE * duration_s)
 
 
 def credentials_refused(found: dict | None) -> int | None:

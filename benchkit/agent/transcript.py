@@ -65,6 +65,9 @@ class Recorder:
         self._clock = time.monotonic()
         self.waiting_since: float | None = None
         self.last_sign = 0.0
+        # The agent's tool calls that have no result yet: while one runs, the time is
+        # the agent's, whatever the CLI says of its model requests.
+        self.tools_running: set[str] = set()
 
     def now(self) -> float:
         """Seconds since the run started (the events' `at`)."""
@@ -73,7 +76,9 @@ class Recorder:
     def idle(self) -> float | None:
         """Seconds the outstanding model request has gone without a sign of life;
         None when no model request is outstanding."""
-        return None if self.waiting_since is None else self.now() - self.last_sign
+        if self.waiting_since is None or self.tools_running:
+            return None
+        return self.now() - self.last_sign
 
     def _asked(self) -> None:
         now = self.now()
@@ -92,7 +97,7 @@ class Recorder:
 
     def model_outstanding(self, by: str) -> None:
         """A cap ended the run: note the model request it cut short, if any."""
-        if self.waiting_since is not None:
+        if self.waiting_since is not None and not self.tools_running:
             last = self.requests[-1] if self.requests else None
             streaming = last is not None and not last.get("complete")
             self.events.append({"event": "model_outstanding", "at": round(self.now(), 3),
@@ -130,6 +135,10 @@ class Recorder:
                     self.events.append({"event": "tool_result", "id": block.tool_use_id,
                                         "bytes": len(text.encode()), "is_error": bool(block.is_error),
                                         "excerpt": scrub(text, self.secrets)[:EXCERPT_CHARS]})
+                    if block.tool_use_id in self.tools_running:
+                        self.tools_running.discard(block.tool_use_id)
+                        if not self.tools_running:  # the model is asked from now on
+                            self.waiting_since = self.last_sign = self.now()
         elif isinstance(message, ResultMessage):
             self.result = message
             self.waiting_since = None
@@ -189,6 +198,8 @@ class Recorder:
             elif isinstance(block, ToolUseBlock):
                 self.events.append({"event": "tool_call", "id": block.id, "name": block.name,
                                     "input": block.input, "model": message.model})
+                if turn:
+                    self.tools_running.add(block.id)
 
     def stopped(self, stop: str, error: str | None) -> None:
         self.events.append({"event": "stop", "stop": stop, "error": error})

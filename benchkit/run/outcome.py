@@ -51,7 +51,7 @@ def judge(record: Record, run: AgentRun, audit: Audit, check: Callable[[], Verdi
     if stop in ("startup-error", "api-error", "model-stall", "crash") and not crashed \
             and not _own_max_tokens(run):
         return record.harness_error(stop_class(run), _with_evidence(run.error, found))
-    if stop in CAPPED and service.at_fault(found):  # the time went to the model service
+    if stop in CAPPED and service.at_fault(found, run.duration_s):  # the service's time
         return record.harness_error(service.MODEL_SERVICE, _with_evidence(run.error, found))
     if audit.leaks:
         record.excluded("invalid", "leak")
