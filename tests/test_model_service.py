@@ -13,7 +13,15 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 from conftest import CHECKOUT
-from test_run_cell import Scripted, context, curl, raw_api_cell, repos_left
+from test_run_cell import (
+    CLOSE_TASK,
+    GITEA_MCP,
+    Scripted,
+    context,
+    curl,
+    raw_api_cell,
+    repos_left,
+)
 
 from benchkit.agent import faults
 from benchkit.agent.claude import ClaudeDriver
@@ -23,7 +31,8 @@ from benchkit.cli import main
 from benchkit.run.cell import prepare_trial, run_trial
 from benchkit.run.failures import worth_replaying
 from benchkit.run.ledger import Ledger
-from benchkit.run.plan import plan
+from benchkit.run.plan import Trial, plan
+from benchkit.spec import load_arm
 from benchkit.store import Store
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("private_dirs")]
@@ -51,12 +60,13 @@ class Measured(Scripted):
 
 
 def trial(forge, shipped_tree, tmp_path, script, *, env=None, figures=NONE, confine=True,
-          during=None, **suite):
+          during=None, arm=None, **suite):
     """One trial of the close task; `script(ctx, prepared)` gives the model's turns,
     `during(driver)` runs beside it. (result, ctx, cell)."""
     driver = Measured(figures, env=env, confine=confine)
     ctx = context(forge, shipped_tree, tmp_path, driver, **suite)
-    cell = raw_api_cell(shipped_tree)
+    cell = raw_api_cell(shipped_tree) if arm is None else \
+        Trial(load_arm(CHECKOUT / arm), shipped_tree.tasks[CLOSE_TASK])
     prepared = prepare_trial(cell, ctx)
     driver.script = script(ctx, prepared)
     helper = threading.Thread(target=during, args=(driver,)) if during else None
@@ -288,6 +298,14 @@ def test_a_cli_killed_from_outside_is_charged_only_where_the_agent_could_kill_it
     sample = result.sample
     assert (sample.outcome, sample.failure_class, sample.valid) == expected, sample.error
     assert until_runs_again(ctx, cell) == confine
+
+
+@pytest.mark.skipif(not GITEA_MCP.exists() and not os.environ.get("CI"),
+                    reason="scripts/test-setup installs gitea-mcp")
+def test_a_cli_killed_from_outside_is_no_fault_of_the_mcp_arm(forge, shipped_tree, tmp_path):
+    result, ctx, cell = trial(forge, shipped_tree, tmp_path, lambda ctx, p: [Turn(stall=True)],
+                              during=kill_cli, arm="tests/arms/gitea-mcp-pypi.yaml")
+    uncharged(result, ctx, cell, "cli-killed")
 
 
 def test_refused_credentials_stop_the_whole_run_with_one_line(tmp_path, monkeypatch, quiet):
