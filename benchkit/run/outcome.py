@@ -10,9 +10,10 @@ confused/hung > passed/failed), on a benchkit.sample.Record.
                    (`cli-killed`): recorded apart, never counted against the arm
     invalid        the audit found a leak: recorded, never scored
     unaudited      the audit could not read its evidence: excluded like invalid
-    crashed        the CLI died while one of the agent's own tool calls ran, or by a
-                   signal after its shell ran (`kill -9 $PPID`), in an unconfined run:
-                   charged to the arm, so an agent cannot erase a failure
+    crashed        the CLI died while one of the agent's own tool calls ran, or, in an
+                   unconfined run, by a signal after its shell ran (`kill -9 $PPID`):
+                   charged to the arm, so an agent cannot erase a failure (confined,
+                   its shell cannot signal the CLI: a signal is never its doing)
     confused/hung  the turn cap / the backstop stopped it (benchkit.sample.CAPPED)
     passed/failed  the checker's verdict
 """
