@@ -65,7 +65,7 @@ from benchkit.scrub import environment_secrets
 from . import service
 from . import usage as usage_of
 from .driver import MARKERS, MCP_PASSED, AgentRequest, AgentRun, kill_marked
-from .ending import classify_result, refused_status, watch_model
+from .ending import classify_result, classify_result_error, refused_status, watch_model
 from .transcript import Recorder
 
 RUN_MARKER = "BENCHKIT_RUN"
@@ -185,9 +185,7 @@ class ClaudeDriver:
                 raise
             stop, error = "backstop", f"no end {GRACE_SECONDS}s after the backstop"
         except ResultError as exc:
-            stop, error, status = classify_result(exc.subtype, exc.terminal_reason,
-                                                  exc.api_error_status,
-                                                  exc.result or exc.errors or str(exc))
+            stop, error, status = classify_result_error(exc)
         except CLIConnectionError as exc:
             stop, error = "startup-error", f"{exc}{_tail(stderr_tail)}"
         except ProcessError as exc:

@@ -15,6 +15,8 @@ import asyncio
 import re
 from collections.abc import Callable
 
+from claude_agent_sdk import ResultError
+
 from .transcript import Recorder
 
 _API_STATUS = re.compile(r"API Error: ([1-5][0-9][0-9])\b")
@@ -61,3 +63,7 @@ def classify_result(subtype, terminal_reason, status, detail) -> tuple[str, str,
         return "api-error", text or "API error", status or (int(said[1]) if said else None)
     return "crash", text or f"error result: {subtype}", status
 
+
+def classify_result_error(exc: ResultError) -> tuple[str, str, int | None]:
+    return classify_result(exc.subtype, exc.terminal_reason, exc.api_error_status,
+                           exc.result or exc.errors or str(exc))
