@@ -30,7 +30,7 @@ EXCLUDED = ("invalid", "unaudited", "harness-error")
 # How an agent run can stop, and what each stop makes of the trial: an ended run is
 # checked (passed or failed); a run the caps stopped is the arm's failure; any other
 # stop is the harness's fault (its failure class says which).
-STOPS = ("end", "turn-cap", "backstop", "api-error", "startup-error", "crash")
+STOPS = ("end", "turn-cap", "backstop", "api-error", "model-stall", "startup-error", "crash")
 AGENT_STOPS = ("end", "turn-cap", "backstop")
 CAPPED: dict[str, tuple[Outcome, str]] = {"turn-cap": ("confused", "turn-cap"),
                                           "backstop": ("hung", "backstop")}
@@ -205,6 +205,8 @@ class Record(msgspec.Struct, kw_only=True):
     # What the trial's tools asked the host through the gateway, one entry a request
     # (benchkit.gitea.gateway): never a query, body or token. Older samples have none.
     requests: list[dict] = msgspec.field(default_factory=list)
+    # The model service's faults as the CLI reported them (benchkit.agent.service).
+    model_service: dict | None = None
 
     def harness_error(self, failure_class: str | None, error: str | None) -> None:
         """The trial says nothing of the arm: recorded apart, never scored."""

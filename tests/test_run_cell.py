@@ -232,12 +232,16 @@ def test_a_script_longer_than_the_turn_cap_is_confused(forge, shipped_tree, tmp_
 
 
 @pytest.mark.slow
-def test_a_stalled_model_is_hung_within_the_backstop(forge, shipped_tree, tmp_path):
+def test_a_stalled_model_is_the_services_within_the_backstop(forge, shipped_tree, tmp_path):
+    """The backstop ends a run whose time went to a model request, not to the agent: a
+    harness error, never `hung` (tests/test_model_service.py has the rest)."""
     driver = Scripted([bash("echo looking"), stall()])
     ctx = context(forge, shipped_tree, tmp_path, driver, backstop_seconds=4)
     started = time.monotonic()
     sample = run_trial(raw_api_cell(shipped_tree), ctx).sample
-    assert (sample.outcome, sample.failure_class, sample.valid) == ("hung", "backstop", True)
+    assert (sample.outcome, sample.failure_class, sample.valid) == \
+        ("harness-error", "model-service", False)
+    assert "when the backstop ended the run" in sample.error
     assert 4 <= sample.duration_s < 4 + 60  # upper bounds: hangs only
     assert time.monotonic() - started < 4 + 120  # provisioning, snapshot and delete included
     assert repos_left(forge) == []
@@ -301,7 +305,7 @@ def test_an_overloaded_api_is_a_harness_error_not_counted_against_the_arm(forge,
     ctx = context(forge, shipped_tree, tmp_path, driver)
     sample = run_trial(raw_api_cell(shipped_tree), ctx).sample
     assert (sample.outcome, sample.failure_class, sample.valid) == \
-        ("harness-error", "api-overload", False)
+        ("harness-error", "model-service", False)
     assert repos_left(forge) == []
 
 

@@ -65,8 +65,10 @@ from benchkit.isolation.sandbox import Sandbox, SandboxError
 from benchkit.scrub import environment_secrets
 from benchkit.stopping import STOP_SIGNALS, stopping
 
+from . import service
 from . import usage as usage_of
 from .driver import MARKERS, MCP_PASSED, AgentRequest, AgentRun, kill_marked
+from .ending import classify_result, classify_result_error, refused_status, watch_model
 from .transcript import Recorder
 
 RUN_MARKER = "BENCHKIT_RUN"
@@ -170,13 +172,19 @@ class ClaudeDriver:
                                 None, started, 0.0)
         options = self._options(request, marker, scratch, cwd, recorder, stderr_tail.append,
                                 sandbox)
-        state = {"backstop": False}
+        state: dict = {"backstop": False, "ended": None}
 
         def backstop():
             state["backstop"] = True
+            recorder.model_outstanding("backstop")
+            kill_marked(RUN_MARKER, marker)
+
+        def end(stop: str, why: str) -> None:  # the model service stalled or refused us
+            state["ended"] = (stop, why)
             kill_marked(RUN_MARKER, marker)
 
         watchdog = asyncio.get_running_loop().call_later(request.backstop_seconds, backstop)
+        watch = asyncio.ensure_future(watch_model(recorder, request.model_idle_seconds, end))
         # Shielded, so that a Ctrl-C (or the last-resort timeout) kills the run's
         # processes before the SDK's own shutdown starts waiting for them to exit.
         consume = asyncio.ensure_future(self._consume(request, options, recorder))
@@ -191,7 +199,7 @@ class ClaudeDriver:
                 raise
             stop, error = "backstop", f"no end {GRACE_SECONDS}s after the backstop"
         except ResultError as exc:
-            stop, error, status = _classify_result_error(exc)
+            stop, error, status = classify_result_error(exc)
         except CLIConnectionError as exc:
             stop, error = "startup-error", f"{exc}{_tail(stderr_tail)}"
         except ProcessError as exc:
@@ -201,12 +209,18 @@ class ClaudeDriver:
             stop, error = "crash", f"{type(exc).__name__}: {exc}{_tail(stderr_tail)}"
         finally:
             watchdog.cancel()
+            watch.cancel()
             kill_marked(RUN_MARKER, marker)  # strays: background jobs, a server the CLI left behind
             if sandbox is not None:
                 sandbox.stop()
             shutil.rmtree(scratch, ignore_errors=True)
         if state["backstop"]:
             stop, error = "backstop", f"wall-clock backstop of {request.backstop_seconds}s reached"
+        elif state["ended"] is not None:
+            stop, error = state["ended"]
+            status = refused_status(recorder.events)
+        elif stop == "turn-cap":
+            recorder.model_outstanding("turn cap")
         run = self._result(recorder, stop, error, status, started, time.monotonic() - clock)
         run.confined = sandbox is not None or (self.confine and "Bash" not in request.tools)
         return run
@@ -237,8 +251,8 @@ class ClaudeDriver:
                 return "startup-error", f"MCP server(s) failed to start: {', '.join(failed)}", None
         result = recorder.result
         if result is not None and result.is_error:
-            return _classify_result(result.subtype, result.terminal_reason,
-                                    result.api_error_status, result.result or result.errors)
+            return classify_result(result.subtype, result.terminal_reason,
+                                   result.api_error_status, result.result or result.errors)
         return "end", None, None
 
     def _options(self, request, marker, scratch, cwd, recorder, on_stderr,
@@ -332,7 +346,7 @@ class ClaudeDriver:
             answer=answer, stop=stop, error=error, transcript=recorder.finish(),
             started=started, finished=datetime.now(UTC),
             tools_offered=recorder.tools_offered, api_error_status=status,
-            requests=recorder.requests)
+            requests=recorder.requests, model_service=service.evidence(recorder.events))
 
 
 async def _settle(task: asyncio.Future) -> None:
@@ -356,20 +370,6 @@ def _failed_mcp_servers(message) -> list[str]:
         return []
     return [s.get("name", "?") for s in message.data.get("mcp_servers", [])
             if s.get("status") == "failed"]
-
-
-def _classify_result_error(exc: ResultError) -> tuple[str, str, int | None]:
-    return _classify_result(exc.subtype, exc.terminal_reason, exc.api_error_status,
-                            exc.result or exc.errors or str(exc))
-
-
-def _classify_result(subtype, terminal_reason, status, detail) -> tuple[str, str, int | None]:
-    text = detail if isinstance(detail, str) else "; ".join(map(str, detail or []))
-    if subtype == "error_max_turns" or terminal_reason == "max_turns":
-        return "turn-cap", text or "turn cap reached", None
-    if terminal_reason == "api_error" or status is not None:
-        return "api-error", text or "API error", status
-    return "crash", text or f"error result: {subtype}", status
 
 
 def _private_inputs(request: AgentRequest, scratch: Path,

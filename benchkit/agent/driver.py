@@ -100,6 +100,9 @@ class AgentRequest:
     guard: ToolGuard
     max_turns: int
     backstop_seconds: float
+    # A model request with no stream event for this long is a stall (None: no limit
+    # but the backstop; benchkit.agent.ending).
+    model_idle_seconds: float | None = None
     # The one host the agent's shell may reach (the sandbox bridges its port alone),
     # the arm's directories it may write besides its own (the config directory), the
     # files in them it may only read (the credential files the harness wrote), and
@@ -133,6 +136,8 @@ class AgentRun:
     confined: bool = True            # the agent's shell ran in the OS sandbox (or it had none)
     # The agent's model requests one by one (the transcript's "request" events).
     requests: list[dict] = field(default_factory=list)
+    # The model service's faults as the CLI reported them (benchkit.agent.service).
+    model_service: dict | None = None
 
 
 class Driver(Protocol):

@@ -3,7 +3,8 @@
 It plays a fixed script to the real Claude Code CLI, so tests (and the replay driver)
 drive the real agent loop, guard and tools without spending a token. A script is a
 list of turns, each answered to one turn of the agent (a request of the main model that
-offers tools): tool call(s), a final text, or a stall (the response never comes). The
+offers tools): tool call(s), a final text, or a stall (the response never comes), and
+any of the model service's faults before it (benchkit.agent.faults). The
 runtime's auxiliary requests (another model, or no tools offered: a session title,
 ...) get a short reply (JSON where a schema is asked for) and still report usage, so
 usage summing over every request and model the run touched is exercised.
@@ -22,9 +23,13 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from .faults import Fault, serve
+from .wire import message as _message
+from .wire import message_start, request_id, sse, stream_events
 
 # Usage figures one response reports, in the API's own snake_case names.
 USAGE_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
@@ -35,9 +40,6 @@ DEFAULT_USAGE = {"input_tokens": 100, "cache_creation_input_tokens": 0,
 AUXILIARY_USAGE = {"input_tokens": 30, "cache_creation_input_tokens": 0,
                    "cache_read_input_tokens": 0, "output_tokens": 5}
 END_OF_SCRIPT = "The script has ended."
-API_ERRORS = {400: "invalid_request_error", 401: "authentication_error",
-              403: "permission_error", 429: "rate_limit_error", 500: "api_error",
-              529: "overloaded_error"}
 
 
 @dataclass(frozen=True)
@@ -54,7 +56,9 @@ class Turn:
     calls: tuple[ToolCall, ...] = ()
     stall: bool = False
     usage: dict | None = None
-    error: int | None = None  # answer with this HTTP status and an API error body
+    fault: Fault | None = None  # served to the turn's first requests (faults.py)
+    first_byte_delay: float = 0.0  # seconds before the response's first byte
+    stop_reason: str | None = None  # e.g. "max_tokens", "refusal"; default by content
 
 
 def tool(name: str, usage: dict | None = None, text: str | None = None, **input) -> Turn:
@@ -72,8 +76,8 @@ def say(text: str, usage: dict | None = None) -> Turn:
 
 
 def fail(status: int) -> Turn:
-    """A turn the API refuses: 529 overloaded, 429 rate limit, 401 bad key, ..."""
-    return Turn(error=status)
+    """A turn the API refuses, every time: 529 overloaded, 429 rate limit, 401 bad key."""
+    return Turn(fault=Fault("status", status, times=0))
 
 
 def stall() -> Turn:
@@ -156,6 +160,7 @@ class ScriptedModel:
         self.received: list[Received] = []
         self._lock = threading.Lock()
         self._next_turn = 0
+        self._faults_served: dict[int, int] = {}  # turn index -> faulted requests
         self._previous: dict[tuple, dict] = {}
         self._stopped = threading.Event()
         self.stalled = threading.Event()  # set once a stalled turn holds its request
@@ -206,12 +211,19 @@ class ScriptedModel:
             turn_index = None
             if model is not None and not auxiliary:
                 turn_index = self._next_turn
-                self._next_turn += 1
             record = Received(method, path, headers, body, model, auxiliary, turn_index)
             self.received.append(record)
         if turn_index is None:
             return record, None
-        return record, self.turn_for(turn_index, body)
+        turn = self.turn_for(turn_index, body)
+        with self._lock:
+            served = self._faults_served.get(turn_index, 0)
+            if turn.fault is not None and (turn.fault.times == 0 or served < turn.fault.times):
+                self._faults_served[turn_index] = served + 1  # the turn waits for a retry
+            else:
+                turn = replace(turn, fault=None)
+                self._next_turn += 1
+        return record, turn
 
     def turn_for(self, index: int, request: dict) -> Turn:
         """The answer to the agent's turn `index` (0-based), whose Messages API request
@@ -252,7 +264,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self):
         self.server.model._admit("GET", self.path, dict(self.headers), None)
-        self._send_json(404, {"type": "error", "error": {"type": "not_found_error",
+        self.send_json(404, {"type": "error", "error": {"type": "not_found_error",
                                                           "message": "not scripted"}})
 
     def do_POST(self):
@@ -266,57 +278,75 @@ class _Handler(BaseHTTPRequestHandler):
         if not self.path.startswith("/v1/messages") or not isinstance(body, dict) \
                 or "messages" not in body:
             model._admit("POST", self.path, dict(self.headers), body)
-            self._send_json(404, {"type": "error", "error": {"type": "not_found_error",
+            self.send_json(404, {"type": "error", "error": {"type": "not_found_error",
                                                               "message": "not scripted"}})
             return
         record, turn = model._admit("POST", self.path, dict(self.headers), body)
         if turn is not None and turn.stall:
-            self._stall()
+            self.hold()
             return
-        if turn is not None and turn.error:
-            kind = API_ERRORS.get(turn.error, "api_error")
-            self._send_json(turn.error, {"type": "error", "error": {
-                "type": kind, "message": f"scripted {kind}"}})
+        if turn is not None and turn.first_byte_delay and \
+                model._stopped.wait(turn.first_byte_delay):
             return
         blocks = _blocks(turn) if turn is not None else [{"type": "text", "text": _chore_reply(body)}]
-        response_bytes = len(json.dumps(blocks))
-        usage = model._usage_for(record, turn, response_bytes)
-        message = _message(body.get("model", "scripted"), blocks, usage)
-        if body.get("stream"):
+        # A refused request is not billed: only a stream that began reports usage.
+        billed = turn is None or turn.fault is None or turn.fault.kind != "status"
+        usage = model._usage_for(record, turn, len(json.dumps(blocks))) if billed else {}
+        message = _message(body.get("model", "scripted"), blocks, usage,
+                           turn.stop_reason if turn is not None else None)
+        if turn is not None and turn.fault is not None:
+            serve(self, turn.fault, message_start(message) if billed else {},
+                  bool(body.get("stream")))
+        elif body.get("stream"):
             self._send_stream(message)
         else:
-            self._send_json(200, message)
+            self.send_json(200, message)
 
-    def _stall(self) -> None:
+    def hold(self) -> None:
         """Hold the request open until the server stops or the client goes away."""
-        stopped = self.server.model._stopped
         self.server.model.stalled.set()
+        stopped = self.server.model._stopped
         while not stopped.wait(0.2):
             ready, _, _ = select.select([self.connection], [], [], 0)
             if ready and not self.connection.recv(1, socket.MSG_PEEK):
                 break
         self.close_connection = True
 
-    def _send_json(self, status: int, payload: dict) -> None:
+    def send_json(self, status: int, payload: dict, headers: dict | None = None) -> None:
         data = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
-        self.send_header("request-id", f"req_{uuid.uuid4().hex[:24]}")
+        self.send_header("request-id", request_id())
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)
 
-    def _send_stream(self, message: dict) -> None:
+    def start_stream(self) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
-        self.send_header("request-id", f"req_{uuid.uuid4().hex[:24]}")
+        self.send_header("request-id", request_id())
         self.send_header("Connection", "close")
         self.end_headers()
+
+    def start_json(self) -> None:  # a whole response of unknown length: closed at its end
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("request-id", request_id())
+        self.send_header("Connection", "close")
+        self.end_headers()
+
+    def write_event(self, event: str, data: dict) -> None:
+        self.wfile.write(sse(event, data))
+
+    def _send_stream(self, message: dict) -> None:
+        self.start_stream()
         self.close_connection = True
         try:
-            for event, data in _events(message):
-                self.wfile.write(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
+            for event, data in stream_events(message):
+                self.write_event(event, data)
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             pass
@@ -340,36 +370,3 @@ def _blocks(turn: Turn) -> list[dict]:
         blocks.append({"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:24]}",
                        "name": call.name, "input": call.input})
     return blocks or [{"type": "text", "text": ""}]
-
-
-def _message(model: str, blocks: list[dict], usage: dict) -> dict:
-    stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
-    return {"id": f"msg_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant",
-            "model": model, "content": blocks, "stop_reason": stop,
-            "stop_sequence": None, "usage": usage}
-
-
-def _events(message: dict):
-    """The server-sent events of one streamed message: input and cache figures in
-    message_start, output tokens in message_delta (where the CLI reads them)."""
-    usage = message["usage"]
-    start_usage = {**usage, "output_tokens": 1}
-    yield "message_start", {"type": "message_start", "message": {
-        **message, "content": [], "stop_reason": None, "usage": start_usage}}
-    for index, block in enumerate(message["content"]):
-        if block["type"] == "text":
-            yield "content_block_start", {"type": "content_block_start", "index": index,
-                                          "content_block": {"type": "text", "text": ""}}
-            yield "content_block_delta", {"type": "content_block_delta", "index": index,
-                                          "delta": {"type": "text_delta", "text": block["text"]}}
-        else:
-            yield "content_block_start", {"type": "content_block_start", "index": index,
-                                          "content_block": {**block, "input": {}}}
-            yield "content_block_delta", {"type": "content_block_delta", "index": index,
-                                          "delta": {"type": "input_json_delta",
-                                                    "partial_json": json.dumps(block["input"])}}
-        yield "content_block_stop", {"type": "content_block_stop", "index": index}
-    yield "message_delta", {"type": "message_delta",
-                            "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-                            "usage": {"output_tokens": usage["output_tokens"]}}
-    yield "message_stop", {"type": "message_stop"}

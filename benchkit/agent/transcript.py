@@ -7,8 +7,12 @@ Events (plain dicts, JSON-ready), in stream order:
                decision (allowed, reason); None where no decision was asked for
   tool_result  size in bytes, error flag and an excerpt of what the tool returned
   request      one request of the agent's model: its usage as the API reported it
-               (input and cache figures at its start, output at its end) and the
-               tool results that came since the request before (count, bytes)
+               (input and cache figures at its start, output at its end), the
+               tool results that came since the request before (count, bytes), its
+               stop reason and whether its stream completed
+  api_retry    the CLI retried a model request (status, error, delay: service.py)
+  model_stall  no stream event of an outstanding model request within the idle limit
+  model_outstanding  a model request still outstanding when a cap ended the run
   result       the runtime's own final figures (turns, cost, usage, stop reason)
   stop         how the run ended, with any error text
 What the tool returned is scrubbed of the run's secrets (every encoding) before it is
@@ -20,6 +24,7 @@ events.py's (it needs no SDK).
 from __future__ import annotations
 
 import json
+import time
 
 from claude_agent_sdk import (
     AssistantMessage,
@@ -34,6 +39,7 @@ from claude_agent_sdk import (
 
 from benchkit.scrub import scrub
 
+from .service import retry_event
 from .usage import from_api_usage as usage_of
 
 EXCERPT_CHARS = 2000
@@ -54,6 +60,49 @@ class Recorder:
         self.last_text: str | None = None
         self.requests: list[dict] = []
         self._since = [0, 0]  # tool results (count, bytes) since the last request
+        # The model request in flight: since when the CLI waits on it (None: it does
+        # not), and when the service last gave a sign of life (a retry's wait counts).
+        self._clock = time.monotonic()
+        self.waiting_since: float | None = None
+        self.last_sign = 0.0
+        # The agent's tool calls that have no result yet: while one runs, the time is
+        # the agent's, whatever the CLI says of its model requests.
+        self.tools_running: set[str] = set()
+
+    def now(self) -> float:
+        """Seconds since the run started (the events' `at`)."""
+        return time.monotonic() - self._clock
+
+    def idle(self) -> float | None:
+        """Seconds the outstanding model request has gone without a sign of life;
+        None when no model request is outstanding."""
+        if self.waiting_since is None or self.tools_running:
+            return None
+        return self.now() - self.last_sign
+
+    def _asked(self) -> None:
+        now = self.now()
+        if self.waiting_since is None:
+            self.waiting_since = now
+        self.last_sign = max(self.last_sign, now)
+
+    def model_stalled(self, idle_s: float) -> None:
+        """The idle limit ended the outstanding request."""
+        last = self.requests[-1] if self.requests else None
+        streaming = last is not None and not last.get("complete") and \
+            last.get("at", 0) >= (self.waiting_since or 0)
+        self.events.append({"event": "model_stall", "at": round(self.now(), 3),
+                            "request": len(self.requests) + (0 if streaming else 1),
+                            "idle_s": round(idle_s, 1), "streaming": streaming})
+
+    def model_outstanding(self, by: str) -> None:
+        """A cap ended the run: note the model request it cut short, if any."""
+        if self.waiting_since is not None and not self.tools_running:
+            last = self.requests[-1] if self.requests else None
+            streaming = last is not None and not last.get("complete")
+            self.events.append({"event": "model_outstanding", "at": round(self.now(), 3),
+                                "by": by, "for_s": round(self.now() - self.waiting_since, 1),
+                                "request": len(self.requests) + (0 if streaming else 1)})
 
     def decided(self, tool_use_id: str | None, allowed: bool, reason: str) -> None:
         # The first decision stands: the hook decides before any permission callback.
@@ -66,6 +115,13 @@ class Recorder:
             self.events.append({"event": "init", "tools": self.tools_offered,
                                 "mcp_servers": message.data.get("mcp_servers", []),
                                 "model": message.data.get("model")})
+        elif isinstance(message, SystemMessage) and message.subtype == "api_retry":
+            event = retry_event(message.data, self.now())
+            self.events.append(event)
+            self._asked()  # the wait before the next attempt is a sign of life
+            self.last_sign = self.now() + (event.get("retry_delay_ms") or 0) / 1000
+        elif isinstance(message, SystemMessage) and message.data.get("status") == "requesting":
+            self._asked()
         elif isinstance(message, StreamEvent):
             self._stream(message)
         elif isinstance(message, AssistantMessage):
@@ -79,8 +135,13 @@ class Recorder:
                     self.events.append({"event": "tool_result", "id": block.tool_use_id,
                                         "bytes": len(text.encode()), "is_error": bool(block.is_error),
                                         "excerpt": scrub(text, self.secrets)[:EXCERPT_CHARS]})
+                    if block.tool_use_id in self.tools_running:
+                        self.tools_running.discard(block.tool_use_id)
+                        if not self.tools_running:  # the model is asked from now on
+                            self.waiting_since = self.last_sign = self.now()
         elif isinstance(message, ResultMessage):
             self.result = message
+            self.waiting_since = None
             self.events.append({"event": "result", "subtype": message.subtype,
                                 "num_turns": message.num_turns, "duration_ms": message.duration_ms,
                                 "total_cost_usd": message.total_cost_usd, "usage": message.usage,
@@ -95,12 +156,16 @@ class Recorder:
         if message.parent_tool_use_id is not None:
             return
         event = message.event
+        if self.waiting_since is not None:  # a sign of life of the request in flight
+            self.last_sign = max(self.last_sign, self.now())
         if event.get("type") == "message_start":
+            self._asked()
             start = event.get("message") or {}
             figures = usage_of(start.get("usage") or {})
             request = {"event": "request", "id": start.get("id"), "model": start.get("model"),
-                       "usage": figures, "tool_results": self._since[0],
-                       "tool_result_bytes": self._since[1]}
+                       "at": round(self.now(), 3), "usage": figures,
+                       "tool_results": self._since[0], "tool_result_bytes": self._since[1],
+                       "stop_reason": None, "complete": False}
             self._since = [0, 0]
             self.requests.append(request)
             self.events.append(request)
@@ -108,6 +173,13 @@ class Recorder:
             output = (event.get("usage") or {}).get("output_tokens")
             if isinstance(output, int):
                 self.requests[-1]["usage"]["output"] = output
+            self.requests[-1]["stop_reason"] = (event.get("delta") or {}).get("stop_reason")
+        elif event.get("type") == "message_stop" and self.requests:
+            # The CLI closes a broken stream with a message_stop of its own: only one
+            # that said why it stopped is whole, and a broken one will be retried.
+            if self.requests[-1]["stop_reason"] is not None:
+                self.requests[-1]["complete"] = True
+                self.waiting_since = None
 
     def _assistant(self, message: AssistantMessage) -> None:
         key = message.message_id or message.uuid or str(len(self.events))
@@ -126,6 +198,8 @@ class Recorder:
             elif isinstance(block, ToolUseBlock):
                 self.events.append({"event": "tool_call", "id": block.id, "name": block.name,
                                     "input": block.input, "model": message.model})
+                if turn:
+                    self.tools_running.add(block.id)
 
     def stopped(self, stop: str, error: str | None) -> None:
         self.events.append({"event": "stop", "stop": stop, "error": error})

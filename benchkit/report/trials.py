@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchkit.agent.service import describe as describe_service
 from benchkit.cost import components, cost, token_figure
 from benchkit.report.matrix import DEFAULT_WEIGHTS
 from benchkit.sample import COMPONENTS
@@ -222,6 +223,8 @@ def trial_lines(view: dict, *, full: bool = False) -> list[str]:
         lines += [f"  - {d}" for d in s["differences"]]
     if s.get("error"):
         lines.append(f"error: {s['error'].strip()}")
+    if s.get("model_service"):
+        lines.append(f"model service: {describe_service(s['model_service'])}")
     if s.get("leaks"):
         lines.append(f"leaks: {json.dumps(s['leaks'], ensure_ascii=False)}")
     lines += replay_lines(view.get("failure_replay"))

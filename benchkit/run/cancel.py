@@ -3,6 +3,8 @@ keeps them out of the store.
 
     Cancellable   a driver whose runs carry the run's tag (every process of an agent run
                   is found and killed by it) and raise Interrupted once the run stopped
+    CredentialsRefused  a model service that refused the driver's credentials (401, 403):
+                  the run stops, nothing recorded for the trial
     GatedStore    the store, closed to a trial once the run stopped: an interrupted
                   trial leaves neither a sample nor a transcript
 
@@ -15,6 +17,7 @@ import os
 from collections.abc import Iterable
 
 from benchkit.agent.driver import AgentRequest, AgentRun, Driver
+from benchkit.agent.service import credential_source
 from benchkit.sample import AGENT_STOPS, Record
 from benchkit.stopping import RUN_TAG, Interrupted, Stop
 from benchkit.store import Store
@@ -22,6 +25,11 @@ from benchkit.store import Store
 # How long a run that died (rather than ended) waits to learn it was Ctrl-C that killed
 # it: a terminal's Ctrl-C reaches the agent's processes and this one together.
 INTERRUPT_GRACE = 0.5
+
+
+class CredentialsRefused(Interrupted):
+    """The model service refused the driver's credentials: every trial would fail the
+    same way, so the run stops (exit 2) with nothing recorded for this one."""
 
 
 class GatedStore(Store):
@@ -47,8 +55,9 @@ class Cancellable:
     """A driver whose runs a stop can end: each run's processes carry the stop's tag
     (found and killed by Stop.kill), and a run ended that way raises Interrupted."""
 
-    def __init__(self, driver: Driver, stop: Stop):
+    def __init__(self, driver: Driver, stop: Stop, refused: list[str] | None = None):
         self.driver, self.stop = driver, stop
+        self.refused = refused if refused is not None else []  # shared by the run's drivers
 
     def __getattr__(self, attribute: str):  # name, secrets, ...: the wrapped driver's
         return getattr(self.driver, attribute)
@@ -58,6 +67,12 @@ class Cancellable:
             raise Interrupted()
         request.env = {**request.env, RUN_TAG: self.stop.tag}
         run = self.driver.run(request)
+        if run.stop == "api-error" and run.api_error_status in (401, 403):
+            line = (f"error: the model service refused the credentials (HTTP "
+                    f"{run.api_error_status}): {credential_source(self.driver)}; nothing "
+                    f"was recorded for the trial")
+            self.refused.append(line)
+            raise CredentialsRefused(line)
         if self.stop.is_set() or (run.stop not in AGENT_STOPS
                                   and self.stop.event.wait(INTERRUPT_GRACE)):
             raise Interrupted()

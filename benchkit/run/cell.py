@@ -297,6 +297,7 @@ def _drive(trial: Trial, ctx: RunContext, coordinates: Coordinates) -> Drive:
             tools=list(assembly.tools), mcp_servers=dict(assembly.mcp_servers),
             env=dict(assembly.env), cwd=workdir, guard=guard,
             max_turns=suite.turn_cap, backstop_seconds=suite.backstop_seconds,
+            model_idle_seconds=suite.model_idle_seconds,
             network=coordinates.host_url, writable=(assembly.config_dir,),
             readonly=assembly.credential_files,
             secrets=(*ctx.secrets(), coordinates.token),

@@ -40,6 +40,7 @@ class Invocation:
         self.url, self.token = url, token
         self.failures: list = []  # (trial, TrialResult) of the run's failures
         self.stop = stop  # the command's, installed around every phase
+        self.refused: list[str] = []  # the model service's refusal of the credentials
         self.store = GatedStore(settings.store_dir, secrets=[token], stop=self.stop)
         self.drivers = {arm.id: self._driver(arm) for arm in checked.arms}
         self.facts: HostFacts | None = None  # probe(), once the host is up
@@ -53,7 +54,7 @@ class Invocation:
             # --help and replay runs do not pay it here.
             from benchkit.agent.claude import ClaudeDriver
             driver = ClaudeDriver(confine=self.settings.confine)
-        return Cancellable(driver, self.stop)
+        return Cancellable(driver, self.stop, self.refused)
 
     @property
     def tree(self) -> Tree:
@@ -130,13 +131,16 @@ class Invocation:
                     loop.run_trials()
                 finally:
                     error = loop.error
-            if settings.replay_failures and self.failures and not error:
+            if settings.replay_failures and self.failures and not error and not self.refused:
                 replay_failures(self.failures, self.context, progress, stop=self.stop)
         except Interrupted:  # what ran was cleaned up on the way here
             pass
         interrupted = self.stop.is_set()
         progress.summary(scheduler.totals, not_run=not_run, budget=settings.budget,
                          interrupted=interrupted, error=error, store=str(settings.store_dir))
+        if self.refused and not interrupted:  # one plain line, whatever the trials said
+            progress.note(self.refused[0])
+            return EXIT_BAD_INPUT
         if interrupted:  # 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP
             return self.stop.status
         if self.store.refused:  # the store cannot take samples: bad input, like a read-only one

@@ -5,6 +5,8 @@
                   running agents are killed (every process carries the run's tag),
                   leave no sample (cancel.py: the store is gated), every repository is
                   deleted, and then the stop's Interrupted is raised here
+    refusal       a model service that refuses the driver's credentials (401, 403)
+                  stops the run the same way: no sample, and one line naming them
 
 Which trials (plan.py), in what order and within what budget (schedule.py); one trial's
 work (cell.py); what the watching person sees (progress.py).
@@ -16,6 +18,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 
+from benchkit.run.cancel import CredentialsRefused
 from benchkit.run.cell import CellError, Prepared, RunContext, prepare_trial, run_trial
 from benchkit.run.failures import worth_replaying
 from benchkit.run.plan import Skip
@@ -135,8 +138,10 @@ class RunLoop:
         try:
             result = run_trial(ticket.trial, ctx, prepared)
             sample = result.sample
-        except Interrupted:
+        except Interrupted as stopped:
             self.scheduler.release(ticket)
+            if isinstance(stopped, CredentialsRefused):
+                self.scheduler.halt("the model service refused the credentials")
             return False
         except Exception as error:  # see _result
             self.scheduler.release(ticket)

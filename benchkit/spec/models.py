@@ -42,6 +42,7 @@ class Suite(Loaded):
     equivalence_margin: float = 0.05
     max_request_bytes: int = 10 * 1024 * 1024
     max_trial_upload_bytes: int = 100 * 1024 * 1024
+    model_idle_seconds: float = 120.0
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ def load_suite(path) -> Suite:
     return Suite(**_fields(document, [
         "model", "trials", "floor", "turn_cap", "backstop_seconds", "repo_prefix",
         "default_cell_tokens", "weights", "base_prompt", "equivalence_margin",
-        "max_request_bytes", "max_trial_upload_bytes"]))
+        "max_request_bytes", "max_trial_upload_bytes", "model_idle_seconds"]))
 
 
 def load_seed(path) -> Seed:

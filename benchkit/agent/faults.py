@@ -1,0 +1,142 @@
+"""The model service's faults, as the scripted model serves them on demand.
+
+Shapes follow the Messages API's documented behaviour: an HTTP error carries
+`{"type": "error", "error": {"type": ..., "message": ...}}` and a `request-id` header
+(429 a `retry-after` too); an error inside a stream is an SSE `event: error` with the
+same body. The rest are the ways a stream breaks: a connection reset after
+`message_start`, a stall mid-stream (events stop, the connection stays open), bytes
+that are not SSE, and the stop reasons `max_tokens` and `refusal`.
+
+A fault is attached to a scripted turn (`Turn.fault`): it answers that turn's next
+`times` requests (the CLI's retries included), then the turn plays as scripted.
+A slow first byte is not a fault but a turn's `first_byte_delay`.
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+from dataclasses import dataclass
+from io import BufferedIOBase
+from typing import Protocol
+
+
+class Responder(Protocol):
+    """What a fault needs of the scripted model's request handler."""
+
+    wfile: BufferedIOBase
+    connection: socket.socket
+    close_connection: bool
+
+    def send_json(self, status: int, payload: dict, headers: dict | None = None) -> None: ...
+    def start_stream(self) -> None: ...
+    def start_json(self) -> None: ...
+    def write_event(self, event: str, data: dict) -> None: ...
+    def hold(self) -> None: ...
+
+# HTTP status -> the API's error type (https://docs.anthropic.com/en/api/errors).
+API_ERRORS = {400: "invalid_request_error", 401: "authentication_error",
+              403: "permission_error", 404: "not_found_error", 413: "request_too_large",
+              429: "rate_limit_error", 500: "api_error", 529: "overloaded_error"}
+KINDS = ("status", "stream-error", "reset", "stall", "malformed")
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One way the service fails a request.
+
+    status        an HTTP error (`status`, its API error body; 429 with retry_after)
+    stream-error  200, message_start, then `event: error` (type from `status`)
+    reset         200, message_start, then the connection is reset (TCP RST)
+    stall         200, message_start and one content delta, then nothing, the
+                  connection held open until the client leaves or the server stops
+    malformed     200, message_start, then a line that is not SSE, then close
+    """
+
+    kind: str
+    status: int = 529
+    retry_after: float | None = None
+    times: int = 1  # requests it answers before the turn plays; 0: every request
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"fault kind {self.kind!r}: expected one of {', '.join(KINDS)}")
+
+    @property
+    def error_type(self) -> str:
+        return API_ERRORS.get(self.status, "api_error")
+
+
+def overloaded(times: int = 1) -> Fault:
+    return Fault("status", 529, times=times)
+
+
+def rate_limited(retry_after: float = 1, times: int = 1) -> Fault:
+    return Fault("status", 429, retry_after=retry_after, times=times)
+
+
+def server_error(times: int = 1) -> Fault:
+    return Fault("status", 500, times=times)
+
+
+def unauthorized(status: int = 401) -> Fault:
+    return Fault("status", status, times=0)
+
+
+def reset(times: int = 1) -> Fault:
+    return Fault("reset", times=times)
+
+
+def stall_mid_stream(times: int = 1) -> Fault:
+    return Fault("stall", times=times)
+
+
+def malformed(times: int = 1) -> Fault:
+    return Fault("malformed", times=times)
+
+
+def error_body(fault: Fault) -> dict:
+    return {"type": "error", "error": {"type": fault.error_type,
+                                       "message": f"scripted {fault.error_type}"}}
+
+
+def serve(handler: Responder, fault: Fault, start: dict, stream: bool = True) -> None:
+    """Answer the handler's request with `fault`; `start` is the message_start event
+    the turn would have begun with. The CLI falls back to a request without streaming
+    after a broken stream: that one breaks the same way, as a whole response can."""
+    if fault.kind == "status" or (fault.kind == "stream-error" and not stream):
+        headers = {"retry-after": f"{fault.retry_after:g}"} if fault.retry_after is not None else {}
+        handler.send_json(fault.status, error_body(fault), headers)
+        return
+    if not stream and fault.kind == "stall":
+        handler.hold()
+        return
+    handler.start_stream() if stream else handler.start_json()
+    handler.close_connection = True
+    try:
+        if not stream:
+            handler.wfile.write(b"{\"type\": \"message\", " if fault.kind == "malformed" else b"")
+        elif fault.kind in ("stream-error", "malformed", "reset", "stall"):
+            handler.write_event("message_start", start)
+        if stream and fault.kind == "stream-error":
+            handler.write_event("error", error_body(fault))
+        elif stream and fault.kind == "malformed":
+            handler.wfile.write(b"this is not an event stream\n{\"type\": \n\n")
+        elif fault.kind == "stall":
+            handler.write_event("content_block_start", {
+                "type": "content_block_start", "index": 0,
+                "content_block": {"type": "text", "text": ""}})
+            handler.wfile.flush()
+            handler.hold()
+            return
+        handler.wfile.flush()
+        if fault.kind == "reset":
+            _reset(handler.connection)
+    except OSError:
+        pass  # the client left first
+
+
+def _reset(connection: socket.socket) -> None:
+    """Close with a TCP RST, not a FIN: SO_LINGER on, zero seconds."""
+    connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    connection.close()
