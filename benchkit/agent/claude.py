@@ -60,10 +60,12 @@ from claude_agent_sdk import (
 from claude_agent_sdk.types import SystemPromptFile
 
 from benchkit.isolation.sandbox import Sandbox, SandboxError
+from benchkit.sample import Runtime
 from benchkit.scrub import environment_secrets
 
 from . import usage as usage_of
 from .driver import MARKERS, MCP_PASSED, AgentRequest, AgentRun, kill_marked
+from .runtime import installed_runtime
 from .transcript import Recorder
 
 RUN_MARKER = "BENCHKIT_RUN"
@@ -108,6 +110,11 @@ class ClaudeDriver:
     """
 
     name = "claude"
+
+    @property
+    def runtime(self) -> Runtime | None:
+        """The CLI and SDK this driver runs the agent in (every sample records it)."""
+        return installed_runtime(self.cli_path)
 
     @property
     def secrets(self) -> tuple[str, ...]:
@@ -285,7 +292,7 @@ class ClaudeDriver:
             (scratch / name).mkdir(exist_ok=True)
             env[variable] = str(scratch / name)
         if request.mcp_servers:
-            env["ENABLE_TOOL_SEARCH"] = "false"  # schemas load eagerly: the MCP arm's cost
+            env["ENABLE_TOOL_SEARCH"] = "false"  # eager, unless the arm (its env, below) says so
         env["SHELL"] = "/bin/bash"  # the curated PATH may hold no shell
         env.update(request.env)
         env[RUN_MARKER] = marker

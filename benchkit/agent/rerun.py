@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from benchkit.agent.driver import AgentRequest, AgentRun, Coordinates
 from benchkit.agent.replay import NULL_ANSWER, ReplayModel, tool_results
+from benchkit.agent.runtime import installed_runtime
 from benchkit.agent.scripted import ToolCall, Turn
+from benchkit.sample import Runtime
 
 
 def movable(where: Coordinates) -> tuple[str, ...]:
@@ -62,6 +64,11 @@ class RecordedDriver:
     input (those that move)."""
 
     name = "replay"
+
+    @property
+    def runtime(self) -> Runtime | None:
+        """The CLI and SDK this driver runs the agent in (every sample records it)."""
+        return installed_runtime(self.cli_path)
 
     def __init__(self, calls: list[tuple[str, dict]], answer: str | None, original: Coordinates,
                  *, cli_path: str | None = None, confine: bool = True):

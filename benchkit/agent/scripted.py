@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from benchkit.agent.api_view import prompt_parts
+
 # Usage figures one response reports, in the API's own snake_case names.
 USAGE_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
               "output_tokens")
@@ -101,8 +103,9 @@ def estimate_usage(request: dict, response_bytes: int, previous: dict | None) ->
 
 
 def _canonical(request: dict) -> bytes:
-    """The prompt in the order the API caches it: tools, system, messages."""
-    parts = [request.get(key) for key in ("tools", "system", "messages")]
+    """The prompt in the order the API caches it: tools, system, messages (a deferred
+    tool where a tool search loaded it: benchkit.agent.api_view)."""
+    parts = prompt_parts(request)
     return b"".join(json.dumps(part, sort_keys=True, separators=(",", ":")).encode()
                     for part in parts)
 

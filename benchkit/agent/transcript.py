@@ -7,8 +7,9 @@ Events (plain dicts, JSON-ready), in stream order:
                decision (allowed, reason); None where no decision was asked for
   tool_result  size in bytes, error flag and an excerpt of what the tool returned
   request      one request of the agent's model: its usage as the API reported it
-               (input and cache figures at its start, output at its end) and the
-               tool results that came since the request before (count, bytes)
+               (input and cache figures at its start, output at its end), the
+               tool results that came since the request before (count, bytes), and
+               the tool searches among them apart (count, the tools they loaded)
   result       the runtime's own final figures (turns, cost, usage, stop reason)
   stop         how the run ended, with any error text
 What the tool returned is scrubbed of the run's secrets (every encoding) before it is
@@ -54,6 +55,7 @@ class Recorder:
         self.last_text: str | None = None
         self.requests: list[dict] = []
         self._since = [0, 0]  # tool results (count, bytes) since the last request
+        self._loaded: list[list[str]] = []  # each tool search's loaded tools, since then
 
     def decided(self, tool_use_id: str | None, allowed: bool, reason: str) -> None:
         # The first decision stands: the hook decides before any permission callback.
@@ -74,8 +76,12 @@ class Recorder:
             for block in message.content:
                 if isinstance(block, ToolResultBlock):
                     text = _text_of(block.content)
-                    self._since[0] += 1
-                    self._since[1] += len(text.encode())
+                    loaded = loaded_tools(block.content)
+                    if loaded is not None:  # a tool search: what it loads is not output
+                        self._loaded.append(loaded)
+                    else:
+                        self._since[0] += 1
+                        self._since[1] += len(text.encode())
                     self.events.append({"event": "tool_result", "id": block.tool_use_id,
                                         "bytes": len(text.encode()), "is_error": bool(block.is_error),
                                         "excerpt": scrub(text, self.secrets)[:EXCERPT_CHARS]})
@@ -101,7 +107,10 @@ class Recorder:
             request = {"event": "request", "id": start.get("id"), "model": start.get("model"),
                        "usage": figures, "tool_results": self._since[0],
                        "tool_result_bytes": self._since[1]}
-            self._since = [0, 0]
+            if self._loaded:
+                request["searches"] = len(self._loaded)
+                request["loaded"] = [name for names in self._loaded for name in names]
+            self._since, self._loaded = [0, 0], []
             self.requests.append(request)
             self.events.append(request)
         elif event.get("type") == "message_delta" and self.requests:
@@ -137,6 +146,16 @@ class Recorder:
                 allowed, reason = self.decisions.get(event["id"], (None, None))
                 event["allowed"], event["reason"] = allowed, reason
         return self.events
+
+
+def loaded_tools(content) -> list[str] | None:
+    """The tools a tool search's result loads (its tool_reference blocks:
+    benchkit.agent.api_view); None for any other tool's result."""
+    if not isinstance(content, list):
+        return None
+    found = [item.get("tool_name") for item in content
+             if isinstance(item, dict) and item.get("type") == "tool_reference"]
+    return [str(name) for name in found] if found else None
 
 
 def _text_of(content) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from benchkit.agent.runtime import installed_runtime
 from benchkit.run.ledger import Ledger
 from benchkit.run.plan import Skip, plan, select_cells
 from benchkit.run.settings import RunSettings
@@ -89,7 +90,8 @@ def make_plan(checked, settings: RunSettings, *, self_review: bool | None, host:
     driver, model, budget = settings.driver, settings.run_model(suite.model), settings.budget
     cells, skipped = select_cells(checked.arms, checked.tasks, self_review=self_review,
                                   references=checked.references)
-    ledger = Ledger(cells, checked.tree.seeds, suite, driver=driver, model=model).load(
+    ledger = Ledger(cells, checked.tree.seeds, suite, driver=driver, model=model,
+                    runtime=installed_runtime()).load(
         Store(settings.store_dir))
     result = Plan(driver=driver, model=model, host=host, budget=budget, skipped=skipped)
     left = budget

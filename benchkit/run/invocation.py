@@ -26,6 +26,7 @@ from benchkit.run.probe import ProbeSite, probe_arms
 from benchkit.run.progress import Progress
 from benchkit.run.schedule import Scheduler
 from benchkit.run.settings import RunSettings
+from benchkit.sample import Runtime
 from benchkit.spec import Arm, Tree
 
 
@@ -53,6 +54,11 @@ class Invocation:
             from benchkit.agent.claude import ClaudeDriver
             driver = ClaudeDriver(confine=self.settings.confine)
         return Cancellable(driver, self.stop, self.tag)
+
+    @property
+    def runtime(self) -> Runtime | None:
+        """The agent runtime every driver of the run runs (one CLI, one SDK)."""
+        return next((d.runtime for d in self.drivers.values()), None)
 
     @property
     def tree(self) -> Tree:
@@ -98,7 +104,7 @@ class Invocation:
         cells, not_run = select_cells(checked.arms, checked.tasks, self_review=self.self_review,
                                       references=checked.references)
         ledger = Ledger(cells, checked.tree.seeds, suite, driver=settings.driver,
-                        model=model).load(self.store)
+                        model=model, runtime=self.runtime).load(self.store)
         slots = [] if decide else plan(cells, ledger, trials=settings.trials, until=settings.until)
         scheduler = Scheduler(slots, ledger, progress, budget=settings.budget,
                               retry_harness_errors=settings.until is not None)
