@@ -23,10 +23,13 @@ from test_arm_gitea_mcp import listed_tools
 import benchkit.agent.replay as replay
 from benchkit.agent.runtime import installed_runtime
 from benchkit.cli import main
+from benchkit.gitea import Client
 from benchkit.isolation import assemble
 from benchkit.report import build_report, load_store
 from benchkit.report.matrix import matrix_from_tree
+from benchkit.run.host import probe_host
 from benchkit.run.plan import select_cells
+from benchkit.run.probe import ProbeSite, probe_arms
 from benchkit.run.selfcheck import validate_live
 from benchkit.spec import load_tree
 from benchkit.spec.reference import reference_for
@@ -77,6 +80,26 @@ def test_it_is_the_mcp_arm_with_the_runtimes_tool_search_on(tmp_path):
         assert calls == list(theirs.tasks[task_id].steps)
         searched = [s.input["query"] for s in task.steps if s.search]
         assert searched == [f"select:{tool}" for tool in dict.fromkeys(s.tool for s in calls)]
+
+
+def test_its_surface_is_the_names_announced_and_every_schema_the_server_lists(forge):
+    """Pre-flight's probe: the search arm's surface holds the server's whole tools/list
+    (a schema changed anywhere changes its digest) and the names the runtime announces;
+    its ambient size is those names, not the schemas the eager arm carries."""
+    real_tool("gitea-mcp")
+    with Client(forge.url, forge.token) as client:
+        site = ProbeSite(client, TREE.suite, probe_host(client, TREE.suite.repo_prefix))
+        problems, surfaces = probe_arms([SEARCH, EAGER], site, TREE.seeds["default"])
+    assert problems == []
+    search, eager = surfaces[SEARCH.id], surfaces[EAGER.id]
+    assert search.tools == eager.tools and len(search.tools) > 20
+    assert list(search.announced) == sorted(PREFIX + t["name"] for t in eager.tools)
+    assert eager.announced == () and search.digest != eager.digest
+    assert search.ambient_size.schemas == len("\n".join(search.announced).encode())
+    assert search.ambient_size.schemas * 10 < eager.ambient_size.schemas
+    changed = msgspec.structs.replace(search, tools=[{**search.tools[0], "description": "x"},
+                                                     *search.tools[1:]])
+    assert changed.digest != search.digest
 
 
 def first_agent_request(trial: list) -> dict:
