@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from benchkit.fingerprint import arm_fingerprint
-from benchkit.sample import EXCLUDED, Runtime, Sample, runtime_label
+from benchkit.sample import EXCLUDED, Runtime, Sample
 
 Cell = tuple[str, str]  # (arm id, task id)
 Tool = tuple[str | None, str | None, Runtime | None]  # (tool version, surface digest, runtime)
@@ -183,7 +183,7 @@ def _tool_change(arm: str, tool: Tool, tools: dict) -> tuple[str, ...]:
         return (f"tool {version or 'version unknown'}",)
     if surface != tools[arm][1]:
         return (f"tool {version or 'version unknown'}, surface {surface or 'unknown'}",)
-    return (f"runtime {runtime_label(runtime)}",)
+    return (f"runtime {runtime.label}" if runtime is not None else "runtime unknown",)
 
 
 def _current_prompts(groups: Mapping[tuple, Group], changes: dict) -> dict:
