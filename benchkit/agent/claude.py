@@ -60,12 +60,11 @@ from claude_agent_sdk import (
 from claude_agent_sdk.types import SystemPromptFile
 
 from benchkit.isolation.sandbox import Sandbox, SandboxError
-from benchkit.sample import Runtime
 from benchkit.scrub import environment_secrets
 
 from . import usage as usage_of
 from .driver import MARKERS, MCP_PASSED, AgentRequest, AgentRun, kill_marked
-from .runtime import installed_runtime
+from .runtime import OnTheCli
 from .transcript import Recorder
 
 RUN_MARKER = "BENCHKIT_RUN"
@@ -96,7 +95,7 @@ class _QuietBackstop(logging.Filter):
 logging.getLogger("claude_agent_sdk._internal.query").addFilter(_QuietBackstop())
 
 
-class ClaudeDriver:
+class ClaudeDriver(OnTheCli):
     """Runs the agent with the Claude Agent SDK.
 
     base_url: an Anthropic-compatible endpoint (the scripted model), used with a dummy
@@ -110,11 +109,6 @@ class ClaudeDriver:
     """
 
     name = "claude"
-
-    @property
-    def runtime(self) -> Runtime | None:
-        """The CLI and SDK this driver runs the agent in (every sample records it)."""
-        return installed_runtime(self.cli_path)
 
     @property
     def secrets(self) -> tuple[str, ...]:

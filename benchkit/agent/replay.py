@@ -15,9 +15,8 @@ from datetime import UTC, datetime
 
 from benchkit.agent.api_view import visible_tools
 from benchkit.agent.driver import AgentRequest, AgentRun, zero_usage
-from benchkit.agent.runtime import installed_runtime
+from benchkit.agent.runtime import OnTheCli
 from benchkit.agent.scripted import ScriptedModel, ToolCall, Turn, estimate_usage
-from benchkit.sample import Runtime
 from benchkit.spec.reference import Reference, TaskReference, excerpt, render_answer, render_step
 
 NULL_ANSWER = "I made no changes."
@@ -130,7 +129,7 @@ class ReplayModel(ScriptedModel):
 
 # --- the driver ----------------------------------------------------------------------
 
-class ReplayDriver:
+class ReplayDriver(OnTheCli):
     """Plays a reference as the model through the real Claude Code CLI (Driver protocol).
 
     The request must carry its `cell` (the task, self-review and the trial's
@@ -138,11 +137,6 @@ class ReplayDriver:
     """
 
     name = "replay"
-
-    @property
-    def runtime(self) -> Runtime | None:
-        """The CLI and SDK this driver runs the agent in (every sample records it)."""
-        return installed_runtime(self.cli_path)
 
     def __init__(self, reference: Reference, *, cli_path: str | None = None,
                  confine: bool = True):

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from benchkit.agent.driver import AgentRequest, AgentRun, Coordinates
 from benchkit.agent.replay import NULL_ANSWER, ReplayModel, tool_results
-from benchkit.agent.runtime import installed_runtime
+from benchkit.agent.runtime import OnTheCli
 from benchkit.agent.scripted import ToolCall, Turn
-from benchkit.sample import Runtime
 
 
 def movable(where: Coordinates) -> tuple[str, ...]:
@@ -57,18 +56,13 @@ class Recorded:
         return Turn(text=self.answer or NULL_ANSWER)
 
 
-class RecordedDriver:
+class RecordedDriver(OnTheCli):
     """Plays a trial's recorded calls on the request's repository (Driver protocol).
 
     original: the trial's coordinates, which the request's `cell` replaces in every
     input (those that move)."""
 
     name = "replay"
-
-    @property
-    def runtime(self) -> Runtime | None:
-        """The CLI and SDK this driver runs the agent in (every sample records it)."""
-        return installed_runtime(self.cli_path)
 
     def __init__(self, calls: list[tuple[str, dict]], answer: str | None, original: Coordinates,
                  *, cli_path: str | None = None, confine: bool = True):

@@ -52,6 +52,17 @@ def installed_runtime(cli_path: str | None = None) -> Runtime | None:
     return Runtime(cli=lines[0].strip(), sdk=sdk_version())
 
 
+class OnTheCli:
+    """A driver that runs the agent on the Claude Code CLI at `cli_path` (None: the
+    SDK's own): its `runtime`, which every sample of its runs records."""
+
+    cli_path: str | None = None
+
+    @property
+    def runtime(self) -> Runtime | None:
+        return installed_runtime(self.cli_path)
+
+
 def sdk_version() -> str:
     try:
         return importlib.metadata.version(SDK_DISTRIBUTION)
