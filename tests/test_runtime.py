@@ -56,7 +56,7 @@ def test_samples_that_differ_only_in_their_runtime_are_never_pooled(tmp_path):
         (["runtime Claude Code 2.1.300, claude-agent-sdk 0.2.150"], 2),
         (["runtime unknown"], 1)]
     assert report.runtimes == {"gitea-mcp": NEW.label}
-    assert f"every figure: `{NEW.label}`" in render(report, "md")
+    assert f"in the agent runtime `{NEW.label}`" in render(report, "md")
     assert NEW.label in render(report, "html")
 
 
