@@ -1,15 +1,22 @@
-"""Where a trial's tokens go: its model requests' usage, one by one, split into four
+"""Where a trial's tokens go: its model requests' usage, one by one, split into six
 parts that add up to the trial's usage exactly (docs/anatomy.md).
 
     ambient        the first request's whole prompt (system prompt, tool definitions,
-                   skill, bootstrap, the task), and the runtime's own requests outside
-                   the agent's loop (the trial's usage beyond its requests')
+                   skill, bootstrap, the task)
+    runtime's own  the requests the runtime makes for its own chores, outside the
+                   agent's loop (Claude Code names the session with one, on the main
+                   model): the trial's usage beyond its agent's requests'
+    searches       the fresh part of a later request's prompt taken by the tool
+                   schemas the runtime's tool search loaded since the request before:
+                   their bytes / 4 tokens, at most the request's fresh tokens (zero
+                   for an arm whose schemas are eager)
     carried        what later requests re-read of earlier turns: their cache reads, and
                    the fresh part of their prompt that is not tool output (the model's
                    previous turn coming back as input, the CLI's wrapping)
     tool output    the fresh part of a later request's prompt taken by the tool results
                    that came since the request before: their bytes / 4 tokens, at most
-                   the request's fresh tokens (input and cache writes, in proportion)
+                   what the searches left of the request's fresh tokens (input and
+                   cache writes, in proportion)
     model output   every request's output tokens
 
 A part is kept in the cost components (benchkit.sample.COMPONENTS), so the report
@@ -19,12 +26,13 @@ weighs it as it weighs the trial's usage and the four parts' costs sum to the tr
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import msgspec
 
 from benchkit.sample import COMPONENTS, Anatomy, Part
 
-PARTS = ("ambient", "carried", "tool_output", "model_output")
+PARTS = ("ambient", "runtime_own", "searches", "carried", "tool_output", "model_output")
 BYTES_PER_TOKEN = 4
 
 
@@ -36,9 +44,12 @@ def components_of(usage: dict) -> list[int]:
             usage.get("cache_read") or 0, usage.get("output") or 0]
 
 
-def anatomy(requests: list[dict], total: dict, *, estimated: bool) -> Anatomy | None:
-    """The four parts of a trial from its request events (transcript "request":
-    usage, tool_results, tool_result_bytes) and its total usage; None with no request."""
+def anatomy(requests: list[dict], total: dict, *, estimated: bool,
+            schema_bytes: Mapping[str, int] | None = None) -> Anatomy | None:
+    """The six parts of a trial from its request events (transcript "request":
+    usage, tool_results, tool_result_bytes, and the tools a search `loaded`) and its
+    total usage; None with no request. `schema_bytes`: an arm's tool name (without
+    mcp__<server>__) -> the bytes of its schema (benchkit.surface)."""
     if not requests:
         return None
     parts = {name: [0] * len(COMPONENTS) for name in PARTS}
@@ -52,10 +63,15 @@ def anatomy(requests: list[dict], total: dict, *, estimated: bool) -> Anatomy | 
             continue
         parts["carried"][read] += figures[read]
         fresh = [figures[c] for c in (input_, write_5m, write_1h)]
+        loaded = sum((schema_bytes or {}).get(_bare(name), 0) for name in request.get("loaded", ()))
+        search = _tool_share(fresh, math.ceil(loaded / BYTES_PER_TOKEN))
+        fresh = [whole - taken for whole, taken in zip(fresh, search, strict=True)]
         tool = _tool_share(fresh, math.ceil(request.get("tool_result_bytes", 0) / BYTES_PER_TOKEN))
-        for c, whole, taken in zip((input_, write_5m, write_1h), fresh, tool, strict=True):
+        for c, left, searched, taken in zip((input_, write_5m, write_1h), fresh, search, tool,
+                                            strict=True):
+            parts["searches"][c] += searched
             parts["tool_output"][c] += taken
-            parts["carried"][c] += whole - taken
+            parts["carried"][c] += left - taken
     _settle(parts, components_of(total))
     first = components_of(requests[0]["usage"])
     return Anatomy(
@@ -63,8 +79,14 @@ def anatomy(requests: list[dict], total: dict, *, estimated: bool) -> Anatomy | 
         ambient_tokens=sum(first[:4]),
         tool_results=sum(r.get("tool_results", 0) for r in requests),
         tool_result_bytes=sum(r.get("tool_result_bytes", 0) for r in requests),
+        search_calls=sum(r.get("searches", 0) for r in requests),
         estimated=estimated,
         **{name: Part(*values) for name, values in parts.items()})
+
+
+def _bare(name: str) -> str:
+    """A tool's name without the runtime's mcp__<server>__ prefix."""
+    return name.split("__", 2)[2] if name.startswith("mcp__") and name.count("__") >= 2 else name
 
 
 def _tool_share(fresh: list[int], tokens: int) -> list[int]:
@@ -83,13 +105,13 @@ def _tool_share(fresh: list[int], tokens: int) -> list[int]:
 
 def _settle(parts: dict, total: list[int]) -> None:
     """Make the parts sum to the trial's usage: what the requests do not account for
-    (the runtime's own requests) is ambient; where the requests report more than the
+    is the runtime's own requests'; where the requests report more than the
     total (a run the backstop ended keeps only what its messages carried), the
     excess comes off the parts, model output first."""
     for c, whole in enumerate(total):
         left = whole - sum(parts[name][c] for name in PARTS)
         if left >= 0:
-            parts["ambient"][c] += left
+            parts["runtime_own"][c] += left
             continue
         for name in reversed(PARTS):
             cut = min(parts[name][c], -left)

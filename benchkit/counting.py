@@ -4,14 +4,17 @@ tops up.
 
 Every sample lands in exactly one place:
 - other versions: it ran with a task, arm, seed or model document other than the
-  current tree's, a tool (version and surface) other than its arm's current one, or a prompt other
+  current tree's, a tool (version and surface) or an agent runtime (the CLI's and the
+  SDK's versions) other than its arm's current one, or a prompt other
   than the newest its cell was run with (set apart, reported apart, never counted);
 - excluded: invalid, unaudited and harness-error samples (counted, never scored);
 - replay or measured: the rest, by whether its token figures are estimates.
 
-The current tool of an arm, (its version, the digest of its surface: benchkit.surface),
-is the one its pre-flight found when the caller knows it (a run), else that of the
-arm's newest otherwise-current sample that reached the agent (a report).
+The current tool of an arm, (its version, the digest of its surface: benchkit.surface,
+the runtime that carried it: benchkit.sample.Runtime), is the one its pre-flight found
+when the caller knows it (a run), else that of the arm's newest otherwise-current
+sample that reached the agent (a report). A sample older than the runtime field has
+none: an unknown runtime, apart from every named one.
 The current prompt cannot be known without assembling the arm (a skill comes from the
 installed tool), so it is always the newest: the store is append-only, and the newest
 prompt is the last read.
@@ -25,10 +28,10 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from benchkit.fingerprint import arm_fingerprint
-from benchkit.sample import EXCLUDED, Sample
+from benchkit.sample import EXCLUDED, Runtime, Sample
 
 Cell = tuple[str, str]  # (arm id, task id)
-Tool = tuple[str | None, str | None]  # (tool version, surface digest)
+Tool = tuple[str | None, str | None, Runtime | None]  # (tool version, surface digest, runtime)
 
 
 @dataclass(frozen=True)
@@ -90,7 +93,7 @@ def add_sample(groups: dict[tuple, Group[Sample]], sample: Sample, position: int
 
 def group_key(s: Sample) -> tuple:
     return (s.arm, s.task, s.fingerprints, s.usage_estimated or s.driver == "replay",
-            s.outcome, s.valid, s.failure_class, s.jobs, (s.tool_version, s.tool_surface),
+            s.outcome, s.valid, s.failure_class, s.jobs, (s.tool_version, s.tool_surface, s.runtime),
             s.ambient_size)
 
 
@@ -141,7 +144,7 @@ def _version_changes(key: tuple, current: Current) -> tuple[str, ...]:
     """What of the current tree a group's samples did not run with (their task, arm,
     seed or model; the arm's fingerprint takes their tool version in); empty when
     current. The tool version itself is judged per arm, the prompt per cell."""
-    arm, task_id, found, (tool_version, surface) = key[0], key[1], key[2], key[8]
+    arm, task_id, found, (tool_version, surface, _) = key[0], key[1], key[2], key[8]
     if arm not in current.arms or task_id not in current.tasks:
         return tuple(f"{kind} not in the tree" for kind, known in
                      (("arm", arm in current.arms), ("task", task_id in current.tasks))
@@ -171,13 +174,16 @@ def _current_tools(groups: Mapping[tuple, Group], changes: dict,
 
 def _tool_change(arm: str, tool: Tool, tools: dict) -> tuple[str, ...]:
     """("tool VERSION",) for samples of a tool version other than their arm's current,
-    ("tool VERSION, surface DIGEST",) for its version with another surface."""
+    ("tool VERSION, surface DIGEST",) for its version with another surface, ("runtime
+    LABEL",) for its tool in another runtime."""
     if arm not in tools or tool == tools[arm]:
         return ()
-    version, surface = tool
+    version, surface, runtime = tool
     if version != tools[arm][0]:
         return (f"tool {version or 'version unknown'}",)
-    return (f"tool {version or 'version unknown'}, surface {surface or 'unknown'}",)
+    if surface != tools[arm][1]:
+        return (f"tool {version or 'version unknown'}, surface {surface or 'unknown'}",)
+    return (f"runtime {runtime.label}" if runtime is not None else "runtime unknown",)
 
 
 def _current_prompts(groups: Mapping[tuple, Group], changes: dict) -> dict:

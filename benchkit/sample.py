@@ -62,10 +62,15 @@ class Part(msgspec.Struct, frozen=True, gc=False, array_like=True):
     output: Count
 
 
+NO_PART = Part(0, 0, 0, 0, 0)
+
+
 class Anatomy(msgspec.Struct, frozen=True, gc=False):
-    """Where a trial's tokens went (benchkit.anatomy): four parts summing to its usage,
-    the size of its first request's prompt, its requests and the tool results between
-    them. `estimated`: the per-request figures are estimates from bytes (replay)."""
+    """Where a trial's tokens went (benchkit.anatomy): six parts summing to its usage,
+    the size of its first request's prompt, its requests, the tool results between
+    them and the tool searches among them. `estimated`: the per-request figures are
+    estimates from bytes (replay). Older samples have no searches, and their ambient
+    holds the runtime's own requests."""
     requests: Count
     ambient: Part
     carried: Part
@@ -75,6 +80,27 @@ class Anatomy(msgspec.Struct, frozen=True, gc=False):
     tool_results: Count
     tool_result_bytes: Count
     estimated: bool
+    runtime_own: Part = NO_PART
+    searches: Part = NO_PART
+    search_calls: Count = 0
+
+
+class Runtime(msgspec.Struct, frozen=True, gc=False):
+    """The agent runtime a sample ran in: the Claude Code CLI's version (what
+    `claude --version` printed, e.g. "2.1.332 (Claude Code)") and the Claude Agent SDK's.
+    Samples of two runtimes are never counted together (benchkit.counting); samples
+    older than the field have none and read as an unknown runtime."""
+    cli: str
+    sdk: str
+
+    @property
+    def label(self) -> str:
+        return f"Claude Code {self.cli.split(' (')[0]}, claude-agent-sdk {self.sdk}"
+
+
+def runtime_label(runtime: Runtime | None) -> str:
+    """How a report names a sample's runtime."""
+    return "unknown runtime" if runtime is None else runtime.label
 
 
 class Fingerprints(msgspec.Struct, frozen=True, gc=False):
@@ -111,6 +137,7 @@ class Sample(msgspec.Struct, frozen=True, gc=False):
     jobs: Annotated[int, msgspec.Meta(ge=1)] | None = None  # trials run at once
     trial: Count = 0  # its number within the cell (the ledger hands out the next)
     anatomy: Anatomy | None = None   # older samples predate it
+    runtime: Runtime | None = None   # the agent runtime; older samples predate it
 
     @property
     def estimated(self) -> bool:
@@ -202,6 +229,7 @@ class Record(msgspec.Struct, kw_only=True):
     jobs: Annotated[int, msgspec.Meta(ge=1)] = 1
     confined: bool = True
     anatomy: Anatomy | None = None  # where the tokens went (benchkit.anatomy)
+    runtime: Runtime | None = None  # the CLI and SDK the agent ran in (a stub driver: none)
     # What the trial's tools asked the host through the gateway, one entry a request
     # (benchkit.gitea.gateway): never a query, body or token. Older samples have none.
     requests: list[dict] = msgspec.field(default_factory=list)

@@ -12,6 +12,9 @@ from typing import Any, Literal
 
 import msgspec
 
+# The runtime's tool that loads deferred tool schemas (Claude Code's tool search).
+TOOL_SEARCH = "ToolSearch"
+
 
 class Server(msgspec.Struct, frozen=True):
     """An MCP tool's server, started over stdio (templates, rendered per run)."""
@@ -48,6 +51,9 @@ class ToolSpec(msgspec.Struct, frozen=True):
     skill: Skill | None = None
     version: tuple[str, ...] = ("--version",)
     server: Server | None = None  # mcp only
+    # mcp only: the runtime's tool search, as Claude Code users get it: the server's
+    # tools are announced by name and the agent loads their schemas with ToolSearch.
+    tool_search: bool = False
 
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> ToolSpec:
@@ -59,6 +65,12 @@ class ToolSpec(msgspec.Struct, frozen=True):
         if not data.get("version"):  # `version: []` asks for the default, as it always did
             data = {**data, "version": ["--version"]}
         return msgspec.convert(data, cls)
+
+    @property
+    def runtime_tools(self) -> tuple[str, ...]:
+        """The runtime's own tools the agent is offered beside the arm's: ToolSearch
+        when the arm's tool search is on, else none."""
+        return (TOOL_SEARCH,) if self.tool_search else ()
 
     @property
     def executable(self) -> str:

@@ -1,5 +1,5 @@
 """The cost anatomy: each model request's usage recorded one by one from the real
-CLI's stream, and the four parts of a trial adding up to its usage exactly."""
+CLI's stream, and the parts of a trial adding up to its usage exactly."""
 
 import msgspec
 import pytest
@@ -22,9 +22,12 @@ def usage(input=0, cache_write=0, cache_read=0, output=0, one_hour=None):
             "cache_write_1h": one_hour}
 
 
-def request(figures, results=0, size=0):
-    return {"event": "request", "usage": figures, "tool_results": results,
-            "tool_result_bytes": size}
+def request(figures, results=0, size=0, loaded=()):
+    found = {"event": "request", "usage": figures, "tool_results": results,
+             "tool_result_bytes": size}
+    if loaded:
+        found.update(searches=1, loaded=list(loaded))
+    return found
 
 
 def total_of(requests, extra=None):
@@ -57,12 +60,35 @@ def test_the_parts_are_the_first_prompt_re_reads_tool_output_and_output():
 
 
 @pytest.mark.parametrize("extra", [usage(30, 0, 0, 5), usage(0, 10, 0, 0)])
-def test_usage_beyond_the_requests_is_ambient_and_every_part_still_adds_up(extra):
+def test_usage_beyond_the_requests_is_the_runtimes_own_and_every_part_still_adds_up(extra):
     requests = [request(usage(100, 0, 0, 10)), request(usage(3, 40, 100, 9), 1, 400)]
     total = total_of(requests, extra)
     found = anatomy(requests, total, estimated=True)
     assert found.estimated
+    assert list(msgspec.structs.astuple(found.runtime_own)) == components_of(extra)
+    assert msgspec.structs.astuple(found.ambient) == (100, 0, 0, 0, 0)
     assert_adds_up(found, total)
+
+
+def test_a_tool_search_takes_the_loaded_schemas_share_of_the_next_prompt():
+    """The schemas a search loads are its part of the next request's fresh prompt
+    (their bytes / 4, by the arm's surface), before tool output is taken of the rest;
+    a name the surface does not know adds nothing."""
+    schema_bytes = {"list_issues": 800, "issue_write": 4000}
+    requests = [request(usage(0, 1300, 0, 30)),
+                request(usage(0, 338, 1300, 40), loaded=["mcp__gitea__list_issues"]),
+                request(usage(0, 745, 1600, 30), results=1, size=2000),
+                request(usage(0, 1204, 2300, 50), loaded=["mcp__gitea__issue_write",
+                                                          "mcp__gitea__unknown"])]
+    found = anatomy(requests, total_of(requests), estimated=True, schema_bytes=schema_bytes)
+    assert found.search_calls == 2
+    assert found.searches.cache_write_5m == 200 + 1000
+    assert found.tool_output.cache_write_5m == 500
+    assert found.carried.cache_write_5m == (338 - 200) + (745 - 500) + (1204 - 1000)
+    assert_adds_up(found, total_of(requests))
+    eager = anatomy(requests, total_of(requests), estimated=True)  # no surface: no share
+    assert sum(msgspec.structs.astuple(eager.searches)) == 0
+    assert_adds_up(eager, total_of(requests))
 
 
 def test_a_total_below_the_requests_takes_the_excess_off_the_parts():

@@ -19,7 +19,7 @@ from benchkit.spec.reference import (
     render_value,
 )
 
-VERIFIED = {"raw-api", "gitea-mcp-pypi", "tea", "gitea-mcp", "gitea-axi"}  # CI replays all
+VERIFIED = {"raw-api", "gitea-mcp-pypi", "tea", "gitea-mcp", "gitea-mcp-search", "gitea-axi"}  # CI replays all
 
 
 def shipped_arms(shipped_tree):

@@ -52,3 +52,54 @@ def test_a_test_arms_reference_is_checked_for_tasks_though_its_arm_lives_elsewhe
     assert result.exit_code == 2
     assert f"refs.d/gitea-mcp-pypi.yaml:{line_of(path, 'read-open-issues-count:')}: no task" \
         in result.stderr
+
+
+# --- a reference that takes another arm's tasks (the tool search arm's) ----------------
+
+SEARCH = "refs.d/gitea-mcp-search.yaml"
+
+
+def test_a_reference_that_takes_another_arms_tasks_must_name_one_with_tasks_of_its_own(
+        work_tree):
+    path = work_tree / SEARCH
+    edit(path, "from: gitea-mcp\n", "from: gitea-mcp-nowhere\n")
+    result = benchkit("validate")
+    assert result.exit_code == 2
+    assert f"{SEARCH}:{line_of(path, 'from: gitea-mcp-nowhere')}: no reference " \
+           "gitea-mcp-nowhere.yaml beside it" in result.stderr
+    edit(path, "from: gitea-mcp-nowhere\n", "from: gitea-mcp-search\n")
+    assert "a reference cannot take its own tasks" in benchkit("validate").stderr
+    # a chain: gitea-mcp-pypi's own file now takes its tasks from elsewhere too
+    other = work_tree / "refs.d" / "gitea-mcp-pypi.yaml"
+    other.write_text("arm: gitea-mcp-pypi\nverified: true\nfrom: gitea-mcp\n")
+    edit(path, "from: gitea-mcp-search\n", "from: gitea-mcp-pypi\n")
+    result = benchkit("validate")
+    assert result.exit_code == 2
+    assert (f"{SEARCH}:{line_of(path, 'from: gitea-mcp-pypi')}: takes its tasks from "
+            "gitea-mcp-pypi.yaml, which takes its own from gitea-mcp.yaml") in result.stderr
+
+
+def test_a_reference_with_tasks_and_from_both_or_neither_is_a_problem(work_tree):
+    path = work_tree / SEARCH
+    edit(path, "from: gitea-mcp\n", "")
+    result = benchkit("validate")
+    assert result.exit_code == 2
+    assert "a reference has its own `tasks` or takes another arm's (`from: ARM`), not both" \
+        in result.stderr
+
+
+def test_the_tool_search_of_a_reference_must_be_its_arms(work_tree):
+    """An arm behind the tool search needs references that search; an eager arm's
+    must not (its guard would deny ToolSearch)."""
+    path = work_tree / SEARCH
+    edit(path, "search: select\n", "")
+    result = benchkit("validate")
+    assert result.exit_code == 2
+    assert "its arm's tools wait behind the runtime's tool search (tool_search): add " \
+           "`search: select`" in result.stderr
+    edit(work_tree / "arms.d" / "gitea-mcp-search.yaml", "  tool_search: true\n", "")
+    edit(path, "from: gitea-mcp\n", "from: gitea-mcp\nsearch: select\n")
+    result = benchkit("validate")
+    assert result.exit_code == 2
+    assert f"{SEARCH}:{line_of(path, 'search: select')}: its arm's tools are not behind " \
+           "the runtime's tool search: no `search`" in result.stderr

@@ -9,10 +9,12 @@ import re
 import shutil
 import subprocess
 
+import msgspec
 import pytest
 from conftest import BENCHKIT, CHECKOUT
 from test_report_trials import CHROMIUM, assert_replay_leads, first_screen
 
+from benchkit.agent.runtime import installed_runtime
 from benchkit.anatomy import PARTS
 from benchkit.cost import cost, usage_cost
 from benchkit.run.plan import select_cells
@@ -74,6 +76,8 @@ def test_the_readme_main_job_runs_every_task_and_writes_a_report(tree_copy, tmp_
     assert sorted(s["task"] for s in samples) == sorted(task.id for _, task in cells)
     assert {s["outcome"] for s in scored} == {"passed"}
     assert all(s["driver"] == "replay" and s["usage_estimated"] for s in samples)
+    runtime = msgspec.to_builtins(installed_runtime())  # every sample names its runtime
+    assert runtime and all(s["runtime"] == runtime for s in samples)
     assert all(s["usage"]["cache_write"] > 0 and s["turns"] >= 2 for s in scored)
     weights = load_tree(tree_copy).suite.weights
     for sample in samples:  # the cost anatomy's four parts add up to every trial's cost

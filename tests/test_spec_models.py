@@ -148,7 +148,7 @@ def test_load_tree(tree_copy):
     tree = load_tree(tree_copy)
     assert tree.root == tree_copy.resolve()
     assert list(tree.seeds) == ["default"]
-    assert sorted(tree.arms) == ["gitea-axi", "gitea-mcp", "raw-api", "tea"]
+    assert sorted(tree.arms) == ["gitea-axi", "gitea-mcp", "gitea-mcp-search", "raw-api", "tea"]
     assert REFERENCE_IDS <= {t.id for t in tree.tasks.values() if t.scored}
     assert tree.suite.path == tree_copy.resolve() / "suite.yaml"
     assert all(task.path.parent == tree.root / "tasks.d" for task in tree.tasks.values())

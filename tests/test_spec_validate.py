@@ -207,7 +207,7 @@ def test_exit_code_and_stderr_from_the_real_command(work_tree):
 
 def test_list_arms(work_tree):
     rows = json.loads(benchkit("list", "arms", "--json").stdout)
-    assert [row["id"] for row in rows] == ["gitea-axi", "gitea-mcp", "raw-api", "tea"]
+    assert [row["id"] for row in rows] == ["gitea-axi", "gitea-mcp-search", "gitea-mcp", "raw-api", "tea"]
     assert {row["path"] for row in rows} == {f"arms.d/{row['id']}.yaml" for row in rows}
     assert {row["id"]: row["kind"] for row in rows}["gitea-mcp"] == "mcp"
     table = benchkit("list", "arms").stdout.splitlines()

@@ -36,7 +36,8 @@ def audit_offered(offered: list[str], tool: ToolSpec, mcp_servers: dict) -> list
         foreign = [name for name in offered if name != "Bash"]
     else:
         prefixes = tuple(MCP_PREFIX.format(name) for name in mcp_servers)
-        foreign = [name for name in offered if not (prefixes and name.startswith(prefixes))]
+        foreign = [name for name in offered if not (prefixes and name.startswith(prefixes))
+                   and name not in tool.runtime_tools]
     return [f"the agent was offered a foreign tool: {name}" for name in foreign]
 
 

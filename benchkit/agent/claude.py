@@ -69,6 +69,7 @@ from . import service
 from . import usage as usage_of
 from .driver import MARKERS, MCP_PASSED, AgentRequest, AgentRun, kill_marked
 from .ending import classify_result, classify_result_error, refused_status, watch_model
+from .runtime import OnTheCli
 from .transcript import Recorder
 
 RUN_MARKER = "BENCHKIT_RUN"
@@ -110,7 +111,7 @@ class _QuietBackstop(logging.Filter):
 logging.getLogger("claude_agent_sdk._internal.query").addFilter(_QuietBackstop())
 
 
-class ClaudeDriver:
+class ClaudeDriver(OnTheCli):
     """Runs the agent with the Claude Agent SDK.
 
     base_url: an Anthropic-compatible endpoint (the scripted model), used with a dummy
@@ -313,7 +314,7 @@ class ClaudeDriver:
             (scratch / name).mkdir(exist_ok=True)
             env[variable] = str(scratch / name)
         if request.mcp_servers:
-            env["ENABLE_TOOL_SEARCH"] = "false"  # schemas load eagerly: the MCP arm's cost
+            env["ENABLE_TOOL_SEARCH"] = "false"  # eager, unless the arm (its env, below) says so
         env["SHELL"] = "/bin/bash"  # the curated PATH may hold no shell
         env.update(request.env)
         env[RUN_MARKER] = marker

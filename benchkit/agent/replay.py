@@ -13,7 +13,9 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
+from benchkit.agent.api_view import visible_tools
 from benchkit.agent.driver import AgentRequest, AgentRun, zero_usage
+from benchkit.agent.runtime import OnTheCli
 from benchkit.agent.scripted import ScriptedModel, ToolCall, Turn, estimate_usage
 from benchkit.spec.reference import Reference, TaskReference, excerpt, render_answer, render_step
 
@@ -64,7 +66,10 @@ def _text_of(content) -> str:
 class Play:
     """The model's turns for one task reference: step i is served once the request
     carries i tool results (one per earlier step), then the answer. Steps and answer
-    are rendered at that moment, with `outputs` the text of those results."""
+    are rendered at that moment, with `outputs` the text of those results (a tool
+    search's left out: no template reads it). As the API would, a step calls only a
+    tool whose schema the request offers: a tool behind the runtime's tool search is
+    called once its search has loaded it, else the replay stops saying so."""
 
     def __init__(self, task: TaskReference, context: dict):
         self.task = task
@@ -80,10 +85,15 @@ class Play:
                 self.failed[number] = self._scrub(excerpt(text))
         index = len(results)
         self.served = max(self.served, index)
-        context = {**self.context, "outputs": [text for text, _ in results]}
+        steps = self.task.steps
+        context = {**self.context, "outputs": [text for number, (text, _) in enumerate(results)
+                                               if number >= len(steps) or not steps[number].search]}
         try:
-            if index < len(self.task.steps):
-                step = render_step(self.task.steps[index], context)
+            if index < len(steps):
+                step = render_step(steps[index], context)
+                if step.tool is not None and step.tool not in visible_tools(request):
+                    raise LookupError(f"{step.tool} is not among the tools the request offers "
+                                      f"(its schema was never loaded)")
                 call = (ToolCall("Bash", {"command": step.run}) if step.run is not None
                         else ToolCall(step.tool or "", step.input or {}))  # a step has one
                 return Turn(calls=(call,))
@@ -119,7 +129,7 @@ class ReplayModel(ScriptedModel):
 
 # --- the driver ----------------------------------------------------------------------
 
-class ReplayDriver:
+class ReplayDriver(OnTheCli):
     """Plays a reference as the model through the real Claude Code CLI (Driver protocol).
 
     The request must carry its `cell` (the task, self-review and the trial's

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from benchkit.agent.driver import AgentRequest, AgentRun, Coordinates
 from benchkit.agent.replay import NULL_ANSWER, ReplayModel, tool_results
+from benchkit.agent.runtime import OnTheCli
 from benchkit.agent.scripted import ToolCall, Turn
 
 
@@ -55,7 +56,7 @@ class Recorded:
         return Turn(text=self.answer or NULL_ANSWER)
 
 
-class RecordedDriver:
+class RecordedDriver(OnTheCli):
     """Plays a trial's recorded calls on the request's repository (Driver protocol).
 
     original: the trial's coordinates, which the request's `cell` replaces in every

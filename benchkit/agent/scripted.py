@@ -27,6 +27,8 @@ from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from benchkit.agent.api_view import prompt_parts
+
 from .faults import Fault, serve
 from .wire import message as _message
 from .wire import message_start, request_id, sse, stream_events
@@ -105,8 +107,9 @@ def estimate_usage(request: dict, response_bytes: int, previous: dict | None) ->
 
 
 def _canonical(request: dict) -> bytes:
-    """The prompt in the order the API caches it: tools, system, messages."""
-    parts = [request.get(key) for key in ("tools", "system", "messages")]
+    """The prompt in the order the API caches it: tools, system, messages (a deferred
+    tool where a tool search loaded it: benchkit.agent.api_view)."""
+    parts = prompt_parts(request)
     return b"".join(json.dumps(part, sort_keys=True, separators=(",", ":")).encode()
                     for part in parts)
 

@@ -8,7 +8,8 @@ Events (plain dicts, JSON-ready), in stream order:
   tool_result  size in bytes, error flag and an excerpt of what the tool returned
   request      one request of the agent's model: its usage as the API reported it
                (input and cache figures at its start, output at its end), the
-               tool results that came since the request before (count, bytes), its
+               tool results that came since the request before (count, bytes), the
+               tool searches among them apart (count, the tools they loaded), its
                stop reason and whether its stream completed
   api_retry    the CLI retried a model request (status, error, delay: service.py)
   model_stall  no stream event of an outstanding model request within the idle limit
@@ -68,6 +69,7 @@ class Recorder:
         # The agent's tool calls that have no result yet: while one runs, the time is
         # the agent's, whatever the CLI says of its model requests.
         self.tools_running: set[str] = set()
+        self._loaded: list[list[str]] = []  # each tool search's loaded tools, since then
 
     def now(self) -> float:
         """Seconds since the run started (the events' `at`)."""
@@ -130,8 +132,12 @@ class Recorder:
             for block in message.content:
                 if isinstance(block, ToolResultBlock):
                     text = _text_of(block.content)
-                    self._since[0] += 1
-                    self._since[1] += len(text.encode())
+                    loaded = loaded_tools(block.content)
+                    if loaded is not None:  # a tool search: what it loads is not output
+                        self._loaded.append(loaded)
+                    else:
+                        self._since[0] += 1
+                        self._since[1] += len(text.encode())
                     self.events.append({"event": "tool_result", "id": block.tool_use_id,
                                         "bytes": len(text.encode()), "is_error": bool(block.is_error),
                                         "excerpt": scrub(text, self.secrets)[:EXCERPT_CHARS]})
@@ -166,7 +172,10 @@ class Recorder:
                        "at": round(self.now(), 3), "usage": figures,
                        "tool_results": self._since[0], "tool_result_bytes": self._since[1],
                        "stop_reason": None, "complete": False}
-            self._since = [0, 0]
+            if self._loaded:
+                request["searches"] = len(self._loaded)
+                request["loaded"] = [name for names in self._loaded for name in names]
+            self._since, self._loaded = [0, 0], []
             self.requests.append(request)
             self.events.append(request)
         elif event.get("type") == "message_delta" and self.requests:
@@ -211,6 +220,16 @@ class Recorder:
                 allowed, reason = self.decisions.get(event["id"], (None, None))
                 event["allowed"], event["reason"] = allowed, reason
         return self.events
+
+
+def loaded_tools(content) -> list[str] | None:
+    """The tools a tool search's result loads (its tool_reference blocks:
+    benchkit.agent.api_view); None for any other tool's result."""
+    if not isinstance(content, list):
+        return None
+    found = [item.get("tool_name") for item in content
+             if isinstance(item, dict) and item.get("type") == "tool_reference"]
+    return [str(name) for name in found] if found else None
 
 
 def _text_of(content) -> str:

@@ -189,6 +189,10 @@ def assemble(arm: Arm, suite: Suite, *, host_url: str, api_url: str, token: str,
         assembly.mcp_servers = {MCP_SERVER_NAME: {
             "type": "stdio", "command": command, "args": fill(list(tool.server.args)),
             "env": fill(dict(tool.server.env))}}
-        # Keep every tool schema in the prompt (eager), as the design measures it.
-        env["ENABLE_TOOL_SEARCH"] = "false"
+        # Eager (every schema in every request, as the design measures the MCP arm), or
+        # the runtime's tool search as Claude Code users get it: against a base URL that
+        # is not Anthropic's the CLI defers nothing unless told to, and defers only
+        # when ToolSearch is on offer.
+        assembly.tools = list(tool.runtime_tools)
+        env["ENABLE_TOOL_SEARCH"] = "true" if tool.tool_search else "false"
     return assembly

@@ -91,16 +91,19 @@ class Guard:
     """The guard of one arm. `decide` judges a shell command; `decide_tool` a tool call."""
 
     def __init__(self, arm_id: str, kind: str, binary: str | None = None,
-                 forbidden_subcommands: Iterable[Sequence[str]] = ()):
+                 forbidden_subcommands: Iterable[Sequence[str]] = (),
+                 runtime_tools: Iterable[str] = ()):
         if kind == "shell" and not binary:
             raise ValueError(f"arm {arm_id}: a shell arm needs its binary")
         self.arm_id, self.kind, self.binary = arm_id, kind, binary
         self.forbidden = [tuple(sequence) for sequence in forbidden_subcommands]
+        self.runtime_tools = tuple(runtime_tools)  # ToolSearch, for an arm with tool search
 
     @classmethod
     def for_tool(cls, arm_id: str, tool: ToolSpec) -> Guard:
         """The guard of the arm `arm_id`, whose tool is `tool`."""
-        return cls(arm_id, tool.kind, tool.binary, tool.forbidden_subcommands)
+        return cls(arm_id, tool.kind, tool.binary, tool.forbidden_subcommands,
+                   tool.runtime_tools)
 
     @property
     def allowed_binaries(self) -> tuple[str, ...]:
@@ -114,6 +117,8 @@ class Guard:
         if self.kind != "shell":
             if tool_name.startswith("mcp__gitea__"):
                 return Decision(True, "allowed: a Gitea MCP tool")
+            if tool_name in self.runtime_tools:  # it loads a Gitea tool's schema, no more
+                return Decision(True, f"allowed: {tool_name} loads the Gitea MCP tools' schemas")
             return Decision(False, f"`{tool_name}` is not available in this session: use the "
                                    "Gitea MCP tools (mcp__gitea__*); there is no shell.")
         if tool_name != "Bash":

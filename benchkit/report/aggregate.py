@@ -45,7 +45,7 @@ from benchkit.report.views import (
     tier_view,
     totals,
 )
-from benchkit.sample import COMPONENTS
+from benchkit.sample import COMPONENTS, runtime_label
 from benchkit.statistics.intervals import LEVEL
 from benchkit.store import Store
 from benchkit.surface import BYTES_PER_TOKEN, PARTS, AmbientSize, estimated_tokens
@@ -125,6 +125,8 @@ def build_report(contents: StoreContents | Summary, matrix: Matrix, *,
         floor=floor, pass_k=k, level=level,
         arms=arm_ids,
         tool_versions={arm: sorted_.tools[arm][0] for arm in arm_ids if arm in sorted_.tools},
+        runtimes={arm: runtime_label(sorted_.tools[arm][2]) for arm in arm_ids
+                  if arm in sorted_.tools},
         ambient_size=ambient_sizes(contents, sorted_.tools, arm_ids),
         totals=totals(contents, sorted_),
         headline=headline,

@@ -1,6 +1,8 @@
 """The report's "where the tokens go" view: each arm's cost-equivalent tokens split
-into the four parts of benchkit.anatomy (ambient, carried context, tool output, model
-output), from the trials that recorded their requests one by one.
+into the six parts of benchkit.anatomy (ambient, the runtime's own requests, tool searches, carried context, tool
+output, model output), from the trials that recorded their requests one by one: where
+an eager MCP arm and one behind the runtime's tool search part ways (a large first
+request against searches and the schemas they bring).
 
 Figures are means over the arm's tasks of each task's mean (the headline's estimand),
 on the cells the headline counts (measured) or the replay's (estimated from bytes).
@@ -17,7 +19,9 @@ from benchkit.report.model import AnatomyRow
 from benchkit.report.summary import ANATOMY_COLUMNS, ANATOMY_PARTS
 from benchkit.sample import COMPONENTS
 
-PART_NAMES = {"ambient": "ambient (first request)", "carried": "carried context",
+PART_NAMES = {"ambient": "ambient (first request)", "runtime_own": "runtime's own requests",
+              "searches": "tool searches",
+              "carried": "carried context",
               "tool_output": "tool output", "model_output": "model output"}
 _AT = {name: index for index, name in enumerate(ANATOMY_COLUMNS)}
 
@@ -46,7 +50,8 @@ def anatomy_view(tallies: Mapping, cells: dict, weights: Mapping[str, float],
             shares={part: (value / total if total else 0.0) for part, value in parts.items()},
             ambient_tokens=mean["ambient_tokens"], requests=mean["requests"],
             tool_results=results,
-            tool_result_bytes=(mean["tool_result_bytes"] / results) if results else None))
+            tool_result_bytes=(mean["tool_result_bytes"] / results) if results else None,
+            search_calls=mean["search_calls"]))
     return view
 
 
@@ -59,6 +64,7 @@ def _task_figures(rows: np.ndarray, weight: np.ndarray) -> dict | None:
     for part in ANATOMY_PARTS:
         start = _AT[f"{part}.{COMPONENTS[0]}"]
         figures[part] = float((rows[:, start:start + len(COMPONENTS)] @ weight).mean())
-    for column in ("ambient_tokens", "requests", "tool_results", "tool_result_bytes"):
+    for column in ("ambient_tokens", "requests", "tool_results", "tool_result_bytes",
+                   "search_calls"):
         figures[column] = float(rows[:, _AT[column]].mean())
     return figures

@@ -21,8 +21,8 @@ AXIS = 28
 # Colours: one per token component, readable on white and in greyscale order.
 COMPONENT_COLOURS = {"input": "#4e79a7", "cache_write_5m": "#f28e2b", "cache_write_1h": "#e15759",
                      "cache_read": "#76b7b2", "output": "#59a14f"}
-PART_COLOURS = {"ambient": "#9c755f", "carried": "#76b7b2", "tool_output": "#f28e2b",
-                "model_output": "#59a14f"}
+PART_COLOURS = {"ambient": "#9c755f", "runtime_own": "#bab0ac", "searches": "#b07aa1",
+                "carried": "#76b7b2", "tool_output": "#f28e2b", "model_output": "#59a14f"}
 CHEAP, DEAR = (216, 240, 216), (240, 138, 93)  # heat map: the tier's cheapest .. 1.5x
 # Heat map: an arm below the tier's best success, whatever its cost (never the green of
 # the cheapest: cheapest is not best when it fails), and an arm not comparable.
@@ -96,7 +96,7 @@ def component_chart(components: list[ComponentRow], names: dict) -> dict | None:
 
 
 def anatomy_chart(rows: list[AnatomyRow], names: dict) -> dict | None:
-    """Stacked bars per arm: cost-equivalent tokens split into the four parts of the
+    """Stacked bars per arm: cost-equivalent tokens split into the parts of the
     cost anatomy (benchkit.report.anatomy)."""
     shaped = [Stack(row.arm + (" (replay)" if row.kind == "replay" else ""), row.parts,
                     row.parts, row.shares, row.total, row.estimated) for row in rows]

@@ -151,6 +151,7 @@ class AnatomyRow(Record):
     requests: float
     tool_results: float
     tool_result_bytes: float | None
+    search_calls: float = 0.0  # tool searches per trial (an arm behind the runtime's tool search)
 
 
 class BonusArm(Record):
@@ -337,6 +338,7 @@ class Report(Record):
     level: float
     arms: list[str]
     tool_versions: dict[str, str | None]
+    runtimes: dict[str, str]  # arm -> the agent runtime of its counted samples
     ambient_size: dict[str, Ambient]  # arms whose current tool recorded one
     totals: Totals
     headline: list[ArmRow]

@@ -23,6 +23,7 @@ from pathlib import Path
 from msgspec.structs import astuple
 
 from benchkit import counting
+from benchkit.anatomy import PARTS
 from benchkit.report.load import StoreContents, load_files, store_files
 from benchkit.sample import COMPONENTS, Sample
 from benchkit.statistics.rows import AS_RECORDED
@@ -33,11 +34,12 @@ MAX_QUEUED = 30_000
 
 
 # A sample's anatomy as columns: has it, estimated, requests, the first request's
-# prompt, tool results and their bytes, then each part's tokens in COMPONENTS order.
-ANATOMY_PARTS = ("ambient", "carried", "tool_output", "model_output")
+# prompt, tool results and their bytes, tool searches, then each part's tokens in
+# COMPONENTS order.
+ANATOMY_PARTS = PARTS
 ANATOMY_COLUMNS = ("has", "estimated", "requests", "ambient_tokens", "tool_results",
-                   "tool_result_bytes", *(f"{part}.{c}" for part in ANATOMY_PARTS
-                                          for c in COMPONENTS))
+                   "tool_result_bytes", "search_calls",
+                   *(f"{part}.{c}" for part in ANATOMY_PARTS for c in COMPONENTS))
 _NO_ANATOMY = (0.0,) * len(ANATOMY_COLUMNS)
 
 
@@ -84,7 +86,7 @@ def _anatomy_row(sample: Sample) -> tuple:
     if found is None:
         return _NO_ANATOMY
     return (1.0, float(found.estimated), found.requests, found.ambient_tokens,
-            found.tool_results, found.tool_result_bytes,
+            found.tool_results, found.tool_result_bytes, found.search_calls,
             *(value for part in ANATOMY_PARTS for value in astuple(getattr(found, part))))
 
 

@@ -60,6 +60,7 @@ from benchkit.scrub import environment_secrets
 from benchkit.spec import Seed, Suite
 from benchkit.stopping import shielded
 from benchkit.store import Store
+from benchkit.surface import Surface
 
 log = logging.getLogger(__name__)
 
@@ -248,7 +249,7 @@ def _play(trial: Trial, ctx: RunContext, prepared: Prepared,
         return None, coordinates
     run = drive.run
     prepared.end_grant(ctx)  # the trial's token dies with its agent
-    _record_run(record, run)
+    _record_run(record, run, trial.arm.surface)
     record.fingerprints = msgspec.structs.replace(
         record.fingerprints, prompt=_prompt_fingerprint(drive, coordinates))
     audit = _audit(trial, ctx, drive, prepared)
@@ -389,10 +390,11 @@ def new_record(trial: Trial, ctx: RunContext) -> Record:
             seed=seed.fingerprint if seed is not None else fingerprint(None),
             prompt=fingerprint(None), model=fingerprint(ctx.run_model)),
         self_review=ctx.host.self_review, host=ctx.host.host, jobs=ctx.jobs,
-        confined=getattr(ctx.driver, "confine", True))
+        confined=getattr(ctx.driver, "confine", True),
+        runtime=getattr(ctx.driver, "runtime", None))
 
 
-def _record_run(record: Record, run: AgentRun) -> None:
+def _record_run(record: Record, run: AgentRun, surface: Surface | None) -> None:
     """What the agent's run itself tells: time, usage, turns, answer, calls."""
     record.tool_calls, record.blocked_calls = counts(run.transcript)
     record.started_at, record.duration_s = run.started.isoformat(), run.duration_s
@@ -401,7 +403,8 @@ def _record_run(record: Record, run: AgentRun) -> None:
     record.usage_estimated, record.turns = run.usage_estimated, run.turns
     record.cost_usd, record.answer, record.error = run.cost_usd, run.answer, run.error
     record.confined = run.confined
-    record.anatomy = anatomy(run.requests, run.usage, estimated=run.usage_estimated)
+    record.anatomy = anatomy(run.requests, run.usage, estimated=run.usage_estimated,
+                             schema_bytes=surface.schema_bytes() if surface else None)
 
 
 def _prompt_fingerprint(drive: Drive, coordinates: Coordinates) -> str:

@@ -26,6 +26,7 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
+from benchkit.agent.runtime import installed_runtime
 from benchkit.run.cell import RunContext
 from benchkit.run.ledger import Ledger
 from benchkit.run.loop import RunLoop
@@ -306,7 +307,8 @@ def dry_round(checked, progress: Progress, settings: RunSettings, *, self_review
     cells, _ = select_cells(checked.arms, checked.tasks, self_review=self_review,
                             references=checked.references)
     ledger = Ledger(cells, checked.tree.seeds, suite, driver=settings.driver,
-                    model=settings.run_model(suite.model)).load(Store(settings.store_dir))
+                    model=settings.run_model(suite.model),
+                    runtime=installed_runtime()).load(Store(settings.store_dir))
     arms, tasks = headline(cells)
     fam = headline_family(arms, list(checked.tree.arms), suite.equivalence_margin,
                           settings.baseline)

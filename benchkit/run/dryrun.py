@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from benchkit.agent.runtime import installed_runtime
 from benchkit.cost import token_figure
 from benchkit.run.ledger import Ledger
 from benchkit.run.plan import Skip, over_budget, plan, select_cells
@@ -108,7 +109,8 @@ def make_plan(checked, settings: RunSettings, *, self_review: bool | None, host:
     driver, model, budget = settings.driver, settings.run_model(suite.model), settings.budget
     cells, skipped = select_cells(checked.arms, checked.tasks, self_review=self_review,
                                   references=checked.references)
-    ledger = Ledger(cells, checked.tree.seeds, suite, driver=driver, model=model).load(
+    ledger = Ledger(cells, checked.tree.seeds, suite, driver=driver, model=model,
+                    runtime=installed_runtime()).load(
         Store(settings.store_dir))
     result = Plan(driver=driver, model=model, host=host, budget=budget, skipped=skipped)
     result.problems = ledger.problems

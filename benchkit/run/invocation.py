@@ -26,6 +26,7 @@ from benchkit.run.probe import ProbeSite, probe_arms
 from benchkit.run.progress import Progress
 from benchkit.run.schedule import Scheduler
 from benchkit.run.settings import RunSettings
+from benchkit.sample import Runtime
 from benchkit.spec import Arm, Tree
 from benchkit.stopping import Interrupted, Stop, shielded
 
@@ -55,6 +56,11 @@ class Invocation:
             from benchkit.agent.claude import ClaudeDriver
             driver = ClaudeDriver(confine=self.settings.confine)
         return Cancellable(driver, self.stop, self.refused)
+
+    @property
+    def runtime(self) -> Runtime | None:
+        """The agent runtime every driver of the run runs (one CLI, one SDK)."""
+        return next((d.runtime for d in self.drivers.values()), None)
 
     @property
     def tree(self) -> Tree:
@@ -100,7 +106,7 @@ class Invocation:
         cells, not_run = select_cells(checked.arms, checked.tasks, self_review=self.self_review,
                                       references=checked.references)
         ledger = Ledger(cells, checked.tree.seeds, suite, driver=settings.driver,
-                        model=model).load(self.store)
+                        model=model, runtime=self.runtime).load(self.store)
         for problem in ledger.problems:
             progress.note(f"warning: {problem} (skipped)")
         slots = [] if decide else plan(cells, ledger, trials=settings.trials, until=settings.until)

@@ -12,7 +12,7 @@ import msgspec
 from benchkit import counting
 from benchkit.cost import usage_cost
 from benchkit.fingerprint import fingerprint
-from benchkit.sample import Sample, read_samples
+from benchkit.sample import Runtime, Sample, read_samples
 from benchkit.spec.models import Arm, Seed, Suite
 from benchkit.spec.task import Task
 from benchkit.store import Store
@@ -32,10 +32,11 @@ class Ledger:
     """Counting samples per cell (the report's rule, for this run's driver kind: replay
     samples count toward replay runs, measured ones toward the rest) and past costs per
     cell and per arm (valid samples of the same driver, any version) for the expected
-    cost of a trial."""
+    cost of a trial. `runtime`: the agent runtime this run's samples will name (the
+    drivers'), part of each arm's current tool."""
 
     def __init__(self, cells: list[tuple[Arm, Task]], seeds: dict[str, Seed], suite: Suite, *,
-                 driver: str, model: str):
+                 driver: str, model: str, runtime: Runtime | None = None):
         self.weights, self.default = suite.weights, float(suite.default_cell_tokens)
         self.driver, self.estimated = driver, driver == "replay"
         self.cells = [(arm.id, task.id) for arm, task in cells]
@@ -43,7 +44,7 @@ class Ledger:
             arms={arm.id: arm.fingerprint for arm, _ in cells},
             tasks={task.id: (task.fingerprint, seeds[task.seed].fingerprint) for _, task in cells},
             model=fingerprint(model),
-            tools={arm.id: (arm.tool_version, arm.tool_surface) for arm, _ in cells
+            tools={arm.id: (arm.tool_version, arm.tool_surface, runtime) for arm, _ in cells
                    if arm.tool_version is not None})
         self.groups: dict[tuple, counting.Group[Sample]] = {}  # counting.group_samples
         self.samples = 0

@@ -21,7 +21,6 @@ repository, runs once the host is up (benchkit.run.probe), before any trial.
 from __future__ import annotations
 
 import fnmatch
-import importlib.util
 import os
 import shutil
 import tempfile
@@ -29,6 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from benchkit.agent.runtime import bundled_cli
 from benchkit.gitea import Credentials, CredentialsError, GiteaError, HostError
 from benchkit.isolation import IsolationError, assemble
 from benchkit.isolation.sandbox import probe
@@ -276,7 +276,7 @@ def claude_problems(driver: str, environ: Mapping[str, str] = os.environ) -> lis
     """The CLI is needed by both drivers (replay runs the real CLI); credentials only by
     the claude driver."""
     found = []
-    if claude_cli() is None:
+    if bundled_cli() is None:
         found.append("the Claude Code CLI is missing: neither bundled with claude-agent-sdk "
                      "nor `claude` on PATH (reinstall claude-agent-sdk)")
     if driver == "claude" and not claude_credentials(environ):
@@ -285,15 +285,6 @@ def claude_problems(driver: str, environ: Mapping[str, str] = os.environ) -> lis
                      f"(expected {config / '.credentials.json'}), or point ANTHROPIC_BASE_URL "
                      f"at a Messages API endpoint; `--driver replay` needs none")
     return found
-
-
-def claude_cli() -> str | None:
-    # Found, not imported: the SDK takes 1.5 s to import, and only its bundled CLI is asked for.
-    found = importlib.util.find_spec("claude_agent_sdk")
-    if found is None or found.origin is None:
-        return None
-    bundled = Path(found.origin).parent / "_bundled" / "claude"
-    return str(bundled) if bundled.is_file() else shutil.which("claude")
 
 
 def claude_config_dir(environ: Mapping[str, str] = os.environ) -> Path:

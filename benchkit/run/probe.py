@@ -162,6 +162,14 @@ def _probe_arm(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed,
                 revoke_agent_token(ctx.client.url, ctx.client.token, token_id)
 
 
+def announced_names(arm: Arm, tools: list[dict]) -> tuple[str, ...]:
+    """The tool names the runtime announces instead of their schemas, for an arm behind
+    its tool search (as the agent sees them: mcp__<server>__<tool>); none otherwise."""
+    if not arm.tool.tool_search:
+        return ()
+    return tuple(sorted(f"mcp__{MCP_SERVER_NAME}__{tool.get('name')}" for tool in tools))
+
+
 def _probe(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed, grant: Grant,
            confine: bool) -> tuple[str | None, Surface | None]:
     client, token = ctx.client, grant.token
@@ -177,7 +185,8 @@ def _probe(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed, grant: Grant,
         except IsolationError as error:
             return str(error), None
     surface = Surface(tools=canonical_tools(tools), skill=assembly.skill,
-                      bootstrap=arm.bootstrap, shown=assembly.bootstrap_shown)
+                      bootstrap=arm.bootstrap, shown=assembly.bootstrap_shown,
+                      announced=announced_names(arm, tools))
     return _verdict(arm, ctx, repo, seed, grant, call, ok, output), surface
 
 

@@ -7,6 +7,12 @@ the task's `targets` (the entities the steps act on, so a wrong-target control c
 re-render the same steps on others), and `outputs`, the text each earlier step
 returned, so an answer is read off what the tool really showed.
 
+A reference may take another arm's tasks (`from`) and add the runtime's tool search
+(`search: select`): before the first call of each tool, a step that loads its schema
+with ToolSearch and the query `select:<tool>`, as a model must when the schemas wait
+behind the search. A search step's output is no template's: `outputs` holds the other
+steps' alone, so the answers of the arm it takes from read the same.
+
 Loading, checking and rendering live here, apart from the replay driver
 (benchkit.agent.replay), so `benchkit validate` checks references without the agent.
 """
@@ -24,6 +30,7 @@ import jinja2.meta
 
 from benchkit.fingerprint import fingerprint
 from benchkit.spec.loader import Document, Problem, SpecError, load_document, strings
+from benchkit.tool import TOOL_SEARCH
 
 # Names every step and answer template may use besides the task's targets.
 CONTEXT_NAMES = frozenset({"api_url", "host_url", "token", "owner", "repo", "user",
@@ -35,11 +42,14 @@ EXCERPT_CHARS = 300
 
 @dataclass(frozen=True)
 class Step:
-    """One model turn: a shell command (`run`) or one MCP tool call (`tool`, `input`)."""
+    """One model turn: a shell command (`run`) or one MCP tool call (`tool`, `input`);
+    `search`: a tool search that loads the next tool's schema (its output no
+    template's)."""
 
     run: str | None = None
     tool: str | None = None
     input: dict | None = None
+    search: bool = False
 
 
 @dataclass(frozen=True)
@@ -100,15 +110,46 @@ def no_reference(arm_id: str) -> str:
     return f"not provable on arm {arm_id}: no reference in refs.d/{arm_id}.yaml"
 
 
-def load_reference(path, *, kind: str | None = None, tasks=None) -> Reference:
+def load_reference(path, *, kind: str | None = None, tasks=None, tool_search: bool | None = None,
+                   taken_by: Document | None = None) -> Reference:
     """Load and check refs.d/<arm>.yaml. `kind` ("shell" or "mcp", the arm's tool kind)
-    also checks every step is of the kind that arm can take; `tasks` (the task ids of
-    the tree) that every task it covers exists."""
-    document = load_document(path, "reference", lambda document: _check(document, kind, tasks))
+    also checks every step is of the kind that arm can take; `tool_search` (the arm's)
+    that the reference searches for its tools exactly when the arm's tools wait behind
+    the runtime's tool search; `tasks` (the task ids of
+    the tree) that every task it covers exists. `taken_by`: the reference that takes
+    this one's tasks (which must then be its own: one step, no chains or cycles)."""
+    document = load_document(path, "reference",
+                             lambda document: _check(document, kind, tasks, tool_search))
     data = document.data
-    covered = {task_id: _task(task_id, entry) for task_id, entry in data["tasks"].items()}
-    return Reference(path=Path(path), data=data, fingerprint=fingerprint(data),
+    if "from" in data and taken_by is not None:
+        raise SpecError([taken_by.problem(("from",), (
+            f"takes its tasks from {Path(path).name}, which takes its own from "
+            f"{data['from']}.yaml: name a reference with tasks of its own"))])
+    if "from" in data:  # _check has found it
+        base = load_reference(Path(path).parent / f"{data['from']}.yaml", kind=kind, tasks=tasks,
+                              taken_by=document)
+        covered, content = dict(base.tasks), {"reference": data, "from": base.data}
+    else:
+        covered = {task_id: _task(task_id, entry) for task_id, entry in data["tasks"].items()}
+        content = data
+    if data.get("search") == "select":
+        covered = {task_id: searching(task) for task_id, task in covered.items()}
+    return Reference(path=Path(path), data=data, fingerprint=fingerprint(content),
                      arm=data["arm"], verified=data["verified"], tasks=covered)
+
+
+def searching(task: TaskReference) -> TaskReference:
+    """The task's steps with the runtime's tool search before the first call of each
+    tool: ToolSearch with the query select:<tool>."""
+    steps: list[Step] = []
+    loaded: set[str] = set()
+    for step in task.steps:
+        if step.tool is not None and step.tool not in loaded:
+            loaded.add(step.tool)
+            steps.append(Step(tool=TOOL_SEARCH, input={"query": f"select:{step.tool}"},
+                              search=True))
+        steps.append(step)
+    return replace(task, steps=tuple(steps))
 
 
 def reference_for(arm, root) -> Reference:
@@ -116,7 +157,7 @@ def reference_for(arm, root) -> Reference:
     path = reference_path(arm.id, root)
     if not path.is_file():
         raise SpecError([Problem(path, None, f"no reference solutions for arm {arm.id!r}")])
-    return load_reference(path, kind=arm.tool.kind)
+    return load_reference(path, kind=arm.tool.kind, tool_search=arm.tool.tool_search)
 
 
 def _task(task_id: str, entry: dict) -> TaskReference:
@@ -127,7 +168,8 @@ def _task(task_id: str, entry: dict) -> TaskReference:
                          unsupported=entry.get("unsupported"))
 
 
-def _check(document: Document, kind: str | None, tasks) -> list[Problem]:
+def _check(document: Document, kind: str | None, tasks,
+           tool_search: bool | None = None) -> list[Problem]:
     """What a schema cannot say: the file is the named arm's, tasks exist, templates
     name only known variables, decoys name targets, and every step suits the arm's kind."""
     problems = []
@@ -135,7 +177,14 @@ def _check(document: Document, kind: str | None, tasks) -> list[Problem]:
     if path.parent.name == "refs.d" and isinstance(arm, str) and arm != path.stem:
         problems.append(document.problem(("arm",), f"names arm {arm!r}, but {path.name} is "
                                                    f"read for arm {path.stem!r}"))
-    for task_id, entry in document.data["tasks"].items():
+    problems += _source_problems(document)
+    searches = "search" in document.data
+    if tool_search is not None and searches != tool_search:
+        problems.append(document.problem(("search",) if searches else (), (
+            "its arm's tools are not behind the runtime's tool search: no `search`"
+            if searches else "its arm's tools wait behind the runtime's tool search "
+                             "(tool_search): add `search: select`")))
+    for task_id, entry in (document.data.get("tasks") or {}).items():
         at = ("tasks", task_id)
         if tasks is not None and task_id not in tasks:
             problems.append(document.problem(at, f"no task {task_id!r} in tasks.d/", at_key=True))
@@ -164,6 +213,23 @@ def _check(document: Document, kind: str | None, tasks) -> list[Problem]:
             if message:
                 problems.append(document.problem(at + ("answer",), message))
     return problems
+
+
+def _source_problems(document: Document) -> list[Problem]:
+    """A reference has tasks of its own, or takes them `from` another arm's file (one
+    beside it, itself with tasks of its own), not both."""
+    data, path = document.data, Path(document.path)
+    if ("tasks" in data) == ("from" in data):
+        return [document.problem((), "a reference has its own `tasks` or takes another "
+                                     "arm's (`from: ARM`), not both")]
+    if "from" not in data:
+        return []
+    source = path.parent / f"{data['from']}.yaml"
+    if not source.is_file():
+        return [document.problem(("from",), f"no reference {source.name} beside it")]
+    if source.resolve() == path.resolve():
+        return [document.problem(("from",), "a reference cannot take its own tasks")]
+    return []
 
 
 # --- rendering -----------------------------------------------------------------------
@@ -228,7 +294,8 @@ def render_value(value, context: dict):
 def render_step(step: Step, context: dict) -> Step:
     if step.run is not None:
         return Step(run=render_text(step.run, context).strip())
-    return Step(tool=step.tool, input=render_value(step.input or {}, context))
+    return Step(tool=step.tool, input=render_value(step.input or {}, context),
+                search=step.search)
 
 
 def render_answer(task: TaskReference, context: dict) -> str:

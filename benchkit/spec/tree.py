@@ -241,7 +241,8 @@ def _check_reference(path: Path, problems: list, tree: Tree | None):
     here: then its steps are checked for shape and templates only)."""
     arm = tree.arms.get(path.stem) if tree is not None else None
     _collect(problems, lambda: load_reference(
-        path, kind=arm.tool.kind if arm else None, tasks=set(tree.tasks) if tree else None))
+        path, kind=arm.tool.kind if arm else None, tasks=set(tree.tasks) if tree else None,
+        tool_search=arm.tool.tool_search if arm else None))
 
 
 def _tree_for(path: Path, trees: dict) -> Tree | None:
