@@ -236,8 +236,8 @@ def test_list_reports_problems_like_validate(work_tree):
     edit(work_tree / "arms.d" / "tea.yaml", "  binary: tea\n", "  binary: [tea\n")
     result = benchkit("list", "arms", "--json")  # named, and the other arms listed
     assert result.exit_code == 0 and result.stderr.startswith("arms.d/tea.yaml:")
-    assert [row["id"] for row in json.loads(result.stdout)] == ["gitea-axi", "gitea-mcp", "gitea-mcp-search",
-                                                             "raw-api"]
+    assert [row["id"] for row in json.loads(result.stdout)] == [
+        "gitea-axi", "gitea-mcp-search", "gitea-mcp", "raw-api"]  # by file name
     assert benchkit("validate").exit_code == 2
 
 
