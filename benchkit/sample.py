@@ -24,6 +24,9 @@ TIERS = (*SCORED_TIERS, "bonus")
 Outcome = Literal["passed", "failed", "confused", "hung", "crashed", "invalid", "unaudited",
                   "harness-error"]
 OUTCOMES: tuple[str, ...] = get_args(Outcome)
+# What bounded an agent's requests to the host: a throwaway user of the run's own (its
+# permissions, behind the gateway), or the gateway alone (--gateway-only-containment).
+Containment = Literal["run-user", "gateway"]
 # Outcomes that say nothing of the arm: never scored, never a cell's trial.
 EXCLUDED = ("invalid", "unaudited", "harness-error")
 
@@ -107,6 +110,7 @@ class Sample(msgspec.Struct, frozen=True, gc=False):
     ambient_size: AmbientSize | None = None  # that surface's size in bytes
     started_at: str = ""             # ISO 8601, UTC: which of two samples is newer
     confined: bool = True  # older samples predate --unconfined
+    containment: Containment | None = None  # older samples predate the run's own user
     jobs: Annotated[int, msgspec.Meta(ge=1)] | None = None  # trials run at once
     trial: Count = 0  # its number within the cell (the ledger hands out the next)
     anatomy: Anatomy | None = None   # older samples predate it
@@ -189,6 +193,7 @@ class Record(msgspec.Struct, kw_only=True):
     leaks: list[str] = msgspec.field(default_factory=list)
     jobs: Annotated[int, msgspec.Meta(ge=1)] = 1
     confined: bool = True
+    containment: Containment | None = None
     anatomy: Anatomy | None = None  # where the tokens went (benchkit.anatomy)
     # What the trial's tools asked the host through the gateway, one entry a request
     # (benchkit.gitea.gateway): never a query, body or token. Older samples have none.

@@ -53,7 +53,7 @@ from benchkit.isolation import Assembly, IsolationError, assemble
 from benchkit.run.host import HostFacts
 from benchkit.run.outcome import Audit, harness_class, judge
 from benchkit.run.plan import Trial, not_runnable
-from benchkit.sample import Fingerprints, Record, Usage
+from benchkit.sample import Containment, Fingerprints, Record, Usage
 from benchkit.scoring import Verdict, check
 from benchkit.scrub import environment_secrets
 from benchkit.spec import Seed, Suite
@@ -83,15 +83,26 @@ class RunContext:
     gate_timeout: float = 60.0
     jobs: int = 1                    # trials the run has going at once (durations depend on it)
     gateway: Gateway | None = None   # the agent's one way to the host; None: the run's own
+    # The client's token is the run's own user's (benchkit.run.host.Access) or, with
+    # gateway-only containment, the maintainer's; the maintainer's reaches the forge's
+    # admin routes (None: the client's is the maintainer's).
+    containment: Containment = "gateway"
+    admin_token: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.gateway is None:
             self.gateway = gateway_for(self.client.url)
 
     def secrets(self) -> list[str]:
-        """What never reaches the store: the host token, the driver's credentials, the
+        """What never reaches the store: the host tokens, the driver's credentials, the
         harness's secret-looking variables."""
-        return [self.client.token, *getattr(self.driver, "secrets", ()), *environment_secrets()]
+        return [self.client.token or "", self.admin_token or "",
+                *getattr(self.driver, "secrets", ()), *environment_secrets()]
+
+    @property
+    def admin(self) -> str | None:
+        """The maintainer's token, for the forge's admin routes."""
+        return self.admin_token or self.client.token
 
     @property
     def run_model(self) -> str:
@@ -125,7 +136,7 @@ class Prepared:
         agent's tokens; a note if the repository could not be deleted."""
         self.end_grant(ctx)
         if self.token_id is not None:
-            revoke_agent_token(ctx.client.url, ctx.client.token, self.token_id)
+            revoke_agent_token(ctx.client.url, ctx.admin, self.token_id)
             self.token_id = None
         repo, self.repo = self.repo, None
         if repo is None:
@@ -173,9 +184,9 @@ def prepare_trial(trial: Trial, ctx: RunContext) -> Prepared:
                         failure_class=harness_class(exc))
     prepared = Prepared(trial, seed, repo=repo)
     try:
-        if ctx.host.forge:
+        if ctx.host.forge:  # a token of the repository's owner, bound to it alone
             prepared.token, prepared.token_id = mint_agent_token(
-                ctx.client.url, ctx.client.token, repo=repo.full_name)
+                ctx.client.url, ctx.admin, repo=repo.full_name, user=repo.owner)
         assert ctx.gateway is not None
         prepared.grant = ctx.gateway.issue(repo.owner, repo.name, prepared.token
                                            or ctx.client.token or "", user=ctx.client.user)
@@ -338,7 +349,7 @@ def _forge_log(ctx: RunContext, prepared: Prepared, agents, audit: Audit) -> str
     gateway); what was checked, for the transcript."""
     if prepared.token_id is None:
         return "not checked: the host keeps no request log (not a forge)"
-    seen = fetch_request_log(ctx.client.url, ctx.client.token, token_id=prepared.token_id)
+    seen = fetch_request_log(ctx.client.url, ctx.admin, token_id=prepared.token_id)
     if seen is None:
         audit.unread = audit.unread or (f"the host's request log could not be read for "
                                         f"{prepared.token_id}")
@@ -378,7 +389,7 @@ def new_record(trial: Trial, ctx: RunContext) -> Record:
             seed=seed.fingerprint if seed is not None else fingerprint(None),
             prompt=fingerprint(None), model=fingerprint(ctx.run_model)),
         self_review=ctx.host.self_review, host=ctx.host.host, jobs=ctx.jobs,
-        confined=getattr(ctx.driver, "confine", True))
+        confined=getattr(ctx.driver, "confine", True), containment=ctx.containment)
 
 
 def _record_run(record: Record, run: AgentRun) -> None:

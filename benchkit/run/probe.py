@@ -28,7 +28,7 @@ import shlex
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchkit.agent.audit import audit_gateway
@@ -99,6 +99,7 @@ class ProbeSite:
     host: HostFacts
     root: Path | None = None
     gate_timeout: float = 60.0
+    admin_token: str | None = field(default=None, repr=False)  # the forge's admin routes; None: the client's
 
 
 def probe_tools(arms: list[Arm], ctx: ProbeSite, seed: Seed, *,
@@ -141,7 +142,8 @@ def _probe_arm(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed,
     token, token_id = ctx.client.token or "", None  # a host without a token: none to give
     try:
         if ctx.host.forge:  # behind the gateway, a host token of its own (defence in depth)
-            token, token_id = mint_agent_token(ctx.client.url, ctx.client.token)
+            token, token_id = mint_agent_token(ctx.client.url, ctx.admin_token or ctx.client.token,
+                                               repo=repo.full_name, user=repo.owner)
     except HarnessError as error:
         return f"arm {arm.id}: cannot prepare its probe: {ctx.client.scrub(str(error))}", None
     gateway = gateway_for(ctx.client.url)
@@ -151,7 +153,7 @@ def _probe_arm(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed,
     finally:
         gateway.end(grant)
         if token_id is not None:
-            revoke_agent_token(ctx.client.url, ctx.client.token, token_id)
+            revoke_agent_token(ctx.client.url, ctx.admin_token or ctx.client.token, token_id)
 
 
 def _probe(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed, grant: Grant,
