@@ -19,6 +19,7 @@ import logging
 import shutil
 import tempfile
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -62,6 +63,10 @@ from benchkit.store import Store
 log = logging.getLogger(__name__)
 
 
+# (trial, ctx, record, the agent's run, where it ran) -> None, the record amended
+Settle = Callable[["Trial", "RunContext", Record, AgentRun, Coordinates], None]
+
+
 class CellError(ValueError):
     """A trial that cannot run at all (no scoring spec, not applicable to the arm or
     the host, unknown seed): nothing is provisioned, nothing recorded."""
@@ -88,6 +93,9 @@ class RunContext:
     # admin routes (None: the client's is the maintainer's).
     containment: Containment = "gateway"
     admin_token: str | None = field(default=None, repr=False)
+    # Decides, before the record is stored, what a host 5xx the agent met makes of the
+    # trial (benchkit.run.failures.settle_host_error); None: it stays a harness error.
+    settle: Settle | None = None
 
     def __post_init__(self) -> None:
         if self.gateway is None:
@@ -209,6 +217,8 @@ def run_trial(trial: Trial, ctx: RunContext, prepared: Prepared | None = None) -
         note = prepared.discard(ctx)  # every path: Ctrl-C too, then it propagates
     if note:
         record.note(note)
+    if ctx.settle is not None and run is not None and coordinates is not None:
+        ctx.settle(trial, ctx, record, run, coordinates)
     stored = ctx.store.append(record, secrets=[*ctx.secrets(), prepared.token or "",
                                                prepared.agent_token(ctx)])
     return TrialResult(stored, run, coordinates)

@@ -16,7 +16,7 @@ from benchkit.exits import EXIT_FAILED as EXIT_TROUBLE
 from benchkit.gitea import Client
 from benchkit.run.cell import RunContext
 from benchkit.run.decide import run_rounds
-from benchkit.run.failures import replay_failures
+from benchkit.run.failures import replay_failures, settle_host_error
 from benchkit.run.host import Access, HostFacts, probe_host
 from benchkit.run.ledger import Ledger
 from benchkit.run.loop import Cancellable, GatedStore, RunLoop, new_tag
@@ -71,7 +71,8 @@ class Invocation:
                           store=self.store, driver=self.drivers[arm.id], host=self.facts,
                           model=self.settings.model, root=tree.root, jobs=self.settings.jobs,
                           containment=self.access.containment,
-                          admin_token=self.access.admin_token)
+                          admin_token=self.access.admin_token,
+                          settle=settle_host_error if self.settings.replay_failures else None)
 
     def probe(self) -> None:
         """Once per host: may a user review their own pull request (which variant of
@@ -106,7 +107,8 @@ class Invocation:
                         model=model).load(self.store)
         slots = [] if decide else plan(cells, ledger, trials=settings.trials, until=settings.until)
         scheduler = Scheduler(slots, ledger, progress, budget=settings.budget,
-                              retry_harness_errors=settings.until is not None)
+                              retry_harness_errors=settings.until is not None,
+                              harness_retries=suite.harness_retries)
         progress.header(arms=[arm.id for arm in checked.arms], cells=len(cells), trials=len(slots),
                         driver=settings.driver, model=model,
                         host={**host, "kind": self.facts.host.kind,

@@ -3,7 +3,8 @@ precedence (harness error > invalid > unaudited > host error > crashed > the cap
 confused/hung > passed/failed), on a benchkit.sample.Record.
 
     harness-error  host, seeding, readiness, SDK start-up, API overload or rate limit,
-                   credentials, the host answering the agent's own request with a 5xx:
+                   credentials, the host answering the agent's own request with a 5xx
+                   (class host-5xx, until the failure replay tells: benchkit.run.failures):
                    recorded apart, never counted against the arm
     invalid        the audit found a leak: recorded, never scored
     unaudited      the audit could not read its evidence: excluded like invalid
@@ -26,6 +27,10 @@ from benchkit.errors import HostError, ReadinessError, SeedError
 from benchkit.gitea import CredentialsError
 from benchkit.sample import CAPPED, Record
 from benchkit.scoring import Verdict
+
+# A 5xx the host answered an agent's own request with: the host's fault, unless the
+# agent's own calls provoke it again on a fresh repository (then PROVOKED, charged).
+HOST_5XX, PROVOKED = "host-5xx", "host-error-provoked"
 
 
 @dataclass
@@ -52,7 +57,7 @@ def judge(record: Record, run: AgentRun, audit: Audit, check: Callable[[], Verdi
     if audit.unread:
         return record.excluded("unaudited", "audit", audit.unread)
     if audit.host_errors:
-        return record.harness_error("host", "the host answered the agent's own request "
+        return record.harness_error(HOST_5XX, "the host answered the agent's own request "
                                     f"with a server error: {audit.host_errors[0]}")
     if crashed:
         record.outcome, record.failure_class = "crashed", "agent-crash"

@@ -40,6 +40,7 @@ class Suite(Loaded):
     weights: dict
     base_prompt: str
     equivalence_margin: float = 0.05
+    harness_retries: int = 3  # --until: more trials per cell and run after harness errors
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,7 @@ def load_suite(path) -> Suite:
     document = load_document(path, "suite", _check_suite)
     return Suite(**_fields(document, [
         "model", "trials", "floor", "turn_cap", "backstop_seconds", "repo_prefix",
-        "default_cell_tokens", "weights", "base_prompt", "equivalence_margin"]))
+        "default_cell_tokens", "weights", "base_prompt", "equivalence_margin", "harness_retries"]))
 
 
 def load_seed(path) -> Seed:
