@@ -261,7 +261,7 @@ def _play(trial: Trial, ctx: RunContext, prepared: Prepared,
     prepared.end_grant(ctx)  # the trial's token dies with its agent
     _record_run(record, run)
     record.fingerprints = msgspec.structs.replace(
-        record.fingerprints, prompt=_prompt_fingerprint(drive, coordinates))
+        record.fingerprints, prompt=_prompt_fingerprint(drive, coordinates, ctx.containment))
     audit = _audit(trial, ctx, drive, prepared)
     run.transcript.append(audit.event)
     record.requests = list(prepared.grant.requests) if prepared.grant is not None else []
@@ -414,14 +414,17 @@ def _record_run(record: Record, run: AgentRun) -> None:
     record.anatomy = anatomy(run.requests, run.usage, estimated=run.usage_estimated)
 
 
-def _prompt_fingerprint(drive: Drive, coordinates: Coordinates) -> str:
+def _prompt_fingerprint(drive: Drive, coordinates: Coordinates, containment: Containment) -> str:
     """The prompt with this trial's coordinates taken out, so every trial of a cell
-    shares it while a change of wording, skill or bootstrap does not."""
+    shares it while a change of wording, skill or bootstrap does not. A run's own user
+    (the owner too) has a name of its run's: taken out as well."""
     text = drive.assembly.system_prompt
+    own_user = coordinates.user if containment == "run-user" else ""
     volatile = [(coordinates.token, "token"), (coordinates.api_url, "api_url"),
                 (coordinates.host_url, "host_url"), (str(drive.workdir), "workdir"),
                 (str(drive.assembly.harness_dir or ""), "config_dir"),
-                (coordinates.repo, "repo")]  # the repo's unique name, before any owner
+                (coordinates.repo, "repo"),  # the repo's unique name, before any owner
+                (own_user, "user")]
     for value, name in volatile:
         if value:
             text = text.replace(value, f"{{{{ {name} }}}}")
