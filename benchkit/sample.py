@@ -24,6 +24,10 @@ TIERS = (*SCORED_TIERS, "bonus")
 Outcome = Literal["passed", "failed", "confused", "hung", "crashed", "invalid", "unaudited",
                   "harness-error"]
 OUTCOMES: tuple[str, ...] = get_args(Outcome)
+# A 5xx the host answered an agent's own request with: the host's fault (a harness
+# error), unless the agent's own calls provoke it again on a fresh repository: then the
+# trial is failed, charged (benchkit.run.failures).
+HOST_5XX, PROVOKED = "host-5xx", "host-error-provoked"
 # What bounded an agent's requests to the host: a throwaway user of the run's own (its
 # permissions, behind the gateway), or the gateway alone (--gateway-only-containment).
 Containment = Literal["run-user", "gateway"]

@@ -33,9 +33,9 @@ from benchkit.run.failures import (
     settle_host_error,
     worth_replaying,
 )
-from benchkit.run.outcome import HOST_5XX, PROVOKED
 from benchkit.run.plan import Trial
 from benchkit.run.progress import Progress
+from benchkit.sample import HOST_5XX, PROVOKED
 from benchkit.spec import load_arm
 from benchkit.spec.reference import reference_for
 
@@ -219,6 +219,9 @@ def test_a_5xx_the_agents_own_calls_provoke_is_charged_to_the_trial(host, shippe
                            capture_output=True, text=True, timeout=60)
     assert "outcome: failed (host-error-provoked)" in shown.stdout, shown.stderr
     assert "failure replay: provoked" in shown.stdout
+    listed = subprocess.run([*BENCHKIT, "show", "--outcome", "failures", "--store",
+                             str(ctx.store.root)], capture_output=True, text=True, timeout=60)
+    assert "host-error-provoked: the host answered" in listed.stdout, listed.stderr
 
 
 def test_a_5xx_that_does_not_come_again_stays_a_harness_error(forge, shipped_tree, tmp_path):

@@ -33,9 +33,8 @@ from datetime import UTC, datetime
 from benchkit.agent.driver import AgentRun, Coordinates
 from benchkit.agent.rerun import RecordedDriver, recorded_calls
 from benchkit.run.cell import RunContext, TrialResult, rerun
-from benchkit.run.outcome import HOST_5XX, PROVOKED
 from benchkit.run.plan import Trial
-from benchkit.sample import EXCLUDED, Record
+from benchkit.sample import EXCLUDED, HOST_5XX, PROVOKED, Record
 
 FAILED = ("failed", "confused", "hung")
 NOT_REPRODUCIBLE, REPRODUCIBLE, NOT_REPLAYED = "not reproducible", "reproducible", "not replayed"

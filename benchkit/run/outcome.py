@@ -25,12 +25,8 @@ from benchkit.agent.driver import AgentRun
 from benchkit.agent.events import tool_calls
 from benchkit.errors import HostError, ReadinessError, SeedError
 from benchkit.gitea import CredentialsError
-from benchkit.sample import CAPPED, Record
+from benchkit.sample import CAPPED, HOST_5XX, Record
 from benchkit.scoring import Verdict
-
-# A 5xx the host answered an agent's own request with: the host's fault, unless the
-# agent's own calls provoke it again on a fresh repository (then PROVOKED, charged).
-HOST_5XX, PROVOKED = "host-5xx", "host-error-provoked"
 
 
 @dataclass
