@@ -6,6 +6,7 @@ needs --gateway-only-containment and is said in the samples and the report."""
 
 import base64
 import json
+import os
 import secrets
 import subprocess
 import time
@@ -165,7 +166,6 @@ def _closed(client: Client, path: str, deadline: float = 60.0) -> None:
 
 
 def _env(tmp_path) -> dict:
-    import os
     env = {k: v for k, v in os.environ.items() if not k.startswith("GITEA_")}
     env.update(HOME=str(tmp_path / "home"), XDG_CONFIG_HOME=str(tmp_path / "config"),
                BENCHKIT_CACHE_DIR=str(tmp_path / "cache"))
