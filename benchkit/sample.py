@@ -24,6 +24,13 @@ TIERS = (*SCORED_TIERS, "bonus")
 Outcome = Literal["passed", "failed", "confused", "hung", "crashed", "invalid", "unaudited",
                   "harness-error"]
 OUTCOMES: tuple[str, ...] = get_args(Outcome)
+# A 5xx the host answered an agent's own request with: the host's fault (a harness
+# error), unless the agent's own calls provoke it again on a fresh repository: then the
+# trial is failed, charged (benchkit.run.failures).
+HOST_5XX, PROVOKED = "host-5xx", "host-error-provoked"
+# What bounded an agent's requests to the host: a throwaway user of the run's own (its
+# permissions, behind the gateway), or the gateway alone (--gateway-only-containment).
+Containment = Literal["run-user", "gateway"]
 # Outcomes that say nothing of the arm: never scored, never a cell's trial.
 EXCLUDED = ("invalid", "unaudited", "harness-error")
 
@@ -134,6 +141,7 @@ class Sample(msgspec.Struct, frozen=True, gc=False):
     ambient_size: AmbientSize | None = None  # that surface's size in bytes
     started_at: str = ""             # ISO 8601, UTC: which of two samples is newer
     confined: bool = True  # older samples predate --unconfined
+    containment: Containment | None = None  # older samples predate the run's own user
     jobs: Annotated[int, msgspec.Meta(ge=1)] | None = None  # trials run at once
     trial: Count = 0  # its number within the cell (the ledger hands out the next)
     anatomy: Anatomy | None = None   # older samples predate it
@@ -228,6 +236,7 @@ class Record(msgspec.Struct, kw_only=True):
     leaks: list[str] = msgspec.field(default_factory=list)
     jobs: Annotated[int, msgspec.Meta(ge=1)] = 1
     confined: bool = True
+    containment: Containment | None = None
     anatomy: Anatomy | None = None  # where the tokens went (benchkit.anatomy)
     runtime: Runtime | None = None  # the CLI and SDK the agent ran in (a stub driver: none)
     # What the trial's tools asked the host through the gateway, one entry a request

@@ -8,8 +8,10 @@ repository answering 404 to the agent's write once, as a host still settling doe
 The replay repeats the trial's calls and its final answer, so only a race on what the
 calls did can come out `not reproducible`: a lagging index that made an agent draw a
 wrong conclusion in its answer is replayed with that conclusion (docs/replay.md). A 5xx
-is no race to test here: the audit already makes it a harness error, never the arm's."""
+the agent met is replayed as soon as its trial ends: one its own calls provoke again is
+charged to the trial, one that does not come again stays a harness error."""
 
+import dataclasses
 import io
 import json
 import re
@@ -17,15 +19,23 @@ import subprocess
 
 import pytest
 from conftest import BENCHKIT, CHECKOUT
-from test_run_cell import Scripted, context
+from test_run_cell import Scripted, context, curl
 
 from benchkit.agent.replay import ReplayDriver
 from benchkit.agent.scripted import bash, say
 from benchkit.report.aggregate import not_reproducible
-from benchkit.run.cell import run_trial
-from benchkit.run.failures import NOT_REPRODUCIBLE, REPRODUCIBLE, replay_failures, worth_replaying
+from benchkit.run.cell import prepare_trial, run_trial
+from benchkit.run.failures import (
+    NOT_REPRODUCIBLE,
+    PROVOKED_VERDICT,
+    REPRODUCIBLE,
+    replay_failures,
+    settle_host_error,
+    worth_replaying,
+)
 from benchkit.run.plan import Trial
 from benchkit.run.progress import Progress
+from benchkit.sample import HOST_5XX, PROVOKED
 from benchkit.spec import load_arm
 from benchkit.spec.reference import reference_for
 
@@ -164,3 +174,65 @@ def test_a_run_replays_its_failures_at_the_end_unless_told_not_to(tree_copy):
     assert entry["verdict"] == REPRODUCIBLE and entry["replay"]["differences"] == entry["differences"]
     cell = tree_copy / "results" / "raw-api" / "close-csv-export-issue.jsonl"
     assert len(cell.read_text().splitlines()) == 2  # the two trials; no replay among them
+
+
+class Failing:
+    """The reference played as the agent while the host answers the issue's PATCH with
+    500 once: a host fault, not the agent's."""
+
+    name = "replay"
+    confine = True
+
+    def __init__(self, forge, driver):
+        self.forge, self.driver = forge, driver
+
+    def run(self, request):
+        self.forge.inject_fault("PATCH", r"/issues/2$", status=500)
+        try:
+            return self.driver.run(request)
+        finally:
+            self.forge.clear_faults()
+
+
+def test_a_5xx_the_agents_own_calls_provoke_is_charged_to_the_trial(host, shipped_tree, tmp_path):
+    """Posting one issue dependency twice makes the host answer 500 (Gitea does, the
+    forge as Gitea): the replay on a fresh repository meets it again, so the trial is
+    failed, class host-error-provoked, not a harness error `--until` would run again."""
+    twice = Scripted()
+    ctx = dataclasses.replace(context(host, shipped_tree, tmp_path, twice),
+                              settle=settle_host_error)
+    trial = Trial(load_arm(CHECKOUT / "arms.d/raw-api.yaml"), shipped_tree.tasks[TASK])
+    prepared = prepare_trial(trial, ctx)
+    post = curl(ctx, prepared, "POST", "/issues/1/dependencies",
+                {"owner": prepared.repo.owner, "repo": prepared.repo.name, "index": 2})
+    twice.script = [bash(f"{post}; {post}"), say("Done.")]
+    result = run_trial(trial, ctx, prepared)
+    sample = result.sample
+    assert (sample.outcome, sample.failure_class, sample.valid) == \
+        ("failed", PROVOKED, True), sample.error
+    assert "met it again on a fresh repository (POST /api/v1/repos/OWNER/REPO/issues/1/" \
+           "dependencies)" in sample.error
+    verdict = ctx.store.failure_replays()[sample.id]
+    assert verdict["verdict"] == PROVOKED_VERDICT and verdict["replay"]["failure_class"] == HOST_5XX
+    assert not worth_replaying(result)  # replayed already
+    shown = subprocess.run([*BENCHKIT, "show", sample.id[:12], "--store", str(ctx.store.root)],
+                           capture_output=True, text=True, timeout=60)
+    assert "outcome: failed (host-error-provoked)" in shown.stdout, shown.stderr
+    assert "failure replay: provoked" in shown.stdout
+    listed = subprocess.run([*BENCHKIT, "show", "--outcome", "failures", "--store",
+                             str(ctx.store.root)], capture_output=True, text=True, timeout=60)
+    assert "host-error-provoked: the host answered" in listed.stdout, listed.stderr
+
+
+def test_a_5xx_that_does_not_come_again_stays_a_harness_error(forge, shipped_tree, tmp_path):
+    arm = load_arm(CHECKOUT / "arms.d/raw-api.yaml")
+    failing = Failing(forge, ReplayDriver(reference_for(arm, CHECKOUT)))
+    ctx = dataclasses.replace(context(forge, shipped_tree, tmp_path, failing),
+                              settle=settle_host_error)
+    trial = Trial(arm, shipped_tree.tasks[TASK])
+    sample = run_trial(trial, ctx).sample
+    assert (sample.outcome, sample.failure_class) == ("harness-error", HOST_5XX), sample.error
+    verdict = ctx.store.failure_replays()[sample.id]
+    assert verdict["verdict"] == NOT_REPRODUCIBLE and verdict["replay"]["outcome"] == "passed"
+    assert not_reproducible(ctx.store.root) == []  # no failure to look at: not the arm's
+

@@ -165,6 +165,16 @@ def test_a_harness_error_is_recorded_apart_and_run_again_with_until(forge):
     assert repos(forge) == []
 
 
+def test_until_runs_a_cells_harness_errors_again_at_most_the_suites_harness_retries(forge):
+    forge.inject_fault("POST", r"/repos/.*/labels$", status=500, times=1000, after=PROBE_LABELS)
+    result = run(RAW_API, "--task", CLOSE, "--until", "1", "--driver", "replay", "--no-report",
+                 "--host", forge.url, "--token", forge.token)
+    assert result.exit_code == 1 and "halted" not in result.stdout, result.stdout
+    stored = samples(task=CLOSE)  # the first trial and suite.yaml's harness_retries (3) more
+    assert [s["outcome"] for s in stored] == ["harness-error"] * 4
+    assert repos(forge) == []
+
+
 def test_harness_errors_in_a_row_halt_the_run(forge):
     forge.inject_fault("POST", r"/repos/.*/labels$", status=500, times=1000, after=PROBE_LABELS)
     result = run(RAW_API, "--task", CLOSE, "--task", COUNT, "--task", "label-startup-crash",

@@ -23,8 +23,14 @@ TOKEN = "benchkit-sigint-test-token-0123456789"
 
 
 def repos(forge) -> list[str]:
+    """Every repository on the forge (the trials' are the run user's)."""
     with Client(forge.url, forge.token) as client:
-        return [r["name"] for r in client.get(f"/users/{forge.user}/repos")]
+        return [r["full_name"] for r in client.get("/repos/search")["data"]]
+
+
+def users(forge) -> list[str]:
+    with Client(forge.url, forge.token) as client:
+        return [u["login"] for u in client.get("/admin/users")]
 
 
 def wait_for(condition, seconds: float) -> bool:
@@ -51,7 +57,8 @@ def agent_processes(marker: str) -> list[int]:
 
 
 def agent_tokens(forge) -> int:
-    return forge.state.store.value("SELECT COUNT(*) FROM tokens WHERE scope LIKE 'api%'")
+    """The trials' host tokens (each bound to its repository)."""
+    return forge.state.store.value("SELECT COUNT(*) FROM tokens WHERE scope LIKE 'api:%'")
 
 
 @pytest.mark.slow
@@ -91,6 +98,7 @@ def test_a_stop_signal_leaves_no_sample_no_repository_no_token(tmp_path, signum,
         assert process.returncode == 128 + signum, stderr
         assert "interrupted: the running trial(s) left no sample" in stdout
         assert repos(forge) == []
+        assert users(forge) == [forge.user]  # the run's own user went with its repositories
         assert [p.name for p in store.rglob("*") if p.is_file()] == [".run.lock"]
         assert wait_for(lambda: agent_processes(str(config)) == [], 120)
         assert agent_tokens(forge) == 0

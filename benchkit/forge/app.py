@@ -198,6 +198,9 @@ def _basic_user(store: Store, value: str) -> tuple[dict | None, str | None]:
     user = store.user_by_token(secret) if secret else None
     if user is not None and user["login"].lower() == login.lower():
         return user, secret
+    user = store.user_by_password(login, secret) if secret else None
+    if user is not None:  # its password: the request is known by it, as by a token
+        return user, f"{login}:{secret}"
     if secret in ("", "x-oauth-basic"):  # the token given as the user name
         user = store.user_by_token(login)
         return (user, login) if user else (None, None)

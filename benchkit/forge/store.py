@@ -14,6 +14,8 @@ from .label_store import LabelStore
 from .pull_store import PullStore
 from .repo_store import RepoStore
 
+PASSWORD = "password"  # the scope of a user's password, kept (hashed) among its tokens
+
 
 def token_hash(token: str) -> str:
     """The SHA-256 of a token: tokens are kept only as hashes, so a database file never
@@ -43,6 +45,30 @@ class Store(LabelStore, PullStore, RepoStore):
             self.execute("INSERT OR REPLACE INTO tokens (hash, user_id, name) VALUES (?, ?, ?)",
                          token_hash(token), user["id"], f"forge-{now()}")
             return user, token
+
+    def register_user(self, login: str, email: str, password: str, full_name: str = "") -> dict | None:
+        """A new (non-admin) user who signs in with `password` (basic auth only, as a
+        password on Gitea); None when the login is taken."""
+        with self.tx():
+            if self.user_by_login(login) is not None:
+                return None
+            uid = self.insert("users", login=login, email=email, full_name=full_name, created=now())
+            self.execute("INSERT INTO tokens (hash, user_id, name, scope) VALUES (?, ?, ?, ?)",
+                         token_hash(f"{login}:{password}"), uid, "password", PASSWORD)
+            return self.row("users", uid)
+
+    def user_by_password(self, login: str, password: str) -> dict | None:
+        """The user `login` if `password` is its password."""
+        return self.one("SELECT users.* FROM tokens JOIN users ON users.id = tokens.user_id "
+                        "WHERE hash = ? AND scope = ?", token_hash(f"{login}:{password}"), PASSWORD)
+
+    def delete_user(self, uid: int) -> None:
+        """A user, its tokens, and (purged) every repository it owns."""
+        with self.tx():
+            for repo in self.all("SELECT id FROM repos WHERE owner_id = ?", uid):
+                self.delete_repo(repo["id"])
+            self.execute("DELETE FROM tokens WHERE user_id = ?", uid)
+            self.execute("DELETE FROM users WHERE id = ?", uid)
 
     def create_token(self, login: str, repo: str | None = None) -> str:
         """A new API-only token for an existing user: it reaches the Gitea API, never
@@ -90,8 +116,8 @@ class Store(LabelStore, PullStore, RepoStore):
 
     def user_by_token(self, token: str) -> dict | None:
         """The user a token belongs to, if any."""
-        return self.one("SELECT users.* FROM tokens JOIN users ON users.id = tokens.user_id WHERE hash = ?",
-                        token_hash(token))
+        return self.one("SELECT users.* FROM tokens JOIN users ON users.id = tokens.user_id WHERE hash = ? "
+                        "AND scope != ?", token_hash(token), PASSWORD)
 
     def user_by_email(self, email: str) -> dict | None:
         """The user with this e-mail (without case), if any."""

@@ -23,7 +23,7 @@ DEFINITIONS = Path(__file__).with_name("swagger-definitions.json")
 # Response type (a definition, "[X]" for an array) -> the handlers answering with it.
 RETURNS = {
     "ServerVersion": "version", "GeneralAPISettings": "api_settings",
-    "User": "current_user get_user",
+    "User": "current_user get_user admin_create_user", "[User]": "admin_list_users",
     "Repository": "create_repo get_repo edit_repo", "[Repository]": "my_repos user_repos",
     "SearchResults": "search_repos",
     "Branch": "get_branch create_branch", "[Branch]": "list_branches",

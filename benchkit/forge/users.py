@@ -1,9 +1,15 @@
-"""Routes for the server (its version and API settings) and its users."""
+"""Routes for the server (its version and API settings) and its users, with Gitea's
+admin routes for users and a user's own tokens (what a run's own user needs: created,
+given a token for its basic credentials, deleted with its repositories)."""
+
+import re
 
 from starlette.responses import Response
 
 from .context import Ctx
-from .web import listing, not_found, respond, route
+from .web import ApiError, F, empty, invalid, listing, not_found, respond, route
+
+LOGIN = re.compile(r"^[A-Za-z0-9_.-]+$")
 
 
 def version(ctx: Ctx) -> Response:
@@ -38,10 +44,64 @@ def get_user(ctx: Ctx, username: str) -> Response:
     return respond(ctx.render.user(user))
 
 
+def admin_list_users(ctx: Ctx) -> Response:
+    """Every user (a site admin's route)."""
+    return listing(ctx, ctx.store.users(), ctx.render.user)
+
+
+CREATE_USER = [F("username", required=True), F("email", required=True), F("password"), F("full_name"),
+               F("must_change_password", bool), F("restricted", bool), F("visibility"), F("login_name"),
+               F("send_notify", bool)]
+
+
+def admin_create_user(ctx: Ctx) -> Response:
+    """A new user who signs in with the password given (a site admin's route)."""
+    login, password = ctx.body["username"], ctx.body.get("password") or ""
+    if not LOGIN.match(login) or len(login) > 40:
+        raise invalid(f"[Username]: invalid user name {login!r}")
+    if not password:
+        raise ApiError(400, "PasswordIsRequired")
+    user = ctx.store.register_user(login, ctx.body["email"], password, ctx.body.get("full_name") or "")
+    if user is None:
+        raise invalid(f"user already exists [name: {login}]")
+    return respond(ctx.render.user(user), 201)
+
+
+def admin_delete_user(ctx: Ctx, username: str) -> Response:
+    """Delete a user; with `purge`, its repositories too (else 422 while it owns any)."""
+    user = ctx.store.user_by_login(username)
+    if user is None:
+        raise not_found()
+    if user["id"] == ctx.caller["id"]:
+        raise invalid("you cannot delete yourself")
+    owns = any(repo["owner_id"] == user["id"] for repo in ctx.store.repos())
+    if owns and ctx.query("purge").lower() not in ("1", "true"):
+        raise invalid(f"user still has ownership of repositories [uid: {user['id']}]")
+    ctx.store.delete_user(user["id"])
+    return empty()
+
+
+def create_user_token(ctx: Ctx, username: str) -> Response:
+    """A new token of the user, for its own basic credentials (as Gitea: a token never
+    mints another); it never reaches the forge's /_forge routes."""
+    if not ctx.request.headers.get("authorization", "").lower().startswith("basic "):
+        raise ApiError(401, "auth required")
+    if ctx.caller["login"].lower() != username.lower() and not ctx.caller["is_admin"]:
+        raise ApiError(403, "reqSelfOrAdmin: not self or admin")
+    token = ctx.store.create_token(ctx.caller["login"])
+    return respond({"id": 0, "name": ctx.body["name"], "sha1": token, "token_last_eight": token[-8:],
+                    "scopes": ctx.body.get("scopes") or []}, 201)
+
+
 ROUTES = (
     route("GET", "/version", version),
     route("GET", "/settings/api", api_settings),
     route("GET", "/user", current_user, auth=True),
     route("GET", "/users/search", search_users),
     route("GET", "/users/{username}", get_user),
+    route("GET", "/admin/users", admin_list_users, admin=True),
+    route("POST", "/admin/users", admin_create_user, admin=True, body=CREATE_USER, struct="CreateUserOption"),
+    route("DELETE", "/admin/users/{username}", admin_delete_user, admin=True),
+    route("POST", "/users/{username}/tokens", create_user_token, auth=True,
+          body=[F("name", required=True), F("scopes", "strs")], struct="CreateAccessTokenOption"),
 )

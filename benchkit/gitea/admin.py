@@ -12,13 +12,14 @@ from benchkit.errors import HostError
 
 
 def mint_agent_token(host_url: str, token: str | None, timeout: float = 10, *,
-                     repo: str | None = None) -> tuple[str, str]:
-    """A token of the host's user for one agent alone (bound to the repository `repo`,
-    OWNER/NAME, its own trial's), and its identity in the request log, from the forge's
-    admin route (POST /_forge/tokens). HostError where the host will not mint one."""
+                     repo: str | None = None, user: str | None = None) -> tuple[str, str]:
+    """A token for one agent alone, of `user` (the run's own user; default: the admin
+    whose token this is), bound to the repository `repo` (OWNER/NAME, its own trial's),
+    and its identity in the request log, from the forge's admin route (POST
+    /_forge/tokens). HostError where the host will not mint one."""
+    body = {key: value for key, value in (("repo", repo), ("user", user)) if value}
     try:
-        response = _admin("POST", host_url, "tokens", token, timeout,
-                          json={"repo": repo} if repo else {})
+        response = _admin("POST", host_url, "tokens", token, timeout, json=body)
         minted = response.json() if response.status_code == 201 else None
     except (requests.RequestException, ValueError) as exc:
         raise HostError(f"cannot mint the agent's token on {host_url}: {type(exc).__name__}") from None

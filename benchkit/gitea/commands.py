@@ -15,6 +15,7 @@ from benchkit.gitea.admin import revoke_agent_token
 from benchkit.gitea.client import Client
 from benchkit.gitea.credentials import resolve_credentials
 from benchkit.gitea.repos import delete_repo, list_leftovers, stale_agent_tokens
+from benchkit.gitea.runuser import admin_problem, delete_run_user, list_run_users, user_prefix
 from benchkit.gitea.seed import provision
 from benchkit.gitea.snapshot import snapshot as take_snapshot
 from benchkit.spec import find_root, load_seed, load_suite
@@ -129,8 +130,9 @@ def snapshot(full_name, host, token, login):
 @_reporting
 @click.pass_context
 def gc(ctx, yes, prefix, older_than, host, token, login):
-    """List (with --yes, delete) leftover throwaway repositories of the token's user,
-    and on the forge revoke the agent tokens of repositories that are gone.
+    """List (with --yes, delete) leftover throwaway repositories of the token's user and
+    leftover run users (each with its repositories; a site administrator's token sees
+    them), and on the forge revoke the agent tokens of repositories that are gone.
 
     Exit 0 done, 1 some could not be deleted, 2 a host that cannot be used.
 
@@ -154,6 +156,18 @@ def gc(ctx, yes, prefix, older_than, host, token, login):
             except HarnessError as exc:
                 failed += 1
                 click.echo(f"error: {exc}", err=True)
+        users = [] if admin_problem(client) else list_run_users(client, prefix,
+                                                                older_than=older_than)
+        for user in users:
+            if not yes:
+                click.echo(f"run user {user}")
+                continue
+            try:
+                delete_run_user(client, user)
+                click.echo(f"deleted run user {user} and its repositories")
+            except HarnessError as exc:
+                failed += 1
+                click.echo(f"error: {exc}", err=True)
         tokens = stale_agent_tokens(client, prefix)
         for entry in tokens:
             if yes and not revoke(client, entry["token_id"]):
@@ -163,8 +177,9 @@ def gc(ctx, yes, prefix, older_than, host, token, login):
                 click.echo(f"{'revoked' if yes else 'stale'} agent token {entry['token_id']} "
                            f"of {entry['repo']}")
     verb = "deleted" if yes else "found"
-    click.echo(f"{verb} {len(leftovers)} leftover repositories named {prefix}* (sparing those "
-               f"younger than {older_than:.0f}s) and {len(tokens)} stale agent tokens"
+    click.echo(f"{verb} {len(leftovers)} leftover repositories named {prefix}*, {len(users)} "
+               f"run users named {user_prefix(prefix)}* (sparing those younger than "
+               f"{older_than:.0f}s) and {len(tokens)} stale agent tokens"
                f"{f'; {failed} failed' if failed else ''}", err=True)
     if failed:
         ctx.exit(EXIT_FAILED)

@@ -98,14 +98,21 @@ def discard(client: Client, repo: Repo | None) -> str:
 
 def stale_agent_tokens(client: Client, prefix: str) -> list[dict]:
     """The forge's agent tokens bound to a throwaway repository (named with `prefix`)
-    that no longer exists: a crash left them unrevoked. None on a live Gitea."""
+    that no longer exists: a crash left them unrevoked. None on a live Gitea. The
+    repository may be a run user's: each is looked up by name (the admin sees all)."""
     tokens = list_agent_tokens(client.url, client.token) or []
     bound = [t for t in tokens if t.get("repo") and t["repo"].partition("/")[2].startswith(prefix)]
-    if not bound:
-        return []
-    existing = {f"{(d.get('owner') or {}).get('login')}/{d.get('name')}".lower()
-                for d in client.paginate("/user/repos")}
-    return [t for t in bound if t["repo"].lower() not in existing]
+    return [t for t in bound if not _exists(client, *t["repo"].split("/", 1))]
+
+
+def _exists(client: Client, owner: str, name: str) -> bool:
+    try:
+        client.get(repo_path(owner, name))
+    except GiteaError as exc:
+        if exc.status == 404:
+            return False
+        raise
+    return True
 
 
 def list_leftovers(client: Client, prefix: str, *, older_than: float = 0.0) -> list[Repo]:

@@ -96,7 +96,8 @@ def not_reproducible(directory) -> list[NotReproducible]:
     found = Store(directory).failure_replays().values() if directory else ()
     return [NotReproducible(entry.get("trial"), entry.get("arm"), entry.get("task"),
                             entry.get("outcome"), entry.get("differences"))
-            for entry in found if entry.get("verdict") == "not reproducible"]
+            for entry in found if entry.get("verdict") == "not reproducible"
+            and entry.get("outcome") != "harness-error"]  # a host 5xx's replay: not a failure
 
 
 def build_report(contents: StoreContents | Summary, matrix: Matrix, *,

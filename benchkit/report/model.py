@@ -325,6 +325,7 @@ class Totals(Record):
     other_versions: int
     unconfined: int
     unreadable: int
+    gateway_only: int = 0  # samples whose agent only the gateway kept from the account
 
 
 class Report(Record):

@@ -77,6 +77,11 @@ def exclusion_notes(totals: Totals) -> list[str]:
         said.append(f"{_count(totals.unconfined, 'sample')} ran unconfined (--unconfined): "
                     "the agent's shell was not in the OS sandbox, so nothing but the guard "
                     "and the audit kept it from the host.")
+    if totals.gateway_only:
+        said.append(f"{_count(totals.gateway_only, 'sample')} ran with gateway-only containment "
+                    "(--gateway-only-containment): the host token behind the gateway was the "
+                    "maintainer's, so the gateway alone kept the agent from the account's other "
+                    "repositories, not the host's own permissions.")
     return said
 
 

@@ -106,6 +106,7 @@ class Summary:
     problems: list[str]  # "FILE:LINE: message"
     samples: int
     unconfined: int      # samples run with --unconfined
+    gateway_only: int    # samples run with --gateway-only-containment
     groups: dict[tuple, counting.Group[Block]]
 
 
@@ -114,6 +115,7 @@ def summarise(contents: StoreContents) -> Summary:
     return Summary(
         contents.directory, contents.files, contents.problems, len(contents.samples),
         sum(1 for s in contents.samples if not s.confined),
+        sum(1 for s in contents.samples if s.containment == "gateway"),
         {key: counting.Group(group.last, group.newest, group.count,
                              [Block(group.members, key[7])])
          for key, group in groups.items()})
@@ -137,7 +139,7 @@ def merged(directory: Path, parts: list[Summary]) -> Summary:
         samples += part.samples
     return Summary(directory, sum(p.files for p in parts),
                    [problem for p in parts for problem in p.problems], samples,
-                   sum(p.unconfined for p in parts), groups)
+                   sum(p.unconfined for p in parts), sum(p.gateway_only for p in parts), groups)
 
 
 class Summariser:

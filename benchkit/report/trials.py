@@ -17,7 +17,7 @@ from pathlib import Path
 from benchkit.agent.service import describe as describe_service
 from benchkit.cost import components, cost, token_figure
 from benchkit.report.matrix import DEFAULT_WEIGHTS
-from benchkit.sample import COMPONENTS
+from benchkit.sample import COMPONENTS, PROVOKED
 from benchkit.store import Store
 
 PASSED = "passed"
@@ -118,6 +118,8 @@ def summary(sample: dict) -> str:
         more = f" (+{len(differences) - 1} more)" if len(differences) > 1 else ""
         return differences[0] + more
     error = (sample.get("error") or "").strip()
+    if sample.get("failure_class") == PROVOKED:  # a failure with a host's error text
+        return f"{PROVOKED}: {error.splitlines()[0] if error else ''}"
     return error.splitlines()[0] if error else (sample.get("failure_class") or "")
 
 

@@ -55,7 +55,8 @@ def totals(contents: Summary, sorted_: Placed) -> Totals:
                   invalid=excluded("invalid"), unaudited=excluded("unaudited"),
                   harness_error=excluded("harness-error"),
                   other_versions=sum(n for _, n in sorted_.other.values()),
-                  unconfined=contents.unconfined, unreadable=len(contents.problems))
+                  unconfined=contents.unconfined, unreadable=len(contents.problems),
+                  gateway_only=contents.gateway_only)
 
 
 def duration_view(jobs: Counter) -> Durations:

@@ -19,6 +19,7 @@ import logging
 import shutil
 import tempfile
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -54,7 +55,7 @@ from benchkit.isolation import Assembly, IsolationError, assemble
 from benchkit.run.host import HostFacts
 from benchkit.run.outcome import Audit, harness_class, judge
 from benchkit.run.plan import Trial, not_runnable
-from benchkit.sample import Fingerprints, Record, Usage
+from benchkit.sample import Containment, Fingerprints, Record, Usage
 from benchkit.scoring import Verdict, check
 from benchkit.scrub import environment_secrets
 from benchkit.spec import Seed, Suite
@@ -63,6 +64,10 @@ from benchkit.store import Store
 from benchkit.surface import Surface
 
 log = logging.getLogger(__name__)
+
+
+# (trial, ctx, record, the agent's run, where it ran) -> None, the record amended
+Settle = Callable[["Trial", "RunContext", Record, AgentRun, Coordinates], None]
 
 
 class CellError(ValueError):
@@ -86,6 +91,14 @@ class RunContext:
     gate_timeout: float = 60.0
     jobs: int = 1                    # trials the run has going at once (durations depend on it)
     gateway: Gateway | None = None   # the agent's one way to the host; None: the run's own
+    # The client's token is the run's own user's (benchkit.run.host.Access) or, with
+    # gateway-only containment, the maintainer's; the maintainer's reaches the forge's
+    # admin routes (None: the client's is the maintainer's).
+    containment: Containment = "gateway"
+    admin_token: str | None = field(default=None, repr=False)
+    # Decides, before the record is stored, what a host 5xx the agent met makes of the
+    # trial (benchkit.run.failures.settle_host_error); None: it stays a harness error.
+    settle: Settle | None = None
 
     def __post_init__(self) -> None:
         if self.gateway is None:
@@ -93,9 +106,15 @@ class RunContext:
                 self.suite.max_request_bytes, self.suite.max_trial_upload_bytes))
 
     def secrets(self) -> list[str]:
-        """What never reaches the store: the host token, the driver's credentials, the
+        """What never reaches the store: the host tokens, the driver's credentials, the
         harness's secret-looking variables."""
-        return [self.client.token, *getattr(self.driver, "secrets", ()), *environment_secrets()]
+        return [self.client.token or "", self.admin_token or "",
+                *getattr(self.driver, "secrets", ()), *environment_secrets()]
+
+    @property
+    def admin(self) -> str | None:
+        """The maintainer's token, for the forge's admin routes."""
+        return self.admin_token or self.client.token
 
     @property
     def run_model(self) -> str:
@@ -134,7 +153,7 @@ class Prepared:
     def _discard(self, ctx: RunContext) -> str | None:
         self.end_grant(ctx)
         if self.token_id is not None:
-            revoke_agent_token(ctx.client.url, ctx.client.token, self.token_id)
+            revoke_agent_token(ctx.client.url, ctx.admin, self.token_id)
             self.token_id = None
         repo, self.repo = self.repo, None
         if repo is None:
@@ -182,9 +201,9 @@ def prepare_trial(trial: Trial, ctx: RunContext) -> Prepared:
                         failure_class=harness_class(exc))
     prepared = Prepared(trial, seed, repo=repo)
     try:
-        if ctx.host.forge:
+        if ctx.host.forge:  # a token of the repository's owner, bound to it alone
             prepared.token, prepared.token_id = mint_agent_token(
-                ctx.client.url, ctx.client.token, repo=repo.full_name)
+                ctx.client.url, ctx.admin, repo=repo.full_name, user=repo.owner)
         assert ctx.gateway is not None
         prepared.grant = ctx.gateway.issue(repo.owner, repo.name, prepared.token
                                            or ctx.client.token or "", user=ctx.client.user)
@@ -207,6 +226,8 @@ def run_trial(trial: Trial, ctx: RunContext, prepared: Prepared | None = None) -
         note = prepared.discard(ctx)  # every path: Ctrl-C too, then it propagates
     if note:
         record.note(note)
+    if ctx.settle is not None and run is not None and coordinates is not None:
+        ctx.settle(trial, ctx, record, run, coordinates)
     stored = ctx.store.append(record, secrets=[*ctx.secrets(), prepared.token or "",
                                                prepared.agent_token(ctx)])
     return TrialResult(stored, run, coordinates)
@@ -251,7 +272,7 @@ def _play(trial: Trial, ctx: RunContext, prepared: Prepared,
     prepared.end_grant(ctx)  # the trial's token dies with its agent
     _record_run(record, run, trial.arm.surface)
     record.fingerprints = msgspec.structs.replace(
-        record.fingerprints, prompt=_prompt_fingerprint(drive, coordinates))
+        record.fingerprints, prompt=_prompt_fingerprint(drive, coordinates, ctx.containment))
     audit = _audit(trial, ctx, drive, prepared)
     run.transcript.append(audit.event)
     record.requests = list(prepared.grant.requests) if prepared.grant is not None else []
@@ -350,7 +371,7 @@ def _forge_log(ctx: RunContext, prepared: Prepared, agents, audit: Audit) -> str
     gateway); what was checked, for the transcript."""
     if prepared.token_id is None:
         return "not checked: the host keeps no request log (not a forge)"
-    seen = fetch_request_log(ctx.client.url, ctx.client.token, token_id=prepared.token_id)
+    seen = fetch_request_log(ctx.client.url, ctx.admin, token_id=prepared.token_id)
     if seen is None:
         audit.unread = audit.unread or (f"the host's request log could not be read for "
                                         f"{prepared.token_id}")
@@ -390,7 +411,7 @@ def new_record(trial: Trial, ctx: RunContext) -> Record:
             seed=seed.fingerprint if seed is not None else fingerprint(None),
             prompt=fingerprint(None), model=fingerprint(ctx.run_model)),
         self_review=ctx.host.self_review, host=ctx.host.host, jobs=ctx.jobs,
-        confined=getattr(ctx.driver, "confine", True),
+        confined=getattr(ctx.driver, "confine", True), containment=ctx.containment,
         runtime=getattr(ctx.driver, "runtime", None))
 
 
@@ -407,14 +428,17 @@ def _record_run(record: Record, run: AgentRun, surface: Surface | None) -> None:
                              schema_bytes=surface.schema_bytes() if surface else None)
 
 
-def _prompt_fingerprint(drive: Drive, coordinates: Coordinates) -> str:
+def _prompt_fingerprint(drive: Drive, coordinates: Coordinates, containment: Containment) -> str:
     """The prompt with this trial's coordinates taken out, so every trial of a cell
-    shares it while a change of wording, skill or bootstrap does not."""
+    shares it while a change of wording, skill or bootstrap does not. A run's own user
+    (the owner too) has a name of its run's: taken out as well."""
     text = drive.assembly.system_prompt
+    own_user = coordinates.user if containment == "run-user" else ""
     volatile = [(coordinates.token, "token"), (coordinates.api_url, "api_url"),
                 (coordinates.host_url, "host_url"), (str(drive.workdir), "workdir"),
                 (str(drive.assembly.harness_dir or ""), "config_dir"),
-                (coordinates.repo, "repo")]  # the repo's unique name, before any owner
+                (coordinates.repo, "repo"),  # the repo's unique name, before any owner
+                (own_user, "user")]
     for value, name in volatile:
         if value:
             text = text.replace(value, f"{{{{ {name} }}}}")

@@ -16,6 +16,7 @@ is dryrun.py.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import os
@@ -31,7 +32,7 @@ from benchkit.gitea import CredentialsError
 from benchkit.gitea.commands import host_options
 from benchkit.run.decide import dry_round
 from benchkit.run.dryrun import Plan, make_plan, self_review_unprobed
-from benchkit.run.host import discover, open_host
+from benchkit.run.host import discover, open_host, run_access
 from benchkit.run.invocation import Invocation
 from benchkit.run.plan import Skip, select_cells
 from benchkit.run.preflight import (
@@ -136,13 +137,18 @@ class ArmFile(click.Path):
 @click.option("--unconfined", is_flag=True,
               help="Run the agent's shell without the OS sandbox (bubblewrap): every sample "
                    "is marked unconfined, and the report says so.")
+@click.option("--gateway-only-containment", "gateway_only", is_flag=True,
+              help="Run with your own token behind the gateway, without a user of the run's "
+                   "own (which needs a site administrator's token): the gateway alone then "
+                   "bounds what an agent's requests reach, and every sample and the report "
+                   "say so.")
 @click.option("--reports", "reports_dir", type=click.Path(file_okay=False), default="reports",
               show_default=True, help="Where the report is rendered at the end.")
 @host_options
 @click.pass_context
 def run(ctx: click.Context, arm_yamls, task_patterns, tiers, trials, until, until_decided,
         baseline, budget, driver_name, model, store_dir, jobs, json_mode, dry_run, no_report,
-        no_replay_failures, reports_dir, unconfined, host, token, login,
+        no_replay_failures, reports_dir, unconfined, gateway_only, host, token, login,
         render: Renderer | None = None):
     """Run trials of the cells ARM_YAML x chosen tasks and append their samples.
 
@@ -177,7 +183,7 @@ def run(ctx: click.Context, arm_yamls, task_patterns, tiers, trials, until, unti
                                           driver=driver_name) if dry_run else
                            preflight(arm_yamls, task_patterns=task_patterns, tiers=tiers,
                                      driver=driver_name, host=host, token=token, login=login,
-                                     confine=not unconfined))
+                                     confine=not unconfined, gateway_only=gateway_only))
             except PreflightError as error:
                 ctx.exit(_preflight_failed(progress, error.failures, error.problems))
             for warning in checked.warnings:  # before anything starts
@@ -336,9 +342,16 @@ def _run_on_host(checked: Checked, progress: Progress, settings: RunSettings, st
                  ) -> tuple[int, bool]:
     """Start the host, probe it, plan, run the loop: (the exit status, whether the
     loop ran: not when the probes failed)."""
-    with open_host(checked.credentials, progress.note) as where:
-        invocation = Invocation(checked, progress, settings, url=where.url, token=where.token,
-                                stop=stop)
+    with contextlib.ExitStack() as stack:
+        where = stack.enter_context(open_host(checked.credentials, progress.note))
+        try:
+            access = stack.enter_context(run_access(where, checked.tree.suite.repo_prefix,
+                                                    own_user=checked.own_user,
+                                                    note=progress.note))
+        except HarnessError as error:
+            failure = Failure("host", f"cannot make the run's own user: {error}")
+            return _preflight_failed(progress, [failure], []), False
+        invocation = Invocation(checked, progress, settings, access, stop=stop)
         try:
             invocation.probe()
         except HarnessError as error:
@@ -350,6 +363,7 @@ def _run_on_host(checked: Checked, progress: Progress, settings: RunSettings, st
             return _preflight_failed(progress, failures, []), False
         host = ({"url": where.url, "embedded": True} if checked.credentials is None
                 else {"url": where.url, "embedded": False, "source": where.source})
+        host.update(containment=access.containment, run_user=access.run_user)
         with invocation.store.run_lock(progress.note):  # the plan must see every earlier sample
             return invocation.execute(host), True
 

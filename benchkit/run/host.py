@@ -1,16 +1,20 @@
 """The host a run uses (`benchkit run`, `benchkit validate --live`): the given or
 discovered Gitea host (flags, then GITEA_URL / GITEA_TOKEN, then a tea login), else an
-embedded forge started for the run and stopped when it ends; and what the run must
+embedded forge started for the run and stopped when it ends; whom the run acts as on
+it (Access: the run's own user, created for the run and deleted with its repositories
+when it ends, or with gateway-only containment the maintainer); and what the run must
 know of it (HostFacts), probed once.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from benchkit.errors import HarnessError
 from benchkit.gitea import (
     Client,
     Credentials,
@@ -19,7 +23,10 @@ from benchkit.gitea import (
     resolve_credentials,
 )
 from benchkit.gitea.admin import fetch_request_log
-from benchkit.sample import Host
+from benchkit.gitea.runuser import create_run_user, delete_run_user
+from benchkit.sample import Containment, Host
+
+log = logging.getLogger(__name__)
 
 HOST_ENV = ("GITEA_URL", "GITEA_TOKEN")
 EMBEDDED = "embedded forge"  # the source of an embedded forge's credentials
@@ -62,6 +69,54 @@ def open_host(credentials: Credentials | None,
 
 
 @dataclass(frozen=True)
+class Access:
+    """Whom a run acts as on its host. `token` owns the trial repositories and is the
+    one the gateway forwards with: the run's own user's (`run_user`), or, with
+    gateway-only containment, the maintainer's. `admin_token` is the maintainer's: the
+    forge's admin routes (minting, the request log) and deleting the run user."""
+
+    url: str
+    token: str = field(repr=False)
+    admin_token: str = field(repr=False)
+    run_user: str | None = None
+    password: str = field(default="", repr=False)
+
+    @property
+    def containment(self) -> Containment:
+        """What bounds an agent's requests: the host's permissions of a user of the
+        run's own behind the gateway, or the gateway alone."""
+        return "run-user" if self.run_user else "gateway"
+
+    @property
+    def secrets(self) -> list[str]:
+        return [s for s in (self.token, self.admin_token, self.password) if s]
+
+
+@contextlib.contextmanager
+def run_access(where: Credentials, prefix: str, *, own_user: bool,
+               note: Callable[[str], None] | None = None) -> Iterator[Access]:
+    """Access for a run on `where`: with `own_user`, a run user made now (named with
+    the suite's `prefix`) and deleted, with its repositories, when the block ends
+    however it ends (a failure to delete is noted: `benchkit gc` finds it); without,
+    the maintainer's own token. HarnessError when the host will not make the user."""
+    if not own_user:
+        yield Access(where.url, where.token, where.token)
+        return
+    with where.client(retries=1) as admin:
+        user = create_run_user(admin, prefix)
+        try:
+            yield Access(where.url, user.token, where.token, user.login, user.password)
+        finally:
+            try:
+                delete_run_user(admin, user.login)
+            except HarnessError as error:
+                log.warning("could not delete the run user %s: %s", user.login, error)
+                if note:
+                    note(f"warning: the run user {user.login} was left behind with its "
+                         f"repositories ({admin.scrub(str(error))}); `benchkit gc --yes` deletes it")
+
+
+@dataclass(frozen=True)
 class HostFacts:
     """What every trial on a host shares and the host decides: whether a user may
     review their own pull request (which variant of the review tasks runs), and what
@@ -75,10 +130,11 @@ class HostFacts:
         return self.host.kind == "forge"
 
 
-def probe_host(client: Client, prefix: str) -> HostFacts:
+def probe_host(client: Client, prefix: str, admin_token: str | None = None) -> HostFacts:
     """Ask the host once (a throwaway repository for the self-review probe, named with
-    the suite's `prefix`). HarnessError when it cannot answer."""
+    the suite's `prefix`, of the client's user; the forge's admin routes with
+    `admin_token`, default the client's). HarnessError when it cannot answer."""
     self_review = probe_self_review(client, prefix=prefix)
     version = str(client.get("/version").get("version", "unknown"))
-    forge = fetch_request_log(client.url, client.token) is not None
+    forge = fetch_request_log(client.url, admin_token or client.token) is not None
     return HostFacts(self_review, Host("forge" if forge else "gitea", version))

@@ -16,8 +16,8 @@ from benchkit.gitea import Client
 from benchkit.run.cancel import Cancellable, GatedStore
 from benchkit.run.cell import RunContext
 from benchkit.run.decide import run_rounds
-from benchkit.run.failures import replay_failures
-from benchkit.run.host import HostFacts, probe_host
+from benchkit.run.failures import replay_failures, settle_host_error
+from benchkit.run.host import Access, HostFacts, probe_host
 from benchkit.run.ledger import Ledger
 from benchkit.run.loop import RunLoop
 from benchkit.run.plan import plan, select_cells
@@ -35,14 +35,15 @@ class Invocation:
     """One `benchkit run`'s state: the store, drivers, the host's facts, contexts, and
     the loop's parts."""
 
-    def __init__(self, checked: Checked, progress: Progress, settings: RunSettings, *,
-                 url: str, token: str, stop: Stop):
+    def __init__(self, checked: Checked, progress: Progress, settings: RunSettings,
+                 access: Access, *, stop: Stop):
         self.checked, self.progress, self.settings = checked, progress, settings
-        self.url, self.token = url, token
+        self.access = access  # whom the run acts as: the trials' repositories are its user's
+        self.url, self.token = access.url, access.token
         self.failures: list = []  # (trial, TrialResult) of the run's failures
         self.stop = stop  # the command's, installed around every phase
         self.refused: list[str] = []  # the model service's refusal of the credentials
-        self.store = GatedStore(settings.store_dir, secrets=[token], stop=self.stop)
+        self.store = GatedStore(settings.store_dir, secrets=access.secrets, stop=self.stop)
         self.drivers = {arm.id: self._driver(arm) for arm in checked.arms}
         self.facts: HostFacts | None = None  # probe(), once the host is up
 
@@ -76,13 +77,17 @@ class Invocation:
         tree = self.checked.tree
         return RunContext(suite=tree.suite, seeds=tree.seeds, client=Client(self.url, self.token),
                           store=self.store, driver=self.drivers[arm.id], host=self.facts,
-                          model=self.settings.model, root=tree.root, jobs=self.settings.jobs)
+                          model=self.settings.model, root=tree.root, jobs=self.settings.jobs,
+                          containment=self.access.containment,
+                          admin_token=self.access.admin_token,
+                          settle=settle_host_error if self.settings.replay_failures else None)
 
     def probe(self) -> None:
         """Once per host: may a user review their own pull request (which variant of
         the review tasks runs), and what kind of host this is."""
         with Client(self.url, self.token) as client, shielded():  # its repository is deleted
-            self.facts = probe_host(client, self.checked.tree.suite.repo_prefix)
+            self.facts = probe_host(client, self.checked.tree.suite.repo_prefix,
+                                    self.access.admin_token)
 
     def probe_tools(self) -> list[str]:
         """Each arm's tool probe on a seeded repository (the seed of the first chosen
@@ -92,7 +97,8 @@ class Invocation:
         seed = tree.seeds[tasks[0].seed] if tasks else next(iter(tree.seeds.values()))
         assert self.facts is not None, "probe() first"
         with Client(self.url, self.token) as client:
-            site = ProbeSite(client, tree.suite, self.facts, root=tree.root)
+            site = ProbeSite(client, tree.suite, self.facts, root=tree.root,
+                             admin_token=self.access.admin_token)
             problems, surfaces = probe_arms(self.checked.arms, site, seed,
                                             confine=self.settings.confine)
         self.checked.arms = [replace(arm, surface=surfaces.get(arm.id)) for arm in self.checked.arms]
@@ -111,7 +117,8 @@ class Invocation:
             progress.note(f"warning: {problem} (skipped)")
         slots = [] if decide else plan(cells, ledger, trials=settings.trials, until=settings.until)
         scheduler = Scheduler(slots, ledger, progress, budget=settings.budget,
-                              retry_harness_errors=settings.until is not None)
+                              retry_harness_errors=settings.until is not None,
+                              harness_retries=suite.harness_retries)
         progress.header(arms=[arm.id for arm in checked.arms], cells=len(cells), trials=len(slots),
                         driver=settings.driver, model=model,
                         host={**host, "kind": self.facts.host.kind,

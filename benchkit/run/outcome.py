@@ -3,7 +3,8 @@ precedence (harness error > invalid > unaudited > host error > crashed > the cap
 confused/hung > passed/failed), on a benchkit.sample.Record.
 
     harness-error  host, seeding, readiness, SDK start-up, credentials, the host
-                   answering the agent's own request with a 5xx, the model service
+                   answering the agent's own request with a 5xx (class host-5xx, until
+                   the failure replay tells: benchkit.run.failures), the model service
                    (`model-service`: overload, rate limit, 5xx, a broken or stalled
                    stream, or a cap that ended a run its requests held up;
                    `model-credentials`; `refusal`), a confined CLI killed by a signal
@@ -29,7 +30,7 @@ from benchkit.agent.driver import AgentRun
 from benchkit.agent.events import tool_calls
 from benchkit.errors import HostError, ReadinessError, SeedError
 from benchkit.gitea import CredentialsError
-from benchkit.sample import CAPPED, Record
+from benchkit.sample import CAPPED, HOST_5XX, Record
 from benchkit.scoring import Verdict
 
 
@@ -61,7 +62,7 @@ def judge(record: Record, run: AgentRun, audit: Audit, check: Callable[[], Verdi
     if audit.unread:
         return record.excluded("unaudited", "audit", audit.unread)
     if audit.host_errors:
-        return record.harness_error("host", "the host answered the agent's own request "
+        return record.harness_error(HOST_5XX, "the host answered the agent's own request "
                                     f"with a server error: {audit.host_errors[0]}")
     if crashed:
         record.outcome, record.failure_class = "crashed", "agent-crash"

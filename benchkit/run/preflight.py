@@ -8,7 +8,10 @@
     claude     the Claude Code CLI is there, and (driver claude) credentials are:
                ANTHROPIC_API_KEY or another key, a Claude login, or ANTHROPIC_BASE_URL
     host       the given or discovered Gitea host answers and accepts the token (with
-               none, the run starts an embedded forge and there is nothing to check)
+               none, the run starts an embedded forge and there is nothing to check), and
+               the token can administer users, so that the run acts as a user of its own
+               (without, the run needs --gateway-only-containment: the gateway alone then
+               bounds what an agent reaches)
     sandbox    the agent's shell can be confined: a probe through the real prefix proves
                the host read-only, no foreign process or environment visible, other
                ports unreachable (skipped with --unconfined)
@@ -30,6 +33,7 @@ from pathlib import Path
 
 from benchkit.agent.runtime import bundled_cli
 from benchkit.gitea import Credentials, CredentialsError, GiteaError, HostError
+from benchkit.gitea.runuser import admin_problem
 from benchkit.isolation import IsolationError, assemble
 from benchkit.isolation.sandbox import probe
 from benchkit.run.host import discover
@@ -75,12 +79,13 @@ class Checked:
     references: dict[str, Reference] = field(default_factory=dict)  # replay's, by arm id
     credentials: Credentials | None = None
     warnings: list[str] = field(default_factory=list)  # said before anything runs
+    own_user: bool = True  # the run makes a user of its own (False: gateway-only containment)
 
 
 def preflight(arm_paths, *, task_patterns=(), tiers=(),
               driver: str = "claude", host: str | None = None, token: str | None = None,
               login: str | None = None, environ: Mapping[str, str] = os.environ,
-              confine: bool = True) -> Checked:
+              confine: bool = True, gateway_only: bool = False) -> Checked:
     """Run every check; return what the run needs, or raise PreflightError."""
     failures: list[Failure] = []
     problems: list[Problem] = []
@@ -92,14 +97,14 @@ def preflight(arm_paths, *, task_patterns=(), tiers=(),
         failures += [Failure("tools", m) for m in problems_found]
         loaded.arms = [replace(arm, tool_version=versions.get(arm.id)) for arm in loaded.arms]
     failures += [Failure("claude", m) for m in claude_problems(driver, environ)]
-    credentials, host_failures = _host(host, token, login, environ)
+    credentials, host_failures = _host(host, token, login, environ, gateway_only)
     failures += [Failure("host", m) for m in host_failures]
     shell = loaded is None or any(arm.tool.kind == "shell" for arm in loaded.arms)
     failures += [Failure("sandbox", m) for m in sandbox_problems(confine and shell)]
     if failures:
         raise PreflightError(failures, problems)
     assert loaded is not None  # documents that did not load are a failure
-    loaded.credentials = credentials
+    loaded.credentials, loaded.own_user = credentials, not gateway_only
     return loaded
 
 
@@ -317,17 +322,21 @@ def sandbox_problems(confine: bool) -> list[str]:
 
 # --- host ----------------------------------------------------------------------------
 
-def _host(host, token, login, environ) -> tuple[Credentials | None, list[str]]:
+def _host(host, token, login, environ,
+          gateway_only: bool) -> tuple[Credentials | None, list[str]]:
     """(credentials or None for an embedded forge, failures)."""
     try:
         credentials = discover(host, token, login, environ)
     except CredentialsError as error:
         return None, [str(error)]
-    return credentials, host_problems(credentials) if credentials is not None else []
+    if credentials is None:
+        return None, []
+    return credentials, host_problems(credentials, own_user=not gateway_only)
 
 
-def host_problems(credentials: Credentials) -> list[str]:
-    """The host answers, and accepts the token."""
+def host_problems(credentials: Credentials, *, own_user: bool = False) -> list[str]:
+    """The host answers, and accepts the token; with `own_user`, the token can
+    administer users (the run makes a user of its own)."""
     where = f"{credentials.url} (from {credentials.source})"
     with credentials.client(retries=1, timeout=10) as client:
         try:
@@ -340,4 +349,11 @@ def host_problems(credentials: Credentials) -> list[str]:
             return [f"{where} does not answer as a Gitea host: {error}"]
         except HostError as error:  # the client's line names the URL once, plainly
             return [str(error).replace(f"Gitea host {credentials.url}", f"the Gitea host {where}", 1)]
+        problem = admin_problem(client) if own_user else None
+    if problem:
+        return [f"{where}: {problem}, so the run cannot make a user of its own to act as, and "
+                f"containment would rest on the gateway alone (another repository of your "
+                f"account would be kept from an agent by the gateway only, not by the host); "
+                f"use a site administrator's token with the admin scope, or pass "
+                f"--gateway-only-containment to run anyway"]
     return []

@@ -28,7 +28,7 @@ import shlex
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchkit.agent.audit import audit_gateway
@@ -100,6 +100,7 @@ class ProbeSite:
     host: HostFacts
     root: Path | None = None
     gate_timeout: float = 60.0
+    admin_token: str | None = field(default=None, repr=False)  # the forge's admin routes; None: the client's
 
 
 def probe_tools(arms: list[Arm], ctx: ProbeSite, seed: Seed, *,
@@ -149,7 +150,9 @@ def _probe_arm(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed,
         try:
             if ctx.host.forge:  # behind the gateway, a host token of its own (defence in depth)
                 with shielded():  # a stop waits for the token, so that it is revoked
-                    token, token_id = mint_agent_token(ctx.client.url, ctx.client.token)
+                    token, token_id = mint_agent_token(
+                        ctx.client.url, ctx.admin_token or ctx.client.token,
+                        repo=repo.full_name, user=repo.owner)
         except HarnessError as error:
             return f"arm {arm.id}: cannot prepare its probe: {ctx.client.scrub(str(error))}", None
         grant = gateway.issue(repo.owner, repo.name, token)
@@ -159,7 +162,7 @@ def _probe_arm(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed,
             gateway.end(grant)
         if token_id is not None:
             with shielded():
-                revoke_agent_token(ctx.client.url, ctx.client.token, token_id)
+                revoke_agent_token(ctx.client.url, ctx.admin_token or ctx.client.token, token_id)
 
 
 def announced_names(arm: Arm, tools: list[dict]) -> tuple[str, ...]:

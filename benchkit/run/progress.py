@@ -124,6 +124,12 @@ class Progress:
                  f"driver {driver}, model {model}, {jobs} at a time",
                  f"host: {where}, self-review {'permitted' if self_review else 'forbidden'}; "
                  f"store: {store}"]
+        if host.get("run_user"):
+            lines.append(f"trials run as {host['run_user']}, a user of this run's own, "
+                         "deleted with its repositories when the run ends")
+        elif host.get("containment") == "gateway":
+            lines.append("containment rests on the gateway alone: the host token is yours "
+                         "(--gateway-only-containment)")
         self.planned, self.budget = trials, budget
         if budget is not None:
             lines.append(f"budget: {budget:,.0f} cost-equivalent tokens")

@@ -1,6 +1,7 @@
 """Handing trials out: in plan order, within the budget, one Ticket per trial.
 
-With --until a harness error is run again (at most HARNESS_RETRIES more per cell); a
+With --until a harness error is run again (at most the suite's `harness_retries` more
+per cell and run, HARNESS_RETRIES unless told); a
 run of BREAKER harness errors in a row halts the run: the host is unwell. --until-decided
 adds trials round by round (extend).
 """
@@ -20,7 +21,7 @@ from benchkit.run.plan import BudgetSkip, Slot, Trial, over_budget
 from benchkit.run.progress import Progress
 from benchkit.sample import Record
 
-HARNESS_RETRIES = 2      # extra attempts per cell and run after harness errors (--until)
+HARNESS_RETRIES = 3      # extra attempts per cell and run after harness errors (--until)
 BREAKER = 5              # harness errors in a row that halt the run: the host is unwell
 
 
@@ -52,9 +53,10 @@ class Scheduler:
     """Hands out trials in plan order within the budget; thread-safe."""
 
     def __init__(self, slots: list[Slot], ledger: Ledger, progress: Progress, *,
-                 budget: float | None = None, retry_harness_errors: bool = False):
+                 budget: float | None = None, retry_harness_errors: bool = False,
+                 harness_retries: int = HARNESS_RETRIES):
         self.ledger, self.progress, self.budget = ledger, progress, budget
-        self.retry = retry_harness_errors
+        self.retry, self.harness_retries = retry_harness_errors, harness_retries
         self.totals = Totals(planned=len(slots))
         self._queue = [(key, n, trial) for n, (key, trial) in enumerate(slots)]
         self._seq = itertools.count(len(slots))
@@ -138,7 +140,7 @@ class Scheduler:
                                   f"more budget goes to a broken set-up")
             return
         key = (trial.arm.id, trial.task.id)
-        if self.retry and self._retries[key] < HARNESS_RETRIES:
+        if self.retry and self._retries[key] < self.harness_retries:
             self._retries[key] += 1
             retry = Trial(trial.arm, trial.task, self.ledger.number(*key))
             self.totals.planned += 1
