@@ -25,6 +25,7 @@ from benchkit.gitea import (
 from benchkit.gitea.admin import fetch_request_log
 from benchkit.gitea.runuser import create_run_user, delete_run_user
 from benchkit.sample import Containment, Host
+from benchkit.stopping import shielded
 
 log = logging.getLogger(__name__)
 
@@ -103,12 +104,14 @@ def run_access(where: Credentials, prefix: str, *, own_user: bool,
         yield Access(where.url, where.token, where.token)
         return
     with where.client(retries=1) as admin:
-        user = create_run_user(admin, prefix)
+        with shielded():  # a stop waits for the user, so that it is deleted
+            user = create_run_user(admin, prefix)
         try:
             yield Access(where.url, user.token, where.token, user.login, user.password)
         finally:
             try:
-                delete_run_user(admin, user.login)
+                with shielded():
+                    delete_run_user(admin, user.login)
             except HarnessError as error:
                 log.warning("could not delete the run user %s: %s", user.login, error)
                 if note:
