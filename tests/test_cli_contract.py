@@ -7,7 +7,9 @@ import os
 import re
 import signal
 import subprocess
+import sys
 
+import click
 import pytest
 from click.testing import CliRunner
 from conftest import BENCHKIT, CHECKOUT
@@ -36,6 +38,25 @@ def test_every_command_takes_h_and_shows_an_example(command):
     done = CliRunner().invoke(main, [command, "-h"])
     assert done.exit_code == 0, done.output
     assert "Example" in done.output and f"benchkit {command}" in done.output.split("Example")[1]
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_the_groups_one_line_help_is_the_commands_own(command):
+    loaded = main.get_command(click.Context(main), command)
+    assert COMMANDS[command][1] == loaded.get_short_help_str(limit=1000)
+
+
+def test_the_groups_help_lists_every_command_and_imports_none():
+    script = ("import json, sys; from benchkit.cli import main\n"
+              "try: main(['--help'])\n"
+              "except SystemExit: pass\n"
+              "json.dump(sorted(m for m in sys.modules if m.startswith('benchkit')), sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          cwd=CHECKOUT, timeout=60)
+    assert done.returncode == 0, done.stderr
+    for command in COMMANDS:
+        assert re.search(rf"^  {command} +\S", done.stdout, re.MULTILINE), command
+    assert json.loads(done.stderr) == ["benchkit", "benchkit.cli", "benchkit.exits"]
 
 
 def test_the_group_takes_h_and_states_the_exit_codes():
