@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from benchkit.exits import fail
+from benchkit.installed import how_to_install, installed
 from benchkit.spec.loader import Problem, SpecError, display_path
 from benchkit.spec.reference import load_reference, no_reference, reference_path
 from benchkit.spec.tree import (
@@ -19,6 +20,7 @@ from benchkit.spec.tree import (
     load_tasks,
     load_tree,
     validate_paths,
+    yaml_files,
 )
 
 
@@ -68,21 +70,34 @@ def _trees_of(paths) -> dict:
     return trees
 
 
+# What `benchkit list` lists: kind -> (its directory, what its table shows).
+KINDS = {"tasks": ("tasks.d", "id, tier, kind, scored"),
+         "arms": ("arms.d", "id, kind, tool, whether the tool is installed here")}
+VERSION_SHOWN = 60  # characters of a tool's version line in the table (--json: whole)
+
+
 @click.command("list")
-@click.argument("what", type=click.Choice(["tasks", "arms"]))
+@click.argument("what", type=click.Choice(list(KINDS)), required=False)
 @click.option("--json", "as_json", is_flag=True, help="A JSON array instead of a table.")
 def list_documents(what, as_json):
-    """List the tree's tasks or arms.
+    """List the tree's tasks or arms (whether each arm's tool is installed).
+
+    With no argument, what there is to list: each kind, how many files the tree holds,
+    and what its list shows. `list arms` says, per arm, the version its tool reports
+    here, or how to install it.
 
     \b
     Examples:
+      benchkit list
       benchkit list tasks
       benchkit list arms --json
     """
     problems: list[Problem] = []
     try:
         root = find_root()
-        if what == "arms":
+        if what is None:
+            rows = [_kind_row(root, kind) for kind in KINDS]
+        elif what == "arms":
             rows = [_arm_row(arm) for arm in load_arms(root, problems).values()]
         else:
             seeds = load_seeds(root, problems)
@@ -93,9 +108,22 @@ def list_documents(what, as_json):
         fail(problems)
     if as_json:
         click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+    elif what is None:
+        click.echo(_table([{**row, "command": f"benchkit list {row['kind']}",
+                            "files": f"{row['files']} in {row['directory']}/"} for row in rows],
+                          ["command", "files", "shows"]))
+    elif what == "arms":
+        click.echo(_table([{**row, "installed": _shortened(row["installed"])
+                            if row["tool_version"] else row["installed"]} for row in rows],
+                          ["id", "kind", "tool", "installed"]))
     else:
-        columns = ["id", "kind", "tool", "description"] if what == "arms" else ["id", "tier", "kind", "scored"]
-        click.echo(_table(rows, columns))
+        click.echo(_table(rows, ["id", "tier", "kind", "scored"]))
+
+
+def _kind_row(root: Path, kind: str) -> dict:
+    directory, shows = KINDS[kind]
+    return {"kind": kind, "directory": directory, "files": len(yaml_files(root / directory)),
+            "shows": shows}
 
 
 def _task_row(task) -> dict:
@@ -104,10 +132,19 @@ def _task_row(task) -> dict:
 
 
 def _arm_row(arm) -> dict:
+    here = installed(arm.tool)
     return {"id": arm.id, "path": display_path(arm.path), "kind": arm.tool.kind,
-            "tool": arm.tool.executable,
+            "tool": arm.tool.executable, "installed": here.line, "tool_path": here.path,
+            "tool_version": here.version, "install": how_to_install(arm.tool.executable),
             "user_agents": list(arm.user_agents), "description": arm.description,
             "fingerprint": arm.fingerprint}
+
+
+def _shortened(line: str) -> str:
+    """A long version line (curl's names every library) cut at a word, for the table."""
+    if len(line) <= VERSION_SHOWN:
+        return line
+    return line[:VERSION_SHOWN].rsplit(" ", 1)[0] + " ..."
 
 
 def _table(rows, columns) -> str:
