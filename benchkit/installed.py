@@ -13,8 +13,10 @@ import re
 import shutil
 import subprocess
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from benchkit.tool import ToolSpec
+if TYPE_CHECKING:  # for the annotation alone: msgspec would slow bare `benchkit list`
+    from benchkit.tool import ToolSpec
 
 # The program an arm's tool starts as -> how to install it, as the README's table says.
 INSTALL = {

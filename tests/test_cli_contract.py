@@ -2,6 +2,7 @@
 exit-code table (0 ok, 1 a verdict of failure, 2 bad input or an unusable host or tool,
 130 interrupted) written in the README, and the paper cuts it replaced."""
 
+import importlib
 import json
 import os
 import re
@@ -46,17 +47,40 @@ def test_the_groups_one_line_help_is_the_commands_own(command):
     assert COMMANDS[command][1] == loaded.get_short_help_str(limit=1000)
 
 
-def test_the_groups_help_lists_every_command_and_imports_none():
+def started(*args, cwd=CHECKOUT) -> tuple[str, list[str]]:
+    """What `benchkit ARGS` prints, and the modules it imported (benchkit's, and the
+    heavy libraries a quick command must not pay for)."""
     script = ("import json, sys; from benchkit.cli import main\n"
-              "try: main(['--help'])\n"
+              f"try: main({list(args)!r})\n"
               "except SystemExit: pass\n"
-              "json.dump(sorted(m for m in sys.modules if m.startswith('benchkit')), sys.stderr)")
+              "json.dump(sorted(m for m in sys.modules if m.startswith('benchkit') or m in ("
+              "'yaml', 'jsonschema', 'jinja2', 'msgspec', 'numpy')), sys.stderr)")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          cwd=CHECKOUT, timeout=60)
+                          cwd=cwd, timeout=60)
     assert done.returncode == 0, done.stderr
+    return done.stdout, json.loads(done.stderr)
+
+
+def test_the_groups_help_lists_every_command_and_imports_none():
+    helped, imported = started("--help")
     for command in COMMANDS:
-        assert re.search(rf"^  {command} +\S", done.stdout, re.MULTILINE), command
-    assert json.loads(done.stderr) == ["benchkit", "benchkit.cli", "benchkit.exits"]
+        assert re.search(rf"^  {command} +\S", helped, re.MULTILINE), command
+    assert imported == ["benchkit", "benchkit.cli", "benchkit.exits"]
+
+
+def test_bare_list_reads_no_document_and_imports_no_loader():
+    listed, imported = started("list")
+    assert "benchkit list tasks" in listed
+    assert imported == ["benchkit", "benchkit.cli", "benchkit.exits", "benchkit.installed",
+                        "benchkit.spec", "benchkit.spec.commands"]
+
+
+def test_the_spec_package_names_each_of_its_lazy_names():
+    import benchkit.spec as spec
+    assert sorted(spec.__all__) == sorted(spec._HOMES)
+    for name in spec.__all__:
+        home = importlib.import_module(f"benchkit.spec.{spec._HOMES[name]}")
+        assert getattr(spec, name) is getattr(home, name)
 
 
 def test_the_group_takes_h_and_states_the_exit_codes():

@@ -1,6 +1,8 @@
 """`benchkit list`, and what `benchkit validate` does without --live: the spec's commands.
 
-Neither imports the forge, the SDK or the report code, so both answer in a blink. The
+Neither imports the forge, the SDK or the report code, so both answer in a blink; the
+spec's loaders are imported when a document is first read (through the package,
+benchkit.spec), so bare `benchkit list`, which reads none, starts with click alone. The
 `validate` command itself is benchkit.run.validate: with --live it runs the arms.
 """
 
@@ -9,28 +11,18 @@ from pathlib import Path
 
 import click
 
+from benchkit import find_tree, spec, yaml_files
 from benchkit.exits import fail
 from benchkit.installed import how_to_install, installed
-from benchkit.spec.loader import Problem, SpecError, display_path
-from benchkit.spec.reference import load_reference, no_reference, reference_path
-from benchkit.spec.tree import (
-    find_root,
-    load_arms,
-    load_seeds,
-    load_tasks,
-    load_tree,
-    validate_paths,
-    yaml_files,
-)
 
 
 def validate_documents(paths) -> None:
     """`benchkit validate` without --live: the documents at `paths` (default: the whole
     tree) against their schemas; exit 2 through `fail` on any problem."""
     try:
-        paths = paths or [find_root()]
-        checked, problems = validate_paths(paths)
-    except SpecError as error:
+        paths = paths or [spec.find_root()]
+        checked, problems = spec.validate_paths(paths)
+    except spec.SpecError as error:
         checked, problems = [], error.problems
     if problems:
         fail(problems)
@@ -44,15 +36,16 @@ def unprovable(paths) -> list[str]:
     their arms.d/ has no reference solution for: replay and validate --live skip it."""
     warnings = []
     for root, task_ids in _trees_of(paths).items():
-        tree = load_tree(root)
+        tree = spec.load_tree(root)
         for arm in tree.arms.values():
-            path = reference_path(arm.id, root)
-            covered = set(load_reference(path).tasks) if path.is_file() else set()
+            path = spec.reference_path(arm.id, root)
+            covered = set(spec.load_reference(path).tasks) if path.is_file() else set()
             for task in tree.tasks.values():
                 if (task.scored and task.has_spec and task.id not in covered
                         and (task_ids is None or task.id in task_ids)
                         and task.applicability.get(arm.id) != "not-applicable"):
-                    warnings.append(f"{display_path(task.path)}: warning: {no_reference(arm.id)}")
+                    warnings.append(f"{spec.display_path(task.path)}: warning: "
+                                    f"{spec.no_reference(arm.id)}")
     return warnings
 
 
@@ -92,17 +85,19 @@ def list_documents(what, as_json):
       benchkit list tasks
       benchkit list arms --json
     """
-    problems: list[Problem] = []
+    problems: list[spec.Problem] = []
     try:
-        root = find_root()
+        # find_tree first: the spec's loaders are imported only when a document is read
+        # (benchkit.spec), and find_root, which says why there is no tree, is one of them.
+        root = find_tree() or spec.find_root()
         if what is None:
             rows = [_kind_row(root, kind) for kind in KINDS]
         elif what == "arms":
-            rows = [_arm_row(arm) for arm in load_arms(root, problems).values()]
+            rows = [_arm_row(arm) for arm in spec.load_arms(root, problems).values()]
         else:
-            seeds = load_seeds(root, problems)
-            rows = [_task_row(task) for task in load_tasks(root, seeds, problems).values()]
-    except SpecError as error:
+            seeds = spec.load_seeds(root, problems)
+            rows = [_task_row(task) for task in spec.load_tasks(root, seeds, problems).values()]
+    except spec.SpecError as error:
         problems += error.problems
     if problems:
         fail(problems)
@@ -127,13 +122,14 @@ def _kind_row(root: Path, kind: str) -> dict:
 
 
 def _task_row(task) -> dict:
-    return {"id": task.id, "path": display_path(task.path), "tier": task.tier, "kind": task.kind,
+    return {"id": task.id, "path": spec.display_path(task.path), "tier": task.tier,
+            "kind": task.kind,
             "scored": task.scored, "intent": task.intent, "fingerprint": task.fingerprint}
 
 
 def _arm_row(arm) -> dict:
     here = installed(arm.tool)
-    return {"id": arm.id, "path": display_path(arm.path), "kind": arm.tool.kind,
+    return {"id": arm.id, "path": spec.display_path(arm.path), "kind": arm.tool.kind,
             "tool": arm.tool.executable, "installed": here.line, "tool_path": here.path,
             "tool_version": here.version, "install": how_to_install(arm.tool.executable),
             "user_agents": list(arm.user_agents), "description": arm.description,
