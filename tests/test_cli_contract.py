@@ -75,12 +75,28 @@ def test_bare_list_reads_no_document_and_imports_no_loader():
                         "benchkit.spec", "benchkit.spec.commands"]
 
 
+def test_show_imports_neither_the_aggregation_nor_the_templates_nor_the_schemas(tmp_path):
+    write_store(tmp_path / "results", [sample("raw-api", "read-open-issue-count")])
+    shown, imported = started("show", "--store", str(tmp_path / "results"))
+    assert "read-open-issue-count" in shown
+    assert not {"numpy", "jinja2", "jsonschema", "yaml", "benchkit.spec"} & set(imported)
+
+
 def test_the_spec_package_names_each_of_its_lazy_names():
     import benchkit.spec as spec
     assert sorted(spec.__all__) == sorted(spec._HOMES)
     for name in spec.__all__:
         home = importlib.import_module(f"benchkit.spec.{spec._HOMES[name]}")
         assert getattr(spec, name) is getattr(home, name)
+
+
+def test_the_report_package_names_each_of_its_lazy_names():
+    import benchkit.report as report
+    assert sorted(report.__all__) == sorted(report._HOMES)
+    for name in report.__all__:
+        home = importlib.import_module(f"benchkit.report.{report._HOMES[name]}")
+        assert getattr(report, name) is getattr(home, name)
+        assert not isinstance(getattr(report, name), type(report))  # no submodule's name
 
 
 def test_the_group_takes_h_and_states_the_exit_codes():
