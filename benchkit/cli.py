@@ -10,7 +10,6 @@ import signal
 import sys
 
 import click
-from click.utils import make_default_short_help
 
 from benchkit.exits import EXIT_INTERRUPTED
 
@@ -67,10 +66,11 @@ class LazyGroup(click.Group):
         return list(COMMANDS)
 
     def format_commands(self, ctx, formatter):
-        """The commands and their one-line help, as click lays them out, from COMMANDS."""
+        """The commands and their one-line help from COMMANDS, cut and laid out as click
+        does it (a bare command holding the help cuts it as the real one would)."""
         limit = formatter.width - 6 - max(map(len, COMMANDS))
         with formatter.section("Commands"):
-            formatter.write_dl([(name, make_default_short_help(short, limit))
+            formatter.write_dl([(name, click.Command(name, help=short).get_short_help_str(limit))
                                 for name, (_, short) in COMMANDS.items()])
 
     def get_command(self, ctx, name):

@@ -47,6 +47,14 @@ def test_the_groups_one_line_help_is_the_commands_own(command):
     assert COMMANDS[command][1] == loaded.get_short_help_str(limit=1000)
 
 
+def test_the_groups_help_lays_the_commands_out_as_click_would_with_them_loaded():
+    context = click.Context(main)
+    held, loaded = context.make_formatter(), context.make_formatter()
+    main.format_commands(context, held)
+    click.Group.format_commands(main, context, loaded)  # imports every command
+    assert held.getvalue() == loaded.getvalue()
+
+
 def started(*args, cwd=CHECKOUT) -> tuple[str, list[str]]:
     """What `benchkit ARGS` prints, and the modules it imported (benchkit's, and the
     heavy libraries a quick command must not pay for)."""
