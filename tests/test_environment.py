@@ -59,3 +59,11 @@ def test_setup_names_the_install_command_when_it_cannot_install():
     assert done.stderr.splitlines() == [
         "setup: bubblewrap socat not installed: run "
         "`sudo apt-get install -y bubblewrap socat`, then this again"]
+
+
+def test_the_readmes_first_command_sets_the_machine_up_then_runs_the_main_job():
+    readme = (CHECKOUT / "README.md").read_text(encoding="utf-8")
+    first = next(line for line in readme.split("```sh\n", 1)[1].splitlines()
+                 if not line.startswith("#"))
+    assert first == "bash scripts/setup && benchkit run arms.d/raw-api.yaml --driver replay"
+    assert "bash scripts/setup --test" in (CHECKOUT / "scripts" / "test-setup").read_text()
