@@ -67,3 +67,9 @@ def test_the_readmes_first_command_sets_the_machine_up_then_runs_the_main_job():
                  if not line.startswith("#"))
     assert first == "bash scripts/setup && benchkit run arms.d/raw-api.yaml --driver replay"
     assert "bash scripts/setup --test" in (CHECKOUT / "scripts" / "test-setup").read_text()
+
+
+def test_the_lock_says_how_it_is_refreshed():
+    lock = (CHECKOUT / "constraints.txt").read_text(encoding="utf-8")
+    assert "#    bash scripts/lock\n" in lock  # pip-compile's header, set by scripts/lock
+    assert "piptools compile" in (CHECKOUT / "scripts" / "lock").read_text(encoding="utf-8")
