@@ -62,7 +62,7 @@ def started(*args, cwd=CHECKOUT) -> tuple[str, list[str]]:
               f"try: main({list(args)!r})\n"
               "except SystemExit: pass\n"
               "json.dump(sorted(m for m in sys.modules if m.startswith('benchkit') or m in ("
-              "'yaml', 'jsonschema', 'jinja2', 'msgspec', 'numpy')), sys.stderr)")
+              "'yaml', 'jsonschema', 'jinja2', 'msgspec', 'numpy', 'filelock')), sys.stderr)")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           cwd=cwd, timeout=60)
     assert done.returncode == 0, done.stderr
@@ -87,7 +87,7 @@ def test_show_imports_neither_the_aggregation_nor_the_templates_nor_the_schemas(
     write_store(tmp_path / "results", [sample("raw-api", "read-open-issue-count")])
     shown, imported = started("show", "--store", str(tmp_path / "results"))
     assert "read-open-issue-count" in shown
-    assert not {"numpy", "jinja2", "jsonschema", "yaml", "benchkit.spec"} & set(imported)
+    assert not {"numpy", "jinja2", "jsonschema", "yaml", "filelock", "benchkit.spec"} & set(imported)
 
 
 def test_the_spec_package_names_each_of_its_lazy_names():
