@@ -9,6 +9,7 @@ __version__ = "0.1.0"
 # checkout; BENCHKIT_ROOT points elsewhere (a user's own tree, a test's temporary copy).
 PACKAGE_DIR = Path(__file__).resolve().parent
 SCHEMA_DIR = PACKAGE_DIR / "schemas"
+YAML_SUFFIXES = (".yaml", ".yml")
 
 
 def find_tree() -> Path | None:
@@ -26,6 +27,14 @@ def find_tree() -> Path | None:
         if (directory / "suite.yaml").is_file():
             return directory
     return None
+
+
+def yaml_files(directory: Path) -> list[Path]:
+    """The YAML documents of a tree's directory, sorted (none where it is not one). Here,
+    beside find_tree, so bare `benchkit list` counts them without the spec's loaders."""
+    if not directory.is_dir():
+        return []
+    return sorted(p for p in directory.iterdir() if p.suffix in YAML_SUFFIXES and p.is_file())
 
 
 def cache_dir() -> Path:

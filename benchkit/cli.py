@@ -13,20 +13,44 @@ import click
 
 from benchkit.exits import EXIT_INTERRUPTED
 
-# command name -> "module:attribute" of its click command, in pipeline order.
+# command name -> ("module:attribute" of its click command, its one-line help), in
+# pipeline order. The help is the command's own (the first sentence of its docstring),
+# held here so that `benchkit --help` imports no command module: importing them all took
+# 0.6 s. tests/test_cli_contract.py holds the two to agreement.
 COMMANDS = {
-    "validate": "benchkit.run.validate:validate",
-    "list": "benchkit.spec.commands:list_documents",
-    "expect": "benchkit.scoring.commands:expect",
-    "check": "benchkit.scoring.commands:check",
-    "guard": "benchkit.isolation.commands:guard",
-    "forge": "benchkit.forge.commands:forge",
-    "seed": "benchkit.gitea.commands:seed",
-    "snapshot": "benchkit.gitea.commands:snapshot",
-    "gc": "benchkit.gitea.commands:gc",
-    "run": "benchkit.run.commands:command",  # takes the report renderer
-    "report": "benchkit.report.commands:report",
-    "show": "benchkit.report.show:show",
+    "validate": ("benchkit.run.validate:validate",
+                 "Validate YAML documents: files, directories or trees (default: the whole "
+                 "tree)."),
+    "list": ("benchkit.spec.commands:list_documents",
+             "List the tree's tasks or arms (whether each arm's tool is installed)."),
+    "expect": ("benchkit.scoring.commands:expect",
+               "Print TASK_YAML's expected end state (mutations) or required facts (reads) "
+               "as JSON; with no task, the seed's ground truth RepoState."),
+    "check": ("benchkit.scoring.commands:check",
+              "Score a captured state and answer against TASK_YAML."),
+    "guard": ("benchkit.isolation.commands:guard",
+              "Decide whether the arm's agent may run COMMAND."),
+    "forge": ("benchkit.forge.commands:forge",
+              "Serve the embedded Gitea-compatible host until interrupted."),
+    "seed": ("benchkit.gitea.commands:seed",
+             'Provision and seed a throwaway repository; print {"owner", "repo", "url"}.'),
+    "snapshot": ("benchkit.gitea.commands:snapshot",
+                 "Print a repository's whole state as RepoState JSON."),
+    "gc": ("benchkit.gitea.commands:gc",
+           "List (with --yes, delete) leftover throwaway repositories of the token's user, "
+           "and on the forge revoke the agent tokens of repositories that are gone."),
+    "run": ("benchkit.run.commands:command",  # takes the report renderer
+            "Run trials of the cells ARM_YAML x chosen tasks and append their samples."),
+    "report": ("benchkit.report.commands:report",
+               "Aggregate the store into the report: what was run, headline per arm with 95% "
+               "intervals, verdicts per pair of arms, tiers, token components, per-task "
+               "tables, replay estimates apart, bonus operations, coverage; the HTML links "
+               "every cell to its trials."),
+    "show": ("benchkit.report.show:show",
+             "List the store's trials, newest first, or show one trial (ID: its sample id or "
+             "a unique prefix): outcome, failure class, the checker's differences, tokens per "
+             "component, turns, and the transcript as a conversation (tool calls, their "
+             "output, the guard's denials)."),
 }
 
 
@@ -41,14 +65,21 @@ class LazyGroup(click.Group):
     def list_commands(self, ctx):
         return list(COMMANDS)
 
+    def format_commands(self, ctx, formatter):
+        """The commands and their one-line help from COMMANDS, cut and laid out as click
+        does it (a bare command holding the help cuts it as the real one would)."""
+        limit = formatter.width - 6 - max(map(len, COMMANDS))
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, click.Command(name, help=short).get_short_help_str(limit))
+                                for name, (_, short) in COMMANDS.items()])
+
     def get_command(self, ctx, name):
         # Imported on demand, not at the top: importing every command module took
         # 0.96 s (measured: the forge, the SDK, numpy, the templates) on each
         # invocation, against 0.15 s for `validate` or `list` alone.
-        target = COMMANDS.get(name)
-        if target is None:
+        if name not in COMMANDS:
             return None
-        module, attribute = target.split(":")
+        module, attribute = COMMANDS[name][0].split(":")
         found = getattr(importlib.import_module(module), attribute)
         # A command that ends with a report is made with the renderer passed in.
         return found if isinstance(found, click.Command) else found(write_reports)

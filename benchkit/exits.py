@@ -26,13 +26,14 @@ class BadInput(click.ClickException):
 
 
 class Ended(click.ClickException):
-    """A command ended by an error: its lines on stderr as they are (not click's
-    `Error: ...`), then exit `exit_code`."""
+    """A command ended by bad input: its lines on stderr as they are (not click's
+    `Error: ...`), then exit 2. The code is the class's, as click declares it (a
+    class variable since click 8.5): a command ending otherwise subclasses this."""
+    exit_code = EXIT_BAD_INPUT
 
-    def __init__(self, lines: Iterable[object], exit_code: int = EXIT_BAD_INPUT):
+    def __init__(self, lines: Iterable[object]):
         self.lines = [str(line) for line in lines]
         super().__init__("\n".join(self.lines))
-        self.exit_code = exit_code
 
     def show(self, file: object = None) -> None:
         for line in self.lines:
@@ -53,17 +54,16 @@ class BadDocuments(Exception):
 def fail(problems: Iterable[object]) -> NoReturn:
     """Bad documents, as every command reports them: a `FILE:LINE: message` line each
     on stderr, exit 2."""
-    raise Ended(problems, EXIT_BAD_INPUT)
+    raise Ended(problems)
 
 
 @contextlib.contextmanager
-def reported(errors: type[Exception] | tuple[type[Exception], ...] = (),
-             status: int = EXIT_BAD_INPUT) -> Iterator[None]:
+def reported(errors: type[Exception] | tuple[type[Exception], ...] = ()) -> Iterator[None]:
     """Ends the command on an error raised in the block: bad documents through `fail`,
-    one of `errors` (exception types) as an `error: ...` line and exit `status`."""
+    one of `errors` (exception types) as an `error: ...` line and exit 2."""
     try:
         yield
     except BadDocuments as error:
         fail(error.problems)
     except errors as error:
-        raise Ended([f"error: {error}"], status) from None
+        raise Ended([f"error: {error}"]) from None

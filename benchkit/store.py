@@ -22,14 +22,16 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import filelock
-import jsonschema
 import msgspec
 
 from benchkit import SCHEMA_DIR
 from benchkit.sample import ENCODER, Record, decode_sample
 from benchkit.scrub import scrub
+
+if TYPE_CHECKING:
+    import jsonschema
 
 # The run lock sits inside the store (`results/.run.lock`), so it goes wherever the
 # store goes (`--store DIR`) and the checkout's `.gitignore` of `results/` covers it.
@@ -96,6 +98,9 @@ def writing(path: str | os.PathLike) -> Iterator[None]:
 
 @lru_cache(maxsize=1)
 def _validator() -> jsonschema.Draft202012Validator:
+    # Imported here, measured: jsonschema was half the start of `benchkit show` (~0.05 s
+    # of ~0.1 s), which reads samples and validates none.
+    import jsonschema
     schema = json.loads((SCHEMA_DIR / "sample.schema.json").read_text())
     return jsonschema.Draft202012Validator(schema)
 
@@ -232,6 +237,9 @@ class Store:
         old = self.root.parent / f".{self.root.name}{RUN_LOCK}"
         paths = [self.root / RUN_LOCK, *([old] if old.exists() else [])]
         told = False
+        # Imported here, measured: filelock was ~10 ms of the start of `benchkit show`
+        # (~0.1 s of imports), which reads the store and takes no lock.
+        import filelock
         with contextlib.ExitStack() as held:
             for path in paths:
                 lock = filelock.FileLock(path)

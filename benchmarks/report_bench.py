@@ -30,8 +30,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchkit.report import build_report, current_matrix, load_store, render
-from benchkit.report.render import _TEMPLATES
+from benchkit.report import build_report, current_matrix, load_store
+from benchkit.report.render import _TEMPLATES, render
 from benchkit.report.summary import summarise
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))

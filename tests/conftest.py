@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from benchkit.installed import INSTALL
 from benchkit.spec.tree import load_tree
 
 CHECKOUT = Path(__file__).resolve().parent.parent
@@ -21,14 +22,8 @@ BENCHKIT = [sys.executable, "-c", "from benchkit.cli import main; main()"]
 # The arms' real tools: scripts/test-setup builds the pinned ones into .tools/; they go
 # first on PATH, for the tests and for every harness they start.
 REAL_TOOLS = ("tea", "gitea-mcp", "gitea-axi")
-HOW_TO_INSTALL = {
-    "tea": "`go install code.gitea.io/tea@latest`, or `bash scripts/test-setup` with the "
-           "source archives",
-    "gitea-mcp": "`go install gitea.com/gitea/gitea-mcp@latest`, or `bash scripts/test-setup` "
-                 "with the source archives",
-    "gitea-axi": "from its repository: `npm ci && npm run build && npm link`, or "
-                 "`bash scripts/test-setup` with the source archives",
-}
+HOW_TO_INSTALL = {name: f"{INSTALL[name]}, or `bash scripts/test-setup` with the source archives"
+                  for name in REAL_TOOLS}
 
 
 def _built_tools_first_on_path() -> dict[str, str]:

@@ -2,12 +2,15 @@
 exit-code table (0 ok, 1 a verdict of failure, 2 bad input or an unusable host or tool,
 130 interrupted) written in the README, and the paper cuts it replaced."""
 
+import importlib
 import json
 import os
 import re
 import signal
 import subprocess
+import sys
 
+import click
 import pytest
 from click.testing import CliRunner
 from conftest import BENCHKIT, CHECKOUT
@@ -36,6 +39,72 @@ def test_every_command_takes_h_and_shows_an_example(command):
     done = CliRunner().invoke(main, [command, "-h"])
     assert done.exit_code == 0, done.output
     assert "Example" in done.output and f"benchkit {command}" in done.output.split("Example")[1]
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_the_groups_one_line_help_is_the_commands_own(command):
+    loaded = main.get_command(click.Context(main), command)
+    assert COMMANDS[command][1] == loaded.get_short_help_str(limit=1000)
+
+
+def test_the_groups_help_lays_the_commands_out_as_click_would_with_them_loaded():
+    context = click.Context(main)
+    held, loaded = context.make_formatter(), context.make_formatter()
+    main.format_commands(context, held)
+    click.Group.format_commands(main, context, loaded)  # imports every command
+    assert held.getvalue() == loaded.getvalue()
+
+
+def started(*args, cwd=CHECKOUT) -> tuple[str, list[str]]:
+    """What `benchkit ARGS` prints, and the modules it imported (benchkit's, and the
+    heavy libraries a quick command must not pay for)."""
+    script = ("import json, sys; from benchkit.cli import main\n"
+              f"try: main({list(args)!r})\n"
+              "except SystemExit: pass\n"
+              "json.dump(sorted(m for m in sys.modules if m.startswith('benchkit') or m in ("
+              "'yaml', 'jsonschema', 'jinja2', 'msgspec', 'numpy', 'filelock')), sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          cwd=cwd, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout, json.loads(done.stderr)
+
+
+def test_the_groups_help_lists_every_command_and_imports_none():
+    helped, imported = started("--help")
+    for command in COMMANDS:
+        assert re.search(rf"^  {command} +\S", helped, re.MULTILINE), command
+    assert imported == ["benchkit", "benchkit.cli", "benchkit.exits"]
+
+
+def test_bare_list_reads_no_document_and_imports_no_loader():
+    listed, imported = started("list")
+    assert "benchkit list tasks" in listed
+    assert imported == ["benchkit", "benchkit.cli", "benchkit.exits", "benchkit.installed",
+                        "benchkit.spec", "benchkit.spec.commands"]
+
+
+def test_show_imports_neither_the_aggregation_nor_the_templates_nor_the_schemas(tmp_path):
+    write_store(tmp_path / "results", [sample("raw-api", "read-open-issue-count")])
+    shown, imported = started("show", "--store", str(tmp_path / "results"))
+    assert "read-open-issue-count" in shown
+    assert not {"numpy", "jinja2", "jsonschema", "yaml", "filelock", "benchkit.spec"} & set(imported)
+
+
+def test_the_spec_package_names_each_of_its_lazy_names():
+    import benchkit.spec as spec
+    assert sorted(spec.__all__) == sorted(spec._HOMES)
+    for name in spec.__all__:
+        home = importlib.import_module(f"benchkit.spec.{spec._HOMES[name]}")
+        assert getattr(spec, name) is getattr(home, name)
+
+
+def test_the_report_package_names_each_of_its_lazy_names():
+    import benchkit.report as report
+    assert sorted(report.__all__) == sorted(report._HOMES)
+    for name in report.__all__:
+        home = importlib.import_module(f"benchkit.report.{report._HOMES[name]}")
+        assert getattr(report, name) is getattr(home, name)
+        assert not isinstance(getattr(report, name), type(report))  # no submodule's name
 
 
 def test_the_group_takes_h_and_states_the_exit_codes():

@@ -20,7 +20,8 @@ PACKAGE = CHECKOUT / "benchkit"
 # docs/layout.md says why each module sits where it does.
 LAYERS = (
     ("foundation", ("benchkit", "benchkit.errors", "benchkit.exits", "benchkit.fingerprint",
-                    "benchkit.surface", "benchkit.tool", "benchkit.scrub", "benchkit.sample",
+                    "benchkit.surface", "benchkit.tool", "benchkit.installed",
+                    "benchkit.scrub", "benchkit.sample",
                     "benchkit.cost", "benchkit.anatomy", "benchkit.counting",
                     "benchkit.state", "benchkit.store", "benchkit.stopping")),
     ("spec", ("benchkit.spec",)),

@@ -29,7 +29,7 @@ def git(cwd, *args) -> str:
 
 
 def readme_command() -> list[str]:
-    """The main-job command as the README gives it, after `pip install -e . &&`."""
+    """The main-job command as the README gives it, after `bash scripts/setup &&`."""
     text = (CHECKOUT / "README.md").read_text(encoding="utf-8")
     line = next(x for x in text.splitlines() if "--driver replay" in x and "benchkit run" in x)
     command = line.split("&&")[-1].split()

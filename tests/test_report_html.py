@@ -21,9 +21,10 @@ import zlib
 import pytest
 from synthetic import sample, write_store
 
-from benchkit.report import build_report, load_store, render
+from benchkit.report import build_report, load_store
 from benchkit.report.charts import CHEAP, COMPONENT_COLOURS
 from benchkit.report.matrix import ArmEntry, Matrix, TaskEntry
+from benchkit.report.render import render
 from benchkit.sample import SCORED_TIERS
 
 CHROMIUM = shutil.which("chromium")

@@ -7,9 +7,10 @@ import os
 import pytest
 from synthetic import sample, write_store
 
-from benchkit.report import build_report, load_store, render
+from benchkit.report import build_report, load_store
 from benchkit.report import summary as summary_module
 from benchkit.report.matrix import ArmEntry, Matrix, TaskEntry
+from benchkit.report.render import render
 from benchkit.report.summary import Summariser, summarise
 from benchkit.report.tally import Tally
 

@@ -78,7 +78,17 @@ def test_an_arm_binary_that_is_not_installed(tmp_path):
     result = run(tmp_path, arm, "--task", TASK, "--driver", "replay")
     assert result.exit_code == 2
     assert failures(result) == ["pre-flight tools: arm raw-api: its binary "
-                                "`benchkit-no-such-tool` is not installed (not on PATH)"]
+                                "`benchkit-no-such-tool` is not installed (not on PATH); "
+                                "install it: no install line for `benchkit-no-such-tool` in "
+                                "benchkit/installed.py"]
+
+
+def test_a_missing_tool_is_named_with_its_install_line(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # the tests' own builds of tea are not there
+    result = run(tmp_path, str(CHECKOUT / "arms.d/tea.yaml"), "--task", TASK, "--driver", "replay")
+    assert result.exit_code == 2
+    assert failures(result) == ["pre-flight tools: arm tea: its binary `tea` is not installed "
+                                "(not on PATH); install it: `go install code.gitea.io/tea@latest`"]
 
 
 def test_an_mcp_server_command_that_is_not_installed(tmp_path):
@@ -88,7 +98,8 @@ def test_an_mcp_server_command_that_is_not_installed(tmp_path):
     assert result.exit_code == 2
     assert failures(result) == ["pre-flight tools: arm gitea-mcp-pypi: its MCP server command "
                                 "`/nonexistent/gitea-mcp` is not installed (not an executable "
-                                "file, nor on PATH)"]
+                                "file, nor on PATH); install it: no install line for "
+                                "`/nonexistent/gitea-mcp` in benchkit/installed.py"]
 
 
 def test_a_skill_file_that_is_missing(tmp_path, monkeypatch):

@@ -7,10 +7,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import BENCHKIT, CHECKOUT
+from conftest import BENCHKIT, CHECKOUT, real_tool
 from shipped import REFERENCE_IDS
 
 from benchkit.cli import main
+from benchkit.installed import INSTALL, version_line
+
+README = (CHECKOUT / "README.md").read_text(encoding="utf-8")
 
 
 def benchkit(*args):
@@ -211,8 +214,47 @@ def test_list_arms(work_tree):
     assert {row["path"] for row in rows} == {f"arms.d/{row['id']}.yaml" for row in rows}
     assert {row["id"]: row["kind"] for row in rows}["gitea-mcp"] == "mcp"
     table = benchkit("list", "arms").stdout.splitlines()
-    assert table[0].split() == ["id", "kind", "tool", "description"]
+    assert table[0].split() == ["id", "kind", "tool", "installed"]
     assert [line.split()[0] for line in table[1:]] == [row["id"] for row in rows]
+
+
+def test_list_arms_says_whether_each_tool_is_installed_or_how_to_install_it(work_tree,
+                                                                            monkeypatch):
+    tea = real_tool("tea")
+    version = subprocess.run([tea, "--version"], capture_output=True, text=True).stdout
+    rows = {row["id"]: row for row in json.loads(benchkit("list", "arms", "--json").stdout)}
+    assert rows["tea"]["tool_path"] == tea
+    assert rows["tea"]["installed"] == f"installed: {version_line(version)}"
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # curl, but none of the tests' builds
+    rows = {row["id"]: row for row in json.loads(benchkit("list", "arms", "--json").stdout)}
+    assert rows["tea"]["installed"] == "not installed: `go install code.gitea.io/tea@latest`"
+    assert rows["tea"]["tool_version"] is None and rows["tea"]["tool_path"] is None
+    assert rows["raw-api"]["installed"].startswith("installed: curl ")
+    table = benchkit("list", "arms").stdout.splitlines()
+    assert table[-1].split(maxsplit=3) == ["tea", "shell", "tea",
+                                           "not installed: `go install code.gitea.io/tea@latest`"]
+    assert max(map(len, table)) < 120  # curl's long version line is cut, at a word
+
+
+def test_the_readme_gives_each_arms_install_line_as_the_code_does(shipped_tree):
+    table = README.split("## Installing the arms' tools", 1)[1].split("\n\n")[2]
+    cells = {row.split("|")[1].strip(" `"): row.split("|")[2].strip()
+             for row in table.splitlines()[2:]}
+    assert set(cells) == set(shipped_tree.arms)
+    for arm in shipped_tree.arms.values():
+        assert cells[arm.id].startswith(INSTALL[arm.tool.executable]), arm.id
+
+
+def test_bare_list_names_each_kind_with_its_files(work_tree):
+    rows = json.loads(benchkit("list", "--json").stdout)
+    assert [(row["kind"], row["files"]) for row in rows] == [
+        ("tasks", len(list((work_tree / "tasks.d").glob("*.yaml")))),
+        ("arms", len(list((work_tree / "arms.d").glob("*.yaml"))))]
+    done = benchkit("list")
+    assert done.exit_code == 0, done.output
+    lines = done.stdout.splitlines()
+    assert lines[1].startswith("benchkit list tasks") and f"{rows[0]['files']} in tasks.d/" in lines[1]
+    assert lines[2].startswith("benchkit list arms") and "installed" in lines[2]
 
 
 def test_list_tasks(work_tree):

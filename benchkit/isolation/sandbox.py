@@ -56,8 +56,8 @@ def missing() -> str | None:
     """Why this machine cannot confine (a one-line reason naming the fix), or None."""
     absent = [name for name in ("bwrap", "socat") if shutil.which(name) is None]
     if absent:
-        return (f"{' and '.join(absent)} not installed: the agent's shell cannot be confined "
-                f"(install with `{INSTALL}`, or pass --unconfined to run without it)")
+        return (f"{' and '.join(absent)} not installed: the agent's shell cannot be confined; "
+                f"install with `{INSTALL}` (in a checkout, `bash scripts/setup` does)")
     return None
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from benchkit.exits import BadDocuments, BadInput, Ended, fail
+from benchkit.exits import BadDocuments, BadInput, fail
 from benchkit.report import ReportOptions, build, unreadable, write_reports
 from benchkit.report.render import FORMATS, load_templates, render
 from benchkit.report.summary import Summariser
@@ -52,7 +52,9 @@ def parse_weight(text: str) -> tuple[str, float]:
               help="k of pass^k (default: the suite's floor).")
 @click.option("--baseline", metavar="ARM",
               help="Compare each arm against this one (default: every pair of arms).")
-def report(store_dir, format_, output, reports_dir, weights, model, pass_k, baseline):
+@click.pass_context
+def report(ctx: click.Context, store_dir, format_, output, reports_dir, weights, model, pass_k,
+           baseline):
     """Aggregate the store into the report: what was run, headline per arm with 95%
     intervals, verdicts per pair of arms, tiers, token components, per-task tables,
     replay estimates apart, bonus operations, coverage; the HTML links every cell to its
@@ -78,8 +80,8 @@ def report(store_dir, format_, output, reports_dir, weights, model, pass_k, base
             with Summariser(store_dir) as store:  # the store's half, in a child from here on
                 _report(store_dir, store, options, format_, output, reports_dir)
         except Interrupted:
-            raise Ended([f"interrupted: {output or reports_dir} left as it was"],
-                        stop.status) from None
+            click.echo(f"interrupted: {output or reports_dir} left as it was", err=True)
+            ctx.exit(stop.status)
 
 
 def _report(store_dir: Path, store: Summariser, options: ReportOptions, format_: str | None,

@@ -34,6 +34,7 @@ from pathlib import Path
 from benchkit.agent.runtime import bundled_cli
 from benchkit.gitea import Credentials, CredentialsError, GiteaError, HostError
 from benchkit.gitea.runuser import admin_problem
+from benchkit.installed import how_to_install
 from benchkit.isolation import IsolationError, assemble
 from benchkit.isolation.sandbox import probe
 from benchkit.run.host import discover
@@ -265,13 +266,14 @@ def _tool_problem(arm, assembly, search_path: str) -> str | None:
     if arm.tool.kind == "shell":
         binary = arm.tool.executable
         if shutil.which(binary, path=search_path) is None:
-            return f"arm {arm.id}: its binary `{binary}` is not installed (not on PATH)"
+            return (f"arm {arm.id}: its binary `{binary}` is not installed (not on PATH); "
+                    f"install it: {how_to_install(binary)}")
         return None
     for server in assembly.mcp_servers.values():
         command = server["command"]
         if shutil.which(command, path=search_path) is None:
             return (f"arm {arm.id}: its MCP server command `{command}` is not installed "
-                    f"(not an executable file, nor on PATH)")
+                    f"(not an executable file, nor on PATH); install it: {how_to_install(command)}")
     return None
 
 

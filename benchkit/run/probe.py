@@ -38,6 +38,7 @@ from benchkit.gitea import Client, Repo, provision
 from benchkit.gitea.admin import mint_agent_token, revoke_agent_token
 from benchkit.gitea.gateway import Grant, gateway_for
 from benchkit.gitea.repos import discard
+from benchkit.installed import version_line
 from benchkit.isolation import IsolationError, assemble
 from benchkit.isolation.assembly import MCP_SERVER_NAME
 from benchkit.isolation.sandbox import Sandbox
@@ -53,7 +54,6 @@ OUTPUT_SHOWN = 600  # characters of a failing command's output in its message
 # A line that reports an error: "Error: ...", "error: TEA_NOT_INSTALLED", {"error": ...}.
 ERROR_LINE = re.compile(r"(?im)^\W{0,3}(error|fatal|panic)\b")
 READS = ("GET", "HEAD", "OPTIONS")
-TERMINAL_ESCAPE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 def tool_version(arm, assembly) -> str:
@@ -72,13 +72,12 @@ def tool_version(arm, assembly) -> str:
     except OSError as error:
         raise IsolationError(f"arm {arm.id}: its version command `{shlex.join(argv)}` "
                              f"cannot start: {error.strerror or error}") from None
-    text = TERMINAL_ESCAPE.sub("", done.stdout or done.stderr)  # tea prints its version bold
-    lines = [" ".join(line.split()) for line in text.splitlines() if line.strip()]
-    if done.returncode != 0 or not lines:
+    version = version_line(done.stdout or done.stderr)
+    if done.returncode != 0 or version is None:
         raise IsolationError(f"arm {arm.id}: its version command `{shlex.join(argv)}` failed "
                              f"(exit status {done.returncode}): "
                              f"{_shown(done.stdout + done.stderr, assembly.token)}")
-    return lines[0]  # whole: a cut mid-word would name a version that does not exist
+    return version
 
 
 def _executable(arm, assembly) -> tuple[list[str], dict]:

@@ -8,21 +8,58 @@ schema's defaults and raises one SpecError listing every Problem (`FILE:LINE: me
 (at json.path)`). Task documents are loaded by `benchkit.spec.task.load_task`.
 """
 
-from benchkit.spec.loader import (
-    Document,
-    Problem,
-    SpecError,
-    display_path,
-    load_document,
-    read_document,
-    schema,
-)
-from benchkit.spec.models import Arm, Seed, Suite, load_arm, load_seed, load_suite
-from benchkit.spec.templates import CONTEXT_NAMES, render
-from benchkit.spec.tree import Tree, find_root, load_tree, validate_paths
+from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from benchkit.spec.loader import (
+        Document,
+        Problem,
+        SpecError,
+        display_path,
+        load_document,
+        read_document,
+        schema,
+    )
+    from benchkit.spec.models import Arm, Seed, Suite, load_arm, load_seed, load_suite
+    from benchkit.spec.reference import load_reference, no_reference, reference_path
+    from benchkit.spec.templates import CONTEXT_NAMES, render
+    from benchkit.spec.tree import (
+        Tree,
+        find_root,
+        load_arms,
+        load_seeds,
+        load_tasks,
+        load_tree,
+        validate_paths,
+    )
+
+# name -> the module of the package that defines it. Each module is imported when one of
+# its names is first used, not with the package: the loaders' JSON Schema, YAML and
+# Jinja2 took 0.15 s (measured, benchmarks/startup_bench.py) of the start of every
+# command that reads no document, such as bare `benchkit list`.
+_HOMES = {
+    **dict.fromkeys(["Document", "Problem", "SpecError", "display_path", "load_document",
+                     "read_document", "schema"], "loader"),
+    **dict.fromkeys(["Arm", "Seed", "Suite", "load_arm", "load_seed", "load_suite"], "models"),
+    **dict.fromkeys(["load_reference", "no_reference", "reference_path"], "reference"),
+    **dict.fromkeys(["CONTEXT_NAMES", "render"], "templates"),
+    **dict.fromkeys(["Tree", "find_root", "load_arms", "load_seeds", "load_tasks", "load_tree",
+                     "validate_paths"], "tree"),
+}
 __all__ = [
-    "Arm", "CONTEXT_NAMES", "Document", "Problem", "Seed", "SpecError", "Suite", "Tree",
-    "display_path", "find_root", "load_arm", "load_document", "load_seed", "load_suite",
-    "load_tree", "read_document", "render", "schema", "validate_paths",
-]
+    "CONTEXT_NAMES", "Arm", "Document", "Problem", "Seed", "SpecError", "Suite", "Tree",
+    "display_path", "find_root", "load_arm", "load_arms", "load_document", "load_reference",
+    "load_seed", "load_seeds", "load_suite", "load_tasks", "load_tree", "no_reference",
+    "read_document", "reference_path", "render", "schema", "validate_paths",
+]  # the names of _HOMES (tests/test_cli_contract.py checks)
+
+
+def __getattr__(name: str):
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
+    globals()[name] = value  # found directly from now on
+    return value

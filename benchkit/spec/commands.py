@@ -1,6 +1,8 @@
 """`benchkit list`, and what `benchkit validate` does without --live: the spec's commands.
 
-Neither imports the forge, the SDK or the report code, so both answer in a blink. The
+Neither imports the forge, the SDK or the report code, so both answer in a blink; the
+spec's loaders are imported when a document is first read (through the package,
+benchkit.spec), so bare `benchkit list`, which reads none, starts with click alone. The
 `validate` command itself is benchkit.run.validate: with --live it runs the arms.
 """
 
@@ -9,26 +11,18 @@ from pathlib import Path
 
 import click
 
+from benchkit import find_tree, spec, yaml_files
 from benchkit.exits import fail
-from benchkit.spec.loader import Problem, SpecError, display_path
-from benchkit.spec.reference import load_reference, no_reference, reference_path
-from benchkit.spec.tree import (
-    find_root,
-    load_arms,
-    load_seeds,
-    load_tasks,
-    load_tree,
-    validate_paths,
-)
+from benchkit.installed import how_to_install, installed
 
 
 def validate_documents(paths) -> None:
     """`benchkit validate` without --live: the documents at `paths` (default: the whole
     tree) against their schemas; exit 2 through `fail` on any problem."""
     try:
-        paths = paths or [find_root()]
-        checked, problems = validate_paths(paths)
-    except SpecError as error:
+        paths = paths or [spec.find_root()]
+        checked, problems = spec.validate_paths(paths)
+    except spec.SpecError as error:
         checked, problems = [], error.problems
     if problems:
         fail(problems)
@@ -42,20 +36,21 @@ def unprovable(paths) -> list[str]:
     their arms.d/ has no reference solution for: replay and validate --live skip it."""
     warnings = []
     for root, task_ids in _trees_of(paths).items():
-        tree = load_tree(root)
+        tree = spec.load_tree(root)
         for arm in tree.arms.values():
-            path = reference_path(arm.id, root)
+            path = spec.reference_path(arm.id, root)
             if not path.is_file():  # one warning for the arm, not one per task
-                warnings.append(f"{display_path(arm.path)}: warning: not provable on arm "
+                warnings.append(f"{spec.display_path(arm.path)}: warning: not provable on arm "
                                 f"{arm.id}: no refs.d/{arm.id}.yaml (replay and validate "
                                 "--live skip its tasks)")
                 continue
-            covered = set(load_reference(path).tasks)
+            covered = set(spec.load_reference(path).tasks)
             for task in tree.tasks.values():
                 if (task.scored and task.has_spec and task.id not in covered
                         and (task_ids is None or task.id in task_ids)
                         and task.applicability.get(arm.id) != "not-applicable"):
-                    warnings.append(f"{display_path(task.path)}: warning: {no_reference(arm.id)}")
+                    warnings.append(f"{spec.display_path(task.path)}: warning: "
+                                    f"{spec.no_reference(arm.id)}")
     return warnings
 
 
@@ -73,48 +68,86 @@ def _trees_of(paths) -> dict:
     return trees
 
 
+# What `benchkit list` lists: kind -> (its directory, what its table shows).
+KINDS = {"tasks": ("tasks.d", "id, tier, kind, scored"),
+         "arms": ("arms.d", "id, kind, tool, whether the tool is installed here")}
+VERSION_SHOWN = 60  # characters of a tool's version line in the table (--json: whole)
+
+
 @click.command("list")
-@click.argument("what", type=click.Choice(["tasks", "arms"]))
+@click.argument("what", type=click.Choice(list(KINDS)), required=False)
 @click.option("--json", "as_json", is_flag=True, help="A JSON array instead of a table.")
 def list_documents(what, as_json):
-    """List the tree's tasks or arms. A broken document is named on stderr (FILE:LINE:
-    message, as `benchkit validate` names it, which exits 2 on it) and the others are
-    listed.
+    """List the tree's tasks or arms (whether each arm's tool is installed). A broken
+    document is named on stderr (FILE:LINE: message, as `benchkit validate` names it,
+    which exits 2 on it) and the others are listed.
+
+    With no argument, what there is to list: each kind, how many files the tree holds,
+    and what its list shows. `list arms` says, per arm, the version its tool reports
+    here, or how to install it.
 
     \b
     Examples:
+      benchkit list
       benchkit list tasks
       benchkit list arms --json
     """
-    problems: list[Problem] = []
+    problems: list[spec.Problem] = []
     try:
-        root = find_root()
-        if what == "arms":
-            rows = [_arm_row(arm) for arm in load_arms(root, problems).values()]
+        # find_tree first: the spec's loaders are imported only when a document is read
+        # (benchkit.spec), and find_root, which says why there is no tree, is one of them.
+        root = find_tree() or spec.find_root()
+        if what is None:
+            rows = [_kind_row(root, kind) for kind in KINDS]
+        elif what == "arms":
+            rows = [_arm_row(arm) for arm in spec.load_arms(root, problems).values()]
         else:
-            seeds = load_seeds(root, problems)
-            rows = [_task_row(task) for task in load_tasks(root, seeds, problems).values()]
-    except SpecError as error:  # no tree to list
+            seeds = spec.load_seeds(root, problems)
+            rows = [_task_row(task) for task in spec.load_tasks(root, seeds, problems).values()]
+    except spec.SpecError as error:  # no tree to list
         fail(problems + error.problems)
     for problem in problems:  # a broken document is named; the others are listed
         click.echo(str(problem), err=True)
     if as_json:
         click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+    elif what is None:
+        click.echo(_table([{**row, "command": f"benchkit list {row['kind']}",
+                            "files": f"{row['files']} in {row['directory']}/"} for row in rows],
+                          ["command", "files", "shows"]))
+    elif what == "arms":
+        click.echo(_table([{**row, "installed": _shortened(row["installed"])
+                            if row["tool_version"] else row["installed"]} for row in rows],
+                          ["id", "kind", "tool", "installed"]))
     else:
-        columns = ["id", "kind", "tool", "description"] if what == "arms" else ["id", "tier", "kind", "scored"]
-        click.echo(_table(rows, columns))
+        click.echo(_table(rows, ["id", "tier", "kind", "scored"]))
+
+
+def _kind_row(root: Path, kind: str) -> dict:
+    directory, shows = KINDS[kind]
+    return {"kind": kind, "directory": directory, "files": len(yaml_files(root / directory)),
+            "shows": shows}
 
 
 def _task_row(task) -> dict:
-    return {"id": task.id, "path": display_path(task.path), "tier": task.tier, "kind": task.kind,
+    return {"id": task.id, "path": spec.display_path(task.path), "tier": task.tier,
+            "kind": task.kind,
             "scored": task.scored, "intent": task.intent, "fingerprint": task.fingerprint}
 
 
 def _arm_row(arm) -> dict:
-    return {"id": arm.id, "path": display_path(arm.path), "kind": arm.tool.kind,
-            "tool": arm.tool.executable,
+    here = installed(arm.tool)
+    return {"id": arm.id, "path": spec.display_path(arm.path), "kind": arm.tool.kind,
+            "tool": arm.tool.executable, "installed": here.line, "tool_path": here.path,
+            "tool_version": here.version, "install": how_to_install(arm.tool.executable),
             "user_agents": list(arm.user_agents), "description": arm.description,
             "fingerprint": arm.fingerprint}
+
+
+def _shortened(line: str) -> str:
+    """A long version line (curl's names every library) cut at a word, for the table."""
+    if len(line) <= VERSION_SHOWN:
+        return line
+    return line[:VERSION_SHOWN].rsplit(" ", 1)[0] + " ..."
 
 
 def _table(rows, columns) -> str:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, overload
 
-from benchkit import SCHEMA_DIR, find_tree
+from benchkit import SCHEMA_DIR, find_tree, yaml_files
 from benchkit.sample import SCORED_TIERS
 from benchkit.spec.loader import (
     Problem,
@@ -26,7 +26,6 @@ from benchkit.spec.models import Arm, Seed, Suite, load_arm, load_seed, load_sui
 from benchkit.spec.reference import load_reference
 from benchkit.spec.task import Task, load_task
 
-YAML_SUFFIXES = (".yaml", ".yml")
 # Directory of the tree -> the kind of document it holds.
 DIRECTORIES = {"seeds": "seed", "tasks.d": "task", "arms.d": "arm"}
 
@@ -66,12 +65,6 @@ def _find_root() -> Path:
         raise SpecError([Problem(root / "suite.yaml", None, "not found (BENCHKIT_ROOT points here)")])
     raise SpecError([Problem(Path.cwd().resolve() / "suite.yaml", None,
                              "no benchkit tree here or above (set BENCHKIT_ROOT)")])
-
-
-def yaml_files(directory: Path) -> list[Path]:
-    if not directory.is_dir():
-        return []
-    return sorted(p for p in directory.iterdir() if p.suffix in YAML_SUFFIXES and p.is_file())
 
 
 def _collect(problems: list, load, *args):

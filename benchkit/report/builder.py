@@ -1,0 +1,95 @@
+"""A report built and written: the options it is built with, the current tree's matrix,
+the store's report against it, and its files. benchkit.report names these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from benchkit.report.load import load_store
+from benchkit.report.matrix import Matrix, tree_matrix
+from benchkit.report.model import Report
+from benchkit.report.publish import Staging
+from benchkit.report.render import FORMATS, render
+from benchkit.report.summary import Summariser, summarise
+
+SHOWN_PROBLEMS = 20
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """What a report is built with besides its store: the tree (default: the one
+    benchkit.spec.find_root() finds), token weight overrides, the model whose samples
+    count (default: the suite's), k of pass^k (default: the suite's floor), and the
+    baseline arm the others are compared against (default: every pair)."""
+    root: Path | None = None
+    weights: dict[str, float] | None = None
+    model: str | None = None
+    pass_k: int | None = None
+    baseline: str | None = None
+
+
+def current_matrix(root=None, *, weights=None, model=None, pass_k=None,
+                   baseline=None) -> Matrix:
+    """The matrix of the tree at root (default: benchkit.spec.find_root()), with any
+    weight overrides (the tree's own matrix is kept between runs: matrix.tree_matrix).
+    Raises benchkit.spec.SpecError when the tree is broken, and ValueError for a
+    baseline that is not an arm of the tree."""
+    matrix = tree_matrix(root, model=model)
+    if weights:
+        matrix = matrix.reweighted(weights)
+    if baseline is not None and baseline not in {a.id for a in matrix.arms}:
+        raise ValueError(f"--baseline {baseline}: no such arm (arms: "
+                         f"{', '.join(a.id for a in matrix.arms)})")
+    return replace(matrix, pass_k=pass_k or matrix.pass_k, baseline=baseline)
+
+
+def build(store_dir, options: ReportOptions = ReportOptions(), *,
+          store: Summariser | None = None) -> Report:
+    """The report of the store at store_dir against the current tree; `store`, when
+    given, is store_dir already being summarised."""
+    # Imported here, measured: the aggregation's views and notes (~0.1 s with the
+    # statistics they compute) load in `benchkit report`'s parent while its child reads
+    # the store (benchkit.report.summary).
+    from benchkit.report.aggregate import build_report
+    matrix = current_matrix(options.root, weights=options.weights, model=options.model,
+                            pass_k=options.pass_k, baseline=options.baseline)
+    summary = store.result() if store is not None else summarise(load_store(store_dir))
+    return build_report(summary, matrix)
+
+
+def unreadable(report: Report) -> list[str]:
+    """Warning lines for the store lines the report had to leave out (none: [])."""
+    problems = report.problems
+    if not problems:
+        return []
+    lines = [f"warning: {problem}" for problem in problems[:SHOWN_PROBLEMS]]
+    if len(problems) > SHOWN_PROBLEMS:
+        lines.append(f"warning: ... and {len(problems) - SHOWN_PROBLEMS} more")
+    lines.append(f"warning: {len(problems)} unreadable store line(s) left out of the report")
+    return lines
+
+
+def write_reports(store_dir, reports_dir, options: ReportOptions = ReportOptions(), *,
+                  formats=FORMATS, name: str | None = None, warn=None,
+                  store: Summariser | None = None) -> list[Path]:
+    """Write reports_dir/report.<format> (or `name`, for one format) for every format,
+    and for HTML the trial pages beside it, as one set (benchkit.report.publish: all
+    replaced, or, interrupted or failing, none); return the report paths. `warn` gets a
+    line per unreadable store line."""
+    report = build(store_dir, options, store=store)
+    for line in unreadable(report) if warn else ():
+        warn(line)
+    with Staging(reports_dir) as staging:
+        names = [name or f"report.{format_}" for format_ in formats]
+        for format_, file_name in zip(formats, names):
+            staging.path(file_name).write_text(render(report, format_), encoding="utf-8")
+        if "html" in formats:
+            # Imported here: the trial pages read the store whole (trials, benchkit.store),
+            # measured ~20 ms of imports a one-format report never uses.
+            from benchkit.report.pages import write_pages
+            matrix = current_matrix(options.root, model=options.model)  # kept: cheap
+            write_pages(store_dir, staging.directory, report,
+                        intents={t.id: (t.intent, t.intent_self_review) for t in matrix.tasks})
+        return staging.publish(names)
