@@ -37,8 +37,10 @@ COMMANDS = {
     "snapshot": ("benchkit.gitea.commands:snapshot",
                  "Print a repository's whole state as RepoState JSON."),
     "gc": ("benchkit.gitea.commands:gc",
-           "List (with --yes, delete) leftover throwaway repositories of the token's user, "
-           "and on the forge revoke the agent tokens of repositories that are gone."),
+           "List (with --yes, delete) leftover throwaway repositories of the token's user "
+           "and leftover run users (each with its repositories; a site administrator's "
+           "token sees them), and on the forge revoke the agent tokens of repositories "
+           "that are gone."),
     "run": ("benchkit.run.commands:command",  # takes the report renderer
             "Run trials of the cells ARM_YAML x chosen tasks and append their samples."),
     "report": ("benchkit.report.commands:report",
@@ -49,8 +51,9 @@ COMMANDS = {
     "show": ("benchkit.report.show:show",
              "List the store's trials, newest first, or show one trial (ID: its sample id or "
              "a unique prefix): outcome, failure class, the checker's differences, tokens per "
-             "component, turns, and the transcript as a conversation (tool calls, their "
-             "output, the guard's denials)."),
+             "component, turns, the failure replay's verdict, the transcript as a "
+             "conversation (tool calls, their output, the guard's denials) and the path of "
+             "its page in the HTML report."),
 }
 
 

@@ -119,7 +119,7 @@ def test_the_report_set_is_replaced_whole_or_not_at_all(tmp_path, monkeypatch):
         (reports / name).write_text(f"the previous {name}")
     before = {str(p.relative_to(reports)): p.read_bytes() for p in reports.rglob("*")
               if p.is_file()}
-    import benchkit.report as report
+    import benchkit.report.builder as report  # where write_reports renders
     rendered = []
 
     def render_then_stop(data, format_):
