@@ -246,6 +246,31 @@ def test_a_route_that_names_another_repository_in_its_body_is_refused(site):
     assert len(refused) == 9 and len(audit_gateway(grant.requests, [])) == 9
 
 
+def test_files_the_host_acts_on_cannot_be_written(site, host):
+    """A merge-message template is the host's own text: merged without a title, Gitea
+    commits it unchecked and acts on its closing keywords in any repository."""
+    gateway, grant, client, (mine, other) = site
+    auth, user = {"Authorization": f"token {grant.token}"}, client.user
+    base = gateway.url + f"api/v1/repos/{user}/{mine}"
+
+    def write(path, text, **fields):
+        content = base64.b64encode(text.encode()).decode()
+        return requests.post(f"{base}/contents/{path}", headers=auth, timeout=30,
+                             json={"content": content, "message": "add", **fields})
+    for path in (".gitea/default_merge_message/MERGE_TEMPLATE.md", ".GitHub/workflows/x.yml",
+                 "%20.gitea/default_merge_message/MERGE_TEMPLATE.md"):
+        assert write(path, f"Fixes {user}/{other}#1\n").status_code == 403, path
+    assert write("notes/x.txt", "x", new_branch="feature").status_code == 201
+    pull = requests.post(f"{base}/pulls", headers=auth, timeout=30,
+                         json={"head": "feature", "base": "main", "title": "x"})
+    merged = requests.post(f"{base}/pulls/{pull.json()['number']}/merge", headers=auth,
+                           json={"Do": "merge"}, timeout=30)
+    assert merged.status_code == 200, merged.text
+    assert client.get(f"/repos/{user}/{other}/issues/1")["state"] == "open"
+    assert gateway.idle()
+    assert [e["scope"] for e in grant.requests].count("refused") == 3
+
+
 def test_refused_credentials_that_came_with_the_trials_token_are_the_trials_leak(site):
     gateway, grant, client, (mine, _) = site
     path, token = f"api/v1/repos/{client.user}/{mine}", grant.token

@@ -7,7 +7,10 @@ Beyond its route, an operation can still reach another repository through what i
 carries, and those forms are refused too: a dependency (`issues/N/dependencies`,
 `issues/N/blocks`) naming another owner or repository; a pull request whose `head` is
 another owner's branch (`owner:branch`); text that would close or reopen an issue of
-another repository (benchkit.gitea.crossrefs). Gitea's global issue search answers every
+another repository (benchkit.gitea.crossrefs); a file written under `.gitea/` or
+`.github/`, where the host reads a repository's own configuration (a merge-message
+template, whose text the host commits unchecked and acts on, Actions workflows, code
+owners). Gitea's global issue search answers every
 repository the token sees, so it is answered from the repository's own issue list. Git
 smart HTTP is fetch only: nothing the tasks need pushes, so neither push options nor
 refs come into it.
@@ -25,6 +28,7 @@ GIT_UPLOAD = "application/x-git-upload-pack-request"
 SEARCH_KEPT = ("q", "type", "state", "labels", "milestones", "since", "before", "page", "limit")
 SEARCH_BY_USER = {"assigned": "assigned_by", "created": "created_by", "mentioned": "mentioned_by"}
 SEARCH_DEFAULT_LIMIT = "20"  # the global search's default page size (the list's is 30)
+HOST_CONFIG = (".gitea", ".github")  # top directories whose files the host acts on
 
 
 @dataclass(frozen=True)
@@ -68,7 +72,7 @@ def decide(method: str, path: str, query: str, owner: str, repo: str, body: byte
         data, checked = canonical(body, content_type, fields, owner, repo)
     except Refused as error:
         return refuse(str(error))
-    reason = _names_another(operation, checked or {}, owner, repo)
+    reason = _names_another(operation, checked or {}, owner, repo) or _host_config(found)
     if reason:
         return refuse(reason)
     scope = "repo" if "owner" in found.params else "global"
@@ -110,6 +114,16 @@ def _names_another(operation: Operation, body: dict, owner: str, repo: str) -> s
         if ":" in head and head.split(":", 1)[0].lower() not in (mine[0], "/".join(mine)):
             return "a pull request from another repository's branch"
     return ""
+
+
+def _host_config(found: Found) -> str:
+    """Why a file written by the contents API would be read by the host as the
+    repository's configuration ("" when it would not)."""
+    path = found.params.get("path")
+    if not found.operation.write or path is None:
+        return ""
+    top = path.strip("/").split("/")[0].strip().casefold()
+    return f"a file under {top}/, which the host acts on" if top in HOST_CONFIG else ""
 
 
 def _confined_search(query: str, owner: str, repo: str, user: str) -> Decision:
