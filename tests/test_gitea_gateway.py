@@ -271,6 +271,22 @@ def test_files_the_host_acts_on_cannot_be_written(site, host):
     assert [e["scope"] for e in grant.requests].count("refused") == 3
 
 
+def test_a_path_that_would_close_another_repositorys_issue_is_refused(site):
+    """Gitea's contents API commits a file with "Add <path>" when no message is given:
+    a path is text the host acts on too."""
+    gateway, grant, client, (mine, other) = site
+    auth, user = {"Authorization": f"token {grant.token}"}, client.user
+    base = gateway.url + f"api/v1/repos/{user}/{mine}"
+    content = base64.b64encode(b"x").decode()
+    for path in (f"closes%20{user}/{other}%231", f"notes/Fixes%20{user}/{other}%231.md"):
+        answer = requests.post(f"{base}/contents/{path}", json={"content": content},
+                               headers=auth, timeout=30)
+        assert answer.status_code == 403, (path, answer.text)
+    assert client.get(f"/repos/{user}/{other}/issues/1")["state"] == "open"
+    assert requests.post(f"{base}/contents/see%20{user}/{other}%231", json={"content": content},
+                         headers=auth, timeout=30).status_code == 201  # a mention passes
+
+
 def test_refused_credentials_that_came_with_the_trials_token_are_the_trials_leak(site):
     gateway, grant, client, (mine, _) = site
     path, token = f"api/v1/repos/{client.user}/{mine}", grant.token

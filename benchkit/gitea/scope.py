@@ -7,7 +7,8 @@ Beyond its route, an operation can still reach another repository through what i
 carries, and those forms are refused too: a dependency (`issues/N/dependencies`,
 `issues/N/blocks`) naming another owner or repository; a pull request whose `head` is
 another owner's branch (`owner:branch`); text that would close or reopen an issue of
-another repository (benchkit.gitea.crossrefs); a file written under `.gitea/` or
+another repository (benchkit.gitea.crossrefs), in the body or in a path parameter (the
+contents API's default commit message is "Add <path>"); a file written under `.gitea/` or
 `.github/`, where the host reads a repository's own configuration (a merge-message
 template, whose text the host commits unchecked and acts on, Actions workflows, code
 owners). Gitea's global issue search answers every
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode
 
 from benchkit.gitea.bodies import Refused, canonical
+from benchkit.gitea.crossrefs import acts_elsewhere
 from benchkit.gitea.operations import Found, Operation, catalogue, match
 
 GIT_UPLOAD = "application/x-git-upload-pack-request"
@@ -72,7 +74,8 @@ def decide(method: str, path: str, query: str, owner: str, repo: str, body: byte
         data, checked = canonical(body, content_type, fields, owner, repo)
     except Refused as error:
         return refuse(str(error))
-    reason = _names_another(operation, checked or {}, owner, repo) or _host_config(found)
+    reason = (_names_another(operation, checked or {}, owner, repo) or _host_config(found)
+              or _path_acting_elsewhere(found, owner, repo))
     if reason:
         return refuse(reason)
     scope = "repo" if "owner" in found.params else "global"
@@ -113,6 +116,16 @@ def _names_another(operation: Operation, body: dict, owner: str, repo: str) -> s
         head = str(body.get("head") or "")
         if ":" in head and head.split(":", 1)[0].lower() not in (mine[0], "/".join(mine)):
             return "a pull request from another repository's branch"
+    return ""
+
+
+def _path_acting_elsewhere(found: Found, owner: str, repo: str) -> str:
+    """Why a path parameter would close or reopen an issue of another repository: Gitea
+    writes a file's path into the commit message it makes when none is given."""
+    for value in found.params.values():
+        if reference := acts_elsewhere(value, owner, repo):
+            return ("a path that would close or reopen an issue of another repository "
+                    f"({reference[:40]!r})")
     return ""
 
 
