@@ -271,9 +271,10 @@ def test_files_the_host_acts_on_cannot_be_written(site, host):
     assert [e["scope"] for e in grant.requests].count("refused") == 3
 
 
-def test_a_path_that_would_close_another_repositorys_issue_is_refused(site):
-    """Gitea's contents API commits a file with "Add <path>" when no message is given:
-    a path is text the host acts on too."""
+def test_text_referring_to_another_repositorys_issue_is_refused(site):
+    """A reference alone writes a cross-reference into the other issue's timeline; after
+    a keyword it closes it. Gitea's contents API commits a file with "Add <path>" when
+    no message is given: a path is text the host acts on too."""
     gateway, grant, client, (mine, other) = site
     auth, user = {"Authorization": f"token {grant.token}"}, client.user
     base = gateway.url + f"api/v1/repos/{user}/{mine}"
@@ -282,9 +283,16 @@ def test_a_path_that_would_close_another_repositorys_issue_is_refused(site):
         answer = requests.post(f"{base}/contents/{path}", json={"content": content},
                                headers=auth, timeout=30)
         assert answer.status_code == 403, (path, answer.text)
-    assert client.get(f"/repos/{user}/{other}/issues/1")["state"] == "open"
+    for text in (f"see {user}/{other}#1", f"[that](/{user}/{other}/issues/1)"):
+        answer = requests.post(f"{base}/issues/1/comments", json={"body": text},
+                               headers=auth, timeout=30)
+        assert answer.status_code == 403, (text, answer.text)
     assert requests.post(f"{base}/contents/see%20{user}/{other}%231", json={"content": content},
-                         headers=auth, timeout=30).status_code == 201  # a mention passes
+                         headers=auth, timeout=30).status_code == 403
+    assert requests.post(f"{base}/issues/1/comments", json={"body": f"see #1 and {user}/{mine}#1"},
+                         headers=auth, timeout=30).status_code == 201  # its own pass
+    assert client.get(f"/repos/{user}/{other}/issues/1")["state"] == "open"
+    assert not client.get(f"/repos/{user}/{other}/issues/1/timeline")  # nothing written
 
 
 def test_refused_credentials_that_came_with_the_trials_token_are_the_trials_leak(site):

@@ -6,7 +6,7 @@ written anew. Everything else is refused, whatever repository it names.
 Beyond its route, an operation can still reach another repository through what it
 carries, and those forms are refused too: a dependency (`issues/N/dependencies`,
 `issues/N/blocks`) naming another owner or repository; a pull request whose `head` is
-another owner's branch (`owner:branch`); text that would close or reopen an issue of
+another owner's branch (`owner:branch`); text referring to an issue of
 another repository (benchkit.gitea.crossrefs), in the body or in a path parameter (the
 contents API's default commit message is "Add <path>"); a file written under `.gitea/` or
 `.github/`, where the host reads a repository's own configuration (a merge-message
@@ -120,11 +120,11 @@ def _names_another(operation: Operation, body: dict, owner: str, repo: str) -> s
 
 
 def _path_acting_elsewhere(found: Found, owner: str, repo: str) -> str:
-    """Why a path parameter would close or reopen an issue of another repository: Gitea
-    writes a file's path into the commit message it makes when none is given."""
+    """Why a path parameter refers to an issue of another repository: Gitea writes a
+    file's path into the commit message it makes when none is given."""
     for value in found.params.values():
         if reference := acts_elsewhere(value, owner, repo):
-            return ("a path that would close or reopen an issue of another repository "
+            return ("a path referring to an issue of another repository "
                     f"({reference[:40]!r})")
     return ""
 
