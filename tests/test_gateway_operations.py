@@ -132,10 +132,13 @@ def test_a_body_is_read_as_gitea_reads_it_and_written_anew():
     ("FIXED (o/victim#1)", "o/victim#1"), ("Reopens someone/private#3", "someone/private#3"),
     ("Reſolves o/victim#1", "o/victim#1"),  # Unicode folding: a long s is an s
     ("resolved http://host:3000/o/victim/issues/1", "/o/victim/issues/1"),
-    ("Fixes #1, see o/victim#1", "o/victim#1"),  # wider than Gitea: fails closed
-    ("See o/victim#1", ""), ("Fixes #1", ""), ("Fixes o/r#1", ""), ("prefix o/victim#1", ""),
+    ("Fixes #1, see o/victim#1", "o/victim#1"),
+    # a mention alone writes a cross-reference into the other issue's timeline
+    ("See o/victim#1", "o/victim#1"), ("prefix o/victim#1", "o/victim#1"),
+    ("[it](/o/victim/pulls/2)", "/o/victim/pulls/2"),
+    ("Fixes #1", ""), ("Fixes o/r#1", ""), ("see O/R!2 and /o/r/issues/3", ""),
 ])
-def test_closing_keywords_naming_another_repository(text, found):
+def test_text_referring_to_another_repositorys_issue(text, found):
     assert acts_elsewhere(text, "o", "r") == found
 
 

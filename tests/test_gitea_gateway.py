@@ -246,6 +246,55 @@ def test_a_route_that_names_another_repository_in_its_body_is_refused(site):
     assert len(refused) == 9 and len(audit_gateway(grant.requests, [])) == 9
 
 
+def test_files_the_host_acts_on_cannot_be_written(site, host):
+    """A merge-message template is the host's own text: merged without a title, Gitea
+    commits it unchecked and acts on its closing keywords in any repository."""
+    gateway, grant, client, (mine, other) = site
+    auth, user = {"Authorization": f"token {grant.token}"}, client.user
+    base = gateway.url + f"api/v1/repos/{user}/{mine}"
+
+    def write(path, text, **fields):
+        content = base64.b64encode(text.encode()).decode()
+        return requests.post(f"{base}/contents/{path}", headers=auth, timeout=30,
+                             json={"content": content, "message": "add", **fields})
+    for path in (".gitea/default_merge_message/MERGE_TEMPLATE.md", ".GitHub/workflows/x.yml",
+                 "%20.gitea/default_merge_message/MERGE_TEMPLATE.md"):
+        assert write(path, f"Fixes {user}/{other}#1\n").status_code == 403, path
+    assert write("notes/x.txt", "x", new_branch="feature").status_code == 201
+    pull = requests.post(f"{base}/pulls", headers=auth, timeout=30,
+                         json={"head": "feature", "base": "main", "title": "x"})
+    merged = requests.post(f"{base}/pulls/{pull.json()['number']}/merge", headers=auth,
+                           json={"Do": "merge"}, timeout=30)
+    assert merged.status_code == 200, merged.text
+    assert client.get(f"/repos/{user}/{other}/issues/1")["state"] == "open"
+    assert gateway.idle()
+    assert [e["scope"] for e in grant.requests].count("refused") == 3
+
+
+def test_text_referring_to_another_repositorys_issue_is_refused(site):
+    """A reference alone writes a cross-reference into the other issue's timeline; after
+    a keyword it closes it. Gitea's contents API commits a file with "Add <path>" when
+    no message is given: a path is text the host acts on too."""
+    gateway, grant, client, (mine, other) = site
+    auth, user = {"Authorization": f"token {grant.token}"}, client.user
+    base = gateway.url + f"api/v1/repos/{user}/{mine}"
+    content = base64.b64encode(b"x").decode()
+    for path in (f"closes%20{user}/{other}%231", f"notes/Fixes%20{user}/{other}%231.md"):
+        answer = requests.post(f"{base}/contents/{path}", json={"content": content},
+                               headers=auth, timeout=30)
+        assert answer.status_code == 403, (path, answer.text)
+    for text in (f"see {user}/{other}#1", f"[that](/{user}/{other}/issues/1)"):
+        answer = requests.post(f"{base}/issues/1/comments", json={"body": text},
+                               headers=auth, timeout=30)
+        assert answer.status_code == 403, (text, answer.text)
+    assert requests.post(f"{base}/contents/see%20{user}/{other}%231", json={"content": content},
+                         headers=auth, timeout=30).status_code == 403
+    assert requests.post(f"{base}/issues/1/comments", json={"body": f"see #1 and {user}/{mine}#1"},
+                         headers=auth, timeout=30).status_code == 201  # its own pass
+    assert client.get(f"/repos/{user}/{other}/issues/1")["state"] == "open"
+    assert not client.get(f"/repos/{user}/{other}/issues/1/timeline")  # nothing written
+
+
 def test_refused_credentials_that_came_with_the_trials_token_are_the_trials_leak(site):
     gateway, grant, client, (mine, _) = site
     path, token = f"api/v1/repos/{client.user}/{mine}", grant.token

@@ -101,12 +101,12 @@ def _constant(name: str) -> object:
 
 
 def _no_text_acting_elsewhere(value: object, owner: str, repo: str) -> None:
-    """Refuses a string anywhere in `value` that would close or reopen an issue of
-    another repository."""
+    """Refuses a string anywhere in `value` that refers to an issue of another
+    repository (benchkit.gitea.crossrefs)."""
     if isinstance(value, str):
         found = acts_elsewhere(value, owner, repo)
         if found:
-            raise Refused(f"text that would close or reopen an issue of another repository "
+            raise Refused(f"text referring to an issue of another repository "
                           f"({_quote(found)})")
     elif isinstance(value, dict):
         for item in value.values():

@@ -1,23 +1,20 @@
-"""Text that acts on another repository: a closing or reopening keyword with a reference
-to an issue or pull request of another repository. Gitea reads such text in an issue
-or pull request's title and body, a comment, a merge's title and message and a commit's
-message, and closes or reopens the issue it names, in any repository the writer may
-change. A mention without a keyword only links, and is let through.
+"""Text that acts on another repository: a reference to an issue or pull request of
+another repository. Gitea reads such text in an issue or pull request's title and body,
+a comment, a merge's title and message and a commit's message (and in a file's path,
+which becomes the commit message when none is given), and acts on the issue it names, in
+any repository the writer may read: it writes a cross-reference into that issue's
+timeline (its `updated_at` moves), and after a closing or reopening keyword it closes
+or reopens it. So any such reference is refused, with or without a keyword.
 
-The keywords are Gitea's defaults (modules/setting: close, closes, closed, fix, fixes,
-fixed, resolve, resolves, resolved; reopen, reopens, reopened); Gitea matches them in any
-letter case (Unicode folding: `ſ` is an `s`) next to the reference, after stripping
-Markdown. The check is wider, to fail closed: a keyword anywhere in a text and a
-reference to another repository anywhere in the same text.
+Gitea finds `owner/repo#N`, `owner/repo!N` and a link `/owner/repo/issues/N` (or
+`pulls`) after stripping Markdown; the check is wider, to fail closed: such a reference
+anywhere in the text, letter case folded (Unicode folding: `ſ` is an `s`).
 """
 
 from __future__ import annotations
 
 import re
 
-KEYWORDS = ("close", "closes", "closed", "fix", "fixes", "fixed", "resolve", "resolves",
-            "resolved", "reopen", "reopens", "reopened")
-_KEYWORD = re.compile(r"(?<![\w])(" + "|".join(KEYWORDS) + r")(?![\w])")
 _NAME = r"[0-9a-zA-Z_.-]+"
 # owner/repo#N, owner/repo!N (Gitea's cross-reference), and a URL .../owner/repo/issues/N
 _REFERENCES = (re.compile(rf"({_NAME})/({_NAME})[#!][0-9]+"),
@@ -25,11 +22,9 @@ _REFERENCES = (re.compile(rf"({_NAME})/({_NAME})[#!][0-9]+"),
 
 
 def acts_elsewhere(text: str, owner: str, repo: str) -> str:
-    """The reference to another repository a keyword in `text` would close or reopen
-    ("" when there is none)."""
+    """The reference to another repository's issue or pull request in `text` ("" when
+    there is none)."""
     folded = text.casefold()
-    if not _KEYWORD.search(folded):
-        return ""
     mine = (owner.casefold(), repo.casefold())
     for pattern in _REFERENCES:
         for found in pattern.finditer(folded):

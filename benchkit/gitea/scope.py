@@ -6,8 +6,12 @@ written anew. Everything else is refused, whatever repository it names.
 Beyond its route, an operation can still reach another repository through what it
 carries, and those forms are refused too: a dependency (`issues/N/dependencies`,
 `issues/N/blocks`) naming another owner or repository; a pull request whose `head` is
-another owner's branch (`owner:branch`); text that would close or reopen an issue of
-another repository (benchkit.gitea.crossrefs). Gitea's global issue search answers every
+another owner's branch (`owner:branch`); text referring to an issue of
+another repository (benchkit.gitea.crossrefs), in the body or in a path parameter (the
+contents API's default commit message is "Add <path>"); a file written under `.gitea/` or
+`.github/`, where the host reads a repository's own configuration (a merge-message
+template, whose text the host commits unchecked and acts on, Actions workflows, code
+owners). Gitea's global issue search answers every
 repository the token sees, so it is answered from the repository's own issue list. Git
 smart HTTP is fetch only: nothing the tasks need pushes, so neither push options nor
 refs come into it.
@@ -19,12 +23,14 @@ from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode
 
 from benchkit.gitea.bodies import Refused, canonical
+from benchkit.gitea.crossrefs import acts_elsewhere
 from benchkit.gitea.operations import Found, Operation, catalogue, match
 
 GIT_UPLOAD = "application/x-git-upload-pack-request"
 SEARCH_KEPT = ("q", "type", "state", "labels", "milestones", "since", "before", "page", "limit")
 SEARCH_BY_USER = {"assigned": "assigned_by", "created": "created_by", "mentioned": "mentioned_by"}
 SEARCH_DEFAULT_LIMIT = "20"  # the global search's default page size (the list's is 30)
+HOST_CONFIG = (".gitea", ".github")  # top directories whose files the host acts on
 
 
 @dataclass(frozen=True)
@@ -68,7 +74,8 @@ def decide(method: str, path: str, query: str, owner: str, repo: str, body: byte
         data, checked = canonical(body, content_type, fields, owner, repo)
     except Refused as error:
         return refuse(str(error))
-    reason = _names_another(operation, checked or {}, owner, repo)
+    reason = (_names_another(operation, checked or {}, owner, repo) or _host_config(found)
+              or _path_acting_elsewhere(found, owner, repo))
     if reason:
         return refuse(reason)
     scope = "repo" if "owner" in found.params else "global"
@@ -110,6 +117,26 @@ def _names_another(operation: Operation, body: dict, owner: str, repo: str) -> s
         if ":" in head and head.split(":", 1)[0].lower() not in (mine[0], "/".join(mine)):
             return "a pull request from another repository's branch"
     return ""
+
+
+def _path_acting_elsewhere(found: Found, owner: str, repo: str) -> str:
+    """Why a path parameter refers to an issue of another repository: Gitea writes a
+    file's path into the commit message it makes when none is given."""
+    for value in found.params.values():
+        if reference := acts_elsewhere(value, owner, repo):
+            return ("a path referring to an issue of another repository "
+                    f"({reference[:40]!r})")
+    return ""
+
+
+def _host_config(found: Found) -> str:
+    """Why a file written by the contents API would be read by the host as the
+    repository's configuration ("" when it would not)."""
+    path = found.params.get("path")
+    if not found.operation.write or path is None:
+        return ""
+    top = path.strip("/").split("/")[0].strip().casefold()
+    return f"a file under {top}/, which the host acts on" if top in HOST_CONFIG else ""
 
 
 def _confined_search(query: str, owner: str, repo: str, user: str) -> Decision:
