@@ -1,6 +1,9 @@
 """benchkit: which tool lets a Claude agent drive Gitea for the fewest tokens."""
 
+import importlib
 import os
+import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 __version__ = "0.1.0"
@@ -42,3 +45,16 @@ def cache_dir() -> Path:
     base = os.environ.get("BENCHKIT_CACHE_DIR")
     return Path(base) if base else (
         Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "benchkit")
+
+
+def lazy_names(package: str, homes: Mapping[str, str]) -> Callable[[str], object]:
+    """A package's module-level __getattr__ that imports each name's module (`homes`:
+    name -> submodule) when the name is first used, not with the package, and keeps it
+    in the package from then on (benchkit.spec, benchkit.report: start-up)."""
+    def __getattr__(name: str) -> object:
+        if name not in homes:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(f"{package}.{homes[name]}"), name)
+        setattr(sys.modules[package], name, value)  # found directly from now on
+        return value
+    return __getattr__

@@ -12,8 +12,9 @@ HTML report's drill-down).
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from benchkit import lazy_names
 
 if TYPE_CHECKING:
     from benchkit.report.aggregate import build_report
@@ -42,10 +43,4 @@ _HOMES = {
 __all__ = ["FORMATS", "ReportOptions", "build", "build_report", "current_matrix", "load_store",
            "unreadable", "write_reports"]  # the names of _HOMES
 
-
-def __getattr__(name: str):
-    if name not in _HOMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
-    globals()[name] = value  # found directly from now on
-    return value
+__getattr__ = lazy_names(__name__, _HOMES)

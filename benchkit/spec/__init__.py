@@ -10,8 +10,9 @@ schema's defaults and raises one SpecError listing every Problem (`FILE:LINE: me
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from benchkit import lazy_names
 
 if TYPE_CHECKING:
     from benchkit.spec.loader import (
@@ -56,10 +57,4 @@ __all__ = [
     "read_document", "reference_path", "render", "schema", "validate_paths",
 ]  # the names of _HOMES (tests/test_cli_contract.py checks)
 
-
-def __getattr__(name: str):
-    if name not in _HOMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
-    globals()[name] = value  # found directly from now on
-    return value
+__getattr__ = lazy_names(__name__, _HOMES)
