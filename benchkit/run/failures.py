@@ -26,8 +26,9 @@ from datetime import UTC, datetime
 from benchkit.agent.driver import Driver
 from benchkit.agent.rerun import RecordedDriver, recorded_calls
 from benchkit.run.cancel import Cancellable
-from benchkit.run.cell import RunContext, TrialResult, rerun
+from benchkit.run.cell import TrialResult, rerun
 from benchkit.run.plan import Trial
+from benchkit.run.prepare import RunContext
 from benchkit.sample import EXCLUDED
 from benchkit.stopping import Stop
 
