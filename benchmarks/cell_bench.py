@@ -21,9 +21,10 @@ from benchkit.agent.claude import ClaudeDriver
 from benchkit.agent.scripted import ScriptedModel, bash, say
 from benchkit.forge import Forge
 from benchkit.gitea import Client
-from benchkit.run.cell import RunContext, prepare_trial, run_trial
+from benchkit.run.cell import run_trial
 from benchkit.run.host import probe_host
 from benchkit.run.plan import Trial
+from benchkit.run.prepare import RunContext, prepare_trial
 from benchkit.sample import Record
 from benchkit.spec import load_arm, load_tree
 from benchkit.store import Store

@@ -29,9 +29,10 @@ from benchkit.forge import Forge
 from benchkit.gitea import Client, delete_repo, provision
 from benchkit.gitea.gateway import Gateway
 from benchkit.gitea.server import Gitea
-from benchkit.run.cell import RunContext, run_trial
+from benchkit.run.cell import run_trial
 from benchkit.run.host import probe_host
 from benchkit.run.plan import Trial
+from benchkit.run.prepare import RunContext
 from benchkit.spec import load_arm, load_tree
 from benchkit.spec.reference import reference_for
 from benchkit.store import Store

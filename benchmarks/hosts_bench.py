@@ -26,9 +26,10 @@ from benchkit.gitea.repos import create_repo, delete_repo
 from benchkit.gitea.seed import seed_repo
 from benchkit.gitea.server import Gitea
 from benchkit.gitea.snapshot import snapshot
-from benchkit.run.cell import RunContext, run_trial
+from benchkit.run.cell import run_trial
 from benchkit.run.host import probe_host
 from benchkit.run.plan import Trial
+from benchkit.run.prepare import RunContext
 from benchkit.sample import Record
 from benchkit.spec import load_arm, load_tree
 from benchkit.spec.expectation import seed_plan

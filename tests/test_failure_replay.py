@@ -24,7 +24,7 @@ from test_run_cell import Scripted, context, curl
 from benchkit.agent.replay import ReplayDriver
 from benchkit.agent.scripted import bash, say
 from benchkit.report.aggregate import not_reproducible
-from benchkit.run.cell import prepare_trial, run_trial
+from benchkit.run.cell import run_trial
 from benchkit.run.failures import (
     NOT_REPRODUCIBLE,
     PROVOKED_VERDICT,
@@ -34,6 +34,7 @@ from benchkit.run.failures import (
     worth_replaying,
 )
 from benchkit.run.plan import Trial
+from benchkit.run.prepare import prepare_trial
 from benchkit.run.progress import Progress
 from benchkit.sample import HOST_5XX, PROVOKED
 from benchkit.spec import load_arm

@@ -21,8 +21,9 @@ from test_gateway_redteam import Hostile, context, results
 from benchkit.agent.scripted import bash, say
 from benchkit.gitea import Client, delete_repo
 from benchkit.isolation.sandbox import missing
-from benchkit.run.cell import prepare_trial, run_trial
+from benchkit.run.cell import run_trial
 from benchkit.run.plan import Trial
+from benchkit.run.prepare import prepare_trial
 from benchkit.spec import load_arm
 
 pytestmark = [pytest.mark.slow,

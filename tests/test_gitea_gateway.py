@@ -5,6 +5,7 @@ global reads, rewrites the host's URLs to its own, records every request without
 secret, and turns an unreachable or untrusted host into a 502."""
 
 import base64
+import re
 import shutil
 import socket
 import subprocess
@@ -19,6 +20,7 @@ from benchkit.agent.audit import audit_gateway, gateway_host_errors
 from benchkit.gitea import Client, delete_repo
 from benchkit.gitea.gateway import Gateway
 from benchkit.gitea.scope import decide
+from benchkit.gitea.server import Gitea
 
 
 @pytest.fixture
@@ -206,9 +208,69 @@ def _wait_for_port(port: int) -> None:
     ("POST", "/o/r/git-receive-pack", "refused"), ("POST", "/api/v1/version", "refused"),
     ("POST", "/o/r/git-upload-pack", "refused"),  # not a fetch's Content-Type
     ("GET", "/api/v1/repos/issues/search", "confined"), ("GET", "/api/v1/orgs", "refused"),
+    ("PATCH", "/api/v1/repos/o/R/issues/null/", "answered"),  # a jq result that was null
+    ("GET", "/api/v1/repos/o/r/issues/-1/comments", "answered"),
+    ("PUT", "/api/v1/repos/o/r/issues/x", "refused"), ("PATCH", "/api/v1/repos/o/r2/issues/null", "refused"),
+    ("GET", "/api/v1/repos/o/r/x/null", "refused"), ("GET", "/api/v1/repos/o/r/issues/+1", "refused"),
+    ("GET", "/api/v1/repos/o/r/issues/Pinned", "refused"), ("GET", "/api/v1/repos/o/r/pulls/1.x", "refused"),
+    ("GET", "/api/v1/repos/o/r/git/commits/main", "refused"),  # Gitea reads a ref there
 ])
 def test_the_scope_rule(method, path, scope):
     assert decide(method, path, "", "o", "r").scope == scope
+
+
+def test_a_parameter_of_another_form_on_the_trials_route_gets_the_hosts_404_no_leak(
+        site, host, monkeypatch):
+    """`PATCH .../issues/null` (a jq result that was null) is an honest mistake: Gitea
+    reads the index as 0 and answers 404. The gateway answers so without asking the host
+    (the forge routes such paths its own way: Gitea's answer is the one to give); the same
+    naming another repository, or off the route's methods or words, is refused."""
+    gateway, grant, client, (mine, other) = site
+    forwarded: list[str] = []
+    forward = gateway.upstream.forward
+    monkeypatch.setattr(gateway.upstream, "forward",
+                        lambda method, target, *rest: forwarded.append(target) or
+                        forward(method, target, *rest))
+    user, body = client.user, {"state": "closed"}
+    answered = [("PATCH", f"repos/{user}/{mine}/issues/null"), ("GET", f"repos/{user}/{mine}/pulls/x.diff"),
+                ("GET", f"repos/{user.upper()}/{mine}/releases/null")]
+    for method, path in answered:
+        via = requests.request(method, f"{gateway.api_url}/{path}", json=body, timeout=30,
+                               headers={"Authorization": f"token {grant.token}"})
+        assert via.status_code == 404 and via.json() == {
+            "errors": None, "message": "not found", "url": gateway.url + "api/swagger"}
+        if isinstance(host, Gitea):  # byte for byte Gitea's, its address the gateway's
+            direct = requests.request(method, f"{host.api_url}/{path}", json=body, timeout=30,
+                                      headers={"Authorization": f"token {client.token}"})
+            assert direct.status_code == 404, (method, path)
+            assert via.content == gateway.to_gateway(direct.content), (method, path)
+    refused = [("PATCH", f"repos/{user}/{other}/issues/null"), ("PUT", f"repos/{user}/{mine}/issues/null"),
+               ("PATCH", f"repos/{user}/{mine}/issues/null/x"), ("PATCH", f"repos/{user}/{mine}/isues/null"),
+               ("PATCH", f"repos/{user}/{mine}/issues/%2e%2e")]
+    for method, path in refused:
+        answer = requests.request(method, f"{gateway.api_url}/{path}", json=body, timeout=30,
+                                  headers={"Authorization": f"token {grant.token}"})
+        assert answer.status_code == 403, (method, path)
+    assert gateway.idle() and forwarded == []
+    assert [(e["scope"], e["status"]) for e in grant.requests] == \
+        [("answered", 404)] * len(answered) + [("refused", 403)] * len(refused)
+    assert len(audit_gateway(grant.requests, ["python-requests/"])) == len(refused)
+
+
+def test_no_operation_of_gitea_s_own_is_answered_by_the_gateway(gitea):
+    """Gitea's own description of its API, each path and method on the trial's repository:
+    where a route of Gitea's has a word and the list a number (`issues/pinned`,
+    `releases/latest`), Gitea finds something, so the gateway answers none of them."""
+    described = requests.get(gitea.url + "swagger.v1.json", timeout=30).json()["paths"]
+    answered = []
+    for template, methods in described.items():
+        path = "/api/v1" + template.replace("{owner}", "o").replace("{repo}", "r")
+        path = re.sub(r"\{(index|id|\w*_id)\}", "1", path).replace("{sha}", "ab12" * 10)
+        path = re.sub(r"\{\w+\}", "x", path)
+        for method in {m.upper() for m in methods} & {"GET", "POST", "PUT", "PATCH", "DELETE"}:
+            if decide(method, path, "", "o", "r", b"{}", "", "application/json").scope == "answered":
+                answered.append((method, template))
+    assert answered == []
 
 
 def _raw(gateway, request: bytes) -> bytes:

@@ -16,9 +16,10 @@ from benchkit.forge import Forge
 from benchkit.gitea import Client, GiteaError, probe_self_review, wait_ready
 from benchkit.gitea.repos import create_repo, delete_repo
 from benchkit.gitea.seed import seed_repo
-from benchkit.run.cell import RunContext, run_trial
+from benchkit.run.cell import run_trial
 from benchkit.run.host import probe_host
 from benchkit.run.plan import Trial
+from benchkit.run.prepare import RunContext
 from benchkit.spec import load_arm, load_seed, load_tree
 from benchkit.spec.expectation import seed_plan
 from benchkit.spec.reference import reference_for

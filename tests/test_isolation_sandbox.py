@@ -197,9 +197,9 @@ def test_unconfined_samples_are_marked_and_the_report_says_so(tmp_path, quiet):
 
 
 def test_an_mcp_server_starts_with_its_declared_variables_alone():
-    from benchkit.agent.claude import _mcp_allowlisted
-    server = _mcp_allowlisted({"type": "stdio", "command": "env", "args": [],
-                               "env": {"GITEA_ACCESS_TOKEN": "agent-token-1234"}})
+    from benchkit.agent.private_inputs import mcp_allowlisted
+    server = mcp_allowlisted({"type": "stdio", "command": "env", "args": [],
+                              "env": {"GITEA_ACCESS_TOKEN": "agent-token-1234"}})
     env = {"PATH": "/usr/bin:/bin", "HOME": "/trial/home", "GITEA_ACCESS_TOKEN": "agent-token-1234",
            "ANTHROPIC_API_KEY": "sk-ant-harness-key", "CLAUDE_CODE_MESSAGING_TOKEN": "cli-own"}
     done = subprocess.run([server["command"], *server["args"]], env=env, capture_output=True,

@@ -28,10 +28,11 @@ from benchkit.agent.claude import ClaudeDriver
 from benchkit.agent.scripted import ScriptedModel, Turn, bash, fail, say
 from benchkit.agent.wire import usage
 from benchkit.cli import main
-from benchkit.run.cell import prepare_trial, run_trial
+from benchkit.run.cell import run_trial
 from benchkit.run.failures import worth_replaying
 from benchkit.run.ledger import Ledger
 from benchkit.run.plan import Trial, plan
+from benchkit.run.prepare import prepare_trial
 from benchkit.spec import load_arm
 from benchkit.store import Store
 

@@ -24,9 +24,10 @@ from benchkit.agent.driver import ToolDecision
 from benchkit.agent.scripted import ScriptedModel, bash, say
 from benchkit.gitea import Client
 from benchkit.isolation.sandbox import missing
-from benchkit.run.cell import RunContext, prepare_trial, run_trial
+from benchkit.run.cell import run_trial
 from benchkit.run.host import probe_host
 from benchkit.run.plan import Trial
+from benchkit.run.prepare import RunContext, prepare_trial
 from benchkit.scrub import forms
 from benchkit.spec import load_arm
 from benchkit.store import Store

@@ -23,9 +23,10 @@ from benchkit.agent.driver import ToolDecision
 from benchkit.agent.scripted import ScriptedModel, bash, fail, say, stall, tool
 from benchkit.forge import token_id
 from benchkit.gitea import Client
-from benchkit.run.cell import CellError, RunContext, prepare_trial, run_trial
+from benchkit.run.cell import run_trial
 from benchkit.run.host import probe_host
 from benchkit.run.plan import Trial
+from benchkit.run.prepare import CellError, RunContext, prepare_trial
 from benchkit.spec import load_arm
 from benchkit.store import Store
 

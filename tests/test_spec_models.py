@@ -27,8 +27,8 @@ def test_suite_defaults_come_from_the_schema(tmp_path):
 
 def test_the_gateway_takes_the_suites_limits(tmp_path, forge):
     from benchkit.gitea import Client
-    from benchkit.run.cell import RunContext
     from benchkit.run.host import probe_host
+    from benchkit.run.prepare import RunContext
     from benchkit.store import Store
     path = tmp_path / "suite.yaml"
     path.write_text("model: m\nbase_prompt: p\nmax_request_bytes: 4096\n"

@@ -15,7 +15,7 @@ left the CLI's process group.
 
 The system prompt and the MCP servers' config hold the Gitea token: they reach the CLI
 as files in the run's private directory, removed after the run, never as arguments
-(which every user on the machine can read).
+(which every user on the machine can read): benchkit.agent.private_inputs.
 
 Containment: every Bash command runs in the trial's bubblewrap sandbox
 (benchkit.isolation.sandbox, through CLAUDE_CODE_SHELL_PREFIX): read-only host, the
@@ -33,13 +33,11 @@ The SDK has no temperature option: runs use the runtime's default (docs/driver.m
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import re
 import shutil
 import signal
-import sys
 import tempfile
 import time
 import uuid
@@ -59,7 +57,6 @@ from claude_agent_sdk import (
     SystemMessage,
     query,
 )
-from claude_agent_sdk.types import SystemPromptFile
 
 from benchkit.isolation.sandbox import Sandbox, SandboxError
 from benchkit.scrub import environment_secrets
@@ -67,8 +64,9 @@ from benchkit.stopping import STOP_SIGNALS, stopping
 
 from . import service
 from . import usage as usage_of
-from .driver import MARKERS, MCP_PASSED, AgentRequest, AgentRun, kill_marked
+from .driver import MARKERS, AgentRequest, AgentRun, kill_marked
 from .ending import classify_result, classify_result_error, refused_status, watch_model
+from .private_inputs import mcp_allowlisted, private_inputs
 from .runtime import OnTheCli
 from .transcript import Recorder
 
@@ -84,10 +82,6 @@ CLI_ENV = {"DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
 # The driver's credentials: never in the sandboxed shell, scrubbed from every stored
 # byte all the same (an unconfined run hands the CLI's environment to the shell).
 ANTHROPIC_SECRETS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
-# Starts an MCP server with the named variables alone (values never in any argv).
-MCP_TRAMPOLINE = ("import os,sys;keep=sys.argv[1].split(',');"
-                  "os.execve(sys.argv[2],sys.argv[2:],"
-                  "{k:os.environ[k] for k in keep if k in os.environ})")
 
 
 class _QuietBackstop(logging.Filter):
@@ -280,7 +274,7 @@ class ClaudeDriver(OnTheCli):
             allowed, reason = decide(name, tool_input, context.tool_use_id)
             return PermissionResultAllow() if allowed else PermissionResultDeny(message=reason)
 
-        system_prompt, mcp_config = _private_inputs(request, scratch, _mcp_allowlisted)
+        system_prompt, mcp_config = private_inputs(request, scratch, mcp_allowlisted)
         return ClaudeAgentOptions(
             system_prompt=system_prompt,
             model=request.model,
@@ -371,39 +365,6 @@ def _failed_mcp_servers(message) -> list[str]:
         return []
     return [s.get("name", "?") for s in message.data.get("mcp_servers", [])
             if s.get("status") == "failed"]
-
-
-def _private_inputs(request: AgentRequest, scratch: Path,
-                    wrap) -> tuple[SystemPromptFile, str | dict]:
-    """The system prompt and the MCP config as files in the run's private directory
-    (0700, removed after the run), not as the CLI's arguments: both hold the token,
-    and every user can read a process's arguments."""
-    prompt = _private_file(scratch / "system-prompt.md", request.system_prompt)
-    config: str | dict = {}
-    if request.mcp_servers:
-        servers = {name: wrap(server) for name, server in request.mcp_servers.items()}
-        config = _private_file(scratch / "mcp.json", json.dumps({"mcpServers": servers}))
-    return {"type": "file", "path": prompt}, config
-
-
-def _mcp_allowlisted(server: dict) -> dict:
-    """A stdio server started through the trampoline: it sees MCP_PASSED, the run's
-    markers (so the backstop finds it) and its own declared variables, not the CLI's
-    environment (the API key, the harness's own)."""
-    if server.get("type", "stdio") != "stdio" or "command" not in server:
-        return server
-    command = shutil.which(server["command"]) or server["command"]
-    keep = ",".join(dict.fromkeys([*MCP_PASSED, *MARKERS, *(server.get("env") or {})]))
-    return {**server, "command": sys.executable,
-            "args": ["-I", "-S", "-c", MCP_TRAMPOLINE, keep, command, *server.get("args", [])]}
-
-
-def _private_file(path: Path, text: str) -> str:
-    """Write `text` to a new file only its owner can read; its path."""
-    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w",
-                   encoding="utf-8") as f:
-        f.write(text)
-    return str(path)
 
 
 def _tail(lines) -> str:

@@ -10,8 +10,9 @@ Each trial holds a throwaway token valid only here and only while its trial runs
 gateway swaps it for the harness's token (on the forge, a token minted for the trial)
 on the way to the host, so the real token never reaches the agent. It forwards only
 what benchkit.gitea.scope lets through (an operation of its list, re-written), and
-takes bodies up to its limits (benchkit.gitea.framing); everything else gets a
-Gitea-shaped 403 (a 413 for a body too large), and the host is reached through
+takes bodies up to its limits (benchkit.gitea.framing); a request scope answers
+itself (an index that is not a number, on the trial's repository) gets Gitea's 404; everything else
+gets a Gitea-shaped 403 (a 413 for a body too large), and the host is reached through
 benchkit.gitea.upstream. Each
 request is recorded for the trial (time, method, path, status, User-Agent, bytes;
 never a query, body or token): the audit reads that record on every host.
@@ -241,10 +242,14 @@ class _Handler(BaseHTTPRequestHandler):
             decision = decide(self.command, target.path, found.query, grant.owner, grant.repo,
                               body, grant.user, self.headers.get("Content-Type") or "")
             entry["scope"] = decision.scope
-            if not decision.allowed:
+            if decision.reason:
                 entry["reason"] = decision.reason
+            if not decision.allowed:
                 status, sent = self._json(403, {"message": f"benchkit gateway: {decision.reason}",
                                                 "url": self.gateway.url + "api/swagger"})
+            elif decision.status:  # Gitea's own answer when it finds no such object
+                status, sent = self._json(decision.status, {
+                    "errors": None, "message": "not found", "url": self.gateway.url + "api/swagger"})
             elif decision.empty:  # a search filter no issue of the repository passes
                 status, sent = self._json(200, [], {"X-Total-Count": "0"})
             else:
@@ -276,7 +281,7 @@ class _Handler(BaseHTTPRequestHandler):
                           {"WWW-Authenticate": 'Basic realm="Gitea"'})
 
     def _json(self, status: int, payload: dict | list, extra: dict | None = None) -> tuple[int, int]:
-        data = json.dumps(payload).encode()
+        data = json.dumps(payload, separators=(",", ":")).encode() + b"\n"  # as Gitea writes it
         self.send_response(status)
         for name, value in {"Content-Type": "application/json;charset=utf-8",
                             "Content-Length": str(len(data)), **(extra or {})}.items():

@@ -29,6 +29,11 @@ _UNSAFE = re.compile(r"%(2f|5c|2e|00)|[\\\x00-\x1f\x7f]", re.IGNORECASE)
 _LINE = re.compile(r"(?P<method>[A-Z]+) (?P<route>\S+)(?: <(?P<body>\w+)>)?"
                    r"(?: \?(?P<query>[\w,-]+))?(?P<confined> !confined)?")
 _PARAM = re.compile(r"\{(\w+)(?::(int|hex|path))?\}")
+# Where the list has `{x:int}`, Gitea reads another segment as the number 0 (nothing):
+# not `+N` (N) nor its own routes' words there (issues/pinned, pulls/pinned,
+# releases/latest), and a dot may begin a route's suffix (`{index}.{diffType}`).
+_NOT_NOTHING = re.compile(r"\+[0-9]+|pinned|latest|.*\..*", re.IGNORECASE)
+_KINDS = {"int": r"[0-9]{1,18}", "hex": r"[0-9a-fA-F]{4,64}", "path": r"[^/]+(?:/[^/]+)*"}
 
 
 @dataclass(frozen=True)
@@ -84,15 +89,16 @@ def _operation(line: str) -> Operation:
                      bool(parsed["confined"]), _compile(route))
 
 
-def _compile(route: str) -> re.Pattern:
+@cache
+def _compile(route: str, typed: bool = True) -> re.Pattern:
     """A template as a regex over the normalised, still encoded path: its words in any
-    letter case, `{x}` one segment, `{x:int}` digits, `{x:path}` one or more segments."""
+    letter case, `{x}` one segment, `{x:int}` digits, `{x:path}` one or more segments;
+    not `typed`, `{x:int}` is any one segment too."""
     out, at = [], 0
     for param in _PARAM.finditer(route):
         out.append("(?i:" + re.escape(route[at:param.start()]) + ")")
-        kind = {"int": r"[0-9]{1,18}", "hex": r"[0-9a-fA-F]{4,64}",
-                "path": r"[^/]+(?:/[^/]+)*"}.get(param[2] or "", r"[^/]+")
-        out.append(f"(?P<{param[1]}>{kind})")
+        kind = param[2] if typed or param[2] != "int" else None
+        out.append(f"(?P<{param[1]}>{_KINDS.get(kind or '', r'[^/]+')})")
         at = param.end()
     out.append("(?i:" + re.escape(route[at:]) + ")")
     return re.compile("".join(out))
@@ -129,6 +135,34 @@ def match(method: str, path: str, owner: str, repo: str) -> Found | None:
                 return None
             params.update(owner=owner, repo=repo)  # forwarded as the trial's own names
         return Found(operation, _fill(operation.route, params), params)
+    return None
+
+
+def misshapen(method: str, path: str, owner: str, repo: str) -> Found | None:
+    """The operation `method path` would be on the trial's repository `owner/repo` but
+    for an index that is not a number (`issues/null`): the same method, segments and
+    route words. Gitea routes it and finds nothing (it reads the index as 0), so the
+    gateway answers it itself. None for a path that matches as it is, names another
+    repository, cannot be read one way only, or whose index Gitea reads as something.
+    (A sha that is not hex is not such: Gitea reads it as a branch or tag name.)"""
+    normal = normalise(path)
+    if normal is None or match(method, path, owner, repo) is not None:
+        return None
+    asked = "GET" if method == "HEAD" else method
+    for operation in catalogue().operations:
+        if operation.method != asked or ":int}" not in operation.route:
+            continue
+        hit = _compile(operation.route, typed=False).fullmatch(normal)
+        if hit is None:
+            continue
+        params = {name: unquote(value) for name, value in hit.groupdict().items()}
+        if "owner" not in params or not _theirs(params["owner"], params["repo"], owner, repo):
+            return None
+        indexes = [params[param[1]] for param in _PARAM.finditer(operation.route)
+                   if param[2] == "int"]
+        if any(_NOT_NOTHING.fullmatch(index) for index in indexes):
+            continue  # `pulls/x.diff` is `{index}.diff` with an index x
+        return Found(operation, normal, params)
     return None
 
 

@@ -1,7 +1,10 @@
 """What of a trial's request the gateway forwards: an operation of the list
 (benchkit/gitea/operations.yaml) on the trial's own repository, with the query
 parameters it takes and a body read as the host reads it (benchkit.gitea.bodies), all
-written anew. Everything else is refused, whatever repository it names.
+written anew. A request that would be such an operation but for an index that is not a
+number (`issues/null`, a jq result that was null) is answered by the gateway as Gitea
+answers it, 404: Gitea reads the index as 0, which names nothing. Everything else is
+refused, whatever repository it names.
 
 Beyond its route, an operation can still reach another repository through what it
 carries, and those forms are refused too: a dependency (`issues/N/dependencies`,
@@ -24,7 +27,7 @@ from urllib.parse import parse_qsl, urlencode
 
 from benchkit.gitea.bodies import Refused, canonical
 from benchkit.gitea.crossrefs import acts_elsewhere
-from benchkit.gitea.operations import Found, Operation, catalogue, match
+from benchkit.gitea.operations import Found, Operation, catalogue, match, misshapen
 
 GIT_UPLOAD = "application/x-git-upload-pack-request"
 SEARCH_KEPT = ("q", "type", "state", "labels", "milestones", "since", "before", "page", "limit")
@@ -35,11 +38,12 @@ HOST_CONFIG = (".gitea", ".github")  # top directories whose files the host acts
 
 @dataclass(frozen=True)
 class Decision:
-    scope: str                 # "repo", "git", "global", "confined" or "refused"
+    scope: str                 # "repo", "git", "global", "confined", "answered" or "refused"
     path: str = ""             # the path to forward (canonical; rewritten when confined)
     query: str = ""            # the query to forward (canonical)
     reason: str = ""           # why it was refused
     empty: bool = False        # answered by the gateway with an empty list (no host call)
+    status: int = 0            # answered by the gateway with this status (no host call)
     body: bytes = b""          # the body to forward (canonical)
     content_type: str = ""     # its Content-Type ("" for none)
 
@@ -58,6 +62,9 @@ def decide(method: str, path: str, query: str, owner: str, repo: str, body: byte
     behalf of the trial whose repository is `owner/repo` (and whose host user is `user`).
     `query` has its token parameters out."""
     found = match(method, path, owner, repo)
+    if found is None and (near := misshapen(method, path, owner, repo)):
+        return Decision("answered", status=404, reason="an index that is not a number in "
+                        f"{near.operation.route}: the host finds nothing by it")
     if found is None:
         return refuse(f"{method} {path[:120]} is no operation the gateway forwards "
                       "for this trial")

@@ -36,8 +36,9 @@ from datetime import UTC, datetime
 from benchkit.agent.driver import AgentRun, Coordinates, Driver
 from benchkit.agent.rerun import RecordedDriver, recorded_calls
 from benchkit.run.cancel import Cancellable
-from benchkit.run.cell import RunContext, TrialResult, rerun
+from benchkit.run.cell import TrialResult, rerun
 from benchkit.run.plan import Trial
+from benchkit.run.prepare import RunContext
 from benchkit.sample import EXCLUDED, HOST_5XX, PROVOKED, Record
 from benchkit.stopping import Stop
 

@@ -14,7 +14,6 @@ from benchkit.exits import EXIT_BAD_INPUT
 from benchkit.exits import EXIT_FAILED as EXIT_TROUBLE
 from benchkit.gitea import Client
 from benchkit.run.cancel import Cancellable, GatedStore
-from benchkit.run.cell import RunContext
 from benchkit.run.decide import run_rounds
 from benchkit.run.failures import replay_failures, settle_host_error
 from benchkit.run.host import Access, HostFacts, probe_host
@@ -22,6 +21,7 @@ from benchkit.run.ledger import Ledger
 from benchkit.run.loop import RunLoop
 from benchkit.run.plan import plan, select_cells
 from benchkit.run.preflight import Checked
+from benchkit.run.prepare import RunContext
 from benchkit.run.probe import ProbeSite, probe_arms
 from benchkit.run.progress import Progress
 from benchkit.run.schedule import Scheduler

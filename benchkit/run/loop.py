@@ -19,9 +19,10 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from benchkit.run.cancel import CredentialsRefused
-from benchkit.run.cell import CellError, Prepared, RunContext, prepare_trial, run_trial
+from benchkit.run.cell import run_trial
 from benchkit.run.failures import worth_replaying
 from benchkit.run.plan import Skip
+from benchkit.run.prepare import CellError, Prepared, RunContext, prepare_trial
 from benchkit.run.progress import Progress
 from benchkit.run.schedule import Scheduler, Ticket
 from benchkit.spec import Arm

@@ -24,8 +24,8 @@ from rich.live import Live
 from rich.text import Text
 
 from benchkit.cost import token_figure
-from benchkit.run.cell import Prepared
 from benchkit.run.plan import Skip
+from benchkit.run.prepare import Prepared
 from benchkit.sample import Record
 
 PASSED = "passed"

@@ -29,10 +29,11 @@ from benchkit.agent.driver import AgentRun
 from benchkit.agent.replay import ReplayDriver, null_reference
 from benchkit.errors import HarnessError, HostError
 from benchkit.gitea import Client, delete_repo, provision, snapshot
-from benchkit.run.cell import RunContext, run_trial
+from benchkit.run.cell import run_trial
 from benchkit.run.host import HostFacts, discover, open_host, probe_host
 from benchkit.run.plan import Trial, not_runnable
 from benchkit.run.preflight import choose_tasks, host_problems
+from benchkit.run.prepare import RunContext
 from benchkit.scoring import check as check_task
 from benchkit.spec.loader import SpecError
 from benchkit.spec.models import load_arm
