@@ -51,7 +51,7 @@ def test_a_cell_that_cannot_run_says_why_instead_of_missing(reported):
     assert coverage[SELF_APPROVE]["tea"]["why"].startswith("unsupported by the arm's tool (The host refuses")
     coverage_row = row(md, f"{NO_SPEC} | bonus")  # the coverage matrix, not the bonus table
     assert "✗" not in coverage_row and "–" in coverage_row
-    assert f"- {NO_SPEC} on gitea-mcp, raw-api, tea: no scoring spec: the checker cannot judge it" in md
+    assert f"- {NO_SPEC} on gitea-mcp-search, gitea-mcp, raw-api, tea: no scoring spec: the checker cannot judge it" in md
     cells = re.search(rf"<tr><th>{NO_SPEC}</th>.*?</tr>", html, re.S)[0]
     assert "missing" not in cells and "cannot run: no scoring spec" in cells
 
@@ -70,7 +70,7 @@ def test_self_review_the_host_forbids_is_unsupported_on_every_arm_as_the_run_say
     md, report = reported["md"], reported["json"]
     [approve] = [op for op in report["bonus"] if op["task"] == SELF_APPROVE]
     assert {a["arm"]: a["applicability"] for a in approve["arms"]} == dict.fromkeys(
-        ("gitea-axi", "gitea-mcp", "raw-api", "tea"), "unsupported")
+        ("gitea-axi", "gitea-mcp", "gitea-mcp-search", "raw-api", "tea"), "unsupported")
     assert "applicable" not in row(md, f"{SELF_APPROVE} (self-review forbidden)")
 
 
