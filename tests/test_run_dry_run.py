@@ -66,8 +66,9 @@ def test_the_plan_marks_the_cells_of_an_arm_whose_tool_is_not_installed(tree_cop
     assert "not installed" not in curl
     assert absent.endswith("[cannot run: absent's tool is not installed]")
     assert ("tool not installed: arm absent: its binary `no-such-tool-here` is not installed "
-            "(not on PATH); its 1 trial(s) cannot run: the run would stop at pre-flight "
-            "(exit 2)") in lines
+            "(not on PATH); install it: no install line for `no-such-tool-here` in "
+            "benchkit/installed.py; its 1 trial(s) cannot run: the run would stop at "
+            "pre-flight (exit 2)") in lines
     plan = json.loads(benchkit(*args, "--json", cwd=tree_copy).stdout)
     assert {t["arm"]: t["tool_missing"] for t in plan["trials"]} == {"raw-api": False, "absent": True}
     assert list(plan["tools_missing"]) == ["absent"]

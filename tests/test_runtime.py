@@ -20,8 +20,9 @@ from benchkit.agent.runtime import installed_runtime, sdk_version
 from benchkit.agent.scripted import ScriptedModel, bash, say
 from benchkit.anatomy import anatomy, components_of
 from benchkit.fingerprint import arm_fingerprint
-from benchkit.report import build_report, load_store, render
+from benchkit.report import build_report, load_store
 from benchkit.report.matrix import ArmEntry
+from benchkit.report.render import render
 from benchkit.sample import DECODER, Runtime
 from benchkit.spec import load_tree
 
