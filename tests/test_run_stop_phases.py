@@ -199,6 +199,16 @@ def sigint_as_timeout_sends_it(process: subprocess.Popen) -> int:
     return 130
 
 
+def leftovers(url: str, admin_token: str) -> list[str]:
+    """What a run may leave on a host: run users (each with its repositories) and the
+    administrator's own repositories."""
+    with Client(url, admin_token) as client:
+        users = client.get("/admin/users", params={"limit": 50})
+        repos = client.get("/user/repos", params={"limit": 50})
+    return sorted([f"user {u['login']}" for u in users if u["login"].startswith("benchkit-run-")]
+                  + [f"repository {r['full_name']}" for r in repos])
+
+
 def stop_in(phase: str, tmp_path: Path, previous: Path, *, url: str, token: str, repos,
             send=sigterm):
     """Start the run, signal it (`send`: SIGTERM) once it is in `phase`, and check what
@@ -252,7 +262,8 @@ def stop_in(phase: str, tmp_path: Path, previous: Path, *, url: str, token: str,
                 argument = {"preflight": PROBE_SLEEP, "trial": TRIAL_SLEEP,
                             "failure-replay": REPLAY_SLEEP}[phase]
                 def started() -> bool:
-                    assert process.poll() is None, f"the run ended before its {phase}"
+                    assert process.poll() is None, (f"the run ended before its {phase}: "
+                                                    f"{process.communicate()}")
                     return sleeping(argument, process.pid)
                 wait_for(started, f"the {phase} phase's sleep {argument}")
             status = send(process)
@@ -296,8 +307,7 @@ def stop_in(phase: str, tmp_path: Path, previous: Path, *, url: str, token: str,
 def test_a_stop_signal_in_each_phase_on_the_forge(phase, signum, tmp_path, previous):
     with Forge(token=TOKEN) as forge:
         def repos():
-            with Client(forge.url, forge.token) as client:
-                return [r["name"] for r in client.get(f"/users/{forge.user}/repos")]
+            return leftovers(forge.url, forge.token)
         stop_in(phase, tmp_path, previous, url=forge.url, token=forge.token, repos=repos,
                 send=sending(signum))
         agent_tokens = forge.state.store.value(
@@ -309,8 +319,7 @@ def test_sigint_twice_at_once_is_one_interrupt(tmp_path, previous):
     """As `timeout -s INT 5 benchkit run ...` delivers it: the same clean stop, once."""
     with Forge(token=TOKEN) as forge:
         def repos():
-            with Client(forge.url, forge.token) as client:
-                return [r["name"] for r in client.get(f"/users/{forge.user}/repos")]
+            return leftovers(forge.url, forge.token)
         said = stop_in("failure-replay", tmp_path, previous, url=forge.url, token=forge.token,
                        repos=repos, send=sigint_as_timeout_sends_it)
     assert said.count("interrupted: stopping") == 1
@@ -318,10 +327,8 @@ def test_sigint_twice_at_once_is_one_interrupt(tmp_path, previous):
 
 @pytest.mark.parametrize("phase", ["trial", "failure-replay"])
 def test_sigterm_on_a_live_gitea(phase, tmp_path, previous, gitea):
-    user = f"stop-{uuid.uuid4().hex[:8]}"
-    token = gitea.create_user(user)
-
-    def repos():
-        with Client(gitea.url, token) as client:
-            return [r["name"] for r in client.get("/user/repos")]
-    stop_in(phase, tmp_path, previous, url=gitea.url, token=token, repos=repos)
+    """As a maintainer runs it, with a site administrator's token: the run acts as a user
+    of its own, and neither that user nor a repository of the run may stay."""
+    before = set(leftovers(gitea.url, gitea.token))
+    stop_in(phase, tmp_path, previous, url=gitea.url, token=gitea.token,
+            repos=lambda: sorted(set(leftovers(gitea.url, gitea.token)) - before))
