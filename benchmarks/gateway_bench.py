@@ -27,7 +27,7 @@ from benchkit.agent.driver import Coordinates
 from benchkit.agent.replay import ReplayDriver
 from benchkit.forge import Forge
 from benchkit.gitea import Client, delete_repo, provision
-from benchkit.gitea.gateway import Gateway
+from benchkit.gateway.server import Gateway
 from benchkit.gitea.server import Gitea
 from benchkit.run.cell import run_trial
 from benchkit.run.host import probe_host

@@ -19,7 +19,7 @@ import time
 
 from benchkit.forge import Forge
 from benchkit.gitea import Client, delete_repo, provision
-from benchkit.gitea.gateway import Gateway
+from benchkit.gateway.server import Gateway
 from benchkit.spec import load_tree
 
 GIB = 1024 ** 3

@@ -1,4 +1,4 @@
-"""The gateway's allow-list of operations (benchkit/gitea/operations.yaml) and how a
+"""The gateway's allow-list of operations (benchkit/gateway/operations.yaml) and how a
 request is read against it: every operation of Gitea's own API description that is not
 on the list is refused on the trial's own repository; the list's are matched on Gitea's
 path normalisation and nothing looser; bodies are read as Gitea's binding reads them and
@@ -17,11 +17,11 @@ from shipped import replay_params
 from benchkit.agent.audit import audit_gateway
 from benchkit.agent.replay import context_for
 from benchkit.gitea import Client, delete_repo, provision
-from benchkit.gitea.bodies import Refused, canonical
-from benchkit.gitea.crossrefs import acts_elsewhere
-from benchkit.gitea.gateway import Gateway
-from benchkit.gitea.operations import catalogue, match, normalise
-from benchkit.gitea.scope import decide
+from benchkit.gateway.bodies import Refused, canonical
+from benchkit.gateway.crossrefs import acts_elsewhere
+from benchkit.gateway.server import Gateway
+from benchkit.gateway.operations import catalogue, match, normalise
+from benchkit.gateway.scope import decide
 from benchkit.spec.reference import load_reference, render_step
 from benchkit.spec.tree import load_tree
 

@@ -25,6 +25,7 @@ LAYERS = (
                     "benchkit.cost", "benchkit.anatomy", "benchkit.counting",
                     "benchkit.state", "benchkit.store", "benchkit.stopping")),
     ("spec", ("benchkit.spec",)),
+    ("gateway", ("benchkit.gateway",)),
     ("host", ("benchkit.gitea", "benchkit.forge")),
     ("isolation", ("benchkit.isolation",)),
     ("agent", ("benchkit.agent",)),

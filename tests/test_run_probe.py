@@ -14,7 +14,7 @@ import yaml
 from conftest import CHECKOUT
 
 from benchkit.gitea import Client, list_leftovers
-from benchkit.gitea.gateway import gateway_for
+from benchkit.gateway.server import gateway_for
 from benchkit.run.host import probe_host
 from benchkit.run.preflight import check_tools
 from benchkit.run.probe import ProbeSite, probe_tools

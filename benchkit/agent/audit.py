@@ -5,7 +5,7 @@ It does not trust the run's own bookkeeping. From independent evidence:
   against the arm's guard (its `decide_tool`, the predicate the driver applied
   in-band): a call that ran although the guard denies it is a leak;
 - the tools the agent was offered must be exactly the arm's;
-- on every host, the gateway's record of the trial (benchkit.gitea.gateway): the
+- on every host, the gateway's record of the trial (benchkit.gateway.server): the
   agent's tools reach the host only through it, with a token valid for this trial
   alone; a request the gateway refused (outside the trial's repository) is a leak, and
   every request must carry one of the arm's declared client User-Agents (a leak shows

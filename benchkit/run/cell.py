@@ -7,7 +7,7 @@
                    whatever happens (Ctrl-C included) the repository is deleted, the
                    agent's tokens revoked and the arm's set-up undone
 
-The agent's tools reach the host only through the gateway (benchkit.gitea.gateway):
+The agent's tools reach the host only through the gateway (benchkit.gateway.server):
 they get its URL and a token it alone accepts, for this trial's repository alone.
 
 What the evidence makes of the trial (its outcome) is outcome.py's.

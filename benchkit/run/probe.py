@@ -14,7 +14,7 @@
 A probe fails when it exits non-zero (an MCP tool result marked as an error), prints an
 error line, does not show the seeded repository (no title of a seeded issue in its
 output: it did not read the repository with the arm's credentials), is denied by the
-arm's guard, or when the gateway (benchkit.gitea.gateway, through which the probe
+arm's guard, or when the gateway (benchkit.gateway.server, through which the probe
 reaches the host exactly as the agent will, with a throwaway token) saw no request,
 refused one, saw one with a User-Agent the arm does not declare, or one that was not a
 read. No token ever appears in a message.
@@ -36,7 +36,7 @@ from benchkit.agent.driver import MCP_PASSED
 from benchkit.errors import HarnessError
 from benchkit.gitea import Client, Repo, provision
 from benchkit.gitea.admin import mint_agent_token, revoke_agent_token
-from benchkit.gitea.gateway import Grant, gateway_for
+from benchkit.gateway.server import Grant, gateway_for
 from benchkit.gitea.repos import discard
 from benchkit.installed import version_line
 from benchkit.isolation import IsolationError, assemble

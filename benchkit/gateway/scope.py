@@ -1,6 +1,6 @@
 """What of a trial's request the gateway forwards: an operation of the list
-(benchkit/gitea/operations.yaml) on the trial's own repository, with the query
-parameters it takes and a body read as the host reads it (benchkit.gitea.bodies), all
+(benchkit/gateway/operations.yaml) on the trial's own repository, with the query
+parameters it takes and a body read as the host reads it (benchkit.gateway.bodies), all
 written anew. A request that would be such an operation but for an index that is not a
 number (`issues/null`, a jq result that was null) is answered by the gateway as Gitea
 answers it, 404: Gitea reads the index as 0, which names nothing. Everything else is
@@ -10,7 +10,7 @@ Beyond its route, an operation can still reach another repository through what i
 carries, and those forms are refused too: a dependency (`issues/N/dependencies`,
 `issues/N/blocks`) naming another owner or repository; a pull request whose `head` is
 another owner's branch (`owner:branch`); text referring to an issue of
-another repository (benchkit.gitea.crossrefs), in the body or in a path parameter (the
+another repository (benchkit.gateway.crossrefs), in the body or in a path parameter (the
 contents API's default commit message is "Add <path>"); a file written under `.gitea/` or
 `.github/`, where the host reads a repository's own configuration (a merge-message
 template, whose text the host commits unchecked and acts on, Actions workflows, code
@@ -25,9 +25,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode
 
-from benchkit.gitea.bodies import Refused, canonical
-from benchkit.gitea.crossrefs import acts_elsewhere
-from benchkit.gitea.operations import Found, Operation, catalogue, match, misshapen
+from benchkit.gateway.bodies import Refused, canonical
+from benchkit.gateway.crossrefs import acts_elsewhere
+from benchkit.gateway.operations import Found, Operation, catalogue, match, misshapen
 
 GIT_UPLOAD = "application/x-git-upload-pack-request"
 SEARCH_KEPT = ("q", "type", "state", "labels", "milestones", "since", "before", "page", "limit")

@@ -9,11 +9,11 @@
 Each trial holds a throwaway token valid only here and only while its trial runs; the
 gateway swaps it for the harness's token (on the forge, a token minted for the trial)
 on the way to the host, so the real token never reaches the agent. It forwards only
-what benchkit.gitea.scope lets through (an operation of its list, re-written), and
-takes bodies up to its limits (benchkit.gitea.framing); a request scope answers
+what benchkit.gateway.scope lets through (an operation of its list, re-written), and
+takes bodies up to its limits (benchkit.gateway.framing); a request scope answers
 itself (an index that is not a number, on the trial's repository) gets Gitea's 404; everything else
 gets a Gitea-shaped 403 (a 413 for a body too large), and the host is reached through
-benchkit.gitea.upstream. Each
+benchkit.gateway.upstream. Each
 request is recorded for the trial (time, method, path, status, User-Agent, bytes;
 never a query, body or token): the audit reads that record on every host.
 
@@ -37,10 +37,10 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
-from benchkit.gitea.authorization import find_token
-from benchkit.gitea.framing import BadBody, Limits, TooLarge, read_body
-from benchkit.gitea.scope import decide
-from benchkit.gitea.upstream import Upstream
+from benchkit.gateway.authorization import find_token
+from benchkit.gateway.framing import BadBody, Limits, TooLarge, read_body
+from benchkit.gateway.scope import decide
+from benchkit.gateway.upstream import Upstream
 
 # Of an answer: hop by hop, or the host's session.
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization",

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from email.message import Message
 
-from benchkit.gitea.crossrefs import acts_elsewhere
+from benchkit.gateway.crossrefs import acts_elsewhere
 
 # Fields that carry or change a credential, refused wherever they appear.
 CREDENTIALS = frozenset({"sudo", "token", "access_token", "password", "authorization",
@@ -102,7 +102,7 @@ def _constant(name: str) -> object:
 
 def _no_text_acting_elsewhere(value: object, owner: str, repo: str) -> None:
     """Refuses a string anywhere in `value` that refers to an issue of another
-    repository (benchkit.gitea.crossrefs)."""
+    repository (benchkit.gateway.crossrefs)."""
     if isinstance(value, str):
         found = acts_elsewhere(value, owner, repo)
         if found:

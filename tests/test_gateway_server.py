@@ -18,8 +18,8 @@ import requests
 
 from benchkit.agent.audit import audit_gateway, gateway_host_errors
 from benchkit.gitea import Client, delete_repo
-from benchkit.gitea.gateway import Gateway
-from benchkit.gitea.scope import decide
+from benchkit.gateway.server import Gateway
+from benchkit.gateway.scope import decide
 from benchkit.gitea.server import Gitea
 
 
@@ -477,7 +477,7 @@ def test_a_body_over_the_limit_is_refused_as_it_streams_in_never_held(forge):
     """A declared Content-Length over the limit is answered 413 at once; a chunked body
     at the chunk that passes it: either way long before the client has sent it all.
     The trial's bodies in all are capped too."""
-    from benchkit.gitea.framing import Limits
+    from benchkit.gateway.framing import Limits
     client = Client(forge.url, forge.token)
     name = f"gw-limit-{uuid.uuid4().hex[:6]}"
     client.post("/user/repos", json={"name": name, "auto_init": True})
