@@ -26,8 +26,8 @@ import benchkit.run.cell as cell
 from benchkit.agent.driver import Coordinates
 from benchkit.agent.replay import ReplayDriver
 from benchkit.forge import Forge
-from benchkit.gitea import Client, delete_repo, provision
 from benchkit.gateway.server import Gateway
+from benchkit.gitea import Client, delete_repo, provision
 from benchkit.gitea.server import Gitea
 from benchkit.run.cell import run_trial
 from benchkit.run.host import probe_host

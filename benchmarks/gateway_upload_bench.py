@@ -18,8 +18,8 @@ import threading
 import time
 
 from benchkit.forge import Forge
-from benchkit.gitea import Client, delete_repo, provision
 from benchkit.gateway.server import Gateway
+from benchkit.gitea import Client, delete_repo, provision
 from benchkit.spec import load_tree
 
 GIB = 1024 ** 3

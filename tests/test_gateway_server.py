@@ -17,9 +17,9 @@ import pytest
 import requests
 
 from benchkit.agent.audit import audit_gateway, gateway_host_errors
-from benchkit.gitea import Client, delete_repo
-from benchkit.gateway.server import Gateway
 from benchkit.gateway.scope import decide
+from benchkit.gateway.server import Gateway
+from benchkit.gitea import Client, delete_repo
 from benchkit.gitea.server import Gitea
 
 

@@ -13,8 +13,8 @@ import pytest
 import yaml
 from conftest import CHECKOUT
 
-from benchkit.gitea import Client, list_leftovers
 from benchkit.gateway.server import gateway_for
+from benchkit.gitea import Client, list_leftovers
 from benchkit.run.host import probe_host
 from benchkit.run.preflight import check_tools
 from benchkit.run.probe import ProbeSite, probe_tools

@@ -14,10 +14,10 @@ from pathlib import Path
 
 from benchkit.agent.driver import AgentRun, Coordinates, Driver
 from benchkit.errors import HarnessError
-from benchkit.gitea import Client, Repo, delete_repo, provision
-from benchkit.gitea.admin import mint_agent_token, revoke_agent_token
 from benchkit.gateway.framing import Limits
 from benchkit.gateway.server import Gateway, Grant, gateway_for
+from benchkit.gitea import Client, Repo, delete_repo, provision
+from benchkit.gitea.admin import mint_agent_token, revoke_agent_token
 from benchkit.run.host import HostFacts
 from benchkit.run.outcome import harness_class
 from benchkit.run.plan import Trial, not_runnable

@@ -34,9 +34,9 @@ from pathlib import Path
 from benchkit.agent.audit import audit_gateway
 from benchkit.agent.driver import MCP_PASSED
 from benchkit.errors import HarnessError
+from benchkit.gateway.server import Grant, gateway_for
 from benchkit.gitea import Client, Repo, provision
 from benchkit.gitea.admin import mint_agent_token, revoke_agent_token
-from benchkit.gateway.server import Grant, gateway_for
 from benchkit.gitea.repos import discard
 from benchkit.installed import version_line
 from benchkit.isolation import IsolationError, assemble
