@@ -18,7 +18,7 @@ YAML_SUFFIXES = (".yaml", ".yml")
 def find_tree() -> Path | None:
     """The tree holding suite.yaml: $BENCHKIT_ROOT when set (None when it holds none),
     else the working directory or the nearest parent with one, else the checkout beside
-    the installed package; None where there is none. benchkit.spec.find_root says why.
+    the installed package; None where there is none. benchkit.documents.find_root says why.
     Here, not in the spec, so `benchkit report` can find its tree's cached matrix
     without importing the spec's YAML and JSON-Schema stack."""
     override = os.environ.get("BENCHKIT_ROOT")
@@ -50,7 +50,7 @@ def cache_dir() -> Path:
 def lazy_names(package: str, homes: Mapping[str, str]) -> Callable[[str], object]:
     """A package's module-level __getattr__ that imports each name's module (`homes`:
     name -> submodule) when the name is first used, not with the package, and keeps it
-    in the package from then on (benchkit.spec, benchkit.report: start-up)."""
+    in the package from then on (benchkit.documents, benchkit.report: start-up)."""
     def __getattr__(name: str) -> object:
         if name not in homes:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")

@@ -21,7 +21,7 @@ COMMANDS = {
     "validate": ("benchkit.run.validate:validate",
                  "Validate YAML documents: files, directories or trees (default: the whole "
                  "tree)."),
-    "list": ("benchkit.spec.commands:list_documents",
+    "list": ("benchkit.documents.commands:list_documents",
              "List the tree's tasks or arms (whether each arm's tool is installed)."),
     "expect": ("benchkit.scoring.commands:expect",
                "Print TASK_YAML's expected end state (mutations) or required facts (reads) "

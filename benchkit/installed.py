@@ -1,7 +1,7 @@
 """Whether an arm's tool is installed here (with the version it reports), and how to
 install it: the one place that says how, which `benchkit list arms`, pre-flight and the
 tests' skip reasons show (the README's "Installing the arms' tools" table agrees,
-tests/test_spec_validate.py checks it).
+tests/test_documents_validate.py checks it).
 
 What is found here is the user's PATH, as the user runs the tool; pre-flight then runs
 it as the agent's tool starts (benchkit.run.probe), on the curated PATH.

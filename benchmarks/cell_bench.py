@@ -19,6 +19,7 @@ import msgspec
 
 from benchkit.agent.claude import ClaudeDriver
 from benchkit.agent.scripted import ScriptedModel, bash, say
+from benchkit.documents import load_arm, load_tree
 from benchkit.forge import Forge
 from benchkit.gitea import Client
 from benchkit.run.cell import run_trial
@@ -26,7 +27,6 @@ from benchkit.run.host import probe_host
 from benchkit.run.plan import Trial
 from benchkit.run.prepare import RunContext, prepare_trial
 from benchkit.sample import Record
-from benchkit.spec import load_arm, load_tree
 from benchkit.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -13,10 +13,10 @@ from pathlib import Path
 
 from _timing import timed
 
+from benchkit.documents import load_seed
+from benchkit.documents.expectation import expected_state, ground_truth
+from benchkit.documents.task import load_task
 from benchkit.scoring import check, diff
-from benchkit.spec import load_seed
-from benchkit.spec.expectation import expected_state, ground_truth
-from benchkit.spec.task import load_task
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -25,6 +25,8 @@ import requests
 import benchkit.run.cell as cell
 from benchkit.agent.driver import Coordinates
 from benchkit.agent.replay import ReplayDriver
+from benchkit.documents import load_arm, load_tree
+from benchkit.documents.reference import reference_for
 from benchkit.forge import Forge
 from benchkit.gateway.server import Gateway
 from benchkit.gitea import Client, delete_repo, provision
@@ -33,8 +35,6 @@ from benchkit.run.cell import run_trial
 from benchkit.run.host import probe_host
 from benchkit.run.plan import Trial
 from benchkit.run.prepare import RunContext
-from benchkit.spec import load_arm, load_tree
-from benchkit.spec.reference import reference_for
 from benchkit.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent

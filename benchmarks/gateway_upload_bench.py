@@ -17,10 +17,10 @@ import subprocess
 import threading
 import time
 
+from benchkit.documents import load_tree
 from benchkit.forge import Forge
 from benchkit.gateway.server import Gateway
 from benchkit.gitea import Client, delete_repo, provision
-from benchkit.spec import load_tree
 
 GIB = 1024 ** 3
 BLOCK = 1024 * 1024

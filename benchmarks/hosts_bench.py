@@ -19,6 +19,9 @@ import time
 from pathlib import Path
 
 from benchkit.agent.replay import ReplayDriver
+from benchkit.documents import load_arm, load_tree
+from benchkit.documents.expectation import seed_plan
+from benchkit.documents.reference import reference_for
 from benchkit.forge import Forge
 from benchkit.gitea import Client
 from benchkit.gitea.ready import wait_ready
@@ -31,9 +34,6 @@ from benchkit.run.host import probe_host
 from benchkit.run.plan import Trial
 from benchkit.run.prepare import RunContext
 from benchkit.sample import Record
-from benchkit.spec import load_arm, load_tree
-from benchkit.spec.expectation import seed_plan
-from benchkit.spec.reference import reference_for
 from benchkit.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent

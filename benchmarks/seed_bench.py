@@ -12,13 +12,13 @@ import statistics
 import time
 from pathlib import Path
 
+from benchkit.documents import load_seed
 from benchkit.forge import Forge
 from benchkit.gitea.client import Client
 from benchkit.gitea.ready import wait_ready
 from benchkit.gitea.repos import create_repo, delete_repo
 from benchkit.gitea.seed import seed_plan, seed_repo
 from benchkit.gitea.snapshot import snapshot
-from benchkit.spec import load_seed
 
 ROOT = Path(__file__).resolve().parent.parent
 PHASES = ("seed", "gate", "snapshot", "delete")

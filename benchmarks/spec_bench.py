@@ -18,7 +18,7 @@ from pathlib import Path
 import yaml
 from _timing import timed
 
-from benchkit.spec import load_seed, load_tree
+from benchkit.documents import load_seed, load_tree
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -44,13 +44,13 @@ from benchkit.agent.driver import AgentRequest, AgentRun
 from benchkit.agent.replay import Play, ReplayModel, context_for
 from benchkit.agent.scripted import Turn
 from benchkit.agent.wire import usage
+from benchkit.documents.reference import Reference
 from benchkit.run.host import open_host
 from benchkit.run.invocation import Invocation
 from benchkit.run.loop import Cancellable
 from benchkit.run.preflight import preflight
 from benchkit.run.progress import Progress
 from benchkit.run.settings import RunSettings
-from benchkit.spec.reference import Reference
 from benchkit.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -30,10 +30,10 @@ from urllib.parse import urlsplit
 import yaml
 
 from benchkit.agent.replay import context_for
+from benchkit.documents.reference import reference_for, render_step
 from benchkit.gitea import Client, provision
 from benchkit.gitea.repos import discard
 from benchkit.isolation import assemble
-from benchkit.spec.reference import reference_for, render_step
 
 ACCEPTED = Path(__file__).resolve().parent / "data" / "differential-clients-accepted.yaml"
 STEP_TIMEOUT = 60

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from benchkit.documents.tree import load_tree
 from benchkit.installed import INSTALL
-from benchkit.spec.tree import load_tree
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 IN_CI = os.environ.get("CI") == "true"
@@ -156,7 +156,7 @@ def work_tree(tree_copy, monkeypatch):
 
 @pytest.fixture(scope="module")
 def shipped_tree():
-    """The checkout's own tree, loaded (benchkit.spec.tree.load_tree)."""
+    """The checkout's own tree, loaded (benchkit.documents.tree.load_tree)."""
     return load_tree(CHECKOUT)
 
 

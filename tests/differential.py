@@ -112,9 +112,9 @@ class Session:
 
 def replay(host, steps: list[dict]) -> list[dict]:
     """Seed a fresh repository on `host`, then send every step; the normalised answers."""
+    from benchkit.documents import load_seed
     from benchkit.gitea.client import Client
     from benchkit.gitea.seed import provision
-    from benchkit.spec import load_seed
 
     known = requests.get(f"{host.api_url}/users/{OTHER_USER}", timeout=30,
                          headers={"Authorization": f"token {host.token}"}).status_code == 200

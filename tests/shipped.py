@@ -8,7 +8,7 @@ scored task without a reference solution is skipped, with the reason validate gi
 
 import pytest
 
-from benchkit.spec.reference import no_reference
+from benchkit.documents.reference import no_reference
 
 REFERENCE_SUITE = {  # ids of the 20 scored tasks, by tier
     "read": ["read-open-issue-count", "read-bug-issue-titles", "read-issue-labels-and-state",

@@ -12,10 +12,10 @@ from benchkit.agent.audit import (
     audit_requests,
     audit_transcript,
 )
+from benchkit.documents import load_arm
 from benchkit.errors import HostError
 from benchkit.gitea.admin import fetch_request_log, mint_agent_token, revoke_agent_token
 from benchkit.isolation import Guard
-from benchkit.spec import load_arm
 
 RAW_API = load_arm(CHECKOUT / "arms.d/raw-api.yaml")
 MCP = load_arm(CHECKOUT / "tests/arms/gitea-mcp-pypi.yaml")

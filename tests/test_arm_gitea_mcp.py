@@ -17,13 +17,13 @@ from test_run_preflight import ModelServer, arm_copy, failures, repos, run
 from benchkit.agent.claude import ClaudeDriver
 from benchkit.agent.driver import AgentRequest, ToolDecision
 from benchkit.agent.scripted import ScriptedModel, say
+from benchkit.documents import load_arm, load_tree
 from benchkit.gitea import Client
 from benchkit.isolation import assemble
 from benchkit.isolation.assembly import MCP_SERVER_NAME
 from benchkit.run.host import probe_host
 from benchkit.run.preflight import check_tools
 from benchkit.run.probe import ProbeSite, probe_arms
-from benchkit.spec import load_arm, load_tree
 from benchkit.surface import canonical_tools
 
 PIN = "a5dd03c"  # the commit arms.d/gitea-mcp.yaml is written for

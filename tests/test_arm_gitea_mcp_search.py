@@ -23,6 +23,8 @@ from test_arm_gitea_mcp import listed_tools
 import benchkit.agent.replay as replay
 from benchkit.agent.runtime import installed_runtime
 from benchkit.cli import main
+from benchkit.documents import load_tree
+from benchkit.documents.reference import reference_for
 from benchkit.gitea import Client
 from benchkit.isolation import assemble
 from benchkit.report import build_report, load_store
@@ -31,8 +33,6 @@ from benchkit.run.host import probe_host
 from benchkit.run.plan import select_cells
 from benchkit.run.probe import ProbeSite, probe_arms
 from benchkit.run.selfcheck import validate_live
-from benchkit.spec import load_tree
-from benchkit.spec.reference import reference_for
 
 TREE = load_tree(CHECKOUT)
 SEARCH, EAGER = TREE.arms["gitea-mcp-search"], TREE.arms["gitea-mcp"]

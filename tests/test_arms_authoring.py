@@ -14,8 +14,8 @@ from click.testing import CliRunner
 from conftest import BENCHKIT, CHECKOUT
 
 from benchkit.cli import main
+from benchkit.documents.reference import no_reference
 from benchkit.installed import INSTALL
-from benchkit.spec.reference import no_reference
 
 GUIDE = (CHECKOUT / "docs" / "adding-an-arm.md").read_text(encoding="utf-8")
 ARM, REFERENCE = re.findall(r"```yaml\n(.*?)```", GUIDE, re.S)

@@ -19,12 +19,12 @@ from conftest import CHECKOUT, real_tool
 from test_run_preflight import ModelServer, failures, repos
 
 from benchkit.cli import main
+from benchkit.documents import load_arm, load_tree
 from benchkit.gitea import Client
 from benchkit.run.host import probe_host
 from benchkit.run.preflight import check_tools
 from benchkit.run.probe import ProbeSite, probe_tools
 from benchkit.run.selfcheck import validate_live
-from benchkit.spec import load_arm, load_tree
 
 TREE = load_tree(CHECKOUT)
 ARMS = ["tea", "gitea-mcp", "gitea-axi"]

@@ -79,22 +79,22 @@ def test_the_groups_help_lists_every_command_and_imports_none():
 def test_bare_list_reads_no_document_and_imports_no_loader():
     listed, imported = started("list")
     assert "benchkit list tasks" in listed
-    assert imported == ["benchkit", "benchkit.cli", "benchkit.exits", "benchkit.installed",
-                        "benchkit.spec", "benchkit.spec.commands"]
+    assert imported == ["benchkit", "benchkit.cli", "benchkit.documents",
+                        "benchkit.documents.commands", "benchkit.exits", "benchkit.installed"]
 
 
 def test_show_imports_neither_the_aggregation_nor_the_templates_nor_the_schemas(tmp_path):
     write_store(tmp_path / "results", [sample("raw-api", "read-open-issue-count")])
     shown, imported = started("show", "--store", str(tmp_path / "results"))
     assert "read-open-issue-count" in shown
-    assert not {"numpy", "jinja2", "jsonschema", "yaml", "filelock", "benchkit.spec"} & set(imported)
+    assert not {"numpy", "jinja2", "jsonschema", "yaml", "filelock", "benchkit.documents"} & set(imported)
 
 
-def test_the_spec_package_names_each_of_its_lazy_names():
-    import benchkit.spec as spec
+def test_the_documents_package_names_each_of_its_lazy_names():
+    import benchkit.documents as spec
     assert sorted(spec.__all__) == sorted(spec._HOMES)
     for name in spec.__all__:
-        home = importlib.import_module(f"benchkit.spec.{spec._HOMES[name]}")
+        home = importlib.import_module(f"benchkit.documents.{spec._HOMES[name]}")
         assert getattr(spec, name) is getattr(home, name)
 
 
@@ -205,7 +205,7 @@ def test_tier_and_task_repeat_and_take_globs(tmp_path):
     done = benchkit("run", "arms.d/raw-api.yaml", "--dry-run", "--json", "--tier", "read",
                     "--tier", "multi-step", "--store", tmp_path / "store", cwd=CHECKOUT)
     assert done.returncode == 0, done.stderr
-    from benchkit.spec import load_tree
+    from benchkit.documents import load_tree
     tree = load_tree(CHECKOUT)
     planned = {t["task"] for t in json.loads(done.stdout)["trials"]}
     assert planned == {t.id for t in tree.tasks.values() if t.tier in ("read", "multi-step")}

@@ -23,6 +23,8 @@ from test_run_cell import Scripted, context, curl
 
 from benchkit.agent.replay import ReplayDriver
 from benchkit.agent.scripted import bash, say
+from benchkit.documents import load_arm
+from benchkit.documents.reference import reference_for
 from benchkit.report.aggregate import not_reproducible
 from benchkit.run.cell import run_trial
 from benchkit.run.failures import (
@@ -37,8 +39,6 @@ from benchkit.run.plan import Trial
 from benchkit.run.prepare import prepare_trial
 from benchkit.run.progress import Progress
 from benchkit.sample import HOST_5XX, PROVOKED
-from benchkit.spec import load_arm
-from benchkit.spec.reference import reference_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("private_dirs")]
 TASK = "close-csv-export-issue"  # close issue #2: the reference lists, then PATCHes

@@ -15,8 +15,8 @@ from conftest import CHECKOUT, real_tool
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import client_differential as clients
 
+from benchkit.documents import load_tree
 from benchkit.gateway.scope import decide
-from benchkit.spec import load_tree
 
 TREE = load_tree(CHECKOUT)
 

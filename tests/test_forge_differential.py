@@ -94,9 +94,9 @@ def test_unknown_milestone_is_discarded(replayed):
 def _clone(host, workdir):
     """Seed a repository on `host`, clone it over smart HTTP, fetch a branch; what a
     checkout shows: branch names, and each branch's files and commit subjects."""
+    from benchkit.documents import load_seed
     from benchkit.gitea.client import Client
     from benchkit.gitea.seed import provision
-    from benchkit.spec import load_seed
 
     repo = provision(Client(host.url, host.token), load_seed(differential.DATA.parent.parent / "seeds" / "default.yaml"))
     url = host.url.replace("http://", f"http://{host.user}:{host.token}@") + f"{repo.owner}/{repo.name}.git"

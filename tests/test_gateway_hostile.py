@@ -19,12 +19,12 @@ from conftest import CHECKOUT
 from test_gateway_redteam import Hostile, context, results
 
 from benchkit.agent.scripted import bash, say
+from benchkit.documents import load_arm
 from benchkit.gitea import Client, delete_repo
 from benchkit.isolation.sandbox import missing
 from benchkit.run.cell import run_trial
 from benchkit.run.plan import Trial
 from benchkit.run.prepare import prepare_trial
-from benchkit.spec import load_arm
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(missing() is not None, reason="needs bubblewrap and socat"),

@@ -16,14 +16,14 @@ from shipped import replay_params
 
 from benchkit.agent.audit import audit_gateway
 from benchkit.agent.replay import context_for
+from benchkit.documents.reference import load_reference, render_step
+from benchkit.documents.tree import load_tree
 from benchkit.gateway.bodies import Refused, canonical
 from benchkit.gateway.crossrefs import acts_elsewhere
 from benchkit.gateway.operations import catalogue, match, normalise
 from benchkit.gateway.scope import decide
 from benchkit.gateway.server import Gateway
 from benchkit.gitea import Client, delete_repo, provision
-from benchkit.spec.reference import load_reference, render_step
-from benchkit.spec.tree import load_tree
 
 TREE = load_tree(CHECKOUT)
 RAW_API = load_reference(CHECKOUT / "refs.d" / "raw-api.yaml", kind="shell")

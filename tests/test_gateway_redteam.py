@@ -23,13 +23,13 @@ from conftest import CHECKOUT, real_tool
 from benchkit.agent.claude import ClaudeDriver
 from benchkit.agent.driver import ToolDecision
 from benchkit.agent.scripted import ScriptedModel, bash, say
+from benchkit.documents import load_arm
 from benchkit.gitea import Client, delete_repo, snapshot
 from benchkit.isolation.sandbox import missing
 from benchkit.run.cell import run_trial
 from benchkit.run.host import probe_host
 from benchkit.run.plan import Trial
 from benchkit.run.prepare import RunContext, prepare_trial
-from benchkit.spec import load_arm
 from benchkit.store import Store
 
 pytestmark = [pytest.mark.slow,

@@ -8,13 +8,13 @@ from click.testing import CliRunner
 
 from benchkit import PACKAGE_DIR
 from benchkit.cli import main
+from benchkit.documents import load_seed
 from benchkit.errors import HarnessError
 from benchkit.gitea.client import Client
 from benchkit.gitea.ready import wait_ready
 from benchkit.gitea.repos import create_repo
 from benchkit.gitea.seed import provision
 from benchkit.gitea.snapshot import snapshot
-from benchkit.spec import load_seed
 
 DEFAULT_SEED = str(PACKAGE_DIR.parent / "seeds" / "default.yaml")
 PREFIX = "benchkit-cli-"

@@ -12,6 +12,9 @@ from conftest import CHECKOUT
 
 from benchkit.agent.replay import ReplayDriver
 from benchkit.cli import main
+from benchkit.documents import load_arm, load_seed, load_tree
+from benchkit.documents.expectation import seed_plan
+from benchkit.documents.reference import reference_for
 from benchkit.forge import Forge
 from benchkit.gitea import Client, GiteaError, probe_self_review, wait_ready
 from benchkit.gitea.repos import create_repo, delete_repo
@@ -20,9 +23,6 @@ from benchkit.run.cell import run_trial
 from benchkit.run.host import probe_host
 from benchkit.run.plan import Trial
 from benchkit.run.prepare import RunContext
-from benchkit.spec import load_arm, load_seed, load_tree
-from benchkit.spec.expectation import seed_plan
-from benchkit.spec.reference import reference_for
 from benchkit.store import Store
 
 DEFAULT_SEED = str(CHECKOUT / "seeds" / "default.yaml")

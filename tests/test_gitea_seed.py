@@ -8,14 +8,14 @@ from click.testing import CliRunner
 
 from benchkit import PACKAGE_DIR
 from benchkit.cli import main
+from benchkit.documents import load_seed
+from benchkit.documents.expectation import seed_plan
 from benchkit.errors import HarnessError, HostError, ReadinessError, SeedError
 from benchkit.gitea.client import Client
 from benchkit.gitea.ready import wait_ready
 from benchkit.gitea.repos import Repo, create_repo, delete_repo, list_leftovers, unique_name
 from benchkit.gitea.seed import provision, seed_repo
 from benchkit.gitea.snapshot import snapshot
-from benchkit.spec import load_seed
-from benchkit.spec.expectation import seed_plan
 
 DEFAULT_SEED = PACKAGE_DIR.parent / "seeds" / "default.yaml"
 PREFIX = "benchkit-test-"

@@ -10,8 +10,8 @@ from conftest import CHECKOUT
 from benchkit.agent.claude import ClaudeDriver
 from benchkit.agent.driver import AgentRequest
 from benchkit.agent.scripted import ScriptedModel, bash, say
+from benchkit.documents import load_arm, load_suite
 from benchkit.isolation import assemble
-from benchkit.spec import load_arm, load_suite
 
 pytestmark = pytest.mark.slow
 

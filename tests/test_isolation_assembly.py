@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from conftest import CHECKOUT
 
+from benchkit.documents import load_arm, load_suite
 from benchkit.isolation import UTILITIES, IsolationError, assemble, make_bin_dir
-from benchkit.spec import load_arm, load_suite
 
 SUITE = load_suite(CHECKOUT / "suite.yaml")
 ARMS = {arm: load_arm(CHECKOUT / "arms.d" / f"{arm}.yaml")

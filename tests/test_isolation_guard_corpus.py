@@ -12,8 +12,8 @@ import pytest
 import yaml
 from conftest import CHECKOUT
 
+from benchkit.documents import load_arm
 from benchkit.isolation import UTILITIES, Guard
-from benchkit.spec import load_arm
 
 CORPUS = yaml.safe_load((CHECKOUT / "tests/data/guard_corpus.yaml").read_text())
 SHELL_ARMS = ("raw-api", "tea", "gitea-axi")

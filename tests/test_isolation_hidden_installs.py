@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from conftest import CHECKOUT
 
+from benchkit.documents import load_arm
 from benchkit.isolation import make_bin_dir
 from benchkit.isolation.sandbox import Sandbox, missing
-from benchkit.spec import load_arm
 
 AXI = load_arm(CHECKOUT / "arms.d" / "gitea-axi.yaml")
 TEA = load_arm(CHECKOUT / "arms.d" / "tea.yaml")

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import CHECKOUT
 
+from benchkit.documents import load_arm, load_suite
 from benchkit.isolation import IsolationError, assemble, make_bin_dir, start_needs
-from benchkit.spec import load_arm, load_suite
 
 AXI = load_arm(CHECKOUT / "arms.d" / "gitea-axi.yaml")
 NODE = shutil.which("node")

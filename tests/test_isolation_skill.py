@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from conftest import CHECKOUT
 
+from benchkit.documents import load_arm, load_suite
 from benchkit.isolation import IsolationError, assemble
-from benchkit.spec import load_arm, load_suite
 
 AXI = load_arm(CHECKOUT / "arms.d" / "gitea-axi.yaml")
 SUITE = load_suite(CHECKOUT / "suite.yaml")

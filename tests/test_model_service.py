@@ -28,12 +28,12 @@ from benchkit.agent.claude import ClaudeDriver
 from benchkit.agent.scripted import ScriptedModel, Turn, bash, fail, say
 from benchkit.agent.wire import usage
 from benchkit.cli import main
+from benchkit.documents import load_arm
 from benchkit.run.cell import run_trial
 from benchkit.run.failures import worth_replaying
 from benchkit.run.ledger import Ledger
 from benchkit.run.plan import Trial, plan
 from benchkit.run.prepare import prepare_trial
-from benchkit.spec import load_arm
 from benchkit.store import Store
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("private_dirs")]

@@ -22,6 +22,7 @@ from conftest import CHECKOUT
 from benchkit.agent.claude import ClaudeDriver
 from benchkit.agent.driver import ToolDecision
 from benchkit.agent.scripted import ScriptedModel, bash, say
+from benchkit.documents import load_arm
 from benchkit.gitea import Client
 from benchkit.isolation.sandbox import missing
 from benchkit.run.cell import run_trial
@@ -29,7 +30,6 @@ from benchkit.run.host import probe_host
 from benchkit.run.plan import Trial
 from benchkit.run.prepare import RunContext, prepare_trial
 from benchkit.scrub import forms
-from benchkit.spec import load_arm
 from benchkit.store import Store
 
 pytestmark = [pytest.mark.slow,

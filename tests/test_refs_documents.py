@@ -7,9 +7,9 @@ from conftest import CHECKOUT
 from shipped import REFERENCE_IDS, scored_ids
 
 from benchkit.agent.replay import NULL_ANSWER, null_reference
-from benchkit.spec.loader import SpecError
-from benchkit.spec.models import load_arm
-from benchkit.spec.reference import (
+from benchkit.documents.loader import SpecError
+from benchkit.documents.models import load_arm
+from benchkit.documents.reference import (
     Step,
     TaskReference,
     load_reference,
@@ -31,7 +31,7 @@ def shipped_arms(shipped_tree):
 
 def test_every_arm_has_a_reference_covering_the_scored_suite(shipped_tree):
     """Every shipped arm covers the reference suite (a task added since may lack a
-    reference: validate warns of it, see test_spec_validate)."""
+    reference: validate warns of it, see test_documents_validate)."""
     scored = REFERENCE_IDS
     assert scored <= scored_ids(shipped_tree)
     for arm_id, arm in shipped_arms(shipped_tree).items():

@@ -12,9 +12,9 @@ import test_refs_raw_api as raw_api  # its verdict: a reference played on a seed
 from conftest import CHECKOUT
 from shipped import replay_params
 
+from benchkit.documents.reference import load_reference
 from benchkit.forge import Forge
 from benchkit.gitea import Client
-from benchkit.spec.reference import load_reference
 
 mcp = pytest.importorskip("mcp")
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402

@@ -9,11 +9,11 @@ from conftest import CHECKOUT
 from shipped import replay_params
 
 from benchkit.agent.replay import context_for
+from benchkit.documents.reference import load_reference, render_answer, render_step
+from benchkit.documents.tree import load_tree
 from benchkit.forge import Forge
 from benchkit.gitea import Client, delete_repo, provision, snapshot
 from benchkit.scoring.checker import check
-from benchkit.spec.reference import load_reference, render_answer, render_step
-from benchkit.spec.tree import load_tree
 
 TREE = load_tree(CHECKOUT)
 SEED = TREE.seeds["default"]

@@ -3,7 +3,7 @@ reference naming an unknown task, a step its arm's tool kind cannot take, or ano
 arm than its file's name is a FILE:LINE problem."""
 
 # The validate tests' command and line helpers.
-from test_spec_validate import benchkit, edit, line_of
+from test_documents_validate import benchkit, edit, line_of
 
 
 def test_the_shipped_references_are_valid_against_their_tree(work_tree):

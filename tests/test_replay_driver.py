@@ -11,7 +11,7 @@ from reported import reported_usage
 from benchkit.agent.claude import ClaudeDriver
 from benchkit.agent.driver import AgentRequest, Assignment, Coordinates, ToolDecision
 from benchkit.agent.replay import Play, ReplayDriver, ReplayModel, context_for, tool_results
-from benchkit.spec.reference import Reference, Step, TaskReference
+from benchkit.documents.reference import Reference, Step, TaskReference
 
 pytestmark = pytest.mark.slow
 

@@ -17,10 +17,10 @@ from test_report_trials import CHROMIUM, assert_replay_leads, first_screen
 from benchkit.agent.runtime import installed_runtime
 from benchkit.anatomy import PARTS
 from benchkit.cost import cost, usage_cost
+from benchkit.documents.reference import reference_for
+from benchkit.documents.tree import load_tree
 from benchkit.run.plan import select_cells
 from benchkit.sample import COMPONENTS
-from benchkit.spec.reference import reference_for
-from benchkit.spec.tree import load_tree
 
 
 def git(cwd, *args) -> str:

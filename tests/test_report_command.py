@@ -150,13 +150,13 @@ def test_an_empty_store_renders_every_format(tree, tmp_path):
 
 @pytest.fixture
 def loads(tmp_path, monkeypatch):
-    """The roots benchkit.spec.load_tree is called on (the cache in tmp_path): each a
+    """The roots benchkit.documents.load_tree is called on (the cache in tmp_path): each a
     report that loaded its tree instead of taking the kept matrix."""
-    import benchkit.spec
+    import benchkit.documents
     monkeypatch.setenv("BENCHKIT_CACHE_DIR", str(tmp_path / "cache"))
     called: list = []
-    real = benchkit.spec.load_tree
-    monkeypatch.setattr(benchkit.spec, "load_tree", lambda root: called.append(root) or real(root))
+    real = benchkit.documents.load_tree
+    monkeypatch.setattr(benchkit.documents, "load_tree", lambda root: called.append(root) or real(root))
     return called
 
 
@@ -164,7 +164,7 @@ def test_the_trees_matrix_is_kept_until_anything_it_depends_on_changes(tree, loa
     """report.matrix.tree_matrix: a second report of an unchanged tree does not load it
     again; an edited, added or broken document is loaded (and a broken one fails) every
     time, even with its old bytes' modification time."""
-    import benchkit.spec
+    import benchkit.documents
     first = current_matrix(tree)
     assert current_matrix(tree) == first and len(loads) == 1
     assert current_matrix(tree, model="claude-x").model == "claude-x" and len(loads) == 2
@@ -175,9 +175,9 @@ def test_the_trees_matrix_is_kept_until_anything_it_depends_on_changes(tree, loa
     assert current_matrix(tree).floor == 4 and len(loads) == 3
     task = next(iter(sorted((tree / "tasks.d").glob("*.yaml"))))
     shutil.copy(task, tree / "tasks.d" / "zz-extra.yaml")
-    with pytest.raises(benchkit.spec.SpecError):  # its id is not its file name
+    with pytest.raises(benchkit.documents.SpecError):  # its id is not its file name
         current_matrix(tree)
-    with pytest.raises(benchkit.spec.SpecError):
+    with pytest.raises(benchkit.documents.SpecError):
         current_matrix(tree)
     (tree / "tasks.d" / "zz-extra.yaml").unlink()  # as it was kept: a broken tree is not
     assert current_matrix(tree) == replace(first, floor=4) and len(loads) == 5
@@ -187,8 +187,8 @@ def test_a_kept_matrix_is_data_and_a_bad_entry_is_a_miss(tree, tmp_path, loads):
     """The cache holds JSON (a pickle would run whatever a foreign file holds); a
     corrupt or foreign entry is loaded again from the tree, and the cache covers every
     directory the spec reads documents from."""
+    from benchkit.documents.tree import DIRECTORIES
     from benchkit.report import matrix as kept
-    from benchkit.spec.tree import DIRECTORIES
     assert set(kept.TREE_DIRECTORIES) == set(DIRECTORIES) | {"refs.d"}
     first = current_matrix(tree)
     (entry,) = (tmp_path / "cache" / "matrix").iterdir()

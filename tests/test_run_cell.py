@@ -21,13 +21,13 @@ from reported import reported_usage
 from benchkit.agent.claude import ClaudeDriver
 from benchkit.agent.driver import ToolDecision
 from benchkit.agent.scripted import ScriptedModel, bash, fail, say, stall, tool
+from benchkit.documents import load_arm
 from benchkit.forge import token_id
 from benchkit.gitea import Client
 from benchkit.run.cell import run_trial
 from benchkit.run.host import probe_host
 from benchkit.run.plan import Trial
 from benchkit.run.prepare import CellError, RunContext, prepare_trial
-from benchkit.spec import load_arm
 from benchkit.store import Store
 
 GITEA_MCP = CHECKOUT / ".venvs/gitea-mcp/bin/gitea-mcp"

@@ -9,9 +9,9 @@ import subprocess
 import pytest
 from conftest import BENCHKIT
 
+from benchkit.documents import load_tree
 from benchkit.report import ReportOptions, build
 from benchkit.run.ledger import Ledger
-from benchkit.spec import load_tree
 from benchkit.store import Store
 
 pytestmark = pytest.mark.slow

@@ -215,7 +215,7 @@ def test_the_self_review_probe_picks_the_review_tasks_for_the_host(forge, script
 
 @pytest.mark.slow
 def test_the_agent_gets_the_intent_worded_for_the_host(forge, scripted):
-    from benchkit.spec import load_tree
+    from benchkit.documents import load_tree
     model = scripted([say("Done.")])
     result = run(RAW_API, "--task", "fta-review-csv-pull", "--no-report",
                  "--host", forge.url, "--token", forge.token)
@@ -248,7 +248,7 @@ def test_not_runnable_cells_are_listed_not_run(tmp_path):
 
 def test_cost_equivalent_tokens_weigh_each_component_as_the_suite_says():
     from benchkit.cost import usage_cost
-    from benchkit.spec import load_suite
+    from benchkit.documents import load_suite
     w = load_suite(CHECKOUT / "suite.yaml").weights
     split = {"input": 100, "cache_write": 1000, "cache_write_5m": 600, "cache_write_1h": 400,
              "cache_read": 5000, "output": 50}

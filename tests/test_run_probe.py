@@ -13,12 +13,12 @@ import pytest
 import yaml
 from conftest import CHECKOUT
 
+from benchkit.documents import load_arm, load_tree
 from benchkit.gateway.server import gateway_for
 from benchkit.gitea import Client, list_leftovers
 from benchkit.run.host import probe_host
 from benchkit.run.preflight import check_tools
 from benchkit.run.probe import ProbeSite, probe_tools
-from benchkit.spec import load_arm, load_tree
 
 TREE = load_tree(CHECKOUT)
 SEED = TREE.seeds["default"]

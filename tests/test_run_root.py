@@ -5,8 +5,8 @@ from pathlib import Path
 
 import yaml
 
+from benchkit.documents import load_arm, load_tree
 from benchkit.isolation import assemble
-from benchkit.spec import load_arm, load_tree
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 

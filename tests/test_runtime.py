@@ -19,12 +19,12 @@ from benchkit.agent.driver import AgentRequest, ToolDecision
 from benchkit.agent.runtime import installed_runtime, sdk_version
 from benchkit.agent.scripted import ScriptedModel, bash, say
 from benchkit.anatomy import anatomy, components_of
+from benchkit.documents import load_tree
 from benchkit.fingerprint import arm_fingerprint
 from benchkit.report import build_report, load_store
 from benchkit.report.matrix import ArmEntry
 from benchkit.report.render import render
 from benchkit.sample import DECODER, Runtime
-from benchkit.spec import load_tree
 
 MODEL = "claude-sonnet-4-5"
 OLD = Runtime(cli="2.1.300 (Claude Code)", sdk="0.2.150")

@@ -10,11 +10,11 @@ from conftest import BENCHKIT, CHECKOUT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from benchkit.documents import load_seed
+from benchkit.documents.expectation import expected_state, ground_truth
+from benchkit.documents.task import load_task
 from benchkit.scoring import check, diff
 from benchkit.scoring.checker import NotScorable, fact_matches, match_facts, normalise_answer
-from benchkit.spec import load_seed
-from benchkit.spec.expectation import expected_state, ground_truth
-from benchkit.spec.task import load_task
 from benchkit.state import StateError, normalise
 
 SEED = load_seed(CHECKOUT / "seeds" / "default.yaml")

@@ -5,7 +5,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from benchkit.spec.expectation import ExpectationError, edit_problems, expected_state, ground_truth
+from benchkit.documents.expectation import (
+    ExpectationError,
+    edit_problems,
+    expected_state,
+    ground_truth,
+)
 
 SEED = {
     "labels": [{"name": "bug", "color": "#D73A4A", "description": "Broken"},

@@ -8,10 +8,10 @@ from click.testing import CliRunner
 from conftest import CHECKOUT
 
 from benchkit.cli import main
+from benchkit.documents import load_seed
+from benchkit.documents.expectation import ground_truth
 from benchkit.forge import Forge
 from benchkit.gitea import Client, delete_repo, provision, snapshot
-from benchkit.spec import load_seed
-from benchkit.spec.expectation import ground_truth
 
 SEED = load_seed(CHECKOUT / "seeds" / "default.yaml")
 

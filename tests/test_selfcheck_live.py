@@ -13,9 +13,9 @@ import yaml
 from conftest import BENCHKIT, CHECKOUT
 from shipped import REFERENCE_IDS
 
+from benchkit.documents.reference import reference_for
+from benchkit.documents.tree import load_tree
 from benchkit.run.selfcheck import PROBLEMS, Control, TaskCheck, judge, validate_live
-from benchkit.spec.reference import reference_for
-from benchkit.spec.tree import load_tree
 
 pytestmark = pytest.mark.slow
 

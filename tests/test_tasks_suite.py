@@ -10,7 +10,7 @@ from conftest import CHECKOUT
 from shipped import REFERENCE_SUITE as REFERENCE
 
 from benchkit.cli import main
-from benchkit.spec.task import load_task
+from benchkit.documents.task import load_task
 
 TASK_FILES = sorted((CHECKOUT / "tasks.d").glob("*.yaml"))
 TASKS = {path.stem: load_task(path) for path in TASK_FILES}

@@ -1,4 +1,4 @@
-"""The replay driver: it plays a reference solution (benchkit.spec.reference, the
+"""The replay driver: it plays a reference solution (benchkit.documents.reference, the
 documents in refs.d/) as the model, through the real agent.
 
 The replay driver serves a reference as the model's turns through the scripted model
@@ -17,7 +17,13 @@ from benchkit.agent.api_view import visible_tools
 from benchkit.agent.driver import AgentRequest, AgentRun, zero_usage
 from benchkit.agent.runtime import OnTheCli
 from benchkit.agent.scripted import ScriptedModel, ToolCall, Turn, estimate_usage
-from benchkit.spec.reference import Reference, TaskReference, excerpt, render_answer, render_step
+from benchkit.documents.reference import (
+    Reference,
+    TaskReference,
+    excerpt,
+    render_answer,
+    render_step,
+)
 
 NULL_ANSWER = "I made no changes."
 

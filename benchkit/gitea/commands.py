@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from benchkit.documents import find_root, load_seed, load_suite
 from benchkit.errors import HarnessError
 from benchkit.exits import EXIT_FAILED, reported
 from benchkit.gitea.admin import revoke_agent_token
@@ -18,7 +19,6 @@ from benchkit.gitea.repos import delete_repo, list_leftovers, stale_agent_tokens
 from benchkit.gitea.runuser import admin_problem, delete_run_user, list_run_users, user_prefix
 from benchkit.gitea.seed import provision
 from benchkit.gitea.snapshot import snapshot as take_snapshot
-from benchkit.spec import find_root, load_seed, load_suite
 
 FALLBACK_PREFIX = "benchkit-"
 

@@ -15,10 +15,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from benchkit.documents.expectation import seed_plan
 from benchkit.errors import HostError, ReadinessError
 from benchkit.gitea.client import Client, GiteaError
 from benchkit.gitea.repos import Repo
-from benchkit.spec.expectation import seed_plan
 
 log = logging.getLogger(__name__)
 

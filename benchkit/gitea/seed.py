@@ -14,11 +14,11 @@ import logging
 from typing import Any
 from urllib.parse import quote
 
+from benchkit.documents.expectation import seed_plan
 from benchkit.errors import HostError, ReadinessError, SeedError
 from benchkit.gitea.client import Client
 from benchkit.gitea.ready import wait_ready
 from benchkit.gitea.repos import Repo, create_repo, discard
-from benchkit.spec.expectation import seed_plan
 
 log = logging.getLogger(__name__)
 

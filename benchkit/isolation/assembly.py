@@ -27,7 +27,7 @@ from typing import Any
 
 import jinja2
 
-from benchkit.spec import Arm, Suite, find_root, render
+from benchkit.documents import Arm, Suite, find_root, render
 from benchkit.tool import Probe, ToolSpec
 
 from .bindir import make_bin_dir

@@ -6,8 +6,8 @@ import sys
 
 import click
 
+from benchkit.documents import load_arm
 from benchkit.exits import EXIT_FAILED, EXIT_OK, reported
-from benchkit.spec import load_arm
 
 from .guard import Guard
 

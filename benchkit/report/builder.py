@@ -20,7 +20,7 @@ SHOWN_PROBLEMS = 20
 @dataclass(frozen=True)
 class ReportOptions:
     """What a report is built with besides its store: the tree (default: the one
-    benchkit.spec.find_root() finds), token weight overrides, the model whose samples
+    benchkit.documents.find_root() finds), token weight overrides, the model whose samples
     count (default: the suite's), k of pass^k (default: the suite's floor), and the
     baseline arm the others are compared against (default: every pair)."""
     root: Path | None = None
@@ -32,9 +32,9 @@ class ReportOptions:
 
 def current_matrix(root=None, *, weights=None, model=None, pass_k=None,
                    baseline=None) -> Matrix:
-    """The matrix of the tree at root (default: benchkit.spec.find_root()), with any
+    """The matrix of the tree at root (default: benchkit.documents.find_root()), with any
     weight overrides (the tree's own matrix is kept between runs: matrix.tree_matrix).
-    Raises benchkit.spec.SpecError when the tree is broken, and ValueError for a
+    Raises benchkit.documents.SpecError when the tree is broken, and ValueError for a
     baseline that is not an arm of the tree."""
     matrix = tree_matrix(root, model=model)
     if weights:

@@ -87,7 +87,7 @@ class Matrix:
 
 
 def matrix_from_tree(tree, *, model: str | None = None) -> Matrix:
-    """The current matrix of a loaded tree (benchkit.spec.load_tree).
+    """The current matrix of a loaded tree (benchkit.documents.load_tree).
 
     Task, arm and seed fingerprints are their documents'; the model's is that of its
     name: what the runner stamps on every sample (benchkit.run.cell).
@@ -127,7 +127,7 @@ def _unsupported(arm, root) -> dict:
     without a refs.d document)."""
     # Only with the tree loaded, as on a cache miss (measured: the spec's YAML and
     # JSON-Schema stack is ~0.1 s of a cold `benchkit report`; a kept matrix skips it).
-    from benchkit.spec.reference import reference_for, reference_path
+    from benchkit.documents.reference import reference_for, reference_path
     if root is None or not reference_path(arm.id, root).is_file():
         return {}
     return {task_id: " ".join(entry.unsupported.split())
@@ -153,7 +153,7 @@ class Kept(msgspec.Struct):
 
 
 def tree_matrix(root=None, *, model: str | None = None) -> Matrix:
-    """matrix_from_tree(benchkit.spec.load_tree(root), model=model), from the cache when
+    """matrix_from_tree(benchkit.documents.load_tree(root), model=model), from the cache when
     nothing it depends on has changed since it was kept: loading and validating the
     tree, with the imports that takes (YAML, JSON Schema), was a third of the parent's
     work in a `benchkit report`. A broken tree is never kept, so it raises SpecError
@@ -167,7 +167,7 @@ def tree_matrix(root=None, *, model: str | None = None) -> Matrix:
                 return kept.matrix
     # Imported on a miss only (measured: the spec's YAML and JSON-Schema stack, ~0.1 s
     # of a cold `benchkit report`).
-    from benchkit.spec import load_tree
+    from benchkit.documents import load_tree
     matrix = matrix_from_tree(load_tree(root), model=model)
     if entry is not None and _cache_entry(root, model) == entry:  # not edited meanwhile
         _keep(entry[0], msgspec.json.encode(Kept(entry[1], matrix)))

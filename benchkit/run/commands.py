@@ -26,6 +26,8 @@ from typing import Protocol
 import click
 
 from benchkit.cost import token_figure
+from benchkit.documents.loader import did_you_mean
+from benchkit.documents.tree import find_root, yaml_files
 from benchkit.errors import HarnessError
 from benchkit.exits import EXIT_BAD_INPUT
 from benchkit.gitea import CredentialsError
@@ -46,8 +48,6 @@ from benchkit.run.preflight import (
 from benchkit.run.progress import Progress
 from benchkit.run.settings import RunSettings
 from benchkit.sample import TIERS
-from benchkit.spec.loader import did_you_mean
-from benchkit.spec.tree import find_root, yaml_files
 from benchkit.stopping import Interrupted, Stop
 from benchkit.store import Store, Unwritable
 

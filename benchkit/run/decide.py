@@ -27,13 +27,13 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from benchkit.agent.runtime import installed_runtime
+from benchkit.documents import Arm, Tree
 from benchkit.run.ledger import Ledger
 from benchkit.run.loop import RunLoop
 from benchkit.run.plan import Trial, select_cells
 from benchkit.run.prepare import RunContext
 from benchkit.run.progress import Progress
 from benchkit.run.settings import RunSettings
-from benchkit.spec import Arm, Tree
 from benchkit.statistics.intervals import LEVEL, CellStats
 from benchkit.statistics.rows import TrialRow
 from benchkit.statistics.verdicts import (

@@ -10,6 +10,7 @@ from dataclasses import replace
 
 from benchkit.agent.driver import Driver
 from benchkit.agent.replay import ReplayDriver
+from benchkit.documents import Arm, Tree
 from benchkit.exits import EXIT_BAD_INPUT
 from benchkit.exits import EXIT_FAILED as EXIT_TROUBLE
 from benchkit.gitea import Client
@@ -27,7 +28,6 @@ from benchkit.run.progress import Progress
 from benchkit.run.schedule import Scheduler
 from benchkit.run.settings import RunSettings
 from benchkit.sample import Runtime
-from benchkit.spec import Arm, Tree
 from benchkit.stopping import Interrupted, Stop, shielded
 
 

@@ -11,10 +11,10 @@ import msgspec
 
 from benchkit import counting
 from benchkit.cost import usage_cost
+from benchkit.documents.models import Arm, Seed, Suite
+from benchkit.documents.task import Task
 from benchkit.fingerprint import fingerprint
 from benchkit.sample import Runtime, Sample, read_samples
-from benchkit.spec.models import Arm, Seed, Suite
-from benchkit.spec.task import Task
 from benchkit.store import Store
 
 

@@ -18,6 +18,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 
+from benchkit.documents import Arm
 from benchkit.run.cancel import CredentialsRefused
 from benchkit.run.cell import run_trial
 from benchkit.run.failures import worth_replaying
@@ -25,7 +26,6 @@ from benchkit.run.plan import Skip
 from benchkit.run.prepare import CellError, Prepared, RunContext, prepare_trial
 from benchkit.run.progress import Progress
 from benchkit.run.schedule import Scheduler, Ticket
-from benchkit.spec import Arm
 from benchkit.stopping import Interrupted, Stop
 from benchkit.store import Unwritable
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from benchkit.documents import Arm
+from benchkit.documents.reference import Reference, no_reference
+from benchkit.documents.task import Task
 from benchkit.run.ledger import Ledger
-from benchkit.spec import Arm
-from benchkit.spec.reference import Reference, no_reference
-from benchkit.spec.task import Task
 
 
 @dataclass(frozen=True)

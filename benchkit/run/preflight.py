@@ -32,6 +32,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from benchkit.agent.runtime import bundled_cli
+from benchkit.documents import Arm, Problem, SpecError, Tree, load_arm
+from benchkit.documents.loader import did_you_mean
+from benchkit.documents.reference import Reference, reference_for
+from benchkit.documents.task import Task
+from benchkit.documents.tree import load_tree_parts
 from benchkit.gitea import Credentials, CredentialsError, GiteaError, HostError
 from benchkit.gitea.runuser import admin_problem
 from benchkit.installed import how_to_install
@@ -39,11 +44,6 @@ from benchkit.isolation import IsolationError, assemble
 from benchkit.isolation.sandbox import probe
 from benchkit.run.host import discover
 from benchkit.run.probe import tool_version
-from benchkit.spec import Arm, Problem, SpecError, Tree, load_arm
-from benchkit.spec.loader import did_you_mean
-from benchkit.spec.reference import Reference, reference_for
-from benchkit.spec.task import Task
-from benchkit.spec.tree import load_tree_parts
 
 # Environment variables the Claude Code CLI accepts as credentials (or as a route that
 # needs none of ours: a proxy, Bedrock, Vertex).

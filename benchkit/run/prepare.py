@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchkit.agent.driver import AgentRun, Coordinates, Driver
+from benchkit.documents import Seed, Suite
 from benchkit.errors import HarnessError
 from benchkit.gateway.framing import Limits
 from benchkit.gateway.server import Gateway, Grant, gateway_for
@@ -23,7 +24,6 @@ from benchkit.run.outcome import harness_class
 from benchkit.run.plan import Trial, not_runnable
 from benchkit.sample import Containment, Record
 from benchkit.scrub import environment_secrets
-from benchkit.spec import Seed, Suite
 from benchkit.stopping import shielded
 from benchkit.store import Store
 

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from benchkit.agent.audit import audit_gateway
 from benchkit.agent.driver import MCP_PASSED
+from benchkit.documents import Arm, Seed, Suite
 from benchkit.errors import HarnessError
 from benchkit.gateway.server import Grant, gateway_for
 from benchkit.gitea import Client, Repo, provision
@@ -44,7 +45,6 @@ from benchkit.isolation.assembly import MCP_SERVER_NAME
 from benchkit.isolation.sandbox import Sandbox
 from benchkit.run.host import HostFacts
 from benchkit.scrub import scrub
-from benchkit.spec import Arm, Seed, Suite
 from benchkit.stopping import marked, shielded
 from benchkit.surface import Surface, canonical_tools
 

@@ -27,6 +27,10 @@ from dataclasses import dataclass, field, replace
 
 from benchkit.agent.driver import AgentRun
 from benchkit.agent.replay import ReplayDriver, null_reference
+from benchkit.documents.loader import SpecError
+from benchkit.documents.models import load_arm
+from benchkit.documents.reference import excerpt, no_reference, reference_for
+from benchkit.documents.tree import load_tree
 from benchkit.errors import HarnessError, HostError
 from benchkit.gitea import Client, delete_repo, provision, snapshot
 from benchkit.run.cell import run_trial
@@ -35,10 +39,6 @@ from benchkit.run.plan import Trial, not_runnable
 from benchkit.run.preflight import choose_tasks, host_problems
 from benchkit.run.prepare import RunContext
 from benchkit.scoring import check as check_task
-from benchkit.spec.loader import SpecError
-from benchkit.spec.models import load_arm
-from benchkit.spec.reference import excerpt, no_reference, reference_for
-from benchkit.spec.tree import load_tree
 from benchkit.store import Store
 
 CONTROLS = ("reference", "null", "wrong-target")

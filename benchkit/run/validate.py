@@ -2,7 +2,7 @@
 a host (benchkit.run.selfcheck).
 
 The command sits in the run layer because --live runs arms; without --live it needs
-only the spec (benchkit.spec.commands.validate_documents), so it answers in a blink.
+only the spec (benchkit.documents.commands.validate_documents), so it answers in a blink.
 """
 
 import sys
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import click
 
+from benchkit.documents.commands import validate_documents
 from benchkit.errors import HarnessError
 from benchkit.exits import reported
-from benchkit.spec.commands import validate_documents
 
 
 @click.command()

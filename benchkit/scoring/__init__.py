@@ -4,8 +4,8 @@
 
 `check(task, *, state=None, answer=None, seed, user, self_review=False) -> Verdict`
 scores a captured RepoState (mutations; reads must leave it unchanged) and a final
-answer (reads) against a task loaded by `benchkit.spec.task.load_task`. The expected
-state comes from `benchkit.spec.expectation` (`ground_truth`, `expected_state`); both
+answer (reads) against a task loaded by `benchkit.documents.task.load_task`. The expected
+state comes from `benchkit.documents.expectation` (`ground_truth`, `expected_state`); both
 sides are normalised RepoStates (`benchkit.state`, shared by every stage).
 """
 

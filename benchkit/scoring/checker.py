@@ -12,7 +12,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from benchkit.spec.expectation import expected_state, ground_truth
+from benchkit.documents.expectation import expected_state, ground_truth
 from benchkit.state import comment_key, normalise, review_key
 
 

@@ -17,13 +17,13 @@ import click
 import jsonschema
 
 from benchkit import SCHEMA_DIR
+from benchkit.documents.expectation import ExpectationError, expected_state, ground_truth
+from benchkit.documents.models import load_seed
+from benchkit.documents.task import load_task, seed_path
+from benchkit.documents.tree import find_root
 from benchkit.exits import EXIT_FAILED, reported
 from benchkit.scoring.checker import NotScorable
 from benchkit.scoring.checker import check as check_task
-from benchkit.spec.expectation import ExpectationError, expected_state, ground_truth
-from benchkit.spec.models import load_seed
-from benchkit.spec.task import load_task, seed_path
-from benchkit.spec.tree import find_root
 from benchkit.state import StateError
 
 # Besides bad documents, what makes the input bad: reported as one line, exit 2.

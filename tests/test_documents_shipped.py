@@ -7,8 +7,8 @@ from conftest import CHECKOUT
 from jsonschema import Draft202012Validator
 
 from benchkit import SCHEMA_DIR
-from benchkit.spec import load_seed
-from benchkit.spec.loader import declared_schema
+from benchkit.documents import load_seed
+from benchkit.documents.loader import declared_schema
 
 # Where shipped YAML lives, and the schema each place's documents must name.
 PLACES = {"suite.yaml": "suite", "seeds": "seed", "tasks.d": "task", "arms.d": "arm",

@@ -3,7 +3,7 @@
 Each loader validates its file against the schema, fills in schema defaults, then runs
 the checks a schema cannot express (a label an issue names must exist, a template must
 only use names the harness provides). Every problem is collected before one SpecError
-is raised. The tree of documents (and tasks, benchkit.spec.task) is benchkit.spec.tree.
+is raised. The tree of documents (and tasks, benchkit.documents.task) is benchkit.documents.tree.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchkit.documents.loader import Document, Problem, load_document, strings
+from benchkit.documents.templates import CONTEXT_NAMES, template_problem
 from benchkit.fingerprint import arm_fingerprint, fingerprint
-from benchkit.spec.loader import Document, Problem, load_document, strings
-from benchkit.spec.templates import CONTEXT_NAMES, template_problem
 from benchkit.surface import Surface
 from benchkit.tool import ToolSpec
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from benchkit.spec.loader import (
+from benchkit.documents.loader import (
     Problem,
     SpecError,
     display_path,
@@ -159,7 +159,7 @@ def test_problem_prints_file_line_message_and_path(tmp_path, monkeypatch):
     assert format_path(("env", "has space")) == 'env["has space"]'
 
 
-def test_spec_error_sorts_and_deduplicates(tmp_path):
+def test_documents_error_sorts_and_deduplicates(tmp_path):
     a = Problem(tmp_path / "a.yaml", 9, "late")
     b = Problem(tmp_path / "a.yaml", 2, "early")
     error = SpecError([a, b, a])

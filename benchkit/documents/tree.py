@@ -13,8 +13,7 @@ from pathlib import Path
 from typing import Any, Literal, overload
 
 from benchkit import SCHEMA_DIR, find_tree, yaml_files
-from benchkit.sample import SCORED_TIERS
-from benchkit.spec.loader import (
+from benchkit.documents.loader import (
     Problem,
     SpecError,
     declared_schema,
@@ -22,9 +21,10 @@ from benchkit.spec.loader import (
     read_document,
     sort_problems,
 )
-from benchkit.spec.models import Arm, Seed, Suite, load_arm, load_seed, load_suite
-from benchkit.spec.reference import load_reference
-from benchkit.spec.task import Task, load_task
+from benchkit.documents.models import Arm, Seed, Suite, load_arm, load_seed, load_suite
+from benchkit.documents.reference import load_reference
+from benchkit.documents.task import Task, load_task
+from benchkit.sample import SCORED_TIERS
 
 # Directory of the tree -> the kind of document it holds.
 DIRECTORIES = {"seeds": "seed", "tasks.d": "task", "arms.d": "arm"}

@@ -8,7 +8,15 @@ import yaml
 from conftest import CHECKOUT
 from shipped import REFERENCE_IDS
 
-from benchkit.spec import SpecError, find_root, load_arm, load_seed, load_suite, load_tree, render
+from benchkit.documents import (
+    SpecError,
+    find_root,
+    load_arm,
+    load_seed,
+    load_suite,
+    load_tree,
+    render,
+)
 
 
 def test_suite_defaults_come_from_the_schema(tmp_path):

@@ -1,11 +1,11 @@
-"""benchkit.spec: the YAML documents (suite, seeds, arms, tasks), their schemas and tree.
+"""benchkit.documents: the YAML documents (suite, seeds, arms, tasks), their schemas and tree.
 
-    from benchkit.spec import load_tree, load_suite, load_seed, load_arm, find_root
-    from benchkit.spec import SpecError, Problem, render
+    from benchkit.documents import load_tree, load_suite, load_seed, load_arm, find_root
+    from benchkit.documents import SpecError, Problem, render
 
 Every loader validates against `benchkit/schemas/<kind>.schema.json`, fills in the
 schema's defaults and raises one SpecError listing every Problem (`FILE:LINE: message
-(at json.path)`). Task documents are loaded by `benchkit.spec.task.load_task`.
+(at json.path)`). Task documents are loaded by `benchkit.documents.task.load_task`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from benchkit import lazy_names
 
 if TYPE_CHECKING:
-    from benchkit.spec.loader import (
+    from benchkit.documents.loader import (
         Document,
         Problem,
         SpecError,
@@ -24,10 +24,10 @@ if TYPE_CHECKING:
         read_document,
         schema,
     )
-    from benchkit.spec.models import Arm, Seed, Suite, load_arm, load_seed, load_suite
-    from benchkit.spec.reference import load_reference, no_reference, reference_path
-    from benchkit.spec.templates import CONTEXT_NAMES, render
-    from benchkit.spec.tree import (
+    from benchkit.documents.models import Arm, Seed, Suite, load_arm, load_seed, load_suite
+    from benchkit.documents.reference import load_reference, no_reference, reference_path
+    from benchkit.documents.templates import CONTEXT_NAMES, render
+    from benchkit.documents.tree import (
         Tree,
         find_root,
         load_arms,

@@ -28,8 +28,8 @@ from pathlib import Path
 import jinja2
 import jinja2.meta
 
+from benchkit.documents.loader import Document, Problem, SpecError, load_document, strings
 from benchkit.fingerprint import fingerprint
-from benchkit.spec.loader import Document, Problem, SpecError, load_document, strings
 from benchkit.tool import TOOL_SEARCH
 
 # Names every step and answer template may use besides the task's targets.
@@ -153,7 +153,7 @@ def searching(task: TaskReference) -> TaskReference:
 
 
 def reference_for(arm, root) -> Reference:
-    """The reference of an arm model (benchkit.spec Arm), checked against its kind."""
+    """The reference of an arm model (benchkit.documents Arm), checked against its kind."""
     path = reference_path(arm.id, root)
     if not path.is_file():
         raise SpecError([Problem(path, None, f"no reference solutions for arm {arm.id!r}")])

@@ -10,10 +10,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchkit.documents.expectation import edit_problems, resolve_variant
+from benchkit.documents.loader import load_document, schema_problems
+from benchkit.documents.models import load_seed
 from benchkit.fingerprint import fingerprint
-from benchkit.spec.expectation import edit_problems, resolve_variant
-from benchkit.spec.loader import load_document, schema_problems
-from benchkit.spec.models import load_seed
 
 
 @dataclass(frozen=True, eq=False)

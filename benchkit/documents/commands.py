@@ -2,7 +2,7 @@
 
 Neither imports the forge, the SDK or the report code, so both answer in a blink; the
 spec's loaders are imported when a document is first read (through the package,
-benchkit.spec), so bare `benchkit list`, which reads none, starts with click alone. The
+benchkit.documents), so bare `benchkit list`, which reads none, starts with click alone. The
 `validate` command itself is benchkit.run.validate: with --live it runs the arms.
 """
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from benchkit import find_tree, spec, yaml_files
+from benchkit import documents, find_tree, yaml_files
 from benchkit.exits import fail
 from benchkit.installed import how_to_install, installed
 
@@ -20,9 +20,9 @@ def validate_documents(paths) -> None:
     """`benchkit validate` without --live: the documents at `paths` (default: the whole
     tree) against their schemas; exit 2 through `fail` on any problem."""
     try:
-        paths = paths or [spec.find_root()]
-        checked, problems = spec.validate_paths(paths)
-    except spec.SpecError as error:
+        paths = paths or [documents.find_root()]
+        checked, problems = documents.validate_paths(paths)
+    except documents.SpecError as error:
         checked, problems = [], error.problems
     if problems:
         fail(problems)
@@ -36,21 +36,21 @@ def unprovable(paths) -> list[str]:
     their arms.d/ has no reference solution for: replay and validate --live skip it."""
     warnings = []
     for root, task_ids in _trees_of(paths).items():
-        tree = spec.load_tree(root)
+        tree = documents.load_tree(root)
         for arm in tree.arms.values():
-            path = spec.reference_path(arm.id, root)
+            path = documents.reference_path(arm.id, root)
             if not path.is_file():  # one warning for the arm, not one per task
-                warnings.append(f"{spec.display_path(arm.path)}: warning: not provable on arm "
+                warnings.append(f"{documents.display_path(arm.path)}: warning: not provable on arm "
                                 f"{arm.id}: no refs.d/{arm.id}.yaml (replay and validate "
                                 "--live skip its tasks)")
                 continue
-            covered = set(spec.load_reference(path).tasks)
+            covered = set(documents.load_reference(path).tasks)
             for task in tree.tasks.values():
                 if (task.scored and task.has_spec and task.id not in covered
                         and (task_ids is None or task.id in task_ids)
                         and task.applicability.get(arm.id) != "not-applicable"):
-                    warnings.append(f"{spec.display_path(task.path)}: warning: "
-                                    f"{spec.no_reference(arm.id)}")
+                    warnings.append(f"{documents.display_path(task.path)}: warning: "
+                                    f"{documents.no_reference(arm.id)}")
     return warnings
 
 
@@ -92,19 +92,19 @@ def list_documents(what, as_json):
       benchkit list tasks
       benchkit list arms --json
     """
-    problems: list[spec.Problem] = []
+    problems: list[documents.Problem] = []
     try:
         # find_tree first: the spec's loaders are imported only when a document is read
-        # (benchkit.spec), and find_root, which says why there is no tree, is one of them.
-        root = find_tree() or spec.find_root()
+        # (benchkit.documents), and find_root, which says why there is no tree, is one of them.
+        root = find_tree() or documents.find_root()
         if what is None:
             rows = [_kind_row(root, kind) for kind in KINDS]
         elif what == "arms":
-            rows = [_arm_row(arm) for arm in spec.load_arms(root, problems).values()]
+            rows = [_arm_row(arm) for arm in documents.load_arms(root, problems).values()]
         else:
-            seeds = spec.load_seeds(root, problems)
-            rows = [_task_row(task) for task in spec.load_tasks(root, seeds, problems).values()]
-    except spec.SpecError as error:  # no tree to list
+            seeds = documents.load_seeds(root, problems)
+            rows = [_task_row(task) for task in documents.load_tasks(root, seeds, problems).values()]
+    except documents.SpecError as error:  # no tree to list
         fail(problems + error.problems)
     for problem in problems:  # a broken document is named; the others are listed
         click.echo(str(problem), err=True)
@@ -129,14 +129,14 @@ def _kind_row(root: Path, kind: str) -> dict:
 
 
 def _task_row(task) -> dict:
-    return {"id": task.id, "path": spec.display_path(task.path), "tier": task.tier,
+    return {"id": task.id, "path": documents.display_path(task.path), "tier": task.tier,
             "kind": task.kind,
             "scored": task.scored, "intent": task.intent, "fingerprint": task.fingerprint}
 
 
 def _arm_row(arm) -> dict:
     here = installed(arm.tool)
-    return {"id": arm.id, "path": spec.display_path(arm.path), "kind": arm.tool.kind,
+    return {"id": arm.id, "path": documents.display_path(arm.path), "kind": arm.tool.kind,
             "tool": arm.tool.executable, "installed": here.line, "tool_path": here.path,
             "tool_version": here.version, "install": how_to_install(arm.tool.executable),
             "user_agents": list(arm.user_agents), "description": arm.description,
