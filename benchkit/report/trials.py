@@ -97,15 +97,19 @@ def tokens(sample: dict, weights: dict | None = None) -> dict:
             "estimated": bool(sample.get("usage_estimated")) or sample.get("driver") == "replay"}
 
 
-def trial_view(store_dir, sample: dict, weights: dict | None = None) -> dict:
-    """What a trial page and `benchkit show ID` show, as plain data."""
+def trial_view(store_dir, sample: dict, weights: dict | None = None,
+               replays: dict[str, dict] | None = None) -> dict:
+    """What a trial page and `benchkit show ID` show, as plain data. `replays`: the
+    store's failure replays (Store.failure_replays), when already read."""
     events = transcript_events(store_dir, sample)
+    if replays is None:
+        replays = Store(store_dir).failure_replays()
     return {
         "sample": sample,
         "summary": summary(sample),
         "tokens": tokens(sample, weights),
         "conversation": conversation(events) if events is not None else None,
-        "failure_replay": Store(store_dir).failure_replays().get(sample.get("id", "")),
+        "failure_replay": replays.get(sample.get("id", "")),
     }
 
 
