@@ -20,6 +20,7 @@ from synthetic import sample, write_store
 from benchkit.cli import COMMANDS, main
 
 README = (CHECKOUT / "README.md").read_text(encoding="utf-8")
+GUIDE = (CHECKOUT / "docs" / "adding-a-task.md").read_text(encoding="utf-8")
 
 
 def benchkit(*args, cwd=None, env=None, timeout=120):
@@ -174,9 +175,9 @@ def test_ctrl_c_exits_130(tmp_path, inherited):
 
 
 def test_validate_names_a_task_without_a_reference_and_exits_0(tree_copy):
-    """The README's example task, written verbatim: valid, and not provable on any arm
-    until refs.d/ has its steps."""
-    block = re.search(r"```yaml\n(# yaml-language-server.*?)```", README, re.S)[1]
+    """The guide's example task (docs/adding-a-task.md), written verbatim: valid, and
+    not provable on any arm until refs.d/ has its steps."""
+    block = re.search(r"```yaml\n(# yaml-language-server.*?)```", GUIDE, re.S)[1]
     task_id = re.search(r"^id: (\S+)", block, re.M)[1]
     (tree_copy / "tasks.d" / f"{task_id}.yaml").write_text(block)
     done = benchkit("validate", cwd=tree_copy)
@@ -190,7 +191,7 @@ def test_validate_names_a_task_without_a_reference_and_exits_0(tree_copy):
 
 
 def test_run_of_a_task_without_a_reference_names_the_file_and_starts_nothing(tree_copy, tmp_path):
-    block = re.search(r"```yaml\n(# yaml-language-server.*?)```", README, re.S)[1]
+    block = re.search(r"```yaml\n(# yaml-language-server.*?)```", GUIDE, re.S)[1]
     task_id = re.search(r"^id: (\S+)", block, re.M)[1]
     (tree_copy / "tasks.d" / f"{task_id}.yaml").write_text(block)
     done = benchkit("run", "arms.d/raw-api.yaml", "--driver", "replay", "--task", task_id,

@@ -136,3 +136,15 @@ def seed_path(task_path, name):
         if candidate.is_file():
             return candidate
     return None
+
+
+def seed_given(value: str, near) -> Path | None:
+    """A `--seed` option's seed file: `value` as a path when it names a file, else as a
+    seed's name (what a task's `seed:` says), seeds/<value>.yaml of the tree above
+    `near` (a task file, or the tree's suite.yaml). None when it is neither."""
+    path = Path(value)
+    if path.is_file():
+        return path
+    if path.name == value and path.suffix not in (".yaml", ".yml"):
+        return seed_path(near, value)
+    return None
