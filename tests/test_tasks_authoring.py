@@ -170,6 +170,8 @@ edits:
     ("  - label: {name: bug}\n", 5, "no action given to labels"),
     ("  - pull_requests: {state: closed}\n    set: {state: open}\n", 5,
      "selector {state: 'closed'} matches no pull request"),
+    # a string where a list goes: the schema's one error, not its letters read as labels
+    ("  - issue: {number: 2}\n    add_labels: bug\n", 6, "expected array, got string"),
 ])
 def test_unsound_edits_are_rejected_at_their_line(tree, edits, line, message):
     problems = validate_broken(tree, "id: broken-task\ntier: single-mutation\nintent: Do it.\nedits:\n" + edits)
@@ -213,3 +215,19 @@ def test_the_readme_s_example_task_is_a_shipped_file_as_it_is():
     assert (CHECKOUT / named).read_text() == shown
     for command in re.search(r"```sh\n(.*?)```", section, re.S).group(1).splitlines():
         assert named in command
+
+
+@pytest.mark.parametrize("text,line,message", [
+    ("id: draft\ntier: read\nintent: [unclosed\n", 4, "YAML syntax error: did not find expected"),
+    ("id: draft\ntier: read\ntier: read\nintent: Count.\nfacts:\n  - any_of: ['5']\n", 3,
+     "duplicate key 'tier'"),
+])
+def test_a_draft_outside_tasks_d_gets_the_error_it_gets_inside(tree, tmp_path, text, line, message):
+    for path in (tmp_path / "drafts" / "draft.yaml", tree / "tasks.d" / "draft.yaml"):
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text)
+        code, _, err = run("validate", path)
+        assert code == 2
+        assert [(found, said[:len(message)]) for _, found, said in problem_lines(err)] \
+            == [(line, message)], err
+        path.unlink()

@@ -76,15 +76,25 @@ def _check(document, path, seeds) -> list:
     if isinstance(data.get("seed"), str):
         seed = _find_seed(path, data["seed"], seeds, document, problems)
         if seed is not None and edits:
+            rejected = [p.where for p in schema_problems(document, "task") if p.where]
             try:
                 found = edit_problems(edits, seed)
             except (KeyError, TypeError, AttributeError, ValueError):
-                if not schema_problems(document, "task"):
+                if not rejected:
                     raise
                 found = []  # a malformed edit: the schema has said so
-            problems += [document.problem(where, message, at_key=where == ("edits",))
-                         for where, message in found]
+            # A value of the wrong shape is the schema's to report: read anyway (a string
+            # where a list of labels goes reads as its letters), it says nothing more.
+            problems += [problem for problem in (
+                document.problem(where, message, at_key=where == ("edits",))
+                for where, message in found) if not _within(problem.where, rejected)]
     return problems
+
+
+def _within(where: str, rejected: list[str]) -> bool:
+    """Whether a place (`edits[0].add_labels[1]`) is at or inside one the schema rejected."""
+    return any(where == place or where.startswith((place + ".", place + "["))
+               for place in rejected)
 
 
 def _list(value) -> list:
