@@ -49,7 +49,7 @@ from benchkit.run.progress import Progress
 from benchkit.run.settings import RunSettings
 from benchkit.sample import TIERS
 from benchkit.stopping import Interrupted, Stop
-from benchkit.store import Store, Unwritable
+from benchkit.store import Store, Unwritable, check_writable
 
 EXIT_PREFLIGHT = EXIT_BAD_INPUT
 
@@ -228,7 +228,7 @@ def _run(checked: Checked, progress: Progress, settings: RunSettings,
     directory the report goes to at the end (None: --no-report). A stop raises
     Interrupted."""
     status = (_nothing_can_run(checked, progress) or _nothing_fits(checked, progress, settings)
-              or _store_unwritable(progress, settings))
+              or _store_unwritable(progress, settings) or _reports_unwritable(progress, report))
     if status:
         return status
     status, ran = _run_on_host(checked, progress, settings, stop)
@@ -299,6 +299,19 @@ def _store_unwritable(progress: Progress, settings: RunSettings) -> int:
         Store(settings.store_dir).check_writable()
     except Unwritable as error:
         progress.note(f"error: {error}")
+        return EXIT_BAD_INPUT
+    return 0
+
+
+def _reports_unwritable(progress: Progress, report: tuple[Renderer | None, str] | None) -> int:
+    """A reports directory the report cannot go to: exit 2 before any trial (found after
+    them, it could only be a warning)."""
+    if report is None:
+        return 0
+    try:
+        check_writable(report[1])
+    except Unwritable as error:
+        progress.note(f"error: --reports: {error} (or give --no-report)")
         return EXIT_BAD_INPUT
     return 0
 
