@@ -239,3 +239,13 @@ def test_help_and_readme_name_the_same_outcome_filter():
     helped = benchkit("-h").stdout
     assert "benchkit show --outcome failures" in helped and "--outcome failed" not in helped
     assert "benchkit show --outcome failures" in README
+
+
+@pytest.mark.parametrize("value", ["-1", "nan", "lots"])
+def test_a_budget_that_is_no_token_count_says_so_in_benchkit_s_words(value):
+    done = CliRunner().invoke(main, ["run", str(CHECKOUT / "arms.d" / "raw-api.yaml"),
+                                     "--dry-run", "--budget", value])
+    assert done.exit_code == 2
+    assert (f"Invalid value for '--budget': {value!r}: expected a number of cost-equivalent "
+            "tokens, 0 or more (e.g. 200000)") in done.output
+    assert "range" not in done.output

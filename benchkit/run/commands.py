@@ -78,6 +78,21 @@ class Until(click.ParamType):
         return number
 
 
+class Tokens(click.ParamType):
+    """A budget: cost-equivalent tokens, 0 or more."""
+    name = "TOKENS"
+
+    def convert(self, value, param, ctx):
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            number = -1.0
+        if not number >= 0 or number == float("inf"):  # a negative, nan, inf, or no number
+            self.fail(f"{value!r}: expected a number of cost-equivalent tokens, 0 or more "
+                      "(e.g. 200000)", param, ctx)
+        return number
+
+
 class ArmFile(click.Path):
     """An arm's YAML file; an arm id or a mistyped name gets the file it likely meant."""
 
@@ -112,7 +127,7 @@ class ArmFile(click.Path):
                    "until every pair is decided or out of reach; needs --budget.")
 @click.option("--baseline", metavar="ARM",
               help="With --until-decided: compare each arm against this one, not every pair.")
-@click.option("--budget", type=click.FloatRange(min=0), metavar="TOKENS",
+@click.option("--budget", type=Tokens(), metavar="TOKENS",
               help="Cost-equivalent tokens to spend at most: a trial whose expected cost "
                    "exceeds what is left is not started.")
 @click.option("--driver", "driver_name", type=click.Choice(["claude", "replay"]),
