@@ -249,3 +249,20 @@ def test_a_budget_that_is_no_token_count_says_so_in_benchkit_s_words(value):
     assert (f"Invalid value for '--budget': {value!r}: expected a number of cost-equivalent "
             "tokens, 0 or more (e.g. 200000)") in done.output
     assert "range" not in done.output
+
+
+def test_validate_live_fails_an_arm_with_an_unprovable_task_unless_allowed(tree_copy, tmp_path):
+    """Exit 0 means every task proved: a task with no reference for the arm is not."""
+    refs = tree_copy / "refs.d" / "raw-api.yaml"
+    data = refs.read_text()
+    start = data.index("\n  read-bug-issue-titles:")
+    end = data.index("\n  read-issue-labels-and-state:")
+    refs.write_text(data[:start] + data[end:])  # its one reference removed
+    args = ("validate", "--live", "arms.d/raw-api.yaml", "--task", "read-bug-issue-titles")
+    done = benchkit(*args, cwd=tree_copy, env=no_host_env(tmp_path))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "1 unprovable" in done.stdout
+    assert "error: 1 task(s) unprovable" in done.stderr and "--allow-unprovable" in done.stderr
+    allowed = benchkit(*args, "--allow-unprovable", cwd=tree_copy, env=no_host_env(tmp_path))
+    assert allowed.returncode == 0, allowed.stdout + allowed.stderr
+    assert "1 unprovable" in allowed.stdout
