@@ -24,13 +24,14 @@ import json
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-
-import jinja2
-import jinja2.meta
+from typing import TYPE_CHECKING
 
 from benchkit.documents.loader import Document, Problem, SpecError, load_document, strings
 from benchkit.fingerprint import fingerprint
 from benchkit.tool import TOOL_SEARCH
+
+if TYPE_CHECKING:
+    import jinja2
 
 # Names every step and answer template may use besides the task's targets.
 CONTEXT_NAMES = frozenset({"api_url", "host_url", "token", "owner", "repo", "user",
@@ -247,13 +248,21 @@ def from_json(text: str):
     return value
 
 
-_ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
-_ENV.filters["fromjson"] = from_json
+@functools.cache
+def _env() -> jinja2.Environment:
+    # Imported on first use (measured: Jinja2 is about a sixth of `benchkit list tasks`,
+    # which loads this module and reads no reference).
+    import jinja2
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
+    env.filters["fromjson"] = from_json
+    return env
+
 _WHOLE_EXPRESSION = re.compile(r"^\s*\{\{(?P<expr>(?:(?!\}\}).)*)\}\}\s*$", re.DOTALL)
 
 
 def template_problem(text: str, names) -> str | None:
     """What is wrong with a step or answer template (syntax, unknown names), or None."""
+    import jinja2  # a module already imported when a template was parsed
     try:
         unknown = sorted(_variables(text) - set(names))
     except jinja2.TemplateError as error:
@@ -269,11 +278,12 @@ def _variables(text: str) -> frozenset:
     parses every one)."""
     if not any(mark in text for mark in ("{{", "{%", "{#")):
         return frozenset()  # plain text: nothing to parse
-    return frozenset(jinja2.meta.find_undeclared_variables(_ENV.parse(text)))
+    import jinja2.meta
+    return frozenset(jinja2.meta.find_undeclared_variables(_env().parse(text)))
 
 
 def render_text(template: str, context: dict) -> str:
-    return _ENV.from_string(template).render(**context)
+    return _env().from_string(template).render(**context)
 
 
 def render_value(value, context: dict):
@@ -282,7 +292,7 @@ def render_value(value, context: dict):
     if isinstance(value, str):
         whole = _WHOLE_EXPRESSION.match(value)
         if whole:
-            return _ENV.compile_expression(whole["expr"], undefined_to_none=False)(**context)
+            return _env().compile_expression(whole["expr"], undefined_to_none=False)(**context)
         return render_text(value, context)
     if isinstance(value, dict):
         return {key: render_value(item, context) for key, item in value.items()}

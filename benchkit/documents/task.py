@@ -76,13 +76,14 @@ def _check(document, path, seeds) -> list:
     if isinstance(data.get("seed"), str):
         seed = _find_seed(path, data["seed"], seeds, document, problems)
         if seed is not None and edits:
-            rejected = [p.where for p in schema_problems(document, "task") if p.where]
             try:
                 found = edit_problems(edits, seed)
             except (KeyError, TypeError, AttributeError, ValueError):
-                if not rejected:
+                if not schema_problems(document, "task"):
                     raise
                 found = []  # a malformed edit: the schema has said so
+            rejected = [p.where for p in schema_problems(document, "task") if p.where] \
+                if found else []
             # A value of the wrong shape is the schema's to report: read anyway (a string
             # where a list of labels goes reads as its letters), it says nothing more.
             problems += [problem for problem in (

@@ -4,10 +4,13 @@ Undefined names fail loudly (StrictUndefined): a typo in a prompt must never ren
 as an empty string and silently change what the agent is told.
 """
 
-import functools
+from __future__ import annotations
 
-import jinja2
-import jinja2.meta
+import functools
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import jinja2
 
 # Every name the harness passes when it renders a suite or arm template. `validate`
 # flags any other name, so a typo is caught before a run spends tokens on it.
@@ -18,13 +21,18 @@ CONTEXT_NAMES = frozenset({
     "skill",  # the arm's skill text (bootstrap only)
 })
 
-_environment = jinja2.Environment(
-    undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
+@functools.cache
+def _environment() -> jinja2.Environment:
+    # Imported on first use (measured: Jinja2 is about a sixth of `benchkit list tasks`,
+    # which reads no template).
+    import jinja2
+    return jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
+                              autoescape=False)
 
 
 @functools.lru_cache(maxsize=256)
 def _compile(template_text: str) -> jinja2.Template:
-    return _environment.from_string(template_text)
+    return _environment().from_string(template_text)
 
 
 def render(template_text: str, **context) -> str:
@@ -34,8 +42,9 @@ def render(template_text: str, **context) -> str:
 
 def template_problem(template_text: str, names=CONTEXT_NAMES) -> str | None:
     """What is wrong with a template (syntax, unknown names), or None."""
+    import jinja2.meta  # imported already by _environment(): no cost here
     try:
-        parsed = _environment.parse(template_text)
+        parsed = _environment().parse(template_text)
     except jinja2.TemplateSyntaxError as error:
         return f"template syntax error on its line {error.lineno}: {error.message}"
     unknown = sorted(jinja2.meta.find_undeclared_variables(parsed) - set(names))
