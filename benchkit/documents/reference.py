@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from benchkit.documents.loader import Document, Problem, SpecError, load_document, strings
+from benchkit.documents.templates import jinja
 from benchkit.fingerprint import fingerprint
 from benchkit.tool import TOOL_SEARCH
 
@@ -250,10 +251,7 @@ def from_json(text: str):
 
 @functools.cache
 def _env() -> jinja2.Environment:
-    # Imported on first use (measured: Jinja2 is about a sixth of `benchkit list tasks`,
-    # which loads this module and reads no reference).
-    import jinja2
-    env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
+    env = jinja().Environment(undefined=jinja().StrictUndefined, autoescape=False)
     env.filters["fromjson"] = from_json
     return env
 
@@ -262,10 +260,9 @@ _WHOLE_EXPRESSION = re.compile(r"^\s*\{\{(?P<expr>(?:(?!\}\}).)*)\}\}\s*$", re.D
 
 def template_problem(text: str, names) -> str | None:
     """What is wrong with a step or answer template (syntax, unknown names), or None."""
-    import jinja2  # a module already imported when a template was parsed
     try:
         unknown = sorted(_variables(text) - set(names))
-    except jinja2.TemplateError as error:
+    except jinja().TemplateError as error:
         return f"template error: {error.message}"
     if unknown:
         return f"unknown template variable{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}"
@@ -278,8 +275,7 @@ def _variables(text: str) -> frozenset:
     parses every one)."""
     if not any(mark in text for mark in ("{{", "{%", "{#")):
         return frozenset()  # plain text: nothing to parse
-    import jinja2.meta
-    return frozenset(jinja2.meta.find_undeclared_variables(_env().parse(text)))
+    return frozenset(jinja().meta.find_undeclared_variables(_env().parse(text)))
 
 
 def render_text(template: str, context: dict) -> str:

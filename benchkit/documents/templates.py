@@ -22,12 +22,18 @@ CONTEXT_NAMES = frozenset({
 })
 
 @functools.cache
+def jinja():
+    """The jinja2 package (with jinja2.meta), imported on first use."""
+    # Not at the top (measured: Jinja2 was about a sixth of `benchkit list tasks`, which
+    # reads no template).
+    import jinja2.meta
+    return jinja2
+
+
+@functools.cache
 def _environment() -> jinja2.Environment:
-    # Imported on first use (measured: Jinja2 is about a sixth of `benchkit list tasks`,
-    # which reads no template).
-    import jinja2
-    return jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
-                              autoescape=False)
+    return jinja().Environment(undefined=jinja().StrictUndefined, keep_trailing_newline=True,
+                               autoescape=False)
 
 
 @functools.lru_cache(maxsize=256)
@@ -42,12 +48,11 @@ def render(template_text: str, **context) -> str:
 
 def template_problem(template_text: str, names=CONTEXT_NAMES) -> str | None:
     """What is wrong with a template (syntax, unknown names), or None."""
-    import jinja2.meta  # imported already by _environment(): no cost here
     try:
         parsed = _environment().parse(template_text)
-    except jinja2.TemplateSyntaxError as error:
+    except jinja().TemplateSyntaxError as error:
         return f"template syntax error on its line {error.lineno}: {error.message}"
-    unknown = sorted(jinja2.meta.find_undeclared_variables(parsed) - set(names))
+    unknown = sorted(jinja().meta.find_undeclared_variables(parsed) - set(names))
     if unknown:
         return f"unknown template variable{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}"
     return None
