@@ -13,7 +13,8 @@ LAYERS = ("the runtime's options", "the guard", "the sandbox", "the gateway",
 
 
 def layer_rows() -> dict[str, str]:
-    table = PAGE[PAGE.index("## The layers, side by side"):]
+    start = PAGE.index("## The layers, side by side")
+    table = PAGE[start:PAGE.index("\n## ", start + 1)]
     rows = [line for line in table.splitlines() if line.startswith("| ")][2:]
     return {row.split("|")[1].strip(): row for row in rows}
 
