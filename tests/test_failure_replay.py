@@ -22,6 +22,7 @@ from conftest import BENCHKIT, CHECKOUT
 from test_run_cell import Scripted, context, curl
 
 from benchkit.agent.replay import ReplayDriver
+from benchkit.agent.runtime import OnTheCli
 from benchkit.agent.scripted import bash, say
 from benchkit.documents import load_arm
 from benchkit.documents.reference import reference_for
@@ -44,7 +45,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("private_dirs")]
 TASK = "close-csv-export-issue"  # close issue #2: the reference lists, then PATCHes
 
 
-class Racing:
+class Racing(OnTheCli):
     """The reference played as the agent while the host answers the issue's PATCH with
     404 once: the race lasts as long as the trial, as a host's transient state does."""
 
@@ -62,7 +63,7 @@ class Racing:
             self.forge.clear_faults()
 
 
-class Lagging:
+class Lagging(OnTheCli):
     """The reference played as the agent while the forge's search index lags far behind
     its writes: the readiness gate saw the index current, the trial does not."""
 
@@ -177,7 +178,7 @@ def test_a_run_replays_its_failures_at_the_end_unless_told_not_to(tree_copy):
     assert len(cell.read_text().splitlines()) == 2  # the two trials; no replay among them
 
 
-class Failing:
+class Failing(OnTheCli):
     """The reference played as the agent while the host answers the issue's PATCH with
     500 once: a host fault, not the agent's."""
 

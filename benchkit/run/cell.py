@@ -267,8 +267,8 @@ def new_record(trial: Trial, ctx: RunContext) -> Record:
             seed=seed.fingerprint if seed is not None else fingerprint(None),
             prompt=fingerprint(None), model=fingerprint(ctx.run_model)),
         self_review=ctx.host.self_review, host=ctx.host.host, jobs=ctx.jobs,
-        confined=getattr(ctx.driver, "confine", True), containment=ctx.containment,
-        runtime=getattr(ctx.driver, "runtime", None))
+        confined=ctx.driver.confine, containment=ctx.containment,
+        runtime=ctx.driver.runtime)
 
 
 def _record_run(record: Record, run: AgentRun, surface: Surface | None) -> None:

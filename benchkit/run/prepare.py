@@ -73,7 +73,7 @@ class RunContext:
         """What never reaches the store: the host tokens, the driver's credentials, the
         harness's secret-looking variables."""
         return [self.client.token or "", self.admin_token or "",
-                *getattr(self.driver, "secrets", ()), *environment_secrets()]
+                *self.driver.secrets, *environment_secrets()]
 
     @property
     def admin(self) -> str | None:
