@@ -29,12 +29,13 @@ from benchkit.cost import token_figure
 from benchkit.documents.loader import did_you_mean
 from benchkit.documents.tree import find_root, yaml_files
 from benchkit.errors import HarnessError
-from benchkit.exits import EXIT_BAD_INPUT
+from benchkit.exits import EXIT_BAD_INPUT, EXIT_FAILED
 from benchkit.gitea import CredentialsError
 from benchkit.gitea.commands import host_options
+from benchkit.gitea.sweep import sweep
 from benchkit.run.decide import dry_round
 from benchkit.run.dryrun import Plan, make_plan, self_review_unprobed
-from benchkit.run.host import discover, open_host, run_access
+from benchkit.run.host import Journaled, discover, journaled, open_host, run_access
 from benchkit.run.invocation import Invocation
 from benchkit.run.plan import Skip, select_cells
 from benchkit.run.preflight import (
@@ -341,9 +342,21 @@ def _preflight_failed(progress: Progress, failures: list[Failure], problems: lis
 def _run_on_host(checked: Checked, progress: Progress, settings: RunSettings, stop: Stop
                  ) -> tuple[int, bool]:
     """Start the host, probe it, plan, run the loop: (the exit status, whether the
-    loop ran: not when the probes failed)."""
+    loop ran: not when the probes failed). All under the run's journal: a run that
+    leaves a user or repository behind exits non-zero."""
+    with journaled(settings.store_dir, progress.note) as held:
+        status, ran = _journaled_run(checked, progress, settings, stop, held)
+    return ((status or EXIT_FAILED) if held.leftover else status), ran
+
+
+def _journaled_run(checked: Checked, progress: Progress, settings: RunSettings, stop: Stop,
+                   held: Journaled) -> tuple[int, bool]:
     with contextlib.ExitStack() as stack:
         where = stack.enter_context(open_host(checked.credentials, progress.note))
+        held.on(where.url, embedded=checked.credentials is None)
+        with where.client(retries=1) as admin:  # what dead runs on this store left
+            sweep([settings.store_dir], admin, progress.note, registry=False,
+                  command=f"benchkit gc --yes --store {settings.store_dir}")
         try:
             access = stack.enter_context(run_access(where, checked.tree.suite.repo_prefix,
                                                     own_user=checked.own_user,
