@@ -17,6 +17,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+import requests
 from conftest import BENCHKIT, CHECKOUT
 from test_run_stop_phases import (
     DEADLINE,
@@ -61,9 +62,10 @@ def test_kill_9_in_a_trial_then_everything_it_made_is_swept(where, sweeper, tmp_
     scratch.mkdir()
     config.mkdir()
     marker = f"BENCHKIT_GC_TEST={uuid.uuid4().hex}"
-    children = {pid for pid, row in processes().items() if row[0] == os.getpid()}
     model = ScriptedModel([bash(f"echo waiting; sleep {TRIAL_SLEEP}")])
     with on(where, request) as host, model, adopting_orphans():
+        # After the host started: a Gitea this test starts is no process of the run.
+        children = {pid for pid, row in processes().items() if row[0] == os.getpid()}
         before = set(leftovers(host.url, host.token))
         env = {**os.environ, "ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": "sk-test",
                "CLAUDE_CONFIG_DIR": str(config), "BENCHKIT_ROOT": str(CHECKOUT),
@@ -122,4 +124,42 @@ def test_kill_9_in_a_trial_then_everything_it_made_is_swept(where, sweeper, tmp_
             assert f"removed {scratch / name}, a temp directory of run {run.pid} (gone)" in said, said
         assert sorted(set(leftovers(host.url, host.token)) - before) == []
         assert [p.name for p in scratch.iterdir() if p.name.startswith("benchkit-")] == []
+        assert not (store / ".journal").exists()
+
+
+def test_a_run_that_cannot_delete_its_users_says_what_deletes_them_and_exits_non_zero(tmp_path):
+    """As with a revoked admin token: the host refuses every user deletion. The run
+    exits 1, its last warning names the command, and that command, run at once, deletes
+    them (the journal's run is over: no age to wait for)."""
+    store = tmp_path / "results"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GITEA_")}
+    env.update(BENCHKIT_ROOT=str(CHECKOUT), TMPDIR=str(tmp_path))
+    with Forge(token=TOKEN) as forge:
+        refused = requests.post(f"{forge.url}_forge/faults", timeout=30,
+                                headers={"Authorization": f"token {forge.token}"},
+                                json={"method": "DELETE", "path": "^/api/v1/admin/users/",
+                                      "status": 403, "times": 1000})
+        assert refused.status_code == 201
+        before = set(leftovers(forge.url, forge.token))
+        done = subprocess.run(
+            [*BENCHKIT, "run", "arms.d/raw-api.yaml", "--task", "read-open-issue-count",
+             "--driver", "replay", "--no-report", "--no-replay-failures", "--store", str(store),
+             "--host", forge.url, "--token", forge.token], capture_output=True, text=True,
+            cwd=CHECKOUT, env=env, timeout=DEADLINE)
+        said = done.stdout + done.stderr
+        assert done.returncode == 1, said
+        left = sorted(set(leftovers(forge.url, forge.token)) - before)
+        assert sorted(line.split()[1].split("-")[1] for line in left) == ["run", "trial"], left
+        [warning] = [line for line in said.splitlines() if "deletes them now" in line]
+        command = warning.split("`")[1].split()
+        assert command[:3] == ["benchkit", "gc", "--yes"] and "--store" in command, warning
+        requests.delete(f"{forge.url}_forge/faults", timeout=30,
+                        headers={"Authorization": f"token {forge.token}"})
+        swept = subprocess.run([*BENCHKIT, *command[1:]], capture_output=True, text=True,
+                               cwd=CHECKOUT, env={**env, "GITEA_TOKEN": forge.token},
+                               timeout=DEADLINE)
+        assert swept.returncode == 0, swept.stdout + swept.stderr
+        for line in left:
+            assert f"deleted user {line.split()[1]} of run" in swept.stdout, swept.stdout
+        assert sorted(set(leftovers(forge.url, forge.token)) - before) == []
         assert not (store / ".journal").exists()

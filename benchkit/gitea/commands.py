@@ -194,7 +194,7 @@ def gc(ctx, yes, prefix, older_than, store_dir, host, token, login):
     verb = "deleted" if yes else "found"
     click.echo(f"{verb} {len(leftovers)} leftover repositories named {prefix}*, {len(users)} "
                f"run or trial users named {user_prefix(prefix)}*/{user_prefix(prefix, 'trial')}* "
-               f"(sparing live runs' and those the host made less than {older_than:.0f}s ago) and {len(tokens)} stale agent tokens"
+               f"(sparing those younger than {older_than:.0f}s by the host's clock, and live runs' users) and {len(tokens)} stale agent tokens"
                f"{f'; {failed} failed' if failed else ''}", err=True)
     if failed:
         ctx.exit(EXIT_FAILED)
