@@ -65,6 +65,12 @@ def parse_time(value: object) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
+def old_enough(now: datetime, born: datetime, older_than: float) -> bool:
+    """Whether the host made it `older_than` seconds ago or more by its clock; 0 takes
+    everything (a Date header may lag its own `created` by up to a second)."""
+    return older_than <= 0 or (now - born).total_seconds() >= older_than
+
+
 def host_now(client: Client) -> datetime:
     """The host's own current time, from its `Date` header: ages are the host's to
     tell. HostError when it sends none."""
@@ -148,6 +154,6 @@ def list_leftovers(client: Client, prefix: str, *, older_than: float = 0.0) -> l
         owner, name = (data.get("owner") or {}).get("login"), data.get("name") or ""
         born = parse_time(data.get("created_at"))
         if (owner == client.user and ours(name, prefix) and born is not None
-                and (now - born).total_seconds() >= older_than):
+                and old_enough(now, born, older_than)):
             found.append((born, Repo(owner, name)))
     return [repo for _, repo in sorted(found, key=lambda pair: (pair[0], pair[1].name))]

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from benchkit import journal
 from benchkit.errors import HostError
 from benchkit.gitea.client import Client, GiteaError
-from benchkit.gitea.repos import host_now, parse_time, unique_name
+from benchkit.gitea.repos import host_now, old_enough, parse_time, unique_name
 
 log = logging.getLogger(__name__)
 
@@ -126,6 +126,6 @@ def list_run_users(admin: Client, prefix: str, *, older_than: float = 0.0,
         if not login.startswith(starts) or login in spare:
             continue
         born = parse_time(user.get("created"))
-        if born is not None and (now - born).total_seconds() >= older_than:
+        if born is not None and old_enough(now, born, older_than):
             found.append((born, login))
     return [login for _, login in sorted(found)]
