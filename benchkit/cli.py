@@ -37,10 +37,13 @@ COMMANDS = {
     "snapshot": ("benchkit.gitea.commands:snapshot",
                  "Print a repository's whole state as RepoState JSON."),
     "gc": ("benchkit.gitea.commands:gc",
-           "List (with --yes, delete) leftover throwaway repositories of the token's user "
-           "and leftover run users (each with its repositories; a site administrator's "
-           "token sees them), and on the forge revoke the agent tokens of repositories "
-           "that are gone."),
+           "Delete what dead runs left (with --yes; else list it): first everything their "
+           "journals list (temp directories, run and trial users with their repositories, "
+           "repositories), at once; then, found by name on the host, leftover throwaway "
+           "repositories of the token's user and run and trial users (a site "
+           "administrator's token sees them) the host made more than --older-than ago, "
+           "never a user a live run's journal lists; on the forge, the agent tokens of "
+           "repositories that are gone."),
     "run": ("benchkit.run.commands:run",  # renders with ctx.obj, the report renderer
             "Run trials of the cells ARM_YAML x chosen tasks and append their samples."),
     "report": ("benchkit.report.commands:report",

@@ -28,9 +28,11 @@ OUTCOMES: tuple[str, ...] = get_args(Outcome)
 # error), unless the agent's own calls provoke it again on a fresh repository: then the
 # trial is failed, charged (benchkit.run.failures).
 HOST_5XX, PROVOKED = "host-5xx", "host-error-provoked"
-# What bounded an agent's requests to the host: a throwaway user of the run's own (its
-# permissions, behind the gateway), or the gateway alone (--gateway-only-containment).
-Containment = Literal["run-user", "gateway"]
+# What bounded an agent's requests to the host: a throwaway user of the trial's own
+# (its permissions, behind the gateway; no other trial's repository is readable to it),
+# of the run's own (older samples: shared by the run's trials), or the gateway alone
+# (--gateway-only-containment).
+Containment = Literal["trial-user", "run-user", "gateway"]
 # Outcomes that say nothing of the arm: never scored, never a cell's trial.
 EXCLUDED = ("invalid", "unaudited", "harness-error")
 

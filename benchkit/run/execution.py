@@ -15,8 +15,9 @@ from pathlib import Path
 
 from benchkit.errors import HarnessError
 from benchkit.gitea import Client
+from benchkit.gitea.sweep import sweep
 from benchkit.run.dryrun import budget_fits_nothing, make_plan, self_review_unprobed
-from benchkit.run.host import HostFacts, open_host, probe_host, run_access
+from benchkit.run.host import HostFacts, Journaled, journaled, open_host, probe_host, run_access
 from benchkit.run.invocation import Invocation
 from benchkit.run.plan import select_cells
 from benchkit.run.preflight import Checked, Failure
@@ -92,11 +93,25 @@ def _plan_gates(checked: Checked, progress: Progress, settings: RunSettings) -> 
 
 
 def _on_host(checked: Checked, progress: Progress, settings: RunSettings, stop: Stop) -> RunEnd:
-    """Start the host, make the run's user, probe the host and each arm's tool, take the
-    store's lock (the plan must see every earlier sample) and run the trials; the user
-    and the forge go when the block ends, however it ends."""
+    """The run on its host under the run's journal (benchkit.journal): a run that leaves
+    a user or repository behind says so and ends `left_behind`."""
+    with journaled(settings.store_dir, progress.note) as held:
+        end = _journaled_run(checked, progress, settings, stop, held)
+    return replace(end, left_behind=True) if held.leftover else end
+
+
+def _journaled_run(checked: Checked, progress: Progress, settings: RunSettings, stop: Stop,
+                   held: Journaled) -> RunEnd:
+    """Start the host, sweep what dead runs on this store left there, make the run's
+    user, probe the host and each arm's tool, take the store's lock (the plan must see
+    every earlier sample) and run the trials; the user and the forge go when the block
+    ends, however it ends."""
     with contextlib.ExitStack() as stack:
         where = stack.enter_context(open_host(checked.credentials, progress.note))
+        held.on(where.url, embedded=checked.credentials is None)
+        with where.client(retries=1) as admin:  # what dead runs on this store left
+            sweep([settings.store_dir], admin, progress.note, registry=False,
+                  command=f"benchkit gc --yes --store {settings.store_dir}")
         try:
             access = stack.enter_context(run_access(where, checked.tree.suite.repo_prefix,
                                                     own_user=checked.own_user,

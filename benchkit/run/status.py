@@ -1,7 +1,8 @@
 """How a `benchkit run` ended, and the one function that makes its exit status of it.
 
     RunEnd        the last phase the run reached and what it came back with
-    exit_status   0 done; 1 a harness error, a halt, or nothing could run on the host;
+    exit_status   0 done; 1 a harness error, a halt, nothing could run on the host, or
+                  a user or repository of the run left behind;
                   2 the run could not go on: bad input, or a document, tool, host,
                   credential or store that cannot be used (before the trials nothing was
                   spent; in them, what ran is kept); 128 + the signal that stopped it
@@ -35,6 +36,7 @@ class RunEnd:
     halted: str | None = None   # an unexpected error (or a full disk) halted the trials
     harness_errors: int = 0     # trials recorded as harness errors (never scored)
     ran_nothing: bool = False   # no chosen cell could run on this host
+    left_behind: bool = False   # a user or repository the run could not delete (said)
 
 
 def exit_status(end: RunEnd) -> int:
@@ -44,6 +46,6 @@ def exit_status(end: RunEnd) -> int:
         return end.stopped
     if end.blocked is not None:
         return EXIT_BAD_INPUT
-    if end.halted or end.harness_errors or end.ran_nothing:
+    if end.halted or end.harness_errors or end.ran_nothing or end.left_behind:
         return EXIT_FAILED
     return EXIT_OK
