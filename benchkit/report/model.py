@@ -57,11 +57,16 @@ class Unsupported(Record):
 
 
 class Common(Record):
-    """The arms compared on the tasks every arm with samples ran."""
+    """The arms ranked on the tasks every one of them ran (the report's first table,
+    headline.common_headline): `apart` the arms with samples that share no task with
+    the ranked ones (listed, not ranked), `uneven` when the arms ran different tasks
+    (their all-task means, the headline rows, are then not comparable)."""
     tasks: list[str]
     ran: dict[str, int]  # arm -> how many scored tasks it ran
     rows: list[ArmRow]
     unsupported: list[Unsupported]
+    apart: list[str] = []
+    uneven: bool = False
 
 
 class Verdicts(Record):

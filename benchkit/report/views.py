@@ -8,7 +8,7 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Mapping
 
-from benchkit.report.headline import Cells, arm_row, by_cost, common_headline
+from benchkit.report.headline import Cells, arm_row, by_cost, common_headline, on_common
 from benchkit.report.links import trial_href
 from benchkit.report.matrix import Matrix
 from benchkit.report.model import (
@@ -236,8 +236,8 @@ def estimate_view(replay: Cells, matrix: Matrix) -> Estimates | None:
     common = common_headline(cells, scored, matrix.floor, None,
                              {a.id: a.unsupported for a in matrix.arms}, estimated=True)
     return Estimates(headline, tier_view(cells, matrix),
-                     component_view(replay.tallies, cells, matrix), estimated=True,
-                     common=common)
+                     component_view(replay.tallies, on_common(cells, common), matrix),
+                     estimated=True, common=common)
 
 
 def task_view(cells: Cells, matrix: Matrix) -> list[ArmTasks]:
