@@ -32,6 +32,7 @@ from benchkit.report.model import Ambient, NotReproducible, Report, TaskTables
 from benchkit.report.notes import baseline_notes, notes
 from benchkit.report.summary import Summary, summarise
 from benchkit.report.tally import Placed
+from benchkit.report.versions import version_view
 from benchkit.report.views import (
     bonus_view,
     cells_view,
@@ -159,6 +160,8 @@ def build_report(contents: StoreContents | Summary, matrix: Matrix, *,
         tasks=TaskTables(task_view(measured, matrix), task_view(replay, matrix)),
         exclusions=exclusion_view(sorted_.excluded, arm_ids),
         other_versions=other_versions_view(sorted_.other),
+        version_comparisons=version_view(sorted_.other, cells, sorted_.tools, scored, k=k,
+                                         level=level, margin=matrix.margin),
         problems=contents.problems,
         not_reproducible=not_reproducible(contents.directory),
         failures=failure_view(sorted_.measured, sorted_.replay, matrix),

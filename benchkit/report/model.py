@@ -290,6 +290,32 @@ class OtherVersion(Record):
     cost: float | None
 
 
+class VersionFigures(Record):
+    """The newest and an older version of one arm's tool on the tasks both ran: mean
+    cost-equivalent tokens, the ratio newest / older with its simultaneous interval,
+    success, and the measured samples each counted."""
+    cost_newest: float | None
+    cost_older: float | None
+    ratio: Figure
+    success_newest: float | None
+    success_older: float | None
+    success_difference: float | None  # newest minus older
+    samples_newest: int
+    samples_older: int
+
+
+class VersionComparison(Record):
+    """An arm's newest tool version against an older one (benchkit.report.versions):
+    `verdict` is the newest's, cheaper | equivalent | costlier | inconclusive."""
+    arm: str
+    versions: list[str]  # [newest, older]
+    tasks: list[str]     # the scored tasks both ran
+    figures: VersionFigures
+    verdict: str
+    says: str
+    method: str
+
+
 class NotReproducible(Record):
     """A failed trial whose own calls passed on a fresh repository."""
     trial: Any
@@ -364,6 +390,7 @@ class Report(Record):
     tasks: TaskTables
     exclusions: list[ExclusionRow]
     other_versions: list[OtherVersion]
+    version_comparisons: list[VersionComparison]
     problems: list[str]
     not_reproducible: list[NotReproducible]
     failures: list[Failure]
