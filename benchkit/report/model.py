@@ -179,7 +179,7 @@ class Bonus(Record):
 class CoverageCell(Record):
     arm: str
     samples: int
-    status: str  # n/a | cannot | missing | covered | below
+    status: str  # n/a | cannot | missing | replayed (no measured sample) | covered | below
     why: str | None
     excluded: int
     replay: int
@@ -209,6 +209,7 @@ class Coverage(Record):
     missing: list[Gap]
     below_floor: list[Gap]
     cannot: list[Cannot]
+    replayed: list[Gap] = []  # scored cells with replay estimates and no measured sample
 
 
 class CellRow(Record):
