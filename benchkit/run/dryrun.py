@@ -28,6 +28,7 @@ class PlannedTrial:
     trial: int          # as the sample will record it
     expected: float     # cost-equivalent tokens
     basis: str          # what `expected` rests on: the cell's or arm's past mean, or the default
+    replayed: float | None = None  # a measured plan's default: the cell's replay estimate
 
     @property
     def estimate(self) -> bool:
@@ -72,7 +73,11 @@ class Plan:
         if self.driver == "replay":
             out.insert(1, "replay spends no real tokens: its figures are estimates from bytes")
         for n, t in enumerate(self.trials, 1):
-            basis = f"{t.basis}: an estimate, no past sample" if t.estimate else t.basis
+            basis = (t.basis if not t.estimate else
+                     f"{t.basis}: no measured sample yet; the cell's replay estimates "
+                     f"{token_figure(t.replayed, True)} from its reference's bytes, which is "
+                     "not what a model spends" if t.replayed is not None else
+                     f"{t.basis}: an estimate, no past sample")
             missing = (f" [cannot run: {t.arm}'s tool is not installed]"
                        if t.arm in self.tools_missing else "")
             out.append(f"  [{n}] {t.arm} {t.task} trial {t.trial}: {token_figure(t.expected, True)} "
@@ -102,6 +107,18 @@ def self_review_unprobed(credentials) -> bool | None:
     return False if credentials is None else None
 
 
+def replay_means(ledger: Ledger) -> dict[tuple[str, str], float]:
+    """(arm, task) -> the mean estimated cost of the cell's valid replay samples (any
+    version), said beside a measured plan's default: they are past samples, but of
+    bytes, so a measured trial's expectation does not rest on them."""
+    totals: dict[tuple[str, str], list[float]] = {}
+    for key, group in ledger.groups.items():
+        arm, task, _, estimated, _, valid = key[:6]
+        if estimated and valid:
+            totals.setdefault((arm, task), []).extend(ledger.cost(s) for s in group.members)
+    return {cell: sum(costs) / len(costs) for cell, costs in totals.items()}
+
+
 def make_plan(checked, settings: RunSettings, *, self_review: bool | None, host: str) -> Plan:
     """The plan of a run of `checked` (preflight.Checked) with these settings, against
     the store they name."""
@@ -114,10 +131,13 @@ def make_plan(checked, settings: RunSettings, *, self_review: bool | None, host:
         Store(settings.store_dir))
     result = Plan(driver=driver, model=model, host=host, budget=budget, skipped=skipped)
     result.problems = ledger.problems
+    replayed = replay_means(ledger) if driver != "replay" else {}
     left = budget
     for _, trial in plan(cells, ledger, trials=settings.trials, until=settings.until):
         expected, basis = ledger.expected(trial.arm.id, trial.task.id)
-        entry = PlannedTrial(trial.arm.id, trial.task.id, trial.index, expected, basis)
+        entry = PlannedTrial(trial.arm.id, trial.task.id, trial.index, expected, basis,
+                             replayed.get((trial.arm.id, trial.task.id))
+                             if basis == DEFAULT_BASIS else None)
         if over_budget(expected, left):
             result.over_budget.append(entry)
             continue
