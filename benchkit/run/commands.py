@@ -32,7 +32,7 @@ from benchkit.errors import HarnessError
 from benchkit.exits import EXIT_BAD_INPUT
 from benchkit.gitea import CredentialsError
 from benchkit.gitea.commands import host_options
-from benchkit.run.decide import dry_round
+from benchkit.run.decide import NoComparison, dry_round
 from benchkit.run.dryrun import Plan, make_plan, self_review_unprobed
 from benchkit.run.host import discover, open_host, run_access
 from benchkit.run.invocation import Invocation
@@ -112,6 +112,10 @@ class ArmFile(click.Path):
                    "until every pair is decided or out of reach; needs --budget.")
 @click.option("--baseline", metavar="ARM",
               help="With --until-decided: compare each arm against this one, not every pair.")
+@click.option("--against-version", metavar="VERSION",
+              help="With --until-decided and one arm: run its current build only where the "
+                   "verdict against its stored samples of tool VERSION can still change "
+                   "(docs/versions.md).")
 @click.option("--budget", type=click.FloatRange(min=0), metavar="TOKENS",
               help="Cost-equivalent tokens to spend at most: a trial whose expected cost "
                    "exceeds what is left is not started.")
@@ -147,7 +151,7 @@ class ArmFile(click.Path):
 @host_options
 @click.pass_context
 def run(ctx: click.Context, arm_yamls, task_patterns, tiers, trials, until, until_decided,
-        baseline, budget, driver_name, model, store_dir, jobs, json_mode, dry_run, no_report,
+        baseline, against_version, budget, driver_name, model, store_dir, jobs, json_mode, dry_run, no_report,
         no_replay_failures, reports_dir, unconfined, gateway_only, host, token, login,
         render: Renderer | None = None):
     """Run trials of the cells ARM_YAML x chosen tasks and append their samples.
@@ -173,6 +177,8 @@ def run(ctx: click.Context, arm_yamls, task_patterns, tiers, trials, until, unti
         raise click.UsageError("--until-decided takes --budget, and neither --trials nor --until")
     if baseline is not None and not until_decided:
         raise click.UsageError("--baseline goes with --until-decided")
+    if against_version is not None and (not until_decided or baseline is not None):
+        raise click.UsageError("--against-version goes with --until-decided, not --baseline")
     progress = Progress(json_mode=json_mode, estimated=driver_name == "replay")
     report = None if no_report else (render, reports_dir)
     # One stop for every phase, from pre-flight to the report (benchkit.stopping).
@@ -197,7 +203,7 @@ def run(ctx: click.Context, arm_yamls, task_patterns, tiers, trials, until, unti
             settings = RunSettings(
                 driver=driver_name, store_dir=store_dir, trials=trials, until=until,
                 budget=budget, model=model, jobs=jobs, confine=not unconfined,
-                until_decided=until_decided, baseline=baseline,
+                until_decided=until_decided, baseline=baseline, against_version=against_version,
                 replay_failures=not no_replay_failures)
             if dry_run:
                 ctx.exit(_dry_run(checked, progress, settings, host=host, token=token,
@@ -318,7 +324,11 @@ def _dry_run(checked: Checked, progress: Progress, settings: RunSettings, *,
     if settings.until_decided:  # what --until-decided would spend first, and why
         progress.note(f"dry run (--until-decided): nothing is spent, started or written; "
                       f"host {where}; the first round, from the store's samples:")
-        dry_round(checked, progress, settings, self_review=self_review)
+        try:
+            dry_round(checked, progress, settings, self_review=self_review)
+        except NoComparison as error:
+            progress.note(f"error: {error}")
+            return EXIT_BAD_INPUT
         return 0
     plan.tools_missing = missing_tools(checked.arms, checked.tree.suite)
     progress.emit(plan.to_dict(), "\n".join(plan.lines()))
