@@ -133,6 +133,7 @@ def test_the_components_compare_on_the_common_tasks_and_say_so(rendered, kind):
     ran = "replayed" if estimated else "ran"
     assert f"On the 6 tasks every arm {ran}, as the first table ranks them (not ranked: gitea-axi)." in part
     assert md_row(part, "raw-api")[-1] == tokens(200, estimated)  # not its all-task 3,800
+    assert "| gitea-axi (not ranked: no task in common with the ranked arms) |" in part
     if estimated:
         assert REFERENCE_BYTES in part
         assert REFERENCE_BYTES in section(rendered["md"], "## Replay (estimates): by tier")
