@@ -206,10 +206,16 @@ def test_no_chart_clips_a_label_or_a_legend_at_1400_px(rendered, tmp_path):
             return {chart: svg.getAttribute('class'), texts: boxes.map(b => b.text),
                     outside: outside, overlapping: overlapping};
         }))"""))
+        # The first screen: the ranking's table and its chart, whole.
+        screen = json.loads(page.js("""JSON.stringify({
+            table: [...document.querySelectorAll('caption')].find(c => c.innerText.startsWith(
+                'One row per ranked arm')).closest('table').getBoundingClientRect().bottom,
+            chart: document.querySelector('svg.chart.cost').getBoundingClientRect().bottom})"""))
         (tmp_path / "report.png").write_bytes(page.screenshot())
     finally:
         browser.close()
         shutil.rmtree(profile, ignore_errors=True)
+    assert screen["table"] < screen["chart"] <= 900, screen
     charts = {chart["chart"]: chart for chart in found}
     assert "chart anatomy" in charts and "gitea-mcp-search (replay)" in charts["chart anatomy"]["texts"]
     assert "carried context" in charts["chart anatomy"]["texts"]
