@@ -48,9 +48,6 @@ def coverage_notes(report: Report) -> list[str]:
                     f"ranks them on the {_count(len(common.tasks), 'task')} "
                     f"{'all of them' if not common.apart else 'all the ranked ones'} ran; "
                     "the all-task means after it are not comparable between arms.")
-    if common and common.apart:
-        said.append(f"Not ranked: {_names(common.apart)}, sharing no task with the "
-                    "ranked arms.")
     said.append("Figures are means over tasks of per-task means, so a cell's number of "
                 f"trials does not weigh on them; intervals are {report.level:.0%} "
                 "intervals for the mean over the suite's tasks.")
