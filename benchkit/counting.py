@@ -186,6 +186,15 @@ def _tool_change(arm: str, tool: Tool, tools: dict) -> tuple[str, ...]:
     return (f"runtime {runtime.label}" if runtime is not None else "runtime unknown",)
 
 
+def other_tool_version(changed: tuple[str, ...]) -> str | None:
+    """The tool version a set-apart group ran when that alone set it apart (its
+    `changed` is _tool_change's version label, one surface of another version), else
+    None: what a comparison of a tool's versions may read (benchkit.report.versions)."""
+    if len(changed) != 1 or not changed[0].startswith("tool ") or ", surface " in changed[0]:
+        return None
+    return changed[0].removeprefix("tool ")
+
+
 def _current_prompts(groups: Mapping[tuple, Group], changes: dict) -> dict:
     """(arm, task, estimated) -> the prompt fingerprint of the newest otherwise-current
     sample of the cell and driver kind that reached the agent (a harness error may not

@@ -10,11 +10,11 @@ from click.testing import CliRunner
 from conftest import CHECKOUT
 
 from benchkit.cli import main
+from benchkit.run.compared import cost_cells
 from benchkit.run.decide import (
     DECIDED,
     OPEN,
     OUT_OF_REACH,
-    cost_cells,
     plan_round,
     variance_shares,
 )

@@ -82,6 +82,10 @@ class ArmFile(click.Path):
                    "until every pair is decided or out of reach; needs --budget.")
 @click.option("--baseline", metavar="ARM",
               help="With --until-decided: compare each arm against this one, not every pair.")
+@click.option("--against-version", metavar="VERSION",
+              help="With --until-decided and one arm: run its current build only where the "
+                   "verdict against its stored samples of tool VERSION can still change "
+                   "(docs/versions.md).")
 @click.option("--budget", type=click.FloatRange(min=0), metavar="TOKENS",
               help="Cost-equivalent tokens to spend at most: a trial whose expected cost "
                    "exceeds what is left is not started.")
@@ -117,8 +121,9 @@ class ArmFile(click.Path):
 @host_options
 @click.pass_context
 def run(ctx: click.Context, arm_yamls, task_patterns, tiers, trials, until, until_decided,
-        baseline, budget, driver_name, model, store_dir, jobs, json_mode, dry_run, no_report,
-        no_replay_failures, reports_dir, unconfined, gateway_only, host, token, login):
+        baseline, against_version, budget, driver_name, model, store_dir, jobs, json_mode,
+        dry_run, no_report, no_replay_failures, reports_dir, unconfined, gateway_only, host,
+        token, login):
     """Run trials of the cells ARM_YAML x chosen tasks and append their samples.
 
     Cells with the fewest valid samples go first. With no host given (--host/--token,
@@ -144,6 +149,8 @@ def run(ctx: click.Context, arm_yamls, task_patterns, tiers, trials, until, unti
         raise click.UsageError("--until-decided takes --budget, and neither --trials nor --until")
     if baseline is not None and not until_decided:
         raise click.UsageError("--baseline goes with --until-decided")
+    if against_version is not None and (not until_decided or baseline is not None):
+        raise click.UsageError("--against-version goes with --until-decided, not --baseline")
     progress = Progress(json_mode=json_mode, estimated=driver_name == "replay")
     # The command line's renderer is click's context object (None outside the group).
     report = None if no_report else ReportTarget(reports_dir, ctx.obj)
@@ -153,7 +160,7 @@ def run(ctx: click.Context, arm_yamls, task_patterns, tiers, trials, until, unti
             driver=driver_name, store_dir=store_dir, trials=trials,
             until=until if isinstance(until, int) else None, budget=budget, model=model,
             jobs=jobs, confine=not unconfined, until_decided=until_decided, baseline=baseline,
-            replay_failures=not no_replay_failures)
+            against_version=against_version, replay_failures=not no_replay_failures)
         try:
             end = _run(progress, stop, report, arm_yamls, settings, task_patterns=task_patterns,
                        tiers=tiers, dry_run=dry_run, host=host, token=token, login=login,

@@ -25,6 +25,7 @@ class RunSettings(msgspec.Struct, frozen=True, kw_only=True):
     confine: bool = True             # the agent's shell in the OS sandbox
     until_decided: bool = False      # rounds until the headline comparison is decided
     baseline: str | None = None      # with until_decided: compare each arm with this one
+    against_version: str | None = None  # with until_decided: the arm's build against this version
     replay_failures: bool = True     # replay failed trials' calls at the end
 
     def run_model(self, suite_model: str) -> str:
