@@ -162,8 +162,9 @@ def read(path: Path) -> Pending:
 class Journal:
     """One run's journal, locked for as long as it is open."""
 
-    def __init__(self, path: Path, fd: int):
+    def __init__(self, path: Path, fd: int, *, made_store: bool = False):
         self.path, self._fd = path, fd
+        self._made_store = made_store  # a run that stores nothing leaves no directory
 
     @classmethod
     def open(cls, store_dir: str | os.PathLike) -> Journal:
@@ -171,13 +172,14 @@ class Journal:
         current one."""
         global _current
         directory = Path(store_dir) / DIRECTORY
+        made_store = not Path(store_dir).exists()
         directory.mkdir(parents=True, exist_ok=True)
         pid = os.getpid()
         start = process_start(pid) or "0"
         path = directory / f"{pid}-{start}-{secrets.token_hex(3)}{SUFFIX}"
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        journal = cls(path, fd)
+        journal = cls(path, fd, made_store=made_store)
         journal._write({"run": {"pid": pid, "start": start}})
         with contextlib.suppress(OSError):  # a convenience for gc: the journal is the truth
             registry().mkdir(parents=True, exist_ok=True)
@@ -224,6 +226,8 @@ class Journal:
             self.path.unlink(missing_ok=True)
             with contextlib.suppress(OSError):
                 self.path.parent.rmdir()  # only when no other journal is there
+                if self._made_store:
+                    self.path.parent.parent.rmdir()  # only when nothing was stored
         os.close(self._fd)
         return left
 

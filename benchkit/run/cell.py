@@ -203,7 +203,7 @@ def _audit(trial: Trial, ctx: RunContext, drive: Drive, prepared: Prepared) -> A
     run = drive.run
     leaks = audit_offered(run.tools_offered, trial.arm.tool, drive.assembly.mcp_servers)
     leaks += audit_transcript(run.transcript, drive.guard,
-                              secrets=(*ctx.secrets(), prepared.agent_token(ctx)))
+                              secrets=(*ctx.secrets(), *prepared.secrets()))
     event: dict = {"event": "audit"}
     audit = Audit(leaks, event)
     agents = trial.arm.user_agents
