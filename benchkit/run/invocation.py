@@ -16,7 +16,7 @@ from benchkit.exits import EXIT_FAILED as EXIT_TROUBLE
 from benchkit.gitea import Client
 from benchkit.run.cancel import Cancellable, GatedStore
 from benchkit.run.decide import run_rounds
-from benchkit.run.failures import replay_failures, settle_host_error
+from benchkit.run.failures import replay_failures
 from benchkit.run.host import Access, HostFacts, probe_host
 from benchkit.run.ledger import Ledger
 from benchkit.run.loop import RunLoop
@@ -79,8 +79,7 @@ class Invocation:
                           store=self.store, driver=self.drivers[arm.id], host=self.facts,
                           model=self.settings.model, root=tree.root, jobs=self.settings.jobs,
                           containment=self.access.containment,
-                          admin_token=self.access.admin_token,
-                          settle=settle_host_error if self.settings.replay_failures else None)
+                          admin_token=self.access.admin_token)
 
     def probe(self) -> None:
         """Once per host: may a user review their own pull request (which variant of
