@@ -30,9 +30,11 @@ OUTCOMES: tuple[str, ...] = get_args(Outcome)
 # answers held the agent, and the arm's tool vanishing mid-trial: harness errors too.
 HOST_5XX, PROVOKED = "host-5xx", "host-error-provoked"
 HOST_SLOW, TOOL_MISSING = "host-slow", "tool-missing"
-# What bounded an agent's requests to the host: a throwaway user of the run's own (its
-# permissions, behind the gateway), or the gateway alone (--gateway-only-containment).
-Containment = Literal["run-user", "gateway"]
+# What bounded an agent's requests to the host: a throwaway user of the trial's own
+# (its permissions, behind the gateway; no other trial's repository is readable to it),
+# of the run's own (older samples: shared by the run's trials), or the gateway alone
+# (--gateway-only-containment).
+Containment = Literal["trial-user", "run-user", "gateway"]
 # Outcomes that say nothing of the arm: never scored, never a cell's trial.
 EXCLUDED = ("invalid", "unaudited", "harness-error")
 

@@ -23,6 +23,7 @@ from conftest import BENCHKIT, CHECKOUT
 from test_run_cell import Scripted, context, curl
 
 from benchkit.agent.replay import ReplayDriver
+from benchkit.agent.runtime import OnTheCli
 from benchkit.agent.scripted import bash, say
 from benchkit.documents import load_arm
 from benchkit.documents.reference import reference_for
@@ -45,7 +46,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("private_dirs")]
 TASK = "close-csv-export-issue"  # close issue #2: the reference lists, then PATCHes
 
 
-class Racing:
+class Racing(OnTheCli):
     """The reference played as the agent while the host answers the issue's PATCH with
     404 once: the race lasts as long as the trial, as a host's transient state does."""
 
@@ -63,7 +64,7 @@ class Racing:
             self.forge.clear_faults()
 
 
-class Lagging:
+class Lagging(OnTheCli):
     """The reference played as the agent while the forge's search index lags far behind
     its writes: the readiness gate saw the index current, the trial does not."""
 
@@ -213,7 +214,7 @@ def test_a_replay_cut_off_by_a_kill_leaves_its_trial_named_never_replayed(tree_c
         shown.stdout + shown.stderr
 
 
-class Failing:
+class Failing(OnTheCli):
     """The reference played as the agent while the host answers the issue's PATCH with
     500 once, and, when `alone` is False, the harness's own health request right after
     too: a host failing on its own, not the agent's doing."""

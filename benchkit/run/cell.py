@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -26,6 +25,7 @@ from typing import Literal, cast
 
 import msgspec
 
+from benchkit import journal
 from benchkit.agent import accounting
 from benchkit.agent.audit import (
     audit_gateway,
@@ -84,8 +84,7 @@ def run_trial(trial: Trial, ctx: RunContext, prepared: Prepared | None = None) -
         note = prepared.discard(ctx)  # every path: Ctrl-C too, then it propagates
     if note:
         record.note(note)
-    stored = ctx.store.append(record, secrets=[*ctx.secrets(), prepared.token or "",
-                                               prepared.agent_token(ctx)])
+    stored = ctx.store.append(record, secrets=[*ctx.secrets(), *prepared.secrets()])
     return TrialResult(stored, run, coordinates)
 
 
@@ -114,7 +113,7 @@ def _play(trial: Trial, ctx: RunContext, prepared: Prepared,
     """Drive the agent, audit its run, judge it, keep its transcript; the run and
     where it ran."""
     try:
-        user = ctx.client.user
+        user = prepared.host(ctx).user  # the trial's own user, with per-trial identity
     except HarnessError as exc:
         record.harness_error(harness_class(exc), str(exc))
         return None, None
@@ -148,7 +147,7 @@ def _keep_transcript(trial: Trial, ctx: RunContext, prepared: Prepared, record: 
                      run: AgentRun) -> AgentRun:
     record.transcript = ctx.store.write_transcript(
         trial.arm.id, trial.task.id, record.id, run.transcript,
-        secrets=[*ctx.secrets(), prepared.token or "", prepared.agent_token(ctx)])
+        secrets=[*ctx.secrets(), *prepared.secrets()])
     return run
 
 
@@ -167,7 +166,7 @@ class Drive:
 def _drive(trial: Trial, ctx: RunContext, coordinates: Coordinates) -> Drive:
     """Assemble the arm for this repository, run the agent, undo the set-up."""
     suite, self_review = ctx.suite, ctx.host.self_review
-    workdir = Path(tempfile.mkdtemp(prefix="benchkit-cell-"))
+    workdir = Path(journal.mkdtemp("benchkit-cell-"))  # journalled: a kill leaves none
     try:
         assembly = assemble(trial.arm, suite, workdir=workdir, root=ctx.root, **coordinates.names())
         guard = assembly.guard.decide_tool  # in-band now, re-applied by the audit
@@ -187,6 +186,7 @@ def _drive(trial: Trial, ctx: RunContext, coordinates: Coordinates) -> Drive:
             vanished = _vanished(assembly.path_dir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+        journal.remove("tempdir", path=str(workdir))
     return Drive(run, prompt, guard, assembly, workdir, vanished)
 
 
@@ -259,7 +259,7 @@ def _check(trial: Trial, ctx: RunContext, prepared: Prepared, run: AgentRun,
     """Snapshot the repository the agent left and judge it with the answer."""
     repo = prepared.repo
     assert repo is not None
-    state = snapshot(ctx.client, repo.owner, repo.name)
+    state = snapshot(prepared.host(ctx), repo.owner, repo.name)
     return check(trial.task, state=state, answer=run.answer, seed=prepared.seed, user=user,
                  self_review=ctx.host.self_review)
 
@@ -280,8 +280,8 @@ def new_record(trial: Trial, ctx: RunContext) -> Record:
             seed=seed.fingerprint if seed is not None else fingerprint(None),
             prompt=fingerprint(None), model=fingerprint(ctx.run_model)),
         self_review=ctx.host.self_review, host=ctx.host.host, jobs=ctx.jobs,
-        confined=getattr(ctx.driver, "confine", True), containment=ctx.containment,
-        runtime=getattr(ctx.driver, "runtime", None))
+        confined=ctx.driver.confine, containment=ctx.containment,
+        runtime=ctx.driver.runtime)
 
 
 def _record_run(record: Record, run: AgentRun, surface: Surface | None,
@@ -314,10 +314,10 @@ def _record_run(record: Record, run: AgentRun, surface: Surface | None,
 
 def _prompt_fingerprint(drive: Drive, coordinates: Coordinates, containment: Containment) -> str:
     """The prompt with this trial's coordinates taken out, so every trial of a cell
-    shares it while a change of wording, skill or bootstrap does not. A run's own user
-    (the owner too) has a name of its run's: taken out as well."""
+    shares it while a change of wording, skill or bootstrap does not. A run's (or a
+    trial's) own user, the owner too, has a name of its own: taken out as well."""
     text = drive.assembly.system_prompt
-    own_user = coordinates.user if containment == "run-user" else ""
+    own_user = coordinates.user if containment in ("run-user", "trial-user") else ""
     volatile = [(coordinates.token, "token"), (coordinates.api_url, "api_url"),
                 (coordinates.host_url, "host_url"), (str(drive.workdir), "workdir"),
                 (str(drive.assembly.harness_dir or ""), "config_dir"),

@@ -29,8 +29,8 @@ from typing import Protocol
 from benchkit.agent.runtime import installed_runtime
 from benchkit.documents import Arm, Tree
 from benchkit.run.ledger import Ledger
-from benchkit.run.loop import RunLoop
-from benchkit.run.plan import Trial, select_cells
+from benchkit.run.loop import Looped, RunLoop
+from benchkit.run.plan import Trial, choose
 from benchkit.run.prepare import RunContext
 from benchkit.run.progress import Progress
 from benchkit.run.settings import RunSettings
@@ -265,51 +265,46 @@ class Rounds(Protocol):
     def progress(self) -> Progress: ...
     @property
     def stop(self) -> Stop: ...
-    @property
-    def failures(self) -> list: ...
     def context(self, arm: Arm) -> RunContext: ...
 
 
-def run_rounds(run: Rounds, cells, ledger, scheduler) -> str | None:
+def run_rounds(run: Rounds, cells, ledger, scheduler) -> Looped:
     """Plan a round, run it on the loop, again, until the planner has nothing left
-    worth a trial or the budget fits no trial: the loop's error, or None. A stop
-    raises the loop's Interrupted."""
+    worth a trial, the budget fits no trial or a round halts: what every round's loop
+    came back with. A stop raises the loop's Interrupted."""
     by_key = {(arm.id, task.id): (arm, task) for arm, task in cells}
     arms, tasks = headline(cells)
     fam = headline_family(arms, list(run.tree.arms), run.tree.suite.equivalence_margin,
                           run.settings.baseline)
-    last_round = None
+    last_round, looped = None, Looped()
     while not run.stop.is_set() and not scheduler.totals.halted:
         round_ = next_round(ledger, arms, tasks, fam, scheduler.left(), run.settings.jobs)
         announce(run.progress, round_, last_round)
         last_round = round_
         if not round_.trials:
-            return None
+            return looped
         scheduler.extend([Trial(*by_key[(t.arm, t.task)], ledger.number(t.arm, t.task))
                           for t in round_.trials])
         ran_before = scheduler.totals.ran
-        loop = RunLoop(scheduler, run.context, run.progress, jobs=run.settings.jobs,
-                       stop=run.stop, failures=run.failures)
-        loop.run_trials()
-        if loop.error:
-            return loop.error
+        looped = looped.then(RunLoop(scheduler, run.context, run.progress,
+                                     jobs=run.settings.jobs, stop=run.stop).run_trials())
+        if looped.error or looped.refused:
+            return looped
         if scheduler.totals.ran == ran_before:
             run.progress.note("until-decided: no trial of the round fits the budget "
                               "left: stopping")
-            return None
-    return None
+            return looped
+    return looped
 
 
 def dry_round(checked, progress: Progress, settings: RunSettings, *, self_review) -> Round:
     """`--until-decided --dry-run`: the first round the run would spend, from the
     store's samples, and each pair's state; nothing run or written."""
     suite = checked.tree.suite
-    cells, _ = select_cells(checked.arms, checked.tasks, self_review=self_review,
-                            references=checked.references)
-    ledger = Ledger(cells, checked.tree.seeds, suite, driver=settings.driver,
-                    model=settings.run_model(suite.model),
-                    runtime=installed_runtime()).load(Store(settings.store_dir))
-    arms, tasks = headline(cells)
+    chosen = choose(checked, settings, self_review=self_review, runtime=installed_runtime(),
+                    store=Store(settings.store_dir))
+    ledger = chosen.ledger
+    arms, tasks = headline(chosen.cells)
     fam = headline_family(arms, list(checked.tree.arms), suite.equivalence_margin,
                           settings.baseline)
     assert settings.budget is not None  # --until-decided takes --budget

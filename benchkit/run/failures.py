@@ -82,7 +82,7 @@ def _replay(trial: Trial, ctx: RunContext, run: AgentRun, where: Coordinates,
     stop ends it as it ends a trial (the run's, or the one its driver carries)."""
     calls = recorded_calls(run.transcript)
     driver: Driver = RecordedDriver(calls, run.answer, where,
-                                    confine=getattr(ctx.driver, "confine", True))
+                                    confine=ctx.driver.confine)
     if stop is None and isinstance(ctx.driver, Cancellable):
         stop = ctx.driver.stop
     if stop is not None:
