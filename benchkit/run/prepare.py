@@ -11,11 +11,10 @@ benchkit.run.cell, which discards what was prepared on every path.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchkit.agent.driver import AgentRun, Coordinates, Driver
+from benchkit.agent.driver import Driver
 from benchkit.documents import Seed, Suite
 from benchkit.errors import HarnessError
 from benchkit.gateway.framing import Limits
@@ -26,16 +25,12 @@ from benchkit.gitea.runuser import RunUser, create_run_user, delete_run_user
 from benchkit.run.host import HostFacts
 from benchkit.run.outcome import harness_class
 from benchkit.run.plan import Trial, not_runnable
-from benchkit.sample import Containment, Record
+from benchkit.sample import Containment
 from benchkit.scrub import environment_secrets
 from benchkit.stopping import shielded
 from benchkit.store import Store
 
 log = logging.getLogger(__name__)
-
-
-# (trial, ctx, record, the agent's run, where it ran) -> None, the record amended
-Settle = Callable[["Trial", "RunContext", Record, AgentRun, Coordinates], None]
 
 
 class CellError(ValueError):
@@ -65,9 +60,6 @@ class RunContext:
     # With "trial-user" each trial is prepared as a user of its own (the admin token makes it).
     containment: Containment = "gateway"
     admin_token: str | None = field(default=None, repr=False)
-    # Decides, before the record is stored, what a host 5xx the agent met makes of the
-    # trial (benchkit.run.failures.settle_host_error); None: it stays a harness error.
-    settle: Settle | None = None
 
     def __post_init__(self) -> None:
         if self.gateway is None:
