@@ -37,11 +37,14 @@ COMMANDS = {
     "snapshot": ("benchkit.gitea.commands:snapshot",
                  "Print a repository's whole state as RepoState JSON."),
     "gc": ("benchkit.gitea.commands:gc",
-           "List (with --yes, delete) leftover throwaway repositories of the token's user "
-           "and leftover run users (each with its repositories; a site administrator's "
-           "token sees them), and on the forge revoke the agent tokens of repositories "
-           "that are gone."),
-    "run": ("benchkit.run.commands:command",  # takes the report renderer
+           "Delete what dead runs left (with --yes; else list it): first everything their "
+           "journals list (temp directories, run and trial users with their repositories, "
+           "repositories), at once; then, found by name on the host, leftover throwaway "
+           "repositories of the token's user and run and trial users (a site "
+           "administrator's token sees them) the host made more than --older-than ago, "
+           "never a user a live run's journal lists; on the forge, the agent tokens of "
+           "repositories that are gone."),
+    "run": ("benchkit.run.commands:run",  # renders with ctx.obj, the report renderer
             "Run trials of the cells ARM_YAML x chosen tasks and append their samples."),
     "report": ("benchkit.report.commands:report",
                "Aggregate the store into the report: what was run, headline per arm with 95% "
@@ -83,15 +86,13 @@ class LazyGroup(click.Group):
         if name not in COMMANDS:
             return None
         module, attribute = COMMANDS[name][0].split(":")
-        found = getattr(importlib.import_module(module), attribute)
-        # A command that ends with a report is made with the renderer passed in.
-        return found if isinstance(found, click.Command) else found(write_reports)
+        return getattr(importlib.import_module(module), attribute)
 
 
 def write_reports(store_dir, reports_dir, *, model=None) -> list:
     """Render a store's report, for a command that ends with one (`benchkit run`): the
     run stage may not import the report stage (docs/layout.md), the command line may,
-    and passes this to the command it makes."""
+    and hands this down as click's context object."""
     # Imported here, measured: numpy and the templates cost ~0.3 s a run without a
     # report (--no-report, --dry-run) never needs.
     from benchkit.report import ReportOptions
@@ -101,7 +102,8 @@ def write_reports(store_dir, reports_dir, *, model=None) -> list:
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="benchkit")
-def main():
+@click.pass_context
+def main(ctx: click.Context):
     """Measure which tool lets a Claude agent drive Gitea for the fewest tokens.
 
     Exit codes, for every command: 0 ok; 1 a verdict of failure (a check failed, a
@@ -118,6 +120,7 @@ def main():
     # control (a script's `&`, many CI runners) starts background commands ignoring
     # SIGINT, and Python would keep ignoring it (the forge then never stopped).
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    ctx.obj = write_reports
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ import click
 # The exit codes of every command (README, docs/contracts.md).
 EXIT_OK = 0
 EXIT_FAILED = 1        # a verdict of failure: a check failed, a command denied, a task unproved
-EXIT_BAD_INPUT = 2     # bad input, or a host or tool that cannot be used; nothing was spent
+EXIT_BAD_INPUT = 2     # bad input, or a host, tool, credential or store that cannot be used
 EXIT_INTERRUPTED = 130  # Ctrl-C
 
 

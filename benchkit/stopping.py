@@ -38,8 +38,8 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 # process group.
 RUN_TAG = "BENCHKIT_LOOP"
 SAME_INTERRUPT = 1.0  # seconds
-GC_HINT = ("`benchkit gc --yes` deletes any repository left behind and revokes its "
-           "agent token")
+GC_HINT = ("the next `benchkit run` on the store, or `benchkit gc --yes --store STORE`, "
+           "deletes what it leaves (its journal lists it)")
 
 _active: Stop | None = None
 

@@ -49,12 +49,13 @@ from benchkit.agent.replay import Play, ReplayModel, context_for
 from benchkit.agent.scripted import Turn
 from benchkit.agent.wire import usage
 from benchkit.documents.reference import Reference
+from benchkit.run import execution
 from benchkit.run.cancel import Cancellable
-from benchkit.run.host import open_host, run_access
 from benchkit.run.invocation import Invocation
 from benchkit.run.preflight import preflight
 from benchkit.run.progress import Progress
 from benchkit.run.settings import RunSettings
+from benchkit.run.status import exit_status
 from benchkit.stopping import Stop
 from benchkit.store import Store
 
@@ -160,27 +161,20 @@ def sweep(args: argparse.Namespace, work: Path) -> int:
     checked = preflight(arms, tiers=("read", "single-mutation", "find-then-act", "multi-step"),
                         task_patterns=args.task, driver="replay")  # the references, to play; the run is the claude driver's
     suite = dataclasses.replace(checked.tree.suite, model_idle_seconds=IDLE_LIMIT)
-    checked.tree = dataclasses.replace(checked.tree, suite=suite)
+    checked = dataclasses.replace(checked, tree=dataclasses.replace(checked.tree, suite=suite))
     settings = RunSettings(driver="claude", store_dir=str(work / "results"), trials=args.trials,
                            jobs=args.jobs)
     log: dict = {}
     load_before = os.getloadavg()
     started = time.monotonic()
-    with Stop(say=progress.note) as stop, open_host(None, progress.note) as where, \
-            run_access(where, checked.tree.suite.repo_prefix, own_user=checked.own_user,
-                       note=progress.note) as access:
-        invocation = Invocation(checked, progress, settings, access, stop=stop)
-        invocation.drivers = {arm.id: Cancellable(SweepDriver(checked.references[arm.id],
-                                                              args.every, log),
-                                                  stop, invocation.refused)
-                              for arm in checked.arms}
-        invocation.probe()
-        problems = invocation.probe_tools()
-        if problems:
-            print("\n".join(problems), file=sys.stderr)
-            return 2
-        with invocation.store.run_lock(progress.note):
-            status = invocation.execute({"url": where.url, "embedded": True})
+    class Sweep(Invocation):  # the run's own trials, each arm's driver the sweep's
+        def _driver(self, arm):
+            return Cancellable(SweepDriver(self.checked.references[arm.id], args.every, log),
+                               self.stop)
+
+    execution.Invocation = Sweep  # type: ignore[misc]  # the one seam: the rest is the run's
+    with Stop(say=progress.note) as stop:
+        status = exit_status(execution.execute(checked, progress, settings, stop, None))
     wall = time.monotonic() - started
     progress.close()
     return report(work, log, wall, status, load_before, args)

@@ -103,6 +103,13 @@ def _private_host_cache(tmp_path_factory):
     os.environ["BENCHKIT_CACHE_DIR"] = str(tmp_path_factory.mktemp("benchkit-cache"))
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _private_run_registry(tmp_path_factory):
+    """The runs' journal registry (benchkit.journal) stays out of the user's state
+    directory: a test's `benchkit gc` sweeps its own runs' journals, no one else's."""
+    os.environ["BENCHKIT_STATE_DIR"] = str(tmp_path_factory.mktemp("benchkit-state"))
+
+
 @pytest.fixture
 def dead_url():
     """A loopback URL that nothing listens on (a host that is down)."""

@@ -17,8 +17,10 @@ from conftest import CHECKOUT, IN_CI
 BENCHMARKS = CHECKOUT / "benchmarks"
 CLI = "the Claude CLI"
 GITEA = "a real Gitea"
+GITEA_IF_BUILT = "a real Gitea where one is built (its figures are left out without)"
 
-# script -> (its smallest setting, what it needs beyond the forge: the CLI makes it slow)
+# script -> (its smallest setting, what it needs beyond the forge: the CLI or a real Gitea
+# makes it slow)
 SMALLEST: dict[str, tuple[list[str], str | None]] = {
     "cell_bench.py": (["--runs", "1", "--appends", "10"], CLI),
     "checker_bench.py": (["--runs", "1", "--issues", "20"], None),
@@ -27,6 +29,7 @@ SMALLEST: dict[str, tuple[list[str], str | None]] = {
     "gateway_upload_bench.py": (["--gib", "0.012"], None),  # past the 10 MiB a request
     "guard_bench.py": (["--runs", "1"], None),
     "hosts_bench.py": (["--runs", "1", "--task", "read-open-issue-count"], GITEA),
+    "identity_bench.py": (["--runs", "1"], GITEA_IF_BUILT),
     "report_bench.py": (["--samples", "50", "--repeat", "1"], None),
     "run_bench.py": (["--latency", "0", "--jobs", "2", "--cells", "1"], CLI),
     "sandbox_bench.py": (["1", "1"], CLI),

@@ -22,6 +22,7 @@ from conftest import CHECKOUT, real_tool
 
 from benchkit.agent.claude import ClaudeDriver
 from benchkit.agent.driver import ToolDecision
+from benchkit.agent.runtime import OnTheCli
 from benchkit.agent.scripted import ScriptedModel, bash, say
 from benchkit.documents import load_arm
 from benchkit.gitea import Client, delete_repo, snapshot
@@ -38,7 +39,7 @@ pytestmark = [pytest.mark.slow,
 TASK = "close-csv-export-issue"
 
 
-class Hostile:
+class Hostile(OnTheCli):
     """The real Claude driver behind a guard that allows everything; its script is
     written once the trial's coordinates are known; keeps every request the model got."""
 

@@ -331,3 +331,37 @@ def test_refused_credentials_stop_the_whole_run_with_one_line(tmp_path, monkeypa
     assert [e["event"] for e in started].count("start") == 1
     assert not (tmp_path / "results").exists() or list(Store(tmp_path / "results").samples()) == []
     assert "sk-ant-benchkit-test" not in result.output
+
+
+class Unreachable(Measured):
+    """The real Claude driver against a model service nothing listens for."""
+
+    def __init__(self, url, **kwargs):
+        super().__init__(**kwargs)
+        self.url = url
+
+    def run(self, request):
+        request.env = {**request.env, **self.env}
+        return ClaudeDriver(base_url=self.url, confine=self.confine).run(request)
+
+
+def test_a_service_that_cannot_be_reached_is_named_and_a_gone_transcript_said_so(
+        forge, shipped_tree, tmp_path, dead_url):
+    """The CLI retries a request that got no answer at all (no status): show names it a
+    connection error, where it said "unknown". Then the trial's transcript file is
+    deleted: show says it is gone, where it said "none recorded"."""
+    driver = Unreachable(dead_url, env=FEW_RETRIES)
+    ctx = context(forge, shipped_tree, tmp_path, driver)
+    cell = raw_api_cell(shipped_tree)
+    result = run_trial(cell, ctx)
+    uncharged(result, ctx, cell, "model-service")
+    retries = result.sample.model_service["retries"]
+    assert retries["status"] is None and retries["count"] >= 1, retries
+    listing = shown(ctx)
+    assert "connection error: " in listing and "unknown" not in listing, listing
+    said = shown(ctx, result.sample.id)
+    assert "model service: connection error: " in said
+    transcript = ctx.store.root / result.sample.transcript
+    transcript.unlink()
+    said = shown(ctx, result.sample.id)
+    assert f"transcript: {transcript} is gone" in said and "none recorded" not in said, said

@@ -21,6 +21,7 @@ from conftest import CHECKOUT
 
 from benchkit.agent.claude import ClaudeDriver
 from benchkit.agent.driver import ToolDecision
+from benchkit.agent.runtime import OnTheCli
 from benchkit.agent.scripted import ScriptedModel, bash, say
 from benchkit.documents import load_arm
 from benchkit.gitea import Client
@@ -41,7 +42,7 @@ CANARY = "harness-canary-not-secret-looking-31337"  # scrubbed by nobody: must s
 LOGIN_RC = "harness's login file ran"
 
 
-class Hostile:
+class Hostile(OnTheCli):
     """The real Claude driver behind a guard that allows everything (the test's hole:
     only the sandbox is left), its script written once the repository is known."""
 

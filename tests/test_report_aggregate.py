@@ -89,7 +89,10 @@ def test_common_task_headline_corrects_what_uneven_coverage_flatters(tmp_path):
     assert difference.arm == "partial" and difference.tasks == 2
     assert difference.difference.value == pytest.approx(500)
     assert difference.distinguishable
-    assert "### Compared on the tasks all arms ran (2 of 3)" in render(report, "md")
+    markdown = render(report, "md")
+    first = markdown.index("Ranked on the **2 tasks every arm ran** (of 3 scored)")
+    later = markdown.index("### All-task means: not comparable between arms")
+    assert first < markdown.index("| full | **1,500") < later < markdown.index("| full | **5,000")
 
 
 def test_common_task_headline_names_what_an_arm_s_tool_cannot_do(tmp_path, shipped_tree):
@@ -108,10 +111,14 @@ def test_common_task_headline_names_what_an_arm_s_tool_cannot_do(tmp_path, shipp
     assert "tea leaves out read-review-body, unsupported by its tool" in render(report, "html")
 
 
-def test_no_common_headline_when_every_arm_ran_the_same_tasks(tmp_path):
+def test_no_all_task_table_when_every_arm_ran_the_same_tasks(tmp_path):
     matrix = matrix_of(["a", "b"], ["t1", "t2"])
     samples = [sample(arm, t) for arm in ("a", "b") for t in ("t1", "t2")]
-    assert report_of(tmp_path, samples, matrix).common is None
+    report = report_of(tmp_path, samples, matrix)
+    assert report.common.tasks == ["t1", "t2"] and not report.common.uneven
+    markdown = render(report, "md")
+    assert "Ranked on the **2 tasks every arm ran** (of 2 scored)." in markdown
+    assert "All-task means" not in markdown
 
 
 def noisy(arm, tasks, trials, rng, centre=20000, spread=8000):

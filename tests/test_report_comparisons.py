@@ -79,12 +79,14 @@ def test_replay_estimates_are_compared_on_the_tasks_both_replayed(replay_rendere
     assert all(r["estimated"] for r in data["estimates"]["common"]["rows"])
 
     md = replay_rendered["md"]
-    heading = "### Estimates compared on the tasks all arms replayed"
-    assert f"{heading} ({common} of {len(MATRIX.scored_tasks)})" in md
-    assert "so the estimates above are not comparable between arms" in md
+    heading = "## Replay (estimates): headline"  # the first table ranks on common tasks
+    assert f"Ranked on the **{common} tasks every arm replayed** (of {len(MATRIX.scored_tasks)} scored)" in md
     assert md_row(md, "raw-api", heading)[1] == f"**{1000 * weight:,.0f}~**"
     assert md_row(md, "tea", heading)[1] == f"**{2000 * weight:,.0f}~**"
-    assert "Estimates compared on the tasks all arms replayed" in replay_rendered["html"]
+    later = "### All-task means: not comparable between arms"
+    assert md.index(heading) < md.index(later)
+    assert md_row(md, "raw-api", later)[1] != f"**{1000 * weight:,.0f}~**"
+    assert f"Ranked on the <strong>{common} tasks every arm replayed</strong>" in replay_rendered["html"]
 
 
 def test_the_tier_tables_compare_arms_on_the_tier_s_common_tasks(replay_rendered):
@@ -159,3 +161,22 @@ def test_an_estimate_s_mark_follows_its_figure_everywhere(tmp_path):
     replayed = f"{900 * MATRIX.weights['output']:,.0f}~"
     assert f">{replayed}</text>" in chart and ">raw-api (replay)</text>" in chart
     assert " ~<" not in chart
+
+
+def test_a_cell_only_replayed_is_not_marked_missing(tmp_path):
+    """After a passing main job (raw-api replayed on every scored task) the coverage
+    matrix shows each raw-api cell replayed, not a red `missing`; the arms never run
+    stay missing."""
+    scored = MATRIX.scored_tasks
+    rendered = report(write_store(tmp_path / "results", [
+        current("raw-api", task, 1000, driver="replay", cost_usd=None) for task in scored]))
+    coverage = json.loads(rendered["json"])["coverage"]
+    assert {g["arm"] for g in coverage["missing"]} == set(ARMS) - {"raw-api"}
+    assert len(coverage["replayed"]) == len(scored)
+    column = 2 + list(ARMS).index("raw-api")
+    md = rendered["md"]
+    for task in scored:
+        assert md_row(md, task.id, "## Coverage")[column] == "~ +1 replay"
+    assert f"; {len(scored)} replayed only (estimates, no measured sample yet)" in md
+    cells = re.findall(r'<td class="num (\w+)"[^>]*><a href="trials/raw-api/', rendered["html"])
+    assert cells and set(cells) == {"replayed"}

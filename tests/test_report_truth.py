@@ -178,12 +178,12 @@ def test_json_holds_every_figure(rendered):
 def test_markdown_prints_every_figure_and_each_ratio_as_a_ratio(rendered):
     md, truth = rendered["files"]["md"], rendered["truth"]
     for arm, want in truth["headline"].items():
-        row = md_row(md, arm, "## Measured: headline")
+        row = md_row(md, arm, "### All-task means: not comparable between arms")
         assert row[1].startswith(f"**{want['cost']:,.0f}"), row
         assert row[5].startswith(f"{want['success']:.0%}"), row
         assert row[6].startswith(f"{want['pass_k']:.0%}"), row
     for arm, want in truth["common"].items():
-        row = md_row(md, arm, "### Compared on the tasks all arms ran")
+        row = md_row(md, arm, "## Measured: headline")  # the first table: the ranking
         assert row[1].startswith(f"**{want['cost']:,.0f}"), row
     assert f"## Difference to the cheapest arm ({truth['reference']})" in md
     for arm, want in truth["differences"].items():
@@ -201,12 +201,12 @@ def test_markdown_prints_every_figure_and_each_ratio_as_a_ratio(rendered):
 
 def test_html_prints_every_figure_and_each_ratio_as_a_ratio(rendered):
     page, truth = rendered["files"]["html"], rendered["truth"]
-    headline = html_table_captioned(page, "One row per arm")
+    headline = html_table_captioned(page, "All-task means, not comparable")
     for arm, want in truth["headline"].items():
         cells = headline[arm]
         assert cells[1][0] == f"{want['cost']:,.0f}", cells
         assert cells[5][0] == f"{want['success']:.0%}", cells
-    common = html_table_captioned(page, "The same figures, restricted")
+    common = html_table_captioned(page, "One row per ranked arm")  # the first table
     for arm, want in truth["common"].items():
         assert common[arm][1][0] == f"{want['cost']:,.0f}"
     differences = html_table(page, "tasks compared")

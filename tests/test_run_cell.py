@@ -20,6 +20,7 @@ from reported import reported_usage
 
 from benchkit.agent.claude import ClaudeDriver
 from benchkit.agent.driver import ToolDecision
+from benchkit.agent.runtime import OnTheCli
 from benchkit.agent.scripted import ScriptedModel, bash, fail, say, stall, tool
 from benchkit.documents import load_arm
 from benchkit.forge import token_id
@@ -37,7 +38,7 @@ CLOSE_TASK = "close-csv-export-issue"  # close issue #2, "Add CSV export option"
 pytestmark = pytest.mark.usefixtures("private_dirs")
 
 
-class Scripted:
+class Scripted(OnTheCli):
     """A driver at the Driver seam: the real Claude driver against a scripted model
     whose script is written once the repository is known."""
 

@@ -10,11 +10,11 @@ from click.testing import CliRunner
 from conftest import CHECKOUT
 
 from benchkit.cli import main
+from benchkit.run.compared import cost_cells
 from benchkit.run.decide import (
     DECIDED,
     OPEN,
     OUT_OF_REACH,
-    cost_cells,
     plan_round,
     variance_shares,
 )
@@ -223,7 +223,7 @@ def test_until_decided_runs_round_after_round_of_one_trial_per_worker(monkeypatc
 
     class Loop:  # runs the queued trials at once: each costs its cell's price +-30%
         def __init__(self, scheduler, *args, jobs, **kwargs):
-            self.error = self.signal = None
+            pass
 
         def run_trials(self):
             sizes.append(len(queue))
@@ -232,6 +232,7 @@ def test_until_decided_runs_round_after_round_of_one_trial_per_worker(monkeypatc
                 spent.setdefault((arm.id, task.id), []).append(cost)
                 scheduler.totals.ran += 1
             queue.clear()
+            return decide.Looped()
 
     monkeypatch.setattr(decide, "RunLoop", Loop)
     monkeypatch.setattr(decide, "Trial", lambda arm, task, valid: (arm, task, valid))
@@ -239,10 +240,10 @@ def test_until_decided_runs_round_after_round_of_one_trial_per_worker(monkeypatc
     caller = SimpleNamespace(  # what decide.Rounds asks of the run
         tree=SimpleNamespace(arms=["a", "b", "c"], suite=SimpleNamespace(equivalence_margin=0.05)),
         settings=RunSettings(driver="replay", store_dir="results", jobs=2, until_decided=True),
-        stop=threading.Event(), context=None, failures=[],
+        stop=threading.Event(), context=None,
         progress=SimpleNamespace(emit=lambda event, text: said.append((event, text)),
                                  note=lambda text: said.append(({}, text))))
-    assert decide.run_rounds(caller, cells, ledger, scheduler) is None
+    assert decide.run_rounds(caller, cells, ledger, scheduler) == decide.Looped()
     assert sizes[0] == 30 and len(sizes) >= 3 and set(sizes[1:]) == {2}
     events = [event for event, _ in said if event.get("event") == "decide"]
     assert all(len(event["pairs"]) == 3 for event in events[1:])  # JSON: every pair

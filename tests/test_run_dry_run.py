@@ -72,3 +72,19 @@ def test_the_plan_marks_the_cells_of_an_arm_whose_tool_is_not_installed(tree_cop
     plan = json.loads(benchkit(*args, "--json", cwd=tree_copy).stdout)
     assert {t["arm"]: t["tool_missing"] for t in plan["trials"]} == {"raw-api": False, "absent": True}
     assert list(plan["tools_missing"]) == ["absent"]
+
+
+def test_a_measured_plan_after_a_replay_run_names_the_replay_estimate(tree_copy):
+    """After the main job (replay), a measured dry run has no measured sample to expect
+    by, but it has past samples: it says what they estimate, not 'no past sample'."""
+    replayed = sample("raw-api", "read-open-issue-count", "read", driver="replay",
+                      tokens={"input": 0, "cache_write": 8000, "cache_read": 20000, "output": 200})
+    store = write_store(tree_copy / "results", [replayed])
+    done = benchkit("run", "arms.d/raw-api.yaml", "--dry-run", "--task", "read-open-issue-count",
+                    "--store", store, cwd=tree_copy)
+    assert done.returncode == 0, done.stderr
+    line = next(text for text in done.stdout.splitlines() if text.startswith("  [1] "))
+    assert line == ("  [1] raw-api read-open-issue-count trial 1: 25,000~ tokens (suite default: "
+                    "no measured sample yet; the cell's replay estimates 13,000~ from its "
+                    "reference's bytes, which is not what a model spends)"), line
+    assert "no past sample" not in done.stdout

@@ -200,12 +200,13 @@ def sigint_as_timeout_sends_it(process: subprocess.Popen) -> int:
 
 
 def leftovers(url: str, admin_token: str) -> list[str]:
-    """What a run may leave on a host: run users (each with its repositories) and the
-    administrator's own repositories."""
+    """What a run may leave on a host: run and trial users (each with its repositories)
+    and the administrator's own repositories."""
     with Client(url, admin_token) as client:
         users = client.get("/admin/users", params={"limit": 50})
         repos = client.get("/user/repos", params={"limit": 50})
-    return sorted([f"user {u['login']}" for u in users if u["login"].startswith("benchkit-run-")]
+    return sorted([f"user {u['login']}" for u in users
+                   if u["login"].startswith(("benchkit-run-", "benchkit-trial-"))]
                   + [f"repository {r['full_name']}" for r in repos])
 
 

@@ -132,9 +132,9 @@ def test_a_run_acts_as_a_user_of_its_own_and_deletes_it(host, tmp_path):
     done = _run(host.url, host.token, tmp_path)
     assert done.returncode == 0, done.stderr
     sample = _sample(tmp_path)
-    assert (sample["outcome"], sample["containment"]) == ("passed", "run-user")
-    [login] = [line.split()[3].rstrip(",") for line in done.stdout.splitlines()
-               if line.startswith("trials run as ")]
+    assert (sample["outcome"], sample["containment"]) == ("passed", "trial-user")
+    [login] = [line.split("the probes as ")[1].split(",")[0] for line in done.stdout.splitlines()
+               if line.startswith("each trial runs as a user of its own")]
     assert login.startswith(user_prefix("benchkit-"))
     assert login not in [u["login"] for u in admin.paginate("/admin/users")]
     assert host.token not in (tmp_path / "results" / "raw-api" / f"{TASK}.jsonl").read_text()

@@ -38,7 +38,6 @@ import os
 import re
 import shutil
 import signal
-import tempfile
 import time
 import uuid
 from collections import deque
@@ -58,6 +57,7 @@ from claude_agent_sdk import (
     query,
 )
 
+from benchkit import journal
 from benchkit.isolation.sandbox import Sandbox, SandboxError
 from benchkit.scrub import environment_secrets
 from benchkit.stopping import STOP_SIGNALS, stopping
@@ -149,7 +149,7 @@ class ClaudeDriver(OnTheCli):
 
     async def _run(self, request: AgentRequest) -> AgentRun:
         marker = uuid.uuid4().hex
-        scratch = Path(tempfile.mkdtemp(prefix="benchkit-agent-"))
+        scratch = Path(journal.mkdtemp("benchkit-agent-"))  # journalled: holds the token
         cwd = Path(request.cwd) if request.cwd else scratch / "work"
         cwd.mkdir(parents=True, exist_ok=True)
         recorder = Recorder(secrets=(*request.secrets, *self.secrets))

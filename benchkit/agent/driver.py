@@ -8,13 +8,14 @@ cost, the final answer, how the run stopped, and the transcript events.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol, TypedDict, cast
 
-from benchkit.sample import USAGE_FIELDS
+from benchkit.sample import USAGE_FIELDS, Runtime
 from benchkit.stopping import RUN_TAG
 from benchkit.stopping import kill_marked as kill_marked  # the drivers' and tests' seam
 
@@ -141,7 +142,23 @@ class AgentRun:
 
 
 class Driver(Protocol):
-    name: str
+    """What runs an agent, with everything the run reads of it (nothing by getattr)."""
+
+    name: str                  # "claude" or "replay": the sample's `driver`
+    confine: bool              # its agent's shell runs in the OS sandbox
+    # The model endpoint it was given (None: the CLI's own credentials), and the Claude
+    # config directory it hands the CLI (None: the maintainer's): what a refusal of the
+    # credentials names (benchkit.agent.service.credential_source).
+    base_url: str | None
+    config_dir: str | os.PathLike | None
+
+    @property
+    def runtime(self) -> Runtime | None:
+        """The CLI and SDK its runs take, which every sample records."""
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """Its credentials, for the store to scrub."""
 
     def run(self, request: AgentRequest) -> AgentRun: ...
 

@@ -57,10 +57,17 @@ class OnTheCli:
     SDK's own): its `runtime`, which every sample of its runs records."""
 
     cli_path: str | None = None
+    base_url: str | None = None  # the model endpoint; None: the CLI's own credentials
+    config_dir: str | os.PathLike | None = None  # the CLI's config; None: the maintainer's
 
     @property
     def runtime(self) -> Runtime | None:
         return installed_runtime(self.cli_path)
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """Its own credentials (a replay's model takes a dummy key: none)."""
+        return ()
 
 
 def sdk_version() -> str:

@@ -17,6 +17,8 @@ import os
 from collections import Counter
 from pathlib import Path
 
+from benchkit.agent.driver import Driver
+
 # The failure classes of the model service's faults: harness errors, never the arm's.
 MODEL_SERVICE = "model-service"      # overload, rate limit, 5xx, broken or stalled streams
 MODEL_CREDENTIALS = "model-credentials"  # 401/403: the whole run stops (exit 2)
@@ -91,8 +93,10 @@ def describe(found: dict | None) -> str:
     parts = []
     if "retries" in found:
         retries = found["retries"]
-        kind = _KINDS.get(retries.get("status"), str(retries.get("error") or "error")
-                          .replace("_", " "))
+        status = retries.get("status")
+        kind = _KINDS.get(status) or (  # no status: the request got no answer at all
+            "connection error" if status is None else str(retries.get("error") or "error")
+            .replace("_", " "))
         parts.append(f"{kind}: {retries['count']} retr{'y' if retries['count'] == 1 else 'ies'} "
                      f"over {retries['over_s']:.0f} s ({_statuses(retries['statuses'])})")
     if "stall" in found:
@@ -112,9 +116,9 @@ def describe(found: dict | None) -> str:
     return "; ".join(parts)
 
 
-def credential_source(driver) -> str:
+def credential_source(driver: Driver) -> str:
     """Which credentials a driver hands the CLI, in words (never their value)."""
-    if getattr(driver, "base_url", None):
+    if driver.base_url:
         return f"the API key given for the model at {driver.base_url}"
     if os.environ.get("ANTHROPIC_BASE_URL"):
         where = f" for ANTHROPIC_BASE_URL={os.environ['ANTHROPIC_BASE_URL']}"
@@ -123,7 +127,7 @@ def credential_source(driver) -> str:
     for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"):
         if os.environ.get(name):
             return f"the key in ${name}{where}"
-    config = getattr(driver, "config_dir", None) or os.environ.get("CLAUDE_CONFIG_DIR") \
+    config = driver.config_dir or os.environ.get("CLAUDE_CONFIG_DIR") \
         or Path.home() / ".claude"
     return f"the Claude login in {config}{where}"
 

@@ -10,7 +10,8 @@ Events (plain dicts, JSON-ready), in stream order:
                (input and cache figures at its start, output at its end), the
                tool results that came since the request before (count, bytes), the
                tool searches among them apart (count, the tools they loaded), its
-               stop reason and whether its stream completed
+               stop reason and whether its stream completed; `usage_missing` names
+               the figures its stream did not report (benchkit.agent.accounting)
   api_retry    the CLI retried a model request (status, error, delay: service.py)
   model_stall  no stream event of an outstanding model request within the idle limit
   model_outstanding  a model request still outstanding when a cap ended the run
@@ -167,7 +168,9 @@ class Recorder:
         if event.get("type") == "message_start":
             self._asked()
             start = event.get("message") or {}
-            figures = usage_of(start.get("usage") or {})
+            given = start.get("usage")
+            raw: dict = given if isinstance(given, dict) else {}
+            figures = usage_of(raw)
             request = {"event": "request", "id": start.get("id"), "model": start.get("model"),
                        "at": round(self.now(), 3), "usage": figures,
                        "tool_results": self._since[0], "tool_result_bytes": self._since[1],
@@ -175,13 +178,17 @@ class Recorder:
             if self._loaded:
                 request["searches"] = len(self._loaded)
                 request["loaded"] = [name for names in self._loaded for name in names]
+            if not _count(raw.get("input_tokens")):  # what the API always reports
+                request["usage_missing"] = ["input_tokens"]
             self._since, self._loaded = [0, 0], []
             self.requests.append(request)
             self.events.append(request)
         elif event.get("type") == "message_delta" and self.requests:
             output = (event.get("usage") or {}).get("output_tokens")
-            if isinstance(output, int):
+            if _count(output):
                 self.requests[-1]["usage"]["output"] = output
+            else:  # checked, not trusted: benchkit.agent.accounting
+                self.requests[-1].setdefault("usage_missing", []).append("output_tokens")
             self.requests[-1]["stop_reason"] = (event.get("delta") or {}).get("stop_reason")
         elif event.get("type") == "message_stop" and self.requests:
             # The CLI closes a broken stream with a message_stop of its own: only one
@@ -230,6 +237,11 @@ def loaded_tools(content) -> list[str] | None:
     found = [item.get("tool_name") for item in content
              if isinstance(item, dict) and item.get("type") == "tool_reference"]
     return [str(name) for name in found] if found else None
+
+
+def _count(value) -> bool:
+    """A figure the service reported as a number (its sign is checked later)."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _text_of(content) -> str:

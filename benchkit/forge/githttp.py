@@ -11,7 +11,6 @@ import hashlib
 import json
 import shutil
 import subprocess
-import tempfile
 import threading
 from pathlib import Path
 
@@ -19,6 +18,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
+
+from benchkit import journal
 
 from .store import Store
 
@@ -52,7 +53,7 @@ class Materialiser:
             if cached and cached[0] == fingerprint:
                 return cached[1]
             if self.root is None:
-                self.root = Path(tempfile.mkdtemp(prefix="benchkit-forge-git-"))
+                self.root = Path(journal.mkdtemp("benchkit-forge-git-"))  # journalled: a kill leaves none
             target = self.root / f"{repo['id']}-{fingerprint[:12]}.git"
             if not target.exists():
                 self._build(target, repo, branches)

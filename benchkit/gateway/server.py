@@ -185,6 +185,7 @@ def _handler(gateway: Gateway) -> type[BaseHTTPRequestHandler]:
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     gateway: Gateway
+    host_s: float | None = None  # the relayed request's wait for the host's answer
 
     def setup(self) -> None:
         super().setup()
@@ -253,7 +254,12 @@ class _Handler(BaseHTTPRequestHandler):
             elif decision.empty:  # a search filter no issue of the repository passes
                 status, sent = self._json(200, [], {"X-Total-Count": "0"})
             else:
+                self.host_s = None
                 status, sent = self._relay(grant, decision, found)
+                if self.host_s is not None:
+                    entry["host_s"] = self.host_s
+                if status >= 500:  # the host's own fault, or the agent's doing?
+                    entry["health"] = self.gateway.upstream.health()
         entry.update(status=status, bytes_out=sent)
 
     def _too_large(self, reason: str) -> tuple[int, int]:
@@ -304,14 +310,17 @@ class _Handler(BaseHTTPRequestHandler):
         if decision.body or self.command in ("POST", "PUT", "PATCH"):
             headers["Content-Length"] = str(len(decision.body))
         target = decision.path + ("?" + decision.query if decision.query else "")
+        asked = time.perf_counter()
         try:
             conn, answer = self.gateway.upstream.forward(self.command, target, headers,
                                                          decision.body)
         except (OSError, http.client.HTTPException) as error:
+            self.host_s = round(time.perf_counter() - asked, 6)
             self.close_connection = True
             return self._json(502, {"message": "benchkit gateway: the host could not be "
                                                f"reached ({type(error).__name__})",
                                     "url": self.gateway.url + "api/swagger"})
+        self.host_s = round(time.perf_counter() - asked, 6)  # the host's time to its head
         whole = False
         try:
             sent = self._answer(answer)

@@ -10,6 +10,7 @@ import threading
 from urllib.parse import urlsplit
 
 UPSTREAM_TIMEOUT = 300.0
+HEALTH_TIMEOUT = 5.0  # the harness's own health request: a host this slow is failing
 IDLE = 16  # kept-alive connections to the host, at most
 IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
 
@@ -67,3 +68,22 @@ class Upstream:
             except BaseException:
                 conn.close()
                 raise
+
+    def health(self) -> int | str:
+        """The harness's own request to the host, on a connection of its own: the status
+        of GET /api/v1/version, or the error that kept it from one. Made right after an
+        agent's request met a 5xx: a host failing on its own fails this too, a 5xx the
+        agent provoked does not (benchkit.run.outcome)."""
+        conn = (http.client.HTTPSConnection(self._host, self._port, context=self._tls,
+                                            timeout=HEALTH_TIMEOUT) if self._tls is not None
+                else http.client.HTTPConnection(self._host, self._port, timeout=HEALTH_TIMEOUT))
+        try:
+            conn.request("GET", self._base + "/api/v1/version",
+                         headers={"Host": self._netloc, "User-Agent": "benchkit-health"})
+            answer = conn.getresponse()
+            answer.read()
+            return answer.status
+        except (OSError, http.client.HTTPException) as error:
+            return type(error).__name__
+        finally:
+            conn.close()

@@ -20,6 +20,8 @@ from benchkit.gitea.repos import delete_repo, list_leftovers, stale_agent_tokens
 from benchkit.gitea.runuser import admin_problem, delete_run_user, list_run_users, user_prefix
 from benchkit.gitea.seed import provision
 from benchkit.gitea.snapshot import snapshot as take_snapshot
+from benchkit.gitea.sweep import sweep
+from benchkit.journal import claim, every_journal, live_users
 
 FALLBACK_PREFIX = "benchkit-"
 
@@ -132,28 +134,41 @@ def snapshot(full_name, host, token, login):
 @click.option("--yes", is_flag=True, help="Delete them (default: only list them).")
 @prefix_option
 @click.option("--older-than", type=float, default=None, metavar="SECONDS",
-              help="Spare repositories younger than this (a run may still be using them; "
-                   "default: twice the suite's backstop, as a repository seeded ahead waits "
-                   "for one trial before its own).")
+              help="Spare what no dead run's journal lists if the host made it less than "
+                   "this long ago by its own clock (a run may still be using it; default: "
+                   "twice the suite's backstop, as a repository seeded ahead waits for one "
+                   "trial before its own).")
+@click.option("--store", "store_dir", type=click.Path(file_okay=False), default="results",
+              show_default=True,
+              help="The store whose dead runs' journals to sweep (besides every journal "
+                   "this machine's runs registered).")
 @host_options
 @_reporting
 @click.pass_context
-def gc(ctx, yes, prefix, older_than, host, token, login):
-    """List (with --yes, delete) leftover throwaway repositories of the token's user and
-    leftover run users (each with its repositories; a site administrator's token sees
-    them), and on the forge revoke the agent tokens of repositories that are gone.
+def gc(ctx, yes, prefix, older_than, store_dir, host, token, login):
+    """Delete what dead runs left (with --yes; else list it): first everything their
+    journals list (temp directories, run and trial users with their repositories,
+    repositories), at once; then, found by name on the host, leftover throwaway
+    repositories of the token's user and run and trial users (a site administrator's
+    token sees them) the host made more than --older-than ago, never a user a live
+    run's journal lists; on the forge, the agent tokens of repositories that are gone.
 
     Exit 0 done, 1 some could not be deleted, 2 a host that cannot be used.
 
     \b
     Examples:
       benchkit gc                     # list them
+      benchkit gc --yes --store results
       benchkit gc --yes --older-than 3600
     """
     prefix = _prefix(prefix)
     older_than = _backstop() * 2 if older_than is None else older_than
     failed = 0
     with host_client(host, token, login) as client:
+        if yes:  # a dead run's journal is proof enough: no age to wait for
+            failed += sweep([store_dir], client, click.echo)
+        else:
+            _list_journals(store_dir)
         leftovers = list_leftovers(client, prefix, older_than=older_than)
         for repo in leftovers:
             if not yes:
@@ -165,8 +180,8 @@ def gc(ctx, yes, prefix, older_than, host, token, login):
             except HarnessError as exc:
                 failed += 1
                 click.echo(f"error: {exc}", err=True)
-        users = [] if admin_problem(client) else list_run_users(client, prefix,
-                                                                older_than=older_than)
+        users = [] if admin_problem(client) else list_run_users(
+            client, prefix, older_than=older_than, spare=live_users([store_dir]))
         for user in users:
             if not yes:
                 click.echo(f"run user {user}")
@@ -187,11 +202,29 @@ def gc(ctx, yes, prefix, older_than, host, token, login):
                            f"of {entry['repo']}")
     verb = "deleted" if yes else "found"
     click.echo(f"{verb} {len(leftovers)} leftover repositories named {prefix}*, {len(users)} "
-               f"run users named {user_prefix(prefix)}* (sparing those younger than "
-               f"{older_than:.0f}s) and {len(tokens)} stale agent tokens"
+               f"run or trial users named {user_prefix(prefix)}*/{user_prefix(prefix, 'trial')}* "
+               f"(sparing those younger than {older_than:.0f}s by the host's clock, and live runs' users) and {len(tokens)} stale agent tokens"
                f"{f'; {failed} failed' if failed else ''}", err=True)
     if failed:
         ctx.exit(EXIT_FAILED)
+
+
+def _list_journals(store_dir: str) -> None:
+    """What dead runs' journals list, one line each (gc without --yes)."""
+    for path in every_journal([store_dir]):
+        with claim(path) as dead:
+            if dead is None:
+                continue
+            pending, run = dead.pending, f"run {dead.pending.pid} (gone)"
+            for directory in pending.tempdirs:
+                if Path(directory).exists():
+                    click.echo(f"temp directory {directory} of {run}")
+            if pending.embedded:
+                continue  # its forge took them with it
+            for login in pending.users:
+                click.echo(f"user {login} of {run} on {pending.host}")
+            for owner, name in pending.repos:
+                click.echo(f"repository {owner}/{name} of {run} on {pending.host}")
 
 
 def revoke(client: Client, token_id: str) -> bool:

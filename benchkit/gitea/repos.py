@@ -1,15 +1,18 @@
 """Throwaway repositories: unique recognisable names, creation, deletion, and finding
-the ones a crash left behind (`benchkit gc`)."""
+the ones a crash left behind (`benchkit gc`): recognised by name, dated by the host's
+own clock (its `created_at` against its `Date` header), never by the name's stamp or
+this machine's clock. Each is journalled (benchkit.journal) before it is made."""
 
 from __future__ import annotations
 
 import logging
 import re
 import secrets
-import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 
+from benchkit import journal
 from benchkit.errors import HostError
 from benchkit.gitea.admin import list_agent_tokens
 from benchkit.gitea.client import Client, GiteaError, repo_path
@@ -46,19 +49,43 @@ def unique_name(prefix: str) -> str:
     return f"{prefix}{stamp}-{secrets.token_hex(3)}"
 
 
-def created_at(name: str, prefix: str) -> datetime | None:
-    """When a throwaway repository was named, or None if `name` is not one of ours."""
-    if not name.startswith(prefix):
+def ours(name: str, prefix: str) -> bool:
+    """Whether `name` is a throwaway repository's (the prefix, a stamp, a suffix)."""
+    return name.startswith(prefix) and SUFFIX.fullmatch(name[len(prefix):]) is not None
+
+
+def parse_time(value: object) -> datetime | None:
+    """A time the host reported (RFC 3339), or None."""
+    if not isinstance(value, str) or not value:
         return None
-    match = SUFFIX.fullmatch(name[len(prefix):])
-    if not match:
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
         return None
-    return datetime.strptime(match.group(1), STAMP).replace(tzinfo=UTC)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def old_enough(now: datetime, born: datetime, older_than: float) -> bool:
+    """Whether the host made it `older_than` seconds ago or more by its clock; 0 takes
+    everything (a Date header may lag its own `created` by up to a second)."""
+    return older_than <= 0 or (now - born).total_seconds() >= older_than
+
+
+def host_now(client: Client) -> datetime:
+    """The host's own current time, from its `Date` header: ages are the host's to
+    tell. HostError when it sends none."""
+    response = client.request("GET", "/version")
+    try:
+        return parsedate_to_datetime(response.headers["Date"])
+    except (KeyError, TypeError, ValueError):
+        raise HostError(f"{client.url} sent no usable Date header: cannot tell a "
+                        f"leftover's age by its clock") from None
 
 
 def create_repo(client: Client, prefix: str) -> tuple[Repo, str]:
     """A new empty-but-initialised private repository; (repo, default branch)."""
     name = unique_name(prefix)
+    journal.add("repo", owner=client.user, name=name)
     try:
         data = client.post("/user/repos", {
             "name": name, "description": DESCRIPTION, "private": True, "auto_init": True,
@@ -79,6 +106,7 @@ def delete_repo(client: Client, owner: str, name: str) -> None:
     except GiteaError as exc:
         if exc.status != 404:
             raise
+    journal.remove("repo", owner=owner, name=name)
     log.info("deleted %s/%s", owner, name)
 
 
@@ -116,17 +144,16 @@ def _exists(client: Client, owner: str, name: str) -> bool:
 
 
 def list_leftovers(client: Client, prefix: str, *, older_than: float = 0.0) -> list[Repo]:
-    """The token owner's throwaway repositories named with `prefix`, oldest first.
-
-    `older_than` (seconds) spares repositories a run in progress may still be using.
-    """
+    """The token owner's throwaway repositories named with `prefix` that the host made
+    more than `older_than` seconds ago by its own clock, oldest first (a run in
+    progress may still be using a younger one)."""
     if not prefix:
         raise ValueError("a gc prefix must not be empty")
-    cutoff = time.time() - older_than
-    found = []
+    now, found = host_now(client), []
     for data in client.paginate("/user/repos"):
-        owner = (data.get("owner") or {}).get("login")
-        born = created_at(data.get("name") or "", prefix)
-        if owner == client.user and born is not None and born.timestamp() <= cutoff:
-            found.append((born, Repo(owner, data["name"])))
+        owner, name = (data.get("owner") or {}).get("login"), data.get("name") or ""
+        born = parse_time(data.get("created_at"))
+        if (owner == client.user and ours(name, prefix) and born is not None
+                and old_enough(now, born, older_than)):
+            found.append((born, Repo(owner, name)))
     return [repo for _, repo in sorted(found, key=lambda pair: (pair[0], pair[1].name))]

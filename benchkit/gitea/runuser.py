@@ -8,23 +8,27 @@ elsewhere), whatever the gateway lets through.
     user = create_run_user(client, prefix)   # POST /admin/users, then its own token
     ... the run, as Client(url, user.token) ...
     delete_run_user(client, user.login)      # with every repository it owns
+    trial = create_run_user(client, prefix, role="trial")  # one trial's own, the same way
 
 It is created restricted (Gitea shows a restricted user no repository it was not given,
 public ones included) with a random password that only the harness knows, and a token
-with the scopes the tools need. Its name is `<repo_prefix>run-<UTC stamp>-<hex>`, so
-`benchkit gc` finds one a crash left behind. The same routes serve on the forge.
+with the scopes the tools need. Its name is `<repo_prefix>run-<UTC stamp>-<hex>` (a
+trial's: `<repo_prefix>trial-...`), so `benchkit gc` finds one a crash left behind; the
+run's journal (benchkit.journal) lists it before it is made, so gc knows whether its run
+is alive. Its age is the host's to tell (`created`, against the host's `Date`), never the
+name's stamp nor this machine's clock. The same routes serve on the forge.
 """
 
 from __future__ import annotations
 
 import logging
 import secrets
-import time
 from dataclasses import dataclass, field
 
+from benchkit import journal
 from benchkit.errors import HostError
 from benchkit.gitea.client import Client, GiteaError
-from benchkit.gitea.repos import created_at, unique_name
+from benchkit.gitea.repos import host_now, old_enough, parse_time, unique_name
 
 log = logging.getLogger(__name__)
 
@@ -46,9 +50,13 @@ class RunUser:
         return self.token, self.password
 
 
-def user_prefix(prefix: str) -> str:
-    """What every run user's name starts with, for a suite's repository prefix."""
-    return f"{prefix}run-"
+ROLES = ("run", "trial")
+
+
+def user_prefix(prefix: str, role: str = "run") -> str:
+    """What every run user's (or trial user's) name starts with, for a suite's
+    repository prefix."""
+    return f"{prefix}{role}-"
 
 
 def admin_problem(client: Client) -> str | None:
@@ -64,18 +72,20 @@ def admin_problem(client: Client) -> str | None:
     return None
 
 
-def create_run_user(admin: Client, prefix: str) -> RunUser:
-    """A new restricted user with a token of SCOPES; HostError when the host refuses
-    (the user is deleted again if it was made)."""
-    login = unique_name(user_prefix(prefix))
+def create_run_user(admin: Client, prefix: str, *, role: str = "run") -> RunUser:
+    """A new restricted user with a token of SCOPES (`role`: a run's or one trial's),
+    journalled before it is made; HostError when the host refuses (the user is deleted
+    again if it was made)."""
+    login = unique_name(user_prefix(prefix, role))
     if len(login) > MAX_LOGIN:
         raise HostError(f"cannot name a run user {login!r}: longer than {MAX_LOGIN} "
                         f"characters (shorten the suite's repo_prefix)")
     password = secrets.token_urlsafe(24)
+    journal.add("user", login=login)
     admin.post("/admin/users", {
         "username": login, "email": f"{login}@benchkit.invalid", "password": password,
         "must_change_password": False, "restricted": True, "visibility": "private",
-        "full_name": "benchkit run (throwaway; `benchkit gc` deletes it)"})
+        "full_name": f"benchkit {role} (throwaway; `benchkit gc` deletes it)"})
     try:
         # Gitea mints a user's token only for the user's own basic credentials.
         with Client(admin.url, None, retries=0) as own:
@@ -100,16 +110,22 @@ def delete_run_user(admin: Client, login: str) -> None:
     except GiteaError as error:
         if error.status != 404:
             raise
+    journal.remove("user", login=login)
     log.info("deleted run user %s", login)
 
 
-def list_run_users(admin: Client, prefix: str, *, older_than: float = 0.0) -> list[str]:
-    """The run users (named with the suite's `prefix`) older than `older_than` seconds,
-    oldest first: what a crash left behind, spared while a run may still use them."""
-    cutoff, found = time.time() - older_than, []
+def list_run_users(admin: Client, prefix: str, *, older_than: float = 0.0,
+                   spare: set[str] | frozenset[str] = frozenset()) -> list[str]:
+    """The run and trial users (named with the suite's `prefix`) the host made more
+    than `older_than` seconds ago by its own clock, oldest first, less those in `spare`
+    (the users live runs' journals list): what a crash left behind."""
+    now, found = host_now(admin), []
+    starts = tuple(user_prefix(prefix, role) for role in ROLES)
     for user in admin.paginate("/admin/users"):
         login = user.get("login") or ""
-        born = created_at(login, user_prefix(prefix))
-        if born is not None and born.timestamp() <= cutoff:
+        if not login.startswith(starts) or login in spare:
+            continue
+        born = parse_time(user.get("created"))
+        if born is not None and old_enough(now, born, older_than):
             found.append((born, login))
     return [login for _, login in sorted(found)]

@@ -27,6 +27,7 @@ from typing import Any
 
 import jinja2
 
+from benchkit import journal
 from benchkit.documents import Arm, Suite, find_root, render
 from benchkit.tool import Probe, ToolSpec
 
@@ -76,6 +77,7 @@ class Assembly:
         if self._ready:
             return self
         try:
+            journal.add("tempdir", path=str(self.harness_dir))  # it holds credentials
             self.harness_dir.mkdir(mode=0o700, exist_ok=True)
             self.config_dir.mkdir(mode=0o700, exist_ok=True)
             for relative, content in self.files.items():
@@ -120,6 +122,7 @@ class Assembly:
     def teardown(self) -> None:
         """Remove the harness's directory (config, bin). Idempotent."""
         shutil.rmtree(self.harness_dir, ignore_errors=True)
+        journal.remove("tempdir", path=str(self.harness_dir))
         self._ready = False
 
     def __enter__(self) -> Assembly:

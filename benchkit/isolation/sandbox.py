@@ -30,11 +30,12 @@ import shutil
 import signal
 import socket
 import subprocess
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
+
+from benchkit import journal
 
 from .errors import IsolationError
 from .mounts import Mounts
@@ -107,7 +108,7 @@ class Sandbox:
         """The bridge's socket, in a directory of its own with a short path (a UNIX
         socket's path is limited to 107 bytes)."""
         if self._net is None:
-            self._net = Path(tempfile.mkdtemp(prefix="benchkit-net-", dir=_short_tmp()))
+            self._net = Path(journal.mkdtemp("benchkit-net-", _short_tmp()))  # journalled: a kill leaves none
         return self._net / "host.sock"
 
     def shell_env(self) -> dict[str, str]:
@@ -279,7 +280,7 @@ def probe() -> str | None:
     if reason:
         return reason
     canary = "benchkit-canary-" + secrets.token_hex(8)
-    with tempfile.TemporaryDirectory(prefix="benchkit-probe-") as scratch, \
+    with journal.tempdir("benchkit-probe-") as scratch, \
             socket.socket() as listener:
         root = Path(scratch)
         outside = root / "outside"

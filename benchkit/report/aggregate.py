@@ -5,7 +5,8 @@ Every sample lands in exactly one place, by the rule the run loop's ledger share
 (estimates, their own table), the exclusions (invalid and harness-error samples,
 counted, never scored) or the other versions (reported apart). Per-arm figures are means over
 tasks of per-task means, so an arm is not flattered by which tasks it happened to
-run; when arms ran different tasks a second headline compares them on the common ones.
+run; the first table ranks the arms on the tasks all of them ran (headline.common_headline),
+and the all-task means follow only when the arms ran different tasks, as not comparable.
 
 The result is a benchkit.report.model.Report: the templates read it, the JSON export
 writes it field by field.
@@ -21,6 +22,7 @@ from benchkit.report.headline import (
     by_cost,
     common_headline,
     comparison,
+    on_common,
     statistics_view,
     verdict_view,
 )
@@ -30,6 +32,7 @@ from benchkit.report.model import Ambient, NotReproducible, Report, TaskTables
 from benchkit.report.notes import baseline_notes, notes
 from benchkit.report.summary import Summary, summarise
 from benchkit.report.tally import Placed
+from benchkit.report.versions import version_view
 from benchkit.report.views import (
     bonus_view,
     cells_view,
@@ -50,7 +53,10 @@ from benchkit.statistics.intervals import LEVEL
 from benchkit.store import Store
 from benchkit.surface import BYTES_PER_TOKEN, PARTS, AmbientSize, estimated_tokens
 
-REPORT_VERSION = 3  # 3: tiers compare arms on common tasks (relative, below_best), failures
+# 3: tiers compare arms on common tasks (relative, below_best), failures; 4: `common`
+# ranks the arms (the first table) whenever any has samples, with the arms set apart, and
+# the charts that compare arms read it; version_comparisons
+REPORT_VERSION = 4
 
 
 def current(matrix: Matrix) -> counting.Current:
@@ -118,6 +124,8 @@ def build_report(contents: StoreContents | Summary, matrix: Matrix, *,
     common = common_headline(cells, scored, floor, level,
                              {a.id: a.unsupported for a in matrix.arms})
     pairs = verdict_view(cells, headline, matrix, level)
+    estimates = estimate_view(replay, matrix)
+    replayed = {arm: replay.of_arm(arm, scored) for arm in arm_ids}
     report = Report(
         version=REPORT_VERSION,
         model=matrix.model,
@@ -133,23 +141,27 @@ def build_report(contents: StoreContents | Summary, matrix: Matrix, *,
         headline=headline,
         common=common,
         verdicts=pairs,
-        comparison=comparison(pairs, common.rows if common and common.tasks else headline),
+        comparison=comparison(pairs, common.rows if common else headline),
         statistics=statistics_view(level, pairs),
         durations=duration_view(sorted_.jobs),
         tiers=tier_view(cells, matrix),
-        components=component_view(sorted_.measured, cells, matrix),
-        anatomy=(anatomy_view(sorted_.measured, cells, matrix.weights, "measured")
-                 + anatomy_view(sorted_.replay, {arm: replay.of_arm(arm, scored)
-                                                 for arm in arm_ids},
+        # The charts that compare arms read the ranking's cells: the common tasks.
+        components=component_view(sorted_.measured, on_common(cells, common), matrix),
+        anatomy=(anatomy_view(sorted_.measured, on_common(cells, common), matrix.weights,
+                              "measured")
+                 + anatomy_view(sorted_.replay,
+                                on_common(replayed, estimates.common if estimates else None),
                                 matrix.weights, "replay")),
         bonus=bonus_view(sorted_.measured, matrix, sorted_.replay),
         coverage=coverage_view(sorted_, matrix),
         cells=cells_view(measured, replay, matrix),
         replay=replay_view(replay, matrix),
-        estimates=estimate_view(replay, matrix),
+        estimates=estimates,
         tasks=TaskTables(task_view(measured, matrix), task_view(replay, matrix)),
         exclusions=exclusion_view(sorted_.excluded, arm_ids),
         other_versions=other_versions_view(sorted_.other),
+        version_comparisons=version_view(sorted_.other, cells, sorted_.tools, scored, k=k,
+                                         level=level, margin=matrix.margin),
         problems=contents.problems,
         not_reproducible=not_reproducible(contents.directory),
         failures=failure_view(sorted_.measured, sorted_.replay, matrix),

@@ -13,7 +13,9 @@ from benchkit.report.model import AnatomyRow, ArmRow, ComponentRow, Tier
 from benchkit.sample import COMPONENTS
 
 WIDTH = 720
-LABEL = 130  # left column for arm names
+LABEL = 130  # the least left column for arm names; wider for longer names (label_width)
+CHAR = 6.5  # px a character of the charts' 12 px text is laid out at: a margin over the
+# ~5.5 px measured in headless Chromium (tests/test_report_like_with_like.py checks)
 RIGHT = 90  # room for the value printed past a bar
 ROW = 30
 TOP = 12
@@ -23,7 +25,11 @@ COMPONENT_COLOURS = {"input": "#4e79a7", "cache_write_5m": "#f28e2b", "cache_wri
                      "cache_read": "#76b7b2", "output": "#59a14f"}
 PART_COLOURS = {"ambient": "#9c755f", "runtime_own": "#bab0ac", "searches": "#b07aa1",
                 "carried": "#76b7b2", "tool_output": "#f28e2b", "model_output": "#59a14f"}
-CHEAP, DEAR = (216, 240, 216), (240, 138, 93)  # heat map: the tier's cheapest .. 1.5x
+CHEAP, DEAR = (216, 240, 216), (240, 138, 93)  # heat map: the tier's cheapest .. DEAREST
+# The heat map's scale is logarithmic up to 4x the cheapest, so 1.5x and 3x are told apart
+# (a linear scale ending at 1.5x painted every dearer arm one orange).
+DEAREST = 4.0
+SCALE_MARKS = (1.0, 1.5, 2.0, 3.0, 4.0)  # the heat map's key
 # Heat map: an arm below the tier's best success, whatever its cost (never the green of
 # the cheapest: cheapest is not best when it fails), and an arm not comparable.
 BELOW_BEST, NOT_COMPARABLE = "#e3c8e8", "#eeeeee"
@@ -39,10 +45,15 @@ def nice_ticks(top: float, count: int = 5) -> list[float]:
     return [i * step for i in range(int(math.ceil(top / step)) + 1)]
 
 
-def _axis(top: float, plot: float, y: float) -> tuple[float, list]:
+def label_width(labels) -> float:
+    """The left column: room for the longest label (right-aligned 8 px off the plot)."""
+    return max([LABEL, *(CHAR * len(label) + 16 for label in labels)])
+
+
+def _axis(top: float, plot: float, y: float, left: float) -> tuple[float, list]:
     ticks = nice_ticks(top)
     scale = plot / ticks[-1] if ticks[-1] else 0.0
-    return scale, [{"x": LABEL + t * scale, "y": y, "label": _short(t)} for t in ticks]
+    return scale, [{"x": left + t * scale, "y": y, "label": _short(t)} for t in ticks]
 
 
 def _short(value: float) -> str:
@@ -57,22 +68,23 @@ def cost_chart(rows: list[ArmRow]) -> dict | None:
              if (value := r.cost.value) is not None]
     if not costs:
         return None
-    plot = WIDTH - LABEL - RIGHT
+    left = label_width(arm for arm, *_ in costs)
+    plot = WIDTH - left - RIGHT
     top = max(high or value for _, value, _, high in costs)
     height = TOP + ROW * len(costs) + AXIS
-    scale, ticks = _axis(top, plot, height - AXIS + 4)
+    scale, ticks = _axis(top, plot, height - AXIS + 4, left)
     bars = []
     for index, (arm, value, low, high) in enumerate(costs):
         y = TOP + index * ROW
         bars.append({
             "arm": arm, "y": y, "mid": y + ROW / 2 - 4, "height": ROW - 8,
             "width": value * scale, "value": value,
-            "low_x": LABEL + (low if low is not None else value) * scale,
-            "high_x": LABEL + (high if high is not None else value) * scale,
+            "low_x": left + (low if low is not None else value) * scale,
+            "high_x": left + (high if high is not None else value) * scale,
             "low": low, "high": high,
-            "text_x": LABEL + max(high or 0, value) * scale + 6,
+            "text_x": left + max(high or 0, value) * scale + 6,
         })
-    return {"width": WIDTH, "height": height, "left": LABEL, "axis_y": height - AXIS,
+    return {"width": WIDTH, "height": height, "left": left, "axis_y": height - AXIS,
             "bars": bars, "ticks": ticks}
 
 
@@ -106,12 +118,15 @@ def anatomy_chart(rows: list[AnatomyRow], names: dict) -> dict | None:
 def _stacked_chart(rows: list[Stack], keys, colours: dict, names: dict) -> dict | None:
     if not rows:
         return None
-    plot = WIDTH - LABEL - RIGHT
-    height = TOP + ROW * len(rows) + AXIS + 26
-    scale, ticks = _axis(max(c.total for c in rows), plot, TOP + ROW * len(rows) + 4)
+    left = label_width(row.arm for row in rows)
+    plot = WIDTH - left - RIGHT
+    legend, legend_rows = _legend(keys, colours, names, left)
+    bars = TOP + ROW * len(rows)
+    height = bars + AXIS + 26 * legend_rows
+    scale, ticks = _axis(max(c.total for c in rows), plot, bars + 4, left)
     stacks = []
     for index, row in enumerate(rows):
-        x: float = LABEL  # an int until the first segment: the template prints it so
+        x: float = left  # an int until the first segment: the template prints it so
         y, segments = TOP + index * ROW, []
         for name in keys:
             width = row.weighted[name] * scale
@@ -122,17 +137,30 @@ def _stacked_chart(rows: list[Stack], keys, colours: dict, names: dict) -> dict 
         stacks.append({"arm": row.arm, "y": y, "mid": y + ROW / 2 - 4, "height": ROW - 8,
                        "segments": segments, "total": row.total, "text_x": x + 6,
                        "estimated": row.estimated})
-    legend, x = [], LABEL
-    for name in keys:  # spaced by label length at about 7 px a character
-        legend.append({"component": name, "colour": colours[name], "x": x, "y": height - 14})
-        x += 34 + 7 * len(names[name])
-    return {"width": WIDTH, "height": height, "left": LABEL, "axis_y": TOP + ROW * len(rows),
+    for item in legend:
+        item["y"] += bars + AXIS
+    return {"width": WIDTH, "height": height, "left": left, "axis_y": bars,
             "stacks": stacks, "ticks": ticks, "legend": legend}
 
 
+def _legend(keys, colours: dict, names: dict, left: float) -> tuple[list[dict], int]:
+    """The key's items, flowed into rows 26 px apart from `left` (each a swatch, then
+    its name at CHAR px a character): (items, with y from the legend's top; rows)."""
+    legend: list[dict] = []
+    x, row = left, 0
+    for name in keys:
+        width = 16 + CHAR * len(names[name])
+        if x > left and x + width > WIDTH - 4:
+            x, row = left, row + 1
+        legend.append({"component": name, "colour": colours[name], "x": x, "y": 12 + 26 * row})
+        x += width + 18
+    return legend, row + 1
+
+
 def _blend(relative: float) -> str:
-    """The tier's cheapest arm light green, 1.5x its cost and above orange."""
-    t = min(max((relative - 1.0) / 0.5, 0.0), 1.0)
+    """The tier's cheapest arm light green, DEAREST times its cost and above orange, on
+    a logarithmic scale between."""
+    t = min(max(math.log(max(relative, 1e-9)) / math.log(DEAREST), 0.0), 1.0)
     return "#" + "".join(f"{round(a + (b - a) * t):02x}" for a, b in zip(CHEAP, DEAR, strict=True))
 
 
@@ -142,14 +170,15 @@ def tier_heatmap(tiers: list[Tier], arms: list[str]) -> dict | None:
     that success has a colour of its own."""
     if not tiers or not any(a.cost is not None for t in tiers for a in t.arms):
         return None
-    column, row, head = (WIDTH - LABEL) / len(tiers), 40, 26
+    left = label_width(arms)
+    column, row, head = (WIDTH - left) / len(tiers), 40, 26
     cells = []
     for x_index, tier in enumerate(tiers):
         for y_index, entry in enumerate(tier.arms):
             relative = entry.relative
             cells.append({
                 "tier": tier.tier, "arm": entry.arm,
-                "x": LABEL + x_index * column, "y": head + y_index * row,
+                "x": left + x_index * column, "y": head + y_index * row,
                 "width": column - 4, "height": row - 4, "cost": entry.cost,
                 "success": entry.success, "relative": relative,
                 "tasks": entry.tasks, "tasks_total": tier.tasks_total,
@@ -157,8 +186,14 @@ def tier_heatmap(tiers: list[Tier], arms: list[str]) -> dict | None:
                 "common_success": entry.common_success, "below_best": entry.below_best,
                 "colour": (NOT_COMPARABLE if relative is None else BELOW_BEST
                            if entry.below_best else _blend(relative))})
-    return {"width": WIDTH, "height": head + row * len(arms), "left": LABEL,
-            "columns": [{"tier": t.tier, "x": LABEL + i * column + (column - 4) / 2}
+    bottom = head + row * len(arms)
+    step = (WIDTH - left) / len(SCALE_MARKS)
+    scale = [{"x": left + i * step, "y": bottom + 6, "colour": _blend(mark),
+              "label": f"{mark:g}×" + (" (the cheapest)" if mark == 1 else
+                                       " or more" if mark == DEAREST else "")}
+             for i, mark in enumerate(SCALE_MARKS)]
+    return {"width": WIDTH, "height": bottom + 30, "left": left,
+            "columns": [{"tier": t.tier, "x": left + i * column + (column - 4) / 2}
                         for i, t in enumerate(tiers)],
             "rows": [{"arm": arm, "y": head + i * row + (row - 4) / 2} for i, arm in enumerate(arms)],
-            "cells": cells}
+            "cells": cells, "scale": scale}

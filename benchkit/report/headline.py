@@ -76,20 +76,52 @@ def by_cost(rows: list[ArmRow]) -> list[ArmRow]:
 def common_headline(cells: dict[str, dict[str, CellStats]], scored: list[str], floor: int,
                     level: float | None, unsupported: dict[str, dict] | None = None, *,
                     estimated: bool = False) -> Common | None:
-    """The arms compared on the tasks every arm with samples ran; None when they all
-    ran the same tasks (the headline already is that comparison). `unsupported`: arm ->
-    {task: why its tool cannot do it}, named where it left a scored task out; level
-    None: no intervals (the replay's estimates)."""
+    """The arms ranked on the tasks every one of them ran: the report's first table
+    (None when no arm has samples). Arms that share no task with the rest are set
+    apart (ranked_arms), not ranked; `uneven` when the arms ran different tasks, so
+    their all-task means are not comparable. `unsupported`: arm -> {task: why its tool
+    cannot do it}, named where it left a scored task out; level None: no intervals
+    (the replay's estimates)."""
     ran = {arm: set(c) for arm, c in cells.items() if c}
-    if len(ran) < 2 or len({frozenset(s) for s in ran.values()}) == 1:
+    if not ran:
         return None
-    shared = [t for t in scored if all(t in s for s in ran.values())]
+    ranked, apart = ranked_arms(ran)
+    shared = [t for t in scored if all(t in ran[arm] for arm in ranked)]
     rows = [arm_row(arm, {t: cells[arm][t] for t in shared}, tasks_total=len(shared),
-                    floor=floor, level=level, estimated=estimated) for arm in ran]
+                    floor=floor, level=level, estimated=estimated) for arm in ranked]
     cannot = [Unsupported(arm, task, why)
               for arm in ran for task, why in (unsupported or {}).get(arm, {}).items()
               if task in scored and task not in ran[arm]]
-    return Common(shared, {arm: len(s) for arm, s in ran.items()}, by_cost(rows), cannot)
+    return Common(shared, {arm: len(s) for arm, s in ran.items()}, by_cost(rows), cannot,
+                  apart=apart, uneven=len({frozenset(s) for s in ran.values()}) > 1)
+
+
+def ranked_arms(ran: dict[str, set]) -> tuple[list[str], list[str]]:
+    """(arms ranked, arms set apart): while no task is common to the arms left, the
+    one whose leaving leaves the most common tasks (ties: the one that ran fewest,
+    then by name) is set apart; an arm sharing no task with the rest goes first."""
+    ranked = list(ran)
+    apart: list[str] = []
+
+    def common(arms):
+        return set.intersection(*(ran[a] for a in arms)) if arms else set()
+    while len(ranked) > 1 and not common(ranked):
+        leaving = max(ranked, key=lambda arm: (len(common([a for a in ranked if a != arm])),
+                                               -len(ran[arm]), arm))
+        ranked.remove(leaving)
+        apart.append(leaving)
+    return ranked, apart
+
+
+def on_common(cells: dict[str, dict[str, CellStats]],
+              common: Common | None) -> dict[str, dict[str, CellStats]]:
+    """The cells the ranking reads: each ranked arm's on the common tasks; the arms
+    set apart have none (a chart that compares arms compares these)."""
+    if common is None:
+        return cells
+    ranked = {r.arm for r in common.rows}
+    return {arm: ({t: found[t] for t in common.tasks} if arm in ranked else {})
+            for arm, found in cells.items()}
 
 
 def verdict_view(cells: dict[str, dict[str, CellStats]], headline: list[ArmRow],

@@ -57,11 +57,16 @@ class Unsupported(Record):
 
 
 class Common(Record):
-    """The arms compared on the tasks every arm with samples ran."""
+    """The arms ranked on the tasks every one of them ran (the report's first table,
+    headline.common_headline): `apart` the arms with samples that share no task with
+    the ranked ones (listed, not ranked), `uneven` when the arms ran different tasks
+    (their all-task means, the headline rows, are then not comparable)."""
     tasks: list[str]
     ran: dict[str, int]  # arm -> how many scored tasks it ran
     rows: list[ArmRow]
     unsupported: list[Unsupported]
+    apart: list[str] = []
+    uneven: bool = False
 
 
 class Verdicts(Record):
@@ -174,7 +179,7 @@ class Bonus(Record):
 class CoverageCell(Record):
     arm: str
     samples: int
-    status: str  # n/a | cannot | missing | covered | below
+    status: str  # n/a | cannot | missing | replayed (no measured sample) | covered | below
     why: str | None
     excluded: int
     replay: int
@@ -204,6 +209,7 @@ class Coverage(Record):
     missing: list[Gap]
     below_floor: list[Gap]
     cannot: list[Cannot]
+    replayed: list[Gap] = []  # scored cells with replay estimates and no measured sample
 
 
 class CellRow(Record):
@@ -285,6 +291,32 @@ class OtherVersion(Record):
     cost: float | None
 
 
+class VersionFigures(Record):
+    """The newest and an older version of one arm's tool on the tasks both ran: mean
+    cost-equivalent tokens, the ratio newest / older with its simultaneous interval,
+    success, and the measured samples each counted."""
+    cost_newest: float | None
+    cost_older: float | None
+    ratio: Figure
+    success_newest: float | None
+    success_older: float | None
+    success_difference: float | None  # newest minus older
+    samples_newest: int
+    samples_older: int
+
+
+class VersionComparison(Record):
+    """An arm's newest tool version against an older one (benchkit.report.versions):
+    `verdict` is the newest's, cheaper | equivalent | costlier | inconclusive."""
+    arm: str
+    versions: list[str]  # [newest, older]
+    tasks: list[str]     # the scored tasks both ran
+    figures: VersionFigures
+    verdict: str
+    says: str
+    method: str
+
+
 class NotReproducible(Record):
     """A failed trial whose own calls passed on a fresh repository."""
     trial: Any
@@ -359,6 +391,7 @@ class Report(Record):
     tasks: TaskTables
     exclusions: list[ExclusionRow]
     other_versions: list[OtherVersion]
+    version_comparisons: list[VersionComparison]
     problems: list[str]
     not_reproducible: list[NotReproducible]
     failures: list[Failure]

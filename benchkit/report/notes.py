@@ -42,15 +42,12 @@ def coverage_notes(report: Report) -> list[str]:
     if silent:
         said.append(f"No measured samples yet for {_names(silent)}.")
     common = report.common
-    if common:
+    if common and common.uneven:
         ran = ", ".join(f"{arm} {n}" for arm, n in common.ran.items())
-        if common.tasks:
-            said.append(f"The arms ran different tasks ({ran} of {total}), so the headline "
-                        "figures are not directly comparable; the second table compares them "
-                        f"on the {len(common.tasks)} tasks all of them ran.")
-        else:
-            said.append(f"The arms ran different tasks ({ran} of {total}) and no task was run "
-                        "by all of them, so they cannot yet be compared like for like.")
+        said.append(f"The arms ran different tasks ({ran} of {total}), so the first table "
+                    f"ranks them on the {_count(len(common.tasks), 'task')} "
+                    f"{'all of them' if not common.apart else 'all the ranked ones'} ran; "
+                    "the all-task means after it are not comparable between arms.")
     said.append("Figures are means over tasks of per-task means, so a cell's number of "
                 f"trials does not weigh on them; intervals are {report.level:.0%} "
                 "intervals for the mean over the suite's tasks.")

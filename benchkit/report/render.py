@@ -26,6 +26,11 @@ TEMPLATES = Path(__file__).parent / "templates"
 COMPONENT_NAMES = {"input": "fresh input", "cache_write_5m": "cache write (5 min)",
                    "cache_write_1h": "cache write (1 h)", "cache_read": "cache read",
                    "output": "output"}
+# Said next to every replay figure: what a replay estimate measures.
+REFERENCE_BYTES = ("Replay figures are the bytes of each arm's reference solutions "
+                   "(refs.d/ARM.yaml) played by a scripted model: they measure the "
+                   "references as written, so a terse reference makes a cheap arm; only "
+                   "measured trials say what an agent spends.")
 # The CSV's columns: every field of CellRow, in a spreadsheet's order.
 CSV_COLUMNS = ["arm", "task", "tier", "kind", "samples", "passes", "success", "pass_k",
                "cost", "raw", *COMPONENTS, "turns", "duration", "blocked", "cost_usd"]
@@ -127,7 +132,7 @@ def _environment(autoescape: bool) -> jinja2.Environment:
                                md=md_cell, tier_entry=tier_entry)
     environment.globals.update(components=COMPONENTS, component_names=COMPONENT_NAMES,
                                parts=tuple(PART_NAMES), part_names=PART_NAMES,
-                               cell_href=cell_href)
+                               cell_href=cell_href, reference_bytes=REFERENCE_BYTES)
     return environment
 
 
@@ -158,21 +163,20 @@ def render_markdown(report: Report) -> str:
 
 
 def render_html(report: Report) -> str:
+    first = report.common.rows if report.common else report.headline  # the ranking
     figures = {
-        "cost": charts.cost_chart(report.headline),
-        "common_cost": charts.cost_chart(report.common.rows) if report.common else None,
+        "cost": charts.cost_chart(first),
         "components": charts.component_chart(report.components, COMPONENT_NAMES),
         "tiers": charts.tier_heatmap(report.tiers, report.arms),
         "colours": charts.COMPONENT_COLOURS,
         "anatomy": charts.anatomy_chart(report.anatomy, PART_NAMES),
     }
     estimates = report.estimates
-    figures.update(est_cost=None, est_common_cost=None, est_components=None, est_tiers=None)
+    figures.update(est_cost=None, est_components=None, est_tiers=None)
     if estimates:
         figures.update(
-            est_cost=charts.cost_chart(estimates.headline),
-            est_common_cost=(charts.cost_chart(estimates.common.rows) if estimates.common
-                             else None),
+            est_cost=charts.cost_chart(estimates.common.rows if estimates.common
+                                       else estimates.headline),
             est_components=charts.component_chart(estimates.components, COMPONENT_NAMES),
             est_tiers=charts.tier_heatmap(estimates.tiers, report.arms))
     return _template(*REPORT_TEMPLATES["html"]).render(report=report, charts=figures)

@@ -77,14 +77,25 @@ def _outcome_matches(outcome, outcomes) -> bool:
 
 def transcript_events(store_dir, sample: dict) -> list | None:
     """The trial's transcript events, or None where there is none (or it is unreadable)."""
+    return read_transcript(store_dir, sample)[0]
+
+
+def read_transcript(store_dir, sample: dict) -> tuple[list | None, str]:
+    """(the transcript's events, "") or (None, why not): none was recorded, or the file
+    the sample names is gone or unreadable."""
     relative = sample.get("transcript")
     if not relative:
-        return None
+        return None, "none recorded"
+    path = Path(store_dir) / relative
     try:
-        events = json.loads((Path(store_dir) / relative).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return events if isinstance(events, list) else None
+        events = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None, f"{path} is gone (the sample names it; it was recorded)"
+    except (OSError, ValueError) as error:
+        return None, f"{path} cannot be read: {error}"
+    if not isinstance(events, list):
+        return None, f"{path} cannot be read: not a list of events"
+    return events, ""
 
 
 def tokens(sample: dict, weights: dict | None = None) -> dict:
@@ -103,7 +114,7 @@ def trial_view(store_dir, sample: dict, weights: dict | None = None,
                replays: dict[str, dict] | None = None) -> dict:
     """What a trial page and `benchkit show ID` show, as plain data. `replays`: the
     store's failure replays (Store.failure_replays), when already read."""
-    events = transcript_events(store_dir, sample)
+    events, missing = read_transcript(store_dir, sample)
     if replays is None:
         replays = Store(store_dir).failure_replays()
     return {
@@ -111,6 +122,7 @@ def trial_view(store_dir, sample: dict, weights: dict | None = None,
         "summary": summary(sample),
         "tokens": tokens(sample, weights),
         "conversation": conversation(events) if events is not None else None,
+        "transcript_missing": missing,
         "failure_replay": replays.get(sample.get("id", "")),
     }
 
@@ -242,7 +254,7 @@ def trial_lines(view: dict, *, full: bool = False) -> list[str]:
         lines += [f"  {request_line(entry)}" for entry in s["requests"]]
     lines.append("")
     if view["conversation"] is None:
-        lines.append("transcript: none recorded")
+        lines.append(f"transcript: {view.get('transcript_missing') or 'none recorded'}")
         return lines
     lines.append("transcript:")
     for turn in view["conversation"]:
@@ -258,6 +270,9 @@ def replay_lines(entry: dict | None) -> list[str]:
     """A failure replay's verdict and both sets of differences."""
     if not entry:
         return []
+    if entry.get("verdict") == "pending":  # written before it ran: a kill cut it off
+        return [f"failure replay: never replayed - the run stopped during its replay "
+                f"(begun {entry.get('at')}); the trial has no replay verdict"]
     replay = entry.get("replay") or {}
     lines = [f"failure replay: {entry.get('verdict')} - its {replay.get('calls')} call(s) replayed "
              f"on a fresh repository: {replay.get('outcome')}"
@@ -268,6 +283,9 @@ def replay_lines(entry: dict | None) -> list[str]:
         lines += [f"    - {d}" for d in differences or []]
     if replay.get("error"):
         lines.append(f"  the replay's error: {str(replay['error']).strip()}")
+    if replay.get("leaks"):  # the trial counts as invalid (benchkit.counting)
+        lines.append("  the replay leaked, so the trial counts as invalid (replay-leak):")
+        lines += [f"    - {leak}" for leak in replay["leaks"]]
     return lines
 
 

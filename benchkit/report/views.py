@@ -8,7 +8,7 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Mapping
 
-from benchkit.report.headline import Cells, arm_row, by_cost, common_headline
+from benchkit.report.headline import Cells, arm_row, by_cost, common_headline, on_common
 from benchkit.report.links import trial_href
 from benchkit.report.matrix import Matrix
 from benchkit.report.model import (
@@ -156,25 +156,27 @@ def coverage_view(sorted_: Placed, matrix: Matrix) -> Coverage:
     """Arm by task: valid measured samples, whether the floor is reached, what else is
     there (excluded, replay), and the cells missing or below the floor."""
     rows: list[CoverageRow] = []
-    missing: list[Gap] = []
-    below: list[Gap] = []
+    gaps: dict[str, list[Gap]] = {"missing": [], "below": [], "replayed": []}
     for task in matrix.tasks:
         entries = []
         for arm in (a.id for a in matrix.arms):
             key = (arm, task.id)
             n = len(sorted_.measured[key]) if key in sorted_.measured else 0
+            replayed = len(sorted_.replay[key]) if key in sorted_.replay else 0
             not_applicable = task.applicability.get(arm) == "not-applicable"
             why = task.cannot_run.get(arm)  # no trial can run: not a gap to fill
+            # A cell only replayed is not missing: the main job's estimates are there.
             status = ("n/a" if not_applicable and n == 0 else "cannot" if why and n == 0
-                      else "missing" if n == 0 else "covered" if n >= matrix.floor else "below")
-            if task.scored and status in ("missing", "below"):
-                (missing if status == "missing" else below).append(Gap(arm, task.id, n))
+                      else "replayed" if n == 0 and replayed else "missing" if n == 0
+                      else "covered" if n >= matrix.floor else "below")
+            if task.scored and status in gaps:
+                gaps[status].append(Gap(arm, task.id, n))
             entries.append(CoverageCell(
                 arm=arm, samples=n, status=status, why=why,
-                excluded=sum(sorted_.excluded.get(key, {}).values()),
-                replay=len(sorted_.replay[key]) if key in sorted_.replay else 0))
+                excluded=sum(sorted_.excluded.get(key, {}).values()), replay=replayed))
         rows.append(CoverageRow(task.id, task.tier, task.scored, entries))
-    return Coverage(rows, missing, below, _cannot(rows))
+    return Coverage(rows, gaps["missing"], gaps["below"], _cannot(rows),
+                    replayed=gaps["replayed"])
 
 
 def _cannot(rows: list[CoverageRow]) -> list[Cannot]:
@@ -236,8 +238,8 @@ def estimate_view(replay: Cells, matrix: Matrix) -> Estimates | None:
     common = common_headline(cells, scored, matrix.floor, None,
                              {a.id: a.unsupported for a in matrix.arms}, estimated=True)
     return Estimates(headline, tier_view(cells, matrix),
-                     component_view(replay.tallies, cells, matrix), estimated=True,
-                     common=common)
+                     component_view(replay.tallies, on_common(cells, common), matrix),
+                     estimated=True, common=common)
 
 
 def task_view(cells: Cells, matrix: Matrix) -> list[ArmTasks]:

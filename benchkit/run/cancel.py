@@ -18,7 +18,7 @@ from collections.abc import Iterable
 
 from benchkit.agent.driver import AgentRequest, AgentRun, Driver
 from benchkit.agent.service import credential_source
-from benchkit.sample import AGENT_STOPS, Record
+from benchkit.sample import AGENT_STOPS, Record, Runtime
 from benchkit.stopping import RUN_TAG, Interrupted, Stop
 from benchkit.store import Store
 
@@ -29,7 +29,8 @@ INTERRUPT_GRACE = 0.5
 
 class CredentialsRefused(Interrupted):
     """The model service refused the driver's credentials: every trial would fail the
-    same way, so the run stops (exit 2) with nothing recorded for this one."""
+    same way, so the run stops (exit 2) with nothing recorded for this one. Its text is
+    the one line the run says."""
 
 
 class GatedStore(Store):
@@ -53,14 +54,22 @@ class GatedStore(Store):
 
 class Cancellable:
     """A driver whose runs a stop can end: each run's processes carry the stop's tag
-    (found and killed by Stop.kill), and a run ended that way raises Interrupted."""
+    (found and killed by Stop.kill), and a run ended that way raises Interrupted; a
+    refusal of the driver's credentials raises CredentialsRefused with the line to say.
+    Everything else the run reads of a driver is the wrapped one's (the Driver protocol)."""
 
-    def __init__(self, driver: Driver, stop: Stop, refused: list[str] | None = None):
+    def __init__(self, driver: Driver, stop: Stop):
         self.driver, self.stop = driver, stop
-        self.refused = refused if refused is not None else []  # shared by the run's drivers
+        self.name, self.confine = driver.name, driver.confine
+        self.base_url, self.config_dir = driver.base_url, driver.config_dir
 
-    def __getattr__(self, attribute: str):  # name, secrets, ...: the wrapped driver's
-        return getattr(self.driver, attribute)
+    @property
+    def runtime(self) -> Runtime | None:
+        return self.driver.runtime
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        return self.driver.secrets
 
     def run(self, request: AgentRequest) -> AgentRun:
         if self.stop.is_set():
@@ -68,11 +77,10 @@ class Cancellable:
         request.env = {**request.env, RUN_TAG: self.stop.tag}
         run = self.driver.run(request)
         if run.stop == "api-error" and run.api_error_status in (401, 403):
-            line = (f"error: the model service refused the credentials (HTTP "
-                    f"{run.api_error_status}): {credential_source(self.driver)}; nothing "
-                    f"was recorded for the trial")
-            self.refused.append(line)
-            raise CredentialsRefused(line)
+            raise CredentialsRefused(
+                f"error: the model service refused the credentials (HTTP "
+                f"{run.api_error_status}): {credential_source(self.driver)}; nothing "
+                f"was recorded for the trial")
         if self.stop.is_set() or (run.stop not in AGENT_STOPS
                                   and self.stop.event.wait(INTERRUPT_GRACE)):
             raise Interrupted()

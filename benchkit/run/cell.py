@@ -15,8 +15,8 @@ What the evidence makes of the trial (its outcome) is outcome.py's.
 
 from __future__ import annotations
 
+import os
 import shutil
-import tempfile
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -25,6 +25,8 @@ from typing import Literal, cast
 
 import msgspec
 
+from benchkit import journal
+from benchkit.agent import accounting
 from benchkit.agent.audit import (
     audit_gateway,
     audit_host_errors,
@@ -50,7 +52,7 @@ from benchkit.isolation import Assembly, IsolationError, assemble
 from benchkit.run.outcome import Audit, harness_class, judge
 from benchkit.run.plan import Trial
 from benchkit.run.prepare import Prepared, RunContext, prepare_trial
-from benchkit.sample import Containment, Fingerprints, Record, Usage
+from benchkit.sample import ZERO_USAGE, Containment, Fingerprints, Record, Usage
 from benchkit.scoring import Verdict, check
 from benchkit.stopping import shielded
 from benchkit.surface import Surface
@@ -82,10 +84,7 @@ def run_trial(trial: Trial, ctx: RunContext, prepared: Prepared | None = None) -
         note = prepared.discard(ctx)  # every path: Ctrl-C too, then it propagates
     if note:
         record.note(note)
-    if ctx.settle is not None and run is not None and coordinates is not None:
-        ctx.settle(trial, ctx, record, run, coordinates)
-    stored = ctx.store.append(record, secrets=[*ctx.secrets(), prepared.token or "",
-                                               prepared.agent_token(ctx)])
+    stored = ctx.store.append(record, secrets=[*ctx.secrets(), *prepared.secrets()])
     return TrialResult(stored, run, coordinates)
 
 
@@ -114,7 +113,7 @@ def _play(trial: Trial, ctx: RunContext, prepared: Prepared,
     """Drive the agent, audit its run, judge it, keep its transcript; the run and
     where it ran."""
     try:
-        user = ctx.client.user
+        user = prepared.host(ctx).user  # the trial's own user, with per-trial identity
     except HarnessError as exc:
         record.harness_error(harness_class(exc), str(exc))
         return None, None
@@ -126,10 +125,11 @@ def _play(trial: Trial, ctx: RunContext, prepared: Prepared,
         return None, coordinates
     run = drive.run
     prepared.end_grant(ctx)  # the trial's token dies with its agent
-    _record_run(record, run, trial.arm.surface)
+    checked = _record_run(record, run, trial.arm.surface, ctx.run_model)
     record.fingerprints = msgspec.structs.replace(
         record.fingerprints, prompt=_prompt_fingerprint(drive, coordinates, ctx.containment))
     audit = _audit(trial, ctx, drive, prepared)
+    audit.accounting, audit.vanished = checked, drive.vanished
     run.transcript.append(audit.event)
     record.requests = list(prepared.grant.requests) if prepared.grant is not None else []
     assert ctx.gateway is not None
@@ -147,7 +147,7 @@ def _keep_transcript(trial: Trial, ctx: RunContext, prepared: Prepared, record: 
                      run: AgentRun) -> AgentRun:
     record.transcript = ctx.store.write_transcript(
         trial.arm.id, trial.task.id, record.id, run.transcript,
-        secrets=[*ctx.secrets(), prepared.token or "", prepared.agent_token(ctx)])
+        secrets=[*ctx.secrets(), *prepared.secrets()])
     return run
 
 
@@ -160,12 +160,13 @@ class Drive:
     guard: ToolGuard
     assembly: Assembly
     workdir: Path
+    vanished: dict[str, str] = field(default_factory=dict)  # _vanished's, at the run's end
 
 
 def _drive(trial: Trial, ctx: RunContext, coordinates: Coordinates) -> Drive:
     """Assemble the arm for this repository, run the agent, undo the set-up."""
     suite, self_review = ctx.suite, ctx.host.self_review
-    workdir = Path(tempfile.mkdtemp(prefix="benchkit-cell-"))
+    workdir = Path(journal.mkdtemp("benchkit-cell-"))  # journalled: a kill leaves none
     try:
         assembly = assemble(trial.arm, suite, workdir=workdir, root=ctx.root, **coordinates.names())
         guard = assembly.guard.decide_tool  # in-band now, re-applied by the audit
@@ -182,9 +183,21 @@ def _drive(trial: Trial, ctx: RunContext, coordinates: Coordinates) -> Drive:
             assignment=Assignment(trial.task.id, self_review, coordinates))
         with assembly:  # credential files, bin directory; removed again on every path
             run = ctx.driver.run(request)
+            vanished = _vanished(assembly.path_dir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    return Drive(run, prompt, guard, assembly, workdir)
+        journal.remove("tempdir", path=str(workdir))
+    return Drive(run, prompt, guard, assembly, workdir, vanished)
+
+
+def _vanished(bin_dir: Path | None) -> dict[str, str]:
+    """The curated bin directory's links whose files are gone (name -> the file): the
+    arm's tool (or what it needs) vanished while the trial ran. Read by the harness,
+    outside the sandbox (benchkit.run.attribution)."""
+    if bin_dir is None or not bin_dir.is_dir():
+        return {}
+    return {link.name: os.readlink(link) for link in sorted(bin_dir.iterdir())
+            if link.is_symlink() and not link.exists()}
 
 
 def _coordinates(ctx: RunContext, prepared: Prepared, user: str) -> Coordinates:
@@ -203,7 +216,7 @@ def _audit(trial: Trial, ctx: RunContext, drive: Drive, prepared: Prepared) -> A
     run = drive.run
     leaks = audit_offered(run.tools_offered, trial.arm.tool, drive.assembly.mcp_servers)
     leaks += audit_transcript(run.transcript, drive.guard,
-                              secrets=(*ctx.secrets(), prepared.agent_token(ctx)))
+                              secrets=(*ctx.secrets(), *prepared.secrets()))
     event: dict = {"event": "audit"}
     audit = Audit(leaks, event)
     agents = trial.arm.user_agents
@@ -246,7 +259,7 @@ def _check(trial: Trial, ctx: RunContext, prepared: Prepared, run: AgentRun,
     """Snapshot the repository the agent left and judge it with the answer."""
     repo = prepared.repo
     assert repo is not None
-    state = snapshot(ctx.client, repo.owner, repo.name)
+    state = snapshot(prepared.host(ctx), repo.owner, repo.name)
     return check(trial.task, state=state, answer=run.answer, seed=prepared.seed, user=user,
                  self_review=ctx.host.self_review)
 
@@ -267,29 +280,44 @@ def new_record(trial: Trial, ctx: RunContext) -> Record:
             seed=seed.fingerprint if seed is not None else fingerprint(None),
             prompt=fingerprint(None), model=fingerprint(ctx.run_model)),
         self_review=ctx.host.self_review, host=ctx.host.host, jobs=ctx.jobs,
-        confined=getattr(ctx.driver, "confine", True), containment=ctx.containment,
-        runtime=getattr(ctx.driver, "runtime", None))
+        confined=ctx.driver.confine, containment=ctx.containment,
+        runtime=ctx.driver.runtime)
 
 
-def _record_run(record: Record, run: AgentRun, surface: Surface | None) -> None:
-    """What the agent's run itself tells: time, usage, turns, answer, calls."""
+def _record_run(record: Record, run: AgentRun, surface: Surface | None,
+                asked: str) -> accounting.Accounting:
+    """What the agent's run itself tells: time, usage, turns, answer, calls. The usage
+    only once its figures pass the check (benchkit.agent.accounting): else the sample
+    keeps them as reported, apart, and its usage stays zero."""
     record.tool_calls, record.blocked_calls = counts(run.transcript)
     record.started_at, record.duration_s = run.started.isoformat(), run.duration_s
-    record.usage = msgspec.convert(run.usage, Usage)
-    record.usage_by_model = msgspec.convert(run.usage_by_model, dict[str, Usage])
     record.usage_estimated, record.turns = run.usage_estimated, run.turns
-    record.cost_usd, record.answer, record.error = run.cost_usd, run.answer, run.error
+    record.answer, record.error = run.answer, run.error
     record.confined = run.confined
+    checked = accounting.check(run.requests, run.usage, run.usage_by_model, asked)
+    record.models = checked.models
+    if not checked.problems:
+        try:
+            record.usage = msgspec.convert(run.usage, Usage)
+            record.usage_by_model = msgspec.convert(run.usage_by_model, dict[str, Usage])
+        except msgspec.ValidationError as error:  # a figure no check foresaw: never a halt
+            checked.problems.append(f"the figures are not counts: {error}")
+    if checked.problems:
+        record.usage, record.usage_by_model = ZERO_USAGE, {}
+        record.usage_reported = accounting.reported(run.usage, run.usage_by_model, run.cost_usd)
+        return checked
+    record.cost_usd = run.cost_usd
     record.anatomy = anatomy(run.requests, run.usage, estimated=run.usage_estimated,
                              schema_bytes=surface.schema_bytes() if surface else None)
+    return checked
 
 
 def _prompt_fingerprint(drive: Drive, coordinates: Coordinates, containment: Containment) -> str:
     """The prompt with this trial's coordinates taken out, so every trial of a cell
-    shares it while a change of wording, skill or bootstrap does not. A run's own user
-    (the owner too) has a name of its run's: taken out as well."""
+    shares it while a change of wording, skill or bootstrap does not. A run's (or a
+    trial's) own user, the owner too, has a name of its own: taken out as well."""
     text = drive.assembly.system_prompt
-    own_user = coordinates.user if containment == "run-user" else ""
+    own_user = coordinates.user if containment in ("run-user", "trial-user") else ""
     volatile = [(coordinates.token, "token"), (coordinates.api_url, "api_url"),
                 (coordinates.host_url, "host_url"), (str(drive.workdir), "workdir"),
                 (str(drive.assembly.harness_dir or ""), "config_dir"),

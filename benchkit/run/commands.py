@@ -1,64 +1,34 @@
-"""`benchkit run`: the incremental, budget-aware, resumable run loop, on the command line.
+"""`benchkit run` on the command line: its options, parsed and checked, then handed on.
 
-    pre-flight (documents, tools, Claude, host)   nothing spent, nothing recorded on failure
-    host: the given or discovered one, else an embedded forge for the run
-    self-review probe -> tool probes (pre-flight, exit 2) -> the cells -> the plan
-    (least-sampled first) -> the loop -> summary
-    the report, unless --no-report
+    pre-flight (benchkit.run.preflight)   nothing spent, nothing recorded on failure
+    --dry-run (benchkit.run.dryrun)       the plan, nothing started
+    the run (benchkit.run.execution)      host, run user, probes, lock, trials, report
+    its exit status (benchkit.run.status) decided in one place from how it ended
 
-Exit status (benchkit.exits.EXIT_*): 0 done; 1 a harness error or a halt; 2 pre-flight,
-usage, no chosen cell can run or the budget fits none of its trials (said before any
-host is used); 128 + the signal for
-Ctrl-C (130), SIGTERM (143) or SIGHUP (129). The loop itself is loop.py; one trial is
-cell.py; one run on its host is invocation.py; the display is progress.py; --dry-run's plan
-is dryrun.py.
+The loop itself is loop.py; one trial is cell.py; the trials on their host are
+invocation.py; the display is progress.py.
 """
 
 from __future__ import annotations
 
-import contextlib
-import copy
-import functools
 import os
+from dataclasses import replace
 from pathlib import Path
-from typing import Protocol
 
 import click
+import msgspec
 
-from benchkit.cost import token_figure
 from benchkit.documents.loader import did_you_mean
 from benchkit.documents.tree import find_root, yaml_files
-from benchkit.errors import HarnessError
-from benchkit.exits import EXIT_BAD_INPUT
-from benchkit.gitea import CredentialsError
 from benchkit.gitea.commands import host_options
-from benchkit.run.decide import dry_round
-from benchkit.run.dryrun import Plan, make_plan, self_review_unprobed
-from benchkit.run.host import discover, open_host, run_access
-from benchkit.run.invocation import Invocation
-from benchkit.run.plan import Skip, select_cells
-from benchkit.run.preflight import (
-    Checked,
-    Failure,
-    PreflightError,
-    load_documents,
-    missing_tools,
-    preflight,
-)
+from benchkit.run.dryrun import dry_run as dry_run_plan
+from benchkit.run.execution import after_interrupt, execute, preflight_failed
+from benchkit.run.preflight import PreflightError, load_documents, preflight
 from benchkit.run.progress import Progress
-from benchkit.run.settings import RunSettings
+from benchkit.run.settings import ReportTarget, RunSettings
+from benchkit.run.status import RunEnd, exit_status
 from benchkit.sample import TIERS
 from benchkit.stopping import Interrupted, Stop
-from benchkit.store import Store, Unwritable, check_writable
-
-EXIT_PREFLIGHT = EXIT_BAD_INPUT
-
-class Renderer(Protocol):
-    """Renders a store's report for the run's model and returns the paths written. The
-    command line hands it down (`command`): the run stage does not import the report."""
-
-    def __call__(self, store_dir: str | Path, reports_dir: str | Path, *,
-                 model: str | None = None) -> list[Path]: ...
 
 
 class Until(click.ParamType):
@@ -127,6 +97,10 @@ class ArmFile(click.Path):
                    "until every pair is decided or out of reach; needs --budget.")
 @click.option("--baseline", metavar="ARM",
               help="With --until-decided: compare each arm against this one, not every pair.")
+@click.option("--against-version", metavar="VERSION",
+              help="With --until-decided and one arm: run its current build only where the "
+                   "verdict against its stored samples of tool VERSION can still change "
+                   "(docs/versions.md).")
 @click.option("--budget", type=Tokens(), metavar="TOKENS",
               help="Cost-equivalent tokens to spend at most: a trial whose expected cost "
                    "exceeds what is left is not started.")
@@ -162,9 +136,9 @@ class ArmFile(click.Path):
 @host_options
 @click.pass_context
 def run(ctx: click.Context, arm_yamls, task_patterns, tiers, trials, until, until_decided,
-        baseline, budget, driver_name, model, store_dir, jobs, json_mode, dry_run, no_report,
-        no_replay_failures, reports_dir, unconfined, gateway_only, host, token, login,
-        render: Renderer | None = None):
+        baseline, against_version, budget, driver_name, model, store_dir, jobs, json_mode,
+        dry_run, no_report, no_replay_failures, reports_dir, unconfined, gateway_only, host,
+        token, login):
     """Run trials of the cells ARM_YAML x chosen tasks and append their samples.
 
     Cells with the fewest valid samples go first. With no host given (--host/--token,
@@ -174,7 +148,9 @@ def run(ctx: click.Context, arm_yamls, task_patterns, tiers, trials, until, unti
 
     Exit status: 0 done; 1 harness errors (recorded apart, never scored) or a halt; 2 a
     pre-flight check failed, no chosen cell can run or --budget fits none of its trials
-    (nothing started, nothing recorded); 130 Ctrl-C (143 SIGTERM, 129 SIGHUP: the same clean stop).
+    (nothing started, nothing recorded), or in the trials the model service refused the
+    credentials or the store a sample (what ran is kept); 130 Ctrl-C (143 SIGTERM, 129
+    SIGHUP: the same clean stop).
 
     \b
     Examples:
@@ -188,228 +164,57 @@ def run(ctx: click.Context, arm_yamls, task_patterns, tiers, trials, until, unti
         raise click.UsageError("--until-decided takes --budget, and neither --trials nor --until")
     if baseline is not None and not until_decided:
         raise click.UsageError("--baseline goes with --until-decided")
+    if against_version is not None and (not until_decided or baseline is not None):
+        raise click.UsageError("--against-version goes with --until-decided, not --baseline")
     progress = Progress(json_mode=json_mode, estimated=driver_name == "replay")
-    report = None if no_report else (render, reports_dir)
+    # The command line's renderer is click's context object (None outside the group).
+    report = None if no_report else ReportTarget(reports_dir, ctx.obj)
     # One stop for every phase, from pre-flight to the report (benchkit.stopping).
     with Stop(note=progress.interrupted, say=progress.note) as stop:
+        settings = RunSettings(
+            driver=driver_name, store_dir=store_dir, trials=trials,
+            until=until if isinstance(until, int) else None, budget=budget, model=model,
+            jobs=jobs, confine=not unconfined, until_decided=until_decided, baseline=baseline,
+            against_version=against_version, replay_failures=not no_replay_failures)
         try:
-            try:
-                checked = (load_documents(arm_yamls, task_patterns=task_patterns, tiers=tiers,
-                                          driver=driver_name) if dry_run else
-                           preflight(arm_yamls, task_patterns=task_patterns, tiers=tiers,
-                                     driver=driver_name, host=host, token=token, login=login,
-                                     confine=not unconfined, gateway_only=gateway_only))
-            except PreflightError as error:
-                ctx.exit(_preflight_failed(progress, error.failures, error.problems))
-            for warning in checked.warnings:  # before anything starts
-                progress.note(warning)
-            if until in Until.SUITE_KEYS:  # the suite's floor or trials
-                until = getattr(checked.tree.suite, until)
-            if baseline is not None and baseline not in [arm.id for arm in checked.arms]:
-                raise click.BadParameter(f"{baseline}: not one of the arms given "
-                                         f"({', '.join(arm.id for arm in checked.arms)})",
-                                         param_hint="--baseline")
-            settings = RunSettings(
-                driver=driver_name, store_dir=store_dir, trials=trials, until=until,
-                budget=budget, model=model, jobs=jobs, confine=not unconfined,
-                until_decided=until_decided, baseline=baseline,
-                replay_failures=not no_replay_failures)
-            if dry_run:
-                ctx.exit(_dry_run(checked, progress, settings, host=host, token=token,
-                                  login=login))
-            status = _run(checked, progress, settings, report, stop)
+            end = _run(progress, stop, report, arm_yamls, settings, task_patterns=task_patterns,
+                       tiers=tiers, dry_run=dry_run, host=host, token=token, login=login,
+                       gateway_only=gateway_only,
+                       suite_until=until if until in Until.SUITE_KEYS else None)
         except Interrupted:  # pre-flight or its probes: cleaned up on the way here
-            status = stop.status
+            end = RunEnd("pre-flight", stopped=stop.status)
         finally:
             progress.close()
         if stop.is_set():
-            _after_interrupt(progress, store_dir, report)
-            status = stop.status
-    ctx.exit(status)
+            after_interrupt(progress, store_dir, report)
+            end = replace(end, stopped=stop.status)
+    ctx.exit(exit_status(end))
 
 
-def command(render: Renderer | None) -> click.Command:
-    """`benchkit run`, rendering the report at the end with `render` (None: the run
-    says how to render it later)."""
-    bound = copy.copy(run)
-    assert run.callback is not None
-    bound.callback = functools.partial(run.callback, render=render)
-    return bound
-
-
-def _run(checked: Checked, progress: Progress, settings: RunSettings,
-         report: tuple[Renderer | None, str] | None, stop: Stop) -> int:
-    """The run after pre-flight: the exit status. `report`: the renderer and the
-    directory the report goes to at the end (None: --no-report). A stop raises
-    Interrupted."""
-    status = (_nothing_can_run(checked, progress) or _nothing_fits(checked, progress, settings)
-              or _store_unwritable(progress, settings) or _reports_unwritable(progress, report))
-    if status:
-        return status
-    status, ran = _run_on_host(checked, progress, settings, stop)
-    if ran and not stop.is_set() and report is not None:
-        _report(progress, settings, *report)
-    return status
-
-
-def _after_interrupt(progress: Progress, store_dir: str,
-                     report: tuple[Renderer | None, str] | None) -> None:
-    """What a stopped run says last: how to render the report of what it kept. It
-    renders none itself: a stop means now, and a report of a large store takes a while.
-    A report it was rendering is left out whole (benchkit.report.publish)."""
-    if report is None or not Path(store_dir).is_dir():
-        return
-    reports_dir = Path(report[1])
-    kept = (f"{reports_dir} keeps the previous report, whole; "
-            if (reports_dir / "report.md").exists() else "")
-    progress.note(f"report: not rendered; {kept}`benchkit report --store {store_dir} "
-                  f"--reports {reports_dir}` renders this run's")
-
-
-def _nothing_can_run(checked: Checked, progress: Progress) -> int:
-    """When no chosen cell can run on any host (no scoring spec, not applicable, no
-    reference to replay), say why: exit 2 before a forge starts or a report renders."""
-    cells, not_run = select_cells(checked.arms, checked.tasks, self_review=None,
-                                  references=checked.references)
-    if cells:
-        return 0
-    for skip in not_run:
-        progress.skipped(skip)
-    progress.note("nothing to run: no chosen cell can run (see `not run`); nothing was started")
-    return EXIT_BAD_INPUT
-
-
-def _nothing_fits(checked: Checked, progress: Progress, settings: RunSettings) -> int:
-    """When the budget fits none of the trials the run would plan (the dry run's plan,
-    from the store), say so: exit 2 before a forge starts, nothing is runnable."""
-    if settings.budget is None or settings.until_decided:
-        return 0
-    plan = make_plan(checked, settings, self_review=self_review_unprobed(checked.credentials),
-                     host="")
-    return _budget_fits_nothing(plan, progress, listed=False)
-
-
-def _budget_fits_nothing(plan: Plan, progress: Progress, *, listed: bool) -> int:
-    """The one place that decides, for the run and its dry run alike, that the budget
-    fits none of the plan's trials: say so and exit 2 (else 0). `listed`: the plan's
-    lines (the dry run's) already name the cells and trials left out."""
-    if plan.budget is None or plan.trials or not plan.over_budget:
-        return 0
-    if not listed:
-        for skip in plan.skipped:
-            progress.skipped(skip)
-        for trial in plan.over_budget:
-            progress.budget_skip(trial.trial, Skip(trial.arm, trial.task, "budget"),
-                                 trial.expected, plan.budget)
-    cheapest = min(trial.expected for trial in plan.over_budget)
-    progress.note(f"nothing to run: the budget of {progress.tokens(plan.budget)} tokens fits no "
-                  f"trial (the cheapest expects {token_figure(cheapest, True)}); nothing was started")
-    return EXIT_BAD_INPUT
-
-
-def _store_unwritable(progress: Progress, settings: RunSettings) -> int:
-    """A store that cannot take a sample (read-only, not ours): one plain line, exit 2,
-    before a forge starts or a token is spent."""
+def _run(progress: Progress, stop: Stop, report: ReportTarget | None, arm_yamls,
+         settings: RunSettings, *, task_patterns, tiers, dry_run: bool, host, token, login,
+         gateway_only: bool, suite_until: str | None) -> RunEnd:
+    """Pre-flight (the documents alone for a dry run), the options that need the
+    documents (`suite_until`: --until floor|trials, the suite's), then the dry run or
+    the run."""
     try:
-        Store(settings.store_dir).check_writable()
-    except Unwritable as error:
-        progress.note(f"error: {error}")
-        return EXIT_BAD_INPUT
-    return 0
-
-
-def _reports_unwritable(progress: Progress, report: tuple[Renderer | None, str] | None) -> int:
-    """A reports directory the report cannot go to: exit 2 before any trial (found after
-    them, it could only be a warning)."""
-    if report is None:
-        return 0
-    try:
-        check_writable(report[1])
-    except Unwritable as error:
-        progress.note(f"error: --reports: {error} (or give --no-report)")
-        return EXIT_BAD_INPUT
-    return 0
-
-
-def _dry_run(checked: Checked, progress: Progress, settings: RunSettings, *,
-             host, token, login) -> int:
-    """Print the plan; contact no host, start no forge, write nothing."""
-    try:
-        credentials = discover(host, token, login)
-    except CredentialsError as error:
-        progress.note(f"error: {error}")
-        return EXIT_BAD_INPUT
-    where = ("an embedded forge (not started)" if credentials is None
-             else f"{credentials.url} (from {credentials.source}, not contacted)")
-    self_review = self_review_unprobed(credentials)
-    plan = make_plan(checked, settings, self_review=self_review, host=where)
-    if settings.until_decided:  # what --until-decided would spend first, and why
-        progress.note(f"dry run (--until-decided): nothing is spent, started or written; "
-                      f"host {where}; the first round, from the store's samples:")
-        dry_round(checked, progress, settings, self_review=self_review)
-        return 0
-    plan.tools_missing = missing_tools(checked.arms, checked.tree.suite)
-    progress.emit(plan.to_dict(), "\n".join(plan.lines()))
-    return _budget_fits_nothing(plan, progress, listed=True)
-
-
-def _preflight_failed(progress: Progress, failures: list[Failure], problems: list) -> int:
-    """Say what failed pre-flight (or the probes): exit 2, nothing spent."""
-    for problem in problems:
-        progress.note(str(problem))
-    for failure in failures:
-        if failure.check != "documents" or not problems:
-            progress.note(str(failure))
-    progress.emit({"event": "preflight", "ok": False,
-                   "failures": [{"check": f.check, "message": f.message} for f in failures],
-                   "problems": [str(p) for p in problems]}, None)
-    return EXIT_PREFLIGHT
-
-
-def _run_on_host(checked: Checked, progress: Progress, settings: RunSettings, stop: Stop
-                 ) -> tuple[int, bool]:
-    """Start the host, probe it, plan, run the loop: (the exit status, whether the
-    loop ran: not when the probes failed)."""
-    with contextlib.ExitStack() as stack:
-        where = stack.enter_context(open_host(checked.credentials, progress.note))
-        try:
-            access = stack.enter_context(run_access(where, checked.tree.suite.repo_prefix,
-                                                    own_user=checked.own_user,
-                                                    note=progress.note))
-        except HarnessError as error:
-            failure = Failure("host", f"cannot make the run's own user: {error}")
-            return _preflight_failed(progress, [failure], []), False
-        invocation = Invocation(checked, progress, settings, access, stop=stop)
-        try:
-            invocation.probe()
-        except HarnessError as error:
-            failure = Failure("host", f"the self-review probe failed: {error}")
-            return _preflight_failed(progress, [failure], []), False
-        probed = invocation.probe_tools()
-        if probed:
-            failures = [Failure("probe", message) for message in probed]
-            return _preflight_failed(progress, failures, []), False
-        host = ({"url": where.url, "embedded": True} if checked.credentials is None
-                else {"url": where.url, "embedded": False, "source": where.source})
-        host.update(containment=access.containment, run_user=access.run_user)
-        with invocation.store.run_lock(progress.note):  # the plan must see every earlier sample
-            return invocation.execute(host), True
-
-
-def _report(progress: Progress, settings: RunSettings, write_reports: Renderer | None,
-            reports_dir: str) -> None:
-    """Render the report of the whole store; a failure is a warning, not the run's."""
-    store_dir, model = settings.store_dir, settings.model
-    if not Path(store_dir).is_dir():
-        return
-    if write_reports is None:
-        progress.note(f"warning: no report renderer here; `benchkit report --store "
-                      f"{store_dir}` renders it")
-        return
-    try:
-        paths = write_reports(store_dir, reports_dir, model=model)
-    except Exception as error:  # the samples are safe; say why and go on
-        progress.note(f"warning: the report was not rendered ({type(error).__name__}: {error}); "
-                      f"`benchkit report --store {store_dir}` renders it later")
-        return
-    progress.report(paths)
+        checked = (load_documents(arm_yamls, task_patterns=task_patterns, tiers=tiers,
+                                  driver=settings.driver) if dry_run else
+                   preflight(arm_yamls, task_patterns=task_patterns, tiers=tiers,
+                             driver=settings.driver, host=host, token=token, login=login,
+                             confine=settings.confine, gateway_only=gateway_only))
+    except PreflightError as error:
+        return preflight_failed(progress, error.failures, error.problems)
+    for warning in checked.warnings:  # before anything starts
+        progress.note(warning)
+    if suite_until is not None:
+        settings = msgspec.structs.replace(settings, until=getattr(checked.tree.suite,
+                                                                   suite_until))
+    baseline = settings.baseline
+    if baseline is not None and baseline not in [arm.id for arm in checked.arms]:
+        raise click.BadParameter(f"{baseline}: not one of the arms given "
+                                 f"({', '.join(arm.id for arm in checked.arms)})",
+                                 param_hint="--baseline")
+    if dry_run:
+        return dry_run_plan(checked, progress, settings, host=host, token=token, login=login)
+    return execute(checked, progress, settings, stop, report)

@@ -1,5 +1,6 @@
 """`benchkit run --until-decided`: spend trials only where they can still change a
-verdict of the headline comparison.
+verdict of the headline comparison (or, with --against-version, of the current build
+against an earlier version's samples: benchkit.run.against).
 
 Each round looks at the cells as the report would (benchkit.statistics.verdicts, the same
 code), and for every pair of the headline comparison:
@@ -28,15 +29,17 @@ from typing import Protocol
 
 from benchkit.agent.runtime import installed_runtime
 from benchkit.documents import Arm, Tree
+from benchkit.run.against import version_comparison
+from benchkit.run.compared import Comparison, NoComparison
 from benchkit.run.ledger import Ledger
-from benchkit.run.loop import RunLoop
-from benchkit.run.plan import Trial, select_cells
+from benchkit.run.loop import Looped, RunLoop
+from benchkit.run.plan import Trial, choose
 from benchkit.run.prepare import RunContext
 from benchkit.run.progress import Progress
 from benchkit.run.settings import RunSettings
-from benchkit.statistics.intervals import LEVEL, CellStats
-from benchkit.statistics.rows import TrialRow
+from benchkit.statistics.intervals import LEVEL
 from benchkit.statistics.verdicts import (
+    MIN_DF,
     UNDECIDED,
     Family,
     PairVerdict,
@@ -100,26 +103,17 @@ def round_size(jobs: int) -> int:
     return max(1, jobs)
 
 
-def cost_cells(costs: dict, k: int = 1) -> dict:
-    """arm -> task -> CellStats from (arm, task) -> [cost-equivalent tokens per trial]:
-    the only column a verdict reads."""
-    cells: dict = {}
-    for (arm, task), values in costs.items():
-        if values:
-            rows = [TrialRow(cost=v) for v in values]
-            cells.setdefault(arm, {})[task] = CellStats(rows, k, name=f"{arm}/{task}")
-    return cells
-
-
 def plan_round(cells: dict, arms: list, tasks: list, fam: Family, *, expected,
-               budget_left: float, batch: int) -> Round:
+               budget_left: float, batch: int, fixed: frozenset = frozenset()) -> Round:
     """The next trials (at most `batch` once every cell has its first), and each
     pair's state.
 
     cells: arm -> task -> CellStats (cost); expected(arm, task) -> tokens one more
-    trial of the cell is expected to cost; budget_left: tokens still to spend."""
+    trial of the cell is expected to cost; budget_left: tokens still to spend; fixed:
+    sides no trial can add to (an earlier version's samples), never asked for."""
     round_ = Round()
-    empty = [(arm, task) for arm in arms for task in tasks if task not in cells.get(arm, {})]
+    empty = [(arm, task) for arm in arms if arm not in fixed for task in tasks
+             if task not in cells.get(arm, {})]
     if empty:
         round_.trials = [Wanted(arm, task, "no sample yet: every pair compares on common tasks")
                          for arm, task in empty]
@@ -127,7 +121,7 @@ def plan_round(cells: dict, arms: list, tasks: list, fam: Family, *, expected,
     spreads = {arm: spread(cells[arm].values()) for arm in arms}
     wants: dict = {}  # (arm, task) -> [gain per token, pairs served]
     for a, b in fam.pairs:
-        state = _pair_state(a, b, cells, spreads, fam, expected, budget_left, wants)
+        state = _pair_state(a, b, cells, spreads, fam, expected, budget_left, wants, fixed)
         round_.pairs.append(state)
     ranked = sorted(wants.items(), key=lambda item: -item[1][0])[:batch]
     round_.trials = [Wanted(arm, task, "for " + ", ".join(served))
@@ -136,7 +130,7 @@ def plan_round(cells: dict, arms: list, tasks: list, fam: Family, *, expected,
 
 
 def _pair_state(a: str, b: str, cells: dict, spreads: dict, fam: Family, expected,
-                budget_left: float, wants: dict) -> PairState:
+                budget_left: float, wants: dict, fixed: frozenset = frozenset()) -> PairState:
     """Decided, out of reach, or open; an open pair adds what each of its cells' next
     trial is worth to `wants`."""
     verdict = compare(a, b, cells[a], cells[b], spreads, fam)
@@ -145,18 +139,39 @@ def _pair_state(a: str, b: str, cells: dict, spreads: dict, fam: Family, expecte
     found = evidence(cells[a], cells[b], spreads[a], spreads[b])
     shares = variance_shares(found, cells[a], cells[b])
     if not shares:
-        return PairState(a, b, OPEN, verdict, "no interval on common tasks yet")
+        return _spread_wanted(a, b, found.tasks, cells, spreads, expected, budget_left, wants,
+                              fixed, verdict)
     costs = {(side, t): max(expected(a if side == "a" else b, t), 1.0) for side, t in shares}
-    reach = reachable(found, shares, costs, cells, a, b, budget_left, fam)
+    frozen = {side for side, arm in (("a", a), ("b", b)) if arm in fixed}
+    reach = reachable(found, shares, costs, cells, a, b, budget_left, fam, frozen)
     if reach is not None:
         return PairState(a, b, OUT_OF_REACH, verdict, reach)
     for (side, t), weight in shares.items():
-        if costs[(side, t)] > budget_left:
+        if costs[(side, t)] > budget_left or side in frozen:
             continue  # asked for, it would end the run while cheaper cells still fit
         arm = a if side == "a" else b
         n = cells[arm][t].n
         _want(wants, (arm, t), weight / (n * (n + 1)) / costs[(side, t)], f"{a} vs {b}")
     return PairState(a, b, OPEN, verdict, _interval_text(verdict, found.method))
+
+
+def _spread_wanted(a: str, b: str, tasks: list, cells: dict, spreads: dict, expected,
+                   budget_left: float, wants: dict, fixed: frozenset,
+                   verdict: PairVerdict) -> PairState:
+    """A pair with no interval yet: on one common task only the arms' own spreads can
+    give one, so an arm short of MIN_DF within-cell degrees of freedom asks for another
+    trial of its common cells; an earlier version short of them never gets them."""
+    short = [arm for arm in (a, b) if spreads[arm].df < MIN_DF]
+    if any(arm in fixed for arm in short) and len(tasks) < 2:
+        return PairState(a, b, OUT_OF_REACH, verdict,
+                         f"{' and '.join(a for a in short if a in fixed)} has too few trials "
+                         "per task to give a spread, and no trial can add to them")
+    for arm in (x for x in short if x not in fixed):
+        for task in tasks:
+            cost = max(expected(arm, task), 1.0)
+            if cost <= budget_left:
+                _want(wants, (arm, task), 1.0 / (cells[arm][task].n * cost), f"{a} vs {b}")
+    return PairState(a, b, OPEN, verdict, "no interval on common tasks yet")
 
 
 def variance_shares(found, cells_a: dict, cells_b: dict) -> dict:
@@ -188,15 +203,20 @@ def _want(wants: dict, cell: tuple, gain: float, pair: str) -> None:
 
 
 def reachable(found, shares: dict, costs: dict, cells: dict, a: str, b: str,
-              budget_left: float, fam: Family) -> str | None:
+              budget_left: float, fam: Family, frozen: set | frozenset = frozenset()) -> str | None:
     """None when the budget could still decide the pair, else why not. The best
     split of C tokens over cells with variance shares w and costs c gives variance
     (sum sqrt(w c))^2 / C (Lagrange); C is what the pair's cells cost so far plus the
-    whole remaining budget. Its interval is taken at the normal quantile (as if the
-    spread were known): the most the budget could buy."""
-    spent = sum(costs[key] * cells[a if key[0] == "a" else b][key[1]].n for key in costs)
-    total = spent + max(budget_left, 0.0)
-    best = sum(math.sqrt(w * costs[key]) for key, w in shares.items()) ** 2 / total
+    whole remaining budget. A frozen side's cells (an earlier version's: no trial adds
+    to them) keep their share w / n. Its interval is taken at the normal quantile (as
+    if the spread were known): the most the budget could buy."""
+    def n(key):
+        return cells[a if key[0] == "a" else b][key[1]].n
+    free = [key for key in shares if key[0] not in frozen]
+    kept = sum(shares[key] / n(key) for key in shares if key[0] in frozen)
+    total = sum(costs[key] * n(key) for key in free) + max(budget_left, 0.0)
+    best = kept + (sum(math.sqrt(shares[key] * costs[key]) for key in free) ** 2 / total
+                   if free and total > 0 else math.inf if free else 0.0)
     half = half_width(best, fam.alpha_pair, fam.rho)
     delta = math.log1p(fam.margin)
     theta = abs(found.theta)
@@ -226,13 +246,6 @@ def headline_family(arms: list, tree_arms: list, margin: float, baseline: str | 
     return replace(ours, alpha=whole.alpha_pair * max(1, len(ours.pairs)))
 
 
-def scored_costs(ledger: Ledger, arms: list, tasks: list) -> dict:
-    """The ledger's counting costs of the headline's cells: scored tasks every arm ran,
-    as the report's verdicts read them."""
-    cells = {(arm, task) for arm in arms for task in tasks}
-    return {key: values for key, values in ledger.costs.items() if key in cells}
-
-
 def headline(cells) -> tuple[list, list]:
     """(arm ids, scored task ids every arm can run) of the run's cells."""
     arms = list(dict.fromkeys(arm.id for arm, _ in cells))
@@ -243,12 +256,26 @@ def headline(cells) -> tuple[list, list]:
     return arms, [t for t, ran in runnable.items() if len(ran) == len(arms)]
 
 
-def next_round(ledger: Ledger, arms: list, tasks: list, fam: Family, budget_left: float,
+def comparison_of(ledger: Ledger, cells, tree_arms: list, margin: float,
+                  settings: RunSettings) -> tuple[Comparison, list[str]]:
+    """(the pairs the run decides, notes for the user): the headline comparison of the
+    run's arms, or the current build against --against-version's samples. Raises
+    NoComparison when that cannot be made."""
+    arms, tasks = headline(cells)
+    if settings.against_version is not None:
+        return version_comparison(ledger, arms, tasks, settings.against_version, margin)
+    fam = headline_family(arms, tree_arms, margin, settings.baseline)
+    return Comparison(arms, tasks, fam), []
+
+
+def next_round(ledger: Ledger, comparison: Comparison, budget_left: float,
                jobs: int) -> Round:
     """The round the ledger's samples call for, as the run and its --dry-run plan it."""
-    round_ = plan_round(cost_cells(scored_costs(ledger, arms, tasks)), arms, tasks, fam,
+    fixed = frozenset(side for side, _ in comparison.fixed)
+    round_ = plan_round(comparison.cells(ledger), comparison.arms, comparison.tasks,
+                        comparison.fam,
                         expected=lambda arm, task: ledger.expected(arm, task)[0],
-                        budget_left=budget_left, batch=round_size(jobs))
+                        budget_left=budget_left, batch=round_size(jobs), fixed=fixed)
     round_.estimated = ledger.estimated
     return round_
 
@@ -265,55 +292,55 @@ class Rounds(Protocol):
     def progress(self) -> Progress: ...
     @property
     def stop(self) -> Stop: ...
-    @property
-    def failures(self) -> list: ...
     def context(self, arm: Arm) -> RunContext: ...
 
 
-def run_rounds(run: Rounds, cells, ledger, scheduler) -> str | None:
+def run_rounds(run: Rounds, cells, ledger, scheduler) -> Looped:
     """Plan a round, run it on the loop, again, until the planner has nothing left
-    worth a trial or the budget fits no trial: the loop's error, or None. A stop
-    raises the loop's Interrupted."""
+    worth a trial, the budget fits no trial or a round halts: what every round's loop
+    came back with. A stop raises the loop's Interrupted."""
     by_key = {(arm.id, task.id): (arm, task) for arm, task in cells}
-    arms, tasks = headline(cells)
-    fam = headline_family(arms, list(run.tree.arms), run.tree.suite.equivalence_margin,
-                          run.settings.baseline)
-    last_round = None
+    try:
+        comparison, notes = comparison_of(ledger, cells, list(run.tree.arms),
+                                          run.tree.suite.equivalence_margin, run.settings)
+    except NoComparison as error:
+        return Looped(error=str(error))
+    for note in notes:
+        run.progress.note(f"until-decided: {note}")
+    last_round, looped = None, Looped()
     while not run.stop.is_set() and not scheduler.totals.halted:
-        round_ = next_round(ledger, arms, tasks, fam, scheduler.left(), run.settings.jobs)
+        round_ = next_round(ledger, comparison, scheduler.left(), run.settings.jobs)
         announce(run.progress, round_, last_round)
         last_round = round_
         if not round_.trials:
-            return None
+            return looped
         scheduler.extend([Trial(*by_key[(t.arm, t.task)], ledger.number(t.arm, t.task))
                           for t in round_.trials])
         ran_before = scheduler.totals.ran
-        loop = RunLoop(scheduler, run.context, run.progress, jobs=run.settings.jobs,
-                       stop=run.stop, failures=run.failures)
-        loop.run_trials()
-        if loop.error:
-            return loop.error
+        looped = looped.then(RunLoop(scheduler, run.context, run.progress,
+                                     jobs=run.settings.jobs, stop=run.stop).run_trials())
+        if looped.error or looped.refused:
+            return looped
         if scheduler.totals.ran == ran_before:
             run.progress.note("until-decided: no trial of the round fits the budget "
                               "left: stopping")
-            return None
-    return None
+            return looped
+    return looped
 
 
 def dry_round(checked, progress: Progress, settings: RunSettings, *, self_review) -> Round:
     """`--until-decided --dry-run`: the first round the run would spend, from the
-    store's samples, and each pair's state; nothing run or written."""
+    store's samples, and each pair's state; nothing run or written. Raises
+    NoComparison when the comparison asked for cannot be made."""
     suite = checked.tree.suite
-    cells, _ = select_cells(checked.arms, checked.tasks, self_review=self_review,
-                            references=checked.references)
-    ledger = Ledger(cells, checked.tree.seeds, suite, driver=settings.driver,
-                    model=settings.run_model(suite.model),
-                    runtime=installed_runtime()).load(Store(settings.store_dir))
-    arms, tasks = headline(cells)
-    fam = headline_family(arms, list(checked.tree.arms), suite.equivalence_margin,
-                          settings.baseline)
+    chosen = choose(checked, settings, self_review=self_review, runtime=installed_runtime(),
+                    store=Store(settings.store_dir))
+    comparison, notes = comparison_of(chosen.ledger, chosen.cells, list(checked.tree.arms),
+                                      suite.equivalence_margin, settings)
+    for note in notes:
+        progress.note(f"until-decided: {note}")
     assert settings.budget is not None  # --until-decided takes --budget
-    round_ = next_round(ledger, arms, tasks, fam, settings.budget, settings.jobs)
+    round_ = next_round(chosen.ledger, comparison, settings.budget, settings.jobs)
     announce(progress, round_)
     return round_
 

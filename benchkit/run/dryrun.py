@@ -1,7 +1,6 @@
 """`benchkit run --dry-run`: the plan a run would follow, as data that prints.
 
-The same selection, ledger and ordering as a real run (plan.select_cells, Ledger,
-plan), with the budget applied as the scheduler would if every trial cost what it is
+The same cells, ledger and ordering as a real run (plan.choose, plan.plan), with the budget applied as the scheduler would if every trial cost what it is
 expected to. Nothing is spent, started or written: the store is only read, no forge
 starts and no host is contacted (so the host's self-review permission is unknown for a
 live host: tasks that depend on it are planned and flagged).
@@ -13,9 +12,15 @@ from dataclasses import asdict, dataclass, field
 
 from benchkit.agent.runtime import installed_runtime
 from benchkit.cost import token_figure
+from benchkit.gitea import CredentialsError
+from benchkit.run.decide import NoComparison, dry_round
+from benchkit.run.host import discover
 from benchkit.run.ledger import Ledger
-from benchkit.run.plan import Skip, over_budget, plan, select_cells
+from benchkit.run.plan import Skip, choose, over_budget, plan
+from benchkit.run.preflight import Checked, missing_tools
+from benchkit.run.progress import Progress
 from benchkit.run.settings import RunSettings
+from benchkit.run.status import RunEnd
 from benchkit.store import Store
 
 DEFAULT_BASIS = "suite default"
@@ -28,6 +33,7 @@ class PlannedTrial:
     trial: int          # as the sample will record it
     expected: float     # cost-equivalent tokens
     basis: str          # what `expected` rests on: the cell's or arm's past mean, or the default
+    replayed: float | None = None  # a measured plan's default: the cell's replay estimate
 
     @property
     def estimate(self) -> bool:
@@ -72,7 +78,11 @@ class Plan:
         if self.driver == "replay":
             out.insert(1, "replay spends no real tokens: its figures are estimates from bytes")
         for n, t in enumerate(self.trials, 1):
-            basis = f"{t.basis}: an estimate, no past sample" if t.estimate else t.basis
+            basis = (t.basis if not t.estimate else
+                     f"{t.basis}: no measured sample yet; the cell's replay estimates "
+                     f"{token_figure(t.replayed, True)} from its reference's bytes, which is "
+                     "not what a model spends" if t.replayed is not None else
+                     f"{t.basis}: an estimate, no past sample")
             missing = (f" [cannot run: {t.arm}'s tool is not installed]"
                        if t.arm in self.tools_missing else "")
             out.append(f"  [{n}] {t.arm} {t.task} trial {t.trial}: {token_figure(t.expected, True)} "
@@ -102,22 +112,35 @@ def self_review_unprobed(credentials) -> bool | None:
     return False if credentials is None else None
 
 
+def replay_means(ledger: Ledger) -> dict[tuple[str, str], float]:
+    """(arm, task) -> the mean estimated cost of the cell's valid replay samples (any
+    version), said beside a measured plan's default: they are past samples, but of
+    bytes, so a measured trial's expectation does not rest on them."""
+    totals: dict[tuple[str, str], list[float]] = {}
+    for key, group in ledger.groups.items():
+        arm, task, _, estimated, _, valid = key[:6]
+        if estimated and valid:
+            totals.setdefault((arm, task), []).extend(ledger.cost(s) for s in group.members)
+    return {cell: sum(costs) / len(costs) for cell, costs in totals.items()}
+
+
 def make_plan(checked, settings: RunSettings, *, self_review: bool | None, host: str) -> Plan:
     """The plan of a run of `checked` (preflight.Checked) with these settings, against
     the store they name."""
     suite = checked.tree.suite
     driver, model, budget = settings.driver, settings.run_model(suite.model), settings.budget
-    cells, skipped = select_cells(checked.arms, checked.tasks, self_review=self_review,
-                                  references=checked.references)
-    ledger = Ledger(cells, checked.tree.seeds, suite, driver=driver, model=model,
-                    runtime=installed_runtime()).load(
-        Store(settings.store_dir))
-    result = Plan(driver=driver, model=model, host=host, budget=budget, skipped=skipped)
+    chosen = choose(checked, settings, self_review=self_review, runtime=installed_runtime(),
+                    store=Store(settings.store_dir))
+    cells, ledger = chosen.cells, chosen.ledger
+    result = Plan(driver=driver, model=model, host=host, budget=budget, skipped=chosen.not_run)
     result.problems = ledger.problems
+    replayed = replay_means(ledger) if driver != "replay" else {}
     left = budget
     for _, trial in plan(cells, ledger, trials=settings.trials, until=settings.until):
         expected, basis = ledger.expected(trial.arm.id, trial.task.id)
-        entry = PlannedTrial(trial.arm.id, trial.task.id, trial.index, expected, basis)
+        entry = PlannedTrial(trial.arm.id, trial.task.id, trial.index, expected, basis,
+                             replayed.get((trial.arm.id, trial.task.id))
+                             if basis == DEFAULT_BASIS else None)
         if over_budget(expected, left):
             result.over_budget.append(entry)
             continue
@@ -129,3 +152,48 @@ def make_plan(checked, settings: RunSettings, *, self_review: bool | None, host:
             result.notes.append("the host was not contacted, so whether it permits "
                                 f"self-review is unknown: {', '.join(depends)} may not run")
     return result
+
+
+def dry_run(checked: Checked, progress: Progress, settings: RunSettings, *,
+            host, token, login) -> RunEnd:
+    """Print the plan; contact no host, start no forge, write nothing."""
+    try:
+        credentials = discover(host, token, login)
+    except CredentialsError as error:
+        progress.note(f"error: {error}")
+        return RunEnd("plan", blocked=str(error))
+    where = ("an embedded forge (not started)" if credentials is None
+             else f"{credentials.url} (from {credentials.source}, not contacted)")
+    self_review = self_review_unprobed(credentials)
+    if settings.until_decided:  # what --until-decided would spend first, and why
+        progress.note(f"dry run (--until-decided): nothing is spent, started or written; "
+                      f"host {where}; the first round, from the store's samples:")
+        try:
+            dry_round(checked, progress, settings, self_review=self_review)
+        except NoComparison as error:
+            progress.note(f"error: {error}")
+            return RunEnd("plan", blocked=str(error))
+        return RunEnd("plan")
+    found = make_plan(checked, settings, self_review=self_review, host=where)
+    found.tools_missing = missing_tools(checked.arms, checked.tree.suite)
+    progress.emit(found.to_dict(), "\n".join(found.lines()))
+    return RunEnd("plan", blocked=budget_fits_nothing(found, progress, listed=True))
+
+
+def budget_fits_nothing(found: Plan, progress: Progress, *, listed: bool) -> str | None:
+    """The one place that decides, for the run and its dry run alike, that the budget
+    fits none of the plan's trials: say so and return the line (else None). `listed`:
+    the plan's lines (the dry run's) already name the cells and trials left out."""
+    if found.budget is None or found.trials or not found.over_budget:
+        return None
+    if not listed:
+        for skip in found.skipped:
+            progress.skipped(skip)
+        for trial in found.over_budget:
+            progress.budget_skip(trial.trial, Skip(trial.arm, trial.task, "budget"),
+                                 trial.expected, found.budget)
+    cheapest = min(trial.expected for trial in found.over_budget)
+    line = (f"nothing to run: the budget of {progress.tokens(found.budget)} tokens fits no "
+            f"trial (the cheapest expects {token_figure(cheapest, True)}); nothing was started")
+    progress.note(line)
+    return line

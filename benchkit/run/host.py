@@ -14,6 +14,7 @@ import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
+from benchkit import journal
 from benchkit.errors import HarnessError
 from benchkit.gitea import (
     Client,
@@ -85,8 +86,9 @@ class Access:
     @property
     def containment(self) -> Containment:
         """What bounds an agent's requests: the host's permissions of a user of the
-        run's own behind the gateway, or the gateway alone."""
-        return "run-user" if self.run_user else "gateway"
+        trial's own (made with the admin token, as the run user is) behind the gateway,
+        or the gateway alone."""
+        return "trial-user" if self.run_user else "gateway"
 
     @property
     def secrets(self) -> list[str]:
@@ -114,9 +116,46 @@ def run_access(where: Credentials, prefix: str, *, own_user: bool,
                     delete_run_user(admin, user.login)
             except HarnessError as error:
                 log.warning("could not delete the run user %s: %s", user.login, error)
-                if note:
-                    note(f"warning: the run user {user.login} was left behind with its "
-                         f"repositories ({admin.scrub(str(error))}); `benchkit gc --yes` deletes it")
+                if note:  # the run's journal lists it: its last line says what deletes it
+                    note(f"warning: the run user {user.login} could not be deleted "
+                         f"({admin.scrub(str(error))})")
+
+
+@dataclass
+class Journaled:
+    """A run's journal (benchkit.journal) and, once it is closed, what it still lists."""
+
+    file: journal.Journal
+    host: str | None = None
+    embedded: bool = False
+    left: journal.Pending | None = None
+
+    def on(self, url: str, *, embedded: bool) -> None:
+        """The host the run's users and repositories are made on."""
+        self.host, self.embedded = url, embedded
+        self.file.add("host", url=url, embedded=embedded)
+
+    @property
+    def leftover(self) -> bool:
+        return self.left is not None and not self.left.empty
+
+
+@contextlib.contextmanager
+def journaled(store_dir: str, note: Callable[[str], None]) -> Iterator[Journaled]:
+    """The run's journal beside its store for as long as the block runs. When the block
+    ends, however, a user or repository the run could not delete is named, with the
+    command that deletes it now (the journal's run is then over)."""
+    held = Journaled(journal.Journal.open(store_dir))
+    try:
+        yield held
+    finally:
+        held.left = left = held.file.close(embedded=held.embedded)
+        if held.leftover:
+            things = [f"user {login}" for login in left.users] + [
+                f"repository {owner}/{name}" for owner, name in left.repos]
+            where = f" --host {held.host}" if held.host else ""
+            note(f"warning: this run left {', '.join(things)} behind: `benchkit gc --yes "
+                 f"--store {store_dir}{where}` deletes them now")
 
 
 @dataclass(frozen=True)

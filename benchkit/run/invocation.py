@@ -1,51 +1,44 @@
-"""One `benchkit run` on its host: the store, the drivers, the host's facts, each
-worker's RunContext, and the loop (or --until-decided's rounds) that runs the plan.
+"""One `benchkit run`'s trials on its host, once the host is up and every probe passed:
+the store, the drivers, each worker's RunContext, and the loop (or --until-decided's
+rounds) that runs the plan, then the failure replay.
 
-benchkit.run.commands makes one per run once the host is up and pre-flight passed.
+benchkit.run.execution makes one per run with what the probes found (the host's facts,
+the arms with the surface each tool showed), so nothing here waits on a probe.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from benchkit.agent.driver import Driver
 from benchkit.agent.replay import ReplayDriver
 from benchkit.documents import Arm, Tree
-from benchkit.exits import EXIT_BAD_INPUT
-from benchkit.exits import EXIT_FAILED as EXIT_TROUBLE
 from benchkit.gitea import Client
-from benchkit.run.cancel import Cancellable, GatedStore
+from benchkit.run.cancel import Cancellable, CredentialsRefused, GatedStore
 from benchkit.run.decide import run_rounds
-from benchkit.run.failures import replay_failures, settle_host_error
-from benchkit.run.host import Access, HostFacts, probe_host
-from benchkit.run.ledger import Ledger
-from benchkit.run.loop import RunLoop
-from benchkit.run.plan import plan, select_cells
+from benchkit.run.failures import replay_failures
+from benchkit.run.host import Access, HostFacts
+from benchkit.run.loop import Looped, RunLoop
+from benchkit.run.plan import choose, plan
 from benchkit.run.preflight import Checked
 from benchkit.run.prepare import RunContext
-from benchkit.run.probe import ProbeSite, probe_arms
 from benchkit.run.progress import Progress
 from benchkit.run.schedule import Scheduler
 from benchkit.run.settings import RunSettings
+from benchkit.run.status import RunEnd
 from benchkit.sample import Runtime
-from benchkit.stopping import Interrupted, Stop, shielded
+from benchkit.stopping import Interrupted, Stop
 
 
 class Invocation:
-    """One `benchkit run`'s state: the store, drivers, the host's facts, contexts, and
-    the loop's parts."""
+    """One run's trials: `checked` with its arms as the tool probes found them, whom the
+    run acts as (`access`), what the host was found to be (`facts`)."""
 
     def __init__(self, checked: Checked, progress: Progress, settings: RunSettings,
-                 access: Access, *, stop: Stop):
+                 access: Access, facts: HostFacts, *, stop: Stop):
         self.checked, self.progress, self.settings = checked, progress, settings
-        self.access = access  # whom the run acts as: the trials' repositories are its user's
-        self.url, self.token = access.url, access.token
-        self.failures: list = []  # (trial, TrialResult) of the run's failures
+        self.access, self.facts = access, facts
         self.stop = stop  # the command's, installed around every phase
-        self.refused: list[str] = []  # the model service's refusal of the credentials
         self.store = GatedStore(settings.store_dir, secrets=access.secrets, stop=self.stop)
         self.drivers = {arm.id: self._driver(arm) for arm in checked.arms}
-        self.facts: HostFacts | None = None  # probe(), once the host is up
 
     def _driver(self, arm: Arm) -> Cancellable:
         driver: Driver
@@ -56,7 +49,7 @@ class Invocation:
             # --help and replay runs do not pay it here.
             from benchkit.agent.claude import ClaudeDriver
             driver = ClaudeDriver(confine=self.settings.confine)
-        return Cancellable(driver, self.stop, self.refused)
+        return Cancellable(driver, self.stop)
 
     @property
     def runtime(self) -> Runtime | None:
@@ -67,52 +60,25 @@ class Invocation:
     def tree(self) -> Tree:
         return self.checked.tree
 
-    @property
-    def self_review(self) -> bool | None:
-        return None if self.facts is None else self.facts.self_review
-
     def context(self, arm: Arm) -> RunContext:
         """A RunContext with its own client (each worker thread has its own)."""
-        assert self.facts is not None, "probe() first"
         tree = self.checked.tree
-        return RunContext(suite=tree.suite, seeds=tree.seeds, client=Client(self.url, self.token),
+        return RunContext(suite=tree.suite, seeds=tree.seeds,
+                          client=Client(self.access.url, self.access.token),
                           store=self.store, driver=self.drivers[arm.id], host=self.facts,
                           model=self.settings.model, root=tree.root, jobs=self.settings.jobs,
                           containment=self.access.containment,
-                          admin_token=self.access.admin_token,
-                          settle=settle_host_error if self.settings.replay_failures else None)
+                          admin_token=self.access.admin_token)
 
-    def probe(self) -> None:
-        """Once per host: may a user review their own pull request (which variant of
-        the review tasks runs), and what kind of host this is."""
-        with Client(self.url, self.token) as client, shielded():  # its repository is deleted
-            self.facts = probe_host(client, self.checked.tree.suite.repo_prefix,
-                                    self.access.admin_token)
-
-    def probe_tools(self) -> list[str]:
-        """Each arm's tool probe on a seeded repository (the seed of the first chosen
-        task): what failed, one message each. Each arm takes the surface its probe met,
-        which every sample records (its fingerprint with it)."""
-        tree, tasks = self.checked.tree, self.checked.tasks
-        seed = tree.seeds[tasks[0].seed] if tasks else next(iter(tree.seeds.values()))
-        assert self.facts is not None, "probe() first"
-        with Client(self.url, self.token) as client:
-            site = ProbeSite(client, tree.suite, self.facts, root=tree.root,
-                             admin_token=self.access.admin_token)
-            problems, surfaces = probe_arms(self.checked.arms, site, seed,
-                                            confine=self.settings.confine)
-        self.checked.arms = [replace(arm, surface=surfaces.get(arm.id)) for arm in self.checked.arms]
-        return problems
-
-    def execute(self, host: dict) -> int:
-        assert self.facts is not None, "probe() first"
+    def execute(self, host: dict) -> RunEnd:
+        """Plan, run the trials, replay the failures; say the summary. A stop ends
+        what runs and comes back as the RunEnd's `stopped`."""
         checked, progress, settings = self.checked, self.progress, self.settings
         suite, decide = checked.tree.suite, settings.until_decided
         model = settings.run_model(suite.model)
-        cells, not_run = select_cells(checked.arms, checked.tasks, self_review=self.self_review,
-                                      references=checked.references)
-        ledger = Ledger(cells, checked.tree.seeds, suite, driver=settings.driver,
-                        model=model, runtime=self.runtime).load(self.store)
+        chosen = choose(checked, settings, self_review=self.facts.self_review,
+                        runtime=self.runtime, store=self.store)
+        cells, ledger = chosen.cells, chosen.ledger
         for problem in ledger.problems:
             progress.note(f"warning: {problem} (skipped)")
         slots = [] if decide else plan(cells, ledger, trials=settings.trials, until=settings.until)
@@ -124,40 +90,39 @@ class Invocation:
                         host={**host, "kind": self.facts.host.kind,
                               "version": self.facts.host.version},
                         self_review=self.facts.self_review, budget=settings.budget,
-                        jobs=settings.jobs,
-                        store=str(settings.store_dir))
-        for skip in not_run:
+                        jobs=settings.jobs, store=str(settings.store_dir))
+        for skip in chosen.not_run:
             progress.skipped(skip)
         if not cells:
             progress.note("nothing to run: no chosen cell can run here (see `not run`)")
         elif not slots and not decide:
             progress.note(f"nothing to do: every chosen cell already has {settings.until} valid "
                           f"sample(s) of this driver and model")
-        error = None
+        looped = Looped()
         try:
             if decide:
-                error = run_rounds(self, cells, ledger, scheduler)
+                looped = run_rounds(self, cells, ledger, scheduler)
             else:
-                loop = RunLoop(scheduler, self.context, progress, jobs=settings.jobs,
-                               stop=self.stop, failures=self.failures)
-                try:
-                    loop.run_trials()
-                finally:
-                    error = loop.error
-            if settings.replay_failures and self.failures and not error and not self.refused:
-                replay_failures(self.failures, self.context, progress, stop=self.stop)
+                looped = RunLoop(scheduler, self.context, progress, jobs=settings.jobs,
+                                 stop=self.stop).run_trials()
+            if settings.replay_failures and looped.failures and not looped.error \
+                    and not looped.refused:
+                replay_failures(looped.failures, self.context, progress, stop=self.stop)
+        except CredentialsRefused as refused:  # in the failure replay
+            looped = Looped(looped.failures, looped.error, str(refused))
         except Interrupted:  # what ran was cleaned up on the way here
             pass
         interrupted = self.stop.is_set()
-        progress.summary(scheduler.totals, not_run=not_run, budget=settings.budget,
-                         interrupted=interrupted, error=error, store=str(settings.store_dir))
-        if self.refused and not interrupted:  # one plain line, whatever the trials said
-            progress.note(self.refused[0])
-            return EXIT_BAD_INPUT
-        if interrupted:  # 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP
-            return self.stop.status
-        if self.store.refused:  # the store cannot take samples: bad input, like a read-only one
-            return EXIT_BAD_INPUT
-        trouble = (error or scheduler.totals.halted or not cells
-                   or scheduler.totals.outcomes.get("harness-error"))
-        return EXIT_TROUBLE if trouble else 0
+        progress.summary(scheduler.totals, not_run=chosen.not_run, budget=settings.budget,
+                         interrupted=interrupted, error=looped.error,
+                         store=str(settings.store_dir))
+        if looped.refused and not interrupted:  # one plain line, whatever the trials said
+            progress.note(looped.refused)
+        return RunEnd(
+            "trials", stopped=self.stop.status if interrupted else None,
+            # the model service refused the credentials, or the store refused a sample:
+            # nothing more can be run, as with a read-only store before the run
+            blocked=looped.refused or (str(self.store.refused) if self.store.refused else None),
+            halted=looped.error or scheduler.totals.halted,
+            harness_errors=scheduler.totals.outcomes.get("harness-error", 0),
+            ran_nothing=not cells)

@@ -17,17 +17,32 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 
 from benchkit.documents import Arm
 from benchkit.run.cancel import CredentialsRefused
-from benchkit.run.cell import run_trial
+from benchkit.run.cell import TrialResult, run_trial
 from benchkit.run.failures import worth_replaying
-from benchkit.run.plan import Skip
+from benchkit.run.plan import Skip, Trial
 from benchkit.run.prepare import CellError, Prepared, RunContext, prepare_trial
 from benchkit.run.progress import Progress
 from benchkit.run.schedule import Scheduler, Ticket
 from benchkit.stopping import Interrupted, Stop
 from benchkit.store import Unwritable
+
+
+@dataclass
+class Looped:
+    """What the loop came back with (of one run of it, or of every round's)."""
+    # Each failure the agent ran to, for the failure replay.
+    failures: list[tuple[Trial, TrialResult]] = field(default_factory=list)
+    error: str | None = None    # an unexpected failure that halted the run
+    refused: str | None = None  # the model service refused the credentials: the line to say
+
+    def then(self, later: Looped) -> Looped:
+        """This and a later run of the loop, together."""
+        return Looped(self.failures + later.failures, self.error or later.error,
+                      self.refused or later.refused)
 
 
 class RunLoop:
@@ -36,13 +51,10 @@ class RunLoop:
     provisions its next trial's repository while the current agent runs."""
 
     def __init__(self, scheduler: Scheduler, context: Callable[[Arm], RunContext],
-                 progress: Progress, *,
-                 jobs: int = 1, stop: Stop, failures: list | None = None):
+                 progress: Progress, *, jobs: int = 1, stop: Stop):
         self.scheduler, self.context, self.progress = scheduler, context, progress
-        # (trial, TrialResult) of each failure the agent ran to, for failure replay
-        self.failures: list = failures if failures is not None else []
         self.jobs, self.stop = max(1, jobs), stop
-        self.error: str | None = None  # an unexpected failure that halted the run
+        self.looped = Looped()  # filled in by the workers, under the lock
         self._pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="benchkit-seed")
         self._live = 0
         self._lock = threading.Lock()
@@ -50,7 +62,7 @@ class RunLoop:
 
     # -- the main thread ------------------------------------------------------------
 
-    def run_trials(self) -> None:
+    def run_trials(self) -> Looped:
         """Run trials until the scheduler has none left, the run halts or a signal
         stops it; the workers' clients are closed and the seeding pool drained. This
         thread only waits for the workers, which watch the stop and clean up after
@@ -69,6 +81,7 @@ class RunLoop:
                         self.stop.kill()  # again and again: a run may have just started
             finally:
                 self._pool.shutdown(wait=True)
+        return self.looped
 
     # -- a worker -------------------------------------------------------------------
 
@@ -142,6 +155,8 @@ class RunLoop:
         except Interrupted as stopped:
             self.scheduler.release(ticket)
             if isinstance(stopped, CredentialsRefused):
+                with self._lock:
+                    self.looped.refused = self.looped.refused or str(stopped)
                 self.scheduler.halt("the model service refused the credentials")
             return False
         except Exception as error:  # see _result
@@ -150,7 +165,7 @@ class RunLoop:
             return False
         if worth_replaying(result):
             with self._lock:
-                self.failures.append((ticket.trial, result))
+                self.looped.failures.append((ticket.trial, result))
         cost = self.scheduler.done(ticket, sample)
         self.progress.ended(ticket, sample, cost, self.scheduler)
         return True
@@ -162,11 +177,12 @@ class RunLoop:
 
     def _fail(self, ticket: Ticket, error: Exception) -> None:
         trial = ticket.trial
-        if isinstance(error, Unwritable):  # a full disk, not a bug: its own plain line
-            self.error = self.error or str(error)
-            self.scheduler.halt(str(error))
-        else:
-            self.error = self.error or (f"{trial.arm.id} {trial.task.id}: "
-                                        f"{type(error).__name__}: {error}")
-            self.scheduler.halt(f"internal error: {self.error}")
-        self.progress.note(f"error: {self.error}")
+        with self._lock:
+            if isinstance(error, Unwritable):  # a full disk, not a bug: its own plain line
+                self.looped.error = self.looped.error or str(error)
+                self.scheduler.halt(str(error))
+            else:
+                self.looped.error = self.looped.error or (
+                    f"{trial.arm.id} {trial.task.id}: {type(error).__name__}: {error}")
+                self.scheduler.halt(f"internal error: {self.looped.error}")
+        self.progress.note(f"error: {self.looped.error}")

@@ -2,6 +2,8 @@
 
     not_runnable  why a cell (arm, task) cannot produce a sample worth having
     select_cells  arms x chosen tasks -> the cells to run, and the others with why not
+    choose        those cells and their ledger from the store: the run's, its dry
+                  run's and --until-decided's, made in this one place
     plan          trials per cell (--trials N adds N, --until N tops up to N valid),
                   least-sampled first, so a short session spreads coverage
 
@@ -17,6 +19,10 @@ from benchkit.documents import Arm
 from benchkit.documents.reference import Reference, no_reference
 from benchkit.documents.task import Task
 from benchkit.run.ledger import Ledger
+from benchkit.run.preflight import Checked
+from benchkit.run.settings import RunSettings
+from benchkit.sample import Runtime
+from benchkit.store import Store
 
 
 @dataclass(frozen=True)
@@ -89,6 +95,27 @@ def select_cells(arms: list[Arm], tasks: list[Task], *, self_review: bool | None
             else:
                 cells.append((arm, task))
     return cells, skipped
+
+
+@dataclass(frozen=True)
+class Chosen:
+    """A run's cells (the chosen arms x tasks that can run here), those left out and
+    why, and the ledger of the cells' samples in the store."""
+    cells: list[tuple[Arm, Task]]
+    not_run: list[Skip]
+    ledger: Ledger
+
+
+def choose(checked: Checked, settings: RunSettings, *, self_review: bool | None,
+           runtime: Runtime | None, store: Store) -> Chosen:
+    """The one place a run's cells and ledger are made: for the run, its dry run and
+    --until-decided's rounds alike. `runtime`: the one the run's samples will name."""
+    cells, not_run = select_cells(checked.arms, checked.tasks, self_review=self_review,
+                                  references=checked.references)
+    suite = checked.tree.suite
+    ledger = Ledger(cells, checked.tree.seeds, suite, driver=settings.driver,
+                    model=settings.run_model(suite.model), runtime=runtime).load(store)
+    return Chosen(cells, not_run, ledger)
 
 
 Slot = tuple[tuple[int, int], Trial]  # (order key: samples had + index, cell order), trial

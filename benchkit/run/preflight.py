@@ -27,11 +27,11 @@ import fnmatch
 import os
 import re
 import shutil
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from benchkit import journal
 from benchkit.agent.runtime import bundled_cli
 from benchkit.documents import Arm, Problem, SpecError, Tree, load_arm
 from benchkit.documents.loader import did_you_mean
@@ -249,7 +249,7 @@ def _tools(arms, suite, search_path: str | None, *, versions: bool) -> tuple[dic
     search_path = os.environ.get("PATH", os.defpath) if search_path is None else search_path
     found: dict[str, str] = {}
     versions_found: dict[str, str | None] = {}
-    with tempfile.TemporaryDirectory(prefix="benchkit-preflight-") as workdir:
+    with journal.tempdir("benchkit-preflight-") as workdir:
         for arm in arms:
             try:
                 # Placeholder coordinates: only the arm's own templates matter here, and

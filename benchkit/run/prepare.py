@@ -1,6 +1,9 @@
-"""What a trial starts from: the run's shared context, and the trial prepared (its
-repository provisioned, seeded and behind the readiness gate, the agent's throwaway
+"""What a trial starts from: the run's shared context, and the trial prepared (with
+per-trial identity, a user of the trial's own made for it; its repository, owned by
+that user, provisioned, seeded and behind the readiness gate; the agent's throwaway
 token at the gateway, and on a forge a host token for this trial alone behind it).
+A trial's user can read no other trial's repository: a reference to one, in any
+spelling, is inert on the host by construction. It is deleted with its repository.
 A trial is prepared ahead of its agent (benchkit.run.loop) and played by
 benchkit.run.cell, which discards what was prepared on every path.
 """
@@ -8,30 +11,26 @@ benchkit.run.cell, which discards what was prepared on every path.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchkit.agent.driver import AgentRun, Coordinates, Driver
+from benchkit.agent.driver import Driver
 from benchkit.documents import Seed, Suite
 from benchkit.errors import HarnessError
 from benchkit.gateway.framing import Limits
 from benchkit.gateway.server import Gateway, Grant, gateway_for
 from benchkit.gitea import Client, Repo, delete_repo, provision
 from benchkit.gitea.admin import mint_agent_token, revoke_agent_token
+from benchkit.gitea.runuser import RunUser, create_run_user, delete_run_user
 from benchkit.run.host import HostFacts
 from benchkit.run.outcome import harness_class
 from benchkit.run.plan import Trial, not_runnable
-from benchkit.sample import Containment, Record
+from benchkit.sample import Containment
 from benchkit.scrub import environment_secrets
 from benchkit.stopping import shielded
 from benchkit.store import Store
 
 log = logging.getLogger(__name__)
-
-
-# (trial, ctx, record, the agent's run, where it ran) -> None, the record amended
-Settle = Callable[["Trial", "RunContext", Record, AgentRun, Coordinates], None]
 
 
 class CellError(ValueError):
@@ -58,11 +57,9 @@ class RunContext:
     # The client's token is the run's own user's (benchkit.run.host.Access) or, with
     # gateway-only containment, the maintainer's; the maintainer's reaches the forge's
     # admin routes (None: the client's is the maintainer's).
+    # With "trial-user" each trial is prepared as a user of its own (the admin token makes it).
     containment: Containment = "gateway"
     admin_token: str | None = field(default=None, repr=False)
-    # Decides, before the record is stored, what a host 5xx the agent met makes of the
-    # trial (benchkit.run.failures.settle_host_error); None: it stays a harness error.
-    settle: Settle | None = None
 
     def __post_init__(self) -> None:
         if self.gateway is None:
@@ -73,7 +70,7 @@ class RunContext:
         """What never reaches the store: the host tokens, the driver's credentials, the
         harness's secret-looking variables."""
         return [self.client.token or "", self.admin_token or "",
-                *getattr(self.driver, "secrets", ()), *environment_secrets()]
+                *self.driver.secrets, *environment_secrets()]
 
     @property
     def admin(self) -> str | None:
@@ -98,6 +95,19 @@ class Prepared:
     token: str | None = field(default=None, repr=False)  # the forge's for this trial
     token_id: str | None = None      # its identity in the forge's request log
     grant: Grant | None = None       # the agent's throwaway token at the gateway
+    user: RunUser | None = None      # the trial's own user (per-trial identity), else None
+    client: Client | None = None     # the trial's host client: its own user's, else the run's
+    user_deleted: bool = False
+
+    def secrets(self) -> list[str]:
+        """What of this trial never reaches the store: its host token, the agent's
+        pass, its own user's token and password."""
+        return [self.token or "", self.grant.token if self.grant is not None else "",
+                *(self.user.secrets if self.user is not None else ())]
+
+    def host(self, ctx: RunContext) -> Client:
+        """Whom the trial acts as on the host: its own user, else the run's."""
+        return self.client or ctx.client
 
     def agent_token(self, ctx: RunContext) -> str:
         """The only token the agent ever holds: valid at the gateway, for this trial."""
@@ -120,6 +130,12 @@ class Prepared:
             revoke_agent_token(ctx.client.url, ctx.admin, self.token_id)
             self.token_id = None
         repo, self.repo = self.repo, None
+        user = self.user  # kept: its secrets stay known for the scrub
+        if self.client is not None:
+            self.client.close()
+        if user is not None and not self.user_deleted:  # its repository goes with it
+            self.user_deleted = True
+            return _delete_user(ctx, user.login)
         if repo is None:
             return None
         try:
@@ -128,6 +144,17 @@ class Prepared:
         except Exception as exc:  # the run's own result matters more
             log.warning("could not delete %s: %s", repo.full_name, ctx.client.scrub(str(exc)))
             return f"repository {repo.full_name} was left behind (`benchkit gc` finds it)"
+
+
+def _delete_user(ctx: RunContext, login: str) -> str | None:
+    """Delete a trial's user with its repository; a note when the host refused."""
+    try:
+        with Client(ctx.client.url, ctx.admin) as admin:
+            delete_run_user(admin, login)
+        return None
+    except Exception as exc:  # the run's own result matters more
+        log.warning("could not delete %s: %s", login, ctx.client.scrub(str(exc)))
+        return f"the trial's user {login} was left behind with its repository (`benchkit gc` finds it)"
 
 
 def runnable(trial: Trial, ctx: RunContext) -> None:
@@ -145,20 +172,27 @@ def prepare_trial(trial: Trial, ctx: RunContext) -> Prepared:
     failures come back inside Prepared (recorded by run_trial), never raised."""
     runnable(trial, ctx)
     seed = ctx.seeds[trial.task.seed]
+    prepared = Prepared(trial, seed)
     try:
-        repo = provision(ctx.client, seed, prefix=ctx.suite.repo_prefix,
+        if ctx.containment == "trial-user":
+            with shielded(), Client(ctx.client.url, ctx.admin, retries=1) as admin:
+                prepared.user = create_run_user(admin, ctx.suite.repo_prefix, role="trial")
+            prepared.client = Client(ctx.client.url, prepared.user.token)
+        repo = provision(prepared.host(ctx), seed, prefix=ctx.suite.repo_prefix,
                          gate_timeout=ctx.gate_timeout)
-    except HarnessError as exc:
-        return Prepared(trial, seed, error=ctx.client.scrub(str(exc)),
-                        failure_class=harness_class(exc))
-    prepared = Prepared(trial, seed, repo=repo)
+    except HarnessError as exc:  # run_trial records it and deletes the user
+        prepared.error = ctx.client.scrub(str(exc))
+        prepared.failure_class = harness_class(exc)
+        return prepared
+    prepared.repo = repo
     try:
         if ctx.host.forge:  # a token of the repository's owner, bound to it alone
             prepared.token, prepared.token_id = mint_agent_token(
                 ctx.client.url, ctx.admin, repo=repo.full_name, user=repo.owner)
         assert ctx.gateway is not None
+        host = prepared.host(ctx)
         prepared.grant = ctx.gateway.issue(repo.owner, repo.name, prepared.token
-                                           or ctx.client.token or "", user=ctx.client.user)
+                                           or host.token or "", user=host.user)
     except HarnessError as exc:  # the repository is there: run_trial records and deletes it
         prepared.error, prepared.failure_class = ctx.client.scrub(str(exc)), harness_class(exc)
     return prepared

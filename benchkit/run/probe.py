@@ -31,6 +31,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchkit import journal
 from benchkit.agent.audit import audit_gateway
 from benchkit.agent.driver import MCP_PASSED
 from benchkit.documents import Arm, Seed, Suite
@@ -176,7 +177,7 @@ def _probe(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed, grant: Grant,
            confine: bool) -> tuple[str | None, Surface | None]:
     client, token = ctx.client, grant.token
     gateway = gateway_for(client.url)
-    with tempfile.TemporaryDirectory(prefix="benchkit-probe-") as workdir:
+    with journal.tempdir("benchkit-probe-") as workdir:
         try:
             assembly = assemble(arm, ctx.suite, host_url=gateway.url, api_url=gateway.api_url,
                                 token=token, owner=repo.owner, repo=repo.name,
@@ -244,7 +245,7 @@ def _run_shell(command: str, assembly, workdir: Path, host_url: str | None
         env = marked(assembly.agent_env())
         return _shell(command, [env.get("SHELL") or shutil.which("bash") or "/bin/bash", "-c"],
                       env, workdir)
-    with tempfile.TemporaryDirectory(prefix="benchkit-probe-sandbox-") as scratch, \
+    with journal.tempdir("benchkit-probe-sandbox-") as scratch, \
             Sandbox(Path(scratch) / "sandbox", workdir=workdir, home=Path(scratch) / "home",
                     tmp=Path(scratch) / "tmp", env=dict(assembly.env),
                     host_url=host_url, writable=(assembly.config_dir,),

@@ -125,8 +125,8 @@ class Progress:
                  f"host: {where}, self-review {'permitted' if self_review else 'forbidden'}; "
                  f"store: {store}"]
         if host.get("run_user"):
-            lines.append(f"trials run as {host['run_user']}, a user of this run's own, "
-                         "deleted with its repositories when the run ends")
+            lines.append(f"each trial runs as a user of its own (the probes as {host['run_user']}, "
+                         "the run's own), deleted with its repository when it ends")
         elif host.get("containment") == "gateway":
             lines.append("containment rests on the gateway alone: the host token is yours "
                          "(--gateway-only-containment)")

@@ -7,6 +7,10 @@ checks that they go together; every part of the run stage (the dry run's plan, t
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
 import msgspec
 
 
@@ -21,8 +25,25 @@ class RunSettings(msgspec.Struct, frozen=True, kw_only=True):
     confine: bool = True             # the agent's shell in the OS sandbox
     until_decided: bool = False      # rounds until the headline comparison is decided
     baseline: str | None = None      # with until_decided: compare each arm with this one
+    against_version: str | None = None  # with until_decided: the arm's build against this version
     replay_failures: bool = True     # replay failed trials' calls at the end
 
     def run_model(self, suite_model: str) -> str:
         """The model every arm runs: --model, else the suite's."""
         return self.model or suite_model
+
+
+class Renderer(Protocol):
+    """Renders a store's report for the run's model and returns the paths written. The
+    command line hands it down (click's `ctx.obj`): the run stage does not import the
+    report."""
+
+    def __call__(self, store_dir: str | Path, reports_dir: str | Path, *,
+                 model: str | None = None) -> list[Path]: ...
+
+
+@dataclass(frozen=True)
+class ReportTarget:
+    """The report a run renders at the end (a run with --no-report has none)."""
+    reports_dir: str
+    render: Renderer | None  # None: the command ran without the command line's renderer

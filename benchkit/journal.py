@@ -1,0 +1,318 @@
+"""A run's journal beside its store: what the run made that must not outlive it.
+
+    journal = Journal.open(store_dir)        # <store>/.journal/<pid>-<start>.journal, locked
+    journal.add("user", login=...)           # written (and fsynced) before the user is made
+    journal.remove("user", login=...)        # once it is deleted
+    journal.close()                          # the file goes when nothing is left in it
+
+The run holds an exclusive lock on its journal file while it lives; the kernel drops
+it when the process dies, even on SIGKILL. A journal whose lock is free and whose process (pid and
+start time, from /proc: a reused pid is another process) is gone is a dead run's: `benchkit gc` and the next `benchkit run` on the store read what it still lists
+(`pending`) and remove it. Lines are JSON, appended; a torn last line is skipped.
+
+Kinds: `tempdir` (path), `user` (login; deleting it purges its repositories), `repo`
+(owner, name), `host` (url, embedded: where the users and repositories live).
+The process-wide `current()` journal is the one the run opened: the modules that make
+things (temp directories, users, repositories) write to it when there is one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import secrets
+import shutil
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DIRECTORY = ".journal"  # under the store directory
+SUFFIX = ".journal"
+# Every open journal is also linked from one directory of the machine's user, so that
+# `benchkit gc` with another --store (or none) still sees every live run's users.
+REGISTRY_ENV = "BENCHKIT_STATE_DIR"
+_current: Journal | None = None
+
+
+def registry() -> Path:
+    base = os.environ.get(REGISTRY_ENV) or os.environ.get("XDG_STATE_HOME")
+    root = Path(base) if base else Path.home() / ".local" / "state"
+    return (root if os.environ.get(REGISTRY_ENV) else root / "benchkit") / "runs"
+
+
+def process_start(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (/proc/PID/stat field 22):
+    with the pid, it names one process, never a later one that reuses the pid."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rpartition(")")[2].split()[19]  # the fields after the command's name
+
+
+def current() -> Journal | None:
+    return _current
+
+
+def add(kind: str, **what: str | bool) -> None:
+    """Note in the current journal (if any) a thing about to be made."""
+    if _current is not None:
+        _current.add(kind, **what)
+
+
+def remove(kind: str, **what: str | bool) -> None:
+    """Note in the current journal (if any) that a thing is gone."""
+    if _current is not None:
+        _current.remove(kind, **what)
+
+
+def mkdtemp(prefix: str, dir: str | os.PathLike | None = None) -> str:
+    """tempfile.mkdtemp, journalled first: a kill cannot leave it unlisted."""
+    parent = os.fspath(dir) if dir is not None else tempfile.gettempdir()
+    while True:
+        path = os.path.join(parent, f"{prefix}{secrets.token_hex(5)}")
+        add("tempdir", path=path)
+        try:
+            os.mkdir(path, 0o700)
+            return path
+        except FileExistsError:
+            remove("tempdir", path=path)
+
+
+@contextlib.contextmanager
+def tempdir(prefix: str, dir: str | os.PathLike | None = None) -> Iterator[str]:
+    """tempfile.TemporaryDirectory, journalled: removed (and its entry with it) at the end."""
+    path = mkdtemp(prefix, dir)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+        remove("tempdir", path=path)
+
+
+@dataclass
+class Pending:
+    """What a journal still lists, and whose run it was."""
+
+    path: Path
+    pid: int = 0
+    start: str | None = None
+    host: str | None = None
+    embedded: bool = False
+    tempdirs: list[str] = field(default_factory=list)
+    users: list[str] = field(default_factory=list)
+    repos: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.tempdirs or self.users or self.repos)
+
+
+def _key(entry: dict) -> tuple:
+    return tuple(sorted((k, v) for k, v in entry.items() if k not in ("add", "remove")))
+
+
+def read(path: Path) -> Pending:
+    """What the journal at `path` still lists (lines that do not parse are skipped: a
+    kill may tear the last)."""
+    pending, live, order = Pending(path), {}, []  # live: (kind, key) -> entry
+    try:
+        lines = path.read_bytes().splitlines()
+    except OSError:
+        return pending
+    for line in lines:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(entry, dict):
+            continue
+        if "run" in entry:
+            run = entry["run"] if isinstance(entry["run"], dict) else {}
+            pending.pid, pending.start = int(run.get("pid") or 0), run.get("start")
+        elif entry.get("add") == "host":
+            pending.host, pending.embedded = entry.get("url"), bool(entry.get("embedded"))
+        elif "add" in entry:
+            key = (entry["add"], _key(entry))
+            live[key] = entry
+            order.append(key)
+        elif "remove" in entry:
+            live.pop((entry["remove"], _key(entry)), None)
+    for key in dict.fromkeys(order):
+        entry = live.get(key)
+        if entry is None:
+            continue
+        kind = entry["add"]
+        if kind == "tempdir":
+            pending.tempdirs.append(str(entry.get("path")))
+        elif kind == "user":
+            pending.users.append(str(entry.get("login")))
+        elif kind == "repo":
+            pending.repos.append((str(entry.get("owner")), str(entry.get("name"))))
+    # A removed user took its repositories with it (deleted with purge).
+    gone_users = {dict(k[1]).get("login") for k in order
+                  if k[0] == "user" and k not in live}
+    pending.repos = [r for r in pending.repos if r[0] not in gone_users]
+    return pending
+
+
+class Journal:
+    """One run's journal, locked for as long as it is open."""
+
+    def __init__(self, path: Path, fd: int, *, made_store: bool = False):
+        self.path, self._fd = path, fd
+        self._made_store = made_store  # a run that stores nothing leaves no directory
+
+    @classmethod
+    def open(cls, store_dir: str | os.PathLike) -> Journal:
+        """Open this process's journal under the store (made if need be) and make it the
+        current one."""
+        global _current
+        directory = Path(store_dir) / DIRECTORY
+        made_store = not Path(store_dir).exists()
+        directory.mkdir(parents=True, exist_ok=True)
+        pid = os.getpid()
+        start = process_start(pid) or "0"
+        path = directory / f"{pid}-{start}-{secrets.token_hex(3)}{SUFFIX}"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        journal = cls(path, fd, made_store=made_store)
+        journal._write({"run": {"pid": pid, "start": start}})
+        with contextlib.suppress(OSError):  # a convenience for gc: the journal is the truth
+            registry().mkdir(parents=True, exist_ok=True)
+            journal._link().symlink_to(path.resolve())
+        _current = journal
+        return journal
+
+    def _link(self) -> Path:
+        return registry() / self.path.name
+
+    def _write(self, entry: dict) -> None:
+        os.write(self._fd, (json.dumps(entry, sort_keys=True) + "\n").encode())
+        os.fsync(self._fd)
+
+    def add(self, kind: str, **what: str | bool) -> None:
+        self._write({"add": kind, **what})
+
+    def remove(self, kind: str, **what: str | bool) -> None:
+        self._write({"remove": kind, **what})
+
+    def pending(self) -> Pending:
+        return read(self.path)
+
+    def close(self, *, embedded: bool = False) -> Pending:
+        """Stop being the current journal and release the lock. The run is over: a temp
+        directory it still lists goes now; `embedded`: its users and repositories went
+        with its forge. The file goes when it lists nothing; else it stays for
+        `benchkit gc` (what is left is returned)."""
+        global _current
+        if _current is self:
+            _current = None
+        left = read(self.path)
+        for directory in left.tempdirs:
+            remove_tempdir(directory)
+            self.remove("tempdir", path=directory)
+        if embedded:
+            for login in left.users:
+                self.remove("user", login=login)
+            for owner, name in left.repos:
+                self.remove("repo", owner=owner, name=name)
+        left = read(self.path)
+        if left.empty:
+            self._link().unlink(missing_ok=True)
+            self.path.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                self.path.parent.rmdir()  # only when no other journal is there
+                if self._made_store:
+                    self.path.parent.parent.rmdir()  # only when nothing was stored
+        os.close(self._fd)
+        return left
+
+
+def journals(store_dir: str | os.PathLike) -> list[Path]:
+    directory = Path(store_dir) / DIRECTORY
+    return sorted(directory.glob(f"*{SUFFIX}")) if directory.is_dir() else []
+
+
+def every_journal(store_dirs: list[str | os.PathLike]) -> list[Path]:
+    """The journals of these stores and every one the registry links (links to
+    journals that are gone are dropped)."""
+    found = {path.resolve(): None for store in store_dirs for path in journals(store)}
+    links = registry()
+    for link in sorted(links.glob(f"*{SUFFIX}")) if links.is_dir() else []:
+        target = link.resolve()
+        if target.is_file():
+            found.setdefault(target)
+        else:
+            link.unlink(missing_ok=True)
+    return list(found)
+
+
+@contextlib.contextmanager
+def claim(path: Path) -> Iterator[Claim | None]:
+    """A Claim on the journal if its run is gone (its lock was free; held now, so that
+    no other sweeper takes it too), else None (its run is alive)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+    except FileNotFoundError:
+        yield None
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield None
+            return
+        pending = read(path)
+        # A process of that pid and start time still there, not this one: a run between
+        # opening its journal and locking it (or one whose lock the file system lost).
+        if pending.pid != os.getpid() and process_start(pending.pid) == (pending.start or ""):
+            yield None
+            return
+        yield Claim(pending, fd)
+    finally:
+        os.close(fd)
+
+
+@dataclass
+class Claim:
+    """A dead run's journal, held: what it lists, and a way to note what a sweep removed."""
+
+    pending: Pending
+    fd: int
+
+    def removed(self, kind: str, **what: str | bool) -> None:
+        os.write(self.fd, (json.dumps({"remove": kind, **what}, sort_keys=True) + "\n").encode())
+        os.fsync(self.fd)
+
+    def finish(self) -> bool:
+        """Remove the journal when it lists nothing more; whether it went."""
+        if not read(self.pending.path).empty:
+            return False
+        (registry() / self.pending.path.name).unlink(missing_ok=True)
+        self.pending.path.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            self.pending.path.parent.rmdir()
+        return True
+
+
+def live_users(store_dirs: list[str | os.PathLike]) -> set[str]:
+    """The users that live runs' journals list (these stores' and the registry's):
+    never collected, whatever any clock says."""
+    found: set[str] = set()
+    for path in every_journal(store_dirs):
+        with claim(path) as dead:
+            if dead is None:
+                found.update(read(path).users)
+    return found
+
+
+def remove_tempdir(path: str) -> bool:
+    """Remove a dead run's temp directory; whether it was there."""
+    if not os.path.lexists(path):
+        return False
+    shutil.rmtree(path, ignore_errors=True)
+    return True
