@@ -10,8 +10,9 @@ private directory) writable; the harness's temporary directories and HOME hidden
 other process visible (own PID namespace); capabilities dropped; no nested namespaces;
 an environment built from an allowlist (PATH, LANG, TERM, HOME, TMPDIR, the arm's own
 variables), with `env -i` before bwrap so not even /proc/1/environ holds the harness's;
-a network namespace whose only way out is a socat bridge to the Gitea host's one port
-(127.0.0.1:PORT inside -> a UNIX socket -> host:port outside). Nothing a command
+a network namespace whose only way out is a socat bridge to one loopback port, the
+trial gateway's (benchkit.gateway), never the Gitea host's own (127.0.0.1:PORT inside
+-> a UNIX socket -> the gateway's 127.0.0.1:PORT outside). Nothing a command
 leaves behind steers the next one's mounts: read-only files are mounted from copies in
 `root`, and no mount's source or destination passes through a directory the agent
 could have replaced (mounts.py).
@@ -217,7 +218,7 @@ class Sandbox:
 
 
 def _inner(target: tuple[str, int] | None, sock: Path) -> str:
-    """What runs first inside: the bridge to the host's port (when there is a host),
+    """What runs first inside: the bridge to the gateway's port (when there is one),
     ready before the agent's script starts, then the script itself."""
     if target is None:
         return 'exec /bin/bash -c "$1"'

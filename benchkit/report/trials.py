@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from benchkit.store import Store
 
 PASSED = "passed"
 TERMINAL_CHARS = 600
+WHY_CHARS = 80  # of the "why" column in `benchkit show`'s table
 
 
 @dataclass
@@ -108,16 +110,20 @@ def tokens(sample: dict, weights: dict | None = None) -> dict:
             "estimated": bool(sample.get("usage_estimated")) or sample.get("driver") == "replay"}
 
 
-def trial_view(store_dir, sample: dict, weights: dict | None = None) -> dict:
-    """What a trial page and `benchkit show ID` show, as plain data."""
+def trial_view(store_dir, sample: dict, weights: dict | None = None,
+               replays: dict[str, dict] | None = None) -> dict:
+    """What a trial page and `benchkit show ID` show, as plain data. `replays`: the
+    store's failure replays (Store.failure_replays), when already read."""
     events, missing = read_transcript(store_dir, sample)
+    if replays is None:
+        replays = Store(store_dir).failure_replays()
     return {
         "sample": sample,
         "summary": summary(sample),
         "tokens": tokens(sample, weights),
         "conversation": conversation(events) if events is not None else None,
         "transcript_missing": missing,
-        "failure_replay": Store(store_dir).failure_replays().get(sample.get("id", "")),
+        "failure_replay": replays.get(sample.get("id", "")),
     }
 
 
@@ -291,6 +297,20 @@ def list_lines(samples: list) -> list[str]:
         rows.append([str(s.get("started_at", ""))[:19].replace("T", " "), str(s.get("id", ""))[:12],
                      s.get("arm", ""), s.get("task", ""), str(s.get("trial", 0)),
                      s.get("outcome", ""), token_figure(t["cost"], t["estimated"]),
-                     summary(s)[:80]])
+                     clipped(summary(s))])
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     return ["  ".join([*(v.ljust(w) for v, w in zip(r, widths, strict=False)), r[-1]]).rstrip() for r in rows]
+
+
+def clipped(text: str, width: int = WHY_CHARS) -> str:
+    """`text` in at most about `width` characters for a table: cut between words (never
+    inside a name, such as the run user's), keeping its closing parentheses, which say
+    what kind of difference it is ("(intended change missing)", "(+2 more)")."""
+    if len(text) <= width:
+        return text
+    found = re.search(r"(?:\s\([^()]*\))+$", text)
+    tail = found.group(0) if found and len(found.group(0)) <= width // 2 else ""
+    head = text[:len(text) - len(tail)]
+    room = width - len(tail) - 2
+    cut = head[:room + 1].rsplit(" ", 1)[0] if " " in head[:room + 1] else head[:room]
+    return f"{cut.rstrip(' :,')} …{tail}"

@@ -48,6 +48,21 @@ class Until(click.ParamType):
         return number
 
 
+class Tokens(click.ParamType):
+    """A budget: cost-equivalent tokens, 0 or more."""
+    name = "TOKENS"
+
+    def convert(self, value, param, ctx):
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            number = -1.0
+        if not number >= 0 or number == float("inf"):  # a negative, nan, inf, or no number
+            self.fail(f"{value!r}: expected a number of cost-equivalent tokens, 0 or more "
+                      "(e.g. 200000)", param, ctx)
+        return number
+
+
 class ArmFile(click.Path):
     """An arm's YAML file; an arm id or a mistyped name gets the file it likely meant."""
 
@@ -86,7 +101,7 @@ class ArmFile(click.Path):
               help="With --until-decided and one arm: run its current build only where the "
                    "verdict against its stored samples of tool VERSION can still change "
                    "(docs/versions.md).")
-@click.option("--budget", type=click.FloatRange(min=0), metavar="TOKENS",
+@click.option("--budget", type=Tokens(), metavar="TOKENS",
               help="Cost-equivalent tokens to spend at most: a trial whose expected cost "
                    "exceeds what is left is not started.")
 @click.option("--driver", "driver_name", type=click.Choice(["claude", "replay"]),

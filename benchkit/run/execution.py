@@ -26,14 +26,15 @@ from benchkit.run.progress import Progress
 from benchkit.run.settings import ReportTarget, RunSettings
 from benchkit.run.status import Phase, RunEnd
 from benchkit.stopping import Stop, shielded
-from benchkit.store import Store, Unwritable
+from benchkit.store import Store, Unwritable, check_writable
 
 
 def execute(checked: Checked, progress: Progress, settings: RunSettings, stop: Stop,
             report: ReportTarget | None) -> RunEnd:
     """The run after pre-flight; a stop in the probes raises Interrupted (the command
     says so), one in the trials comes back as the RunEnd's `stopped`."""
-    end = _plan_gates(checked, progress, settings) or _on_host(checked, progress, settings, stop)
+    end = (_plan_gates(checked, progress, settings, report)
+           or _on_host(checked, progress, settings, stop))
     if end.phase == "trials" and not stop.is_set() and report is not None:
         _report(progress, settings, report)
     return end
@@ -66,10 +67,12 @@ def after_interrupt(progress: Progress, store_dir: str, report: ReportTarget | N
                   f"--reports {reports_dir}` renders this run's")
 
 
-def _plan_gates(checked: Checked, progress: Progress, settings: RunSettings) -> RunEnd | None:
+def _plan_gates(checked: Checked, progress: Progress, settings: RunSettings,
+                report: ReportTarget | None) -> RunEnd | None:
     """What stops a run before a forge starts or a host is asked: no chosen cell can run
     on any host (no scoring spec, not applicable, no reference to replay), a budget that
-    fits none of the planned trials, a store that cannot take a sample."""
+    fits none of the planned trials, a store that cannot take a sample, a reports
+    directory the report cannot go to (found after the trials, it could only warn)."""
     cells, not_run = select_cells(checked.arms, checked.tasks, self_review=None,
                                   references=checked.references)
     if not cells:
@@ -88,6 +91,12 @@ def _plan_gates(checked: Checked, progress: Progress, settings: RunSettings) -> 
         Store(settings.store_dir).check_writable()
     except Unwritable as error:
         progress.note(f"error: {error}")
+        return RunEnd("plan", blocked=str(error))
+    try:
+        if report is not None:
+            check_writable(report.reports_dir)
+    except Unwritable as error:
+        progress.note(f"error: --reports: {error} (or give --no-report)")
         return RunEnd("plan", blocked=str(error))
     return None
 

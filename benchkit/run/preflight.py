@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -205,12 +206,18 @@ def choose_tasks(tree, patterns, tiers, problems) -> list:
 
 def _meant(pattern: str, task_ids) -> str:
     """What a --task that matches nothing was probably meant to be: the closest id, or
-    for a glob the closest glob that matches (`fta-*x` -> `fta-*`)."""
+    for a glob a glob at the ids' word boundaries that matches: the longest that the
+    glob's fixed start begins with (`fta-nothing-*` -> `fta-*`), else the closest one
+    (`ftx-*` -> `fta-*`), else none."""
     if not any(mark in pattern for mark in "*?["):
         return did_you_mean(pattern, task_ids)
-    globs = {task_id[:len(head)] + "*" for task_id in task_ids
-             for head in (pattern.split("*")[0],) if head}
-    return did_you_mean(pattern, sorted(globs))
+    globs = sorted({"-".join(parts[:n]) + "-*" for task_id in task_ids
+                    for parts in (task_id.split("-"),) for n in range(1, len(parts))})
+    head = re.split(r"[*?[]", pattern, maxsplit=1)[0]
+    kept = [glob for glob in globs if head.startswith(glob[:-1])]
+    if kept:
+        return f" (did you mean {max(kept, key=len)!r}?)"
+    return did_you_mean(pattern, globs)
 
 
 def _references(arms, root, problems) -> dict:
