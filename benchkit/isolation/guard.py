@@ -92,18 +92,19 @@ class Guard:
 
     def __init__(self, arm_id: str, kind: str, binary: str | None = None,
                  forbidden_subcommands: Iterable[Sequence[str]] = (),
-                 runtime_tools: Iterable[str] = ()):
+                 runtime_tools: Iterable[str] = (), writes: Iterable[str] = ()):
         if kind == "shell" and not binary:
             raise ValueError(f"arm {arm_id}: a shell arm needs its binary")
         self.arm_id, self.kind, self.binary = arm_id, kind, binary
         self.forbidden = [tuple(sequence) for sequence in forbidden_subcommands]
         self.runtime_tools = tuple(runtime_tools)  # ToolSearch, for an arm with tool search
+        self.writes = tuple(writes)  # the binary's options that name a file it writes
 
     @classmethod
     def for_tool(cls, arm_id: str, tool: ToolSpec) -> Guard:
         """The guard of the arm `arm_id`, whose tool is `tool`."""
         return cls(arm_id, tool.kind, tool.binary, tool.forbidden_subcommands,
-                   tool.runtime_tools)
+                   tool.runtime_tools, tool.writes)
 
     @property
     def allowed_binaries(self) -> tuple[str, ...]:
@@ -198,7 +199,8 @@ class Guard:
                 return f"{_UNCHECKABLE[name]}: write the commands out directly."
             return _builtin_violation(cmd, name)
         if name == self.binary:
-            return self._subcommand_violation(cmd, name) or writes_violation(cmd, name, where)
+            return (self._subcommand_violation(cmd, name)
+                    or writes_violation(cmd, name, where, self.writes))
         if name in UTILITIES:
             check = CHECKS.get(name)
             return (check(cmd) if check else None) or writes_violation(cmd, name, where)

@@ -142,14 +142,18 @@ class ArmFile(click.Path):
                    "own (which needs a site administrator's token): the gateway alone then "
                    "bounds what an agent's requests reach, and every sample and the report "
                    "say so.")
+@click.option("--only-installed", is_flag=True,
+              help="Run the arms whose tools are installed here and list the others as not "
+                   "run, with their install lines (without it, a missing tool stops the run "
+                   "at pre-flight).")
 @click.option("--reports", "reports_dir", type=click.Path(file_okay=False), default="reports",
               show_default=True, help="Where the report is rendered at the end.")
 @host_options
 @click.pass_context
 def run(ctx: click.Context, arm_yamls, task_patterns, tiers, trials, until, until_decided,
         baseline, budget, driver_name, model, store_dir, jobs, json_mode, dry_run, no_report,
-        no_replay_failures, reports_dir, unconfined, gateway_only, host, token, login,
-        render: Renderer | None = None):
+        no_replay_failures, only_installed, reports_dir, unconfined, gateway_only, host, token,
+        login, render: Renderer | None = None):
     """Run trials of the cells ARM_YAML x chosen tasks and append their samples.
 
     Cells with the fewest valid samples go first. With no host given (--host/--token,
@@ -180,14 +184,19 @@ def run(ctx: click.Context, arm_yamls, task_patterns, tiers, trials, until, unti
         try:
             try:
                 checked = (load_documents(arm_yamls, task_patterns=task_patterns, tiers=tiers,
-                                          driver=driver_name) if dry_run else
+                                          driver=driver_name, only_installed=only_installed)
+                           if dry_run else
                            preflight(arm_yamls, task_patterns=task_patterns, tiers=tiers,
                                      driver=driver_name, host=host, token=token, login=login,
-                                     confine=not unconfined, gateway_only=gateway_only))
+                                     confine=not unconfined, gateway_only=gateway_only,
+                                     only_installed=only_installed))
             except PreflightError as error:
                 ctx.exit(_preflight_failed(progress, error.failures, error.problems))
             for warning in checked.warnings:  # before anything starts
                 progress.note(warning)
+            for arm_id, why in checked.not_installed.items():
+                progress.emit({"event": "not-installed", "arm": arm_id, "reason": why},
+                              f"not run (--only-installed): {why}")
             if until in Until.SUITE_KEYS:  # the suite's floor or trials
                 until = getattr(checked.tree.suite, until)
             if baseline is not None and baseline not in [arm.id for arm in checked.arms]:

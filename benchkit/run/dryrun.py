@@ -89,7 +89,8 @@ class Plan:
         for arm, why in self.tools_missing.items():
             count = sum(t.arm == arm for t in self.trials)
             out.append(f"tool not installed: {why}; its {count} trial(s) cannot run: the run "
-                       "would stop at pre-flight (exit 2)")
+                       "would stop at pre-flight (exit 2; `--only-installed` runs the arms "
+                       "whose tools are installed)")
         out += [f"note: {note}" for note in self.notes]
         out += [f"warning: {problem} (skipped)" for problem in self.problems]
         return out
