@@ -99,9 +99,12 @@ class Invocation:
         with Client(self.url, self.token) as client:
             site = ProbeSite(client, tree.suite, self.facts, root=tree.root,
                              admin_token=self.access.admin_token)
+            versions: dict[str, str] = {}  # as the sandbox runs each tool: what samples record
             problems, surfaces = probe_arms(self.checked.arms, site, seed,
-                                            confine=self.settings.confine)
-        self.checked.arms = [replace(arm, surface=surfaces.get(arm.id)) for arm in self.checked.arms]
+                                            confine=self.settings.confine, versions=versions)
+        self.checked.arms = [replace(arm, surface=surfaces.get(arm.id),
+                                     tool_version=versions.get(arm.id, arm.tool_version))
+                             for arm in self.checked.arms]
         return problems
 
     def execute(self, host: dict) -> int:
