@@ -42,11 +42,11 @@ from benchkit.run.preflight import (
     Failure,
     PreflightError,
     load_documents,
-    missing_tools,
     preflight,
 )
 from benchkit.run.progress import Progress
 from benchkit.run.settings import RunSettings
+from benchkit.run.tools import missing_tools
 from benchkit.sample import TIERS
 from benchkit.stopping import Interrupted, Stop
 from benchkit.store import Store, Unwritable
