@@ -6,7 +6,8 @@ substitutions, loops, functions and wrappers too) must pass. A denial carries th
 the agent reads, so it can carry on with its one tool. The MCP arm has no shell at all.
 
 Reading files is free; writing is not. Every file a line would write (a redirection,
-`tee`, `curl -o` and its kin, `sed w`, `sort -o`, `mkdir`, ...) must be a relative path
+`tee`, `curl -o` and its kin, `sed w`, `sort -o`, `mkdir`, the options an arm declares
+its binary writes through, `tool.writes`, ...) must be a relative path
 without `..` in a line that never leaves the working directory (`cd` elsewhere), a path
 below /tmp (the trial's private scratch space in the OS sandbox), /dev/null, /dev/stdout,
 /dev/stderr or /dev/fd/N; a name may be built from variables whose every value in the
