@@ -101,6 +101,10 @@ def load_seed(path) -> Seed:
 def load_arm(path) -> Arm:
     document = load_document(path, "arm", _check_arm)
     fields = _fields(document, ["id", "description", "bootstrap", "credentials"])
+    # How the tool is installed changes nothing a trial runs: a new install line keeps
+    # the arm's samples counted together.
+    tool = {key: value for key, value in document.data["tool"].items() if key != "install"}
+    fields["fingerprint"] = fingerprint({**document.data, "tool": tool})
     return Arm(**fields, tool=ToolSpec.from_data(document.data["tool"]),
                user_agents=tuple(document.data["user_agents"]))
 

@@ -131,14 +131,18 @@ class ArmFile(click.Path):
                    "own (which needs a site administrator's token): the gateway alone then "
                    "bounds what an agent's requests reach, and every sample and the report "
                    "say so.")
+@click.option("--only-installed", is_flag=True,
+              help="Run the arms whose tools are installed here and list the others as not "
+                   "run, with their install lines (without it, a missing tool stops the run "
+                   "at pre-flight).")
 @click.option("--reports", "reports_dir", type=click.Path(file_okay=False), default="reports",
               show_default=True, help="Where the report is rendered at the end.")
 @host_options
 @click.pass_context
 def run(ctx: click.Context, arm_yamls, task_patterns, tiers, trials, until, until_decided,
         baseline, against_version, budget, driver_name, model, store_dir, jobs, json_mode,
-        dry_run, no_report, no_replay_failures, reports_dir, unconfined, gateway_only, host,
-        token, login):
+        dry_run, no_report, no_replay_failures, only_installed, reports_dir, unconfined,
+        gateway_only, host, token, login):
     """Run trials of the cells ARM_YAML x chosen tasks and append their samples.
 
     Cells with the fewest valid samples go first. With no host given (--host/--token,
@@ -179,7 +183,7 @@ def run(ctx: click.Context, arm_yamls, task_patterns, tiers, trials, until, unti
         try:
             end = _run(progress, stop, report, arm_yamls, settings, task_patterns=task_patterns,
                        tiers=tiers, dry_run=dry_run, host=host, token=token, login=login,
-                       gateway_only=gateway_only,
+                       gateway_only=gateway_only, only_installed=only_installed,
                        suite_until=until if until in Until.SUITE_KEYS else None)
         except Interrupted:  # pre-flight or its probes: cleaned up on the way here
             end = RunEnd("pre-flight", stopped=stop.status)
@@ -193,20 +197,25 @@ def run(ctx: click.Context, arm_yamls, task_patterns, tiers, trials, until, unti
 
 def _run(progress: Progress, stop: Stop, report: ReportTarget | None, arm_yamls,
          settings: RunSettings, *, task_patterns, tiers, dry_run: bool, host, token, login,
-         gateway_only: bool, suite_until: str | None) -> RunEnd:
+         gateway_only: bool, only_installed: bool, suite_until: str | None) -> RunEnd:
     """Pre-flight (the documents alone for a dry run), the options that need the
     documents (`suite_until`: --until floor|trials, the suite's), then the dry run or
     the run."""
     try:
         checked = (load_documents(arm_yamls, task_patterns=task_patterns, tiers=tiers,
-                                  driver=settings.driver) if dry_run else
+                                  driver=settings.driver, only_installed=only_installed)
+                   if dry_run else
                    preflight(arm_yamls, task_patterns=task_patterns, tiers=tiers,
                              driver=settings.driver, host=host, token=token, login=login,
-                             confine=settings.confine, gateway_only=gateway_only))
+                             confine=settings.confine, gateway_only=gateway_only,
+                             only_installed=only_installed))
     except PreflightError as error:
         return preflight_failed(progress, error.failures, error.problems)
     for warning in checked.warnings:  # before anything starts
         progress.note(warning)
+    for arm_id, why in checked.not_installed.items():
+        progress.emit({"event": "not-installed", "arm": arm_id, "reason": why},
+                      f"not run (--only-installed): {why}")
     if suite_until is not None:
         settings = msgspec.structs.replace(settings, until=getattr(checked.tree.suite,
                                                                    suite_until))

@@ -157,14 +157,18 @@ def _probe_host(checked: Checked, url: str, token: str, admin_token: str | None)
 def _probe_tools(checked: Checked, url: str, token: str, admin_token: str | None,
                  facts: HostFacts, settings: RunSettings) -> tuple[Checked, list[str]]:
     """Each arm's tool probe on a seeded repository (the seed of the first chosen task):
-    the arms as probed (each takes the surface its probe met, which every sample records,
-    its fingerprint with it) and what failed, one message each."""
+    the arms as probed (each takes the surface its probe met and the version its tool
+    printed inside the sandbox, which every sample records, its fingerprint with the
+    surface) and what failed, one message each."""
     tree, tasks = checked.tree, checked.tasks
     seed = tree.seeds[tasks[0].seed] if tasks else next(iter(tree.seeds.values()))
     with Client(url, token) as client:
         site = ProbeSite(client, tree.suite, facts, root=tree.root, admin_token=admin_token)
-        problems, surfaces = probe_arms(checked.arms, site, seed, confine=settings.confine)
-    arms = [replace(arm, surface=surfaces.get(arm.id)) for arm in checked.arms]
+        versions: dict[str, str] = {}  # as the sandbox runs each tool: what samples record
+        problems, surfaces = probe_arms(checked.arms, site, seed, confine=settings.confine,
+                                        versions=versions)
+    arms = [replace(arm, surface=surfaces.get(arm.id),
+                    tool_version=versions.get(arm.id, arm.tool_version)) for arm in checked.arms]
     return replace(checked, arms=arms), problems
 
 
