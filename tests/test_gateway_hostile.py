@@ -9,13 +9,13 @@ repository changed or was read.
 The allow-list's attacks: a victim repository of the same account and a second user's
 private repository are fingerprinted (the repository, its issues with their timelines,
 comments, dependencies, hooks, keys, collaborators, branches, `updated_at` included)
-before and after. The attacks on values and text (issue 41's B01-B05, B13, B19-B22: a
-link with a `+1` index, a closing link, CODEOWNERS, user names in filters, assignees
-and mentions, a head repository in `base`, 100 KB to 1 MiB bodies) run as the run's own
-user, beside another repository of it standing for another trial's, a private user, a
-private organisation with a team and the admin's private repository: every repository
-is watched (tests/watch.py), the admin's inbox is read before and after, and each large
-body is decided in under a second."""
+before and after. The attacks on values and text (B01-B05, B13, B19-B22 of the third
+review: a link with a `+1` index, a closing link, CODEOWNERS, user names in filters,
+assignees and mentions, a head repository in `base`, 100 KB to 1 MiB bodies) run as
+the run's own user, beside another repository of it standing for another trial's, a
+private user, a private organisation with a team and the admin's private repository:
+every repository is watched (tests/watch.py), the admin's inbox is read before and
+after, and each large body is decided in under a second."""
 
 import base64
 import json
@@ -189,7 +189,7 @@ def test_every_attack_is_refused_the_trial_is_a_leak_and_nothing_else_changes(
     assert len([leak for leak in sample.leaks if "refused by the gateway" in leak]) == len(listed)
 
 
-# --- values and text that name things outside the trial (issue 41: B01-B05, B13, B19-B22)
+# --- values and text that name things outside the trial (B01-B05, B13, B19-B22)
 
 @dataclass
 class World:
