@@ -9,13 +9,13 @@ Gitea's source reads (tests/test_gateway_hostile.py sends the same attacks throu
 real CLI to the forge and a real Gitea)."""
 
 import json
-import os
 import re
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
+from conftest import IN_CI
 
 from benchkit.gateway.crossrefs import acts_elsewhere
 from benchkit.gateway.hostfiles import HOST_READS, host_reads
@@ -28,7 +28,6 @@ JSON = "application/json"
 R = "/api/v1/repos/owner/r"
 MIB = 1 << 20
 GITEA = "code.gitea.io/gitea@v1.26.0"
-IN_CI = os.environ.get("CI") == "true"
 
 
 def asked(method: str, path: str, body: dict | None = None, query: str = "",
