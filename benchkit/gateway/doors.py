@@ -154,6 +154,8 @@ class Doors:
             with contextlib.suppress(OSError):
                 conn.setblocking(False)
                 conn.send(TOO_MANY)
+                conn.shutdown(socket.SHUT_WR)
+                conn.recv(65536)  # what the client sent already: unread, the close is a reset
             conn.close()
             self._turned_away(door)
             return

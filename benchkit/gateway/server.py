@@ -291,6 +291,8 @@ class _Handler(BaseHTTPRequestHandler):
         first, self.accepted = self.accepted or time.perf_counter(), 0.0
         self.first = (time.time() - (time.perf_counter() - first), first)
         self.arrival.begin()
+        # What a 408 is written with when the request line never comes whole.
+        self.command, self.requestline, self.request_version = "", "", "HTTP/1.1"
         try:
             self.raw_requestline = self.rfile.readline(65537)
             if len(self.raw_requestline) > 65536:
