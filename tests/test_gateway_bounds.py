@@ -420,3 +420,97 @@ def test_a_stray_of_one_trial_never_marks_the_other(tmp_path):
     assert innocent["valid"] and innocent["outcome"] == "passed", innocent
     assert not [r for r in innocent["requests"] if r["scope"] in ("refused", "unauthorized")]
     assert Path(store).is_dir()
+
+
+# --- #40: SIGTERM while a host request is held, through the real CLI ------------------
+
+class HoldingProxy:
+    """A host in front of the forge that forwards every request but holds, until
+    released, those whose User-Agent says `hold-me`."""
+
+    def __init__(self, upstream: str):
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        proxy = self
+        self.held, self.release = threading.Event(), threading.Event()
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args) -> None:
+                pass
+
+            def _forward(self) -> None:
+                if "hold-me" in self.headers.get("User-Agent", ""):
+                    proxy.held.set()
+                    proxy.release.wait(DEADLINE * 5)
+                length = int(self.headers.get("Content-Length") or 0)
+                headers = {k: v for k, v in self.headers.items()
+                           if k.lower() not in ("host", "content-length", "connection")}
+                reply = requests.request(self.command, upstream.rstrip("/") + self.path,
+                                         headers=headers, data=self.rfile.read(length),
+                                         allow_redirects=False, timeout=DEADLINE)
+                self.send_response(reply.status_code)
+                for name, value in reply.headers.items():
+                    if name.lower() not in ("content-length", "transfer-encoding", "connection",
+                                            "content-encoding"):
+                        self.send_header(name, value)
+                self.send_header("Content-Length", str(len(reply.content)))
+                self.end_headers()
+                self.wfile.write(reply.content)
+
+            do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = do_HEAD = _forward
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/"
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.release.set()
+        self._server.shutdown()
+        self._server.server_close()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(missing() is not None, reason="needs bubblewrap and socat")
+def test_sigterm_while_a_host_request_is_held_stops_the_run_at_once(tmp_path):
+    """The agent's request is held by the host; SIGTERM: the run ends (143) within a few
+    seconds, not once the held request gives up (the old gateway waited 30 s for it)."""
+    store, config, scratch = tmp_path / "results", tmp_path / "claude", tmp_path / "tmp"
+    config.mkdir()
+    scratch.mkdir()
+    with Forge() as forge, ScriptedModel([]) as model:
+        proxy = HoldingProxy(forge.url)
+
+        def turn_for(index: int, request: dict):
+            if tool_results(request):
+                return say("Done.")
+            text = json.dumps(request)
+            api = re.search(r"API base URL: (http://127\.0\.0\.1:[0-9]+/api/v1)", text)
+            token = re.search(r"access token is (bk_[0-9a-f]+)", text)
+            assert api and token, "the system prompt names no API or token"
+            return bash(f"curl -s -A hold-me -H 'Authorization: token {token.group(1)}' "
+                        f"{api.group(1)}/version")
+        model.turn_for = turn_for  # type: ignore[method-assign]
+        env = {**os.environ, "ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": "sk-test",
+               "CLAUDE_CONFIG_DIR": str(config), "BENCHKIT_CACHE_DIR": str(tmp_path / "cache"),
+               "BENCHKIT_ROOT": str(CHECKOUT), "PYTHONPATH": str(CHECKOUT), "TMPDIR": str(scratch)}
+        process = subprocess.Popen(
+            [*BENCHKIT, "run", str(CHECKOUT / "arms.d/raw-api.yaml"), "--task", INNOCENT,
+             "--host", proxy.url, "--token", forge.token, "--store", str(store), "--no-report",
+             "--no-replay-failures"],
+            env=env, cwd=tmp_path, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            start_new_session=True)
+        try:
+            assert proxy.held.wait(DEADLINE * 4), "the agent's request never reached the host"
+            started = time.monotonic()
+            process.send_signal(15)
+            stdout, stderr = process.communicate(timeout=DEADLINE * 2)
+            took = time.monotonic() - started
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
+            proxy.close()
+    assert process.returncode == 143, stdout + stderr
+    assert took < 10, f"the run took {took:.1f} s to stop"
