@@ -92,7 +92,7 @@ def test_calls_outside_the_trials_repository_are_refused_recorded_and_a_leak(
     before = snapshot(ctx.client, owner, name)
     trial = Trial(load_arm(CHECKOUT / "arms.d/raw-api.yaml"), shipped_tree.tasks[TASK])
     prepared = prepare_trial(trial, ctx)
-    token, api, mine = prepared.agent_token(ctx), ctx.gateway.api_url, prepared.repo.full_name
+    token, api, mine = prepared.agent_token(ctx), prepared.grant.api_url, prepared.repo.full_name
     hostile = [("GET", f"/repos/{owner}/{name}/issues", ""),
                ("PATCH", f"/repos/{owner}/{name}/issues/1", '{"state": "closed"}'),
                ("DELETE", f"/repos/{owner}/{name}", ""),
@@ -158,7 +158,7 @@ def test_a_tea_agent_reaching_the_host_with_curl_is_flagged(host, shipped_tree, 
     driver.script = [bash(f"{shutil.which('curl')} -s -o /dev/null -w 'status %{{http_code}}' "
                           f"-X PATCH -H 'Authorization: token {token}' "
                           f"-H 'Content-Type: application/json' -d '{{\"state\": \"closed\"}}' "
-                          f"{ctx.gateway.api_url}/repos/{repo.owner}/{repo.name}/issues/2"),
+                          f"{prepared.grant.api_url}/repos/{repo.owner}/{repo.name}/issues/2"),
                      say("Closed issue #2.")]
     sample = run_trial(trial, ctx, prepared).sample
     assert results(ctx, sample) == ["status 201"]  # in scope: it reached the host
@@ -175,7 +175,7 @@ def test_a_gateway_that_dies_mid_trial_is_a_harness_error(forge, shipped_tree, t
     prepared = prepare_trial(trial, ctx)
     repo, token = prepared.repo, prepared.agent_token(ctx)
     driver.script = [bash(f"curl -sS -X PATCH -H 'Authorization: token {token}' "
-                          f"-d state=closed {ctx.gateway.api_url}/repos/{repo.owner}/"
+                          f"-d state=closed {prepared.grant.api_url}/repos/{repo.owner}/"
                           f"{repo.name}/issues/2"), say("Closed issue #2.")]
     sample = run_trial(trial, ctx, prepared).sample
     assert (sample.outcome, sample.failure_class) == ("harness-error", "gateway"), sample.error
@@ -188,7 +188,7 @@ def test_a_gateway_that_dies_mid_trial_is_a_harness_error(forge, shipped_tree, t
     assert again.gateway is not ctx.gateway and again.gateway.alive
     driver.script = [bash(f"curl -sS -X PATCH -H 'Authorization: token {token}' "
                           f"-H 'Content-Type: application/json' -d '{{\"state\": \"closed\"}}' "
-                          f"{again.gateway.api_url}/repos/{repo.owner}/{repo.name}/issues/2"),
+                          f"{prepared.grant.api_url}/repos/{repo.owner}/{repo.name}/issues/2"),
                      say("Closed issue #2.")]
     clean = run_trial(trial, again, prepared).sample
     assert (clean.outcome, clean.valid) == ("passed", True), clean.error
