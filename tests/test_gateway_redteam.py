@@ -113,8 +113,11 @@ def test_calls_outside_the_trials_repository_are_refused_recorded_and_a_leak(
     assert refused == [(m, "/api/v1" + p.split("?")[0], 403) for m, p, _ in hostile]
     assert len([leak for leak in sample.leaks if "refused by the gateway" in leak]) == len(hostile)
     assert snapshot(ctx.client, owner, name) == before  # the other repository, untouched
-    # The trial is over: its token is refused at the gateway from now on.
-    after = requests.get(f"{api}/repos/{mine}",
+    # The trial is over: its door is shut, and its token refused at the gateway's other.
+    with pytest.raises(requests.ConnectionError):
+        requests.get(f"{api}/repos/{mine}", headers={"Authorization": f"token {token}"},
+                     timeout=30)
+    after = requests.get(f"{ctx.gateway.api_url}/repos/{mine}",
                          headers={"Authorization": f"token {token}"}, timeout=30)
     assert after.status_code == 401 and "invalid" in after.json()["message"]
 
