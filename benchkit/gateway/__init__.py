@@ -6,5 +6,6 @@ host); `operations` and its `operations.yaml` are the allow-list of what may be 
 `scope` decides a request against it; `bodies` reads a body as the host would and
 re-writes it; `crossrefs` finds text that would act on another repository; `framing`
 reads a body within the limits; `authorization` finds a token wherever the host would
-read one; `upstream` reaches the host. It imports nothing of the rest of benchkit.
+read one; `upstream` reaches the host; `doors` listens (each trial its own port, its
+connections and their time bounded); `answers` streams the host's answers back. It imports nothing of the rest of benchkit.
 """
