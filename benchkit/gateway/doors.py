@@ -159,8 +159,13 @@ class Doors:
             conn.close()
             self._turned_away(door)
             return
-        threading.Thread(target=self._run, args=(conn, door, accepted), daemon=True,
-                         name="benchkit-gateway-conn").start()
+        try:
+            threading.Thread(target=self._run, args=(conn, door, accepted), daemon=True,
+                             name="benchkit-gateway-conn").start()
+        except RuntimeError:  # no thread to be had: this connection goes, the door stays
+            with self._lock:
+                door.connections.discard(conn)
+            conn.close()
 
     def _run(self, conn: socket.socket, door: Door, accepted: float) -> None:
         try:
