@@ -181,6 +181,61 @@ def test_an_answer_streams_through_rewritten_never_held_whole(stand_in):
     assert grant.requests[-1]["bytes_out"] == length
 
 
+@pytest.mark.slow
+def test_four_huge_issue_lists_of_a_real_gitea_stream_through_at_once(gitea):
+    """B10: two labels with 1 MiB descriptions on 40 issues, then four issue lists at
+    once (about 80 MiB each): every answer reaches its tool whole, with the host's URL
+    nowhere in it, while the harness's memory grows by far less than one answer (the
+    old gateway held each whole, and a rewritten copy: 796 MiB at its peak)."""
+    client = Client(gitea.url, gitea.token)
+    name = f"gw-b10-{uuid.uuid4().hex[:6]}"
+    client.post("/user/repos", json={"name": name, "auto_init": True})
+    try:
+        labels = [client.post(f"/repos/{client.user}/{name}/labels", json={
+            "name": f"big-{n}", "color": "#ff0000",
+            "description": "lorem ipsum " * (MIB // 12)})["id"] for n in range(2)]
+        for n in range(40):
+            client.post(f"/repos/{client.user}/{name}/issues",
+                        json={"title": f"Issue {n}", "labels": labels})
+        host_root = gitea.url.rstrip("/").encode()
+        with Gateway(gitea.url) as gateway:
+            grant = gateway.issue(client.user, name, gitea.token)
+            sizes: list[int] = []
+            leaked: list[bool] = []
+
+            def list_issues() -> None:
+                tail, size, seen = b"", 0, False
+                with requests.get(f"{grant.api_url}/repos/{client.user}/{name}/issues",
+                                  params={"limit": 50, "state": "all"}, stream=True,
+                                  headers={"Authorization": f"token {grant.token}"},
+                                  timeout=DEADLINE * 5) as answer:
+                    for piece in answer.iter_content(64 * 1024):
+                        seen = seen or host_root in tail + piece
+                        tail, size = piece[-len(host_root):], size + len(piece)
+                sizes.append(size)
+                leaked.append(seen)
+            before, peak, done = rss(), [rss()], threading.Event()
+
+            def watch() -> None:
+                while not done.wait(0.005):
+                    peak[0] = max(peak[0], rss())
+            watcher = threading.Thread(target=watch, daemon=True)
+            watcher.start()
+            readers = [threading.Thread(target=list_issues) for _ in range(4)]
+            for reader in readers:
+                reader.start()
+            for reader in readers:
+                reader.join(DEADLINE * 5)
+            done.set()
+            watcher.join()
+            assert gateway.idle(timeout=DEADLINE)
+        assert len(sizes) == 4 and min(sizes) > 80 * MIB and leaked == [False] * 4, sizes
+        assert [e["status"] for e in grant.requests] == [200] * 4
+        assert peak[0] - before < 64 * MIB, f"grew {(peak[0] - before) / MIB:.0f} MiB"
+    finally:
+        delete_repo(client, client.user, name)
+
+
 def test_the_rewrite_in_pieces_is_the_rewrite_of_the_whole():
     root, own = b"http://127.0.0.1:3000", b"http://127.0.0.1:41234"
     text = b"".join(random.Random(7).choice([root, root + b"/", root + b"0", b"x", b"http:",
