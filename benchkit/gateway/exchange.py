@@ -34,6 +34,27 @@ FORWARDED = ("User-Agent", "Accept", "Git-Protocol")
 DRAIN_SECONDS = 2.0  # after a 413, how long the rest of the body is read and dropped
 CHUNK = 64 * 1024
 ABORTED = 499      # the status recorded for a request cut off before its answer was out
+SEND_SECONDS = 60.0  # how long a piece of an answer may wait for the tool to read
+
+
+class _Sending:
+    """The tool's side of the connection for writing: every byte sent, or an error; a
+    tool that stops reading for SEND_SECONDS is given up on."""
+
+    def __init__(self, sock: socket.socket):
+        self._sock = sock
+        self.closed = False
+
+    def write(self, data: bytes) -> int:
+        self._sock.settimeout(SEND_SECONDS)  # reads set their own (doors.Arrival)
+        self._sock.sendall(data)
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.closed = True
 
 
 class Keeper(Protocol):
@@ -72,7 +93,7 @@ class Exchange(BaseHTTPRequestHandler):
         self.arrival = Arrival(self.connection, self.gateway.limits.arrival_seconds)
         self.reader = io.BufferedReader(self.arrival, CHUNK)
         self.rfile = self.reader
-        self.wfile = self.connection.makefile("wb", 0)
+        self.wfile = _Sending(self.connection)  # type: ignore[assignment]
 
     def log_message(self, format: str, *args) -> None:
         pass  # the record is the log; a request line could carry a token in its query
