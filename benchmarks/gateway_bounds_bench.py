@@ -4,8 +4,9 @@ as in a run), with the suite's limits:
 
 - answer: a 1 GiB JSON answer of a stand-in host (its own process) naming the host's
   URL throughout, read by a client here: the resident memory it adds at its peak;
-- bodies: twelve 9 MiB comment bodies sent at once to the embedded forge against the
-  100 MiB per-trial budget: how many were taken, the bytes forwarded, the peak memory;
+- bodies: twelve 9 MiB comment bodies sent at once to the embedded forge (or a real
+  Gitea) against the 100 MiB per-trial budget: how many were taken, the bytes
+  forwarded, the peak memory (the forge's own included when it is the host);
 - connections: 500 connections each sending half a request line, through a real sandbox
   bridge (socat) to a trial's door: the harness's threads and bridge processes at their
   peak, and how long until each was answered and closed;
@@ -13,7 +14,7 @@ as in a run), with the suite's limits:
   each in a child process with a time limit (a text check worse than linear holds the
   interpreter, so a client in the same process could not even time out).
 
-    python3 benchmarks/gateway_bounds_bench.py [--only answer|bodies|connections|comment]
+    python3 benchmarks/gateway_bounds_bench.py [--only answer|bodies|connections|comment] [--gitea]
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from benchkit.documents import load_tree
 from benchkit.forge import Forge
 from benchkit.gateway.server import Gateway
 from benchkit.gitea import Client, delete_repo, provision
+from benchkit.gitea.server import Gitea
 
 MIB = 1024 * 1024
 HERE = Path(__file__).resolve()
@@ -93,12 +95,13 @@ def answer() -> None:
 
 
 
-def bodies() -> None:
+def bodies(on_gitea: bool) -> None:
     tree = load_tree()
-    with Forge() as forge, Client(forge.url, forge.token) as client, Gateway(forge.url) as gateway:
+    with (Gitea() if on_gitea else Forge()) as host, Client(host.url, host.token) as client, \
+            Gateway(host.url) as gateway:
         repo = provision(client, tree.seeds["default"])
         try:
-            grant = gateway.issue(repo.owner, repo.name, forge.token)
+            grant = gateway.issue(repo.owner, repo.name, host.token)
             body = json.dumps({"body": "lorem ipsum dolor " * (9 * MIB // 18)}).encode()
             head = (f"POST /api/v1/repos/{repo.full_name}/issues/1/comments HTTP/1.1\r\n"
                     f"Host: x\r\nAuthorization: token {grant.token}\r\nConnection: close\r\n"
@@ -122,7 +125,8 @@ def bodies() -> None:
                     sender.join()
                 gateway.idle()
             forwarded = sum(e["bytes_in"] for e in grant.requests if e["status"] == 201)
-            print(f"bodies: 12 x {len(body) / MIB:.1f} MiB at once, budget "
+            print(f"bodies ({'a real Gitea' if on_gitea else 'the embedded forge, in this process'}): "
+                  f"12 x {len(body) / MIB:.1f} MiB at once, budget "
                   f"{gateway.limits.trial_bytes / MIB:.0f} MiB: {answers.count(b'201')} taken, "
                   f"{answers.count(b'413')} refused (413); {forwarded} bytes forwarded "
                   f"({forwarded / MIB:.1f} MiB); harness memory +{(peak.peak - peak.start) / MIB:.0f} MiB at peak")
@@ -195,13 +199,16 @@ def comment(kind: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", choices=["answer", "bodies", "connections", "comment"])
+    parser.add_argument("--gitea", action="store_true",
+                        help="the bodies against a real Gitea (scripts/test-setup builds it)")
     parser.add_argument("--comment-of", choices=["words", "letters"], help=argparse.SUPPRESS)
     parser.add_argument("--limit", type=float, default=120.0,
                         help="seconds a 1 MiB comment may take (default 120)")
     args = parser.parse_args()
     if args.comment_of:
         return comment(args.comment_of)
-    sections = {"answer": answer, "bodies": bodies, "connections": connections}
+    sections = {"answer": answer, "bodies": lambda: bodies(args.gitea),
+                "connections": connections}
     for name, run in sections.items():
         if args.only in (None, name):
             run()
