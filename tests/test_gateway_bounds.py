@@ -10,6 +10,7 @@ of known answers, and B08 through the real CLI with two trials at once."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -36,6 +37,7 @@ from benchkit.gateway.answers import Rewriter
 from benchkit.gateway.framing import Limits
 from benchkit.gateway.server import Gateway
 from benchkit.gitea import Client, delete_repo
+from benchkit.isolation import sandbox
 from benchkit.isolation.sandbox import missing
 
 MIB = 1024 * 1024
@@ -303,6 +305,37 @@ def test_a_flood_of_half_sent_requests_costs_bounded_threads_and_is_the_trials(f
         assert _threads() <= base + 2
     finally:
         delete_repo(client, client.user, name)
+
+
+@pytest.mark.skipif(missing() is not None, reason="needs bubblewrap and socat")
+def test_a_flood_through_the_sandboxs_bridge_costs_bounded_processes(forge, tmp_path,
+                                                                      monkeypatch):
+    """B11b: the bridge's socat forked one process a connection (202 for 200). Now at
+    most BRIDGE_CHILDREN at once on the harness's side; the rest wait their turn and
+    are answered all the same."""
+    monkeypatch.setattr(sandbox, "BRIDGE_CHILDREN", 8)
+    with Gateway(forge.url, limits=Limits(connections=4, arrival_seconds=0.5)) as gateway:
+        grant = gateway.issue(forge.user, "anything", forge.token)
+        box = sandbox.Sandbox(tmp_path / "root", workdir=tmp_path / "work", home=tmp_path / "home",
+                              tmp=tmp_path / "tmp", host_url=grant.url)
+        with box:
+            assert box._bridge is not None
+            children = Path(f"/proc/{box._bridge.pid}/task/{box._bridge.pid}/children")
+            conns, most = [], 0
+            for _ in range(40):
+                conn = socket.socket(socket.AF_UNIX)
+                conn.connect(str(box.socket))
+                conn.sendall(b"GET /api/v1/vers")
+                conns.append(conn)
+                most = max(most, len(children.read_text().split()))
+            for conn in conns:
+                conn.settimeout(DEADLINE)
+                with contextlib.suppress(OSError):
+                    while conn.recv(4096):
+                        most = max(most, len(children.read_text().split()))
+                conn.close()
+    assert 0 < most <= 8, most
+    assert len(grant.requests) >= 8  # each connection that reached the door is on record
 
 
 def test_a_request_half_sent_is_cut_off_after_its_time_to_arrive(forge):
