@@ -208,6 +208,7 @@ class Exchange(BaseHTTPRequestHandler):
             assert grant is not None
             decision = decide(self.command, target.path, found.query, grant.owner, grant.repo,
                               body, grant.user, self.headers.get("Content-Type") or "")
+            del body  # what is forwarded is the decision's own body: the tool's goes now
             entry["scope"] = decision.scope
             if decision.reason:
                 entry["reason"] = decision.reason
