@@ -165,7 +165,7 @@ def test_every_attack_is_refused_the_trial_is_a_leak_and_nothing_else_changes(
     pull = ctx.client.get(f"/repos/{repo}/pulls", params={"state": "open"})[0]["number"]
     before = (fingerprint(host, host.token, victim), fingerprint(host, other_token, private),
               fingerprint(host, host.token, private))
-    listed = attacks(ctx.gateway.api_url, ctx.gateway.url, host.url, repo, token, victim,
+    listed = attacks(prepared.grant.api_url, prepared.grant.url, host.url, repo, token, victim,
                      private, pull)
     lines = [f"curl -s -o /dev/null -w '%{{http_code}}\\n' -H 'Authorization: token {token}' {args}"
              for _, args in listed]

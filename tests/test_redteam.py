@@ -181,7 +181,7 @@ def test_hostile_lines_reach_nothing_and_the_next_trial_runs_clean(forge, shippe
     driver.script = [bash("ls -a ~; echo \"HOME=$HOME\"; type pyenv 2>&1 | head -1"),
                      bash(f"curl -s -X PATCH -H 'Authorization: token {token}' "
                           f"-H 'Content-Type: application/json' -d '{{\"state\": \"closed\"}}' "
-                          f"{ctx.gateway.api_url}/repos/{repo.owner}/{repo.name}/issues/2"),
+                          f"{prepared.grant.api_url}/repos/{repo.owner}/{repo.name}/issues/2"),
                      say("Closed issue #2.")]
     clean = run_trial(trial, ctx, prepared).sample
     assert (clean.outcome, clean.valid) == ("passed", True), clean.error

@@ -5,8 +5,10 @@ An HTTPS host is reached with certificate checks; a host under a sub-path keeps 
 from __future__ import annotations
 
 import http.client
+import socket
 import ssl
 import threading
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 UPSTREAM_TIMEOUT = 300.0
@@ -48,16 +50,21 @@ class Upstream:
                     return
         conn.close()
 
-    def forward(self, method: str, target: str, headers: dict[str, str],
-                body: bytes) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
+    def forward(self, method: str, target: str, headers: dict[str, str], body: bytes,
+                watch: Callable[[socket.socket | None], None] = lambda sock: None,
+                ) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
         """Send one request to the host; a kept-alive connection the host has closed
-        meanwhile is retried once on a new one for an idempotent method."""
+        meanwhile is retried once on a new one for an idempotent method. `watch` is
+        given the connection's socket before anything is sent on it (to cut it off)."""
         target = self._base + target
         headers = {**headers, "Host": self._netloc, "Accept-Encoding": "identity"}
         reuse = True
         while True:
             conn, kept = self._connection(reuse)
             try:
+                if conn.sock is None:
+                    conn.connect()
+                watch(conn.sock)
                 conn.request(method, target, body=body, headers=headers)
                 return conn, conn.getresponse()
             except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):

@@ -48,6 +48,9 @@ NAMESPACES = ("--die-with-parent", "--new-session", "--unshare-user", "--disable
 # Variables of the harness's own that may pass into the sandbox (values, not secrets).
 PASSED = ("LANG", "LC_ALL", "TERM")
 BRIDGE_WAIT_S = 2.0
+# The bridge's processes on the harness's side, one a connection: bounded (a flood
+# waits in the socket's backlog), above what the gateway serves a trial at once.
+BRIDGE_CHILDREN = 64
 
 
 class SandboxError(IsolationError):
@@ -136,7 +139,8 @@ class Sandbox:
         self._keep_pristine()
         if target is not None:
             self._bridge = subprocess.Popen(
-                [shutil.which("socat") or "socat", f"UNIX-LISTEN:{self.socket},fork",
+                [shutil.which("socat") or "socat",
+                 f"UNIX-LISTEN:{self.socket},fork,max-children={BRIDGE_CHILDREN}",
                  f"TCP:{target[0]}:{target[1]}"],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 env={"PATH": os.defpath, **self.markers})

@@ -201,9 +201,10 @@ def _vanished(bin_dir: Path | None) -> dict[str, str]:
 
 
 def _coordinates(ctx: RunContext, prepared: Prepared, user: str) -> Coordinates:
-    repo = prepared.repo
-    assert repo is not None and ctx.gateway is not None  # only a prepared trial is played
-    return Coordinates(host_url=ctx.gateway.url, api_url=ctx.gateway.api_url,
+    repo, grant = prepared.repo, prepared.grant
+    assert repo is not None and grant is not None  # only a prepared trial is played
+    # The trial's own door: what comes through it is the trial's, token or not.
+    return Coordinates(host_url=grant.url, api_url=grant.api_url,
                        token=prepared.agent_token(ctx), owner=repo.owner, repo=repo.name,
                        user=user)
 

@@ -27,7 +27,7 @@ from benchkit.run.outcome import harness_class
 from benchkit.run.plan import Trial, not_runnable
 from benchkit.sample import Containment
 from benchkit.scrub import environment_secrets
-from benchkit.stopping import shielded
+from benchkit.stopping import shielded, stopping
 from benchkit.store import Store
 
 log = logging.getLogger(__name__)
@@ -63,8 +63,7 @@ class RunContext:
 
     def __post_init__(self) -> None:
         if self.gateway is None:
-            self.gateway = gateway_for(self.client.url, Limits(
-                self.suite.max_request_bytes, self.suite.max_trial_upload_bytes))
+            self.gateway = gateway_for(self.client.url, limits(self.suite))
 
     def secrets(self) -> list[str]:
         """What never reaches the store: the host tokens, the driver's credentials, the
@@ -114,8 +113,9 @@ class Prepared:
         return self.grant.token if self.grant is not None else ""
 
     def end_grant(self, ctx: RunContext) -> None:
+        """The grant ends; on a stop, what it has in flight is cut off at once."""
         if self.grant is not None and ctx.gateway is not None:
-            ctx.gateway.end(self.grant)
+            ctx.gateway.end(self.grant, abort=stopping)
 
     def discard(self, ctx: RunContext) -> str | None:
         """Delete the repository (a run loop that will not use it) and revoke the
@@ -155,6 +155,12 @@ def _delete_user(ctx: RunContext, login: str) -> str | None:
     except Exception as exc:  # the run's own result matters more
         log.warning("could not delete %s: %s", login, ctx.client.scrub(str(exc)))
         return f"the trial's user {login} was left behind with its repository (`benchkit gc` finds it)"
+
+
+def limits(suite: Suite) -> Limits:
+    """The gateway's limits, as the suite sets them."""
+    return Limits(suite.max_request_bytes, suite.max_trial_upload_bytes,
+                  suite.max_trial_connections, suite.request_arrival_seconds)
 
 
 def runnable(trial: Trial, ctx: RunContext) -> None:

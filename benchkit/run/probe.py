@@ -49,7 +49,7 @@ from benchkit.isolation.assembly import MCP_SERVER_NAME
 from benchkit.isolation.sandbox import Sandbox
 from benchkit.run.host import HostFacts
 from benchkit.scrub import scrub
-from benchkit.stopping import marked, shielded
+from benchkit.stopping import marked, shielded, stopping
 from benchkit.surface import Surface, canonical_tools
 
 VERSION_TIMEOUT = 30
@@ -167,7 +167,7 @@ def _probe_arm(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed,
         return _probe(arm, ctx, repo, seed, grant, confine)
     finally:
         if grant is not None:
-            gateway.end(grant)
+            gateway.end(grant, abort=stopping)
         if token_id is not None:
             with shielded():
                 revoke_agent_token(ctx.client.url, ctx.admin_token or ctx.client.token, token_id)
@@ -184,14 +184,13 @@ def announced_names(arm: Arm, tools: list[dict]) -> tuple[str, ...]:
 def _probe(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed, grant: Grant,
            confine: bool) -> tuple[str | None, Surface | None, str | None]:
     client, token = ctx.client, grant.token
-    gateway = gateway_for(client.url)
     with journal.tempdir("benchkit-probe-") as workdir:
         try:
-            assembly = assemble(arm, ctx.suite, host_url=gateway.url, api_url=gateway.api_url,
+            assembly = assemble(arm, ctx.suite, host_url=grant.url, api_url=grant.api_url,
                                 token=token, owner=repo.owner, repo=repo.name,
                                 user=client.user, workdir=Path(workdir), root=ctx.root)
             with assembly:
-                host_url = gateway.url if confine else None
+                host_url = grant.url if confine else None
                 call, ok, output, tools = _call(arm, assembly, Path(workdir), host_url)
                 version = (sandboxed_version(arm, assembly, Path(workdir), host_url)
                            if ok and host_url and arm.tool.kind == "shell" else None)
