@@ -104,8 +104,12 @@ def _plan_gates(checked: Checked, progress: Progress, settings: RunSettings,
 def _on_host(checked: Checked, progress: Progress, settings: RunSettings, stop: Stop) -> RunEnd:
     """The run on its host under the run's journal (benchkit.journal): a run that leaves
     a user or repository behind says so and ends `left_behind`."""
-    with journaled(settings.store_dir, progress.note) as held:
-        end = _journaled_run(checked, progress, settings, stop, held)
+    try:
+        with journaled(settings.store_dir, progress.note) as held:
+            end = _journaled_run(checked, progress, settings, stop, held)
+    except Unwritable as error:  # no journal, so nothing may be made: a full disk
+        progress.note(f"error: {error}")
+        return RunEnd("host", blocked=str(error))
     return replace(end, left_behind=True) if held.leftover else end
 
 
