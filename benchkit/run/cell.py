@@ -205,7 +205,7 @@ def _coordinates(ctx: RunContext, prepared: Prepared, user: str) -> Coordinates:
     assert repo is not None and grant is not None  # only a prepared trial is played
     # The trial's own door: what comes through it is the trial's, token or not.
     return Coordinates(host_url=grant.url, api_url=grant.api_url,
-                       token=prepared.agent_token(ctx), owner=repo.owner, repo=repo.name,
+                       token=prepared.agent_token, owner=repo.owner, repo=repo.name,
                        user=user)
 
 

@@ -108,7 +108,8 @@ class Prepared:
         """Whom the trial acts as on the host: its own user, else the run's."""
         return self.client or ctx.client
 
-    def agent_token(self, ctx: RunContext) -> str:
+    @property
+    def agent_token(self) -> str:
         """The only token the agent ever holds: valid at the gateway, for this trial."""
         return self.grant.token if self.grant is not None else ""
 
