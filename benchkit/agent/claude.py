@@ -11,7 +11,10 @@ and in the permission callback for anything that still reaches it.
 The turn cap is the CLI's max turns. The wall-clock backstop kills every process of
 the run: each carries a marker in its environment (BENCHKIT_RUN=<id>), so the CLI, its
 shells, their children and the MCP server are all found and ended, even ones that
-left the CLI's process group.
+left the CLI's process group. The CLI runs under a parent-death signal (a wrapper in the
+run's private directory: benchkit.lifetime), so a harness killed outright takes it
+along at once, before it can send another model request; the run's stop's watchdog
+ends the rest (they carry the run's tag).
 
 The system prompt and the MCP servers' config hold the Gitea token: they reach the CLI
 as files in the run's private directory, removed after the run, never as arguments
@@ -36,6 +39,7 @@ import asyncio
 import logging
 import os
 import re
+import shlex
 import shutil
 import signal
 import tempfile
@@ -59,6 +63,7 @@ from claude_agent_sdk import (
 )
 
 from benchkit.isolation.sandbox import Sandbox, SandboxError
+from benchkit.lifetime import dies_with_thread
 from benchkit.scrub import environment_secrets
 from benchkit.stopping import STOP_SIGNALS, stopping
 
@@ -67,7 +72,7 @@ from . import usage as usage_of
 from .driver import MARKERS, AgentRequest, AgentRun, kill_marked
 from .ending import classify_result, classify_result_error, refused_status, watch_model
 from .private_inputs import mcp_allowlisted, private_inputs
-from .runtime import OnTheCli
+from .runtime import OnTheCli, bundled_cli
 from .transcript import Recorder
 
 RUN_MARKER = "BENCHKIT_RUN"
@@ -289,7 +294,7 @@ class ClaudeDriver(OnTheCli):
             cwd=str(cwd),
             env=self._env(request, marker, scratch, sandbox),
             stderr=on_stderr,
-            cli_path=self.cli_path,
+            cli_path=self._dies_with_run(scratch),
             include_partial_messages=True,  # each request's usage (benchkit.anatomy)
         )
 
@@ -315,6 +320,18 @@ class ClaudeDriver(OnTheCli):
         if sandbox is not None:
             env["CLAUDE_CODE_SHELL_PREFIX"] = str(sandbox.prefix)
         return env
+
+    def _dies_with_run(self, scratch: Path) -> str | None:
+        """The CLI, started so that it dies with the thread that starts it: the SDK
+        starts it on this run's event loop, whose thread outlives the run."""
+        cli = self.cli_path or bundled_cli()
+        argv = dies_with_thread([cli]) if cli else []
+        if len(argv) < 2:
+            return self.cli_path  # no CLI (the SDK says so), or no setpriv
+        wrapper = scratch / "cli"
+        wrapper.write_text(f'#!/bin/sh\nexec {shlex.join(argv)} "$@"\n')
+        wrapper.chmod(0o700)
+        return str(wrapper)
 
     def _config_dir(self, scratch: Path) -> Path:
         if self.config_dir:
