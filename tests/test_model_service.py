@@ -209,6 +209,21 @@ def test_a_stream_that_stalls_is_ended_by_the_idle_limit_long_before_the_backsto
     assert "model stream stalled 2 s (request 2, mid-stream)" in shown(ctx)
 
 
+@pytest.mark.parametrize("fault", [faults.pings(0), faults.trickle(0)], ids=["pings", "trickle"])
+def test_a_stream_kept_alive_without_progress_is_a_stall(forge, shipped_tree, tmp_path, fault):
+    """Keep-alive pings, or empty text deltas twice a second, are signs the connection
+    lives, not that the model answers: the idle limit ends the request all the same."""
+    def script(ctx, prepared):
+        return [bash("echo hi"), Turn(text="x", fault=fault)]
+    result, ctx, cell = trial(forge, shipped_tree, tmp_path, script, model_idle_seconds=2,
+                              backstop_seconds=40)
+    uncharged(result, ctx, cell, "model-service")
+    assert result.sample.duration_s < 30, result.sample.error  # the backstop is 40 s
+    assert result.sample.model_service["stall"] == {"request": 2, "idle_s": pytest.approx(2, abs=1.5),
+                                                    "streaming": True}
+    assert "model stream stalled 2 s (request 2, mid-stream)" in shown(ctx)
+
+
 def test_a_command_that_outlasts_the_idle_limit_is_no_stall(forge, shipped_tree, tmp_path):
     """The agent's own time is never the service's: a tool that runs past the idle
     limit (an agent that would hide its hang behind it) is not a stall."""
