@@ -4,6 +4,7 @@ outcome, whether the arm is charged, whether `--until` runs the trial again, whe
 the failure replay would take it, and what `benchkit show` says. Usage is measured:
 the figures the stand-in reports are the sample's."""
 
+import gc
 import json
 import os
 import signal
@@ -324,6 +325,28 @@ def test_a_cli_killed_from_outside_is_no_fault_of_the_mcp_arm(forge, shipped_tre
     result, ctx, cell = trial(forge, shipped_tree, tmp_path, lambda ctx, p: [Turn(stall=True)],
                               during=kill_cli, arm="tests/arms/gitea-mcp-pypi.yaml")
     uncharged(result, ctx, cell, "cli-killed")
+
+
+@pytest.mark.skipif(not GITEA_MCP.exists() and not os.environ.get("CI"),
+                    reason="scripts/test-setup installs gitea-mcp")
+def test_an_mcp_server_that_hangs_at_start_is_a_startup_error_said_in_one_line(
+        forge, shipped_tree, tmp_path, monkeypatch, capfd, caplog):
+    """The CLI waits for the server up to its MCP_TIMEOUT (never starts the agent
+    without its tools), the trial is the harness's, and nothing prints a traceback of
+    a session closed after its event loop."""
+    server = tmp_path / "hanging-mcp"
+    server.write_text("#!/bin/sh\nexec sleep 987658\n")
+    server.chmod(0o755)
+    monkeypatch.setenv("BENCHKIT_GITEA_MCP", str(server))
+    result, ctx, cell = trial(forge, shipped_tree, tmp_path, lambda ctx, p: [say("unreached")],
+                              arm="tests/arms/gitea-mcp-pypi.yaml", env={"MCP_TIMEOUT": "3000"})
+    uncharged(result, ctx, cell, "sdk-startup")
+    assert result.sample.error.startswith("MCP server(s) did not start: gitea (failed)")
+    assert [r for r in ctx.driver.model.messages() if r.body.get("tools")] == []
+    gc.collect()  # a session left to the collector speaks now
+    said = "".join(capfd.readouterr()) + caplog.text
+    for noise in ("Traceback", "Event loop is closed", "that handles pid"):
+        assert noise not in said
 
 
 def test_refused_credentials_stop_the_whole_run_with_one_line(tmp_path, monkeypatch, quiet):

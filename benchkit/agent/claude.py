@@ -36,6 +36,7 @@ The SDK has no temperature option: runs use the runtime's default (docs/driver.m
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import re
@@ -187,7 +188,8 @@ class ClaudeDriver(OnTheCli):
         watch = asyncio.ensure_future(watch_model(recorder, request.model_idle_seconds, end))
         # Shielded, so that a Ctrl-C (or the last-resort timeout) kills the run's
         # processes before the SDK's own shutdown starts waiting for them to exit.
-        consume = asyncio.ensure_future(self._consume(request, options, recorder))
+        consume = asyncio.ensure_future(self._consume(
+            request, options, recorder, lambda: kill_marked(RUN_MARKER, marker)))
         stop, error, status = "end", None, None
         try:
             async with asyncio.timeout(request.backstop_seconds + GRACE_SECONDS):
@@ -243,12 +245,23 @@ class ClaudeDriver(OnTheCli):
                        readonly=tuple(map(Path, request.readonly)),
                        masked=(sockets,), markers=markers)
 
-    async def _consume(self, request, options, recorder) -> tuple[str, str | None, int | None]:
-        async for message in query(prompt=_prompt(request.prompt), options=options):
-            recorder.add(message)
-            failed = _failed_mcp_servers(message)
-            if failed:
-                return "startup-error", f"MCP server(s) failed to start: {', '.join(failed)}", None
+    async def _consume(self, request, options, recorder,
+                       kill) -> tuple[str, str | None, int | None]:
+        messages = query(prompt=_prompt(request.prompt), options=options)
+        try:
+            async for message in messages:
+                recorder.add(message)
+                unstarted = _unstarted_mcp_servers(message)
+                if unstarted:
+                    kill()  # the CLI would wait for the rest of a session that never comes
+                    return "startup-error", (
+                        f"MCP server(s) did not start: {', '.join(unstarted)} (one that hangs "
+                        f"at start fails after the CLI's MCP_TIMEOUT)"), None
+        finally:
+            # Closed on this loop: left to the garbage collector, the SDK's session would
+            # end after asyncio.run closed the loop ("RuntimeError: Event loop is closed").
+            with contextlib.suppress(Exception):
+                await messages.aclose()  # type: ignore[attr-defined]  # an async generator
         result = recorder.result
         if result is not None and result.is_error:
             return classify_result(result.subtype, result.terminal_reason,
@@ -314,6 +327,9 @@ class ClaudeDriver(OnTheCli):
             env[variable] = str(scratch / name)
         if request.mcp_servers:
             env["ENABLE_TOOL_SEARCH"] = "false"  # eager, unless the arm (its env, below) says so
+            # The agent starts once its servers are up or have failed (MCP_TIMEOUT), never
+            # without their tools while one is still connecting.
+            env["MCP_CONNECTION_NONBLOCKING"] = "false"
         env["SHELL"] = "/bin/bash"  # the curated PATH may hold no shell
         env.update(request.env)
         env[RUN_MARKER] = marker
@@ -375,13 +391,15 @@ async def _prompt(text: str):
            "parent_tool_use_id": None, "session_id": ""}
 
 
-def _failed_mcp_servers(message) -> list[str]:
-    """A server that failed to start leaves the agent without tools: stop before the
-    model spends a token on it."""
+def _unstarted_mcp_servers(message) -> list[str]:
+    """A server that did not start leaves the agent without tools: stop before the
+    model spends a token on it. "name (status)" of each: failed, or still pending (the
+    CLI starts the agent without a server that is slow to connect, unless told to wait:
+    MCP_CONNECTION_NONBLOCKING, set in _env)."""
     if not (isinstance(message, SystemMessage) and message.subtype == "init"):
         return []
-    return [s.get("name", "?") for s in message.data.get("mcp_servers", [])
-            if s.get("status") == "failed"]
+    return [f"{s.get('name', '?')} ({s.get('status')})" for s in message.data.get("mcp_servers", [])
+            if s.get("status") != "connected"]
 
 
 def _tail(lines) -> str:
