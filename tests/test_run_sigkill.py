@@ -50,10 +50,12 @@ GITEA_MCP = CHECKOUT / ".venvs/gitea-mcp/bin/gitea-mcp"
 
 
 def hanging_server(directory: Path) -> Path:
-    """An MCP server that never answers (it sleeps instead of serving)."""
+    """An MCP server that says its version and never answers (it sleeps instead of
+    serving): pre-flight's probe starts it and waits."""
     directory.mkdir(exist_ok=True)
     server = directory / "hanging-mcp"
-    server.write_text(f"#!/bin/sh\nexec sleep {MCP_HANG}\n")
+    server.write_text('#!/bin/sh\n[ "$1" = --version ] && exec echo gitea-mcp 0.5.1\n'
+                      f"exec sleep {MCP_HANG}\n")
     server.chmod(0o755)
     return server
 

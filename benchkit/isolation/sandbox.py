@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from benchkit.stopping import marked
+
 from .errors import IsolationError
 from .mounts import Mounts
 from .shown import hidden_dirs, inside, outermost_kept, path_dirs
@@ -291,8 +293,8 @@ def probe() -> str | None:
                           tmp=root / "tmp")
         # A process of the harness's side holding the canary: its environment must
         # stay out of sight, as must the prefix's own (bwrap's, without `env -i`).
-        sibling = subprocess.Popen(["sleep", "30"],
-                                   env={**os.environ, "BENCHKIT_PROBE_SECRET": canary})
+        sibling = subprocess.Popen(["sleep", "30"],  # marked: it dies with a killed run
+                                   env=marked({**os.environ, "BENCHKIT_PROBE_SECRET": canary}))
         try:
             with sandbox:
                 done = subprocess.run(
