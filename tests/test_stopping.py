@@ -20,6 +20,7 @@ from conftest import BENCHKIT, CHECKOUT
 from synthetic import sample, write_store
 
 from benchkit import stopping
+from benchkit.lifetime import dies_with_thread
 from benchkit.report import write_reports
 from benchkit.stopping import RUN_TAG, SAME_INTERRUPT, Interrupted, Stop
 
@@ -252,3 +253,20 @@ def _alive(pid: str) -> bool:
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def test_a_program_started_to_die_with_its_thread_dies_with_it():
+    """The Claude CLI's parent-death signal (setpriv --pdeathsig KILL): the kernel ends
+    the program when the thread that started it ends, with no watchdog to look."""
+    started: list[subprocess.Popen] = []
+
+    def start():
+        started.append(subprocess.Popen(dies_with_thread(["sleep", "987659"])))
+        deadline = time.monotonic() + 60
+        while _cmdline(str(started[0].pid)) != b"sleep\x00987659\x00":  # setpriv has set it
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+    thread = threading.Thread(target=start)
+    thread.start()
+    thread.join()
+    assert started[0].wait(timeout=60) == -signal.SIGKILL

@@ -347,7 +347,8 @@ class ClaudeDriver(OnTheCli):
         wrapper = scratch / "cli"
         wrapper.write_text(f'#!/bin/sh\nexec {shlex.join(argv)} "$@"\n')
         wrapper.chmod(0o700)
-        return str(wrapper)
+        # A directory mounted noexec: the CLI itself, the watchdog alone behind it.
+        return str(wrapper) if os.access(wrapper, os.X_OK) else self.cli_path
 
     def _config_dir(self, scratch: Path) -> Path:
         if self.config_dir:
