@@ -248,20 +248,20 @@ class ClaudeDriver(OnTheCli):
     async def _consume(self, request, options, recorder,
                        kill) -> tuple[str, str | None, int | None]:
         messages = query(prompt=_prompt(request.prompt), options=options)
-        try:
-            async for message in messages:
-                recorder.add(message)
-                unstarted = _unstarted_mcp_servers(message)
-                if unstarted:
-                    kill()  # the CLI would wait for the rest of a session that never comes
-                    return "startup-error", (
-                        f"MCP server(s) did not start: {', '.join(unstarted)} (one that hangs "
-                        f"at start fails after the CLI's MCP_TIMEOUT)"), None
-        finally:
-            # Closed on this loop: left to the garbage collector, the SDK's session would
-            # end after asyncio.run closed the loop ("RuntimeError: Event loop is closed").
-            with contextlib.suppress(Exception):
-                await messages.aclose()  # type: ignore[attr-defined]  # an async generator
+        async for message in messages:
+            recorder.add(message)
+            unstarted = _unstarted_mcp_servers(message)
+            if unstarted:
+                kill()  # the CLI would wait for the rest of a session that never comes
+                # Drained to its end, not abandoned: query() does not close the SDK's own
+                # generator, which the garbage collector would then end after asyncio.run
+                # closed the loop ("RuntimeError: Event loop is closed").
+                with contextlib.suppress(Exception):
+                    async for _ in messages:
+                        pass
+                return "startup-error", (
+                    f"MCP server(s) did not start: {', '.join(unstarted)} (one that hangs "
+                    f"at start fails after the CLI's MCP_TIMEOUT)"), None
         result = recorder.result
         if result is not None and result.is_error:
             return classify_result(result.subtype, result.terminal_reason,
