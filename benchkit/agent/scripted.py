@@ -323,6 +323,15 @@ class _Handler(BaseHTTPRequestHandler):
                 break
         self.close_connection = True
 
+    def linger(self, seconds: float) -> bool:
+        """Wait `seconds` (a stall that keeps the stream alive); False once the server
+        stops or the client went away."""
+        self.server.model.stalled.set()
+        if self.server.model._stopped.wait(seconds):
+            return False
+        ready, _, _ = select.select([self.connection], [], [], 0)
+        return not (ready and not self.connection.recv(1, socket.MSG_PEEK))
+
     def send_json(self, status: int, payload: dict, headers: dict | None = None) -> None:
         data = json.dumps(payload).encode()
         self.send_response(status)

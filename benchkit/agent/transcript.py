@@ -13,7 +13,7 @@ Events (plain dicts, JSON-ready), in stream order:
                stop reason and whether its stream completed; `usage_missing` names
                the figures its stream did not report (benchkit.agent.accounting)
   api_retry    the CLI retried a model request (status, error, delay: service.py)
-  model_stall  no stream event of an outstanding model request within the idle limit
+  model_stall  no progress of an outstanding model request within the idle limit
   model_outstanding  a model request still outstanding when a cap ended the run
   result       the runtime's own final figures (turns, cost, usage, stop reason)
   stop         how the run ended, with any error text
@@ -163,7 +163,7 @@ class Recorder:
         if message.parent_tool_use_id is not None:
             return
         event = message.event
-        if self.waiting_since is not None:  # a sign of life of the request in flight
+        if self.waiting_since is not None and progress(event):  # the request in flight moves
             self.last_sign = max(self.last_sign, self.now())
         if event.get("type") == "message_start":
             self._asked()
@@ -227,6 +227,23 @@ class Recorder:
                 allowed, reason = self.decisions.get(event["id"], (None, None))
                 event["allowed"], event["reason"] = allowed, reason
         return self.events
+
+
+def progress(event: dict) -> bool:
+    """Whether a stream event moves the answer on. A ping, a delta that adds nothing
+    (an empty text), an empty block opened, or an event of a kind unknown here say only
+    that the connection lives: a stream of nothing else is a stall all the same."""
+    kind = event.get("type")
+    if kind in ("message_start", "message_delta", "message_stop", "content_block_stop"):
+        return True
+    if kind == "content_block_delta":
+        delta = event.get("delta") or {}
+        return any(value for key, value in delta.items() if key != "type")
+    if kind == "content_block_start":
+        block = event.get("content_block") or {}
+        return block.get("type") not in ("text", "thinking") or bool(
+            block.get("text") or block.get("thinking"))
+    return False
 
 
 def loaded_tools(content) -> list[str] | None:

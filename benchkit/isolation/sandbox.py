@@ -36,6 +36,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from benchkit import journal
+from benchkit.stopping import marked
 
 from .errors import IsolationError
 from .mounts import Mounts
@@ -297,8 +298,8 @@ def probe() -> str | None:
                           tmp=root / "tmp")
         # A process of the harness's side holding the canary: its environment must
         # stay out of sight, as must the prefix's own (bwrap's, without `env -i`).
-        sibling = subprocess.Popen(["sleep", "30"],
-                                   env={**os.environ, "BENCHKIT_PROBE_SECRET": canary})
+        sibling = subprocess.Popen(["sleep", "30"],  # marked: it dies with a killed run
+                                   env=marked({**os.environ, "BENCHKIT_PROBE_SECRET": canary}))
         try:
             with sandbox:
                 done = subprocess.run(
