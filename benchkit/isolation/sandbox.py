@@ -52,6 +52,9 @@ BRIDGE_WAIT_S = 2.0
 # The bridge's processes on the harness's side, one a connection: bounded (a flood
 # waits in the socket's backlog), above what the gateway serves a trial at once.
 BRIDGE_CHILDREN = 64
+# The connections that wait there for a process, as the kernel holds them (socat's default
+# is 5: a burst of parallel requests beyond the children met a refused connection).
+BRIDGE_BACKLOG = 1024
 
 
 class SandboxError(IsolationError):
@@ -141,7 +144,8 @@ class Sandbox:
         if target is not None:
             self._bridge = subprocess.Popen(
                 [shutil.which("socat") or "socat",
-                 f"UNIX-LISTEN:{self.socket},fork,max-children={BRIDGE_CHILDREN}",
+                 f"UNIX-LISTEN:{self.socket},fork,max-children={BRIDGE_CHILDREN},"
+                 f"backlog={BRIDGE_BACKLOG}",
                  f"TCP:{target[0]}:{target[1]}"],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 env={"PATH": os.defpath, **self.markers})
