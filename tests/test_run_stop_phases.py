@@ -217,6 +217,8 @@ def stop_in(phase: str, tmp_path: Path, previous: Path, *, url: str, token: str,
     store, reports = tmp_path / "results", tmp_path / "reports"
     shutil.copytree(previous / "results", store)
     shutil.copytree(previous / "reports", reports)
+    if phase == "report":  # every trial page rendered anew, none taken from the last set
+        (reports / "trials" / ".pages.json").unlink()
     before = report_set(reports)
     config, scratch = tmp_path / "claude", tmp_path / "tmp"
     config.mkdir()

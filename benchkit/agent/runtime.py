@@ -57,6 +57,7 @@ class OnTheCli:
     SDK's own): its `runtime`, which every sample of its runs records."""
 
     cli_path: str | None = None
+    confine: bool = True         # its agent's shell runs in the OS sandbox
     base_url: str | None = None  # the model endpoint; None: the CLI's own credentials
     config_dir: str | os.PathLike | None = None  # the CLI's config; None: the maintainer's
 
