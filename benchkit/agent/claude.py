@@ -58,7 +58,6 @@ from claude_agent_sdk import (
     PermissionResultDeny,
     ProcessError,
     ResultError,
-    SystemMessage,
     query,
 )
 
@@ -71,7 +70,14 @@ from benchkit.stopping import STOP_SIGNALS, stopping
 from . import service
 from . import usage as usage_of
 from .driver import MARKERS, AgentRequest, AgentRun, kill_marked
-from .ending import classify_result, classify_result_error, refused_status, watch_model
+from .ending import (
+    classify_result,
+    classify_result_error,
+    refused_status,
+    tail,
+    unstarted_mcp_servers,
+    watch_model,
+)
 from .private_inputs import mcp_allowlisted, private_inputs
 from .runtime import OnTheCli, bundled_cli
 from .transcript import Recorder
@@ -203,12 +209,12 @@ class ClaudeDriver(OnTheCli):
         except ResultError as exc:
             stop, error, status = classify_result_error(exc)
         except CLIConnectionError as exc:
-            stop, error = "startup-error", f"{exc}{_tail(stderr_tail)}"
+            stop, error = "startup-error", f"{exc}{tail(stderr_tail)}"
         except ProcessError as exc:
             stop = "startup-error" if not recorder.tools_offered else "crash"
-            error = f"{exc}{_tail(stderr_tail)}"
+            error = f"{exc}{tail(stderr_tail)}"
         except Exception as exc:  # whatever the SDK raised ends this run only
-            stop, error = "crash", f"{type(exc).__name__}: {exc}{_tail(stderr_tail)}"
+            stop, error = "crash", f"{type(exc).__name__}: {exc}{tail(stderr_tail)}"
         finally:
             watchdog.cancel()
             watch.cancel()
@@ -250,7 +256,7 @@ class ClaudeDriver(OnTheCli):
         messages = query(prompt=_prompt(request.prompt), options=options)
         async for message in messages:
             recorder.add(message)
-            unstarted = _unstarted_mcp_servers(message)
+            unstarted = unstarted_mcp_servers(message)
             if unstarted:
                 kill()  # the CLI would wait for the rest of a session that never comes
                 # Drained to its end, not abandoned: query() does not close the SDK's own
@@ -391,17 +397,3 @@ async def _prompt(text: str):
     yield {"type": "user", "message": {"role": "user", "content": text},
            "parent_tool_use_id": None, "session_id": ""}
 
-
-def _unstarted_mcp_servers(message) -> list[str]:
-    """A server that did not start leaves the agent without tools: stop before the
-    model spends a token on it. "name (status)" of each: failed, or still pending (the
-    CLI starts the agent without a server that is slow to connect, unless told to wait:
-    MCP_CONNECTION_NONBLOCKING, set in _env)."""
-    if not (isinstance(message, SystemMessage) and message.subtype == "init"):
-        return []
-    return [f"{s.get('name', '?')} ({s.get('status')})" for s in message.data.get("mcp_servers", [])
-            if s.get("status") != "connected"]
-
-
-def _tail(lines) -> str:
-    return ("\n" + "\n".join(lines)) if lines else ""

@@ -18,7 +18,7 @@ import asyncio
 import re
 from collections.abc import Callable
 
-from claude_agent_sdk import ResultError
+from claude_agent_sdk import ResultError, SystemMessage
 
 from .transcript import Recorder
 
@@ -70,3 +70,19 @@ def classify_result(subtype, terminal_reason, status, detail) -> tuple[str, str,
 def classify_result_error(exc: ResultError) -> tuple[str, str, int | None]:
     return classify_result(exc.subtype, exc.terminal_reason, exc.api_error_status,
                            exc.result or exc.errors or str(exc))
+
+
+def unstarted_mcp_servers(message) -> list[str]:
+    """A server that did not start leaves the agent without tools: stop before the
+    model spends a token on it. "name (status)" of each: failed, or still pending (the
+    CLI starts the agent without a server that is slow to connect, unless told to wait:
+    MCP_CONNECTION_NONBLOCKING, which the Claude driver sets)."""
+    if not (isinstance(message, SystemMessage) and message.subtype == "init"):
+        return []
+    return [f"{s.get('name', '?')} ({s.get('status')})" for s in message.data.get("mcp_servers", [])
+            if s.get("status") != "connected"]
+
+
+def tail(lines) -> str:
+    """The CLI's last lines of stderr, after an error's own text."""
+    return ("\n" + "\n".join(lines)) if lines else ""

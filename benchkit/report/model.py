@@ -396,16 +396,3 @@ class Report(Record):
     not_reproducible: list[NotReproducible]
     failures: list[Failure]
     notes: list[str]  # benchkit.report.notes, read off the rest
-
-
-def as_data(report: Report) -> dict[str, Any]:
-    """The report as plain JSON-ready data, its fields in declared order."""
-    return msgspec.to_builtins(report, enc_hook=_scalar)
-
-
-def _scalar(value: Any) -> Any:
-    """A numpy scalar (a figure the views took of an array) as the Python number it
-    holds; msgspec encodes no subclass of float."""
-    if hasattr(value, "item"):
-        return value.item()
-    raise TypeError(f"the report cannot hold a {type(value).__name__}")

@@ -8,14 +8,16 @@ import io
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from benchkit import cache_dir
 from benchkit.cost import token_figure
 from benchkit.report import charts
 from benchkit.report.anatomy import PART_NAMES
 from benchkit.report.links import cell_href
-from benchkit.report.model import Figure, Report, Tier, TierArm, as_data
+from benchkit.report.model import Figure, Report, Tier, TierArm
 from benchkit.sample import COMPONENTS
 
 if TYPE_CHECKING:
@@ -216,3 +218,16 @@ def render(report: Report, format_: str) -> str:
     if format_ not in RENDERERS:
         raise ValueError(f"unknown report format {format_!r} (known: {', '.join(FORMATS)})")
     return RENDERERS[format_](report)
+
+
+def as_data(report: Report) -> dict[str, Any]:
+    """The report as plain JSON-ready data, its fields in declared order."""
+    return msgspec.to_builtins(report, enc_hook=_scalar)
+
+
+def _scalar(value: Any) -> Any:
+    """A numpy scalar (a figure the views took of an array) as the Python number it
+    holds; msgspec encodes no subclass of float."""
+    if hasattr(value, "item"):
+        return value.item()
+    raise TypeError(f"the report cannot hold a {type(value).__name__}")
