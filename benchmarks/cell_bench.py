@@ -59,7 +59,7 @@ def one_cell(forge, tree, store) -> dict:
     prepared = prepare_trial(trial, ctx)
     prepare = time.perf_counter() - started
     repo = prepared.repo
-    driver.script = [bash(f"curl -s -X PATCH -H 'Authorization: token {prepared.agent_token(ctx)}' "
+    driver.script = [bash(f"curl -s -X PATCH -H 'Authorization: token {prepared.agent_token}' "
                           f"-H 'Content-Type: application/json' -d '{{\"state\":\"closed\"}}' "
                           f"{prepared.grant.api_url}/repos/{repo.owner}/{repo.name}/issues/2"),
                      say("Closed issue #2.")]

@@ -161,7 +161,7 @@ def test_every_attack_is_refused_the_trial_is_a_leak_and_nothing_else_changes(
     ctx = context(host, shipped_tree, tmp_path, driver)
     trial = Trial(load_arm(CHECKOUT / "arms.d/raw-api.yaml"), shipped_tree.tasks[TASK])
     prepared = prepare_trial(trial, ctx)
-    token, repo = prepared.agent_token(ctx), prepared.repo.full_name
+    token, repo = prepared.agent_token, prepared.repo.full_name
     pull = ctx.client.get(f"/repos/{repo}/pulls", params={"state": "open"})[0]["number"]
     before = (fingerprint(host, host.token, victim), fingerprint(host, other_token, private),
               fingerprint(host, host.token, private))
@@ -368,7 +368,7 @@ def test_values_and_text_naming_anything_outside_the_trial_are_refused(
     trial = Trial(load_arm(CHECKOUT / "arms.d/raw-api.yaml"), shipped_tree.tasks[TASK])
     prepared = prepare_trial(trial, ctx)
     assert prepared.repo is not None and prepared.repo.owner == world.run_user.login
-    token, repo = prepared.agent_token(ctx), prepared.repo.full_name
+    token, repo = prepared.agent_token, prepared.repo.full_name
     [first, *_] = run.get(f"/repos/{repo}/pulls", params={"state": "open"})
     watch = Watch(host.url, host.token, ignore=lambda name: name in (repo, world.control))
     before, notified = watch.take(), inbox.read()

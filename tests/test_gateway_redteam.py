@@ -93,7 +93,7 @@ def test_calls_outside_the_trials_repository_are_refused_recorded_and_a_leak(
     before = snapshot(ctx.client, owner, name)
     trial = Trial(load_arm(CHECKOUT / "arms.d/raw-api.yaml"), shipped_tree.tasks[TASK])
     prepared = prepare_trial(trial, ctx)
-    token, api, mine = prepared.agent_token(ctx), prepared.grant.api_url, prepared.repo.full_name
+    token, api, mine = prepared.agent_token, prepared.grant.api_url, prepared.repo.full_name
     hostile = [("GET", f"/repos/{owner}/{name}/issues", ""),
                ("PATCH", f"/repos/{owner}/{name}/issues/1", '{"state": "closed"}'),
                ("DELETE", f"/repos/{owner}/{name}", ""),
@@ -136,7 +136,7 @@ def test_the_sandbox_and_the_model_never_see_a_real_token(host, shipped_tree, tm
     ctx = context(host, shipped_tree, tmp_path, driver)
     trial = Trial(load_arm(CHECKOUT / "arms.d/raw-api.yaml"), shipped_tree.tasks[TASK])
     prepared = prepare_trial(trial, ctx)
-    throwaway = prepared.agent_token(ctx)
+    throwaway = prepared.agent_token
     driver.script = [bash(SEARCH.format(planted=throwaway)), say("Done.")]
     sample = run_trial(trial, ctx, prepared).sample
 
@@ -157,7 +157,7 @@ def test_a_tea_agent_reaching_the_host_with_curl_is_flagged(host, shipped_tree, 
     ctx = context(host, shipped_tree, tmp_path, driver)
     trial = Trial(load_arm(CHECKOUT / "arms.d/tea.yaml"), shipped_tree.tasks[TASK])
     prepared = prepare_trial(trial, ctx)
-    repo, token = prepared.repo, prepared.agent_token(ctx)
+    repo, token = prepared.repo, prepared.agent_token
     # Not on the arm's PATH, but the sandbox's root is the machine's: found by its path.
     driver.script = [bash(f"{shutil.which('curl')} -s -o /dev/null -w 'status %{{http_code}}' "
                           f"-X PATCH -H 'Authorization: token {token}' "
@@ -177,7 +177,7 @@ def test_a_gateway_that_dies_mid_trial_is_a_harness_error(forge, shipped_tree, t
     driver.before_run = ctx.gateway.close
     trial = Trial(load_arm(CHECKOUT / "arms.d/raw-api.yaml"), shipped_tree.tasks[TASK])
     prepared = prepare_trial(trial, ctx)
-    repo, token = prepared.repo, prepared.agent_token(ctx)
+    repo, token = prepared.repo, prepared.agent_token
     driver.script = [bash(f"curl -sS -X PATCH -H 'Authorization: token {token}' "
                           f"-d state=closed {prepared.grant.api_url}/repos/{repo.owner}/"
                           f"{repo.name}/issues/2"), say("Closed issue #2.")]
@@ -188,7 +188,7 @@ def test_a_gateway_that_dies_mid_trial_is_a_harness_error(forge, shipped_tree, t
     driver.before_run = None  # the next trial: a fresh gateway for the run
     again = context(forge, shipped_tree, tmp_path, driver)
     prepared = prepare_trial(trial, again)
-    repo, token = prepared.repo, prepared.agent_token(again)
+    repo, token = prepared.repo, prepared.agent_token
     assert again.gateway is not ctx.gateway and again.gateway.alive
     driver.script = [bash(f"curl -sS -X PATCH -H 'Authorization: token {token}' "
                           f"-H 'Content-Type: application/json' -d '{{\"state\": \"closed\"}}' "

@@ -78,7 +78,7 @@ def curl(ctx, prepared, method, path, body=None):
     it: the gateway's, and the throwaway token it accepts for this trial alone."""
     repo = prepared.repo
     data = f" -H 'Content-Type: application/json' -d '{json.dumps(body)}'" if body else ""
-    return (f"curl -s -X {method} -H 'Authorization: token {prepared.agent_token(ctx)}'{data} "
+    return (f"curl -s -X {method} -H 'Authorization: token {prepared.agent_token}'{data} "
             f"{prepared.grant.api_url}/repos/{repo.owner}/{repo.name}{path}")
 
 
