@@ -24,6 +24,9 @@ TIERS = (*SCORED_TIERS, "bonus")
 Outcome = Literal["passed", "failed", "confused", "hung", "crashed", "invalid", "unaudited",
                   "harness-error"]
 OUTCOMES: tuple[str, ...] = get_args(Outcome)
+# What runs the agent: the Claude Agent SDK, or a reference played as the model.
+DriverName = Literal["claude", "replay"]
+DRIVERS: tuple[str, ...] = get_args(DriverName)
 # A 5xx the host answered an agent's own request with: the arm's (a failure after it is
 # `host-error-provoked`, charged), unless the host is shown failing on its own (a harness
 # error, `host-5xx`: benchkit.run.attribution). A cap reached while the host's slow
@@ -129,7 +132,7 @@ class Sample(msgspec.Struct, frozen=True, gc=False):
     arm: str
     task: str
     duration_s: Annotated[float, msgspec.Meta(ge=0)]
-    driver: Literal["claude", "replay"]
+    driver: DriverName
     outcome: Outcome
     failure_class: str | None
     valid: bool
@@ -214,7 +217,7 @@ class Record(msgspec.Struct, kw_only=True):
     trial: Count = 0
     started_at: str
     duration_s: float = 0.0
-    driver: Literal["claude", "replay"]
+    driver: DriverName
     model: str
     temperature: None = None  # the SDK has no temperature option: the runtime default
     outcome: Outcome = "harness-error"

@@ -21,7 +21,7 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal, cast
+from typing import cast
 
 import msgspec
 
@@ -52,7 +52,7 @@ from benchkit.isolation import Assembly, IsolationError, assemble
 from benchkit.run.outcome import Audit, harness_class, judge
 from benchkit.run.plan import Trial
 from benchkit.run.prepare import Prepared, RunContext, prepare_trial
-from benchkit.sample import ZERO_USAGE, Containment, Fingerprints, Record, Usage
+from benchkit.sample import ZERO_USAGE, Containment, DriverName, Fingerprints, Record, Usage
 from benchkit.scoring import Verdict, check
 from benchkit.stopping import shielded
 from benchkit.surface import Surface
@@ -272,7 +272,7 @@ def new_record(trial: Trial, ctx: RunContext) -> Record:
     return Record(
         id=uuid.uuid4().hex, arm=arm.id, task=task.id, tier=task.tier, scored=task.scored,
         trial=trial.index, started_at=datetime.now(UTC).isoformat(),
-        driver=cast(Literal["claude", "replay"], ctx.driver.name),  # the store validates it
+        driver=cast(DriverName, ctx.driver.name),  # the store validates it
         model=ctx.run_model, usage_estimated=ctx.driver.name == "replay",
         tool_version=arm.tool_version, tool_surface=arm.tool_surface,
         ambient_size=None if arm.surface is None else arm.surface.ambient_size,

@@ -27,7 +27,7 @@ from benchkit.run.preflight import PreflightError, load_documents, preflight
 from benchkit.run.progress import Progress
 from benchkit.run.settings import ReportTarget, RunSettings
 from benchkit.run.status import RunEnd, exit_status
-from benchkit.sample import TIERS
+from benchkit.sample import DRIVERS, TIERS
 from benchkit.stopping import Interrupted, Stop
 
 
@@ -104,7 +104,7 @@ class ArmFile(click.Path):
 @click.option("--budget", type=Tokens(), metavar="TOKENS",
               help="Cost-equivalent tokens to spend at most: a trial whose expected cost "
                    "exceeds what is left is not started.")
-@click.option("--driver", "driver_name", type=click.Choice(["claude", "replay"]),
+@click.option("--driver", "driver_name", type=click.Choice(DRIVERS),
               default="claude", show_default=True,
               help="claude spends real tokens; replay plays refs.d/<arm>.yaml through a "
                    "scripted model (estimated usage, no tokens).")
