@@ -35,6 +35,7 @@ from datetime import UTC, datetime
 
 from benchkit.agent.driver import AgentRun, Coordinates, Driver
 from benchkit.agent.rerun import RecordedDriver, recorded_calls
+from benchkit.run import events
 from benchkit.run.cancel import Cancellable
 from benchkit.run.cell import TrialResult, rerun
 from benchkit.run.plan import Trial
@@ -137,9 +138,9 @@ def replay_failures(failed: list[tuple[Trial, TrialResult]], context, progress,
         finally:
             ctx.client.close()
         verdicts.append(entry)
-        progress.emit({"event": "failure_replay", **{k: entry[k] for k in
-                                                     ("trial", "arm", "task", "verdict")},
-                       "replay_outcome": entry["replay"]["outcome"]},
+        progress.emit(events.FailureReplay(trial=entry["trial"], arm=entry["arm"],
+                                           task=entry["task"], verdict=entry["verdict"],
+                                           replay_outcome=entry["replay"]["outcome"]),
                       f"failure replay: {trial.arm.id} {trial.task.id} trial {trial.index} "
                       f"({result.sample.outcome}): {entry['verdict']} - its {entry['replay']['calls']} "
                       f"call(s) on a fresh repository {entry['replay']['outcome']}")
