@@ -108,7 +108,7 @@ def test_an_index_lag_beyond_the_gate_is_not_reproducible(forge, shipped_tree, t
     verdict, = replay_failures([(trial, raced)],
                                lambda arm_: context(forge, shipped_tree, tmp_path, lagging),
                                progress)
-    assert verdict["verdict"] == NOT_REPRODUCIBLE and verdict["replay"]["outcome"] == "passed"
+    assert verdict.verdict == NOT_REPRODUCIBLE and verdict.replay.outcome == "passed"
     assert len(samples(context(forge, shipped_tree, tmp_path, lagging).store)) == 1
 
 
@@ -133,10 +133,10 @@ def test_a_host_race_is_not_reproducible_and_a_wrong_agent_is(forge, shipped_tre
     verdicts = replay_failures([(trial, raced), (trial, wrong)],
                                lambda arm_: context(forge, shipped_tree, tmp_path, racing),
                                progress)
-    assert [v["verdict"] for v in verdicts] == [NOT_REPRODUCIBLE, REPRODUCIBLE]
-    assert [v["trial"] for v in verdicts] == [raced.sample.id, wrong.sample.id]
-    assert verdicts[0]["replay"]["outcome"] == "passed" and verdicts[0]["replay"]["calls"] == 2
-    assert verdicts[1]["replay"]["outcome"] == "failed" and verdicts[1]["replay"]["differences"]
+    assert [v.verdict for v in verdicts] == [NOT_REPRODUCIBLE, REPRODUCIBLE]
+    assert [v.trial for v in verdicts] == [raced.sample.id, wrong.sample.id]
+    assert verdicts[0].replay.outcome == "passed" and verdicts[0].replay.calls == 2
+    assert verdicts[1].replay.outcome == "failed" and verdicts[1].replay.differences
     events = [json.loads(line) for line in out.getvalue().splitlines()]
     assert [e["verdict"] for e in events if e["event"] == "failure_replay"] == \
         [NOT_REPRODUCIBLE, REPRODUCIBLE]
@@ -215,7 +215,7 @@ def test_a_5xx_the_agents_own_calls_provoke_is_charged_to_the_trial(host, shippe
     assert "met it again on a fresh repository (POST /api/v1/repos/OWNER/REPO/issues/1/" \
            "dependencies)" in sample.error
     verdict = ctx.store.failure_replays()[sample.id]
-    assert verdict["verdict"] == PROVOKED_VERDICT and verdict["replay"]["failure_class"] == HOST_5XX
+    assert verdict.verdict == PROVOKED_VERDICT and verdict.replay.failure_class == HOST_5XX
     assert not worth_replaying(result)  # replayed already
     shown = subprocess.run([*BENCHKIT, "show", sample.id[:12], "--store", str(ctx.store.root)],
                            capture_output=True, text=True, timeout=60)
@@ -235,6 +235,6 @@ def test_a_5xx_that_does_not_come_again_stays_a_harness_error(forge, shipped_tre
     sample = run_trial(trial, ctx).sample
     assert (sample.outcome, sample.failure_class) == ("harness-error", HOST_5XX), sample.error
     verdict = ctx.store.failure_replays()[sample.id]
-    assert verdict["verdict"] == NOT_REPRODUCIBLE and verdict["replay"]["outcome"] == "passed"
+    assert verdict.verdict == NOT_REPRODUCIBLE and verdict.replay.outcome == "passed"
     assert not_reproducible(ctx.store.root) == []  # no failure to look at: not the arm's
 

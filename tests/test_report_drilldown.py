@@ -11,6 +11,7 @@ from conftest import CHECKOUT
 from synthetic import sample, write_store
 
 from benchkit.cli import main
+from benchkit.replays import FailureReplay, Replayed
 from benchkit.report import current_matrix
 from benchkit.store import Store
 
@@ -42,12 +43,12 @@ def drilled(tmp_path_factory):
     harness = current("gitea-axi", outcome="harness-error")
     store = write_store(tmp / "results", [current("tea"), current("tea"), failed, refused,
                                           replayed, harness])
-    Store(store).append_failure_replay({
-        "trial": failed["id"], "arm": "tea", "task": TASK.id, "verdict": "reproducible",
-        "at": "2026-07-17T12:30:00+00:00", "outcome": "failed", "failure_class": "checker",
-        "differences": failed["differences"],
-        "replay": {"id": "f" * 32, "calls": 3, "outcome": "failed", "failure_class": "checker",
-                   "differences": [REPLAY_DIFFERENCE], "error": None, "transcript": None}})
+    Store(store).append_failure_replay(FailureReplay(
+        trial=failed["id"], arm="tea", task=TASK.id, verdict="reproducible",
+        at="2026-07-17T12:30:00+00:00", outcome="failed", failure_class="checker",
+        differences=failed["differences"],
+        replay=Replayed(id="f" * 32, calls=3, outcome="failed", failure_class="checker",
+                        differences=[REPLAY_DIFFERENCE], error=None, transcript=None)))
     done = invoke("report", "--store", store, "--reports", tmp / "reports")
     assert done.exit_code == 0, done.output
     return {"store": store, "reports": tmp / "reports", "failed": failed, "refused": refused,

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from benchkit.agent.service import describe as describe_service
 from benchkit.cost import components, cost, token_figure
+from benchkit.replays import FailureReplay
 from benchkit.report.matrix import DEFAULT_WEIGHTS
 from benchkit.sample import COMPONENTS, PROVOKED
 from benchkit.store import Store
@@ -98,7 +99,8 @@ def tokens(sample: dict, weights: dict | None = None) -> dict:
 
 
 def trial_view(store_dir, sample: dict, weights: dict | None = None) -> dict:
-    """What a trial page and `benchkit show ID` show, as plain data."""
+    """What a trial page and `benchkit show ID` show, as plain data (the failure
+    replay's verdict as its record, benchkit.replays)."""
     events = transcript_events(store_dir, sample)
     return {
         "sample": sample,
@@ -248,20 +250,20 @@ def trial_lines(view: dict, *, full: bool = False) -> list[str]:
     return lines
 
 
-def replay_lines(entry: dict | None) -> list[str]:
+def replay_lines(entry: FailureReplay | None) -> list[str]:
     """A failure replay's verdict and both sets of differences."""
     if not entry:
         return []
-    replay = entry.get("replay") or {}
-    lines = [f"failure replay: {entry.get('verdict')} - its {replay.get('calls')} call(s) replayed "
-             f"on a fresh repository: {replay.get('outcome')}"
-             + (f" ({replay['failure_class']})" if replay.get("failure_class") else "")]
-    for title, differences in (("the trial's differences", entry.get("differences")),
-                               ("the replay's differences", replay.get("differences"))):
+    replay = entry.replay
+    lines = [f"failure replay: {entry.verdict} - its {replay.calls} call(s) replayed "
+             f"on a fresh repository: {replay.outcome}"
+             + (f" ({replay.failure_class})" if replay.failure_class else "")]
+    for title, differences in (("the trial's differences", entry.differences),
+                               ("the replay's differences", replay.differences)):
         lines.append(f"  {title}:" + ("" if differences else " none"))
-        lines += [f"    - {d}" for d in differences or []]
-    if replay.get("error"):
-        lines.append(f"  the replay's error: {str(replay['error']).strip()}")
+        lines += [f"    - {d}" for d in differences]
+    if replay.error:
+        lines.append(f"  the replay's error: {replay.error.strip()}")
     return lines
 
 

@@ -35,6 +35,14 @@ from datetime import UTC, datetime
 
 from benchkit.agent.driver import AgentRun, Coordinates, Driver
 from benchkit.agent.rerun import RecordedDriver, recorded_calls
+from benchkit.replays import (
+    NOT_REPLAYED,
+    NOT_REPRODUCIBLE,
+    PROVOKED_VERDICT,
+    REPRODUCIBLE,
+    FailureReplay,
+    Replayed,
+)
 from benchkit.run import events
 from benchkit.run.cancel import Cancellable
 from benchkit.run.cell import TrialResult, rerun
@@ -44,8 +52,6 @@ from benchkit.sample import EXCLUDED, HOST_5XX, PROVOKED, Record
 from benchkit.stopping import Stop
 
 FAILED = ("failed", "confused", "hung")
-NOT_REPRODUCIBLE, REPRODUCIBLE, NOT_REPLAYED = "not reproducible", "reproducible", "not replayed"
-PROVOKED_VERDICT = "provoked"
 # A request's route with its repository's owner and name left out: a replay's repository
 # has other names. (The API's /repos/OWNER/NAME/..., git's /OWNER/NAME.git/...)
 _REPOSITORY = re.compile(r"^(/api/v1/repos)?/[^/]+/[^/]+")
@@ -59,7 +65,7 @@ def worth_replaying(result: TrialResult) -> bool:
 
 
 def replay_failure(trial: Trial, ctx: RunContext, result: TrialResult,
-                   stop: Stop | None = None) -> dict:
+                   stop: Stop | None = None) -> FailureReplay:
     """Replay one failed trial's calls on a fresh repository; its verdict, appended to
     the store. `stop`: the run's, which ends the replay as it ends a trial."""
     sample, run = result.sample, result.run
@@ -114,21 +120,22 @@ def _server_errors(record: Record) -> set[tuple[str, str]]:
 
 
 def _keep(ctx: RunContext, sample, verdict: str, record: Record, calls: list,
-          where: Coordinates) -> dict:
+          where: Coordinates) -> FailureReplay:
     """The replay's verdict on a trial, appended to the store."""
-    entry = {"trial": sample.id, "arm": sample.arm, "task": sample.task, "verdict": verdict,
-             "at": datetime.now(UTC).isoformat(), "outcome": sample.outcome,
-             "failure_class": sample.failure_class, "differences": list(sample.differences),
-             "replay": {"id": record.id, "calls": len(calls), "outcome": record.outcome,
-                        "failure_class": record.failure_class,
-                        "differences": list(record.differences), "error": record.error,
-                        "transcript": record.transcript}}
+    entry = FailureReplay(
+        trial=sample.id, arm=sample.arm, task=sample.task, verdict=verdict,
+        at=datetime.now(UTC).isoformat(), outcome=sample.outcome,
+        failure_class=sample.failure_class, differences=list(sample.differences),
+        replay=Replayed(id=record.id, calls=len(calls), outcome=record.outcome,
+                        failure_class=record.failure_class,
+                        differences=list(record.differences), error=record.error,
+                        transcript=record.transcript))
     ctx.store.append_failure_replay(entry, secrets=[*ctx.secrets(), where.token])
     return entry
 
 
 def replay_failures(failed: list[tuple[Trial, TrialResult]], context, progress,
-                    stop: Stop | None = None) -> list[dict]:
+                    stop: Stop | None = None) -> list[FailureReplay]:
     """Replay every failure of a run (context(arm) -> RunContext); their verdicts."""
     verdicts = []
     for trial, result in failed:
@@ -138,10 +145,10 @@ def replay_failures(failed: list[tuple[Trial, TrialResult]], context, progress,
         finally:
             ctx.client.close()
         verdicts.append(entry)
-        progress.emit(events.FailureReplay(trial=entry["trial"], arm=entry["arm"],
-                                           task=entry["task"], verdict=entry["verdict"],
-                                           replay_outcome=entry["replay"]["outcome"]),
+        progress.emit(events.FailureReplay(trial=entry.trial, arm=entry.arm, task=entry.task,
+                                           verdict=entry.verdict,
+                                           replay_outcome=entry.replay.outcome),
                       f"failure replay: {trial.arm.id} {trial.task.id} trial {trial.index} "
-                      f"({result.sample.outcome}): {entry['verdict']} - its {entry['replay']['calls']} "
-                      f"call(s) on a fresh repository {entry['replay']['outcome']}")
+                      f"({result.sample.outcome}): {entry.verdict} - its {entry.replay.calls} "
+                      f"call(s) on a fresh repository {entry.replay.outcome}")
     return verdicts
