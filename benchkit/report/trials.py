@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchkit.agent.audit import AuditEvent
 from benchkit.agent.service import describe as describe_service
 from benchkit.cost import components, cost, token_figure
 from benchkit.replays import FailureReplay
@@ -182,6 +183,12 @@ def _result_note(event) -> str:
             + (f"; errors: {event['errors']}" if event.get("errors") else ""))
 
 
+def _audit(event) -> str:
+    audit = AuditEvent.read(event) or AuditEvent()  # unreadable: says nothing was checked
+    return "; ".join(str(v) for v in (audit.gateway, audit.request_log) if v) \
+        + f"; leaks: {len(audit.leaks)}"
+
+
 def _replay(event) -> str:
     failed = event.get("failed_steps") or {}
     text = f"scripted model: {event.get('served')} of {event.get('steps')} steps served"
@@ -193,8 +200,7 @@ NOTES = {
     "result": _result_note,
     "stop": lambda e: f"stopped: {e.get('stop')}" + (f" ({e['error']})" if e.get("error") else ""),
     "replay": _replay,
-    "audit": lambda e: "; ".join(str(e[k]) for k in ("gateway", "request_log") if e.get(k))
-                       + f"; leaks: {len(e.get('leaks') or [])}",
+    "audit": _audit,
 }
 
 
