@@ -88,6 +88,10 @@ def test_the_trial_page_shows_the_failure_replay_s_verdict(drilled):
     shown = invoke("show", failed["id"][:12], "--store", drilled["store"])
     assert "failure replay: reproducible - its 3 call(s) replayed" in shown.output
     assert REPLAY_DIFFERENCE in shown.output  # the terminal and the page say the same
+    as_json = json.loads(invoke("show", failed["id"][:12], "--store", drilled["store"],
+                                "--json").output)
+    stored, = (drilled["store"] / "failure-replays.jsonl").read_text().splitlines()
+    assert as_json["failure_replay"] == json.loads(stored)  # the record, as stored
 
 
 def test_show_names_the_trial_page(drilled, tmp_path):
