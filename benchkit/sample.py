@@ -15,7 +15,6 @@ from typing import Annotated, Literal, get_args
 
 import msgspec
 
-from benchkit.gatewaylog import GatewayRequest
 from benchkit.surface import AmbientSize
 
 # Tiers in report order; bonus operations are unscored.
@@ -243,9 +242,8 @@ class Record(msgspec.Struct, kw_only=True):
     anatomy: Anatomy | None = None  # where the tokens went (benchkit.anatomy)
     runtime: Runtime | None = None  # the CLI and SDK the agent ran in (a stub driver: none)
     # What the trial's tools asked the host through the gateway, one entry a request
-    # (benchkit.gateway.server, kept as benchkit.gatewaylog's records): never a query,
-    # body or token. Older samples have none.
-    requests: list[GatewayRequest] = msgspec.field(default_factory=list)
+    # (benchkit.gateway.server): never a query, body or token. Older samples have none.
+    requests: list[dict] = msgspec.field(default_factory=list)
     # The model service's faults as the CLI reported them (benchkit.agent.service).
     model_service: dict | None = None
 

@@ -167,7 +167,7 @@ def test_every_attack_is_refused_the_trial_is_a_leak_and_nothing_else_changes(
     statuses = dict(zip([name for name, _ in listed], seen, strict=True))
     assert {name: s for name, s in statuses.items() if s not in ("401", "403")} == {}
     assert (sample.outcome, sample.failure_class, sample.valid) == ("invalid", "leak", False)
-    refused = [r for r in sample.requests if r.scope == "refused"]
+    refused = [r for r in sample.requests if r["scope"] == "refused"]
     assert len(refused) == len(listed) and not [r for r in sample.requests
-                                                if r.scope != "refused"]
+                                                if r["scope"] != "refused"]
     assert len([leak for leak in sample.leaks if "refused by the gateway" in leak]) == len(listed)

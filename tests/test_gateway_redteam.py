@@ -109,7 +109,8 @@ def test_calls_outside_the_trials_repository_are_refused_recorded_and_a_leak(
 
     assert results(ctx, sample) == ["status 403"] * len(hostile)
     assert (sample.outcome, sample.failure_class, sample.valid) == ("invalid", "leak", False)
-    refused = [(r.method, r.path, r.status) for r in sample.requests if r.scope == "refused"]
+    refused = [(r["method"], r["path"], r["status"]) for r in sample.requests
+               if r["scope"] == "refused"]
     assert refused == [(m, "/api/v1" + p.split("?")[0], 403) for m, p, _ in hostile]
     assert len([leak for leak in sample.leaks if "refused by the gateway" in leak]) == len(hostile)
     assert snapshot(ctx.client, owner, name) == before  # the other repository, untouched

@@ -21,7 +21,7 @@ PACKAGE = CHECKOUT / "benchkit"
 LAYERS = (
     ("foundation", ("benchkit", "benchkit.errors", "benchkit.exits", "benchkit.fingerprint",
                     "benchkit.surface", "benchkit.tool", "benchkit.installed",
-                    "benchkit.scrub", "benchkit.gatewaylog", "benchkit.sample", "benchkit.replays",
+                    "benchkit.scrub", "benchkit.sample", "benchkit.replays",
                     "benchkit.cost", "benchkit.anatomy", "benchkit.counting",
                     "benchkit.state", "benchkit.store", "benchkit.stopping",
                     "benchkit.journal")),

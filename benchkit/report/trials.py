@@ -17,7 +17,6 @@ from pathlib import Path
 from benchkit.agent.audit import AuditEvent
 from benchkit.agent.service import describe as describe_service
 from benchkit.cost import components, cost, token_figure
-from benchkit.gatewaylog import GatewayRequest
 from benchkit.replays import FailureReplay
 from benchkit.report.matrix import DEFAULT_WEIGHTS
 from benchkit.sample import COMPONENTS, PROVOKED
@@ -205,13 +204,12 @@ NOTES = {
 }
 
 
-def request_line(stored: dict) -> str:
+def request_line(entry: dict) -> str:
     """One request of the trial through the gateway, as the drill-down lists it."""
-    entry = GatewayRequest.of(stored)
-    why = f" ({entry.reason})" if entry.reason else ""
-    return (f"{entry.method} {entry.path} -> {entry.status or None} "
-            f"[{entry.scope or None}{why}] {entry.user_agent or '(no User-Agent)'}, "
-            f"{entry.bytes_in or 0:,} B in, {entry.bytes_out or 0:,} B out")
+    why = f" ({entry['reason']})" if entry.get("reason") else ""
+    return (f"{entry.get('method')} {entry.get('path')} -> {entry.get('status')} "
+            f"[{entry.get('scope')}{why}] {entry.get('user_agent') or '(no User-Agent)'}, "
+            f"{entry.get('bytes_in', 0):,} B in, {entry.get('bytes_out', 0):,} B out")
 
 
 # --- as text -------------------------------------------------------------------------

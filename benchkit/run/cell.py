@@ -45,7 +45,6 @@ from benchkit.agent.events import counts
 from benchkit.anatomy import anatomy
 from benchkit.errors import HarnessError
 from benchkit.fingerprint import fingerprint
-from benchkit.gatewaylog import GatewayRequest
 from benchkit.gitea import snapshot
 from benchkit.gitea.admin import fetch_request_log
 from benchkit.isolation import Assembly, IsolationError, assemble
@@ -132,8 +131,7 @@ def _play(trial: Trial, ctx: RunContext, prepared: Prepared,
         record.fingerprints, prompt=_prompt_fingerprint(drive, coordinates, ctx.containment))
     audit = _audit(trial, ctx, drive, prepared)
     run.transcript.append(audit.event.builtins())
-    record.requests = ([GatewayRequest.of(e) for e in prepared.grant.requests]
-                       if prepared.grant is not None else [])
+    record.requests = list(prepared.grant.requests) if prepared.grant is not None else []
     assert ctx.gateway is not None
     if not ctx.gateway.alive:  # the agent's way to the host broke: not the arm's doing
         record.harness_error("gateway", "the gateway stopped during the trial")

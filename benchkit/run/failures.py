@@ -115,8 +115,8 @@ def _replay(trial: Trial, ctx: RunContext, run: AgentRun, where: Coordinates,
 
 def _server_errors(record: Record) -> set[tuple[str, str]]:
     """(method, route without the repository's names) of each request a 5xx answered."""
-    return {(entry.method, _REPOSITORY.sub(r"\1/OWNER/REPO", entry.path))
-            for entry in record.requests if entry.server_error()}
+    return {(entry.get("method", ""), _REPOSITORY.sub(r"\1/OWNER/REPO", entry.get("path", "")))
+            for entry in record.requests if (entry.get("status") or 0) >= 500}
 
 
 def _keep(ctx: RunContext, sample, verdict: str, record: Record, calls: list,
