@@ -7,7 +7,9 @@ Every sample lands in exactly one place:
   current tree's, a tool (version and surface) or an agent runtime (the CLI's and the
   SDK's versions) other than its arm's current one, or a prompt other
   than the newest its cell was run with (set apart, reported apart, never counted);
-- excluded: invalid, unaudited and harness-error samples (counted, never scored);
+- excluded: invalid, unaudited and harness-error samples (counted, never scored); a
+  sample whose failure replay leaked (store's failure-replays.jsonl, verdict `leaked`)
+  counts as invalid, class `replay-leak`, though the store keeps it as it was written;
 - replay or measured: the rest, by whether its token figures are estimates.
 
 The current tool of an arm, (its version, the digest of its surface: benchkit.surface,
@@ -27,10 +29,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+import msgspec
+
 from benchkit.fingerprint import arm_fingerprint
 from benchkit.sample import EXCLUDED, Runtime, Sample
+from benchkit.store import Store
 
 Cell = tuple[str, str]  # (arm id, task id)
+# A failure replay's verdict that its calls leaked (benchkit.run.failures), and the
+# failure class its trial counts with from then on.
+REPLAY_LEAKED, REPLAY_LEAK = "leaked", "replay-leak"
 Tool = tuple[str | None, str | None, Runtime | None]  # (tool version, surface digest, runtime)
 
 
@@ -70,6 +78,20 @@ class Group(Generic[M]):
     newest: str
     count: int
     members: list[M]
+
+
+def replay_leaks(store: Store) -> frozenset[str]:
+    """The trials whose failure replay leaked: their samples count as invalid."""
+    return frozenset(trial for trial, entry in store.failure_replays().items()
+                     if entry.verdict == REPLAY_LEAKED)
+
+
+def overruled(samples: list[Sample], leaked: frozenset[str]) -> list[Sample]:
+    """The samples, each of a trial in `leaked` counted as invalid (class replay-leak)."""
+    if not leaked:
+        return samples
+    return [msgspec.structs.replace(s, outcome="invalid", failure_class=REPLAY_LEAK, valid=False)
+            if s.id in leaked else s for s in samples]
 
 
 def group_samples(samples: Iterable[Sample]) -> dict[tuple, Group[Sample]]:

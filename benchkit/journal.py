@@ -29,6 +29,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchkit.store import writing
+
 DIRECTORY = ".journal"  # under the store directory
 SUFFIX = ".journal"
 # Every open journal is also linked from one directory of the machine's user, so that
@@ -162,8 +164,9 @@ def read(path: Path) -> Pending:
 class Journal:
     """One run's journal, locked for as long as it is open."""
 
-    def __init__(self, path: Path, fd: int):
+    def __init__(self, path: Path, fd: int, *, made_store: bool = False):
         self.path, self._fd = path, fd
+        self._made_store = made_store  # a run that stores nothing leaves no directory
 
     @classmethod
     def open(cls, store_dir: str | os.PathLike) -> Journal:
@@ -171,14 +174,21 @@ class Journal:
         current one."""
         global _current
         directory = Path(store_dir) / DIRECTORY
+        made_store = not Path(store_dir).exists()
         directory.mkdir(parents=True, exist_ok=True)
         pid = os.getpid()
         start = process_start(pid) or "0"
         path = directory / f"{pid}-{start}-{secrets.token_hex(3)}{SUFFIX}"
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        journal = cls(path, fd)
-        journal._write({"run": {"pid": pid, "start": start}})
+        with writing(path):  # a full or read-only disk: one plain line (Unwritable)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            journal = cls(path, fd, made_store=made_store)
+            try:
+                journal._write({"run": {"pid": pid, "start": start}})
+            except BaseException:  # a journal that cannot say whose it is: none at all
+                os.close(fd)
+                path.unlink()
+                raise
         with contextlib.suppress(OSError):  # a convenience for gc: the journal is the truth
             registry().mkdir(parents=True, exist_ok=True)
             journal._link().symlink_to(path.resolve())
@@ -189,8 +199,9 @@ class Journal:
         return registry() / self.path.name
 
     def _write(self, entry: dict) -> None:
-        os.write(self._fd, (json.dumps(entry, sort_keys=True) + "\n").encode())
-        os.fsync(self._fd)
+        with writing(self.path):
+            os.write(self._fd, (json.dumps(entry, sort_keys=True) + "\n").encode())
+            os.fsync(self._fd)
 
     def add(self, kind: str, **what: str | bool) -> None:
         self._write({"add": kind, **what})
@@ -224,6 +235,8 @@ class Journal:
             self.path.unlink(missing_ok=True)
             with contextlib.suppress(OSError):
                 self.path.parent.rmdir()  # only when no other journal is there
+                if self._made_store:
+                    self.path.parent.parent.rmdir()  # only when nothing was stored
         os.close(self._fd)
         return left
 

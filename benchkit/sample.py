@@ -24,10 +24,12 @@ TIERS = (*SCORED_TIERS, "bonus")
 Outcome = Literal["passed", "failed", "confused", "hung", "crashed", "invalid", "unaudited",
                   "harness-error"]
 OUTCOMES: tuple[str, ...] = get_args(Outcome)
-# A 5xx the host answered an agent's own request with: the host's fault (a harness
-# error), unless the agent's own calls provoke it again on a fresh repository: then the
-# trial is failed, charged (benchkit.run.failures).
+# A 5xx the host answered an agent's own request with: the arm's (a failure after it is
+# `host-error-provoked`, charged), unless the host is shown failing on its own (a harness
+# error, `host-5xx`: benchkit.run.attribution). A cap reached while the host's slow
+# answers held the agent, and the arm's tool vanishing mid-trial: harness errors too.
 HOST_5XX, PROVOKED = "host-5xx", "host-error-provoked"
+HOST_SLOW, TOOL_MISSING = "host-slow", "tool-missing"
 # What bounded an agent's requests to the host: a throwaway user of the trial's own
 # (its permissions, behind the gateway; no other trial's repository is readable to it),
 # of the run's own (older samples: shared by the run's trials), or the gateway alone
@@ -246,6 +248,15 @@ class Record(msgspec.Struct, kw_only=True):
     requests: list[dict] = msgspec.field(default_factory=list)
     # The model service's faults as the CLI reported them (benchkit.agent.service).
     model_service: dict | None = None
+    # The models the service named in its answers to the agent's requests (absent in
+    # older samples); one other than `model` makes the trial a harness error.
+    models: list[str] = msgspec.field(default_factory=list)
+    # The figures as the service reported them, where they failed the check
+    # (benchkit.agent.accounting): then `usage` is zero and the trial a harness error.
+    usage_reported: dict | None = None
+    # What the trial's time went to where a cap ended it: {"host_s", "of_s", "answers"}
+    # (benchkit.run.attribution); None where nothing was found.
+    host_time: dict | None = None
 
     def harness_error(self, failure_class: str | None, error: str | None) -> None:
         """The trial says nothing of the arm: recorded apart, never scored."""

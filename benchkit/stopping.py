@@ -6,6 +6,9 @@
             ...                                     # stop.is_set(), or a set of renames
         kill_marked(RUN_TAG, stop.tag)              # the processes of the run
 
+Every process carrying the tag dies with the command even when nothing of it can run
+again (SIGKILL, the OOM killer): the stop's watchdog (benchkit.lifetime) ends them.
+
 On the first signal the stop is set, the note is said, and every process that carries
 the run's tag (RUN_TAG=<tag> in its environment) is killed; then the main thread's
 work is interrupted by `Interrupted` (a KeyboardInterrupt: asyncio and `subprocess.run`
@@ -29,6 +32,9 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from types import FrameType
+
+from benchkit.lifetime import Watchdog
+from benchkit.lifetime import kill_marked as kill_marked  # the drivers' and tests' seam
 
 # What stops a command as Ctrl-C does: an interactive Ctrl-C, a `kill` or a service
 # manager, a closed terminal or SSH session.
@@ -65,9 +71,12 @@ class Stop:
         self._shields = 0
         self._raised = False  # Interrupted was raised once: clean-up is under way
         self._previous: dict[int, object] = {}
+        self._watchdog: Watchdog | None = None
 
     def __enter__(self) -> Stop:
         global _active
+        # Before any process is marked: none may outlive the command, however it ends.
+        self._watchdog = Watchdog(RUN_TAG, self.tag).start()
         if threading.current_thread() is threading.main_thread():
             self._previous = {signum: signal.signal(signum, self._on_signal)
                               for signum in STOP_SIGNALS}
@@ -80,6 +89,9 @@ class Stop:
             signal.signal(signum, handler)  # type: ignore[arg-type]
         self._previous = {}
         _active = None
+        watchdog, self._watchdog = self._watchdog, None
+        if watchdog is not None:
+            watchdog.close()  # a stray of the command ends with it
 
     def is_set(self) -> bool:
         return self.event.is_set()
@@ -148,23 +160,3 @@ def stopping(within: float = 0.0) -> bool:
     """Whether a stop is under way in this process, or comes `within` seconds (a
     stopped command's noise is no news)."""
     return _active is not None and _active.event.wait(within)
-
-
-def kill_marked(variable: str, value: str) -> int:
-    """SIGKILL every process whose environment carries `variable=value`. Every process
-    of an agent run inherits the marker, so even ones that left the process group are
-    found; the number killed."""
-    needle = f"\0{variable}={value}\0".encode()
-    killed = 0
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as f:
-                if needle not in b"\0" + f.read() + b"\0":
-                    continue
-            os.kill(int(entry), signal.SIGKILL)
-            killed += 1
-        except OSError:
-            continue  # gone already, or not ours to read
-    return killed

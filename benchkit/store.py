@@ -97,6 +97,25 @@ def writing(path: str | os.PathLike) -> Iterator[None]:
         raise refused from None
 
 
+def check_writable(directory: str | os.PathLike) -> None:
+    """Raise Unwritable when nothing can be written in `directory`, or made where it
+    would be made (read-only, not ours, under a file, in /proc). It leaves nothing: a
+    file is made and removed there, or in the nearest directory above that exists."""
+    root = Path(directory)
+    existing = root
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    try:
+        with writing(root):
+            fd, probe = tempfile.mkstemp(prefix=".benchkit-write-check-", dir=existing)
+            os.close(fd)
+            os.unlink(probe)
+    except Unwritable:
+        raise
+    except OSError as error:  # not a refusal the table names: still no place to write
+        raise Unwritable(f"cannot write {root}: {(error.strerror or str(error)).lower()}") from None
+
+
 @lru_cache(maxsize=1)
 def _validator() -> jsonschema.Draft202012Validator:
     # Imported here, measured: jsonschema was half the start of `benchkit show` (~0.05 s
@@ -214,15 +233,8 @@ class Store:
 
     def check_writable(self) -> None:
         """Raise Unwritable when the store cannot take a sample (a read-only or foreign
-        directory): what a run checks before it starts a host. It leaves nothing: a
-        file is made and removed in the store, or where the store would be made."""
-        existing = self.root
-        while not existing.exists() and existing != existing.parent:
-            existing = existing.parent
-        with writing(self.root):
-            fd, probe = tempfile.mkstemp(prefix=".benchkit-write-check-", dir=existing)
-            os.close(fd)
-            os.unlink(probe)
+        directory): what a run checks before it starts a host."""
+        check_writable(self.root)
 
     @contextlib.contextmanager
     def run_lock(self, waiting: Callable[[str], None] | None = None):

@@ -48,6 +48,10 @@ class ToolSpec(msgspec.Struct, frozen=True):
     probe: Probe
     binary: str | None = None  # shell only
     forbidden_subcommands: tuple[tuple[str, ...], ...] = ()  # shell only
+    # shell only: the binary's options whose value is a file it writes (`-o FILE`); the
+    # guard holds each such file to the trial's own places.
+    writes: tuple[str, ...] = ()
+    install: str | None = None  # how a user installs the tool: `benchkit list arms` says it
     skill: Skill | None = None
     version: tuple[str, ...] = ("--version",)
     server: Server | None = None  # mcp only

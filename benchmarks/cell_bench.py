@@ -61,7 +61,7 @@ def one_cell(forge, tree, store) -> dict:
     repo = prepared.repo
     driver.script = [bash(f"curl -s -X PATCH -H 'Authorization: token {prepared.agent_token(ctx)}' "
                           f"-H 'Content-Type: application/json' -d '{{\"state\":\"closed\"}}' "
-                          f"{ctx.gateway.api_url}/repos/{repo.owner}/{repo.name}/issues/2"),
+                          f"{prepared.grant.api_url}/repos/{repo.owner}/{repo.name}/issues/2"),
                      say("Closed issue #2.")]
     started = time.perf_counter()
     sample = run_trial(trial, ctx, prepared).sample

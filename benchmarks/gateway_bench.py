@@ -50,7 +50,7 @@ def per_request(host, tree, count: int) -> dict[str, list[float]]:
         with Gateway(host.url) as gateway:
             grant = gateway.issue(repo.owner, repo.name, host.token)
             path = f"api/v1/repos/{repo.owner}/{repo.name}/issues/1"
-            routes = {"direct": (host.url, host.token), "gateway": (gateway.url, grant.token)}
+            routes = {"direct": (host.url, host.token), "gateway": (grant.url, grant.token)}
             sessions = {name: requests.Session() for name in routes}
             for _ in range(count):
                 for name, (base, token) in routes.items():

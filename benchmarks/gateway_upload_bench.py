@@ -98,7 +98,7 @@ def main() -> None:
         repo = provision(client, tree.seeds["default"])
         try:
             grant = gateway.issue(repo.owner, repo.name, forge.token)
-            url = f"{gateway.api_url}/repos/{repo.owner}/{repo.name}/issues"
+            url = f"{grant.api_url}/repos/{repo.owner}/{repo.name}/issues"
             print(f"limits: {gateway.limits.request_bytes} bytes a request, "
                   f"{gateway.limits.trial_bytes} a trial; upload {size} bytes")
             for name, send in (("curl -T - (chunked)", chunked_with_curl),

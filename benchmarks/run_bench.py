@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Wall time of `benchkit run` over 8 cells, one trial each: sequential (--jobs 1)
+"""Wall time of `benchkit run` over 8 cells (--cells), one trial each: sequential (--jobs 1)
 against parallel (--jobs 4), on a forge this script starts.
 
 Two agents:
@@ -13,7 +13,7 @@ For each: wall seconds, samples stored, the sum of the trials' agent time, and t
 harness's overhead per trial ((wall - agent time) / trials in the sequential run:
 what provisioning ahead of the agent leaves unhidden).
 
-    python3 benchmarks/run_bench.py [--latency 5] [--jobs 4] [--no-replay]
+    python3 benchmarks/run_bench.py [--latency 5] [--jobs 4] [--no-replay] [--cells 8]
 """
 
 from __future__ import annotations
@@ -49,9 +49,9 @@ class ThinkingModel(ScriptedModel):
         return super().turn_for(index, request)
 
 
-def run(forge: Forge, store: Path, jobs: int, driver: str, env: dict) -> dict:
+def run(forge: Forge, store: Path, jobs: int, driver: str, env: dict, tasks: list[str]) -> dict:
     command = [sys.executable, "-c", "from benchkit.cli import main; main()", "run",
-               str(ROOT / "arms.d/raw-api.yaml"), *[a for t in TASKS for a in ("--task", t)],
+               str(ROOT / "arms.d/raw-api.yaml"), *[a for t in tasks for a in ("--task", t)],
                "--driver", driver, "--jobs", str(jobs), "--json", "--no-report",
                "--host", forge.url, "--token", forge.token, "--store", str(store)]
     store.parent.mkdir(parents=True)
@@ -66,11 +66,12 @@ def run(forge: Forge, store: Path, jobs: int, driver: str, env: dict) -> dict:
             "agent": sum(s["duration_s"] for s in samples)}
 
 
-def compare(name: str, forge: Forge, scratch: Path, jobs: int, driver: str, env: dict) -> None:
-    sequential = run(forge, scratch / f"{driver}-1" / "results", 1, driver, env)
-    parallel = run(forge, scratch / f"{driver}-{jobs}" / "results", jobs, driver, env)
-    overhead = (sequential["wall"] - sequential["agent"]) / len(TASKS)
-    print(f"{name}: {len(TASKS)} cells, one trial each")
+def compare(name: str, forge: Forge, scratch: Path, jobs: int, driver: str, env: dict,
+            tasks: list[str]) -> None:
+    sequential = run(forge, scratch / f"{driver}-1" / "results", 1, driver, env, tasks)
+    parallel = run(forge, scratch / f"{driver}-{jobs}" / "results", jobs, driver, env, tasks)
+    overhead = (sequential["wall"] - sequential["agent"]) / len(tasks)
+    print(f"{name}: {len(tasks)} cells, one trial each")
     for label, result in (("--jobs 1", sequential), (f"--jobs {jobs}", parallel)):
         print(f"  {label:9} {result['wall']:6.1f} s wall, {result['samples']} samples "
               f"{result['outcomes']}, agent time {result['agent']:.1f} s")
@@ -84,9 +85,12 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=5.0, help="seconds per model turn")
     parser.add_argument("--jobs", type=int, default=4)
     parser.add_argument("--no-replay", action="store_true")
+    parser.add_argument("--cells", type=int, default=len(TASKS), choices=range(1, len(TASKS) + 1),
+                        metavar=f"1..{len(TASKS)}", help="how many of the cells")
     args = parser.parse_args()
+    tasks = TASKS[:args.cells]
     print(f"{os.cpu_count()} CPU(s), load average {os.getloadavg()[0]:.1f}")
-    script = [say("Done.")] * (2 * len(TASKS))  # one turn a trial, two runs
+    script = [say("Done.")] * (2 * len(tasks))  # one turn a trial, two runs
     with tempfile.TemporaryDirectory(prefix="benchkit-run-bench-") as scratch, \
             Forge() as forge, ThinkingModel(script, args.latency) as model:
         scratch = Path(scratch)
@@ -97,9 +101,9 @@ def main() -> None:
         for name in ("GITEA_URL", "GITEA_TOKEN"):
             env.pop(name, None)
         compare(f"thinking model ({args.latency:g} s a turn)", forge, scratch, args.jobs,
-                "claude", env)
+                "claude", env, tasks)
         if not args.no_replay:
-            compare("replay", forge, scratch, args.jobs, "replay", env)
+            compare("replay", forge, scratch, args.jobs, "replay", env, tasks)
 
 
 if __name__ == "__main__":

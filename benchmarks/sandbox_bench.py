@@ -8,6 +8,7 @@ the socat bridge to a loopback host) and without, and their difference.
     python3 benchmarks/sandbox_bench.py [CALLS] [ROUNDS]
 """
 
+import argparse
 import statistics
 import sys
 from pathlib import Path
@@ -39,8 +40,11 @@ def gaps(confine: bool, calls: int, url: str, command: str) -> list[float]:
 
 
 def main() -> None:
-    calls = int(sys.argv[1]) if len(sys.argv) > 1 else 20
-    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("calls", type=int, nargs="?", default=20, help="Bash calls per run")
+    parser.add_argument("rounds", type=int, nargs="?", default=3, help="runs per condition")
+    args = parser.parse_args()
+    calls, rounds = args.calls, args.rounds
     server = serve(b"{}")
     url = f"http://127.0.0.1:{server.server_port}"
     print(f"{calls} Bash calls per run, {rounds} runs per condition, interleaved")

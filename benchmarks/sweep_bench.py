@@ -24,6 +24,9 @@ It runs the real run path (pre-flight, an embedded forge, the gateway, the sandb
 the loop with --jobs, the failure replay) on a store in a temporary directory.
 
     python3 benchmarks/sweep_bench.py [--trials 3] [--jobs 2] [--every 4] [--arm raw-api ...]
+                                      [--task ID ...] [--keep DIR]
+
+Its temporary directory is removed at the end; --keep DIR keeps the store there.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import shutil
 import sys
 import tempfile
 import threading
@@ -45,12 +49,14 @@ from benchkit.agent.replay import Play, ReplayModel, context_for
 from benchkit.agent.scripted import Turn
 from benchkit.agent.wire import usage
 from benchkit.documents.reference import Reference
-from benchkit.run.host import open_host
+from benchkit.run import execution
+from benchkit.run.cancel import Cancellable
 from benchkit.run.invocation import Invocation
-from benchkit.run.loop import Cancellable
 from benchkit.run.preflight import preflight
 from benchkit.run.progress import Progress
 from benchkit.run.settings import RunSettings
+from benchkit.run.status import exit_status
+from benchkit.stopping import Stop
 from benchkit.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -98,14 +104,13 @@ class FaultyPlay(ReplayModel):
         return dataclasses.replace(turn, **change) if index == at else turn
 
 
-class SweepDriver:
-    """The claude driver against a stand-in that plays the arm's reference."""
-
-    name = "claude"
+class SweepDriver(ClaudeDriver):
+    """The claude driver against a stand-in that plays the arm's reference (a
+    ClaudeDriver, so the run reads what it reads of one: its runtime, secrets, ...)."""
 
     def __init__(self, reference: Reference, every: int, log: dict):
+        super().__init__(confine=True)
         self.reference, self.every, self.log = reference, every, log
-        self.confine = True
         self._lock = threading.Lock()
         self._runs = 0
 
@@ -132,38 +137,44 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--every", type=int, default=4, help="every NTH trial of an arm has a fault")
     parser.add_argument("--arm", action="append", choices=ARMS, help="default: all four")
+    parser.add_argument("--task", action="append", default=[],
+                        help="only these tasks (default: every scored task)")
+    parser.add_argument("--keep", type=Path, help="keep the store in this directory")
     args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="sweep-bench-"))
+    try:
+        return sweep(args, work)
+    finally:
+        if args.keep and (work / "results").is_dir():
+            shutil.copytree(work / "results", args.keep, dirs_exist_ok=True)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def sweep(args: argparse.Namespace, work: Path) -> int:
     os.environ["PATH"] = os.pathsep.join([*map(str, TOOLS), os.environ.get("PATH", "")])
     os.environ["CLAUDE_CODE_MAX_RETRIES"] = "2"  # a fault that outlasts them ends in seconds
     for name in ("ANTHROPIC_BASE_URL", "GITEA_URL", "GITEA_TOKEN"):
         os.environ.pop(name, None)
     arms = [str(ROOT / "arms.d" / f"{arm}.yaml") for arm in (args.arm or ARMS)]
-    work = Path(tempfile.mkdtemp(prefix="sweep-bench-"))
     os.environ["BENCHKIT_CACHE_DIR"] = str(work / "cache")
     progress = Progress(json_mode=False, estimated=False)
     checked = preflight(arms, tiers=("read", "single-mutation", "find-then-act", "multi-step"),
-                        driver="replay")  # the references, to play; the run is the claude driver's
+                        task_patterns=args.task, driver="replay")  # the references, to play; the run is the claude driver's
     suite = dataclasses.replace(checked.tree.suite, model_idle_seconds=IDLE_LIMIT)
-    checked.tree = dataclasses.replace(checked.tree, suite=suite)
+    checked = dataclasses.replace(checked, tree=dataclasses.replace(checked.tree, suite=suite))
     settings = RunSettings(driver="claude", store_dir=str(work / "results"), trials=args.trials,
                            jobs=args.jobs)
     log: dict = {}
     load_before = os.getloadavg()
     started = time.monotonic()
-    with open_host(None, progress.note) as where:
-        invocation = Invocation(checked, progress, settings, url=where.url, token=where.token)
-        invocation.drivers = {arm.id: Cancellable(SweepDriver(checked.references[arm.id],
-                                                              args.every, log),
-                                                  invocation.stop, invocation.tag,
-                                                  invocation.refused)
-                              for arm in checked.arms}
-        invocation.probe()
-        problems = invocation.probe_tools()
-        if problems:
-            print("\n".join(problems), file=sys.stderr)
-            return 2
-        with invocation.store.run_lock(progress.note):
-            status = invocation.execute({"url": where.url, "embedded": True})
+    class Sweep(Invocation):  # the run's own trials, each arm's driver the sweep's
+        def _driver(self, arm):
+            return Cancellable(SweepDriver(self.checked.references[arm.id], args.every, log),
+                               self.stop)
+
+    execution.Invocation = Sweep  # type: ignore[misc]  # the one seam: the rest is the run's
+    with Stop(say=progress.note) as stop:
+        status = exit_status(execution.execute(checked, progress, settings, stop, None))
     wall = time.monotonic() - started
     progress.close()
     return report(work, log, wall, status, load_before, args)
@@ -196,7 +207,8 @@ def report(work: Path, log: dict, wall: float, status: int, load_before, args) -
         if by_fault.get(fault):
             print(f"  {fault:21} " + ", ".join(f"{k} {v}" for k, v in by_fault[fault].most_common()))
     print(f"faults of the model service charged to an arm: {len(charged)} {charged or ''}")
-    print(f"store: {work / 'results'}")
+    if args.keep:
+        print(f"store: {args.keep}")
     return 1 if charged else 0
 
 

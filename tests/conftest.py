@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from benchkit.documents import load_arm
 from benchkit.documents.tree import load_tree
-from benchkit.installed import INSTALL
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 IN_CI = os.environ.get("CI") == "true"
@@ -22,7 +22,7 @@ BENCHKIT = [sys.executable, "-c", "from benchkit.cli import main; main()"]
 # The arms' real tools: scripts/test-setup builds the pinned ones into .tools/; they go
 # first on PATH, for the tests and for every harness they start.
 REAL_TOOLS = ("tea", "gitea-mcp", "gitea-axi")
-HOW_TO_INSTALL = {name: f"{INSTALL[name]}, or `bash scripts/test-setup` with the source archives"
+HOW_TO_INSTALL = {name: load_arm(CHECKOUT / "arms.d" / f"{name}.yaml").tool.install
                   for name in REAL_TOOLS}
 
 

@@ -94,6 +94,37 @@ def test_a_mid_stream_stall_sends_message_start_then_holds():
     assert b"event: message_start" in received and b"content_block_delta" not in received
 
 
+@pytest.mark.parametrize("fault,alive", [
+    (faults.pings(), b"event: ping"),
+    (faults.trickle(), b'"delta": {"type": "text_delta", "text": ""}'),
+], ids=["pings", "trickle"])
+def test_a_stall_kept_alive_sends_only_what_moves_nothing_on(fault, alive):
+    with ScriptedModel([Turn(text="x", fault=fault)]) as model:
+        with raw_post(model, request()) as conn:
+            received = b""
+            while received.count(alive) < 3:
+                received += conn.recv(65536)
+    assert b"event: message_start" in received and b"message_stop" not in received
+    events_after = received.split(b"content_block_start", 1)[1].split(b"\n\n")[1:]
+    assert all(alive in event for event in events_after if event.strip())
+
+
+def test_progress_is_what_moves_the_answer_on():
+    from benchkit.agent.transcript import progress
+    assert not progress({"type": "ping"})
+    assert not progress({"type": "content_block_delta", "delta": {"type": "text_delta", "text": ""}})
+    assert not progress({"type": "content_block_start",
+                         "content_block": {"type": "text", "text": ""}})
+    assert not progress({"type": "keepalive"})
+    assert progress({"type": "content_block_delta", "delta": {"type": "text_delta", "text": "x"}})
+    assert progress({"type": "content_block_delta",
+                     "delta": {"type": "input_json_delta", "partial_json": "{"}})
+    assert progress({"type": "content_block_start",
+                     "content_block": {"type": "tool_use", "name": "Bash", "input": {}}})
+    assert all(progress({"type": kind}) for kind in
+               ("message_start", "message_delta", "message_stop", "content_block_stop"))
+
+
 @pytest.mark.parametrize("reason", ["max_tokens", "refusal"])
 def test_a_turn_may_stop_for_another_reason(reason):
     with ScriptedModel([Turn(text="cut", stop_reason=reason)]) as model:

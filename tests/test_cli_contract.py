@@ -20,6 +20,7 @@ from synthetic import sample, write_store
 from benchkit.cli import COMMANDS, main
 
 README = (CHECKOUT / "README.md").read_text(encoding="utf-8")
+GUIDE = (CHECKOUT / "docs" / "adding-a-task.md").read_text(encoding="utf-8")
 
 
 def benchkit(*args, cwd=None, env=None, timeout=120):
@@ -174,9 +175,9 @@ def test_ctrl_c_exits_130(tmp_path, inherited):
 
 
 def test_validate_names_a_task_without_a_reference_and_exits_0(tree_copy):
-    """The README's example task, written verbatim: valid, and not provable on any arm
-    until refs.d/ has its steps."""
-    block = re.search(r"```yaml\n(# yaml-language-server.*?)```", README, re.S)[1]
+    """The guide's example task (docs/adding-a-task.md), written verbatim: valid, and
+    not provable on any arm until refs.d/ has its steps."""
+    block = re.search(r"```yaml\n(# yaml-language-server.*?)```", GUIDE, re.S)[1]
     task_id = re.search(r"^id: (\S+)", block, re.M)[1]
     (tree_copy / "tasks.d" / f"{task_id}.yaml").write_text(block)
     done = benchkit("validate", cwd=tree_copy)
@@ -190,7 +191,7 @@ def test_validate_names_a_task_without_a_reference_and_exits_0(tree_copy):
 
 
 def test_run_of_a_task_without_a_reference_names_the_file_and_starts_nothing(tree_copy, tmp_path):
-    block = re.search(r"```yaml\n(# yaml-language-server.*?)```", README, re.S)[1]
+    block = re.search(r"```yaml\n(# yaml-language-server.*?)```", GUIDE, re.S)[1]
     task_id = re.search(r"^id: (\S+)", block, re.M)[1]
     (tree_copy / "tasks.d" / f"{task_id}.yaml").write_text(block)
     done = benchkit("run", "arms.d/raw-api.yaml", "--driver", "replay", "--task", task_id,
@@ -238,3 +239,37 @@ def test_help_and_readme_name_the_same_outcome_filter():
     helped = benchkit("-h").stdout
     assert "benchkit show --outcome failures" in helped and "--outcome failed" not in helped
     assert "benchkit show --outcome failures" in README
+
+
+@pytest.mark.parametrize("value", ["-1", "nan", "lots"])
+def test_a_budget_that_is_no_token_count_says_so_in_benchkit_s_words(value):
+    done = CliRunner().invoke(main, ["run", str(CHECKOUT / "arms.d" / "raw-api.yaml"),
+                                     "--dry-run", "--budget", value])
+    assert done.exit_code == 2
+    assert (f"Invalid value for '--budget': {value!r}: expected a number of cost-equivalent "
+            "tokens, 0 or more (e.g. 200000)") in done.output
+    assert "range" not in done.output
+
+
+def test_validate_live_fails_an_arm_with_an_unprovable_task_unless_allowed(tree_copy, tmp_path):
+    """Exit 0 means every task proved: a task with no reference for the arm is not."""
+    refs = tree_copy / "refs.d" / "raw-api.yaml"
+    data = refs.read_text()
+    start = data.index("\n  read-bug-issue-titles:")
+    end = data.index("\n  read-issue-labels-and-state:")
+    refs.write_text(data[:start] + data[end:])  # its one reference removed
+    args = ("validate", "--live", "arms.d/raw-api.yaml", "--task", "read-bug-issue-titles")
+    done = benchkit(*args, cwd=tree_copy, env=no_host_env(tmp_path))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "1 unprovable" in done.stdout
+    assert "error: 1 task(s) unprovable" in done.stderr and "--allow-unprovable" in done.stderr
+    allowed = benchkit(*args, "--allow-unprovable", cwd=tree_copy, env=no_host_env(tmp_path))
+    assert allowed.returncode == 0, allowed.stdout + allowed.stderr
+    assert "1 unprovable" in allowed.stdout
+
+
+def test_list_tasks_imports_no_template_engine():
+    """It reads tasks, which hold no template: Jinja2 was a sixth of its start."""
+    listed, imported = started("list", "tasks")
+    assert "read-open-issue-count" in listed
+    assert "jinja2" not in imported and "benchkit.documents.tree" in imported

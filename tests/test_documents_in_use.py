@@ -2,11 +2,12 @@
 only a command that needs it; a missing refs.d/ file is one warning per arm; a task
 glob or an arm that names nothing gets a "did you mean"."""
 
+import fnmatch
 import json
 import subprocess
 
 import pytest
-from conftest import BENCHKIT
+from conftest import BENCHKIT, CHECKOUT
 from test_cli_contract import no_host_env
 
 BROKEN = "tasks.d/read-bug-issue-titles.yaml"
@@ -154,3 +155,20 @@ def test_an_arm_outside_arms_d_is_warned_about_before_any_trial(tree_copy, tmp_p
                "arms.d/raw-api.yaml: the report counts the samples of arms.d/raw-api.yaml")
     assert warning in done.stdout
     assert done.stdout.index(warning) < done.stdout.index("trial 0: started")
+
+
+@pytest.mark.parametrize(("pattern", "meant"), [
+    ("fta-nothing-*", " (did you mean 'fta-*'?)"),  # not a same-length cut of another id
+    ("ftx-*", " (did you mean 'fta-*'?)"),
+    ("read-opn*", " (did you mean 'read-*'?)"),
+    ("fta-reopen-x*", " (did you mean 'fta-reopen-*'?)"),
+    ("zzz*", ""),
+])
+def test_a_glob_that_matches_nothing_is_offered_one_that_matches(pattern, meant):
+    from benchkit.documents import load_tree
+    from benchkit.run.preflight import _meant
+    ids = list(load_tree(CHECKOUT).tasks)
+    assert _meant(pattern, ids) == meant
+    if meant:
+        offered = meant.split("'")[1]
+        assert any(fnmatch.fnmatchcase(task_id, offered) for task_id in ids)

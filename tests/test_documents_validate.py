@@ -11,7 +11,8 @@ from conftest import BENCHKIT, CHECKOUT, real_tool
 from shipped import REFERENCE_IDS
 
 from benchkit.cli import main
-from benchkit.installed import INSTALL, version_line
+from benchkit.documents import load_arm
+from benchkit.installed import version_line
 
 README = (CHECKOUT / "README.md").read_text(encoding="utf-8")
 
@@ -226,14 +227,20 @@ def test_list_arms_says_whether_each_tool_is_installed_or_how_to_install_it(work
     assert rows["tea"]["tool_path"] == tea
     assert rows["tea"]["installed"] == f"installed: {version_line(version)}"
     monkeypatch.setenv("PATH", "/usr/bin:/bin")  # curl, but none of the tests' builds
+    (work_tree / "no-builds").mkdir()
+    monkeypatch.setenv("BENCHKIT_TOOLS_DIR", str(work_tree / "no-builds"))  # nor the checkout's
     rows = {row["id"]: row for row in json.loads(benchkit("list", "arms", "--json").stdout)}
-    assert rows["tea"]["installed"] == "not installed: `go install code.gitea.io/tea@latest`"
+    install = load_arm(work_tree / "arms.d" / "tea.yaml").tool.install
+    assert "0.11.1-13-g68b9620" in install and "@latest" not in install
+    assert rows["tea"]["installed"] == f"not installed: {install}"
     assert rows["tea"]["tool_version"] is None and rows["tea"]["tool_path"] is None
     assert rows["raw-api"]["installed"].startswith("installed: curl ")
     table = benchkit("list", "arms").stdout.splitlines()
-    assert table[-1].split(maxsplit=3) == ["tea", "shell", "tea",
-                                           "not installed: `go install code.gitea.io/tea@latest`"]
+    assert table[-1].split(maxsplit=3) == ["tea", "shell", "tea", f"not installed: {install}"]
     assert max(map(len, table)) < 120  # curl's long version line is cut, at a word
+    monkeypatch.delenv("BENCHKIT_TOOLS_DIR")  # the checkout's builds, found off PATH
+    rows = {row["id"]: row for row in json.loads(benchkit("list", "arms", "--json").stdout)}
+    assert rows["tea"]["tool_path"] == tea
 
 
 def test_the_readme_gives_each_arms_install_line_as_the_code_does(shipped_tree):
@@ -242,7 +249,8 @@ def test_the_readme_gives_each_arms_install_line_as_the_code_does(shipped_tree):
              for row in table.splitlines()[2:]}
     assert set(cells) == set(shipped_tree.arms)
     for arm in shipped_tree.arms.values():
-        assert cells[arm.id].startswith(INSTALL[arm.tool.executable]), arm.id
+        assert arm.tool.install and "@latest" not in arm.tool.install, arm.id
+        assert cells[arm.id] == arm.tool.install, arm.id
 
 
 def test_bare_list_names_each_kind_with_its_files(work_tree):

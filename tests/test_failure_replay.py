@@ -8,14 +8,15 @@ repository answering 404 to the agent's write once, as a host still settling doe
 The replay repeats the trial's calls and its final answer, so only a race on what the
 calls did can come out `not reproducible`: a lagging index that made an agent draw a
 wrong conclusion in its answer is replayed with that conclusion (docs/replay.md). A 5xx
-the agent met is replayed as soon as its trial ends: one its own calls provoke again is
-charged to the trial, one that does not come again stays a harness error."""
+the agent met is charged unless the host's own health, asked right after, failed too:
+a replay that runs clean acquits nothing (B07)."""
 
-import dataclasses
 import io
 import json
 import re
+import signal
 import subprocess
+import time
 
 import pytest
 from conftest import BENCHKIT, CHECKOUT
@@ -29,14 +30,14 @@ from benchkit.documents.reference import reference_for
 from benchkit.report.aggregate import not_reproducible
 from benchkit.run.cell import run_trial
 from benchkit.run.failures import (
+    LEAKED,
     NOT_REPRODUCIBLE,
-    PROVOKED_VERDICT,
     REPRODUCIBLE,
     replay_failures,
-    settle_host_error,
     worth_replaying,
 )
-from benchkit.run.plan import Trial
+from benchkit.run.ledger import Ledger
+from benchkit.run.plan import Trial, plan
 from benchkit.run.prepare import prepare_trial
 from benchkit.run.progress import Progress
 from benchkit.sample import HOST_5XX, PROVOKED
@@ -172,69 +173,155 @@ def test_a_run_replays_its_failures_at_the_end_unless_told_not_to(tree_copy):
     assert re.search(r"failure replay: raw-api close-csv-export-issue trial \d+ \(failed\): "
                      r"reproducible - its 2 call\(s\) on a fresh repository failed", second.stdout), \
         second.stdout[-2000:]
-    entry, = [json.loads(line) for line in replays.read_text().splitlines()]
+    pending, entry = [json.loads(line) for line in replays.read_text().splitlines()]
+    assert pending["verdict"] == "pending" and pending["trial"] == entry["trial"]
     assert entry["verdict"] == REPRODUCIBLE and entry["replay"]["differences"] == entry["differences"]
     cell = tree_copy / "results" / "raw-api" / "close-csv-export-issue.jsonl"
     assert len(cell.read_text().splitlines()) == 2  # the two trials; no replay among them
 
 
+def test_a_replay_cut_off_by_a_kill_leaves_its_trial_named_never_replayed(tree_copy):
+    """SIGTERM while the failure replay runs: the run stops (143), and the trial's line
+    in failure-replays.jsonl, written before the replay began, stays `pending`: show
+    names the trial as never replayed, where before its verdict was lost without a
+    trace."""
+    refs = tree_copy / "refs.d" / "raw-api.yaml"
+    text = refs.read_text(encoding="utf-8")
+    wrong = "  close-csv-export-issue:\n    targets: {issue: 3}\n    steps:\n      - run: sleep 6\n"
+    refs.write_text(text.replace("  close-csv-export-issue:\n    targets: {issue: 2}\n    steps:\n",
+                                 wrong, 1))
+    replays = tree_copy / "results" / "failure-replays.jsonl"
+    run = subprocess.Popen([*BENCHKIT, "run", "arms.d/raw-api.yaml", "--driver", "replay",
+                            "--task", "close-csv-export-issue", "--no-report"], cwd=tree_copy,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 240
+        while not (replays.exists() and "pending" in replays.read_text()):
+            assert run.poll() is None and time.monotonic() < deadline, run.communicate()
+            time.sleep(0.1)
+        run.send_signal(signal.SIGTERM)  # the replay's `sleep 6` is running
+        out, err = run.communicate(timeout=120)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.communicate()
+    assert run.returncode == 143, err[-2000:]
+    entry, = [json.loads(line) for line in replays.read_text().splitlines()]
+    assert entry["verdict"] == "pending"
+    shown = subprocess.run([*BENCHKIT, "show", entry["trial"][:12], "--store", "results"],
+                           cwd=tree_copy, capture_output=True, text=True, timeout=60)
+    assert "failure replay: never replayed - the run stopped during its replay" in shown.stdout, \
+        shown.stdout + shown.stderr
+
+
 class Failing(OnTheCli):
     """The reference played as the agent while the host answers the issue's PATCH with
-    500 once: a host fault, not the agent's."""
+    500 once, and, when `alone` is False, the harness's own health request right after
+    too: a host failing on its own, not the agent's doing."""
 
     name = "replay"
     confine = True
 
-    def __init__(self, forge, driver):
-        self.forge, self.driver = forge, driver
+    def __init__(self, forge, driver, alone=True):
+        self.forge, self.driver, self.alone = forge, driver, alone
 
     def run(self, request):
-        self.forge.inject_fault("PATCH", r"/issues/2$", status=500)
+        pattern = r"/issues/2$" if self.alone else r"/issues/2$|^/api/v1/version$"
+        self.forge.inject_fault("*", pattern, status=500 if self.alone else 503,
+                                times=1 if self.alone else 2)
         try:
             return self.driver.run(request)
         finally:
             self.forge.clear_faults()
 
 
-def test_a_5xx_the_agents_own_calls_provoke_is_charged_to_the_trial(host, shipped_tree, tmp_path):
-    """Posting one issue dependency twice makes the host answer 500 (Gitea does, the
-    forge as Gitea): the replay on a fresh repository meets it again, so the trial is
-    failed, class host-error-provoked, not a harness error `--until` would run again."""
-    twice = Scripted()
-    ctx = dataclasses.replace(context(host, shipped_tree, tmp_path, twice),
-                              settle=settle_host_error)
+def test_a_5xx_the_agent_provokes_only_in_its_own_repository_is_charged(
+        host, shipped_tree, tmp_path):
+    """B07: the agent posts one issue dependency twice (the host answers 500, Gitea and
+    the forge alike) only when its repository's name, upper-cased, is its own: the
+    replay's repository has another name, so the replay runs clean. Once a 5xx that
+    did not come again was a free harness error that `--until` ran again; now the
+    host's own health, asked right after the 5xx, answered: the trial is charged."""
+    provoking = Scripted()
+    ctx = context(host, shipped_tree, tmp_path, provoking)
     trial = Trial(load_arm(CHECKOUT / "arms.d/raw-api.yaml"), shipped_tree.tasks[TASK])
     prepared = prepare_trial(trial, ctx)
     post = curl(ctx, prepared, "POST", "/issues/1/dependencies",
                 {"owner": prepared.repo.owner, "repo": prepared.repo.name, "index": 2})
-    twice.script = [bash(f"{post}; {post}"), say("Done.")]
+    own = prepared.repo.name.upper()
+    provoking.script = [bash(f'if [ "$(echo {prepared.repo.name} | tr a-z A-Z)" = "{own}" ]; '
+                             f"then {post}; {post}; fi"), say("Done.")]
     result = run_trial(trial, ctx, prepared)
     sample = result.sample
     assert (sample.outcome, sample.failure_class, sample.valid) == \
         ("failed", PROVOKED, True), sample.error
-    assert "met it again on a fresh repository (POST /api/v1/repos/OWNER/REPO/issues/1/" \
-           "dependencies)" in sample.error
-    verdict = ctx.store.failure_replays()[sample.id]
-    assert verdict.verdict == PROVOKED_VERDICT and verdict.replay.failure_class == HOST_5XX
-    assert not worth_replaying(result)  # replayed already
+    errors = [e for e in sample.requests if e["status"] >= 500]
+    assert errors and all(e["health"] == 200 for e in errors), sample.requests
+    assert "health request right after did not fail: the arm's, charged" in sample.error
+    assert worth_replaying(result)
+    progress = Progress(json_mode=True, out=io.StringIO())
+    verdict, = replay_failures([(trial, result)],
+                               lambda arm_: context(host, shipped_tree, tmp_path, provoking),
+                               progress)
+    # the replay's names make the condition false: no 5xx there, a plain failure
+    assert (verdict.verdict, verdict.replay.failure_class) == (REPRODUCIBLE, "checker")
+    stored, = samples(ctx.store)
+    assert (stored["outcome"], stored["failure_class"]) == ("failed", PROVOKED)  # still charged
     shown = subprocess.run([*BENCHKIT, "show", sample.id[:12], "--store", str(ctx.store.root)],
                            capture_output=True, text=True, timeout=60)
     assert "outcome: failed (host-error-provoked)" in shown.stdout, shown.stderr
-    assert "failure replay: provoked" in shown.stdout
-    listed = subprocess.run([*BENCHKIT, "show", "--outcome", "failures", "--store",
-                             str(ctx.store.root)], capture_output=True, text=True, timeout=60)
-    assert "host-error-provoked: the host answered" in listed.stdout, listed.stderr
+    assert "failure replay: reproducible" in shown.stdout
 
 
-def test_a_5xx_that_does_not_come_again_stays_a_harness_error(forge, shipped_tree, tmp_path):
+@pytest.mark.parametrize("alone,expected", [
+    (True, ("failed", PROVOKED, True)),   # the host answered its health: not shown at fault
+    (False, ("harness-error", HOST_5XX, False)),  # its health failed too: the host's
+], ids=["route-only", "host-failing"])
+def test_a_5xx_is_the_hosts_only_when_its_own_health_fails_too(
+        forge, shipped_tree, tmp_path, alone, expected):
     arm = load_arm(CHECKOUT / "arms.d/raw-api.yaml")
-    failing = Failing(forge, ReplayDriver(reference_for(arm, CHECKOUT)))
-    ctx = dataclasses.replace(context(forge, shipped_tree, tmp_path, failing),
-                              settle=settle_host_error)
-    trial = Trial(arm, shipped_tree.tasks[TASK])
-    sample = run_trial(trial, ctx).sample
-    assert (sample.outcome, sample.failure_class) == ("harness-error", HOST_5XX), sample.error
-    verdict = ctx.store.failure_replays()[sample.id]
-    assert verdict.verdict == NOT_REPRODUCIBLE and verdict.replay.outcome == "passed"
-    assert not_reproducible(ctx.store.root) == []  # no failure to look at: not the arm's
+    failing = Failing(forge, ReplayDriver(reference_for(arm, CHECKOUT)), alone=alone)
+    ctx = context(forge, shipped_tree, tmp_path, failing)
+    sample = run_trial(Trial(arm, shipped_tree.tasks[TASK]), ctx).sample
+    assert (sample.outcome, sample.failure_class, sample.valid) == expected, sample.error
+    error, = [e for e in sample.requests if e["status"] >= 500]
+    assert error["health"] == (200 if alone else 503)
+    if not alone:
+        assert "the host failed on its own: PATCH" in sample.error
+        assert "health request right after: HTTP 503" in sample.error
 
+
+def test_a_replay_that_leaks_makes_its_trial_count_as_invalid(host, shipped_tree, tmp_path):
+    """B16: the agent names its repository in a form the replay does not rewrite (its
+    name upper-cased, lowered by the shell): on its own trial that is its own
+    repository, on the replay's the trial's, outside the replay's scope: the gateway
+    refuses it. The replay runs under the same gateway and audit as the trial, and its
+    leak makes the trial count as invalid (once it stayed valid, the leak noted in
+    failure-replays.jsonl only)."""
+    agent = Scripted()
+    ctx = context(host, shipped_tree, tmp_path, agent)
+    trial = Trial(load_arm(CHECKOUT / "arms.d/raw-api.yaml"), shipped_tree.tasks[TASK])
+    prepared = prepare_trial(trial, ctx)
+    plain = curl(ctx, prepared, "GET", "/issues")
+    hidden = plain.replace(f"/{prepared.repo.name}/",
+                           f"/$(echo {prepared.repo.name.upper()} | tr A-Z a-z)/")
+    agent.script = [bash(hidden), say("Nothing to do.")]
+    result = run_trial(trial, ctx, prepared)
+    assert (result.sample.outcome, result.sample.valid) == ("failed", True), result.sample.error
+    cells = [(trial.arm, trial.task)]
+
+    def counted():
+        ledger = Ledger(cells, ctx.seeds, ctx.suite, driver="claude", model=ctx.run_model)
+        return len(plan(cells, ledger.load(ctx.store), until=1))
+    assert counted() == 0  # the failure counts: `--until 1` plans nothing
+    progress = Progress(json_mode=True, out=io.StringIO())
+    verdict, = replay_failures([(trial, result)],
+                               lambda arm_: context(host, shipped_tree, tmp_path, agent), progress)
+    assert verdict.verdict == LEAKED and verdict.replay.leaks, verdict
+    assert "was refused by the gateway" in verdict.replay.leaks[0]
+    assert counted() == 1  # invalid now: `--until 1` runs the cell again
+    shown = subprocess.run([*BENCHKIT, "show", result.sample.id[:12], "--store",
+                            str(ctx.store.root)], capture_output=True, text=True, timeout=60)
+    assert "failure replay: leaked" in shown.stdout and \
+        "the replay leaked, so the trial counts as invalid (replay-leak)" in shown.stdout, \
+        shown.stdout + shown.stderr

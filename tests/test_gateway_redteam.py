@@ -93,7 +93,7 @@ def test_calls_outside_the_trials_repository_are_refused_recorded_and_a_leak(
     before = snapshot(ctx.client, owner, name)
     trial = Trial(load_arm(CHECKOUT / "arms.d/raw-api.yaml"), shipped_tree.tasks[TASK])
     prepared = prepare_trial(trial, ctx)
-    token, api, mine = prepared.agent_token(ctx), ctx.gateway.api_url, prepared.repo.full_name
+    token, api, mine = prepared.agent_token(ctx), prepared.grant.api_url, prepared.repo.full_name
     hostile = [("GET", f"/repos/{owner}/{name}/issues", ""),
                ("PATCH", f"/repos/{owner}/{name}/issues/1", '{"state": "closed"}'),
                ("DELETE", f"/repos/{owner}/{name}", ""),
@@ -114,8 +114,11 @@ def test_calls_outside_the_trials_repository_are_refused_recorded_and_a_leak(
     assert refused == [(m, "/api/v1" + p.split("?")[0], 403) for m, p, _ in hostile]
     assert len([leak for leak in sample.leaks if "refused by the gateway" in leak]) == len(hostile)
     assert snapshot(ctx.client, owner, name) == before  # the other repository, untouched
-    # The trial is over: its token is refused at the gateway from now on.
-    after = requests.get(f"{api}/repos/{mine}",
+    # The trial is over: its door is shut, and its token refused at the gateway's other.
+    with pytest.raises(requests.ConnectionError):
+        requests.get(f"{api}/repos/{mine}", headers={"Authorization": f"token {token}"},
+                     timeout=30)
+    after = requests.get(f"{ctx.gateway.api_url}/repos/{mine}",
                          headers={"Authorization": f"token {token}"}, timeout=30)
     assert after.status_code == 401 and "invalid" in after.json()["message"]
 
@@ -159,7 +162,7 @@ def test_a_tea_agent_reaching_the_host_with_curl_is_flagged(host, shipped_tree, 
     driver.script = [bash(f"{shutil.which('curl')} -s -o /dev/null -w 'status %{{http_code}}' "
                           f"-X PATCH -H 'Authorization: token {token}' "
                           f"-H 'Content-Type: application/json' -d '{{\"state\": \"closed\"}}' "
-                          f"{ctx.gateway.api_url}/repos/{repo.owner}/{repo.name}/issues/2"),
+                          f"{prepared.grant.api_url}/repos/{repo.owner}/{repo.name}/issues/2"),
                      say("Closed issue #2.")]
     sample = run_trial(trial, ctx, prepared).sample
     assert results(ctx, sample) == ["status 201"]  # in scope: it reached the host
@@ -176,7 +179,7 @@ def test_a_gateway_that_dies_mid_trial_is_a_harness_error(forge, shipped_tree, t
     prepared = prepare_trial(trial, ctx)
     repo, token = prepared.repo, prepared.agent_token(ctx)
     driver.script = [bash(f"curl -sS -X PATCH -H 'Authorization: token {token}' "
-                          f"-d state=closed {ctx.gateway.api_url}/repos/{repo.owner}/"
+                          f"-d state=closed {prepared.grant.api_url}/repos/{repo.owner}/"
                           f"{repo.name}/issues/2"), say("Closed issue #2.")]
     sample = run_trial(trial, ctx, prepared).sample
     assert (sample.outcome, sample.failure_class) == ("harness-error", "gateway"), sample.error
@@ -189,7 +192,7 @@ def test_a_gateway_that_dies_mid_trial_is_a_harness_error(forge, shipped_tree, t
     assert again.gateway is not ctx.gateway and again.gateway.alive
     driver.script = [bash(f"curl -sS -X PATCH -H 'Authorization: token {token}' "
                           f"-H 'Content-Type: application/json' -d '{{\"state\": \"closed\"}}' "
-                          f"{again.gateway.api_url}/repos/{repo.owner}/{repo.name}/issues/2"),
+                          f"{prepared.grant.api_url}/repos/{repo.owner}/{repo.name}/issues/2"),
                      say("Closed issue #2.")]
     clean = run_trial(trial, again, prepared).sample
     assert (clean.outcome, clean.valid) == ("passed", True), clean.error

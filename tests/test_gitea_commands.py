@@ -139,3 +139,18 @@ def test_gc_during_a_run_spares_its_repository_and_revokes_only_stale_agent_toke
     with Client(forge.url, stale) as agent, pytest.raises(HarnessError, match="401"):
         agent.get("/user")
     delete_repo(client, running.owner, running.name)
+
+
+def test_seed_takes_a_seed_s_name_as_a_task_s_seed_gives_it(forge, runner, monkeypatch):
+    monkeypatch.chdir(PACKAGE_DIR.parent)  # the tree whose seeds/ names it
+    seeded = invoke(runner, "seed", "--seed", "default", "--prefix", PREFIX, *flags(forge))
+    assert seeded.exit_code == 0, seeded.output
+    printed = json.loads(seeded.stdout)
+    captured = invoke(runner, "snapshot", "--repo", f"{printed['owner']}/{printed['repo']}",
+                      *flags(forge))
+    expected = invoke(runner, "expect", "--seed", "default", "--user", forge.user)
+    assert json.loads(captured.stdout) == json.loads(expected.stdout)
+    unknown = runner.invoke(main, ["seed", "--seed", "nosuch", *flags(forge)])
+    assert unknown.exit_code == 2
+    assert "'nosuch' is neither a seed of the tree (seeds/nosuch.yaml) nor a seed file" \
+        in unknown.output

@@ -10,6 +10,7 @@ Third-party imports are not in the graph.
 
 import ast
 import functools
+import re
 from pathlib import Path
 
 from conftest import CHECKOUT
@@ -23,8 +24,8 @@ LAYERS = (
                     "benchkit.surface", "benchkit.tool", "benchkit.installed",
                     "benchkit.scrub", "benchkit.sample", "benchkit.replays",
                     "benchkit.cost", "benchkit.anatomy", "benchkit.counting",
-                    "benchkit.state", "benchkit.store", "benchkit.stopping",
-                    "benchkit.journal")),
+                    "benchkit.state", "benchkit.store", "benchkit.lifetime",
+                    "benchkit.stopping", "benchkit.journal")),
     ("documents", ("benchkit.documents",)),
     ("gateway", ("benchkit.gateway",)),
     ("host", ("benchkit.gitea", "benchkit.forge")),
@@ -178,3 +179,23 @@ def test_a_back_edge_and_a_cycle_are_found():
     graph = {"benchkit.documents.task": {"benchkit.run.loop"}, "benchkit.run.loop": {"benchkit.documents.task"}}
     assert back_edges(graph) == {("benchkit.documents.task", "benchkit.run.loop")}
     assert [sorted(cycle) for cycle in cycles(graph)] == [["benchkit.documents.task", "benchkit.run.loop"]]
+
+
+def documented_modules(text: str) -> set[str]:
+    """The module paths (relative to benchkit/) that docs/layout.md's "Every module" names."""
+    listing = text.split("## Every module", 1)[1]
+    return set(re.findall(r"^\| `([\w/]+\.py)` \|", listing, re.MULTILINE))
+
+
+def test_layout_names_every_module_and_no_other():
+    named = documented_modules((CHECKOUT / "docs" / "layout.md").read_text(encoding="utf-8"))
+    present = {str(path.relative_to(PACKAGE)) for path in MODULES.values()
+               if path.name != "__init__.py" or path.parent == PACKAGE}
+    assert not present - named, f"add these modules to docs/layout.md: {sorted(present - named)}"
+    assert not named - present, f"docs/layout.md names modules that are gone: {sorted(named - present)}"
+
+
+def test_a_module_missing_from_the_layout_is_found():
+    listing = "## Every module\n\n| `run/cell.py` | one trial |\n| `run/gone.py` | was |\n"
+    assert documented_modules("# layout\n| `run/loop.py` | not in the listing |\n" + listing) \
+        == {"run/cell.py", "run/gone.py"}

@@ -14,6 +14,14 @@ AXI = load_arm(CHECKOUT / "arms.d" / "gitea-axi.yaml")
 SUITE = load_suite(CHECKOUT / "suite.yaml")
 
 
+@pytest.fixture(autouse=True)
+def only_the_given_path(tmp_path, monkeypatch):
+    """The tool is looked for on the PATH each test gives, not among the checkout's
+    pinned builds too."""
+    (tmp_path / "no-builds").mkdir()
+    monkeypatch.setenv("BENCHKIT_TOOLS_DIR", str(tmp_path / "no-builds"))
+
+
 def prompt(tmp_path, environ: dict) -> str:
     assembly = assemble(AXI, SUITE, host_url="http://127.0.0.1:9/", api_url="http://127.0.0.1:9/api/v1",
                         token="t", owner="bench", repo="demo", user="bench", workdir=tmp_path,

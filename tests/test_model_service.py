@@ -4,6 +4,7 @@ outcome, whether the arm is charged, whether `--until` runs the trial again, whe
 the failure replay would take it, and what `benchkit show` says. Usage is measured:
 the figures the stand-in reports are the sample's."""
 
+import gc
 import json
 import os
 import signal
@@ -209,6 +210,21 @@ def test_a_stream_that_stalls_is_ended_by_the_idle_limit_long_before_the_backsto
     assert "model stream stalled 2 s (request 2, mid-stream)" in shown(ctx)
 
 
+@pytest.mark.parametrize("fault", [faults.pings(0), faults.trickle(0)], ids=["pings", "trickle"])
+def test_a_stream_kept_alive_without_progress_is_a_stall(forge, shipped_tree, tmp_path, fault):
+    """Keep-alive pings, or empty text deltas twice a second, are signs the connection
+    lives, not that the model answers: the idle limit ends the request all the same."""
+    def script(ctx, prepared):
+        return [bash("echo hi"), Turn(text="x", fault=fault)]
+    result, ctx, cell = trial(forge, shipped_tree, tmp_path, script, model_idle_seconds=2,
+                              backstop_seconds=40)
+    uncharged(result, ctx, cell, "model-service")
+    assert result.sample.duration_s < 30, result.sample.error  # the backstop is 40 s
+    assert result.sample.model_service["stall"] == {"request": 2, "idle_s": pytest.approx(2, abs=1.5),
+                                                    "streaming": True}
+    assert "model stream stalled 2 s (request 2, mid-stream)" in shown(ctx)
+
+
 def test_a_command_that_outlasts_the_idle_limit_is_no_stall(forge, shipped_tree, tmp_path):
     """The agent's own time is never the service's: a tool that runs past the idle
     limit (an agent that would hide its hang behind it) is not a stall."""
@@ -311,6 +327,28 @@ def test_a_cli_killed_from_outside_is_no_fault_of_the_mcp_arm(forge, shipped_tre
     uncharged(result, ctx, cell, "cli-killed")
 
 
+@pytest.mark.skipif(not GITEA_MCP.exists() and not os.environ.get("CI"),
+                    reason="scripts/test-setup installs gitea-mcp")
+def test_an_mcp_server_that_hangs_at_start_is_a_startup_error_said_in_one_line(
+        forge, shipped_tree, tmp_path, monkeypatch, capfd, caplog):
+    """The CLI waits for the server up to its MCP_TIMEOUT (never starts the agent
+    without its tools), the trial is the harness's, and nothing prints a traceback of
+    a session closed after its event loop."""
+    server = tmp_path / "hanging-mcp"
+    server.write_text("#!/bin/sh\nexec sleep 987658\n")
+    server.chmod(0o755)
+    monkeypatch.setenv("BENCHKIT_GITEA_MCP", str(server))
+    result, ctx, cell = trial(forge, shipped_tree, tmp_path, lambda ctx, p: [say("unreached")],
+                              arm="tests/arms/gitea-mcp-pypi.yaml", env={"MCP_TIMEOUT": "3000"})
+    uncharged(result, ctx, cell, "sdk-startup")
+    assert result.sample.error.startswith("MCP server(s) did not start: gitea (failed)")
+    assert [r for r in ctx.driver.model.messages() if r.body.get("tools")] == []
+    gc.collect()  # a session left to the collector speaks now
+    said = "".join(capfd.readouterr()) + caplog.text
+    for noise in ("Traceback", "Event loop is closed", "that handles pid"):
+        assert noise not in said
+
+
 def test_refused_credentials_stop_the_whole_run_with_one_line(tmp_path, monkeypatch, quiet):
     """`benchkit run` of two cells: the first trial meets a 401, the run stops at once
     (the second never starts), exit 2, one line naming the credentials, no sample."""
@@ -331,3 +369,37 @@ def test_refused_credentials_stop_the_whole_run_with_one_line(tmp_path, monkeypa
     assert [e["event"] for e in started].count("start") == 1
     assert not (tmp_path / "results").exists() or list(Store(tmp_path / "results").samples()) == []
     assert "sk-ant-benchkit-test" not in result.output
+
+
+class Unreachable(Measured):
+    """The real Claude driver against a model service nothing listens for."""
+
+    def __init__(self, url, **kwargs):
+        super().__init__(**kwargs)
+        self.url = url
+
+    def run(self, request):
+        request.env = {**request.env, **self.env}
+        return ClaudeDriver(base_url=self.url, confine=self.confine).run(request)
+
+
+def test_a_service_that_cannot_be_reached_is_named_and_a_gone_transcript_said_so(
+        forge, shipped_tree, tmp_path, dead_url):
+    """The CLI retries a request that got no answer at all (no status): show names it a
+    connection error, where it said "unknown". Then the trial's transcript file is
+    deleted: show says it is gone, where it said "none recorded"."""
+    driver = Unreachable(dead_url, env=FEW_RETRIES)
+    ctx = context(forge, shipped_tree, tmp_path, driver)
+    cell = raw_api_cell(shipped_tree)
+    result = run_trial(cell, ctx)
+    uncharged(result, ctx, cell, "model-service")
+    retries = result.sample.model_service["retries"]
+    assert retries["status"] is None and retries["count"] >= 1, retries
+    listing = shown(ctx)
+    assert "connection error: " in listing and "unknown" not in listing, listing
+    said = shown(ctx, result.sample.id)
+    assert "model service: connection error: " in said
+    transcript = ctx.store.root / result.sample.transcript
+    transcript.unlink()
+    said = shown(ctx, result.sample.id)
+    assert f"transcript: {transcript} is gone" in said and "none recorded" not in said, said

@@ -163,7 +163,7 @@ def test_hostile_lines_reach_nothing_and_the_next_trial_runs_clean(forge, shippe
     ctx = context(forge, shipped_tree, tmp_path, driver)
     trial = Trial(load_arm(CHECKOUT / "arms.d/raw-api.yaml"), shipped_tree.tasks["close-csv-export-issue"])
     prepared = prepare_trial(trial, ctx)
-    agent_token = prepared.agent_token(ctx)
+    agent_token = prepared.agent_token
     lines = hostile_lines(harness, agent_token, forge.url)
     driver.script = [bash(line) for line in lines] + [say("Done.")]
     hostile = run_trial(trial, ctx, prepared).sample
@@ -176,12 +176,12 @@ def test_hostile_lines_reach_nothing_and_the_next_trial_runs_clean(forge, shippe
 
     # Then a clean trial of the same cell: the CLI and its shell start from nothing.
     prepared = prepare_trial(trial, ctx)
-    token = prepared.agent_token(ctx)
+    token = prepared.agent_token
     repo = prepared.repo
     driver.script = [bash("ls -a ~; echo \"HOME=$HOME\"; type pyenv 2>&1 | head -1"),
                      bash(f"curl -s -X PATCH -H 'Authorization: token {token}' "
                           f"-H 'Content-Type: application/json' -d '{{\"state\": \"closed\"}}' "
-                          f"{ctx.gateway.api_url}/repos/{repo.owner}/{repo.name}/issues/2"),
+                          f"{prepared.grant.api_url}/repos/{repo.owner}/{repo.name}/issues/2"),
                      say("Closed issue #2.")]
     clean = run_trial(trial, ctx, prepared).sample
     assert (clean.outcome, clean.valid) == ("passed", True), clean.error

@@ -25,15 +25,29 @@ PROVOKED = ('{"trial": "0123456789abcdef0123456789abcdef", "arm": "raw-api", "ta
             '"harness-error", "failure_class": "host-5xx", "differences": [], "error": '
             '"the host answered 500", "transcript": null}}')
 
+# ... and, since a replay's audit counts, its leaks; and the line written before a
+# replay starts, which a kill leaves alone.
+LEAKED = ('{"trial": "aaaabbbbccccddddeeeeffff00001111", "arm": "raw-api", "task": '
+          '"close-csv-export-issue", "verdict": "leaked", "at": "2026-12-05T08:00:00+00:00", '
+          '"outcome": "failed", "failure_class": "checker", "differences": [], "replay": '
+          '{"id": "11112222333344445555666677778888", "calls": 2, "outcome": "invalid", '
+          '"failure_class": "leak", "differences": [], "error": null, "leaks": ["GET '
+          '/api/v1/repos/o/R was refused by the gateway: outside the trial"], "transcript": '
+          'null}}')
+PENDING = ('{"trial": "aaaabbbbccccddddeeeeffff00001111", "arm": "raw-api", "task": '
+           '"close-csv-export-issue", "verdict": "pending", "at": "2026-12-05T07:59:59+00:00"}')
+
 
 def test_old_lines_decode_and_encode_back_to_the_same_bytes():
-    for line in (OLD, PROVOKED):
+    for line in (OLD, PROVOKED, LEAKED, PENDING):
         entry = decode(line)
         assert isinstance(entry, FailureReplay) and encode(entry) == line
     old = decode(OLD)
     assert old is not None and old.verdict == "not reproducible"
     assert old.replay.outcome == "passed" and old.replay.transcript.startswith("transcripts/")
     assert old.differences == ["issue #2: state is open, expected closed — «CSV»"]
+    leaked, pending = decode(LEAKED), decode(PENDING)
+    assert leaked.replay.leaks and not pending.replay and pending.verdict == "pending"
 
 
 def test_the_store_appends_and_reads_the_record_and_skips_what_is_no_verdict(tmp_path):

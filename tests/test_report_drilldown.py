@@ -106,3 +106,22 @@ def test_show_names_the_trial_page(drilled, tmp_path):
     assert elsewhere.output.splitlines()[-1] == (
         f"page: {tmp_path / 'none' / 'trials' / 'tea' / TASK.id / failed['id']}.html "
         "(not written yet: benchkit report)")
+
+
+def test_show_cuts_a_long_why_between_words_and_keeps_its_kind(tmp_path):
+    """The run user's long name sits mid-difference: the table's "why" column is cut
+    between words, never inside the name, and keeps what kind of difference it is."""
+    user = "benchkit-run-20261205-061034-0b1c2d"
+    difference = (f'issue #5 "Update README badges": comment by {user}: "Prioritised for '
+                  'the next sprint." missing (intended change missing)')
+    failed = current("tea", outcome="failed", differences=[difference, "another"])
+    store = write_store(tmp_path / "results", [failed])
+    shown = invoke("show", "--outcome", "failures", "--store", store)
+    assert shown.exit_code == 0, shown.output
+    row = next(line for line in shown.output.splitlines() if failed["id"][:12] in line)
+    why = row.split(f"{TASK.id}  ", 1)[1].split("failed", 1)[1].split(None, 1)[1]
+    why = why.split("  ", 1)[1] if "  " in why else why  # past the tokens column
+    assert why.endswith("(intended change missing) (+1 more)"), why
+    full = f"{difference} (+1 more)".split()
+    assert all(word in full for word in why.split() if word != "…"), why  # no word cut
+    assert len(why) <= 80

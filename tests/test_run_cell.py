@@ -80,7 +80,7 @@ def curl(ctx, prepared, method, path, body=None):
     repo = prepared.repo
     data = f" -H 'Content-Type: application/json' -d '{json.dumps(body)}'" if body else ""
     return (f"curl -s -X {method} -H 'Authorization: token {prepared.agent_token(ctx)}'{data} "
-            f"{ctx.gateway.api_url}/repos/{repo.owner}/{repo.name}{path}")
+            f"{prepared.grant.api_url}/repos/{repo.owner}/{repo.name}{path}")
 
 
 def repos_left(forge):

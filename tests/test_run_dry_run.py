@@ -66,13 +66,20 @@ def test_the_plan_marks_the_cells_of_an_arm_whose_tool_is_not_installed(tree_cop
     assert "not installed" not in curl
     assert absent.endswith("[cannot run: absent's tool is not installed]")
     assert ("tool not installed: arm absent: its binary `no-such-tool-here` is not installed "
-            "(not on PATH); install it: no install line for `no-such-tool-here` in "
-            "benchkit/installed.py; its 1 trial(s) cannot run: the run would stop at "
-            "pre-flight (exit 2)") in lines
+            "(not on PATH); install it: `apt-get install curl` (or `bash scripts/setup`); its 1 "
+            "trial(s) cannot run: the run would stop at pre-flight (exit 2; "
+            "`--only-installed` runs the arms whose tools are installed)") in lines
     plan = json.loads(benchkit(*args, "--json", cwd=tree_copy).stdout)
     assert {t["arm"]: t["tool_missing"] for t in plan["trials"]} == {"raw-api": False, "absent": True}
     assert list(plan["tools_missing"]) == ["absent"]
 
+    only = benchkit(*args, "--only-installed", cwd=tree_copy)
+    assert only.returncode == 0, only.stderr
+    lines = only.stdout.splitlines()
+    assert [line for line in lines if "] " in line and "read-open-issue-count" in line] == [
+        line for line in lines if "] raw-api read-open-issue-count trial 0" in line]
+    assert ("not run (--only-installed): arm absent: its binary `no-such-tool-here` is not "
+            "installed (not on PATH); install it: `apt-get install curl` (or `bash scripts/setup`)") in lines
 
 def test_a_measured_plan_after_a_replay_run_names_the_replay_estimate(tree_copy):
     """After the main job (replay), a measured dry run has no measured sample to expect

@@ -1,7 +1,7 @@
 """Outcomes an agent cannot game and faults the arm is not charged for, one cell end
 to end (the forge over HTTP, real curl, the real SDK and bundled CLI, the scripted
 model): the agent killing its own CLI, the audit's evidence unreadable, the host
-failing the agent's own request."""
+failing the agent's own request while it answers the harness (charged)."""
 
 import msgspec
 import pytest
@@ -70,9 +70,11 @@ def test_an_audit_that_cannot_read_the_request_log_marks_the_trial_unaudited(
 
 
 @pytest.mark.slow
-def test_a_host_error_on_the_agents_own_request_is_a_harness_error(forge, shipped_tree, tmp_path):
-    """A 500 the host answers the agent's PATCH with was recorded as the arm's
-    `failed`; the request log (for the agent's own token) shows it is the host's."""
+def test_a_host_error_on_the_agents_own_request_is_charged_while_the_host_is_healthy(
+        forge, shipped_tree, tmp_path):
+    """A 500 the host answers the agent's PATCH with, while the host answers the
+    harness's own health request right after: nothing shows the host failing on its
+    own (an agent can provoke a 5xx cheaply), so the failure is the arm's."""
     driver = Scripted()
     ctx = context(forge, shipped_tree, tmp_path, driver)
     cell = raw_api_cell(shipped_tree)
@@ -81,7 +83,7 @@ def test_a_host_error_on_the_agents_own_request_is_a_harness_error(forge, shippe
                      say("Closed issue #2.")]
     sample = run_with_fault(forge, cell, ctx, prepared, "PATCH", r"/issues/2$", 1)
     assert (sample.outcome, sample.failure_class, sample.valid) == \
-        ("harness-error", "host-5xx", False)  # a failure replay may still charge it
+        ("failed", "host-error-provoked", True)
     assert "PATCH" in sample.error and "HTTP 500" in sample.error
     assert repos_left(forge) == []
 

@@ -17,6 +17,8 @@ from benchkit.run.preflight import claude_credentials
 
 RAW_API = str(CHECKOUT / "arms.d/raw-api.yaml")
 TASK = "close-csv-export-issue"
+INSTALL_PYPI = yaml.safe_load((CHECKOUT / "tests/arms/gitea-mcp-pypi.yaml").read_text())[
+    "tool"].get("install")
 
 
 @pytest.fixture(autouse=True)
@@ -74,21 +76,51 @@ def test_a_broken_document_is_named_by_file_and_line(tmp_path, tree_copy, monkey
 
 
 def test_an_arm_binary_that_is_not_installed(tmp_path):
-    arm = arm_copy(tmp_path, RAW_API, lambda d: d["tool"].update(binary="benchkit-no-such-tool"))
+    arm = arm_copy(tmp_path, RAW_API, lambda d: (d["tool"].update(binary="benchkit-no-such-tool"),
+                                                 d["tool"].pop("install")))
     result = run(tmp_path, arm, "--task", TASK, "--driver", "replay")
     assert result.exit_code == 2
     assert failures(result) == ["pre-flight tools: arm raw-api: its binary "
                                 "`benchkit-no-such-tool` is not installed (not on PATH); "
-                                "install it: no install line for `benchkit-no-such-tool` in "
-                                "benchkit/installed.py"]
+                                "install it: no install line for `benchkit-no-such-tool`: add "
+                                f"`install:` to the `tool:` of {arm}"]
 
 
-def test_a_missing_tool_is_named_with_its_install_line(tmp_path, monkeypatch):
-    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # the tests' own builds of tea are not there
-    result = run(tmp_path, str(CHECKOUT / "arms.d/tea.yaml"), "--task", TASK, "--driver", "replay")
+@pytest.fixture
+def no_tools(tmp_path, monkeypatch):
+    """A machine with curl but none of the arms' other tools: neither on PATH nor among
+    the checkout's pinned builds."""
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    (tmp_path / "no-builds").mkdir()
+    monkeypatch.setenv("BENCHKIT_TOOLS_DIR", str(tmp_path / "no-builds"))
+
+
+def test_a_missing_tool_is_named_with_its_install_line_and_the_flag(tmp_path, no_tools):
+    result = run(tmp_path, RAW_API, str(CHECKOUT / "arms.d/tea.yaml"), "--task", TASK,
+                 "--driver", "replay")
     assert result.exit_code == 2
-    assert failures(result) == ["pre-flight tools: arm tea: its binary `tea` is not installed "
-                                "(not on PATH); install it: `go install code.gitea.io/tea@latest`"]
+    assert failures(result) == [
+        "pre-flight tools: arm tea: its binary `tea` is not installed (not on PATH); install "
+        "it: `bash scripts/setup --arms tea` (pinned: 0.11.1-13-g68b9620)",
+        "pre-flight tools: 1 arm(s) cannot run here; `--only-installed` runs the 1 whose tools "
+        "are installed (raw-api) and lists the others"]
+
+
+def test_only_installed_with_no_tool_installed_runs_nothing(tmp_path, no_tools):
+    result = run(tmp_path, str(CHECKOUT / "arms.d/tea.yaml"), "--task", TASK, "--driver",
+                 "replay", "--only-installed")
+    assert result.exit_code == 2
+    assert failures(result)[-1] == ("pre-flight tools: --only-installed: none of the chosen "
+                                    "arms' tools is installed, so there is nothing to run")
+
+
+def test_a_missing_binary_is_named_before_its_missing_skill(tmp_path, no_tools, monkeypatch):
+    monkeypatch.setenv("BENCHKIT_GITEA_AXI_SKILL", str(tmp_path / "missing/SKILL.md"))
+    result = run(tmp_path, str(CHECKOUT / "arms.d/gitea-axi.yaml"), "--task", TASK)
+    [tool] = [f for f in failures(result) if f.startswith("pre-flight tools:")]
+    assert tool.startswith("pre-flight tools: arm gitea-axi: its binary `gitea-axi` is not "
+                           "installed (not on PATH); install it: `bash scripts/setup --arms "
+                           "gitea-axi`"), tool
 
 
 def test_an_mcp_server_command_that_is_not_installed(tmp_path):
@@ -97,9 +129,8 @@ def test_an_mcp_server_command_that_is_not_installed(tmp_path):
     result = run(tmp_path, arm, "--task", TASK, "--driver", "replay")
     assert result.exit_code == 2
     assert failures(result) == ["pre-flight tools: arm gitea-mcp-pypi: its MCP server command "
-                                "`/nonexistent/gitea-mcp` is not installed (not an executable "
-                                "file, nor on PATH); install it: no install line for "
-                                "`/nonexistent/gitea-mcp` in benchkit/installed.py"]
+                                "`/nonexistent/gitea-mcp` is not installed (not on PATH); "
+                                f"install it: {INSTALL_PYPI}"]
 
 
 def test_a_skill_file_that_is_missing(tmp_path, monkeypatch):

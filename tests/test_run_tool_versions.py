@@ -58,3 +58,25 @@ def test_samples_of_two_tool_versions_are_recorded_and_reported_apart(tree_copy,
     assert replayed["samples"] == 1
     assert [(r["task"], r["changed"], r["samples"]) for r in report["other_versions"]] == [
         (TASK, ["tool curl 1.0 (test)"], 1)]
+
+
+def test_the_version_recorded_is_the_one_the_sandbox_ran(tree_copy, tmp_path):
+    """The version command runs again inside the agent's sandbox (its own PID namespace,
+    where this curl's PID is small), and that line is what the sample records."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    wrapper = bin_dir / "curl"
+    wrapper.write_text('#!/bin/sh\nif [ "$1" = --version ]; then\n'
+                       '  if [ $$ -lt 100 ]; then echo "curl 3.0 (sandboxed)"; '
+                       'else echo "curl 3.0 (host)"; fi; exit 0\nfi\n'
+                       f'exec {CURL} "$@"\n')
+    wrapper.chmod(0o755)
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith(("GITEA_", "ANTHROPIC_", "CLAUDE_", "BENCHKIT_"))}
+    env.update(PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}", HOME=str(tmp_path),
+               XDG_CONFIG_HOME=str(tmp_path / "xdg"), BENCHKIT_CACHE_DIR=str(tmp_path / "cache"))
+    benchkit(tree_copy, env, "run", "arms.d/raw-api.yaml", "--task", TASK, "--driver", "replay",
+             "--no-report")
+    [sample] = [json.loads(line) for line in
+                (tree_copy / "results" / "raw-api" / f"{TASK}.jsonl").read_text().splitlines()]
+    assert (sample["tool_version"], sample["outcome"]) == ("curl 3.0 (sandboxed)", "passed")

@@ -20,6 +20,7 @@ from conftest import BENCHKIT, CHECKOUT
 from synthetic import sample, write_store
 
 from benchkit import stopping
+from benchkit.lifetime import dies_with_thread
 from benchkit.report import write_reports
 from benchkit.stopping import RUN_TAG, SAME_INTERRUPT, Interrupted, Stop
 
@@ -199,3 +200,73 @@ def test_benchkit_report_stopped_while_it_writes_leaves_the_previous_set(tree_co
     after = {str(p.relative_to(reports)): p.read_bytes() for p in reports.rglob("*")
              if p.is_file()}
     assert after == before
+
+
+def test_a_process_of_the_command_ends_with_its_stop():
+    """The stop's watchdog (benchkit.lifetime) ends a marked process the command left."""
+    with Stop():
+        stray = subprocess.Popen(["sleep", "987654"], env=stopping.marked({"PATH": os.defpath}))
+    assert stray.wait(timeout=60) == -signal.SIGKILL
+
+
+def test_a_command_killed_outright_takes_its_processes_along(tmp_path):
+    """SIGKILL runs no clean-up of the command's: its watchdog notices it gone and ends
+    every process marked with its tag, one it started and one started by that one."""
+    code = ("import os, subprocess, sys, time\n"
+            "from benchkit.stopping import Stop, marked\n"
+            "with Stop():\n"
+            "    env = marked({'PATH': os.defpath})\n"
+            "    child = subprocess.Popen(['sh', '-c', 'sleep 987655 & exec sleep 987656'],\n"
+            "                             env=env, start_new_session=True)\n"
+            "    print(child.pid, flush=True)\n"
+            "    time.sleep(600)\n")
+    command = subprocess.Popen([*BENCHKIT[:1], "-c", code], stdout=subprocess.PIPE, text=True,
+                               env={**os.environ, "PYTHONPATH": str(CHECKOUT)})
+    assert command.stdout is not None
+    child = int(command.stdout.readline())
+    marked_ones = []
+    deadline = time.monotonic() + 60
+    while len(marked_ones) < 2:  # both sleeps started
+        assert time.monotonic() < deadline
+        marked_ones = [pid for pid in os.listdir("/proc") if pid.isdigit()
+                       and _cmdline(pid) in (b"sleep\x00987655\x00", b"sleep\x00987656\x00")]
+    command.kill()
+    command.wait()
+    deadline = time.monotonic() + 5
+    while any(_alive(pid) for pid in marked_ones):
+        assert time.monotonic() < deadline, "a process of the killed command lives on"
+        time.sleep(0.02)
+    assert not _alive(str(child))
+
+
+def _cmdline(pid: str) -> bytes:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
+
+
+def _alive(pid: str) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_a_program_started_to_die_with_its_thread_dies_with_it():
+    """The Claude CLI's parent-death signal (setpriv --pdeathsig KILL): the kernel ends
+    the program when the thread that started it ends, with no watchdog to look."""
+    started: list[subprocess.Popen] = []
+
+    def start():
+        started.append(subprocess.Popen(dies_with_thread(["sleep", "987659"])))
+        deadline = time.monotonic() + 60
+        while _cmdline(str(started[0].pid)) != b"sleep\x00987659\x00":  # setpriv has set it
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+    thread = threading.Thread(target=start)
+    thread.start()
+    thread.join()
+    assert started[0].wait(timeout=60) == -signal.SIGKILL

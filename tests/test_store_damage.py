@@ -121,8 +121,11 @@ def test_a_full_disk_is_one_plain_line_exit_2_and_nothing_half_written(small_dis
     said = done.stdout + done.stderr
     assert done.returncode == 2, said
     assert "Traceback" not in said and "internal error" not in said
+    # The run's journal is its first write: on a full disk the run makes nothing it could
+    # not list (test_store_faults.py fills the disk under a sample's own write).
     assert re.search(rf"no space left on tmpfs \({re.escape(str(small_disk))}\) writing "
-                     rf"{re.escape(str(store))}/raw-api/read-open-issue-count", said), said
+                     rf"{re.escape(str(store))}/\.journal/", said), said
+    assert not list(store.glob(".journal/*.journal"))
     left = [p for p in store.rglob("*") if p.is_file()]
     assert not [p for p in left if p.suffix == ".tmp"]
     for path in left:
@@ -148,3 +151,31 @@ def test_a_read_only_reports_directory_is_one_plain_line_exit_2(small_disk, tmp_
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr
     assert f"read-only file system: cannot write {small_disk / 'reports'}" in done.stderr
+
+
+def test_a_read_only_reports_directory_stops_a_run_before_any_trial(small_disk, tmp_path):
+    subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)
+    store = tmp_path / "results"
+    done = benchkit("run", CHECKOUT / "arms.d" / "raw-api.yaml", "--task",
+                    "read-open-issue-count", "--driver", "replay", "--store", store,
+                    "--reports", small_disk / "reports")
+    said = done.stdout + done.stderr
+    assert done.returncode == 2, said
+    assert f"--reports: read-only file system: cannot write {small_disk / 'reports'}" in said
+    assert "embedded forge" not in said and not store.exists()  # nothing started, nothing spent
+
+
+@pytest.mark.parametrize("where", ["store", "reports"])
+def test_a_store_or_reports_where_nothing_can_be_made_is_one_plain_line(where, tmp_path):
+    """/proc/x, or a path under a file: no refusal the file system names, still no place."""
+    (tmp_path / "a-file").touch()
+    places = {"store": ["--store", "/proc/x"],
+              "reports": ["--store", tmp_path / "results", "--reports", tmp_path / "a-file" / "r"]}
+    done = benchkit("run", CHECKOUT / "arms.d" / "raw-api.yaml", "--task",
+                    "read-open-issue-count", "--driver", "replay", *places[where])
+    said = done.stdout + done.stderr
+    assert done.returncode == 2, said
+    assert "Traceback" not in said and "embedded forge" not in said
+    expected = ("cannot write /proc/x: no such file or directory" if where == "store" else
+                f"--reports: cannot write {tmp_path / 'a-file' / 'r'}: not a directory")
+    assert expected in said

@@ -4,6 +4,7 @@ exit 2 and one `FILE:LINE:` line per problem."""
 
 import json
 import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,9 @@ GUIDE = (CHECKOUT / "docs" / "adding-a-task.md").read_text()
 EXAMPLE = re.search(r"```yaml\n(.*?)```", GUIDE, re.S).group(1)
 EXAMPLE_ID = re.search(r"^id: (\S+)", EXAMPLE, re.M).group(1)
 EXAMPLE_DIFFERENCES = re.search(r"which kind it is.*?```\n(.*?)```", GUIDE, re.S).group(1).splitlines()
+COMMANDS = re.search(r"Save it as .*?```sh\n(.*?)```", GUIDE, re.S).group(1)
+REFERENCE = re.search(r"`refs.d/raw-api.yaml`:\n\n```yaml\n(.*?)```", GUIDE, re.S).group(1)
+PROOF = re.search(r"Then prove it.*?```sh\n(.*?)```", GUIDE, re.S).group(1)
 
 
 @pytest.fixture
@@ -37,24 +41,68 @@ def write_task(tree, text, name=None):
     return path
 
 
+def follow(tree, block: str) -> list[tuple[int, str, str]]:
+    """Each `benchkit ...` line of a guide's shell block, run in `tree` as written (a
+    `> FILE` writes its output there): (exit code, output, errors) per line."""
+    done = []
+    for line in block.strip().splitlines():
+        words = shlex.split(line, comments=True)
+        assert words[0] == "benchkit", line
+        into = words[words.index(">") + 1] if ">" in words else None
+        words = words[:words.index(">")] if into else words
+        code, out, err = run(*words[1:])
+        if into:
+            (tree / into).write_text(out)
+        done.append((code, out, err))
+    return done
+
+
 def test_the_documented_example_is_listed_validated_and_checked(tree):
-    path = write_task(tree, EXAMPLE)
+    write_task(tree, EXAMPLE)
     code, out, _ = run("list", "tasks", "--json")
     assert code == 0
     listed = {row["id"]: row for row in json.loads(out)}
     assert listed[EXAMPLE_ID]["tier"] == "multi-step" and listed[EXAMPLE_ID]["scored"] is True
-    assert run("validate", path)[0] == 0
     assert run("validate")[0] == 0
 
-    code, expected, _ = run("expect", path)
-    assert code == 0
-    (tree / "expected.json").write_text(expected)
-    code, untouched, _ = run("expect")
-    (tree / "untouched.json").write_text(untouched)
-    assert json.loads(run("check", path, "--state", "expected.json")[1]) == {"passed": True, "differences": []}
-    code, out, _ = run("check", path, "--state", "untouched.json")
-    assert code == 1
-    assert json.loads(out)["differences"] == EXAMPLE_DIFFERENCES
+    done = follow(tree, COMMANDS)
+    assert [code for code, *_ in done] == [0, 0, 0, 0, 0, 1]
+    assert json.loads(done[3][1]) == {"passed": True, "differences": []}
+    assert json.loads(done[-1][1])["differences"] == EXAMPLE_DIFFERENCES
+
+
+def test_the_documented_commands_check_a_task_on_its_own_seed(tree):
+    """A task on another seed: the guide's untouched state is that seed's, so the check
+    names the intended changes alone, no collateral difference from the default seed."""
+    seed = (tree / "seeds" / "default.yaml").read_text()
+    extra = "  - title: Only in the other seed\n    body: Seeded here alone.\n    state: open\n"
+    (tree / "seeds" / "other.yaml").write_text(seed.replace("\npull_requests:", extra + "\npull_requests:"))
+    write_task(tree, EXAMPLE.replace("tier: multi-step", "seed: other\ntier: multi-step"))
+    done = follow(tree, COMMANDS)
+    assert [code for code, *_ in done] == [0, 0, 0, 0, 0, 1]
+    assert json.loads(done[-1][1])["differences"] == EXAMPLE_DIFFERENCES
+    by_name = run("expect", "--seed", "other")[1]  # a seed's name, as `seed:` gives it
+    assert json.loads(by_name) == json.loads((tree / "untouched.json").read_text())
+    assert json.loads(by_name) == json.loads(run("expect", "--seed", "seeds/other.yaml")[1])
+    assert json.loads(by_name) != json.loads(run("expect")[1])
+    code, _, err = run("expect", "--seed", "nosuch")
+    assert code == 2 and "'nosuch' is neither a seed of the tree" in err
+
+
+@pytest.mark.slow
+def test_the_documented_reference_proves_and_replays_the_example(tree, monkeypatch):
+    for name in ("GITEA_URL", "GITEA_TOKEN", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tree / "no-config"))  # no tea login either
+    monkeypatch.setenv("HOME", str(tree))
+    path = write_task(tree, EXAMPLE)
+    assert "not provable on arm raw-api" in run("validate", path)[2]
+    refs = tree / "refs.d" / "raw-api.yaml"
+    refs.write_text(refs.read_text().rstrip("\n") + "\n\n" + REFERENCE)
+    done = follow(tree, PROOF)
+    assert [code for code, *_ in done] == [0, 0, 0], done
+    assert "not provable on arm raw-api" not in run("validate", path)[2]
+    assert "1 passed" in done[2][1] + done[2][2], done[2]  # the replay run's one trial
 
 
 def problem_lines(stderr):
@@ -122,6 +170,8 @@ edits:
     ("  - label: {name: bug}\n", 5, "no action given to labels"),
     ("  - pull_requests: {state: closed}\n    set: {state: open}\n", 5,
      "selector {state: 'closed'} matches no pull request"),
+    # a string where a list goes: the schema's one error, not its letters read as labels
+    ("  - issue: {number: 2}\n    add_labels: bug\n", 6, "expected array, got string"),
 ])
 def test_unsound_edits_are_rejected_at_their_line(tree, edits, line, message):
     problems = validate_broken(tree, "id: broken-task\ntier: single-mutation\nintent: Do it.\nedits:\n" + edits)
@@ -155,3 +205,29 @@ def test_a_broken_task_fails_the_whole_tree_and_expect(tree):
     assert code == 2 and f"{path.name}:" in err and "matches no issue" in err
     code, out, err = run("expect", path)
     assert code == 2 and out == "" and "matches no issue" in err
+
+
+def test_the_readme_s_example_task_is_a_shipped_file_as_it_is():
+    readme = (CHECKOUT / "README.md").read_text()
+    section = readme.split("## Adding a task\n", 1)[1]
+    named = re.search(r"`(tasks\.d/[\w-]+\.yaml)`", section).group(1)
+    shown = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
+    assert (CHECKOUT / named).read_text() == shown
+    for command in re.search(r"```sh\n(.*?)```", section, re.S).group(1).splitlines():
+        assert named in command
+
+
+@pytest.mark.parametrize("text,line,message", [
+    ("id: draft\ntier: read\nintent: [unclosed\n", 4, "YAML syntax error: did not find expected"),
+    ("id: draft\ntier: read\ntier: read\nintent: Count.\nfacts:\n  - any_of: ['5']\n", 3,
+     "duplicate key 'tier'"),
+])
+def test_a_draft_outside_tasks_d_gets_the_error_it_gets_inside(tree, tmp_path, text, line, message):
+    for path in (tmp_path / "drafts" / "draft.yaml", tree / "tasks.d" / "draft.yaml"):
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text)
+        code, _, err = run("validate", path)
+        assert code == 2
+        assert [(found, said[:len(message)]) for _, found, said in problem_lines(err)] \
+            == [(line, message)], err
+        path.unlink()

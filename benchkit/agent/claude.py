@@ -11,7 +11,10 @@ and in the permission callback for anything that still reaches it.
 The turn cap is the CLI's max turns. The wall-clock backstop kills every process of
 the run: each carries a marker in its environment (BENCHKIT_RUN=<id>), so the CLI, its
 shells, their children and the MCP server are all found and ended, even ones that
-left the CLI's process group.
+left the CLI's process group. The CLI runs under a parent-death signal (a wrapper in the
+run's private directory: benchkit.lifetime), so a harness killed outright takes it
+along at once, before it can send another model request; the run's stop's watchdog
+ends the rest (they carry the run's tag).
 
 The system prompt and the MCP servers' config hold the Gitea token: they reach the CLI
 as files in the run's private directory, removed after the run, never as arguments
@@ -33,9 +36,11 @@ The SDK has no temperature option: runs use the runtime's default (docs/driver.m
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import re
+import shlex
 import shutil
 import signal
 import time
@@ -59,6 +64,7 @@ from claude_agent_sdk import (
 
 from benchkit import journal
 from benchkit.isolation.sandbox import Sandbox, SandboxError
+from benchkit.lifetime import dies_with_thread
 from benchkit.scrub import environment_secrets
 from benchkit.stopping import STOP_SIGNALS, stopping
 
@@ -67,7 +73,7 @@ from . import usage as usage_of
 from .driver import MARKERS, AgentRequest, AgentRun, kill_marked
 from .ending import classify_result, classify_result_error, refused_status, watch_model
 from .private_inputs import mcp_allowlisted, private_inputs
-from .runtime import OnTheCli
+from .runtime import OnTheCli, bundled_cli
 from .transcript import Recorder
 
 RUN_MARKER = "BENCHKIT_RUN"
@@ -182,7 +188,8 @@ class ClaudeDriver(OnTheCli):
         watch = asyncio.ensure_future(watch_model(recorder, request.model_idle_seconds, end))
         # Shielded, so that a Ctrl-C (or the last-resort timeout) kills the run's
         # processes before the SDK's own shutdown starts waiting for them to exit.
-        consume = asyncio.ensure_future(self._consume(request, options, recorder))
+        consume = asyncio.ensure_future(self._consume(
+            request, options, recorder, lambda: kill_marked(RUN_MARKER, marker)))
         stop, error, status = "end", None, None
         try:
             async with asyncio.timeout(request.backstop_seconds + GRACE_SECONDS):
@@ -238,12 +245,23 @@ class ClaudeDriver(OnTheCli):
                        readonly=tuple(map(Path, request.readonly)),
                        masked=(sockets,), markers=markers)
 
-    async def _consume(self, request, options, recorder) -> tuple[str, str | None, int | None]:
-        async for message in query(prompt=_prompt(request.prompt), options=options):
+    async def _consume(self, request, options, recorder,
+                       kill) -> tuple[str, str | None, int | None]:
+        messages = query(prompt=_prompt(request.prompt), options=options)
+        async for message in messages:
             recorder.add(message)
-            failed = _failed_mcp_servers(message)
-            if failed:
-                return "startup-error", f"MCP server(s) failed to start: {', '.join(failed)}", None
+            unstarted = _unstarted_mcp_servers(message)
+            if unstarted:
+                kill()  # the CLI would wait for the rest of a session that never comes
+                # Drained to its end, not abandoned: query() does not close the SDK's own
+                # generator, which the garbage collector would then end after asyncio.run
+                # closed the loop ("RuntimeError: Event loop is closed").
+                with contextlib.suppress(Exception):
+                    async for _ in messages:
+                        pass
+                return "startup-error", (
+                    f"MCP server(s) did not start: {', '.join(unstarted)} (one that hangs "
+                    f"at start fails after the CLI's MCP_TIMEOUT)"), None
         result = recorder.result
         if result is not None and result.is_error:
             return classify_result(result.subtype, result.terminal_reason,
@@ -289,7 +307,7 @@ class ClaudeDriver(OnTheCli):
             cwd=str(cwd),
             env=self._env(request, marker, scratch, sandbox),
             stderr=on_stderr,
-            cli_path=self.cli_path,
+            cli_path=self._dies_with_run(scratch),
             include_partial_messages=True,  # each request's usage (benchkit.anatomy)
         )
 
@@ -309,12 +327,28 @@ class ClaudeDriver(OnTheCli):
             env[variable] = str(scratch / name)
         if request.mcp_servers:
             env["ENABLE_TOOL_SEARCH"] = "false"  # eager, unless the arm (its env, below) says so
+            # The agent starts once its servers are up or have failed (MCP_TIMEOUT), never
+            # without their tools while one is still connecting.
+            env["MCP_CONNECTION_NONBLOCKING"] = "false"
         env["SHELL"] = "/bin/bash"  # the curated PATH may hold no shell
         env.update(request.env)
         env[RUN_MARKER] = marker
         if sandbox is not None:
             env["CLAUDE_CODE_SHELL_PREFIX"] = str(sandbox.prefix)
         return env
+
+    def _dies_with_run(self, scratch: Path) -> str | None:
+        """The CLI, started so that it dies with the thread that starts it: the SDK
+        starts it on this run's event loop, whose thread outlives the run."""
+        cli = self.cli_path or bundled_cli()
+        argv = dies_with_thread([cli]) if cli else []
+        if len(argv) < 2:
+            return self.cli_path  # no CLI (the SDK says so), or no setpriv
+        wrapper = scratch / "cli"
+        wrapper.write_text(f'#!/bin/sh\nexec {shlex.join(argv)} "$@"\n')
+        wrapper.chmod(0o700)
+        # A directory mounted noexec: the CLI itself, the watchdog alone behind it.
+        return str(wrapper) if os.access(wrapper, os.X_OK) else self.cli_path
 
     def _config_dir(self, scratch: Path) -> Path:
         if self.config_dir:
@@ -358,13 +392,15 @@ async def _prompt(text: str):
            "parent_tool_use_id": None, "session_id": ""}
 
 
-def _failed_mcp_servers(message) -> list[str]:
-    """A server that failed to start leaves the agent without tools: stop before the
-    model spends a token on it."""
+def _unstarted_mcp_servers(message) -> list[str]:
+    """A server that did not start leaves the agent without tools: stop before the
+    model spends a token on it. "name (status)" of each: failed, or still pending (the
+    CLI starts the agent without a server that is slow to connect, unless told to wait:
+    MCP_CONNECTION_NONBLOCKING, set in _env)."""
     if not (isinstance(message, SystemMessage) and message.subtype == "init"):
         return []
-    return [s.get("name", "?") for s in message.data.get("mcp_servers", [])
-            if s.get("status") == "failed"]
+    return [f"{s.get('name', '?')} ({s.get('status')})" for s in message.data.get("mcp_servers", [])
+            if s.get("status") != "connected"]
 
 
 def _tail(lines) -> str:

@@ -101,7 +101,7 @@ class AgentRequest:
     guard: ToolGuard
     max_turns: int
     backstop_seconds: float
-    # A model request with no stream event for this long is a stall (None: no limit
+    # A model request with no progress for this long is a stall (None: no limit
     # but the backstop; benchkit.agent.ending).
     model_idle_seconds: float | None = None
     # The one host the agent's shell may reach (the sandbox bridges its port alone),

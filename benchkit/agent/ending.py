@@ -5,8 +5,11 @@ The CLI has an idle timeout of its own on a model stream, but never below 300 s 
 bundled code takes max(CLAUDE_STREAM_IDLE_TIMEOUT_MS, 300000)), the length of the
 suite's default backstop; and it retries a 401 or 403 for minutes with a growing
 delay. The watch ends the run sooner, from what the CLI emits (benchkit.agent.service):
-a model request with no stream event for the suite's `model_idle_seconds` (the wait
+a model request that makes no progress for the suite's `model_idle_seconds` (the wait
 a retry announced excluded) is a stall, and a retried 401/403 refused credentials.
+Progress is what moves the answer on (benchkit.agent.transcript.progress): keep-alive
+pings or a trickle of empty deltas keep a connection open, and the request stalled
+all the same.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ async def watch_model(recorder: Recorder, idle_limit: float | None,
         idle = recorder.idle()
         if idle_limit is not None and idle is not None and idle > idle_limit:
             recorder.model_stalled(idle)
-            end("model-stall", f"model stream stalled {idle:.0f} s (no stream event within "
+            end("model-stall", f"model stream stalled {idle:.0f} s (no progress within "
                                f"the idle limit of {idle_limit:g} s)")
             return
 

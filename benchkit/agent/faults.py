@@ -4,8 +4,10 @@ Shapes follow the Messages API's documented behaviour: an HTTP error carries
 `{"type": "error", "error": {"type": ..., "message": ...}}` and a `request-id` header
 (429 a `retry-after` too); an error inside a stream is an SSE `event: error` with the
 same body. The rest are the ways a stream breaks: a connection reset after
-`message_start`, a stall mid-stream (events stop, the connection stays open), bytes
-that are not SSE, and the stop reasons `max_tokens` and `refusal`.
+`message_start`, a stall mid-stream (events stop, the connection stays open), a stall
+that keeps the stream alive (keep-alive pings, or a trickle of empty text deltas: a
+sign the connection lives, no progress), bytes that are not SSE, and the stop reasons
+`max_tokens` and `refusal`.
 
 A fault is attached to a scripted turn (`Turn.fault`): it answers that turn's next
 `times` requests (the CLI's retries included), then the turn plays as scripted.
@@ -33,12 +35,15 @@ class Responder(Protocol):
     def start_json(self) -> None: ...
     def write_event(self, event: str, data: dict) -> None: ...
     def hold(self) -> None: ...
+    def linger(self, seconds: float) -> bool: ...
 
 # HTTP status -> the API's error type (https://docs.anthropic.com/en/api/errors).
 API_ERRORS = {400: "invalid_request_error", 401: "authentication_error",
               403: "permission_error", 404: "not_found_error", 413: "request_too_large",
               429: "rate_limit_error", 500: "api_error", 529: "overloaded_error"}
-KINDS = ("status", "stream-error", "reset", "stall", "malformed")
+KINDS = ("status", "stream-error", "reset", "stall", "pings", "trickle", "malformed")
+# A stall that keeps the stream alive: how often it says so (the CLI sees each event).
+KEEP_ALIVE_EVERY = 0.5  # seconds
 
 
 @dataclass(frozen=True)
@@ -50,6 +55,8 @@ class Fault:
     reset         200, message_start, then the connection is reset (TCP RST)
     stall         200, message_start and one content delta, then nothing, the
                   connection held open until the client leaves or the server stops
+    pings         a stall mid-stream that sends `event: ping` every KEEP_ALIVE_EVERY s
+    trickle       a stall mid-stream that sends an empty text delta as often
     malformed     200, message_start, then a line that is not SSE, then close
     """
 
@@ -91,8 +98,23 @@ def stall_mid_stream(times: int = 1) -> Fault:
     return Fault("stall", times=times)
 
 
+def pings(times: int = 1) -> Fault:
+    return Fault("pings", times=times)
+
+
+def trickle(times: int = 1) -> Fault:
+    return Fault("trickle", times=times)
+
+
 def malformed(times: int = 1) -> Fault:
     return Fault("malformed", times=times)
+
+
+STALLS = ("stall", "pings", "trickle")
+_KEEP_ALIVE: dict[str, tuple[str, dict]] = {
+    "pings": ("ping", {"type": "ping"}),
+    "trickle": ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                        "delta": {"type": "text_delta", "text": ""}})}
 
 
 def error_body(fault: Fault) -> dict:
@@ -108,7 +130,7 @@ def serve(handler: Responder, fault: Fault, start: dict, stream: bool = True) ->
         headers = {"retry-after": f"{fault.retry_after:g}"} if fault.retry_after is not None else {}
         handler.send_json(fault.status, error_body(fault), headers)
         return
-    if not stream and fault.kind == "stall":
+    if not stream and fault.kind in STALLS:
         handler.hold()
         return
     handler.start_stream() if stream else handler.start_json()
@@ -116,18 +138,24 @@ def serve(handler: Responder, fault: Fault, start: dict, stream: bool = True) ->
     try:
         if not stream:
             handler.wfile.write(b"{\"type\": \"message\", " if fault.kind == "malformed" else b"")
-        elif fault.kind in ("stream-error", "malformed", "reset", "stall"):
+        elif fault.kind in ("stream-error", "malformed", "reset", *STALLS):
             handler.write_event("message_start", start)
         if stream and fault.kind == "stream-error":
             handler.write_event("error", error_body(fault))
         elif stream and fault.kind == "malformed":
             handler.wfile.write(b"this is not an event stream\n{\"type\": \n\n")
-        elif fault.kind == "stall":
+        elif fault.kind in STALLS:
             handler.write_event("content_block_start", {
                 "type": "content_block_start", "index": 0,
                 "content_block": {"type": "text", "text": ""}})
             handler.wfile.flush()
-            handler.hold()
+            if fault.kind == "stall":
+                handler.hold()
+                return
+            alive = _KEEP_ALIVE[fault.kind]
+            while handler.linger(KEEP_ALIVE_EVERY):
+                handler.write_event(*alive)
+                handler.wfile.flush()
             return
         handler.wfile.flush()
         if fault.kind == "reset":

@@ -61,6 +61,10 @@ class Turn:
     fault: Fault | None = None  # served to the turn's first requests (faults.py)
     first_byte_delay: float = 0.0  # seconds before the response's first byte
     stop_reason: str | None = None  # e.g. "max_tokens", "refusal"; default by content
+    # The service's accounting faults: a response naming another model than the one
+    # asked for, a stream that reports no usage at all (benchkit.agent.accounting).
+    answered_by: str | None = None
+    usage_missing: bool = False
 
 
 def tool(name: str, usage: dict | None = None, text: str | None = None, **input) -> Turn:
@@ -294,8 +298,12 @@ class _Handler(BaseHTTPRequestHandler):
         blocks = _blocks(turn) if turn is not None else [{"type": "text", "text": _chore_reply(body)}]
         # A refused request is not billed: only a stream that began reports usage.
         billed = turn is None or turn.fault is None or turn.fault.kind != "status"
-        usage = model._usage_for(record, turn, len(json.dumps(blocks))) if billed else {}
-        message = _message(body.get("model", "scripted"), blocks, usage,
+        usage: dict | None = model._usage_for(record, turn, len(json.dumps(blocks))) \
+            if billed else {}
+        if turn is not None and turn.usage_missing:
+            usage = None
+        message = _message((turn.answered_by if turn is not None else None)
+                           or body.get("model", "scripted"), blocks, usage,
                            turn.stop_reason if turn is not None else None)
         if turn is not None and turn.fault is not None:
             serve(self, turn.fault, message_start(message) if billed else {},
@@ -314,6 +322,15 @@ class _Handler(BaseHTTPRequestHandler):
             if ready and not self.connection.recv(1, socket.MSG_PEEK):
                 break
         self.close_connection = True
+
+    def linger(self, seconds: float) -> bool:
+        """Wait `seconds` (a stall that keeps the stream alive); False once the server
+        stops or the client went away."""
+        self.server.model.stalled.set()
+        if self.server.model._stopped.wait(seconds):
+            return False
+        ready, _, _ = select.select([self.connection], [], [], 0)
+        return not (ready and not self.connection.recv(1, socket.MSG_PEEK))
 
     def send_json(self, status: int, payload: dict, headers: dict | None = None) -> None:
         data = json.dumps(payload).encode()

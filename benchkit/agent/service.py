@@ -93,8 +93,10 @@ def describe(found: dict | None) -> str:
     parts = []
     if "retries" in found:
         retries = found["retries"]
-        kind = _KINDS.get(retries.get("status"), str(retries.get("error") or "error")
-                          .replace("_", " "))
+        status = retries.get("status")
+        kind = _KINDS.get(status) or (  # no status: the request got no answer at all
+            "connection error" if status is None else str(retries.get("error") or "error")
+            .replace("_", " "))
         parts.append(f"{kind}: {retries['count']} retr{'y' if retries['count'] == 1 else 'ies'} "
                      f"over {retries['over_s']:.0f} s ({_statuses(retries['statuses'])})")
     if "stall" in found:

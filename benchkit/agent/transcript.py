@@ -10,9 +10,10 @@ Events (plain dicts, JSON-ready), in stream order:
                (input and cache figures at its start, output at its end), the
                tool results that came since the request before (count, bytes), the
                tool searches among them apart (count, the tools they loaded), its
-               stop reason and whether its stream completed
+               stop reason and whether its stream completed; `usage_missing` names
+               the figures its stream did not report (benchkit.agent.accounting)
   api_retry    the CLI retried a model request (status, error, delay: service.py)
-  model_stall  no stream event of an outstanding model request within the idle limit
+  model_stall  no progress of an outstanding model request within the idle limit
   model_outstanding  a model request still outstanding when a cap ended the run
   result       the runtime's own final figures (turns, cost, usage, stop reason)
   stop         how the run ended, with any error text
@@ -162,12 +163,14 @@ class Recorder:
         if message.parent_tool_use_id is not None:
             return
         event = message.event
-        if self.waiting_since is not None:  # a sign of life of the request in flight
+        if self.waiting_since is not None and progress(event):  # the request in flight moves
             self.last_sign = max(self.last_sign, self.now())
         if event.get("type") == "message_start":
             self._asked()
             start = event.get("message") or {}
-            figures = usage_of(start.get("usage") or {})
+            given = start.get("usage")
+            raw: dict = given if isinstance(given, dict) else {}
+            figures = usage_of(raw)
             request = {"event": "request", "id": start.get("id"), "model": start.get("model"),
                        "at": round(self.now(), 3), "usage": figures,
                        "tool_results": self._since[0], "tool_result_bytes": self._since[1],
@@ -175,13 +178,17 @@ class Recorder:
             if self._loaded:
                 request["searches"] = len(self._loaded)
                 request["loaded"] = [name for names in self._loaded for name in names]
+            if not _count(raw.get("input_tokens")):  # what the API always reports
+                request["usage_missing"] = ["input_tokens"]
             self._since, self._loaded = [0, 0], []
             self.requests.append(request)
             self.events.append(request)
         elif event.get("type") == "message_delta" and self.requests:
             output = (event.get("usage") or {}).get("output_tokens")
-            if isinstance(output, int):
+            if _count(output):
                 self.requests[-1]["usage"]["output"] = output
+            else:  # checked, not trusted: benchkit.agent.accounting
+                self.requests[-1].setdefault("usage_missing", []).append("output_tokens")
             self.requests[-1]["stop_reason"] = (event.get("delta") or {}).get("stop_reason")
         elif event.get("type") == "message_stop" and self.requests:
             # The CLI closes a broken stream with a message_stop of its own: only one
@@ -222,6 +229,23 @@ class Recorder:
         return self.events
 
 
+def progress(event: dict) -> bool:
+    """Whether a stream event moves the answer on. A ping, a delta that adds nothing
+    (an empty text), an empty block opened, or an event of a kind unknown here say only
+    that the connection lives: a stream of nothing else is a stall all the same."""
+    kind = event.get("type")
+    if kind in ("message_start", "message_delta", "message_stop", "content_block_stop"):
+        return True
+    if kind == "content_block_delta":
+        delta = event.get("delta") or {}
+        return any(value for key, value in delta.items() if key != "type")
+    if kind == "content_block_start":
+        block = event.get("content_block") or {}
+        return block.get("type") not in ("text", "thinking") or bool(
+            block.get("text") or block.get("thinking"))
+    return False
+
+
 def loaded_tools(content) -> list[str] | None:
     """The tools a tool search's result loads (its tool_reference blocks:
     benchkit.agent.api_view); None for any other tool's result."""
@@ -230,6 +254,11 @@ def loaded_tools(content) -> list[str] | None:
     found = [item.get("tool_name") for item in content
              if isinstance(item, dict) and item.get("type") == "tool_reference"]
     return [str(name) for name in found] if found else None
+
+
+def _count(value) -> bool:
+    """A figure the service reported as a number (its sign is checked later)."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _text_of(content) -> str:

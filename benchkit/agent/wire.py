@@ -11,7 +11,8 @@ def request_id() -> str:
     return f"req_{uuid.uuid4().hex[:24]}"
 
 
-def message(model: str, blocks: list[dict], usage: dict, stop: str | None = None) -> dict:
+def message(model: str, blocks: list[dict], usage: dict | None, stop: str | None = None) -> dict:
+    """A whole message; `usage` None: one that reports none (an accounting fault)."""
     stop = stop or ("tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn")
     return {"id": f"msg_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant",
             "model": model, "content": blocks, "stop_reason": stop,
@@ -20,9 +21,12 @@ def message(model: str, blocks: list[dict], usage: dict, stop: str | None = None
 
 def message_start(message: dict) -> dict:
     """The message_start event of a message (input and cache figures, output 1)."""
-    usage = {**message["usage"], "output_tokens": 1}
-    return {"type": "message_start", "message": {
-        **message, "content": [], "stop_reason": None, "usage": usage}}
+    start = {**message, "content": [], "stop_reason": None}
+    if message["usage"] is None:
+        start.pop("usage")
+    else:
+        start["usage"] = {**message["usage"], "output_tokens": 1}
+    return {"type": "message_start", "message": start}
 
 
 def sse(event: str, data: dict) -> bytes:
@@ -47,9 +51,11 @@ def stream_events(message: dict):
                                           "delta": {"type": "input_json_delta",
                                                     "partial_json": json.dumps(block["input"])}}
         yield "content_block_stop", {"type": "content_block_stop", "index": index}
-    yield "message_delta", {"type": "message_delta",
-                            "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-                            "usage": {"output_tokens": usage["output_tokens"]}}
+    delta = {"type": "message_delta",
+             "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None}}
+    if usage is not None:
+        delta["usage"] = {"output_tokens": usage["output_tokens"]}
+    yield "message_delta", delta
     yield "message_stop", {"type": "message_stop"}
 
 

@@ -13,7 +13,7 @@ import click
 
 from benchkit import documents, find_tree, yaml_files
 from benchkit.exits import fail
-from benchkit.installed import how_to_install, installed
+from benchkit.installed import installed
 
 
 def validate_documents(paths) -> None:
@@ -135,10 +135,10 @@ def _task_row(task) -> dict:
 
 
 def _arm_row(arm) -> dict:
-    here = installed(arm.tool)
+    here = installed(arm.tool, documents.display_path(arm.path))
     return {"id": arm.id, "path": documents.display_path(arm.path), "kind": arm.tool.kind,
             "tool": arm.tool.executable, "installed": here.line, "tool_path": here.path,
-            "tool_version": here.version, "install": how_to_install(arm.tool.executable),
+            "tool_version": here.version, "install": here.install,
             "user_agents": list(arm.user_agents), "description": arm.description,
             "fingerprint": arm.fingerprint}
 

@@ -42,6 +42,8 @@ class Suite(Loaded):
     equivalence_margin: float = 0.05
     max_request_bytes: int = 10 * 1024 * 1024
     max_trial_upload_bytes: int = 100 * 1024 * 1024
+    max_trial_connections: int = 32
+    request_arrival_seconds: float = 5.0
     model_idle_seconds: float = 120.0
     harness_retries: int = 3  # --until: more trials per cell and run after harness errors
 
@@ -90,7 +92,8 @@ def load_suite(path) -> Suite:
     return Suite(**_fields(document, [
         "model", "trials", "floor", "turn_cap", "backstop_seconds", "repo_prefix",
         "default_cell_tokens", "weights", "base_prompt", "equivalence_margin",
-        "max_request_bytes", "max_trial_upload_bytes", "model_idle_seconds", "harness_retries"]))
+        "max_request_bytes", "max_trial_upload_bytes", "max_trial_connections",
+        "request_arrival_seconds", "model_idle_seconds", "harness_retries"]))
 
 
 def load_seed(path) -> Seed:
@@ -101,6 +104,10 @@ def load_seed(path) -> Seed:
 def load_arm(path) -> Arm:
     document = load_document(path, "arm", _check_arm)
     fields = _fields(document, ["id", "description", "bootstrap", "credentials"])
+    # How the tool is installed changes nothing a trial runs: a new install line keeps
+    # the arm's samples counted together.
+    tool = {key: value for key, value in document.data["tool"].items() if key != "install"}
+    fields["fingerprint"] = fingerprint({**document.data, "tool": tool})
     return Arm(**fields, tool=ToolSpec.from_data(document.data["tool"]),
                user_agents=tuple(document.data["user_agents"]))
 

@@ -24,13 +24,15 @@ import json
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-
-import jinja2
-import jinja2.meta
+from typing import TYPE_CHECKING
 
 from benchkit.documents.loader import Document, Problem, SpecError, load_document, strings
+from benchkit.documents.templates import jinja
 from benchkit.fingerprint import fingerprint
 from benchkit.tool import TOOL_SEARCH
+
+if TYPE_CHECKING:
+    import jinja2
 
 # Names every step and answer template may use besides the task's targets.
 CONTEXT_NAMES = frozenset({"api_url", "host_url", "token", "owner", "repo", "user",
@@ -247,8 +249,12 @@ def from_json(text: str):
     return value
 
 
-_ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
-_ENV.filters["fromjson"] = from_json
+@functools.cache
+def _env() -> jinja2.Environment:
+    env = jinja().Environment(undefined=jinja().StrictUndefined, autoescape=False)
+    env.filters["fromjson"] = from_json
+    return env
+
 _WHOLE_EXPRESSION = re.compile(r"^\s*\{\{(?P<expr>(?:(?!\}\}).)*)\}\}\s*$", re.DOTALL)
 
 
@@ -256,7 +262,7 @@ def template_problem(text: str, names) -> str | None:
     """What is wrong with a step or answer template (syntax, unknown names), or None."""
     try:
         unknown = sorted(_variables(text) - set(names))
-    except jinja2.TemplateError as error:
+    except jinja().TemplateError as error:
         return f"template error: {error.message}"
     if unknown:
         return f"unknown template variable{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}"
@@ -269,11 +275,11 @@ def _variables(text: str) -> frozenset:
     parses every one)."""
     if not any(mark in text for mark in ("{{", "{%", "{#")):
         return frozenset()  # plain text: nothing to parse
-    return frozenset(jinja2.meta.find_undeclared_variables(_ENV.parse(text)))
+    return frozenset(jinja().meta.find_undeclared_variables(_env().parse(text)))
 
 
 def render_text(template: str, context: dict) -> str:
-    return _ENV.from_string(template).render(**context)
+    return _env().from_string(template).render(**context)
 
 
 def render_value(value, context: dict):
@@ -282,7 +288,7 @@ def render_value(value, context: dict):
     if isinstance(value, str):
         whole = _WHOLE_EXPRESSION.match(value)
         if whole:
-            return _ENV.compile_expression(whole["expr"], undefined_to_none=False)(**context)
+            return _env().compile_expression(whole["expr"], undefined_to_none=False)(**context)
         return render_text(value, context)
     if isinstance(value, dict):
         return {key: render_value(item, context) for key, item in value.items()}

@@ -82,9 +82,20 @@ def _check(document, path, seeds) -> list:
                 if not schema_problems(document, "task"):
                     raise
                 found = []  # a malformed edit: the schema has said so
-            problems += [document.problem(where, message, at_key=where == ("edits",))
-                         for where, message in found]
+            rejected = [p.where for p in schema_problems(document, "task") if p.where] \
+                if found else []
+            # A value of the wrong shape is the schema's to report: read anyway (a string
+            # where a list of labels goes reads as its letters), it says nothing more.
+            problems += [problem for problem in (
+                document.problem(where, message, at_key=where == ("edits",))
+                for where, message in found) if not _within(problem.where, rejected)]
     return problems
+
+
+def _within(where: str, rejected: list[str]) -> bool:
+    """Whether a place (`edits[0].add_labels[1]`) is at or inside one the schema rejected."""
+    return any(where == place or where.startswith((place + ".", place + "["))
+               for place in rejected)
 
 
 def _list(value) -> list:
@@ -135,4 +146,16 @@ def seed_path(task_path, name):
         candidate = directory / "seeds" / f"{name}.yaml"
         if candidate.is_file():
             return candidate
+    return None
+
+
+def seed_given(value: str, near) -> Path | None:
+    """A `--seed` option's seed file: `value` as a path when it names a file, else as a
+    seed's name (what a task's `seed:` says), seeds/<value>.yaml of the tree above
+    `near` (a task file, or the tree's suite.yaml). None when it is neither."""
+    path = Path(value)
+    if path.is_file():
+        return path
+    if path.name == value and path.suffix not in (".yaml", ".yml"):
+        return seed_path(near, value)
     return None

@@ -4,10 +4,13 @@ Undefined names fail loudly (StrictUndefined): a typo in a prompt must never ren
 as an empty string and silently change what the agent is told.
 """
 
-import functools
+from __future__ import annotations
 
-import jinja2
-import jinja2.meta
+import functools
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import jinja2
 
 # Every name the harness passes when it renders a suite or arm template. `validate`
 # flags any other name, so a typo is caught before a run spends tokens on it.
@@ -18,13 +21,24 @@ CONTEXT_NAMES = frozenset({
     "skill",  # the arm's skill text (bootstrap only)
 })
 
-_environment = jinja2.Environment(
-    undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
+@functools.cache
+def jinja():
+    """The jinja2 package (with jinja2.meta), imported on first use."""
+    # Not at the top (measured: Jinja2 was about a sixth of `benchkit list tasks`, which
+    # reads no template).
+    import jinja2.meta
+    return jinja2
+
+
+@functools.cache
+def _environment() -> jinja2.Environment:
+    return jinja().Environment(undefined=jinja().StrictUndefined, keep_trailing_newline=True,
+                               autoescape=False)
 
 
 @functools.lru_cache(maxsize=256)
 def _compile(template_text: str) -> jinja2.Template:
-    return _environment.from_string(template_text)
+    return _environment().from_string(template_text)
 
 
 def render(template_text: str, **context) -> str:
@@ -35,10 +49,10 @@ def render(template_text: str, **context) -> str:
 def template_problem(template_text: str, names=CONTEXT_NAMES) -> str | None:
     """What is wrong with a template (syntax, unknown names), or None."""
     try:
-        parsed = _environment.parse(template_text)
-    except jinja2.TemplateSyntaxError as error:
+        parsed = _environment().parse(template_text)
+    except jinja().TemplateSyntaxError as error:
         return f"template syntax error on its line {error.lineno}: {error.message}"
-    unknown = sorted(jinja2.meta.find_undeclared_variables(parsed) - set(names))
+    unknown = sorted(jinja().meta.find_undeclared_variables(parsed) - set(names))
     if unknown:
         return f"unknown template variable{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}"
     return None

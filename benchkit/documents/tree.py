@@ -213,6 +213,11 @@ LOADERS = {"suite": load_suite, "seed": load_seed, "arm": load_arm}
 def _validate_file(path: Path, problems: list, seeds_of: dict, trees: dict):
     kind = document_kind(path)
     if kind is None:
+        try:  # a file that does not read as YAML says why (its kind is not the first news)
+            read_document(path)
+        except SpecError as error:
+            problems.extend(error.problems)
+            return
         problems.append(Problem(path, None, (
             "not a benchkit document: expected suite.yaml, a file in seeds/, tasks.d/ or "
             "arms.d/, a `# yaml-language-server: $schema=` line naming a benchkit schema, "

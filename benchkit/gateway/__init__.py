@@ -6,5 +6,8 @@ host); `operations` and its `operations.yaml` are the allow-list of what may be 
 `scope` decides a request against it; `bodies` reads a body as the host would and
 re-writes it; `crossrefs` finds text that would act on another repository; `framing`
 reads a body within the limits; `authorization` finds a token wherever the host would
-read one; `upstream` reaches the host. It imports nothing of the rest of benchkit.
+read one; `upstream` reaches the host; `doors` listens (each trial its own port, its
+connections and their time bounded); `exchange` serves one connection's requests;
+`answers` streams the host's answers back; `grant` is a trial's pass. It imports
+nothing of the rest of benchkit.
 """

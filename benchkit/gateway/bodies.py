@@ -7,9 +7,12 @@ The gateway takes what the operation takes (a JSON object; git's own bodies on g
 routes) and nothing else: a form or multipart body, another Content-Type, a duplicate
 key, two keys equal but for letter case, a key that is a field in another letter case,
 a credential field (`sudo`, `token`, `access_token`, ...) at any depth, or a number
-Go cannot read is refused. What it forwards is its own serialisation of what it
-checked, with the operation's fields only (a field the host does not know, the host
-ignores too), never the agent's bytes.
+Go cannot read is refused, and so is text in it that acts elsewhere: a reference to an
+issue of another repository (benchkit.gateway.crossrefs) or a mention of anyone but the
+trial's own user (benchkit.gateway.mentions; not in a commit's `author` or `committer`,
+whose e-mail addresses Gitea does not read for mentions). What it forwards is its own
+serialisation of what it checked, with the operation's fields only (a field the host
+does not know, the host ignores too), never the agent's bytes.
 """
 
 from __future__ import annotations
@@ -18,7 +21,10 @@ import json
 from email.message import Message
 
 from benchkit.gateway.crossrefs import acts_elsewhere
+from benchkit.gateway.mentions import mentions_other
+from benchkit.gateway.names import allowed_users
 
+IDENTITIES = frozenset({"author", "committer"})  # a commit's: names and e-mail addresses
 # Fields that carry or change a credential, refused wherever they appear.
 CREDENTIALS = frozenset({"sudo", "token", "access_token", "password", "authorization",
                          "authorization_header", "private_key", "secret"})
@@ -40,7 +46,7 @@ def media_type(content_type: str) -> str:
 
 
 def canonical(body: bytes, content_type: str, fields: frozenset[str] | None,
-              owner: str, repo: str) -> tuple[bytes, dict | None]:
+              owner: str, repo: str, user: str = "") -> tuple[bytes, dict | None]:
     """(the bytes to forward, the object they hold) for a body of an operation taking
     `fields` (None: no body at all). Raises Refused."""
     if fields is None:
@@ -62,7 +68,7 @@ def canonical(body: bytes, content_type: str, fields: frozenset[str] | None,
             kept[key] = value
         elif any(key.casefold() == field.casefold() for field in fields):
             raise Refused(f"the field {_quote(key)} in another letter case than the host's")
-    _no_text_acting_elsewhere(kept, owner, repo)
+    _no_text_acting_elsewhere(kept, owner, repo, allowed_users(owner, user))
     return json.dumps(kept, ensure_ascii=True).encode(), kept
 
 
@@ -100,20 +106,23 @@ def _constant(name: str) -> object:
     raise Refused(f"a number JSON does not have ({name})")
 
 
-def _no_text_acting_elsewhere(value: object, owner: str, repo: str) -> None:
+def _no_text_acting_elsewhere(value: object, owner: str, repo: str,
+                              users: frozenset[str] | None) -> None:
     """Refuses a string anywhere in `value` that refers to an issue of another
-    repository (benchkit.gateway.crossrefs)."""
+    repository or (unless `users` is None) mentions a user other than `users`."""
     if isinstance(value, str):
-        found = acts_elsewhere(value, owner, repo)
-        if found:
+        if found := acts_elsewhere(value, owner, repo):
             raise Refused(f"text referring to an issue of another repository "
                           f"({_quote(found)})")
+        if users is not None and (found := mentions_other(value, users)):
+            raise Refused(f"text mentioning a user other than the trial's own "
+                          f"({_quote(found)})")
     elif isinstance(value, dict):
-        for item in value.values():
-            _no_text_acting_elsewhere(item, owner, repo)
+        for key, item in value.items():
+            _no_text_acting_elsewhere(item, owner, repo, None if key in IDENTITIES else users)
     elif isinstance(value, list):
         for item in value:
-            _no_text_acting_elsewhere(item, owner, repo)
+            _no_text_acting_elsewhere(item, owner, repo, users)
 
 
 def _quote(text: str) -> str:

@@ -1,11 +1,16 @@
 """A request body read strictly, as the gateway must: it forwards only what it has read
 whole, so a framing it cannot follow is refused (400) rather than guessed at, and a body
 larger than it takes is refused (413) as it streams in, before more than the limit is
-held: a Content-Length above it at once, a chunked body at the chunk that passes it."""
+held: a Content-Length above it at once, a chunked body at the chunk that passes it.
+The bytes of a body are reserved from the trial's budget before they are read (the
+declared length at once, a chunked body chunk by chunk), so parallel bodies cannot
+together pass it; a body refused as it came (too large, badly framed, too slow) gives
+back what it reserved: the budget counts the bodies taken whole."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from email.message import Message
 from io import BufferedIOBase
@@ -15,10 +20,14 @@ MB = 1024 * 1024
 
 @dataclass(frozen=True)
 class Limits:
-    """How much the gateway takes: one request's body, and a trial's bodies in all."""
+    """How much the gateway takes: one request's body, a trial's bodies in all, a
+    trial's connections at once, and the seconds a started request may take to arrive
+    (plus one a 64 KiB)."""
 
     request_bytes: int = 10 * MB
     trial_bytes: int = 100 * MB
+    connections: int = 32
+    arrival_seconds: float = 5.0
 
 
 class BadBody(ValueError):
@@ -29,24 +38,40 @@ class TooLarge(ValueError):
     """A body above the limit: a 413, its rest never read."""
 
 
-def read_body(headers: Message, rfile: BufferedIOBase, limit: int) -> bytes:
+def read_body(headers: Message, rfile: BufferedIOBase, limit: int,
+              reserve: Callable[[int], bool] = lambda size: True,
+              release: Callable[[int], None] = lambda size: None) -> bytes:
     """The whole body of the request whose headers were just read from `rfile`, at most
-    `limit` bytes of it."""
+    `limit` bytes of it, each byte reserved before it is read (`reserve(n)` false: the
+    trial's budget is spent)."""
     if "chunked" in headers.get("Transfer-Encoding", "").lower():
-        return _chunked(rfile, limit)
+        taken = [0]
+        try:
+            return _chunked(rfile, limit, reserve, taken)
+        except BaseException:
+            release(taken[0])
+            raise
     given = (headers.get("Content-Length") or "0").strip()
     if not re.fullmatch(r"[0-9]{1,18}", given):
         raise BadBody("a Content-Length that is not a whole number")
     length = int(given)
     if length > limit:
         raise TooLarge(f"a body of {length} bytes (at most {limit} are taken)")
-    body = rfile.read(length) if length else b""
-    if len(body) < length:
-        raise BadBody("a body shorter than its Content-Length")
+    if not reserve(length):
+        raise TooLarge(f"a body of {length} bytes: the trial's request bodies would pass "
+                       "their limit")
+    try:
+        body = rfile.read(length) if length else b""
+        if len(body) < length:
+            raise BadBody("a body shorter than its Content-Length")
+    except BaseException:
+        release(length)
+        raise
     return body
 
 
-def _chunked(rfile: BufferedIOBase, limit: int) -> bytes:
+def _chunked(rfile: BufferedIOBase, limit: int, reserve: Callable[[int], bool],
+             taken: list[int]) -> bytes:
     chunks: list[bytes] = []
     held = 0
     while True:
@@ -61,6 +86,10 @@ def _chunked(rfile: BufferedIOBase, limit: int) -> bytes:
         held += size
         if held > limit:
             raise TooLarge(f"a chunked body of more than {limit} bytes")
+        if not reserve(size):
+            raise TooLarge(f"a chunked body of more than {held - size} bytes: the trial's "
+                           "request bodies would pass their limit")
+        taken[0] += size
         chunk = rfile.read(size)
         if len(chunk) < size:
             raise BadBody("a chunk shorter than its size")

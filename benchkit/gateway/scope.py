@@ -6,15 +6,15 @@ number (`issues/null`, a jq result that was null) is answered by the gateway as 
 answers it, 404: Gitea reads the index as 0, which names nothing. Everything else is
 refused, whatever repository it names.
 
-Beyond its route, an operation can still reach another repository through what it
-carries, and those forms are refused too: a dependency (`issues/N/dependencies`,
-`issues/N/blocks`) naming another owner or repository; a pull request whose `head` is
-another owner's branch (`owner:branch`); text referring to an issue of
-another repository (benchkit.gateway.crossrefs), in the body or in a path parameter (the
-contents API's default commit message is "Add <path>"); a file written under `.gitea/` or
-`.github/`, where the host reads a repository's own configuration (a merge-message
-template, whose text the host commits unchecked and acts on, Actions workflows, code
-owners). Gitea's global issue search answers every
+Beyond its route, an operation can still reach another repository or user through what
+it carries, and those forms are refused too: a value that names a user, a team or a
+repository other than the trial's own (benchkit.gateway.names: assignees, reviewers, the
+lists' user filters, a dependency's repository, a pull request's base and head); text
+referring to an issue of another repository (benchkit.gateway.crossrefs), in the body or
+in a path parameter (the contents API's default commit message is "Add <path>"), or
+mentioning another user (benchkit.gateway.mentions); a file written where the host reads
+a repository's own configuration and acts on it (benchkit.gateway.hostfiles: code
+owners, templates, workflows, ...). Gitea's global issue search answers every
 repository the token sees, so it is answered from the repository's own issue list. Git
 smart HTTP is fetch only: nothing the tasks need pushes, so neither push options nor
 refs come into it.
@@ -27,13 +27,14 @@ from urllib.parse import parse_qsl, urlencode
 
 from benchkit.gateway.bodies import Refused, canonical
 from benchkit.gateway.crossrefs import acts_elsewhere
+from benchkit.gateway.hostfiles import host_reads
+from benchkit.gateway.names import body_names_outside, head_param_outside, query_names_outside
 from benchkit.gateway.operations import Found, Operation, catalogue, match, misshapen
 
 GIT_UPLOAD = "application/x-git-upload-pack-request"
 SEARCH_KEPT = ("q", "type", "state", "labels", "milestones", "since", "before", "page", "limit")
 SEARCH_BY_USER = {"assigned": "assigned_by", "created": "created_by", "mentioned": "mentioned_by"}
 SEARCH_DEFAULT_LIMIT = "20"  # the global search's default page size (the list's is 30)
-HOST_CONFIG = (".gitea", ".github")  # top directories whose files the host acts on
 
 
 @dataclass(frozen=True)
@@ -72,17 +73,19 @@ def decide(method: str, path: str, query: str, owner: str, repo: str, body: byte
     kept = _query(operation, query)
     if isinstance(kept, Decision):
         return kept
+    if reason := query_names_outside(parse_qsl(kept), owner, user):
+        return refuse(reason)
     if operation.confined:
         return _confined_search(query, owner, repo, user)
     if operation.git:
         return _git(found, kept, body, content_type)
     fields = catalogue().bodies.get(operation.body) if operation.body else None
     try:
-        data, checked = canonical(body, content_type, fields, owner, repo)
+        data, checked = canonical(body, content_type, fields, owner, repo, user)
     except Refused as error:
         return refuse(str(error))
-    reason = (_names_another(operation, checked or {}, owner, repo) or _host_config(found)
-              or _path_acting_elsewhere(found, owner, repo))
+    reason = (body_names_outside(operation.body, checked or {}, owner, repo, user)
+              or _host_config(found, checked or {}) or _path_acting_elsewhere(found, owner, repo, user))
     if reason:
         return refuse(reason)
     scope = "repo" if "owner" in found.params else "global"
@@ -111,39 +114,28 @@ def _git(found: Found, query: str, body: bytes, content_type: str) -> Decision:
     return Decision("git", found.path, query, body=body, content_type=GIT_UPLOAD)
 
 
-def _names_another(operation: Operation, body: dict, owner: str, repo: str) -> str:
-    """Why an operation of the trial's repository would act on another one through its
-    body ("" when it does not)."""
-    mine = (owner.lower(), repo.lower())
-    if operation.body == "IssueMeta":
-        named = (str(body.get("owner") or owner).lower(), str(body.get("repo") or repo).lower())
-        if named != mine:
-            return "an issue dependency naming another repository"
-    if operation.body == "CreatePullRequestOption":
-        head = str(body.get("head") or "")
-        if ":" in head and head.split(":", 1)[0].lower() not in (mine[0], "/".join(mine)):
-            return "a pull request from another repository's branch"
-    return ""
-
-
-def _path_acting_elsewhere(found: Found, owner: str, repo: str) -> str:
-    """Why a path parameter refers to an issue of another repository: Gitea writes a
-    file's path into the commit message it makes when none is given."""
+def _path_acting_elsewhere(found: Found, owner: str, repo: str, user: str) -> str:
+    """Why a path parameter refers to an issue of another repository (Gitea writes a
+    file's path into the commit message it makes when none is given) or names another
+    repository's branch."""
     for value in found.params.values():
         if reference := acts_elsewhere(value, owner, repo):
             return ("a path referring to an issue of another repository "
                     f"({reference[:40]!r})")
+    if "head" in found.params:
+        return head_param_outside(found.params["head"], owner, repo, user)
     return ""
 
 
-def _host_config(found: Found) -> str:
-    """Why a file written by the contents API would be read by the host as the
-    repository's configuration ("" when it would not)."""
-    path = found.params.get("path")
-    if not found.operation.write or path is None:
+def _host_config(found: Found, body: dict) -> str:
+    """Why a file written by the contents API would be read by the host and acted on
+    ("" when it would not): its path, or the path it is moved from."""
+    if not found.operation.write or "path" not in found.params:
         return ""
-    top = path.strip("/").split("/")[0].strip().casefold()
-    return f"a file under {top}/, which the host acts on" if top in HOST_CONFIG else ""
+    for path in (found.params["path"], body.get("from_path")):
+        if isinstance(path, str) and (entry := host_reads(path)):
+            return f"a file at {entry}, which the host reads and acts on"
+    return ""
 
 
 def _confined_search(query: str, owner: str, repo: str, user: str) -> Decision:

@@ -5,11 +5,14 @@ An HTTPS host is reached with certificate checks; a host under a sub-path keeps 
 from __future__ import annotations
 
 import http.client
+import socket
 import ssl
 import threading
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 UPSTREAM_TIMEOUT = 300.0
+HEALTH_TIMEOUT = 5.0  # the harness's own health request: a host this slow is failing
 IDLE = 16  # kept-alive connections to the host, at most
 IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
 
@@ -47,16 +50,21 @@ class Upstream:
                     return
         conn.close()
 
-    def forward(self, method: str, target: str, headers: dict[str, str],
-                body: bytes) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
+    def forward(self, method: str, target: str, headers: dict[str, str], body: bytes,
+                watch: Callable[[socket.socket | None], None] = lambda sock: None,
+                ) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
         """Send one request to the host; a kept-alive connection the host has closed
-        meanwhile is retried once on a new one for an idempotent method."""
+        meanwhile is retried once on a new one for an idempotent method. `watch` is
+        given the connection's socket before anything is sent on it (to cut it off)."""
         target = self._base + target
         headers = {**headers, "Host": self._netloc, "Accept-Encoding": "identity"}
         reuse = True
         while True:
             conn, kept = self._connection(reuse)
             try:
+                if conn.sock is None:
+                    conn.connect()
+                watch(conn.sock)
                 conn.request(method, target, body=body, headers=headers)
                 return conn, conn.getresponse()
             except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
@@ -67,3 +75,22 @@ class Upstream:
             except BaseException:
                 conn.close()
                 raise
+
+    def health(self) -> int | str:
+        """The harness's own request to the host, on a connection of its own: the status
+        of GET /api/v1/version, or the error that kept it from one. Made right after an
+        agent's request met a 5xx: a host failing on its own fails this too, a 5xx the
+        agent provoked does not (benchkit.run.outcome)."""
+        conn = (http.client.HTTPSConnection(self._host, self._port, context=self._tls,
+                                            timeout=HEALTH_TIMEOUT) if self._tls is not None
+                else http.client.HTTPConnection(self._host, self._port, timeout=HEALTH_TIMEOUT))
+        try:
+            conn.request("GET", self._base + "/api/v1/version",
+                         headers={"Host": self._netloc, "User-Agent": "benchkit-health"})
+            answer = conn.getresponse()
+            answer.read()
+            return answer.status
+        except (OSError, http.client.HTTPException) as error:
+            return type(error).__name__
+        finally:
+            conn.close()

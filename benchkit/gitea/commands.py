@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from benchkit.documents import find_root, load_seed, load_suite
+from benchkit.documents.task import seed_given
 from benchkit.errors import HarnessError
 from benchkit.exits import EXIT_FAILED, reported
 from benchkit.gitea.admin import revoke_agent_token
@@ -63,8 +64,15 @@ def _prefix(prefix: str | None) -> str:
 
 
 def _seed_file(seed_file: str | None) -> Path:
+    """--seed as a file, else as a seed's name in the tree; default seeds/default.yaml."""
     if seed_file:
-        return Path(seed_file)
+        root = find_root(required=False)
+        path = seed_given(seed_file, (root or Path.cwd()) / "suite.yaml")
+        if path is None:
+            raise click.BadParameter(f"{seed_file!r} is neither a seed of the tree "
+                                     f"(seeds/{seed_file}.yaml) nor a seed file",
+                                     param_hint="--seed")
+        return path
     root = find_root(required=False)
     if root is None:
         raise click.UsageError("no --seed given and no benchkit tree (suite.yaml) found")
@@ -77,8 +85,9 @@ prefix_option = click.option("--prefix", default=None,
 
 
 @click.command()
-@click.option("--seed", "seed_file", type=click.Path(dir_okay=False),
-              help="Seed YAML (default: seeds/default.yaml of the benchkit tree).")
+@click.option("--seed", "seed_file", metavar="NAME|FILE",
+              help="A seed's name (seeds/NAME.yaml) or file (default: seeds/default.yaml "
+                   "of the benchkit tree).")
 @prefix_option
 @click.option("--gate-timeout", type=float, default=60.0, show_default=True,
               help="Seconds the readiness gate may wait for the host to settle.")

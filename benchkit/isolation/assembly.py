@@ -29,9 +29,10 @@ import jinja2
 
 from benchkit import journal
 from benchkit.documents import Arm, Suite, find_root, render
+from benchkit.installed import tool_path
 from benchkit.tool import Probe, ToolSpec
 
-from .bindir import make_bin_dir
+from .bindir import make_bin_dir, virtual_env
 from .errors import IsolationError
 from .guard import Guard
 from .skill import skill_body
@@ -136,11 +137,13 @@ def assemble(arm: Arm, suite: Suite, *, host_url: str, api_url: str, token: str,
              repo: str, user: str, workdir: Path, search_path: str | None = None,
              environ: Mapping[str, str] | None = None, root: Path | None = None) -> Assembly:
     """The arm's prompt, environment, tools and credential set-up for one run. Nothing
-    is written until setup(). `search_path` (default PATH) is where the arm's real
+    is written until setup(). `search_path` (default PATH, then the checkout's pinned
+    builds) is where the arm's real
     binary and utilities are found; `environ` (default os.environ) is `{{ env }}`;
     `root` (default: found from the working directory) is `{{ root }}`, the loaded tree's."""
     environ = dict(os.environ if environ is None else environ)
-    search_path = environ.get("PATH", os.defpath) if search_path is None else search_path
+    if search_path is None:  # PATH, then the checkout's pinned builds (scripts/setup --arms)
+        search_path = tool_path(environ.get("PATH", os.defpath))
     harness_dir = Path(tempfile.gettempdir()) / f"benchkit-{arm.id}-{secrets.token_hex(6)}"
     config_dir = harness_dir / "config"
     context = dict(host_url=host_url, api_url=api_url, token=token, owner=owner, repo=repo,
@@ -181,6 +184,10 @@ def assemble(arm: Arm, suite: Suite, *, host_url: str, api_url: str, token: str,
         assembly.tools = ["Bash"]
         assembly.path_dir = harness_dir / "bin"
         env["PATH"] = str(assembly.path_dir)  # the curated directory alone
+        venv = virtual_env(shutil.which(tool.executable, path=search_path))
+        if venv is not None:  # an interpreter of a virtual environment runs with it active
+            env["PATH"] = os.pathsep.join([os.path.join(venv, "bin"), str(assembly.path_dir)])
+            env["VIRTUAL_ENV"] = venv
         shell = shutil.which("bash", path=search_path)
         if shell:  # the Bash tool's own shell, which the curated PATH does not hold
             env["SHELL"] = shell

@@ -118,6 +118,20 @@ def _env_lookup(interpreter: str, argument: str) -> str | None:
     return words[0] if words and not words[0].startswith("-") else None
 
 
+def virtual_env(program: str | None) -> str | None:
+    """The Python virtual environment a program is run from (`VENV/bin/NAME`, with
+    `VENV/pyvenv.cfg`), as found on PATH, its links not followed: Python activates the
+    environment only when started by that path, so the agent's PATH must name `VENV/bin`
+    itself. None for any other program."""
+    if program is None:
+        return None
+    bin_dir = os.path.dirname(os.path.abspath(program))
+    venv = os.path.dirname(bin_dir)
+    if os.path.basename(bin_dir) == "bin" and os.path.isfile(os.path.join(venv, "pyvenv.cfg")):
+        return venv
+    return None
+
+
 def _without(search_path: str, dest: Path) -> str:
     """The search path without our own bin directory: never resolve a name to one of
     our links."""

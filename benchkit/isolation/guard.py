@@ -6,7 +6,8 @@ substitutions, loops, functions and wrappers too) must pass. A denial carries th
 the agent reads, so it can carry on with its one tool. The MCP arm has no shell at all.
 
 Reading files is free; writing is not. Every file a line would write (a redirection,
-`tee`, `curl -o` and its kin, `sed w`, `sort -o`, `mkdir`, ...) must be a relative path
+`tee`, `curl -o` and its kin, `sed w`, `sort -o`, `mkdir`, the options an arm declares
+its binary writes through, `tool.writes`, ...) must be a relative path
 without `..` in a line that never leaves the working directory (`cd` elsewhere), a path
 below /tmp (the trial's private scratch space in the OS sandbox), /dev/null, /dev/stdout,
 /dev/stderr or /dev/fd/N; a name may be built from variables whose every value in the
@@ -92,18 +93,19 @@ class Guard:
 
     def __init__(self, arm_id: str, kind: str, binary: str | None = None,
                  forbidden_subcommands: Iterable[Sequence[str]] = (),
-                 runtime_tools: Iterable[str] = ()):
+                 runtime_tools: Iterable[str] = (), writes: Iterable[str] = ()):
         if kind == "shell" and not binary:
             raise ValueError(f"arm {arm_id}: a shell arm needs its binary")
         self.arm_id, self.kind, self.binary = arm_id, kind, binary
         self.forbidden = [tuple(sequence) for sequence in forbidden_subcommands]
         self.runtime_tools = tuple(runtime_tools)  # ToolSearch, for an arm with tool search
+        self.writes = tuple(writes)  # the binary's options that name a file it writes
 
     @classmethod
     def for_tool(cls, arm_id: str, tool: ToolSpec) -> Guard:
         """The guard of the arm `arm_id`, whose tool is `tool`."""
         return cls(arm_id, tool.kind, tool.binary, tool.forbidden_subcommands,
-                   tool.runtime_tools)
+                   tool.runtime_tools, tool.writes)
 
     @property
     def allowed_binaries(self) -> tuple[str, ...]:
@@ -198,7 +200,8 @@ class Guard:
                 return f"{_UNCHECKABLE[name]}: write the commands out directly."
             return _builtin_violation(cmd, name)
         if name == self.binary:
-            return self._subcommand_violation(cmd, name) or writes_violation(cmd, name, where)
+            return (self._subcommand_violation(cmd, name)
+                    or writes_violation(cmd, name, where, self.writes))
         if name in UTILITIES:
             check = CHECKS.get(name)
             return (check(cmd) if check else None) or writes_violation(cmd, name, where)

@@ -253,6 +253,35 @@ def _curl_writes(cmd: Command) -> Writes:
     return found
 
 
+def declared_writes(cmd: Command, options: Sequence[str]) -> Writes:
+    """The files an arm's own binary writes through the options its arm declares
+    (`tool.writes`): `-o FILE`, `-oFILE`, `--output FILE`, `--output=FILE`, up to `--`.
+    A value only known at run time (`-o"$F"`) is the caller's to place; an option whose
+    name is only known then (`-"$X"`) cannot be read. Residual: a short option inside a
+    cluster (`-vo FILE`) is not read as one; the OS sandbox still bounds the write."""
+    found: list[tuple[Word | None, str]] = []
+    words = cmd.words
+    for i, word in enumerate(words[1:], 1):
+        literal = word.literal
+        text = literal if literal is not None else word.prefix
+        if literal == "--":
+            break
+        for option in options:
+            attached = option + "=" if option.startswith("--") else option
+            shown = f"`{words[0].text} {option}`"
+            if literal == option:
+                found.append((words[i + 1] if i + 1 < len(words) else None, shown))
+            elif text.startswith(attached) and (len(text) > len(option) or literal is None):
+                rest = len(attached)
+                value = (literal_word(literal[rest:]) if literal is not None
+                         else Word(word.text[rest:], None, prefix=word.prefix[rest:]))
+                found.append((value, shown))
+            elif literal is None and text.startswith("-") and option.startswith(text):
+                return (f"`{words[0].text}` options only known at run time (`{word.text}`) "
+                        "could make it write files: write its options literally.")
+    return found
+
+
 WRITERS: dict[str, Callable[[Command], Writes]] = {
     "tee": _tee_writes,
     "uniq": _uniq_writes,

@@ -10,8 +10,9 @@ private directory) writable; the harness's temporary directories and HOME hidden
 other process visible (own PID namespace); capabilities dropped; no nested namespaces;
 an environment built from an allowlist (PATH, LANG, TERM, HOME, TMPDIR, the arm's own
 variables), with `env -i` before bwrap so not even /proc/1/environ holds the harness's;
-a network namespace whose only way out is a socat bridge to the Gitea host's one port
-(127.0.0.1:PORT inside -> a UNIX socket -> host:port outside). Nothing a command
+a network namespace whose only way out is a socat bridge to one loopback port, the
+trial gateway's (benchkit.gateway), never the Gitea host's own (127.0.0.1:PORT inside
+-> a UNIX socket -> the gateway's 127.0.0.1:PORT outside). Nothing a command
 leaves behind steers the next one's mounts: read-only files are mounted from copies in
 `root`, and no mount's source or destination passes through a directory the agent
 could have replaced (mounts.py).
@@ -35,6 +36,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from benchkit import journal
+from benchkit.stopping import marked
 
 from .errors import IsolationError
 from .mounts import Mounts
@@ -47,6 +49,12 @@ NAMESPACES = ("--die-with-parent", "--new-session", "--unshare-user", "--disable
 # Variables of the harness's own that may pass into the sandbox (values, not secrets).
 PASSED = ("LANG", "LC_ALL", "TERM")
 BRIDGE_WAIT_S = 2.0
+# The bridge's processes on the harness's side, one a connection: bounded (a flood
+# waits in the socket's backlog), above what the gateway serves a trial at once.
+BRIDGE_CHILDREN = 64
+# The connections that wait there for a process, as the kernel holds them (socat's default
+# is 5: a burst of parallel requests beyond the children met a refused connection).
+BRIDGE_BACKLOG = 1024
 
 
 class SandboxError(IsolationError):
@@ -135,7 +143,9 @@ class Sandbox:
         self._keep_pristine()
         if target is not None:
             self._bridge = subprocess.Popen(
-                [shutil.which("socat") or "socat", f"UNIX-LISTEN:{self.socket},fork",
+                [shutil.which("socat") or "socat",
+                 f"UNIX-LISTEN:{self.socket},fork,max-children={BRIDGE_CHILDREN},"
+                 f"backlog={BRIDGE_BACKLOG}",
                  f"TCP:{target[0]}:{target[1]}"],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 env={"PATH": os.defpath, **self.markers})
@@ -217,7 +227,7 @@ class Sandbox:
 
 
 def _inner(target: tuple[str, int] | None, sock: Path) -> str:
-    """What runs first inside: the bridge to the host's port (when there is a host),
+    """What runs first inside: the bridge to the gateway's port (when there is one),
     ready before the agent's script starts, then the script itself."""
     if target is None:
         return 'exec /bin/bash -c "$1"'
@@ -292,8 +302,8 @@ def probe() -> str | None:
                           tmp=root / "tmp")
         # A process of the harness's side holding the canary: its environment must
         # stay out of sight, as must the prefix's own (bwrap's, without `env -i`).
-        sibling = subprocess.Popen(["sleep", "30"],
-                                   env={**os.environ, "BENCHKIT_PROBE_SECRET": canary})
+        sibling = subprocess.Popen(["sleep", "30"],  # marked: it dies with a killed run
+                                   env=marked({**os.environ, "BENCHKIT_PROBE_SECRET": canary}))
         try:
             with sandbox:
                 done = subprocess.run(

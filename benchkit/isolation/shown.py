@@ -1,6 +1,7 @@
 """What of the directories a sandbox hides it still shows: the tools its curated PATH
-links to (a real file, or an npm package's directory), and the test of whether a path
-lies in a directory the agent writes."""
+links to (a real file, an npm package's directory, a Python virtual environment and the
+installation its interpreter comes from), and the test of whether a path lies in a
+directory the agent writes."""
 
 from __future__ import annotations
 
@@ -42,12 +43,35 @@ def path_dirs(path: str) -> list[str]:
         if not (real and os.path.isdir(real)):
             continue
         if covered(real):
-            found.append(real)
+            found.append(_venv_root(real) or real)
         for name in sorted(os.listdir(real)):
             target = os.path.realpath(os.path.join(real, name))
             if os.path.exists(target) and covered(target):
-                found.append(_package_root(target, hidden) or target)
+                found.append(_package_root(target, hidden) or _interpreter_prefix(target, hidden)
+                             or target)
     return _outermost(found)
+
+
+def _venv_root(bin_dir: str) -> str | None:
+    """A Python virtual environment whose bin/ is on PATH: the whole environment (its
+    pyvenv.cfg, by which Python activates it, and its site-packages)."""
+    venv = os.path.dirname(bin_dir)
+    return venv if os.path.basename(bin_dir) == "bin" and os.path.isfile(
+        os.path.join(venv, "pyvenv.cfg")) else None
+
+
+def _interpreter_prefix(path: str, hidden: list[str]) -> str | None:
+    """The installation an interpreter reads its standard library from (pyenv's
+    `~/.pyenv/versions/X/bin/python3.11` needs `.../X/lib/python3.11`): PREFIX for a
+    PREFIX/bin/NAME with a PREFIX/lib/NAME directory, never a directory right below a
+    hidden one."""
+    bin_dir = os.path.dirname(path)
+    prefix = os.path.dirname(bin_dir)
+    if (os.path.basename(bin_dir) == "bin" and prefix not in hidden
+            and os.path.dirname(prefix) not in hidden
+            and os.path.isdir(os.path.join(prefix, "lib", os.path.basename(path)))):
+        return prefix
+    return None
 
 
 def inside(path: str, directories: list[str]) -> bool:

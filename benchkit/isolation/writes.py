@@ -4,11 +4,12 @@ line that leaves the working directory may write no relative path at all."""
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
 from .options import CD, ENV, UNREADABLE, getopt
-from .programs import WRITERS, below, find_start_points, stays
+from .programs import WRITERS, below, declared_writes, find_start_points, stays
 from .syntax import Command, Redirect
 from .values import Values
 from .words import Word
@@ -117,18 +118,21 @@ _ARGUMENTS_MATTER = frozenset({"curl", "tee", "uniq", "sort", "sed", "awk", "fin
                                "env", "nice", "nohup", "timeout", "time", "xargs", "mkdir"})
 
 
-def writes_violation(cmd: Command, name: str, where: Where) -> str | None:
-    """Why the program `name` may not write the files its arguments name."""
-    if cmd.open_ended and name in _ARGUMENTS_MATTER:
+def writes_violation(cmd: Command, name: str, where: Where,
+                     declared: tuple[str, ...] = ()) -> str | None:
+    """Why the program `name` may not write the files its arguments name; `declared`:
+    the options an arm's own binary writes files through (its `tool.writes`)."""
+    if cmd.open_ended and (name in _ARGUMENTS_MATTER or declared):
         return (f"`xargs` appends arguments only known at run time, and they could make `{name}` "
                 f"write files or run programs: put them in place with "
                 f"`xargs -I{{}} {name} ... {{}}`.")
-    writer = WRITERS.get(name)
-    if writer is None:
-        return None
-    found = writer(cmd)
-    if isinstance(found, str):
-        return found
+    found: list[tuple[Word | None, str]] = []
+    for writer in (WRITERS.get(name), functools.partial(declared_writes, options=declared)
+                   if declared else None):
+        written = writer(cmd) if writer is not None else []
+        if isinstance(written, str):
+            return written
+        found += written
     for word, what in found:
         reason = target_violation(word, what, where) if word is not None else None
         if reason:

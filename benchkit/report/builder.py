@@ -91,5 +91,6 @@ def write_reports(store_dir, reports_dir, options: ReportOptions = ReportOptions
             from benchkit.report.pages import write_pages
             matrix = current_matrix(options.root, model=options.model)  # kept: cheap
             write_pages(store_dir, staging.directory, report,
-                        intents={t.id: (t.intent, t.intent_self_review) for t in matrix.tasks})
+                        intents={t.id: (t.intent, t.intent_self_review) for t in matrix.tasks},
+                        published=reports_dir)  # unchanged pages are not rendered again
         return staging.publish(names)

@@ -12,7 +12,9 @@ import gc
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchkit import counting
 from benchkit.sample import Sample, read_samples
+from benchkit.store import Store
 
 
 @dataclass
@@ -39,13 +41,14 @@ def store_files(directory) -> list[Path]:
 def load_files(directory: Path, paths: list[Path]) -> StoreContents:
     """The samples of some of the store's files, in order."""
     contents = StoreContents(directory)
+    leaked = counting.replay_leaks(Store(directory))  # counted as invalid
     collecting = gc.isenabled()
     gc.disable()  # nothing decoded here forms a cycle; skip the collector's rescans
     try:
         for path in paths:
             contents.files += 1
             samples, problems = read_samples(path)
-            contents.samples.extend(samples)
+            contents.samples.extend(counting.overruled(samples, leaked))
             contents.problems.extend(problems)
     finally:
         if collecting:

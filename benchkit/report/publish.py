@@ -3,7 +3,9 @@ trial pages (trials/) are written into a staging directory beside them, and only
 every one is written are they renamed into place, together: the renames run shielded
 from a stop signal (benchkit.stopping), so a report is never half one run's and half
 another's. An interrupted or failed render removes the staging directory and leaves
-the previous set as it was.
+the previous set as it was. Unchanged trial pages are hard links to the published ones
+(benchkit.report.pages), and a set whose pages are all unchanged stages no trials/: the
+published one stays, as true of the new report as of the old.
 
     with Staging(reports_dir) as staging:
         staging.path("report.md").write_text(...)     # and the others, trials/ included

@@ -11,19 +11,21 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchkit.agent.audit import AuditEvent
 from benchkit.agent.service import describe as describe_service
 from benchkit.cost import components, cost, token_figure
-from benchkit.replays import FailureReplay
+from benchkit.replays import PENDING, FailureReplay
 from benchkit.report.matrix import DEFAULT_WEIGHTS
 from benchkit.sample import COMPONENTS, PROVOKED
 from benchkit.store import Store
 
 PASSED = "passed"
 TERMINAL_CHARS = 600
+WHY_CHARS = 80  # of the "why" column in `benchkit show`'s table
 
 
 @dataclass
@@ -77,14 +79,25 @@ def _outcome_matches(outcome, outcomes) -> bool:
 
 def transcript_events(store_dir, sample: dict) -> list | None:
     """The trial's transcript events, or None where there is none (or it is unreadable)."""
+    return read_transcript(store_dir, sample)[0]
+
+
+def read_transcript(store_dir, sample: dict) -> tuple[list | None, str]:
+    """(the transcript's events, "") or (None, why not): none was recorded, or the file
+    the sample names is gone or unreadable."""
     relative = sample.get("transcript")
     if not relative:
-        return None
+        return None, "none recorded"
+    path = Path(store_dir) / relative
     try:
-        events = json.loads((Path(store_dir) / relative).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return events if isinstance(events, list) else None
+        events = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None, f"{path} is gone (the sample names it; it was recorded)"
+    except (OSError, ValueError) as error:
+        return None, f"{path} cannot be read: {error}"
+    if not isinstance(events, list):
+        return None, f"{path} cannot be read: not a list of events"
+    return events, ""
 
 
 def tokens(sample: dict, weights: dict | None = None) -> dict:
@@ -99,16 +112,21 @@ def tokens(sample: dict, weights: dict | None = None) -> dict:
             "estimated": bool(sample.get("usage_estimated")) or sample.get("driver") == "replay"}
 
 
-def trial_view(store_dir, sample: dict, weights: dict | None = None) -> dict:
+def trial_view(store_dir, sample: dict, weights: dict | None = None,
+               replays: dict[str, FailureReplay] | None = None) -> dict:
     """What a trial page and `benchkit show ID` show, as plain data (the failure
-    replay's verdict as its record, benchkit.replays)."""
-    events = transcript_events(store_dir, sample)
+    replay's verdict as its record, benchkit.replays). `replays`: the store's failure
+    replays (Store.failure_replays), when already read."""
+    events, missing = read_transcript(store_dir, sample)
+    if replays is None:
+        replays = Store(store_dir).failure_replays()
     return {
         "sample": sample,
         "summary": summary(sample),
         "tokens": tokens(sample, weights),
         "conversation": conversation(events) if events is not None else None,
-        "failure_replay": Store(store_dir).failure_replays().get(sample.get("id", "")),
+        "transcript_missing": missing,
+        "failure_replay": replays.get(sample.get("id", "")),
     }
 
 
@@ -244,7 +262,7 @@ def trial_lines(view: dict, *, full: bool = False) -> list[str]:
         lines += [f"  {request_line(entry)}" for entry in s["requests"]]
     lines.append("")
     if view["conversation"] is None:
-        lines.append("transcript: none recorded")
+        lines.append(f"transcript: {view.get('transcript_missing') or 'none recorded'}")
         return lines
     lines.append("transcript:")
     for turn in view["conversation"]:
@@ -260,16 +278,22 @@ def replay_lines(entry: FailureReplay | None) -> list[str]:
     """A failure replay's verdict and both sets of differences."""
     if not entry:
         return []
-    replay = entry.replay
-    lines = [f"failure replay: {entry.verdict} - its {replay.calls} call(s) replayed "
-             f"on a fresh repository: {replay.outcome}"
-             + (f" ({replay.failure_class})" if replay.failure_class else "")]
+    if entry.verdict == PENDING:  # written before it ran: a kill cut it off
+        return [f"failure replay: never replayed - the run stopped during its replay "
+                f"(begun {entry.at or None}); the trial has no replay verdict"]
+    replay = entry.replay or None
+    lines = [f"failure replay: {entry.verdict} - its {replay and replay.calls} call(s) replayed "
+             f"on a fresh repository: {replay and replay.outcome}"
+             + (f" ({replay.failure_class})" if replay and replay.failure_class else "")]
     for title, differences in (("the trial's differences", entry.differences),
-                               ("the replay's differences", replay.differences)):
+                               ("the replay's differences", replay and replay.differences)):
         lines.append(f"  {title}:" + ("" if differences else " none"))
-        lines += [f"    - {d}" for d in differences]
-    if replay.error:
+        lines += [f"    - {d}" for d in differences or []]
+    if replay and replay.error:
         lines.append(f"  the replay's error: {replay.error.strip()}")
+    if replay and replay.leaks:  # the trial counts as invalid (benchkit.counting)
+        lines.append("  the replay leaked, so the trial counts as invalid (replay-leak):")
+        lines += [f"    - {leak}" for leak in replay.leaks]
     return lines
 
 
@@ -281,6 +305,20 @@ def list_lines(samples: list) -> list[str]:
         rows.append([str(s.get("started_at", ""))[:19].replace("T", " "), str(s.get("id", ""))[:12],
                      s.get("arm", ""), s.get("task", ""), str(s.get("trial", 0)),
                      s.get("outcome", ""), token_figure(t["cost"], t["estimated"]),
-                     summary(s)[:80]])
+                     clipped(summary(s))])
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     return ["  ".join([*(v.ljust(w) for v, w in zip(r, widths, strict=False)), r[-1]]).rstrip() for r in rows]
+
+
+def clipped(text: str, width: int = WHY_CHARS) -> str:
+    """`text` in at most about `width` characters for a table: cut between words (never
+    inside a name, such as the run user's), keeping its closing parentheses, which say
+    what kind of difference it is ("(intended change missing)", "(+2 more)")."""
+    if len(text) <= width:
+        return text
+    found = re.search(r"(?:\s\([^()]*\))+$", text)
+    tail = found.group(0) if found and len(found.group(0)) <= width // 2 else ""
+    head = text[:len(text) - len(tail)]
+    room = width - len(tail) - 2
+    cut = head[:room + 1].rsplit(" ", 1)[0] if " " in head[:room + 1] else head[:room]
+    return f"{cut.rstrip(' :,')} …{tail}"

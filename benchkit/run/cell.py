@@ -15,6 +15,7 @@ What the evidence makes of the trial (its outcome) is outcome.py's.
 
 from __future__ import annotations
 
+import os
 import shutil
 import uuid
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from typing import Literal, cast
 import msgspec
 
 from benchkit import journal
+from benchkit.agent import accounting
 from benchkit.agent.audit import (
     AuditEvent,
     audit_gateway,
@@ -51,7 +53,7 @@ from benchkit.isolation import Assembly, IsolationError, assemble
 from benchkit.run.outcome import Audit, harness_class, judge
 from benchkit.run.plan import Trial
 from benchkit.run.prepare import Prepared, RunContext, prepare_trial
-from benchkit.sample import Containment, Fingerprints, Record, Usage
+from benchkit.sample import ZERO_USAGE, Containment, Fingerprints, Record, Usage
 from benchkit.scoring import Verdict, check
 from benchkit.stopping import shielded
 from benchkit.surface import Surface
@@ -83,8 +85,6 @@ def run_trial(trial: Trial, ctx: RunContext, prepared: Prepared | None = None) -
         note = prepared.discard(ctx)  # every path: Ctrl-C too, then it propagates
     if note:
         record.note(note)
-    if ctx.settle is not None and run is not None and coordinates is not None:
-        ctx.settle(trial, ctx, record, run, coordinates)
     stored = ctx.store.append(record, secrets=[*ctx.secrets(), *prepared.secrets()])
     return TrialResult(stored, run, coordinates)
 
@@ -126,10 +126,11 @@ def _play(trial: Trial, ctx: RunContext, prepared: Prepared,
         return None, coordinates
     run = drive.run
     prepared.end_grant(ctx)  # the trial's token dies with its agent
-    _record_run(record, run, trial.arm.surface)
+    checked = _record_run(record, run, trial.arm.surface, ctx.run_model)
     record.fingerprints = msgspec.structs.replace(
         record.fingerprints, prompt=_prompt_fingerprint(drive, coordinates, ctx.containment))
     audit = _audit(trial, ctx, drive, prepared)
+    audit.accounting, audit.vanished = checked, drive.vanished
     run.transcript.append(audit.event.builtins())
     record.requests = list(prepared.grant.requests) if prepared.grant is not None else []
     assert ctx.gateway is not None
@@ -160,6 +161,7 @@ class Drive:
     guard: ToolGuard
     assembly: Assembly
     workdir: Path
+    vanished: dict[str, str] = field(default_factory=dict)  # _vanished's, at the run's end
 
 
 def _drive(trial: Trial, ctx: RunContext, coordinates: Coordinates) -> Drive:
@@ -182,17 +184,29 @@ def _drive(trial: Trial, ctx: RunContext, coordinates: Coordinates) -> Drive:
             assignment=Assignment(trial.task.id, self_review, coordinates))
         with assembly:  # credential files, bin directory; removed again on every path
             run = ctx.driver.run(request)
+            vanished = _vanished(assembly.path_dir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
         journal.remove("tempdir", path=str(workdir))
-    return Drive(run, prompt, guard, assembly, workdir)
+    return Drive(run, prompt, guard, assembly, workdir, vanished)
+
+
+def _vanished(bin_dir: Path | None) -> dict[str, str]:
+    """The curated bin directory's links whose files are gone (name -> the file): the
+    arm's tool (or what it needs) vanished while the trial ran. Read by the harness,
+    outside the sandbox (benchkit.run.attribution)."""
+    if bin_dir is None or not bin_dir.is_dir():
+        return {}
+    return {link.name: os.readlink(link) for link in sorted(bin_dir.iterdir())
+            if link.is_symlink() and not link.exists()}
 
 
 def _coordinates(ctx: RunContext, prepared: Prepared, user: str) -> Coordinates:
-    repo = prepared.repo
-    assert repo is not None and ctx.gateway is not None  # only a prepared trial is played
-    return Coordinates(host_url=ctx.gateway.url, api_url=ctx.gateway.api_url,
-                       token=prepared.agent_token(ctx), owner=repo.owner, repo=repo.name,
+    repo, grant = prepared.repo, prepared.grant
+    assert repo is not None and grant is not None  # only a prepared trial is played
+    # The trial's own door: what comes through it is the trial's, token or not.
+    return Coordinates(host_url=grant.url, api_url=grant.api_url,
+                       token=prepared.agent_token, owner=repo.owner, repo=repo.name,
                        user=user)
 
 
@@ -204,7 +218,7 @@ def _audit(trial: Trial, ctx: RunContext, drive: Drive, prepared: Prepared) -> A
     run = drive.run
     leaks = audit_offered(run.tools_offered, trial.arm.tool, drive.assembly.mcp_servers)
     leaks += audit_transcript(run.transcript, drive.guard,
-                              secrets=(*ctx.secrets(), prepared.agent_token(ctx)))
+                              secrets=(*ctx.secrets(), *prepared.secrets()))
     event = AuditEvent()
     audit = Audit(leaks, event)
     agents = trial.arm.user_agents
@@ -272,17 +286,32 @@ def new_record(trial: Trial, ctx: RunContext) -> Record:
         runtime=ctx.driver.runtime)
 
 
-def _record_run(record: Record, run: AgentRun, surface: Surface | None) -> None:
-    """What the agent's run itself tells: time, usage, turns, answer, calls."""
+def _record_run(record: Record, run: AgentRun, surface: Surface | None,
+                asked: str) -> accounting.Accounting:
+    """What the agent's run itself tells: time, usage, turns, answer, calls. The usage
+    only once its figures pass the check (benchkit.agent.accounting): else the sample
+    keeps them as reported, apart, and its usage stays zero."""
     record.tool_calls, record.blocked_calls = counts(run.transcript)
     record.started_at, record.duration_s = run.started.isoformat(), run.duration_s
-    record.usage = msgspec.convert(run.usage, Usage)
-    record.usage_by_model = msgspec.convert(run.usage_by_model, dict[str, Usage])
     record.usage_estimated, record.turns = run.usage_estimated, run.turns
-    record.cost_usd, record.answer, record.error = run.cost_usd, run.answer, run.error
+    record.answer, record.error = run.answer, run.error
     record.confined = run.confined
+    checked = accounting.check(run.requests, run.usage, run.usage_by_model, asked)
+    record.models = checked.models
+    if not checked.problems:
+        try:
+            record.usage = msgspec.convert(run.usage, Usage)
+            record.usage_by_model = msgspec.convert(run.usage_by_model, dict[str, Usage])
+        except msgspec.ValidationError as error:  # a figure no check foresaw: never a halt
+            checked.problems.append(f"the figures are not counts: {error}")
+    if checked.problems:
+        record.usage, record.usage_by_model = ZERO_USAGE, {}
+        record.usage_reported = accounting.reported(run.usage, run.usage_by_model, run.cost_usd)
+        return checked
+    record.cost_usd = run.cost_usd
     record.anatomy = anatomy(run.requests, run.usage, estimated=run.usage_estimated,
                              schema_bytes=surface.schema_bytes() if surface else None)
+    return checked
 
 
 def _prompt_fingerprint(drive: Drive, coordinates: Coordinates, containment: Containment) -> str:

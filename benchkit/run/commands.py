@@ -21,6 +21,7 @@ import msgspec
 from benchkit.documents.loader import did_you_mean
 from benchkit.documents.tree import find_root, yaml_files
 from benchkit.gitea.commands import host_options
+from benchkit.run import events
 from benchkit.run.dryrun import dry_run as dry_run_plan
 from benchkit.run.execution import after_interrupt, execute, preflight_failed
 from benchkit.run.preflight import PreflightError, load_documents, preflight
@@ -45,6 +46,21 @@ class Until(click.ParamType):
             number = 0
         if number < 1:
             self.fail(f"{value!r}: expected a positive number, `floor` or `trials`", param, ctx)
+        return number
+
+
+class Tokens(click.ParamType):
+    """A budget: cost-equivalent tokens, 0 or more."""
+    name = "TOKENS"
+
+    def convert(self, value, param, ctx):
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            number = -1.0
+        if not number >= 0 or number == float("inf"):  # a negative, nan, inf, or no number
+            self.fail(f"{value!r}: expected a number of cost-equivalent tokens, 0 or more "
+                      "(e.g. 200000)", param, ctx)
         return number
 
 
@@ -86,7 +102,7 @@ class ArmFile(click.Path):
               help="With --until-decided and one arm: run its current build only where the "
                    "verdict against its stored samples of tool VERSION can still change "
                    "(docs/versions.md).")
-@click.option("--budget", type=click.FloatRange(min=0), metavar="TOKENS",
+@click.option("--budget", type=Tokens(), metavar="TOKENS",
               help="Cost-equivalent tokens to spend at most: a trial whose expected cost "
                    "exceeds what is left is not started.")
 @click.option("--driver", "driver_name", type=click.Choice(["claude", "replay"]),
@@ -116,14 +132,18 @@ class ArmFile(click.Path):
                    "own (which needs a site administrator's token): the gateway alone then "
                    "bounds what an agent's requests reach, and every sample and the report "
                    "say so.")
+@click.option("--only-installed", is_flag=True,
+              help="Run the arms whose tools are installed here and list the others as not "
+                   "run, with their install lines (without it, a missing tool stops the run "
+                   "at pre-flight).")
 @click.option("--reports", "reports_dir", type=click.Path(file_okay=False), default="reports",
               show_default=True, help="Where the report is rendered at the end.")
 @host_options
 @click.pass_context
 def run(ctx: click.Context, arm_yamls, task_patterns, tiers, trials, until, until_decided,
         baseline, against_version, budget, driver_name, model, store_dir, jobs, json_mode,
-        dry_run, no_report, no_replay_failures, reports_dir, unconfined, gateway_only, host,
-        token, login):
+        dry_run, no_report, no_replay_failures, only_installed, reports_dir, unconfined,
+        gateway_only, host, token, login):
     """Run trials of the cells ARM_YAML x chosen tasks and append their samples.
 
     Cells with the fewest valid samples go first. With no host given (--host/--token,
@@ -164,7 +184,7 @@ def run(ctx: click.Context, arm_yamls, task_patterns, tiers, trials, until, unti
         try:
             end = _run(progress, stop, report, arm_yamls, settings, task_patterns=task_patterns,
                        tiers=tiers, dry_run=dry_run, host=host, token=token, login=login,
-                       gateway_only=gateway_only,
+                       gateway_only=gateway_only, only_installed=only_installed,
                        suite_until=until if until in Until.SUITE_KEYS else None)
         except Interrupted:  # pre-flight or its probes: cleaned up on the way here
             end = RunEnd("pre-flight", stopped=stop.status)
@@ -178,20 +198,25 @@ def run(ctx: click.Context, arm_yamls, task_patterns, tiers, trials, until, unti
 
 def _run(progress: Progress, stop: Stop, report: ReportTarget | None, arm_yamls,
          settings: RunSettings, *, task_patterns, tiers, dry_run: bool, host, token, login,
-         gateway_only: bool, suite_until: str | None) -> RunEnd:
+         gateway_only: bool, only_installed: bool, suite_until: str | None) -> RunEnd:
     """Pre-flight (the documents alone for a dry run), the options that need the
     documents (`suite_until`: --until floor|trials, the suite's), then the dry run or
     the run."""
     try:
         checked = (load_documents(arm_yamls, task_patterns=task_patterns, tiers=tiers,
-                                  driver=settings.driver) if dry_run else
+                                  driver=settings.driver, only_installed=only_installed)
+                   if dry_run else
                    preflight(arm_yamls, task_patterns=task_patterns, tiers=tiers,
                              driver=settings.driver, host=host, token=token, login=login,
-                             confine=settings.confine, gateway_only=gateway_only))
+                             confine=settings.confine, gateway_only=gateway_only,
+                             only_installed=only_installed))
     except PreflightError as error:
         return preflight_failed(progress, error.failures, error.problems)
     for warning in checked.warnings:  # before anything starts
         progress.note(warning)
+    for arm_id, why in checked.not_installed.items():
+        progress.emit(events.NotInstalled(arm=arm_id, reason=why),
+                      f"not run (--only-installed): {why}")
     if suite_until is not None:
         settings = msgspec.structs.replace(settings, until=getattr(checked.tree.suite,
                                                                    suite_until))

@@ -18,10 +18,11 @@ from benchkit.run.decide import NoComparison, dry_round
 from benchkit.run.host import discover
 from benchkit.run.ledger import Ledger
 from benchkit.run.plan import Skip, choose, over_budget, plan
-from benchkit.run.preflight import Checked, missing_tools
+from benchkit.run.preflight import Checked
 from benchkit.run.progress import Progress
 from benchkit.run.settings import RunSettings
 from benchkit.run.status import RunEnd
+from benchkit.run.tools import missing_tools
 from benchkit.store import Store
 
 DEFAULT_BASIS = "suite default"
@@ -102,7 +103,8 @@ class Plan:
         for arm, why in self.tools_missing.items():
             count = sum(t.arm == arm for t in self.trials)
             out.append(f"tool not installed: {why}; its {count} trial(s) cannot run: the run "
-                       "would stop at pre-flight (exit 2)")
+                       "would stop at pre-flight (exit 2; `--only-installed` runs the arms "
+                       "whose tools are installed)")
         out += [f"note: {note}" for note in self.notes]
         out += [f"warning: {problem} (skipped)" for problem in self.problems]
         return out

@@ -5,6 +5,7 @@ in the order declared here. docs/contracts.md names them (a test keeps it so).
 
     run             the header: arms, cells, trials, driver, model, host, budget, store
     skip            a cell not run, and why
+    not-installed   `--only-installed`: an arm left out, its tool not installed here
     budget-skip     a trial the budget would not start
     start           a trial started (its repository, the tokens it is expected to cost)
     end             a trial ended: its sample, outcome, tokens, and the run's totals
@@ -50,6 +51,11 @@ class Run(Event, tag="run"):
 class Skipped(Event, tag="skip"):
     arm: str
     task: str
+    reason: str
+
+
+class NotInstalled(Event, tag="not-installed"):
+    arm: str
     reason: str
 
 
@@ -194,10 +200,11 @@ class Preflight(Event, tag="preflight"):
     problems: list[str]
 
 
-AnyEvent = (Run | Skipped | BudgetSkipped | Start | End | Interrupt | FailureReplay | Summary
-            | Report | Plan | Decide | Preflight)
-EVENTS: tuple[type[Event], ...] = (Run, Skipped, BudgetSkipped, Start, End, Interrupt,
-                                   FailureReplay, Summary, Report, Plan, Decide, Preflight)
+AnyEvent = (Run | Skipped | NotInstalled | BudgetSkipped | Start | End | Interrupt
+            | FailureReplay | Summary | Report | Plan | Decide | Preflight)
+EVENTS: tuple[type[Event], ...] = (Run, Skipped, NotInstalled, BudgetSkipped, Start, End,
+                                   Interrupt, FailureReplay, Summary, Report, Plan, Decide,
+                                   Preflight)
 DECODER = msgspec.json.Decoder(AnyEvent)
 
 

@@ -27,14 +27,15 @@ from benchkit.run.progress import Progress
 from benchkit.run.settings import ReportTarget, RunSettings
 from benchkit.run.status import Phase, RunEnd
 from benchkit.stopping import Stop, shielded
-from benchkit.store import Store, Unwritable
+from benchkit.store import Store, Unwritable, check_writable
 
 
 def execute(checked: Checked, progress: Progress, settings: RunSettings, stop: Stop,
             report: ReportTarget | None) -> RunEnd:
     """The run after pre-flight; a stop in the probes raises Interrupted (the command
     says so), one in the trials comes back as the RunEnd's `stopped`."""
-    end = _plan_gates(checked, progress, settings) or _on_host(checked, progress, settings, stop)
+    end = (_plan_gates(checked, progress, settings, report)
+           or _on_host(checked, progress, settings, stop))
     if end.phase == "trials" and not stop.is_set() and report is not None:
         _report(progress, settings, report)
     return end
@@ -67,10 +68,12 @@ def after_interrupt(progress: Progress, store_dir: str, report: ReportTarget | N
                   f"--reports {reports_dir}` renders this run's")
 
 
-def _plan_gates(checked: Checked, progress: Progress, settings: RunSettings) -> RunEnd | None:
+def _plan_gates(checked: Checked, progress: Progress, settings: RunSettings,
+                report: ReportTarget | None) -> RunEnd | None:
     """What stops a run before a forge starts or a host is asked: no chosen cell can run
     on any host (no scoring spec, not applicable, no reference to replay), a budget that
-    fits none of the planned trials, a store that cannot take a sample."""
+    fits none of the planned trials, a store that cannot take a sample, a reports
+    directory the report cannot go to (found after the trials, it could only warn)."""
     cells, not_run = select_cells(checked.arms, checked.tasks, self_review=None,
                                   references=checked.references)
     if not cells:
@@ -90,14 +93,24 @@ def _plan_gates(checked: Checked, progress: Progress, settings: RunSettings) -> 
     except Unwritable as error:
         progress.note(f"error: {error}")
         return RunEnd("plan", blocked=str(error))
+    try:
+        if report is not None:
+            check_writable(report.reports_dir)
+    except Unwritable as error:
+        progress.note(f"error: --reports: {error} (or give --no-report)")
+        return RunEnd("plan", blocked=str(error))
     return None
 
 
 def _on_host(checked: Checked, progress: Progress, settings: RunSettings, stop: Stop) -> RunEnd:
     """The run on its host under the run's journal (benchkit.journal): a run that leaves
     a user or repository behind says so and ends `left_behind`."""
-    with journaled(settings.store_dir, progress.note) as held:
-        end = _journaled_run(checked, progress, settings, stop, held)
+    try:
+        with journaled(settings.store_dir, progress.note) as held:
+            end = _journaled_run(checked, progress, settings, stop, held)
+    except Unwritable as error:  # no journal, so nothing may be made: a full disk
+        progress.note(f"error: {error}")
+        return RunEnd("host", blocked=str(error))
     return replace(end, left_behind=True) if held.leftover else end
 
 
@@ -149,14 +162,18 @@ def _probe_host(checked: Checked, url: str, token: str, admin_token: str | None)
 def _probe_tools(checked: Checked, url: str, token: str, admin_token: str | None,
                  facts: HostFacts, settings: RunSettings) -> tuple[Checked, list[str]]:
     """Each arm's tool probe on a seeded repository (the seed of the first chosen task):
-    the arms as probed (each takes the surface its probe met, which every sample records,
-    its fingerprint with it) and what failed, one message each."""
+    the arms as probed (each takes the surface its probe met and the version its tool
+    printed inside the sandbox, which every sample records, its fingerprint with the
+    surface) and what failed, one message each."""
     tree, tasks = checked.tree, checked.tasks
     seed = tree.seeds[tasks[0].seed] if tasks else next(iter(tree.seeds.values()))
     with Client(url, token) as client:
         site = ProbeSite(client, tree.suite, facts, root=tree.root, admin_token=admin_token)
-        problems, surfaces = probe_arms(checked.arms, site, seed, confine=settings.confine)
-    arms = [replace(arm, surface=surfaces.get(arm.id)) for arm in checked.arms]
+        versions: dict[str, str] = {}  # as the sandbox runs each tool: what samples record
+        problems, surfaces = probe_arms(checked.arms, site, seed, confine=settings.confine,
+                                        versions=versions)
+    arms = [replace(arm, surface=surfaces.get(arm.id),
+                    tool_version=versions.get(arm.id, arm.tool_version)) for arm in checked.arms]
     return replace(checked, arms=arms), problems
 
 

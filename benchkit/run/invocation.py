@@ -14,7 +14,7 @@ from benchkit.documents import Arm, Tree
 from benchkit.gitea import Client
 from benchkit.run.cancel import Cancellable, CredentialsRefused, GatedStore
 from benchkit.run.decide import run_rounds
-from benchkit.run.failures import replay_failures, settle_host_error
+from benchkit.run.failures import replay_failures
 from benchkit.run.host import Access, HostFacts
 from benchkit.run.loop import Looped, RunLoop
 from benchkit.run.plan import choose, plan
@@ -68,8 +68,7 @@ class Invocation:
                           store=self.store, driver=self.drivers[arm.id], host=self.facts,
                           model=self.settings.model, root=tree.root, jobs=self.settings.jobs,
                           containment=self.access.containment,
-                          admin_token=self.access.admin_token,
-                          settle=settle_host_error if self.settings.replay_failures else None)
+                          admin_token=self.access.admin_token)
 
     def execute(self, host: dict) -> RunEnd:
         """Plan, run the trials, replay the failures; say the summary. A stop ends

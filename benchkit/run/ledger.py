@@ -56,12 +56,13 @@ class Ledger:
         self.problems: list[str] = []     # lines that are not samples, FILE:LINE: why
 
     def load(self, store: Store) -> Ledger:
+        leaked = counting.replay_leaks(store)
         for arm_id in sorted({arm for arm, _ in self.cells}):
             for path in store.files(arm=arm_id):
                 # A line that is not a sample (another version wrote it) counts for
                 # nothing, but its trial number is still taken.
                 samples, problems = read_samples(path)
-                for sample in samples:
+                for sample in counting.overruled(samples, leaked):
                     self._book(sample)
                 if problems:
                     self.problems += problems

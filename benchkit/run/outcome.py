@@ -1,14 +1,20 @@
 """What a trial's evidence makes of it: the outcome and failure class, in order of
-precedence (harness error > invalid > unaudited > host error > crashed > the caps'
-confused/hung > passed/failed), on a benchkit.sample.Record.
+precedence (the model service's accounting > harness error > invalid > unaudited >
+the tool's or the host's fault > crashed > the caps' confused/hung > passed/failed),
+on a benchkit.sample.Record.
 
-    harness-error  host, seeding, readiness, SDK start-up, credentials, the host
-                   answering the agent's own request with a 5xx (class host-5xx, until
-                   the failure replay tells: benchkit.run.failures), the model service
-                   (`model-service`: overload, rate limit, 5xx, a broken or stalled
-                   stream, or a cap that ended a run its requests held up;
-                   `model-credentials`; `refusal`), a confined CLI killed by a signal
-                   (`cli-killed`): recorded apart, never counted against the arm
+    harness-error  the model service's figures failing their check (`model-usage`,
+                   or answers of another model: `model-mismatch`:
+                   benchkit.agent.accounting); host, seeding, readiness, SDK start-up,
+                   credentials, the model service (`model-service`: overload, rate
+                   limit, 5xx, a broken or stalled stream, or a cap that ended a run its
+                   requests held up; `model-credentials`; `refusal`), a confined CLI
+                   killed by a signal (`cli-killed`); after the audit, from evidence
+                   the agent cannot forge (benchkit.run.attribution): the arm's tool
+                   vanished mid-trial (`tool-missing`), the host shown failing on its
+                   own when it answered the agent 5xx (`host-5xx`), a cap reached while
+                   the host's slow answers held the agent (`host-slow`): recorded
+                   apart, never counted against the arm
     invalid        the audit found a leak: recorded, never scored
     unaudited      the audit could not read its evidence: excluded like invalid
     crashed        the CLI died while one of the agent's own tool calls ran, or, in an
@@ -16,7 +22,8 @@ confused/hung > passed/failed), on a benchkit.sample.Record.
                    charged to the arm, so an agent cannot erase a failure (confined,
                    its shell cannot signal the CLI: a signal is never its doing)
     confused/hung  the turn cap / the backstop stopped it (benchkit.sample.CAPPED)
-    passed/failed  the checker's verdict
+    passed/failed  the checker's verdict; a failure after a 5xx the host was not shown
+                   at fault for is `host-error-provoked`, charged like any
 """
 
 from __future__ import annotations
@@ -26,12 +33,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from benchkit.agent import service
+from benchkit.agent.accounting import MODEL_MISMATCH, MODEL_USAGE, Accounting
 from benchkit.agent.audit import AuditEvent
 from benchkit.agent.driver import AgentRun
 from benchkit.agent.events import tool_calls
 from benchkit.errors import HostError, ReadinessError, SeedError
 from benchkit.gitea import CredentialsError
-from benchkit.sample import CAPPED, HOST_5XX, Record
+from benchkit.run.attribution import (
+    describe_host_time,
+    host_failing,
+    host_slow,
+    host_time,
+    tool_missing,
+)
+from benchkit.sample import CAPPED, HOST_5XX, HOST_SLOW, PROVOKED, TOOL_MISSING, Record
 from benchkit.scoring import Verdict
 
 
@@ -43,6 +58,9 @@ class Audit:
     event: AuditEvent              # the transcript's account of it
     unread: str | None = None      # why the evidence could not be read (fails closed)
     host_errors: list[str] = field(default_factory=list)  # 5xx answers to the agent
+    # The bin directory's links whose files were gone when the trial ended (name -> file).
+    vanished: dict[str, str] = field(default_factory=dict)
+    accounting: Accounting | None = None  # the model service's figures, checked
 
 
 def judge(record: Record, run: AgentRun, audit: Audit, check: Callable[[], Verdict]) -> None:
@@ -50,6 +68,12 @@ def judge(record: Record, run: AgentRun, audit: Audit, check: Callable[[], Verdi
     (HarnessError when the snapshot fails); it is called only when the verdict counts."""
     stop, found = run.stop, run.model_service
     record.model_service = found
+    accounting = audit.accounting
+    if accounting is not None and accounting.problems:
+        return record.harness_error(
+            MODEL_MISMATCH if accounting.mismatch else MODEL_USAGE,
+            "the model service's accounting failed its check: " + "; ".join(accounting.problems[:4])
+            + (f" (+{len(accounting.problems) - 4} more)" if len(accounting.problems) > 4 else ""))
     crashed = stop == "crash" and agent_crashed(run)
     if stop in ("startup-error", "api-error", "model-stall", "crash") and not crashed \
             and not _own_max_tokens(run):
@@ -62,9 +86,17 @@ def judge(record: Record, run: AgentRun, audit: Audit, check: Callable[[], Verdi
         return None
     if audit.unread:
         return record.excluded("unaudited", "audit", audit.unread)
-    if audit.host_errors:
-        return record.harness_error(HOST_5XX, "the host answered the agent's own request "
-                                    f"with a server error: {audit.host_errors[0]}")
+    missing = tool_missing(run.transcript, audit.vanished) if run.confined else None
+    if missing:
+        return record.harness_error(TOOL_MISSING, missing)
+    failing = host_failing(record.requests)
+    if failing:
+        return record.harness_error(HOST_5XX, "the host failed on its own: " + failing[0])
+    if stop in CAPPED:
+        record.host_time = host_time(record.requests, run.started.timestamp(), run.duration_s)
+        if host_slow(record.requests, record.host_time):
+            return record.harness_error(HOST_SLOW, f"{describe_host_time(record.host_time)}: "
+                                        f"the {stop} ended a trial the host held up")
     if crashed:
         record.outcome, record.failure_class = "crashed", "agent-crash"
         return None
@@ -76,7 +108,12 @@ def judge(record: Record, run: AgentRun, audit: Audit, check: Callable[[], Verdi
         record.outcome, record.failure_class = "passed", None
     else:
         record.outcome = "failed"
-        record.failure_class = "max-tokens" if _own_max_tokens(run) else "checker"
+        record.failure_class = "max-tokens" if _own_max_tokens(run) else \
+            PROVOKED if audit.host_errors else "checker"
+    if audit.host_errors and record.outcome != "passed":
+        record.note(f"the host answered the agent's own request with a server error "
+                    f"({audit.host_errors[0]}), and the harness's own health request right "
+                    f"after did not fail: the arm's, charged")
     return None
 
 

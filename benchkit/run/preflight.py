@@ -25,12 +25,11 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import shutil
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from benchkit import journal
 from benchkit.agent.runtime import bundled_cli
 from benchkit.documents import Arm, Problem, SpecError, Tree, load_arm
 from benchkit.documents.loader import did_you_mean
@@ -39,11 +38,9 @@ from benchkit.documents.task import Task
 from benchkit.documents.tree import load_tree_parts
 from benchkit.gitea import Credentials, CredentialsError, GiteaError, HostError
 from benchkit.gitea.runuser import admin_problem
-from benchkit.installed import how_to_install
-from benchkit.isolation import IsolationError, assemble
 from benchkit.isolation.sandbox import probe
 from benchkit.run.host import discover
-from benchkit.run.probe import tool_version
+from benchkit.run.tools import check_tools, installed_only
 
 # Environment variables the Claude Code CLI accepts as credentials (or as a route that
 # needs none of ours: a proxy, Bedrock, Vertex).
@@ -81,21 +78,28 @@ class Checked:
     credentials: Credentials | None = None
     warnings: list[str] = field(default_factory=list)  # said before anything runs
     own_user: bool = True  # the run makes a user of its own (False: gateway-only containment)
+    # --only-installed: arm id -> why its tool is not here, with its install line; these
+    # arms are left out of `arms`
+    not_installed: dict[str, str] = field(default_factory=dict)
 
 
 def preflight(arm_paths, *, task_patterns=(), tiers=(),
               driver: str = "claude", host: str | None = None, token: str | None = None,
               login: str | None = None, environ: Mapping[str, str] = os.environ,
-              confine: bool = True, gateway_only: bool = False) -> Checked:
-    """Run every check; return what the run needs, or raise PreflightError."""
+              confine: bool = True, gateway_only: bool = False,
+              only_installed: bool = False) -> Checked:
+    """Run every check; return what the run needs, or raise PreflightError.
+    `only_installed`: leave out the arms whose tool is not installed (Checked.not_installed)
+    instead of failing on them."""
     failures: list[Failure] = []
     problems: list[Problem] = []
     loaded = _documents(arm_paths, task_patterns, tiers, driver, problems)
     if problems:
         failures.append(Failure("documents", f"{len(problems)} problem(s) in the documents"))
     if loaded is not None:
+        hint = installed_only(loaded, only_installed)
         problems_found, versions = check_tools(loaded.arms, loaded.tree.suite)
-        failures += [Failure("tools", m) for m in problems_found]
+        failures += [Failure("tools", m) for m in [*problems_found, *hint]]
         loaded.arms = [replace(arm, tool_version=versions.get(arm.id)) for arm in loaded.arms]
     failures += [Failure("claude", m) for m in claude_problems(driver, environ)]
     credentials, host_failures = _host(host, token, login, environ, gateway_only)
@@ -111,14 +115,19 @@ def preflight(arm_paths, *, task_patterns=(), tiers=(),
 
 # --- documents -----------------------------------------------------------------------
 
-def load_documents(arm_paths, *, task_patterns=(), tiers=(), driver: str = "claude") -> Checked:
+def load_documents(arm_paths, *, task_patterns=(), tiers=(), driver: str = "claude",
+                   only_installed: bool = False) -> Checked:
     """The documents check alone (what `run --dry-run` needs: no tool, no host);
-    raises PreflightError with their problems."""
+    raises PreflightError with their problems. `only_installed` leaves out the arms
+    whose tool is not installed, as the run would."""
     problems: list[Problem] = []
     loaded = _documents(arm_paths, task_patterns, tiers, driver, problems)
     if problems or loaded is None:
         raise PreflightError([Failure("documents", f"{len(problems)} problem(s) in the documents")],
                              problems)
+    failures = installed_only(loaded, only_installed) if only_installed else []
+    if failures:
+        raise PreflightError([Failure("tools", m) for m in failures])
     return loaded
 
 
@@ -205,12 +214,18 @@ def choose_tasks(tree, patterns, tiers, problems) -> list:
 
 def _meant(pattern: str, task_ids) -> str:
     """What a --task that matches nothing was probably meant to be: the closest id, or
-    for a glob the closest glob that matches (`fta-*x` -> `fta-*`)."""
+    for a glob a glob at the ids' word boundaries that matches: the longest that the
+    glob's fixed start begins with (`fta-nothing-*` -> `fta-*`), else the closest one
+    (`ftx-*` -> `fta-*`), else none."""
     if not any(mark in pattern for mark in "*?["):
         return did_you_mean(pattern, task_ids)
-    globs = {task_id[:len(head)] + "*" for task_id in task_ids
-             for head in (pattern.split("*")[0],) if head}
-    return did_you_mean(pattern, sorted(globs))
+    globs = sorted({"-".join(parts[:n]) + "-*" for task_id in task_ids
+                    for parts in (task_id.split("-"),) for n in range(1, len(parts))})
+    head = re.split(r"[*?[]", pattern, maxsplit=1)[0]
+    kept = [glob for glob in globs if head.startswith(glob[:-1])]
+    if kept:
+        return f" (did you mean {max(kept, key=len)!r}?)"
+    return did_you_mean(pattern, globs)
 
 
 def _references(arms, root, problems) -> dict:
@@ -221,60 +236,6 @@ def _references(arms, root, problems) -> dict:
         except SpecError as error:
             problems.extend(error.problems)
     return references
-
-
-# --- tools ---------------------------------------------------------------------------
-
-def check_tools(arms, suite, search_path: str | None = None) -> tuple[list[str], dict]:
-    """(problems, arm id -> tool version): each arm's tool, as its templates resolve on
-    this machine, is there to run, and says which version it is."""
-    problems, versions = _tools(arms, suite, search_path, versions=True)
-    return list(problems.values()), versions
-
-
-def missing_tools(arms, suite, search_path: str | None = None) -> dict[str, str]:
-    """arm id -> why its tool cannot run here (not installed), for the arms whose tool
-    pre-flight would refuse; what `run --dry-run` marks (it runs no version command)."""
-    return _tools(arms, suite, search_path, versions=False)[0]
-
-
-def _tools(arms, suite, search_path: str | None, *, versions: bool) -> tuple[dict, dict]:
-    search_path = os.environ.get("PATH", os.defpath) if search_path is None else search_path
-    found: dict[str, str] = {}
-    versions_found: dict[str, str | None] = {}
-    with journal.tempdir("benchkit-preflight-") as workdir:
-        for arm in arms:
-            try:
-                # Placeholder coordinates: only the arm's own templates matter here, and
-                # the version command reaches no host.
-                assembly = assemble(arm, suite, host_url="http://preflight.invalid/",
-                                    api_url="http://preflight.invalid/api/v1", token="preflight",
-                                    owner="preflight", repo="preflight", user="preflight",
-                                    workdir=Path(workdir), search_path=search_path)
-                problem = _tool_problem(arm, assembly, search_path)
-                if problem is None and versions:
-                    with assembly:
-                        versions_found[arm.id] = tool_version(arm, assembly)
-            except IsolationError as error:
-                problem = str(error)
-            if problem:
-                found[arm.id] = problem
-    return found, versions_found
-
-
-def _tool_problem(arm, assembly, search_path: str) -> str | None:
-    if arm.tool.kind == "shell":
-        binary = arm.tool.executable
-        if shutil.which(binary, path=search_path) is None:
-            return (f"arm {arm.id}: its binary `{binary}` is not installed (not on PATH); "
-                    f"install it: {how_to_install(binary)}")
-        return None
-    for server in assembly.mcp_servers.values():
-        command = server["command"]
-        if shutil.which(command, path=search_path) is None:
-            return (f"arm {arm.id}: its MCP server command `{command}` is not installed "
-                    f"(not an executable file, nor on PATH); install it: {how_to_install(command)}")
-    return None
 
 
 # --- Claude --------------------------------------------------------------------------

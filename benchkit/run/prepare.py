@@ -11,11 +11,10 @@ benchkit.run.cell, which discards what was prepared on every path.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchkit.agent.driver import AgentRun, Coordinates, Driver
+from benchkit.agent.driver import Driver
 from benchkit.documents import Seed, Suite
 from benchkit.errors import HarnessError
 from benchkit.gateway.framing import Limits
@@ -26,16 +25,12 @@ from benchkit.gitea.runuser import RunUser, create_run_user, delete_run_user
 from benchkit.run.host import HostFacts
 from benchkit.run.outcome import harness_class
 from benchkit.run.plan import Trial, not_runnable
-from benchkit.sample import Containment, Record
+from benchkit.sample import Containment
 from benchkit.scrub import environment_secrets
-from benchkit.stopping import shielded
+from benchkit.stopping import shielded, stopping
 from benchkit.store import Store
 
 log = logging.getLogger(__name__)
-
-
-# (trial, ctx, record, the agent's run, where it ran) -> None, the record amended
-Settle = Callable[["Trial", "RunContext", Record, AgentRun, Coordinates], None]
 
 
 class CellError(ValueError):
@@ -65,14 +60,10 @@ class RunContext:
     # With "trial-user" each trial is prepared as a user of its own (the admin token makes it).
     containment: Containment = "gateway"
     admin_token: str | None = field(default=None, repr=False)
-    # Decides, before the record is stored, what a host 5xx the agent met makes of the
-    # trial (benchkit.run.failures.settle_host_error); None: it stays a harness error.
-    settle: Settle | None = None
 
     def __post_init__(self) -> None:
         if self.gateway is None:
-            self.gateway = gateway_for(self.client.url, Limits(
-                self.suite.max_request_bytes, self.suite.max_trial_upload_bytes))
+            self.gateway = gateway_for(self.client.url, limits(self.suite))
 
     def secrets(self) -> list[str]:
         """What never reaches the store: the host tokens, the driver's credentials, the
@@ -117,13 +108,15 @@ class Prepared:
         """Whom the trial acts as on the host: its own user, else the run's."""
         return self.client or ctx.client
 
-    def agent_token(self, ctx: RunContext) -> str:
+    @property
+    def agent_token(self) -> str:
         """The only token the agent ever holds: valid at the gateway, for this trial."""
         return self.grant.token if self.grant is not None else ""
 
     def end_grant(self, ctx: RunContext) -> None:
+        """The grant ends; on a stop, what it has in flight is cut off at once."""
         if self.grant is not None and ctx.gateway is not None:
-            ctx.gateway.end(self.grant)
+            ctx.gateway.end(self.grant, abort=stopping)
 
     def discard(self, ctx: RunContext) -> str | None:
         """Delete the repository (a run loop that will not use it) and revoke the
@@ -163,6 +156,12 @@ def _delete_user(ctx: RunContext, login: str) -> str | None:
     except Exception as exc:  # the run's own result matters more
         log.warning("could not delete %s: %s", login, ctx.client.scrub(str(exc)))
         return f"the trial's user {login} was left behind with its repository (`benchkit gc` finds it)"
+
+
+def limits(suite: Suite) -> Limits:
+    """The gateway's limits, as the suite sets them."""
+    return Limits(suite.max_request_bytes, suite.max_trial_upload_bytes,
+                  suite.max_trial_connections, suite.request_arrival_seconds)
 
 
 def runnable(trial: Trial, ctx: RunContext) -> None:

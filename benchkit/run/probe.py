@@ -9,7 +9,10 @@
                                     allowlist); the failures, one message each
     probe_arms(arms, ctx, seed)     the same, and each arm's tool surface as the probe
                                     met it (benchkit.surface): an MCP server's tools/list
-                                    is asked in the probe's own session
+                                    is asked in the probe's own session; and, for a
+                                    confined shell arm, its version command's first line
+                                    inside the sandbox, the environment the agent's tool
+                                    runs in (what every sample records)
 
 A probe fails when it exits non-zero (an MCP tool result marked as an error), prints an
 error line, does not show the seeded repository (no title of a seeded issue in its
@@ -46,7 +49,7 @@ from benchkit.isolation.assembly import MCP_SERVER_NAME
 from benchkit.isolation.sandbox import Sandbox
 from benchkit.run.host import HostFacts
 from benchkit.scrub import scrub
-from benchkit.stopping import marked, shielded
+from benchkit.stopping import marked, shielded, stopping
 from benchkit.surface import Surface, canonical_tools
 
 VERSION_TIMEOUT = 30
@@ -111,9 +114,11 @@ def probe_tools(arms: list[Arm], ctx: ProbeSite, seed: Seed, *,
     return probe_arms(arms, ctx, seed, confine=confine)[0]
 
 
-def probe_arms(arms: list[Arm], ctx: ProbeSite, seed: Seed, *,
-               confine: bool = True) -> tuple[list[str], dict[str, Surface]]:
-    """probe_tools' failures, and arm id -> the surface of each arm whose probe passed."""
+def probe_arms(arms: list[Arm], ctx: ProbeSite, seed: Seed, *, confine: bool = True,
+               versions: dict[str, str] | None = None) -> tuple[list[str], dict[str, Surface]]:
+    """probe_tools' failures, and arm id -> the surface of each arm whose probe passed.
+    `versions`, when given, takes arm id -> the version line of each confined shell arm
+    whose probe passed, as its version command printed it inside the sandbox."""
     problems, surfaces, repo = [], {}, None
     try:
         try:
@@ -124,11 +129,13 @@ def probe_arms(arms: list[Arm], ctx: ProbeSite, seed: Seed, *,
             return [f"cannot seed a repository for the tool probes: "
                     f"{ctx.client.scrub(str(error))}"], {}
         for arm in arms:
-            problem, surface = _probe_arm(arm, ctx, repo, seed, confine)
+            problem, surface, version = _probe_arm(arm, ctx, repo, seed, confine)
             if problem is not None:
                 problems.append(problem)
             elif surface is not None:
                 surfaces[arm.id] = surface
+            if problem is None and version is not None and versions is not None:
+                versions[arm.id] = version
         return problems, surfaces
     finally:
         if repo is not None:
@@ -143,7 +150,7 @@ def probe_arm(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed,
 
 
 def _probe_arm(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed,
-               confine: bool) -> tuple[str | None, Surface | None]:
+               confine: bool) -> tuple[str | None, Surface | None, str | None]:
     token, token_id = ctx.client.token or "", None  # a host without a token: none to give
     gateway, grant = gateway_for(ctx.client.url), None
     try:
@@ -154,12 +161,13 @@ def _probe_arm(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed,
                         ctx.client.url, ctx.admin_token or ctx.client.token,
                         repo=repo.full_name, user=repo.owner)
         except HarnessError as error:
-            return f"arm {arm.id}: cannot prepare its probe: {ctx.client.scrub(str(error))}", None
+            return (f"arm {arm.id}: cannot prepare its probe: {ctx.client.scrub(str(error))}",
+                    None, None)
         grant = gateway.issue(repo.owner, repo.name, token)
         return _probe(arm, ctx, repo, seed, grant, confine)
     finally:
         if grant is not None:
-            gateway.end(grant)
+            gateway.end(grant, abort=stopping)
         if token_id is not None:
             with shielded():
                 revoke_agent_token(ctx.client.url, ctx.admin_token or ctx.client.token, token_id)
@@ -174,23 +182,37 @@ def announced_names(arm: Arm, tools: list[dict]) -> tuple[str, ...]:
 
 
 def _probe(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed, grant: Grant,
-           confine: bool) -> tuple[str | None, Surface | None]:
+           confine: bool) -> tuple[str | None, Surface | None, str | None]:
     client, token = ctx.client, grant.token
-    gateway = gateway_for(client.url)
     with journal.tempdir("benchkit-probe-") as workdir:
         try:
-            assembly = assemble(arm, ctx.suite, host_url=gateway.url, api_url=gateway.api_url,
+            assembly = assemble(arm, ctx.suite, host_url=grant.url, api_url=grant.api_url,
                                 token=token, owner=repo.owner, repo=repo.name,
                                 user=client.user, workdir=Path(workdir), root=ctx.root)
             with assembly:
-                host_url = gateway.url if confine else None
+                host_url = grant.url if confine else None
                 call, ok, output, tools = _call(arm, assembly, Path(workdir), host_url)
+                version = (sandboxed_version(arm, assembly, Path(workdir), host_url)
+                           if ok and host_url and arm.tool.kind == "shell" else None)
         except IsolationError as error:
-            return str(error), None
+            return str(error), None, None
     surface = Surface(tools=canonical_tools(tools), skill=assembly.skill,
                       bootstrap=arm.bootstrap, shown=assembly.bootstrap_shown,
                       announced=announced_names(arm, tools))
-    return _verdict(arm, ctx, repo, seed, grant, call, ok, output), surface
+    return _verdict(arm, ctx, repo, seed, grant, call, ok, output), surface, version
+
+
+def sandboxed_version(arm, assembly, workdir: Path, host_url: str) -> str:
+    """The first line the tool's version command prints inside the agent's sandbox (a
+    virtual environment's interpreter with that environment, as the agent runs it);
+    IsolationError when it fails there."""
+    command = shlex.join([arm.tool.executable, *arm.tool.version])
+    _, ok, output = _sandboxed(command, assembly, workdir, host_url)
+    version = version_line(output) if ok else None
+    if version is None:
+        raise IsolationError(f"arm {arm.id}: its version command `{command}` failed inside the "
+                             f"sandbox: {_shown(output, assembly.token)}")
+    return version
 
 
 def _verdict(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed, grant: Grant,
@@ -245,6 +267,11 @@ def _run_shell(command: str, assembly, workdir: Path, host_url: str | None
         env = marked(assembly.agent_env())
         return _shell(command, [env.get("SHELL") or shutil.which("bash") or "/bin/bash", "-c"],
                       env, workdir)
+    return _sandboxed(command, assembly, workdir, host_url)
+
+
+def _sandboxed(command: str, assembly, workdir: Path, host_url: str) -> tuple[str, bool, str]:
+    """Run a command line in a sandbox as the agent's, reaching `host_url` alone."""
     with journal.tempdir("benchkit-probe-sandbox-") as scratch, \
             Sandbox(Path(scratch) / "sandbox", workdir=workdir, home=Path(scratch) / "home",
                     tmp=Path(scratch) / "tmp", env=dict(assembly.env),

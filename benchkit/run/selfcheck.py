@@ -11,7 +11,7 @@ failed or was denied: the tool could not do it); mis-scored (the checker rejecte
 a reference reached with every step succeeding, or accepted the untouched repository);
 ambiguous (the wrong-target variant passed); unsupported (the reference says the tool
 cannot do the task: skipped, not a failure); unprovable (no reference for the task in
-refs.d/<arm>.yaml: a warning, not a failure); error (a harness error kept a control
+refs.d/<arm>.yaml: fails the proof, unless `validate --live --allow-unprovable`); error (a harness error kept a control
 from running). Controls run concurrently, `jobs` at a time,
 on one host; their samples go to a throwaway store, never to results/.
 """

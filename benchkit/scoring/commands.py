@@ -1,8 +1,11 @@
 """`benchkit expect` and `benchkit check`: the checker's seam on the command line.
 
-    benchkit expect [TASK_YAML] [--user NAME] [--seed SEED_YAML] [--self-review]
+    benchkit expect [TASK_YAML] [--untouched] [--user NAME] [--seed SEED] [--self-review]
     benchkit check TASK_YAML --state STATE_JSON [--answer TEXT_FILE] [--user NAME]
-                   [--seed SEED_YAML] [--self-review]
+                   [--seed SEED] [--self-review]
+
+SEED is a seed's name (as a task's `seed:` gives it: seeds/<name>.yaml of the tree) or
+a seed file.
 
 Exit codes: 0 (check passed, or expect printed), 1 (check failed), 2 (bad input: an
 invalid task or seed, a state that is not a RepoState (benchkit/schemas/
@@ -19,7 +22,7 @@ import jsonschema
 from benchkit import SCHEMA_DIR
 from benchkit.documents.expectation import ExpectationError, expected_state, ground_truth
 from benchkit.documents.models import load_seed
-from benchkit.documents.task import load_task, seed_path
+from benchkit.documents.task import load_task, seed_given, seed_path
 from benchkit.documents.tree import find_root
 from benchkit.exits import EXIT_FAILED, reported
 from benchkit.scoring.checker import NotScorable
@@ -31,34 +34,43 @@ BAD_INPUT = (NotScorable, StateError, ExpectationError)
 
 _user = click.option("--user", default="bench", show_default=True,
                      help='The token\'s user: "self" in the seed and the edits.')
-_seed = click.option("--seed", "seed_yaml", type=click.Path(dir_okay=False, path_type=Path),
-                     help="Seed file (default: the task's seed, else seeds/default.yaml).")
+_seed = click.option("--seed", "seed_yaml", metavar="NAME|FILE",
+                     help="A seed's name (seeds/NAME.yaml) or file (default: the task's "
+                          "seed, else seeds/default.yaml).")
 _self_review = click.option("--self-review", is_flag=True,
                             help="The host permits self-review: score the approve/request-changes variant.")
 
 
 @click.command()
 @click.argument("task_yaml", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--untouched", is_flag=True,
+              help="The ground truth of TASK_YAML's own seed, before any edit: a state "
+                   "`check` must fail on.")
 @_user
 @_seed
 @_self_review
-def expect(task_yaml, user, seed_yaml, self_review):
+def expect(task_yaml, untouched, user, seed_yaml, self_review):
     """Print TASK_YAML's expected end state (mutations) or required facts (reads) as
-    JSON; with no task, the seed's ground truth RepoState.
+    JSON; with --untouched, or with no task, the seed's ground truth RepoState.
 
     \b
     Examples:
       benchkit expect tasks.d/close-csv-export-issue.yaml > expected.json
-      benchkit expect > untouched.json          # the seed's ground truth
+      benchkit expect tasks.d/close-csv-export-issue.yaml --untouched > untouched.json
+      benchkit expect --seed default            # a seed's ground truth
     """
+    if untouched and task_yaml is None:
+        raise click.UsageError("--untouched needs a TASK_YAML: the ground truth of its seed")
     with reported(BAD_INPUT):
-        seed = load_seed(seed_yaml) if seed_yaml else None
+        seed = _seed_of(seed_yaml, task_yaml)
         if task_yaml is None:
             _print(ground_truth(seed or load_seed(_default_seed()), user))
             return
         task = load_task(task_yaml, seed)
         seed = seed or _task_seed(task)
-        if task.edits:
+        if untouched:
+            _print(ground_truth(seed, user))
+        elif task.edits:
             _print(expected_state(task, seed, user, self_review=self_review))
         elif task.facts:
             _print({"facts": task.facts, "example_answer": example_answer(task.facts)})
@@ -88,7 +100,7 @@ def check(ctx: click.Context, task_yaml, state_file, answer_file, user, seed_yam
       benchkit check tasks.d/read-open-issue-count.yaml --answer - <<< "5 open"
     """
     with reported(BAD_INPUT):
-        seed = load_seed(seed_yaml) if seed_yaml else None
+        seed = _seed_of(seed_yaml, task_yaml)
         task = load_task(task_yaml, seed)
         state = _read_state(state_file) if state_file else None
         if task.facts and answer_file is None:
@@ -123,6 +135,17 @@ def _read_state(file) -> dict:
 def _state_validator():
     schema = json.loads((SCHEMA_DIR / "repo-state.schema.json").read_text(encoding="utf-8"))
     return jsonschema.Draft202012Validator(schema)
+
+
+def _seed_of(value: str | None, task_yaml: Path | None):
+    """The seed `--seed` names (a name or a file), or None when it names none."""
+    if not value:
+        return None
+    path = seed_given(value, task_yaml or find_root() / "suite.yaml")
+    if path is None:
+        raise click.BadParameter(f"{value!r} is neither a seed of the tree (seeds/{value}.yaml) "
+                                 "nor a seed file", param_hint="--seed")
+    return load_seed(path)
 
 
 def _task_seed(task):

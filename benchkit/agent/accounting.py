@@ -1,0 +1,128 @@
+"""The model service's accounting checked where it enters, never trusted.
+
+Every usage figure of an agent run is checked before it becomes a measured figure:
+the agent's own requests one by one (the transcript's `request` events, the figures
+the service streamed) and the run's totals (the CLI's final account, per model). A
+figure is wrong when it is
+
+    missing      the API always reports input and output in a request's stream
+                 (message_start, message_delta); an agent request without them
+    negative     a count below zero
+    implausible  more than the request could produce: a prompt (input, cache writes
+                 and reads together) above the model's context window, an output
+                 above the largest `max_tokens` a request of the model may carry;
+                 a total above what the run's requests together could reach
+
+Any of these makes the trial a harness error of class `model-usage` (benchkit.run.
+outcome): its sample keeps the figures as reported (`usage_reported`), never a
+measured figure. A request answered by a model other than the one asked for (a
+dated snapshot of the requested alias is the same model) makes it `model-mismatch`:
+the sample names the models that answered (`models`) and is never pooled with the
+requested model's.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from benchkit.sample import USAGE_FIELDS
+
+MODEL_USAGE, MODEL_MISMATCH = "model-usage", "model-mismatch"
+
+# What no request of a model can produce: (context window, largest max_tokens), by the
+# longest matching name prefix; a model not listed gets the largest of any.
+LIMITS = {
+    "claude-opus-4-5": (200_000, 64_000), "claude-opus-4": (200_000, 32_000),
+    "claude-sonnet-4": (1_000_000, 64_000), "claude-haiku-4": (200_000, 64_000),
+    "claude-3-7-sonnet": (200_000, 128_000), "claude-3-5": (200_000, 8_192),
+}
+ANY_MODEL = (1_000_000, 128_000)
+_PROMPT = ("input", "cache_write", "cache_read")
+_SNAPSHOT = re.compile(r"-[0-9]{8}$")  # a dated snapshot's suffix
+
+
+@dataclass
+class Accounting:
+    """What the check found: the problems (empty: the figures stand) and the models
+    that answered the agent's requests."""
+
+    problems: list[str] = field(default_factory=list)
+    models: list[str] = field(default_factory=list)
+    mismatch: bool = False
+
+
+def limits(model: str | None) -> tuple[int, int]:
+    """(context window, largest output) of `model`."""
+    name = (model or "").lower()
+    matches = [prefix for prefix in LIMITS if name.startswith(prefix)]
+    return LIMITS[max(matches, key=len)] if matches else ANY_MODEL
+
+
+def same_model(asked: str, answered: str) -> bool:
+    """An alias and its dated snapshot are one model (claude-sonnet-4-5 and
+    claude-sonnet-4-5-20250929)."""
+    return answered == asked or _SNAPSHOT.sub("", answered) == _SNAPSHOT.sub("", asked)
+
+
+def check(requests: list[dict], usage: dict, usage_by_model: dict, asked: str) -> Accounting:
+    """Check an agent run's figures: `requests` (the transcript's request events, their
+    `usage` and `usage_missing`), its totals and per-model totals, against the model
+    `asked` for."""
+    found = Accounting()
+    for number, request in enumerate(requests, start=1):
+        model = request.get("model") or asked
+        if model not in found.models:
+            found.models.append(model)
+        figures = request.get("usage") or {}
+        missing = request.get("usage_missing") or []
+        if missing:
+            found.problems.append(f"request {number} reported no {' or '.join(missing)}")
+        found.problems += _bounded(f"request {number}", figures, model, 1)
+    if requests and all(r.get("usage_missing") for r in requests):
+        found.problems.insert(0, "usage missing from every agent request")
+    found.problems += _bounded("the run's total", usage, asked, max(len(requests), 1) + 1,
+                               loose=True)
+    for model, figures in usage_by_model.items():
+        found.problems += _bounded(f"{model}'s total", figures, model,
+                                   max(len(requests), 1) + 1, loose=True)
+    others = [model for model in found.models if not same_model(asked, model)]
+    if others:
+        found.mismatch = True
+        found.problems.append(f"asked for {asked}, answered by {', '.join(others)}")
+    return found
+
+
+def _bounded(what: str, figures: dict, model: str, count: int, loose: bool = False
+             ) -> list[str]:
+    """Problems of one set of figures of up to `count` requests of `model`. `loose`:
+    a total, whose request count is not known exactly (the runtime's own chores)."""
+    problems = []
+    for key in USAGE_FIELDS:
+        value = figures.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, int) or isinstance(value, bool):
+            problems.append(f"{what}: {key} is {value!r}, not a count")
+        elif value < 0:
+            problems.append(f"{what}: {key} {value} is negative")
+    if problems:
+        return problems
+    window, output = limits(model)
+    scale = count * (4 if loose else 1)  # a total also carries chores and retries
+    prompt = sum(figures.get(key) or 0 for key in _PROMPT)
+    if prompt > window * scale:
+        problems.append(f"{what}: a prompt of {prompt:,} tokens, above {model}'s context "
+                        f"window ({window:,}){f' x {scale}' if scale > 1 else ''}")
+    if (figures.get("output") or 0) > output * scale:
+        problems.append(f"{what}: {figures['output']:,} output tokens, above the largest a "
+                        f"request of {model} may ask for ({output:,})"
+                        f"{f' x {scale}' if scale > 1 else ''}")
+    return problems
+
+
+def reported(usage: dict, usage_by_model: dict, cost_usd: float | None) -> dict:
+    """The figures as the service reported them, kept on a sample whose accounting
+    failed (never read as measured)."""
+    return {"usage": dict(usage), "usage_by_model": {m: dict(f) for m, f in usage_by_model.items()},
+            "cost_usd": cost_usd}

@@ -1,0 +1,31 @@
+"""One trial's pass at the gateway (benchkit.gateway.server issues and ends it): its
+throwaway token, the repository it may act on, the host token behind it, its own door,
+and the record of what its tools asked."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from benchkit.gateway.doors import Door
+
+
+@dataclass
+class Grant:
+    """One trial's pass: its throwaway token, its repository, its door, what it asked."""
+
+    token: str = field(repr=False)
+    owner: str
+    repo: str
+    upstream_token: str = field(repr=False)
+    user: str = ""             # the host user behind the token (the issue search's filters)
+    uploaded: int = 0          # bytes of request bodies reserved so far
+    requests: list[dict] = field(default_factory=list)
+    live: bool = True
+    inflight: int = 0          # requests being answered; end() waits for them
+    url: str = ""              # the trial's own door: what its tools are given
+    door: Door | None = field(default=None, repr=False)
+    active: set = field(default_factory=set, repr=False)  # its exchanges serving it now
+
+    @property
+    def api_url(self) -> str:
+        return self.url + "api/v1"
