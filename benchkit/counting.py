@@ -83,7 +83,7 @@ class Group(Generic[M]):
 def replay_leaks(store: Store) -> frozenset[str]:
     """The trials whose failure replay leaked: their samples count as invalid."""
     return frozenset(trial for trial, entry in store.failure_replays().items()
-                     if entry.get("verdict") == REPLAY_LEAKED)
+                     if entry.verdict == REPLAY_LEAKED)
 
 
 def overruled(samples: list[Sample], leaked: frozenset[str]) -> list[Sample]:

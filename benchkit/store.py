@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from benchkit import SCHEMA_DIR
+from benchkit import SCHEMA_DIR, replays
+from benchkit.replays import FailureReplay
 from benchkit.sample import ENCODER, Record, decode_sample
 from benchkit.scrub import scrub
 
@@ -210,27 +211,24 @@ class Store:
         the arms' directories, so no reader takes them for samples."""
         return self.root / FAILURE_REPLAYS
 
-    def append_failure_replay(self, entry: dict, secrets: Iterable[str] = ()) -> None:
+    def append_failure_replay(self, entry: FailureReplay, secrets: Iterable[str] = ()) -> None:
         """Append a failure replay's verdict (scrubbed); samples are never rewritten."""
-        line = scrub(json.dumps(entry, ensure_ascii=False, default=str), (*self.secrets, *secrets))
+        line = scrub(replays.encode(entry), (*self.secrets, *secrets))
         with self._writing(self.failure_replays_path):
             self._append_line(self.failure_replays_path, line)
 
-    def failure_replays(self) -> dict[str, dict]:
+    def failure_replays(self) -> dict[str, FailureReplay]:
         """trial id -> its failure replay's verdict (the last, if replayed twice);
-        unreadable lines are skipped."""
-        found: dict[str, dict] = {}
+        lines that are no verdict are skipped."""
+        found: dict[str, FailureReplay] = {}
         try:
             lines = self.failure_replays_path.read_text(encoding="utf-8").splitlines()
         except FileNotFoundError:
             return found
         for line in lines:
-            try:
-                entry = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(entry, dict) and isinstance(entry.get("trial"), str):
-                found[entry["trial"]] = entry
+            entry = replays.decode(line)
+            if entry is not None:
+                found[entry.trial] = entry
         return found
 
     def check_writable(self) -> None:

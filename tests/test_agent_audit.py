@@ -8,6 +8,7 @@ import requests
 from conftest import CHECKOUT
 
 from benchkit.agent.audit import (
+    AuditEvent,
     audit_offered,
     audit_requests,
     audit_transcript,
@@ -132,3 +133,24 @@ def test_the_forge_serves_its_request_log_and_a_live_host_has_none(forge, dead_u
     assert any(e["path"] == "/api/v1/version" and e["user_agent"] == "curl/8" for e in log)
     assert fetch_request_log(forge.url, None) is None  # an admin's token only
     assert fetch_request_log(dead_url, "token", timeout=2) is None
+
+
+# The audit's account as transcripts stored it: today's, and one from before the gateway
+# (request_log and leaks only).
+STORED_AUDITS = [
+    {"event": "audit", "gateway": "checked: 2 request(s) against the trial's repository (the "
+     "arm declares no User-Agent)", "request_log": "checked for host errors only: the arm "
+     "declares no User-Agent", "leaks": [], "host_errors": ["PATCH /api/v1/repos/o/r/issues/2: "
+                                                            "HTTP 500"]},
+    {"event": "audit", "request_log": "checked: every request made with this agent's token "
+     "came with User-Agent 'curl/'", "leaks": ["GET /api/v1/user came with User-Agent 'x'"]},
+]
+
+
+@pytest.mark.parametrize("stored", STORED_AUDITS, ids=["today", "before-the-gateway"])
+def test_a_stored_audit_event_reads_as_the_record_and_writes_back_the_same(stored):
+    audit = AuditEvent.read(stored)
+    assert audit is not None and audit.builtins() == stored
+    assert list(audit.builtins()) == list(stored)  # the same fields in the same order
+    assert audit.leaks == stored["leaks"]
+    assert AuditEvent.read({"event": "stop", "stop": "end"}) is None  # another event

@@ -109,7 +109,7 @@ def test_an_index_lag_beyond_the_gate_is_not_reproducible(forge, shipped_tree, t
     verdict, = replay_failures([(trial, raced)],
                                lambda arm_: context(forge, shipped_tree, tmp_path, lagging),
                                progress)
-    assert verdict["verdict"] == NOT_REPRODUCIBLE and verdict["replay"]["outcome"] == "passed"
+    assert verdict.verdict == NOT_REPRODUCIBLE and verdict.replay.outcome == "passed"
     assert len(samples(context(forge, shipped_tree, tmp_path, lagging).store)) == 1
 
 
@@ -134,10 +134,10 @@ def test_a_host_race_is_not_reproducible_and_a_wrong_agent_is(forge, shipped_tre
     verdicts = replay_failures([(trial, raced), (trial, wrong)],
                                lambda arm_: context(forge, shipped_tree, tmp_path, racing),
                                progress)
-    assert [v["verdict"] for v in verdicts] == [NOT_REPRODUCIBLE, REPRODUCIBLE]
-    assert [v["trial"] for v in verdicts] == [raced.sample.id, wrong.sample.id]
-    assert verdicts[0]["replay"]["outcome"] == "passed" and verdicts[0]["replay"]["calls"] == 2
-    assert verdicts[1]["replay"]["outcome"] == "failed" and verdicts[1]["replay"]["differences"]
+    assert [v.verdict for v in verdicts] == [NOT_REPRODUCIBLE, REPRODUCIBLE]
+    assert [v.trial for v in verdicts] == [raced.sample.id, wrong.sample.id]
+    assert verdicts[0].replay.outcome == "passed" and verdicts[0].replay.calls == 2
+    assert verdicts[1].replay.outcome == "failed" and verdicts[1].replay.differences
     events = [json.loads(line) for line in out.getvalue().splitlines()]
     assert [e["verdict"] for e in events if e["event"] == "failure_replay"] == \
         [NOT_REPRODUCIBLE, REPRODUCIBLE]
@@ -264,7 +264,7 @@ def test_a_5xx_the_agent_provokes_only_in_its_own_repository_is_charged(
                                lambda arm_: context(host, shipped_tree, tmp_path, provoking),
                                progress)
     # the replay's names make the condition false: no 5xx there, a plain failure
-    assert (verdict["verdict"], verdict["replay"]["failure_class"]) == (REPRODUCIBLE, "checker")
+    assert (verdict.verdict, verdict.replay.failure_class) == (REPRODUCIBLE, "checker")
     stored, = samples(ctx.store)
     assert (stored["outcome"], stored["failure_class"]) == ("failed", PROVOKED)  # still charged
     shown = subprocess.run([*BENCHKIT, "show", sample.id[:12], "--store", str(ctx.store.root)],
@@ -317,8 +317,8 @@ def test_a_replay_that_leaks_makes_its_trial_count_as_invalid(host, shipped_tree
     progress = Progress(json_mode=True, out=io.StringIO())
     verdict, = replay_failures([(trial, result)],
                                lambda arm_: context(host, shipped_tree, tmp_path, agent), progress)
-    assert verdict["verdict"] == LEAKED and verdict["replay"]["leaks"], verdict
-    assert "was refused by the gateway" in verdict["replay"]["leaks"][0]
+    assert verdict.verdict == LEAKED and verdict.replay.leaks, verdict
+    assert "was refused by the gateway" in verdict.replay.leaks[0]
     assert counted() == 1  # invalid now: `--until 1` runs the cell again
     shown = subprocess.run([*BENCHKIT, "show", result.sample.id[:12], "--store",
                             str(ctx.store.root)], capture_output=True, text=True, timeout=60)

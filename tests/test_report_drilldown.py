@@ -11,6 +11,7 @@ from conftest import CHECKOUT
 from synthetic import sample, write_store
 
 from benchkit.cli import main
+from benchkit.replays import FailureReplay, Replayed
 from benchkit.report import current_matrix
 from benchkit.store import Store
 
@@ -42,12 +43,12 @@ def drilled(tmp_path_factory):
     harness = current("gitea-axi", outcome="harness-error")
     store = write_store(tmp / "results", [current("tea"), current("tea"), failed, refused,
                                           replayed, harness])
-    Store(store).append_failure_replay({
-        "trial": failed["id"], "arm": "tea", "task": TASK.id, "verdict": "reproducible",
-        "at": "2026-07-17T12:30:00+00:00", "outcome": "failed", "failure_class": "checker",
-        "differences": failed["differences"],
-        "replay": {"id": "f" * 32, "calls": 3, "outcome": "failed", "failure_class": "checker",
-                   "differences": [REPLAY_DIFFERENCE], "error": None, "transcript": None}})
+    Store(store).append_failure_replay(FailureReplay(
+        trial=failed["id"], arm="tea", task=TASK.id, verdict="reproducible",
+        at="2026-07-17T12:30:00+00:00", outcome="failed", failure_class="checker",
+        differences=failed["differences"],
+        replay=Replayed(id="f" * 32, calls=3, outcome="failed", failure_class="checker",
+                        differences=[REPLAY_DIFFERENCE], error=None, transcript=None)))
     done = invoke("report", "--store", store, "--reports", tmp / "reports")
     assert done.exit_code == 0, done.output
     return {"store": store, "reports": tmp / "reports", "failed": failed, "refused": refused,
@@ -87,6 +88,10 @@ def test_the_trial_page_shows_the_failure_replay_s_verdict(drilled):
     shown = invoke("show", failed["id"][:12], "--store", drilled["store"])
     assert "failure replay: reproducible - its 3 call(s) replayed" in shown.output
     assert REPLAY_DIFFERENCE in shown.output  # the terminal and the page say the same
+    as_json = json.loads(invoke("show", failed["id"][:12], "--store", drilled["store"],
+                                "--json").output)
+    stored, = (drilled["store"] / "failure-replays.jsonl").read_text().splitlines()
+    assert as_json["failure_replay"] == json.loads(stored)  # the record, as stored
 
 
 def test_show_names_the_trial_page(drilled, tmp_path):

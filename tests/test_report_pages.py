@@ -14,6 +14,7 @@ from conftest import CHECKOUT
 from synthetic import sample, write_store
 
 from benchkit.cli import main
+from benchkit.replays import FailureReplay
 from benchkit.report import current_matrix
 from benchkit.store import Store
 
@@ -80,8 +81,8 @@ def test_a_new_sample_renders_its_own_pages_and_reuses_the_others(store, tmp_pat
     report(store, reports)
     before = pages(reports)
     added = current("raw-api", TASKS[0], outcome="failed", trial=9)
-    Store(store).append_failure_replay({"trial": added["id"], "arm": "raw-api",
-                                        "task": TASKS[0].id, "verdict": "reproducible"})
+    Store(store).append_failure_replay(FailureReplay(trial=added["id"], arm="raw-api",
+                                                     task=TASKS[0].id, verdict="reproducible"))
     write_store(store, [added])
     report(store, reports)
     after = pages(reports)
@@ -97,8 +98,8 @@ def test_a_failure_replay_renders_its_trial_page_again(store, tmp_path):
     failed = next(s for s in Store(store).samples() if s["outcome"] == "failed")
     page = f"tea/{failed['task']}/{failed['id']}.html"
     assert "Failure replay" not in (reports / "trials" / page).read_text()
-    Store(store).append_failure_replay({"trial": failed["id"], "arm": "tea",
-                                        "task": failed["task"], "verdict": "reproducible"})
+    Store(store).append_failure_replay(FailureReplay(trial=failed["id"], arm="tea",
+                                                     task=failed["task"], verdict="reproducible"))
     report(store, reports)
     assert "Failure replay: reproducible" in (reports / "trials" / page).read_text()
     same_as_from_scratch(store, reports, tmp_path)

@@ -18,6 +18,7 @@ import pytest
 from conftest import CHECKOUT
 from reported import reported_usage
 
+from benchkit.agent.audit import AuditEvent
 from benchkit.agent.claude import ClaudeDriver
 from benchkit.agent.driver import ToolDecision
 from benchkit.agent.runtime import OnTheCli
@@ -137,6 +138,11 @@ def test_a_raw_api_cell_that_closes_the_right_issue_passes(forge, shipped_tree, 
     transcript = json.loads((ctx.store.root / sample.transcript).read_text())
     assert [e["event"] for e in transcript if e["event"] in ("tool_call", "audit")] == \
         ["tool_call", "tool_call", "audit"]
+    audit = AuditEvent.read(transcript[-1])  # the typed record, every field written
+    assert audit is not None and audit.builtins() == transcript[-1]
+    assert list(transcript[-1]) == ["event", "gateway", "request_log", "leaks", "host_errors"]
+    assert audit.gateway == f"checked: {len(sample.requests)} request(s) against the trial's "\
+        "repository and User-Agents ['curl/']" and audit.leaks == []
     assert token_in_store(ctx) == []
     assert not any(MAINTAINER_KEY in p.read_text() for p in ctx.store.root.rglob("*.json*"))
 

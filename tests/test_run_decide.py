@@ -18,6 +18,7 @@ from benchkit.run.decide import (
     plan_round,
     variance_shares,
 )
+from benchkit.run.events import builtins
 from benchkit.run.settings import RunSettings
 from benchkit.statistics.verdicts import evidence, family, spread, welch_df
 
@@ -241,7 +242,7 @@ def test_until_decided_runs_round_after_round_of_one_trial_per_worker(monkeypatc
         tree=SimpleNamespace(arms=["a", "b", "c"], suite=SimpleNamespace(equivalence_margin=0.05)),
         settings=RunSettings(driver="replay", store_dir="results", jobs=2, until_decided=True),
         stop=threading.Event(), context=None,
-        progress=SimpleNamespace(emit=lambda event, text: said.append((event, text)),
+        progress=SimpleNamespace(emit=lambda event, text: said.append((builtins(event), text)),
                                  note=lambda text: said.append(({}, text))))
     assert decide.run_rounds(caller, cells, ledger, scheduler) == decide.Looped()
     assert sizes[0] == 30 and len(sizes) >= 3 and set(sizes[1:]) == {2}

@@ -21,6 +21,8 @@ gateway's when the host could not be reached, not the arm's).
 
 from __future__ import annotations
 
+import msgspec
+
 from benchkit.scrub import scrub
 from benchkit.tool import ToolSpec
 
@@ -28,6 +30,28 @@ from .driver import ToolGuard
 from .events import tool_calls
 
 MCP_PREFIX = "mcp__{}__"
+
+
+class AuditEvent(msgspec.Struct, tag_field="event", tag="audit", kw_only=True):
+    """The audit's account in the trial's transcript (its last event): what each record
+    was checked against, or why it was unread, and what was found. Older transcripts
+    have no `gateway` or `host_errors` (unset: left out when written back)."""
+    gateway: str | msgspec.UnsetType = msgspec.UNSET  # the gateway's record of the trial
+    request_log: str = ""  # the forge's own log of the trial's host token
+    leaks: list[str] = msgspec.field(default_factory=list)
+    host_errors: list[str] | msgspec.UnsetType = msgspec.UNSET
+
+    def builtins(self) -> dict:
+        """As the transcript stores it, `event` first."""
+        return msgspec.to_builtins(self)
+
+    @classmethod
+    def read(cls, stored: dict) -> AuditEvent | None:
+        """A stored transcript's audit event; None when it is not one."""
+        try:
+            return msgspec.convert(stored, cls)
+        except msgspec.ValidationError:
+            return None
 
 
 def audit_offered(offered: list[str], tool: ToolSpec, mcp_servers: dict) -> list[str]:

@@ -15,6 +15,7 @@ writes it field by field.
 from __future__ import annotations
 
 from benchkit import counting
+from benchkit.replays import NOT_REPRODUCIBLE
 from benchkit.report.anatomy import anatomy_view
 from benchkit.report.headline import (
     Cells,
@@ -100,10 +101,10 @@ def not_reproducible(directory) -> list[NotReproducible]:
     """Failed trials whose own calls passed on a fresh repository (benchkit.run.failures):
     still failures, listed for a look at the environment."""
     found = Store(directory).failure_replays().values() if directory else ()
-    return [NotReproducible(entry.get("trial"), entry.get("arm"), entry.get("task"),
-                            entry.get("outcome"), entry.get("differences"))
-            for entry in found if entry.get("verdict") == "not reproducible"
-            and entry.get("outcome") != "harness-error"]  # a host 5xx's replay: not a failure
+    return [NotReproducible(entry.trial, entry.arm, entry.task, entry.outcome,
+                            entry.differences)
+            for entry in found if entry.verdict == NOT_REPRODUCIBLE
+            and entry.outcome != "harness-error"]  # a host 5xx's replay: not a failure
 
 
 def build_report(contents: StoreContents | Summary, matrix: Matrix, *,

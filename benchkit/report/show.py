@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import click
+import msgspec
 
 from benchkit.exits import BadInput
 from benchkit.report.links import trial_href
@@ -46,7 +47,9 @@ def show(sample_id, store_dir, arms, tasks, outcomes, reports_dir, limit, full, 
         if sample_id:
             view = trial_view(store_dir, find_trial(store_dir, sample_id))
             if as_json:
-                click.echo(json.dumps(view, indent=1, ensure_ascii=False))
+                # the failure replay is a typed record (benchkit.replays): as stored
+                click.echo(json.dumps(view, indent=1, ensure_ascii=False,
+                                      default=msgspec.to_builtins))
                 return
             click.echo("\n".join([*trial_lines(view, full=full), "",
                                    page_line(reports_dir, view["sample"])]))

@@ -15,8 +15,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchkit.agent.audit import AuditEvent
 from benchkit.agent.service import describe as describe_service
 from benchkit.cost import components, cost, token_figure
+from benchkit.replays import PENDING, FailureReplay
 from benchkit.report.matrix import DEFAULT_WEIGHTS
 from benchkit.sample import COMPONENTS, PROVOKED
 from benchkit.store import Store
@@ -111,9 +113,10 @@ def tokens(sample: dict, weights: dict | None = None) -> dict:
 
 
 def trial_view(store_dir, sample: dict, weights: dict | None = None,
-               replays: dict[str, dict] | None = None) -> dict:
-    """What a trial page and `benchkit show ID` show, as plain data. `replays`: the
-    store's failure replays (Store.failure_replays), when already read."""
+               replays: dict[str, FailureReplay] | None = None) -> dict:
+    """What a trial page and `benchkit show ID` show, as plain data (the failure
+    replay's verdict as its record, benchkit.replays). `replays`: the store's failure
+    replays (Store.failure_replays), when already read."""
     events, missing = read_transcript(store_dir, sample)
     if replays is None:
         replays = Store(store_dir).failure_replays()
@@ -198,6 +201,12 @@ def _result_note(event) -> str:
             + (f"; errors: {event['errors']}" if event.get("errors") else ""))
 
 
+def _audit(event) -> str:
+    audit = AuditEvent.read(event) or AuditEvent()  # unreadable: says nothing was checked
+    return "; ".join(str(v) for v in (audit.gateway, audit.request_log) if v) \
+        + f"; leaks: {len(audit.leaks)}"
+
+
 def _replay(event) -> str:
     failed = event.get("failed_steps") or {}
     text = f"scripted model: {event.get('served')} of {event.get('steps')} steps served"
@@ -209,8 +218,7 @@ NOTES = {
     "result": _result_note,
     "stop": lambda e: f"stopped: {e.get('stop')}" + (f" ({e['error']})" if e.get("error") else ""),
     "replay": _replay,
-    "audit": lambda e: "; ".join(str(e[k]) for k in ("gateway", "request_log") if e.get(k))
-                       + f"; leaks: {len(e.get('leaks') or [])}",
+    "audit": _audit,
 }
 
 
@@ -266,26 +274,26 @@ def trial_lines(view: dict, *, full: bool = False) -> list[str]:
     return lines
 
 
-def replay_lines(entry: dict | None) -> list[str]:
+def replay_lines(entry: FailureReplay | None) -> list[str]:
     """A failure replay's verdict and both sets of differences."""
     if not entry:
         return []
-    if entry.get("verdict") == "pending":  # written before it ran: a kill cut it off
+    if entry.verdict == PENDING:  # written before it ran: a kill cut it off
         return [f"failure replay: never replayed - the run stopped during its replay "
-                f"(begun {entry.get('at')}); the trial has no replay verdict"]
-    replay = entry.get("replay") or {}
-    lines = [f"failure replay: {entry.get('verdict')} - its {replay.get('calls')} call(s) replayed "
-             f"on a fresh repository: {replay.get('outcome')}"
-             + (f" ({replay['failure_class']})" if replay.get("failure_class") else "")]
-    for title, differences in (("the trial's differences", entry.get("differences")),
-                               ("the replay's differences", replay.get("differences"))):
+                f"(begun {entry.at or None}); the trial has no replay verdict"]
+    replay = entry.replay or None
+    lines = [f"failure replay: {entry.verdict} - its {replay and replay.calls} call(s) replayed "
+             f"on a fresh repository: {replay and replay.outcome}"
+             + (f" ({replay.failure_class})" if replay and replay.failure_class else "")]
+    for title, differences in (("the trial's differences", entry.differences),
+                               ("the replay's differences", replay and replay.differences)):
         lines.append(f"  {title}:" + ("" if differences else " none"))
         lines += [f"    - {d}" for d in differences or []]
-    if replay.get("error"):
-        lines.append(f"  the replay's error: {str(replay['error']).strip()}")
-    if replay.get("leaks"):  # the trial counts as invalid (benchkit.counting)
+    if replay and replay.error:
+        lines.append(f"  the replay's error: {replay.error.strip()}")
+    if replay and replay.leaks:  # the trial counts as invalid (benchkit.counting)
         lines.append("  the replay leaked, so the trial counts as invalid (replay-leak):")
-        lines += [f"    - {leak}" for leak in replay["leaks"]]
+        lines += [f"    - {leak}" for leak in replay.leaks]
     return lines
 
 

@@ -28,6 +28,7 @@ import msgspec
 from benchkit import journal
 from benchkit.agent import accounting
 from benchkit.agent.audit import (
+    AuditEvent,
     audit_gateway,
     audit_host_errors,
     audit_offered,
@@ -130,7 +131,7 @@ def _play(trial: Trial, ctx: RunContext, prepared: Prepared,
         record.fingerprints, prompt=_prompt_fingerprint(drive, coordinates, ctx.containment))
     audit = _audit(trial, ctx, drive, prepared)
     audit.accounting, audit.vanished = checked, drive.vanished
-    run.transcript.append(audit.event)
+    run.transcript.append(audit.event.builtins())
     record.requests = list(prepared.grant.requests) if prepared.grant is not None else []
     assert ctx.gateway is not None
     if not ctx.gateway.alive:  # the agent's way to the host broke: not the arm's doing
@@ -218,21 +219,21 @@ def _audit(trial: Trial, ctx: RunContext, drive: Drive, prepared: Prepared) -> A
     leaks = audit_offered(run.tools_offered, trial.arm.tool, drive.assembly.mcp_servers)
     leaks += audit_transcript(run.transcript, drive.guard,
                               secrets=(*ctx.secrets(), *prepared.secrets()))
-    event: dict = {"event": "audit"}
+    event = AuditEvent()
     audit = Audit(leaks, event)
     agents = trial.arm.user_agents
     if prepared.grant is None:
         audit.unread = "the trial has no record at the gateway"
-        event["gateway"] = f"unread: {audit.unread}"
+        event.gateway = f"unread: {audit.unread}"
     else:
         requests = list(prepared.grant.requests)
         leaks += audit_gateway(requests, agents)
         audit.host_errors = gateway_host_errors(requests)
-        event["gateway"] = (f"checked: {len(requests)} request(s) against the trial's "
+        event.gateway = (f"checked: {len(requests)} request(s) against the trial's "
                             f"repository" + (f" and User-Agents {list(agents)}" if agents
                                              else " (the arm declares no User-Agent)"))
-    event["request_log"] = _forge_log(ctx, prepared, agents, audit)
-    event["leaks"], event["host_errors"] = leaks, audit.host_errors
+    event.request_log = _forge_log(ctx, prepared, agents, audit)
+    event.leaks, event.host_errors = leaks, audit.host_errors
     return audit
 
 

@@ -21,6 +21,7 @@ import msgspec
 from benchkit.documents.loader import did_you_mean
 from benchkit.documents.tree import find_root, yaml_files
 from benchkit.gitea.commands import host_options
+from benchkit.run import events
 from benchkit.run.dryrun import dry_run as dry_run_plan
 from benchkit.run.execution import after_interrupt, execute, preflight_failed
 from benchkit.run.preflight import PreflightError, load_documents, preflight
@@ -214,7 +215,7 @@ def _run(progress: Progress, stop: Stop, report: ReportTarget | None, arm_yamls,
     for warning in checked.warnings:  # before anything starts
         progress.note(warning)
     for arm_id, why in checked.not_installed.items():
-        progress.emit({"event": "not-installed", "arm": arm_id, "reason": why},
+        progress.emit(events.NotInstalled(arm=arm_id, reason=why),
                       f"not run (--only-installed): {why}")
     if suite_until is not None:
         settings = msgspec.structs.replace(settings, until=getattr(checked.tree.suite,

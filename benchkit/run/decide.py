@@ -29,6 +29,7 @@ from typing import Protocol
 
 from benchkit.agent.runtime import installed_runtime
 from benchkit.documents import Arm, Tree
+from benchkit.run import events
 from benchkit.run.against import version_comparison
 from benchkit.run.compared import Comparison, NoComparison
 from benchkit.run.ledger import Ledger
@@ -348,8 +349,8 @@ def dry_round(checked, progress: Progress, settings: RunSettings, *, self_review
 def announce(progress, round_: Round, before: Round | None = None) -> None:
     """The round as a `decide` event (every pair) and, for a person, the pairs whose
     state changed since the round before and the next trials."""
-    progress.emit({"event": "decide", "estimated": round_.estimated,
-                   "pairs": [{"a": p.a, "b": p.b, "status": p.status, "why": p.why,
-                              "verdict": p.verdict.verdict} for p in round_.pairs],
-                   "next": [{"arm": t.arm, "task": t.task, "why": t.why} for t in round_.trials]},
+    progress.emit(events.Decide(
+        estimated=round_.estimated,
+        pairs=[events.Pair(p.a, p.b, p.status, p.why, p.verdict.verdict) for p in round_.pairs],
+        next=[events.Next(t.arm, t.task, t.why) for t in round_.trials]),
                   "\n".join("until-decided: " + line for line in round_.lines(before)))

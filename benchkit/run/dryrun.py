@@ -8,11 +8,12 @@ live host: tasks that depend on it are planned and flagged).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 from benchkit.agent.runtime import installed_runtime
 from benchkit.cost import token_figure
 from benchkit.gitea import CredentialsError
+from benchkit.run import events
 from benchkit.run.decide import NoComparison, dry_round
 from benchkit.run.host import discover
 from benchkit.run.ledger import Ledger
@@ -62,15 +63,17 @@ class Plan:
     def total(self) -> float:
         return sum(t.expected for t in self.trials)
 
-    def to_dict(self) -> dict:
-        return {"event": "plan", "driver": self.driver, "model": self.model, "host": self.host,
-                "budget": self.budget, "expected_tokens": round(self.total),
-                "trials": [{**asdict(t), "expected": round(t.expected), "estimate": t.estimate,
-                            "tool_missing": t.arm in self.tools_missing} for t in self.trials],
-                "tools_missing": self.tools_missing,
-                "over_budget": [{**asdict(t), "expected": round(t.expected)} for t in self.over_budget],
-                "not_run": [asdict(s) for s in self.skipped], "notes": self.notes,
-                "problems": self.problems}
+    def event(self) -> events.Plan:
+        return events.Plan(
+            driver=self.driver, model=self.model, host=self.host, budget=self.budget,
+            expected_tokens=round(self.total),
+            trials=[events.PlannedTrial(t.arm, t.task, t.trial, round(t.expected), t.basis,
+                                        t.replayed, t.estimate, t.arm in self.tools_missing)
+                    for t in self.trials],
+            tools_missing=self.tools_missing,
+            over_budget=[events.OverBudget(t.arm, t.task, t.trial, round(t.expected), t.basis,
+                                           t.replayed) for t in self.over_budget],
+            not_run=list(self.skipped), notes=self.notes, problems=self.problems)
 
     def lines(self) -> list[str]:
         out = [f"dry run: nothing is spent, started or written; driver {self.driver}, "
@@ -178,7 +181,7 @@ def dry_run(checked: Checked, progress: Progress, settings: RunSettings, *,
         return RunEnd("plan")
     found = make_plan(checked, settings, self_review=self_review, host=where)
     found.tools_missing = missing_tools(checked.arms, checked.tree.suite)
-    progress.emit(found.to_dict(), "\n".join(found.lines()))
+    progress.emit(found.event(), "\n".join(found.lines()))
     return RunEnd("plan", blocked=budget_fits_nothing(found, progress, listed=True))
 
 

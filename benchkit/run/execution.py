@@ -16,6 +16,7 @@ from pathlib import Path
 from benchkit.errors import HarnessError
 from benchkit.gitea import Client
 from benchkit.gitea.sweep import sweep
+from benchkit.run import events
 from benchkit.run.dryrun import budget_fits_nothing, make_plan, self_review_unprobed
 from benchkit.run.host import HostFacts, Journaled, journaled, open_host, probe_host, run_access
 from benchkit.run.invocation import Invocation
@@ -48,9 +49,9 @@ def preflight_failed(progress: Progress, failures: list[Failure], problems: list
     for failure in failures:
         if failure.check != "documents" or not problems:
             progress.note(str(failure))
-    progress.emit({"event": "preflight", "ok": False,
-                   "failures": [{"check": f.check, "message": f.message} for f in failures],
-                   "problems": [str(p) for p in problems]}, None)
+    progress.emit(events.Preflight(ok=False,
+                                   failures=[events.Failed(f.check, f.message) for f in failures],
+                                   problems=[str(p) for p in problems]), None)
     return RunEnd(phase, blocked="; ".join(map(str, [*problems, *failures])))
 
 

@@ -39,6 +39,15 @@ from datetime import UTC, datetime
 from benchkit.agent.driver import AgentRun, Coordinates, Driver
 from benchkit.agent.rerun import RecordedDriver, recorded_calls
 from benchkit.counting import REPLAY_LEAKED
+from benchkit.replays import (
+    NOT_REPLAYED,
+    NOT_REPRODUCIBLE,
+    PENDING,
+    REPRODUCIBLE,
+    FailureReplay,
+    Replayed,
+)
+from benchkit.run import events
 from benchkit.run.cancel import Cancellable
 from benchkit.run.cell import TrialResult, rerun
 from benchkit.run.plan import Trial
@@ -47,8 +56,7 @@ from benchkit.sample import EXCLUDED, Record
 from benchkit.stopping import Stop
 
 FAILED = ("failed", "confused", "hung")
-NOT_REPRODUCIBLE, REPRODUCIBLE, NOT_REPLAYED = "not reproducible", "reproducible", "not replayed"
-LEAKED, PENDING = REPLAY_LEAKED, "pending"
+LEAKED = REPLAY_LEAKED
 
 
 def worth_replaying(result: TrialResult) -> bool:
@@ -58,14 +66,15 @@ def worth_replaying(result: TrialResult) -> bool:
 
 
 def replay_failure(trial: Trial, ctx: RunContext, result: TrialResult,
-                   stop: Stop | None = None) -> dict:
+                   stop: Stop | None = None) -> FailureReplay:
     """Replay one failed trial's calls on a fresh repository; its verdict, appended to
     the store (a `pending` line first, which a kill leaves). `stop`: the run's, which
     ends the replay as it ends a trial."""
     sample, run = result.sample, result.run
     assert run is not None and result.coordinates is not None
-    ctx.store.append_failure_replay({"trial": sample.id, "arm": sample.arm, "task": sample.task,
-                                     "verdict": PENDING, "at": datetime.now(UTC).isoformat()})
+    ctx.store.append_failure_replay(FailureReplay(trial=sample.id, arm=sample.arm,
+                                                  task=sample.task, verdict=PENDING,
+                                                  at=datetime.now(UTC).isoformat()))
     record, calls = _replay(trial, ctx, run, result.coordinates, stop)
     if record.leaks:
         verdict = LEAKED
@@ -91,21 +100,22 @@ def _replay(trial: Trial, ctx: RunContext, run: AgentRun, where: Coordinates,
 
 
 def _keep(ctx: RunContext, sample, verdict: str, record: Record, calls: list,
-          where: Coordinates) -> dict:
+          where: Coordinates) -> FailureReplay:
     """The replay's verdict on a trial, appended to the store."""
-    entry = {"trial": sample.id, "arm": sample.arm, "task": sample.task, "verdict": verdict,
-             "at": datetime.now(UTC).isoformat(), "outcome": sample.outcome,
-             "failure_class": sample.failure_class, "differences": list(sample.differences),
-             "replay": {"id": record.id, "calls": len(calls), "outcome": record.outcome,
-                        "failure_class": record.failure_class,
-                        "differences": list(record.differences), "error": record.error,
-                        "leaks": list(record.leaks), "transcript": record.transcript}}
+    entry = FailureReplay(
+        trial=sample.id, arm=sample.arm, task=sample.task, verdict=verdict,
+        at=datetime.now(UTC).isoformat(), outcome=sample.outcome,
+        failure_class=sample.failure_class, differences=list(sample.differences),
+        replay=Replayed(id=record.id, calls=len(calls), outcome=record.outcome,
+                        failure_class=record.failure_class,
+                        differences=list(record.differences), error=record.error,
+                        leaks=list(record.leaks), transcript=record.transcript))
     ctx.store.append_failure_replay(entry, secrets=[*ctx.secrets(), where.token])
     return entry
 
 
 def replay_failures(failed: list[tuple[Trial, TrialResult]], context, progress,
-                    stop: Stop | None = None) -> list[dict]:
+                    stop: Stop | None = None) -> list[FailureReplay]:
     """Replay every failure of a run (context(arm) -> RunContext); their verdicts."""
     verdicts = []
     for trial, result in failed:
@@ -115,10 +125,11 @@ def replay_failures(failed: list[tuple[Trial, TrialResult]], context, progress,
         finally:
             ctx.client.close()
         verdicts.append(entry)
-        progress.emit({"event": "failure_replay", **{k: entry[k] for k in
-                                                     ("trial", "arm", "task", "verdict")},
-                       "replay_outcome": entry["replay"]["outcome"]},
+        assert entry.replay  # a kept verdict carries its replay
+        progress.emit(events.FailureReplay(trial=entry.trial, arm=entry.arm, task=entry.task,
+                                           verdict=entry.verdict,
+                                           replay_outcome=entry.replay.outcome),
                       f"failure replay: {trial.arm.id} {trial.task.id} trial {trial.index} "
-                      f"({result.sample.outcome}): {entry['verdict']} - its {entry['replay']['calls']} "
-                      f"call(s) on a fresh repository {entry['replay']['outcome']}")
+                      f"({result.sample.outcome}): {entry.verdict} - its {entry.replay.calls} "
+                      f"call(s) on a fresh repository {entry.replay.outcome}")
     return verdicts

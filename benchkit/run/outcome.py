@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 
 from benchkit.agent import service
 from benchkit.agent.accounting import MODEL_MISMATCH, MODEL_USAGE, Accounting
+from benchkit.agent.audit import AuditEvent
 from benchkit.agent.driver import AgentRun
 from benchkit.agent.events import tool_calls
 from benchkit.errors import HostError, ReadinessError, SeedError
@@ -54,7 +55,7 @@ class Audit:
     """What the post-run audit found (benchkit.agent.audit's checks on this trial)."""
 
     leaks: list[str]
-    event: dict                    # the transcript's account of it
+    event: AuditEvent              # the transcript's account of it
     unread: str | None = None      # why the evidence could not be read (fails closed)
     host_errors: list[str] = field(default_factory=list)  # 5xx answers to the agent
     # The bin directory's links whose files were gone when the trial ended (name -> file).

@@ -24,6 +24,7 @@ from rich.live import Live
 from rich.text import Text
 
 from benchkit.cost import token_figure
+from benchkit.run import events
 from benchkit.run.plan import Skip
 from benchkit.run.prepare import Prepared
 from benchkit.sample import Record
@@ -50,10 +51,10 @@ class Progress:
         self.budget: float | None = None
         self.arms: dict = defaultdict(Counter)  # arm -> outcome counts
 
-    def emit(self, event: dict, line: str | None) -> None:
+    def emit(self, event: events.Event, line: str | None) -> None:
         with self._lock:
             if self.json_mode:
-                self.out.write(json.dumps(event, ensure_ascii=False) + "\n")
+                self.out.write(json.dumps(events.builtins(event), ensure_ascii=False) + "\n")
             elif line is not None and self._display is not None:
                 self._display.console.print(Text(line))
                 return
@@ -115,10 +116,9 @@ class Progress:
 
     def header(self, *, arms, cells: int, trials: int, driver: str, model: str, host: dict,
                self_review: bool, budget: float | None, jobs: int, store: str) -> None:
-        event = {"event": "run", "arms": arms, "cells": cells, "trials": trials,
-                 "driver": driver, "model": model, "host": host, "self_review": self_review,
-                 "budget": budget, "usage_estimated": self.estimated, "jobs": jobs,
-                 "store": store}
+        event = events.Run(arms=arms, cells=cells, trials=trials, driver=driver, model=model,
+                           host=host, self_review=self_review, budget=budget,
+                           usage_estimated=self.estimated, jobs=jobs, store=store)
         where = f"{host['kind']} {host['url']}" + (" (embedded)" if host.get("embedded") else "")
         lines = [f"benchkit run: {trials} trial(s) of {cells} cell(s) ({', '.join(arms)}), "
                  f"driver {driver}, model {model}, {jobs} at a time",
@@ -141,22 +141,21 @@ class Progress:
         self._start_display()
 
     def skipped(self, skip: Skip) -> None:
-        self.emit({"event": "skip", "arm": skip.arm, "task": skip.task, "reason": skip.reason},
+        self.emit(events.Skipped(arm=skip.arm, task=skip.task, reason=skip.reason),
                   f"not run: {skip.arm} {skip.task}: {skip.reason}")
 
     def budget_skip(self, number: int, skip: Skip, expected: float, left: float) -> None:
-        self.emit({"event": "budget-skip", "arm": skip.arm, "task": skip.task,
-                   "trial": number, "expected_tokens": round(expected),
-                   "left_tokens": round(left)},
+        self.emit(events.BudgetSkipped(arm=skip.arm, task=skip.task, trial=number,
+                                    expected_tokens=round(expected), left_tokens=round(left)),
                   f"skipped (budget): {skip.arm} {skip.task} trial {number}: "
                   f"expects {token_figure(expected, True)} tokens, {self.tokens(left)} left")
 
     def started(self, ticket, prepared: Prepared) -> None:
         trial = ticket.trial
         repo = prepared.repo.full_name if prepared.repo is not None else None
-        event = {"event": "start", "n": ticket.number, "arm": trial.arm.id, "task": trial.task.id,
-                 "trial": trial.index, "repo": repo, "expected_tokens": round(ticket.expected),
-                 "expected_from": ticket.basis}
+        event = events.Start(n=ticket.number, arm=trial.arm.id, task=trial.task.id,
+                             trial=trial.index, repo=repo,
+                             expected_tokens=round(ticket.expected), expected_from=ticket.basis)
         where = f"on {repo}" if repo else f"(provisioning failed: {prepared.failure_class})"
         self.emit(event, f"[{ticket.number}/{self.planned}] {trial.arm.id} {trial.task.id} trial "
                          f"{trial.index}: started {where}, expects "
@@ -166,14 +165,13 @@ class Progress:
     def ended(self, ticket, sample: Record, cost: float, scheduler) -> None:
         trial, totals = ticket.trial, scheduler.totals
         with self._lock:  # totals read and line written together
-            event = {"event": "end", "n": ticket.number, "arm": trial.arm.id,
-                     "task": trial.task.id, "trial": trial.index, "sample": sample.id,
-                     "outcome": sample.outcome, "failure_class": sample.failure_class,
-                     "valid": sample.valid, "tokens": round(cost),
-                     "usage_estimated": sample.usage_estimated, "turns": sample.turns,
-                     "seconds": sample.duration_s, "detail": detail(sample),
-                     "totals": {**totals.snapshot(), "left_tokens": _round(scheduler.left())}}
-            why = event["detail"]
+            why = detail(sample)
+            event = events.End(n=ticket.number, arm=trial.arm.id, task=trial.task.id,
+                               trial=trial.index, sample=sample.id, outcome=sample.outcome,
+                               failure_class=sample.failure_class, valid=sample.valid,
+                               tokens=round(cost), usage_estimated=sample.usage_estimated,
+                               turns=sample.turns, seconds=sample.duration_s, detail=why,
+                               totals=totals.snapshot(_round(scheduler.left())))
             left = scheduler.left()
             self.planned, self.done, self.spent = totals.planned, totals.ran, totals.spent
             self.arms[trial.arm.id][sample.outcome] += 1
@@ -188,7 +186,7 @@ class Progress:
                              f"ETA {clock(eta) if eta is not None else '?'}")
 
     def interrupted(self) -> None:
-        self.emit({"event": "interrupt"},
+        self.emit(events.Interrupt(),
                   "interrupted: stopping; what is running leaves no sample, and its "
                   "repositories are being deleted (Ctrl-C again, a second later, to leave "
                   "at once)")
@@ -198,13 +196,14 @@ class Progress:
         self.close()
         elapsed = time.monotonic() - self.started_at
         left = None if budget is None else budget - totals.spent
-        event = {"event": "summary", "ran": totals.ran, "planned": totals.planned,
-                 "outcomes": dict(totals.outcomes), "spent_tokens": round(totals.spent),
-                 "usage_estimated": self.estimated, "budget": budget, "left_tokens": _round(left),
-                 "skipped_budget": [vars(s) for s in totals.budget_skips],
-                 "not_run": [vars(s) for s in not_run], "interrupted": interrupted,
-                 "halted": None if interrupted else totals.halted, "error": error,
-                 "seconds": round(elapsed, 1), "store": store}
+        event = events.Summary(ran=totals.ran, planned=totals.planned,
+                               outcomes=dict(totals.outcomes), spent_tokens=round(totals.spent),
+                               usage_estimated=self.estimated, budget=budget,
+                               left_tokens=_round(left),
+                               skipped_budget=list(totals.budget_skips), not_run=list(not_run),
+                               interrupted=interrupted,
+                               halted=None if interrupted else totals.halted, error=error,
+                               seconds=round(elapsed, 1), store=store)
         kind = "estimated (replay spends no real tokens)" if self.estimated else "cost-equivalent"
         spent = f"spent: {self.tokens(totals.spent)} tokens, {kind}"
         if budget is not None:
@@ -226,7 +225,7 @@ class Progress:
         self.emit(event, "\n".join(lines))
 
     def report(self, paths) -> None:
-        self.emit({"event": "report", "paths": [str(p) for p in paths]},
+        self.emit(events.Report(paths=[str(p) for p in paths]),
                   "report: " + ", ".join(str(p) for p in paths))
 
 

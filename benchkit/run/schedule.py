@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from benchkit.cost import token_figure
+from benchkit.run import events
 from benchkit.run.ledger import Ledger
 from benchkit.run.plan import BudgetSkip, Slot, Trial, over_budget
 from benchkit.run.progress import Progress
@@ -44,9 +45,9 @@ class Totals:
     budget_skips: list[BudgetSkip] = field(default_factory=list)  # one per trial not started
     halted: str | None = None
 
-    def snapshot(self) -> dict:
-        return {"ran": self.ran, "spent_tokens": round(self.spent),
-                "outcomes": dict(self.outcomes)}
+    def snapshot(self, left_tokens: int | None) -> events.Totals:
+        return events.Totals(ran=self.ran, spent_tokens=round(self.spent),
+                             outcomes=dict(self.outcomes), left_tokens=left_tokens)
 
 
 class Scheduler:
