@@ -48,6 +48,13 @@ def asked(method: str, path: str, body: dict | None = None, query: str = "",
     ("[x]: https://h/owner/other/issues/+1\n\nsee [x]", "/owner/other/issues/+1"),
     ("fixes owner/other#+1", "owner/other#+1"), ("fixes owner/other!007", "owner/other!007"),
     ("[x](/owner/r/issues/+1) and owner/r#0002", ""),  # the trial's own
+    # an autolink to no host (or Gitea's own) with `//` in its path: Gitea writes its
+    # segments into the text as `owner/repo#N`, glued to what comes before
+    ("see owner<http://///other/issues/1>", "http://///other/issues/1"),
+    ("see <http:////x(owner/other/issues/1>", "http:////x(owner/other/issues/1"),
+    ("*owner*<HTTP://localhost:3000///other/pulls/1>", "http://localhost:3000///other/pulls/1"),
+    ("owner_www.host.example//x(owner/other/issues/1", "owner_www.host.example//x(owner/other/issues/1"),
+    ("<https://example.com/owner/r/issues/1> and https://example.com/a/b", ""),
 ])
 def test_any_index_the_host_parses_is_an_index(text, found):
     assert acts_elsewhere(text, "owner", "r") == found
@@ -221,6 +228,8 @@ WORST = {
     "links": ("/o/r/issues/" * MIB)[:MIB], "signs": ("o/r#+" * MIB)[:MIB],
     "@a": ("@a" * MIB)[:MIB], "a@": ("a@" * MIB)[:MIB], "emails": ("a@b.c " * MIB)[:MIB],
     "www": ("www." * MIB)[:MIB] + "@x", "brackets and parens": ("[x](" * MIB)[:MIB],
+    "urls": ("x://" * MIB)[:MIB], "url slashes": "x://" + "/" * MIB,
+    "autolinks": ("<a://b//issues" * MIB)[:MIB],
 }
 
 

@@ -13,6 +13,13 @@ whose target is `/owner/repo/issues/N` or such a URL; a link's index is read wit
 such a reference anywhere in the text, in any host, with a signed index or one with
 leading zeros, letter case folded (Unicode folding: `ſ` is an `s`).
 
+An autolink (`<scheme:...>`, or a URL Gitea links by itself) to its own host or to no
+host whose path, cut at Gitea's own, is `//owner/repo/issues/N`, Gitea writes into the
+text it reads as `owner/repo#N` (modules/markup/mdstripper processAutoLink): glued to
+the text before it and with its segments unchecked, so `other<http://///r/issues/1>`
+reads as `other/r#1` and `<http:////x(other/r/issues/1>` as `x(other/r#1`. Any URL
+whose path has an empty segment and names issues or pulls is refused.
+
 Linear in the text: each pattern starts only at the beginning of a run of name
 characters (or at a `/`) and takes a run whole, never backing into it (possessive
 quantifiers), so no character is read more than a few times whatever the text
@@ -30,6 +37,8 @@ _INDEX = r"[+-]?[0-9]++"  # what strconv.ParseInt(s, 10, 64) reads as a number
 _CROSS = re.compile(rf"(?<![{_CHARS}])([{_CHARS}]++)/([{_CHARS}]++)[#!]{_INDEX}")
 # /owner/repo/issues/N, /owner/repo/pulls/N: a link's target, a URL's path
 _LINK = re.compile(rf"/([{_CHARS}]++)/([{_CHARS}]++)/(?:issues|pulls)/{_INDEX}")
+# A URL's extent: an autolink's and a linked URL's end at whitespace, `<` or `>`.
+_RUN = re.compile(r"[^\x00-\x20<>]++")
 
 
 def acts_elsewhere(text: str, owner: str, repo: str) -> str:
@@ -43,4 +52,21 @@ def acts_elsewhere(text: str, owner: str, repo: str) -> str:
         for found in pattern.finditer(folded):
             if (found[1], found[2]) != mine:
                 return found[0]
+    return _rewritten_link(folded)
+
+
+def _rewritten_link(folded: str) -> str:
+    """A URL Gitea would write into the text as a reference (see the module's
+    docstring): its path, after the host (`://` or `www.`), has `//` and `/issues/` or
+    `/pulls/`. Each run of the text is read a few times at most."""
+    for run in _RUN.finditer(folded):
+        url = run[0]
+        host = url.find("://")
+        host = host + 3 if host >= 0 else url.find("www.")
+        if host < 0:
+            continue
+        path = url.find("/", host)
+        if path >= 0 and url.find("//", path) >= 0 \
+                and (url.find("/issues/", path) >= 0 or url.find("/pulls/", path) >= 0):
+            return url
     return ""
