@@ -55,6 +55,10 @@ def asked(method: str, path: str, body: dict | None = None, query: str = "",
     ("*owner*<HTTP://localhost:3000///other/pulls/1>", "http://localhost:3000///other/pulls/1"),
     ("owner_www.host.example//x(owner/other/issues/1", "owner_www.host.example//x(owner/other/issues/1"),
     ("<https://example.com/owner/r/issues/1> and https://example.com/a/b", ""),
+    # a hard line break joins the lines with nothing between in the text Gitea reads
+    ("see owner/  \nother#1", "owner/other#1"), ("see owner/other\\\r\n  #2", "owner/other#2"),
+    ("fixes [x](/owner/  \n other/issues/3)", "/owner/other/issues/3"),  # wider than Gitea
+    ("two lines\nowner/\nother#1", ""),  # a soft break is a break
 ])
 def test_any_index_the_host_parses_is_an_index(text, found):
     assert acts_elsewhere(text, "owner", "r") == found
@@ -69,6 +73,8 @@ def test_any_index_the_host_parses_is_an_index(text, found):
     ("x*@admin*", True), ("x_@admin_", True), ("**@admin**", True), ("a\\@admin", True),
     ("see www.example.com@admin", True), ("a@b.com@admin", True),
     ("@org/team please look", True), ("cc @owner.x", True), ("@admin's", True),
+    ("cc @  \nadmin", True), ("cc @\\\n   admin", True), ("*@\\\nadmin*", True),
+    ("cc @owner  \nx", True), ("cc @owner\nx", False), ("mail a@  \nb.com", False),
     ("thanks @owner", False), ("thanks @OWNER.", False), ("mail a@b.com or x.y-z@q", False),
     ("no mention", False), ("an @ alone", False),
 ])
@@ -229,7 +235,8 @@ WORST = {
     "@a": ("@a" * MIB)[:MIB], "a@": ("a@" * MIB)[:MIB], "emails": ("a@b.c " * MIB)[:MIB],
     "www": ("www." * MIB)[:MIB] + "@x", "brackets and parens": ("[x](" * MIB)[:MIB],
     "urls": ("x://" * MIB)[:MIB], "url slashes": "x://" + "/" * MIB,
-    "autolinks": ("<a://b//issues" * MIB)[:MIB],
+    "autolinks": ("<a://b//issues" * MIB)[:MIB], "spaces": "@" + " " * MIB + "/",
+    "hard breaks": ("a/  \n@" * MIB)[:MIB], "backslashes": ("\\" * MIB) + "\n@/",
 }
 
 

@@ -20,6 +20,11 @@ the text before it and with its segments unchecked, so `other<http://///r/issues
 reads as `other/r#1` and `<http:////x(other/r/issues/1>` as `x(other/r#1`. Any URL
 whose path has an empty segment and names issues or pulls is refused.
 
+A hard line break (a line ending in a backslash or in two spaces) joins the lines with nothing
+between them in the text Gitea reads (mdstripper writes a break only for a soft one),
+so `other/  ` and `r#1` on the next line read as `other/r#1`, `@` and `admin` as
+`@admin`: every check reads the text with such breaks joined too (`joined`).
+
 Linear in the text: each pattern starts only at the beginning of a run of name
 characters (or at a `/`) and takes a run whole, never backing into it (possessive
 quantifiers), so no character is read more than a few times whatever the text
@@ -46,6 +51,8 @@ def acts_elsewhere(text: str, owner: str, repo: str) -> str:
     there is none)."""
     if "/" not in text:  # every form names owner/repo
         return ""
+    if (glued := joined(text)) != text and (hit := acts_elsewhere(glued, owner, repo)):
+        return hit
     folded = text.casefold()
     mine = (owner.casefold(), repo.casefold())
     for pattern in (_CROSS, _LINK):
@@ -53,6 +60,23 @@ def acts_elsewhere(text: str, owner: str, repo: str) -> str:
             if (found[1], found[2]) != mine:
                 return found[0]
     return _rewritten_link(folded)
+
+
+def joined(text: str) -> str:
+    """`text` with its hard line breaks joined as Gitea reads it, the next line's
+    indentation dropped (the text itself when it has none). Line by line: linear."""
+    if "\n" not in text:
+        return text
+    out, glued = [], False
+    for line in text.split("\n"):
+        if glued:
+            line = line.lstrip(" \t")
+        bare = line[:-1] if line.endswith("\r") else line
+        glued = bare.endswith(("\\", "  "))
+        out.append((bare[:-1] if bare.endswith("\\") else bare.rstrip(" ")) if glued
+                   else line + "\n")
+    out[-1] = out[-1][:-1] if not glued else out[-1]  # the last line had no newline
+    return "".join(out)
 
 
 def _rewritten_link(folded: str) -> str:
