@@ -53,7 +53,12 @@ def asked(method: str, path: str, body: dict | None = None, query: str = "",
     ("see owner<http://///other/issues/1>", "http://///other/issues/1"),
     ("see <http:////x(owner/other/issues/1>", "http:////x(owner/other/issues/1"),
     ("*owner*<HTTP://localhost:3000///other/pulls/1>", "http://localhost:3000///other/pulls/1"),
-    ("owner_www.host.example//x(owner/other/issues/1", "owner_www.host.example//x(owner/other/issues/1"),
+    ("owner_www.host.example//x(owner/other/issues/1", "www.host.example//x(owner/other/issues/1"),
+    # under a host at a sub-path, Gitea need not see `//`: glued to the text before
+    ("*ot*<http:///owner/r/issues/1>", "http:///owner/r/issues/1"),
+    ("ot_http://h/owner/r/pulls/1", "http://h/owner/r/pulls/1"),
+    ("<http:///x(other/r/issues/1>", "http:///x(other/r/issues/1"),
+    ("see http://h/owner/r/issues/1, (http://h/owner/r/pulls/2) [x](<http://h/owner/r/issues/3>)", ""),
     ("<https://example.com/owner/r/issues/1> and https://example.com/a/b", ""),
     # a hard line break joins the lines with nothing between in the text Gitea reads
     ("see owner/  \nother#1", "owner/other#1"), ("see owner/other\\\r\n  #2", "owner/other#2"),
@@ -235,7 +240,8 @@ WORST = {
     "@a": ("@a" * MIB)[:MIB], "a@": ("a@" * MIB)[:MIB], "emails": ("a@b.c " * MIB)[:MIB],
     "www": ("www." * MIB)[:MIB] + "@x", "brackets and parens": ("[x](" * MIB)[:MIB],
     "urls": ("x://" * MIB)[:MIB], "url slashes": "x://" + "/" * MIB,
-    "autolinks": ("<a://b//issues" * MIB)[:MIB], "spaces": "@" + " " * MIB + "/",
+    "autolinks": ("<a://b//issues" * MIB)[:MIB], "issue urls": "a://" + ("o/r/issues/" * MIB)[:MIB],
+    "schemes": "a" * MIB + "://x/o/r/issues/1", "spaces": "@" + " " * MIB + "/",
     "hard breaks": ("a/  \n@" * MIB)[:MIB], "backslashes": ("\\" * MIB) + "\n@/",
 }
 

@@ -14,11 +14,13 @@ such a reference anywhere in the text, in any host, with a signed index or one w
 leading zeros, letter case folded (Unicode folding: `ſ` is an `s`).
 
 An autolink (`<scheme:...>`, or a URL Gitea links by itself) to its own host or to no
-host whose path, cut at Gitea's own, is `//owner/repo/issues/N`, Gitea writes into the
-text it reads as `owner/repo#N` (modules/markup/mdstripper processAutoLink): glued to
-the text before it and with its segments unchecked, so `other<http://///r/issues/1>`
-reads as `other/r#1` and `<http:////x(other/r/issues/1>` as `x(other/r#1`. Any URL
-whose path has an empty segment and names issues or pulls is refused.
+host whose path, less Gitea's own path, is `/owner/repo/issues/N`, Gitea writes into the
+text it reads as `owner/repo#N` (modules/markup/mdstripper processAutoLink), glued to
+the text before it and with its segments unchecked: `other<http://///r/issues/1>` reads
+as `other/r#1`, `<http:////x(other/r/issues/1>` as `x(other/r#1`, and under a host at
+`/git/`, `*ot*<http:///owner/r/issues/1>` as `otowner/r#1`. So a URL whose path's last
+segments but one are `issues` or `pulls` must name the trial's own repository in the two
+before, and stand alone (after whitespace, `(`, `[` or a `<` after one of them).
 
 A hard line break (a line ending in a backslash or in two spaces) joins the lines with nothing
 between them in the text Gitea reads (mdstripper writes a break only for a soft one),
@@ -42,6 +44,7 @@ _INDEX = r"[+-]?[0-9]++"  # what strconv.ParseInt(s, 10, 64) reads as a number
 _CROSS = re.compile(rf"(?<![{_CHARS}])([{_CHARS}]++)/([{_CHARS}]++)[#!]{_INDEX}")
 # /owner/repo/issues/N, /owner/repo/pulls/N: a link's target, a URL's path
 _LINK = re.compile(rf"/([{_CHARS}]++)/([{_CHARS}]++)/(?:issues|pulls)/{_INDEX}")
+_SCHEME = frozenset("abcdefghijklmnopqrstuvwxyz0123456789+.-")
 # A URL's extent: an autolink's and a linked URL's end at whitespace, `<` or `>`.
 _RUN = re.compile(r"[^\x00-\x20<>]++")
 
@@ -59,7 +62,7 @@ def acts_elsewhere(text: str, owner: str, repo: str) -> str:
         for found in pattern.finditer(folded):
             if (found[1], found[2]) != mine:
                 return found[0]
-    return _rewritten_link(folded)
+    return _rewritten_link(folded, mine)
 
 
 def joined(text: str) -> str:
@@ -79,18 +82,31 @@ def joined(text: str) -> str:
     return "".join(out)
 
 
-def _rewritten_link(folded: str) -> str:
-    """A URL Gitea would write into the text as a reference (see the module's
-    docstring): its path, after the host (`://` or `www.`), has `//` and `/issues/` or
-    `/pulls/`. Each run of the text is read a few times at most."""
+def _rewritten_link(folded: str, mine: tuple[str, str]) -> str:
+    """A URL Gitea could write into the text as a reference to another repository, or
+    glued to the text before it (see the module's docstring): every `issues` or `pulls`
+    segment of its path must follow the trial's owner and repository, and the URL stand
+    alone. Each run of the text is read a few times at most."""
     for run in _RUN.finditer(folded):
         url = run[0]
         host = url.find("://")
-        host = host + 3 if host >= 0 else url.find("www.")
+        begin = host
+        while begin > 0 and url[begin - 1] in _SCHEME:
+            begin -= 1
         if host < 0:
+            begin = host = url.find("www.")
+        path = url.find("/", host + 3) if host >= 0 else -1
+        if path < 0:
             continue
-        path = url.find("/", host)
-        if path >= 0 and url.find("//", path) >= 0 \
-                and (url.find("/issues/", path) >= 0 or url.find("/pulls/", path) >= 0):
-            return url
+        segments = url[path:].split("/")
+        named = [i for i in range(3, len(segments)) if segments[i] in ("issues", "pulls")]
+        if not named:
+            continue
+        at = run.start() + begin
+        before = folded[at - 1] if at else " "
+        if before == "<":
+            before = folded[at - 2] if at > 1 else " "
+        if before not in " \t\n\r\f([" or any(
+                (segments[i - 2], segments[i - 1]) != mine for i in named):
+            return url[begin:]
     return ""
