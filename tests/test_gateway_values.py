@@ -59,6 +59,7 @@ def asked(method: str, path: str, body: dict | None = None, query: str = "",
     ("ot_http://h/owner/r/pulls/1", "http://h/owner/r/pulls/1"),
     ("<http:///x(other/r/issues/1>", "http:///x(other/r/issues/1"),
     ("see http://h/owner/r/issues/1, (http://h/owner/r/pulls/2) [x](<http://h/owner/r/issues/3>)", ""),
+    ("**http://h/api/v1/repos/issues/search** and http://h/api/v1/repos/owner/r/issues/1", ""),
     ("<https://example.com/owner/r/issues/1> and https://example.com/a/b", ""),
     # a hard line break joins the lines with nothing between in the text Gitea reads
     ("see owner/  \nother#1", "owner/other#1"), ("see owner/other\\\r\n  #2", "owner/other#2"),

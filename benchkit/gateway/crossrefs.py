@@ -18,12 +18,13 @@ host whose path, less Gitea's own path, is `/owner/repo/issues/N`, Gitea writes 
 text it reads as `owner/repo#N` (modules/markup/mdstripper processAutoLink), glued to
 the text before it and with its segments unchecked: `other<http://///r/issues/1>` reads
 as `other/r#1`, `<http:////x(other/r/issues/1>` as `x(other/r#1`, and under a host at
-`/git/`, `*ot*<http:///owner/r/issues/1>` as `otowner/r#1`. So a URL whose path's last
-segments but one are `issues` or `pulls` must name the trial's own repository in the two
-before, and stand alone (after whitespace, `(`, `[` or a `<` after one of them).
+`/git/`, `*ot*<http:///owner/r/issues/1>` as `otowner/r#1`. So in a URL whose path has
+`issues` or `pulls` before what reads as an index, the two segments before must name
+the trial's own repository, and the URL must stand alone (after whitespace, `(`, `[`,
+or a `<` after one of them): a bold URL (`**http://...**`) is refused, to fail closed.
 
-A hard line break (a line ending in a backslash or in two spaces) joins the lines with nothing
-between them in the text Gitea reads (mdstripper writes a break only for a soft one),
+A hard line break (a line ending in a backslash or in two spaces) joins the lines with
+nothing between them in the text Gitea reads (mdstripper writes a break only for a soft one),
 so `other/  ` and `r#1` on the next line read as `other/r#1`, `@` and `admin` as
 `@admin`: every check reads the text with such breaks joined too (`joined`).
 
@@ -44,6 +45,7 @@ _INDEX = r"[+-]?[0-9]++"  # what strconv.ParseInt(s, 10, 64) reads as a number
 _CROSS = re.compile(rf"(?<![{_CHARS}])([{_CHARS}]++)/([{_CHARS}]++)[#!]{_INDEX}")
 # /owner/repo/issues/N, /owner/repo/pulls/N: a link's target, a URL's path
 _LINK = re.compile(rf"/([{_CHARS}]++)/([{_CHARS}]++)/(?:issues|pulls)/{_INDEX}")
+_NUMBERED = re.compile(r"[+-]?[0-9]")
 _SCHEME = frozenset("abcdefghijklmnopqrstuvwxyz0123456789+.-")
 # A URL's extent: an autolink's and a linked URL's end at whitespace, `<` or `>`.
 _RUN = re.compile(r"[^\x00-\x20<>]++")
@@ -99,7 +101,8 @@ def _rewritten_link(folded: str, mine: tuple[str, str]) -> str:
         if path < 0:
             continue
         segments = url[path:].split("/")
-        named = [i for i in range(3, len(segments)) if segments[i] in ("issues", "pulls")]
+        named = [i for i in range(3, len(segments) - 1) if segments[i] in ("issues", "pulls")
+                 and _NUMBERED.match(segments[i + 1])]  # what can read as an index
         if not named:
             continue
         at = run.start() + begin
