@@ -80,7 +80,7 @@ def test_any_index_the_host_parses_is_an_index(text, found):
     ("see www.example.com@admin", True), ("a@b.com@admin", True),
     ("@org/team please look", True), ("cc @owner.x", True), ("@admin's", True),
     ("cc @  \nadmin", True), ("cc @\\\n   admin", True), ("*@\\\nadmin*", True),
-    ("cc @owner  \nx", True), ("cc @owner\nx", False), ("mail a@  \nb.com", False),
+    ("cc @owner  \nx", True), ("cc @  \n\x0b\x0cadmin", True), ("cc @owner\nx", False), ("mail a@  \nb.com", False),
     ("thanks @owner", False), ("thanks @OWNER.", False), ("mail a@b.com or x.y-z@q", False),
     ("no mention", False), ("an @ alone", False),
 ])

@@ -75,7 +75,7 @@ def joined(text: str) -> str:
     out, glued = [], False
     for line in text.split("\n"):
         if glued:
-            line = line.lstrip(" \t")
+            line = line.lstrip(" \t\v\f")  # goldmark's spaces
         bare = line[:-1] if line.endswith("\r") else line
         glued = bare.endswith(("\\", "  "))
         out.append((bare[:-1] if bare.endswith("\\") else bare.rstrip(" ")) if glued
