@@ -11,6 +11,7 @@ of known answers, and B08 through the real CLI with two trials at once."""
 from __future__ import annotations
 
 import contextlib
+import gzip
 import hashlib
 import json
 import os
@@ -603,3 +604,43 @@ def test_sigterm_while_a_host_request_is_held_stops_the_run_at_once(tmp_path):
             proxy.close()
     assert process.returncode == 143, stdout + stderr
     assert took < 10, f"the run took {took:.1f} s to stop"
+
+
+def _pkt(line: str) -> bytes:
+    return b"%04x" % (len(line) + 4) + line.encode()
+
+
+def test_a_gzip_git_body_is_inflated_within_the_limit_never_forwarded_as_a_bomb(gitea):
+    """Gitea inflates a git body sent with `Content-Encoding: gzip` before git reads it:
+    10 MiB of gzip made 3 GB of `have` lines, ~50 s of the host's work per request (a
+    slow host is not charged to the arm, and the maintainer's host pays). The gateway
+    inflates it itself within a request's limit and sends it plain: a fetch still
+    works, a body inflating past the limit is refused before the host sees it."""
+    client = Client(gitea.url, gitea.token)
+    name = f"gw-gzip-{uuid.uuid4().hex[:6]}"
+    client.post("/user/repos", json={"name": name, "auto_init": True, "default_branch": "main"})
+    try:
+        sha = client.get(f"/repos/{client.user}/{name}/branches/main")["commit"]["id"]
+        want = _pkt(f"want {sha} side-band-64k ofs-delta\n") + b"0000"
+        have = _pkt("have " + "1" * 40 + "\n") * 20000  # 1 MB plain, a few KiB in gzip
+        with Gateway(gitea.url, limits=Limits(request_bytes=MIB // 2)) as gateway:
+            grant = gateway.issue(client.user, name, gitea.token)
+
+            def fetch(plain: bytes) -> requests.Response:
+                return requests.post(
+                    f"{grant.url}{client.user}/{name}.git/git-upload-pack",
+                    data=gzip.compress(plain), timeout=DEADLINE,
+                    headers={"Authorization": f"token {grant.token}",
+                             "Content-Type": "application/x-git-upload-pack-request",
+                             "Content-Encoding": "gzip"})
+
+            fetched = fetch(want + _pkt("done\n"))
+            assert fetched.status_code == 200 and b"PACK" in fetched.content
+            bomb = fetch(want + have + _pkt("done\n"))
+            assert bomb.status_code == 403, bomb.content[:200]
+            assert gateway.idle(timeout=DEADLINE)
+        first, second = grant.requests
+        assert first["scope"] == "git" and second["scope"] == "refused"
+        assert "inflated" in second["reason"] and "host_s" not in second
+    finally:
+        delete_repo(client, client.user, name)

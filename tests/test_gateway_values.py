@@ -48,6 +48,23 @@ def asked(method: str, path: str, body: dict | None = None, query: str = "",
     ("[x]: https://h/owner/other/issues/+1\n\nsee [x]", "/owner/other/issues/+1"),
     ("fixes owner/other#+1", "owner/other#+1"), ("fixes owner/other!007", "owner/other!007"),
     ("[x](/owner/r/issues/+1) and owner/r#0002", ""),  # the trial's own
+    # an autolink to no host (or Gitea's own) with `//` in its path: Gitea writes its
+    # segments into the text as `owner/repo#N`, glued to what comes before
+    ("see owner<http://///other/issues/1>", "http://///other/issues/1"),
+    ("see <http:////x(owner/other/issues/1>", "http:////x(owner/other/issues/1"),
+    ("*owner*<HTTP://localhost:3000///other/pulls/1>", "http://localhost:3000///other/pulls/1"),
+    ("owner_www.host.example//x(owner/other/issues/1", "www.host.example//x(owner/other/issues/1"),
+    # under a host at a sub-path, Gitea need not see `//`: glued to the text before
+    ("*ot*<http:///owner/r/issues/1>", "http:///owner/r/issues/1"),
+    ("ot_http://h/owner/r/pulls/1", "http://h/owner/r/pulls/1"),
+    ("<http:///x(other/r/issues/1>", "http:///x(other/r/issues/1"),
+    ("see http://h/owner/r/issues/1, (http://h/owner/r/pulls/2) [x](<http://h/owner/r/issues/3>)", ""),
+    ("**http://h/api/v1/repos/issues/search** and http://h/api/v1/repos/owner/r/issues/1", ""),
+    ("<https://example.com/owner/r/issues/1> and https://example.com/a/b", ""),
+    # a hard line break joins the lines with nothing between in the text Gitea reads
+    ("see owner/  \nother#1", "owner/other#1"), ("see owner/other\\\r\n  #2", "owner/other#2"),
+    ("fixes [x](/owner/  \n other/issues/3)", "/owner/other/issues/3"),  # wider than Gitea
+    ("two lines\nowner/\nother#1", ""),  # a soft break is a break
 ])
 def test_any_index_the_host_parses_is_an_index(text, found):
     assert acts_elsewhere(text, "owner", "r") == found
@@ -62,6 +79,8 @@ def test_any_index_the_host_parses_is_an_index(text, found):
     ("x*@admin*", True), ("x_@admin_", True), ("**@admin**", True), ("a\\@admin", True),
     ("see www.example.com@admin", True), ("a@b.com@admin", True),
     ("@org/team please look", True), ("cc @owner.x", True), ("@admin's", True),
+    ("cc @  \nadmin", True), ("cc @\\\n   admin", True), ("*@\\\nadmin*", True),
+    ("cc @owner  \nx", True), ("cc @  \n\x0b\x0cadmin", True), ("cc @owner\nx", False), ("mail a@  \nb.com", False),
     ("thanks @owner", False), ("thanks @OWNER.", False), ("mail a@b.com or x.y-z@q", False),
     ("no mention", False), ("an @ alone", False),
 ])
@@ -221,6 +240,10 @@ WORST = {
     "links": ("/o/r/issues/" * MIB)[:MIB], "signs": ("o/r#+" * MIB)[:MIB],
     "@a": ("@a" * MIB)[:MIB], "a@": ("a@" * MIB)[:MIB], "emails": ("a@b.c " * MIB)[:MIB],
     "www": ("www." * MIB)[:MIB] + "@x", "brackets and parens": ("[x](" * MIB)[:MIB],
+    "urls": ("x://" * MIB)[:MIB], "url slashes": "x://" + "/" * MIB,
+    "autolinks": ("<a://b//issues" * MIB)[:MIB], "issue urls": "a://" + ("o/r/issues/" * MIB)[:MIB],
+    "schemes": "a" * MIB + "://x/o/r/issues/1", "spaces": "@" + " " * MIB + "/",
+    "hard breaks": ("a/  \n@" * MIB)[:MIB], "backslashes": ("\\" * MIB) + "\n@/",
 }
 
 

@@ -16,6 +16,7 @@ import io
 import json
 import socket
 import time
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler
 from typing import Protocol
 from urllib.parse import urlsplit
@@ -23,9 +24,9 @@ from urllib.parse import urlsplit
 from benchkit.gateway.answers import Rewriter, relay
 from benchkit.gateway.authorization import find_token
 from benchkit.gateway.doors import Arrival, Door
-from benchkit.gateway.framing import BadBody, Limits, TooLarge, read_body
+from benchkit.gateway.framing import BadBody, Limits, TooLarge, inflate, read_body
 from benchkit.gateway.grant import Grant
-from benchkit.gateway.scope import decide
+from benchkit.gateway.scope import Decision, decide, refuse
 from benchkit.gateway.upstream import Upstream
 
 # Of a request, the headers the host is sent (the gateway sets the rest: Host,
@@ -210,6 +211,8 @@ class Exchange(BaseHTTPRequestHandler):
             decision = decide(self.command, target.path, found.query, grant.owner, grant.repo,
                               body, grant.user, self.headers.get("Content-Type") or "")
             del body  # what is forwarded is the decision's own body: the tool's goes now
+            if decision.scope == "git" and decision.body:
+                decision = self._inflated(grant, decision)
             entry["scope"] = decision.scope
             if decision.reason:
                 entry["reason"] = decision.reason
@@ -227,6 +230,19 @@ class Exchange(BaseHTTPRequestHandler):
                 if 500 <= status < 600:  # the host's own fault, or the agent's doing?
                     entry["health"] = self.gateway.upstream.health()
         entry.update(status=status, bytes_out=sent)
+
+    def _inflated(self, grant: Grant, decision: Decision) -> Decision:
+        """A git body sent plain: inflated within one request's limit, the bytes it
+        gained taken from the trial's budget (benchkit.gateway.framing.inflate)."""
+        limit = self.gateway.limits.request_bytes
+        try:
+            plain = inflate(decision.body, self.headers.get("Content-Encoding", ""), limit)
+        except (TooLarge, BadBody) as error:
+            return refuse(str(error))
+        if len(plain) > len(decision.body) \
+                and not self.gateway.reserve(grant, len(plain) - len(decision.body)):
+            return refuse("a gzip body whose inflated bytes would pass the trial's limit")
+        return replace(decision, body=plain)
 
     def _too_large(self, reason: str) -> tuple[int, int]:
         """A 413 before the body is read; then the rest of it is read and dropped for a
@@ -269,8 +285,6 @@ class Exchange(BaseHTTPRequestHandler):
         headers["Authorization"] = found.upstream_authorization(grant.upstream_token)
         if decision.content_type:
             headers["Content-Type"] = decision.content_type
-        if decision.scope == "git" and self.headers.get("Content-Encoding"):
-            headers["Content-Encoding"] = self.headers["Content-Encoding"]  # git's gzip
         if decision.body or self.command in ("POST", "PUT", "PATCH"):
             headers["Content-Length"] = str(len(decision.body))
         target = decision.path + ("?" + decision.query if decision.query else "")

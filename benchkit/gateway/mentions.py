@@ -8,7 +8,8 @@ anyone but the trial's own user is refused.
 Gitea's mention is `@name` or `@org/team` (ASCII letters, digits, `_`, `-` and `.`)
 after whitespace, `(`, `[` or the start; stripping Markdown starts a new line before the
 text of emphasis, a link's text, an autolink and such, so after any markup character
-too. The check is wider, to fail closed: every `@` followed by a name character is a
+too; a hard line break joins two lines with nothing between (`@`, a break, `admin` is
+`@admin`: benchkit.gateway.crossrefs.joined), so the text is read joined too. The check is wider, to fail closed: every `@` followed by a name character is a
 mention, except where it cannot begin one: right after a letter or digit in a word
 with no `@`, `www.` or `://` before it (an e-mail address, `a@b`; after a URL Gitea
 links, what follows is a new text). Code spans and blocks are not told apart:
@@ -19,6 +20,8 @@ from __future__ import annotations
 
 import re
 from itertools import chain
+
+from benchkit.gateway.crossrefs import joined
 
 _NAME = "-0-9A-Za-z_"  # what may follow the `@` of a mention (Go's [-\w])
 _MENTION = re.compile(rf"@([{_NAME}][-.{_NAME[1:]}]*+)(/?)")
@@ -34,6 +37,8 @@ def mentions_other(text: str, allowed: frozenset[str]) -> str:
     `allowed` ("" when there is none)."""
     if "@" not in text:
         return ""
+    if (glued := joined(text)) != text and (hit := mentions_other(glued, allowed)):
+        return hit
     starts = (found.start() for found in _DIRECT.finditer(text))
     later = (found.end() for found in _OPENED.finditer(text)
              if text.startswith("@", found.end()))
