@@ -2,7 +2,7 @@
 # where benchkit finds them by itself (benchkit/installed.py). Sourced by scripts/setup
 # (`--arms`) and scripts/test-setup, from the checkout's root, after `set -euo pipefail`.
 # Each tool comes from its source archive in $BENCHKIT_TOOL_ARCHIVES (default:
-# ../shared/tools beside the checkout), checked against its sha256; without the archive,
+# the directory shared/tools beside the checkout), checked against its sha256; without the archive,
 # a Go tool comes from upstream at its pinned commit (`go install MODULE@COMMIT`).
 # A build is kept by version and archive, so a second run costs seconds. A tool that
 # cannot be had gets one line saying why, and .tools/<tool>-<version>.absent.

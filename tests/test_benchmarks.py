@@ -26,6 +26,7 @@ SMALLEST: dict[str, tuple[list[str], str | None]] = {
     "checker_bench.py": (["--runs", "1", "--issues", "20"], None),
     "forge_bench.py": (["--rounds", "1", "--clients", "1", "--requests", "5", "--cap", "5"], None),
     "gateway_bench.py": (["--requests", "5", "--trials", "1"], None),
+    "gateway_bounds_bench.py": (["--only", "comment", "--limit", "30"], None),
     "gateway_upload_bench.py": (["--gib", "0.012"], None),  # past the 10 MiB a request
     "guard_bench.py": (["--runs", "1"], None),
     "hosts_bench.py": (["--runs", "1", "--task", "read-open-issue-count"], GITEA),
@@ -39,6 +40,7 @@ SMALLEST: dict[str, tuple[list[str], str | None]] = {
     "startup_bench.py": (["--repeat", "1"], None),
     "sweep_bench.py": (["--arm", "raw-api", "--trials", "2", "--jobs", "1", "--every", "1",
                         "--task", "read-open-issue-count"], CLI),
+    "text_checks_bench.py": ([], None),  # every worst case, up to 1 MiB: seconds
     "validate_live_bench.py": (["--jobs", "1", "--task", "read-open-issue-count"], None),
 }
 SCRIPTS = sorted(path.name for path in BENCHMARKS.glob("*.py") if not path.name.startswith("_"))
