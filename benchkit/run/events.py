@@ -135,17 +135,6 @@ class Report(Event, tag="report"):
     paths: list[str]
 
 
-class PlannedTrial(msgspec.Struct):
-    arm: str
-    task: str
-    trial: int
-    expected: int
-    basis: str
-    replayed: float | None
-    estimate: bool
-    tool_missing: bool
-
-
 class OverBudget(msgspec.Struct):
     arm: str
     task: str
@@ -153,6 +142,12 @@ class OverBudget(msgspec.Struct):
     expected: int
     basis: str
     replayed: float | None
+
+
+class PlannedTrial(OverBudget):
+    """A trial the plan keeps: what one the budget leaves out says, and more."""
+    estimate: bool
+    tool_missing: bool
 
 
 class Plan(Event, tag="plan"):
