@@ -18,6 +18,7 @@ from pathlib import Path
 import msgspec
 
 from benchkit.agent.claude import ClaudeDriver
+from benchkit.agent.runtime import OnTheCli
 from benchkit.agent.scripted import ScriptedModel, bash, say
 from benchkit.documents import load_arm, load_tree
 from benchkit.forge import Forge
@@ -32,7 +33,7 @@ from benchkit.store import Store
 ROOT = Path(__file__).resolve().parent.parent
 
 
-class Timed:
+class Timed(OnTheCli):
     """The Claude driver on a scripted model whose one step closes issue #2."""
 
     name = "claude"

@@ -375,7 +375,7 @@ def test_values_and_text_naming_anything_outside_the_trial_are_refused(
     link = f"/{world.run_user.login}/{world.other}/issues/+1"
     setup = "; ".join(shell.format(link=link, admin=world.admin, head=first["head"]["ref"])
                       for shell in BIG.values())
-    listed = value_attacks(ctx.gateway.api_url, host.url, repo, world, first["number"],
+    listed = value_attacks(prepared.grant.api_url, host.url, repo, world, first["number"],
                            first["head"]["ref"])
     lines = [f"curl -s -o /dev/null -w '%{{http_code}}\\n' -H 'Authorization: token {token}' {args}"
              for _, args in listed]
