@@ -80,6 +80,7 @@ class Exchange(BaseHTTPRequestHandler):
 
     protocol_version = "HTTP/1.1"
     host_s: float | None = None  # the relayed request's wait for the host's answer
+    unreachable: str | None = None  # why the host gave it no answer at all (a 502 of ours)
 
     def __init__(self, conn: socket.socket, door: Door, gateway: Keeper, accepted: float):
         self.door, self.gateway, self.accepted = door, gateway, accepted
@@ -223,10 +224,12 @@ class Exchange(BaseHTTPRequestHandler):
             elif decision.empty:  # a search filter no issue of the repository passes
                 status, sent = self._json(200, [], {"X-Total-Count": "0"})
             else:
-                self.host_s = None
+                self.host_s, self.unreachable = None, None
                 status, sent = self._relay(grant, decision, found)
                 if self.host_s is not None:
                     entry["host_s"] = self.host_s
+                if self.unreachable is not None:
+                    entry["unreachable"] = self.unreachable
                 if 500 <= status < 600:  # the host's own fault, or the agent's doing?
                     entry["health"] = self.gateway.upstream.health()
         entry.update(status=status, bytes_out=sent)
@@ -294,6 +297,7 @@ class Exchange(BaseHTTPRequestHandler):
                 self.command, target, headers, decision.body, self._watch)
         except (OSError, http.client.HTTPException) as error:
             self.host_s = round(time.perf_counter() - asked, 6)
+            self.unreachable = type(error).__name__  # the host's fault, not the agent's
             self.close_connection = True
             if self.aborted:
                 raise

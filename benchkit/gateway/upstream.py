@@ -53,12 +53,14 @@ class Upstream:
     def forward(self, method: str, target: str, headers: dict[str, str], body: bytes,
                 watch: Callable[[socket.socket | None], None] = lambda sock: None,
                 ) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
-        """Send one request to the host; a kept-alive connection the host has closed
-        meanwhile is retried once on a new one for an idempotent method. `watch` is
+        """Send one request to the host: an idempotent one on a kept-alive connection
+        (retried once on a new one if the host closed it meanwhile), a write on a new one. `watch` is
         given the connection's socket before anything is sent on it (to cut it off)."""
         target = self._base + target
         headers = {**headers, "Host": self._netloc, "Accept-Encoding": "identity"}
-        reuse = True
+        # A write goes on a new connection: one the host closed meanwhile could not be
+        # retried (the write may have been applied), and would be a 502 for nothing.
+        reuse = method in IDEMPOTENT
         while True:
             conn, kept = self._connection(reuse)
             try:

@@ -50,7 +50,8 @@ def write_pages(store_dir, reports_dir, report: Report,
     weights, intents = report.weights, intents or {}
     kept = _manifest(Path(published) / TRIALS) if published is not None else {}
     whole = _set_key(store_dir, weights, intents)
-    if kept.get("set") == whole:
+    if (published is not None and kept.get("set") == whole
+            and _holds_exactly(Path(published) / TRIALS, kept["pages"])):
         return int(kept.get("trials", 0))
     # Imported past that return (measured: ~15 ms, the store read whole and the agent's
     # service notes, which a report whose pages are all unchanged never needs).
@@ -138,6 +139,13 @@ class _Pages:
             target.parent.mkdir(parents=True, exist_ok=True)
             self._made.add(target.parent)
         return target
+
+
+def _holds_exactly(trials: Path, pages: dict[str, str]) -> bool:
+    """Whether the published trials/ is the kept set and nothing else: a file put there
+    since (or one gone) makes the set staged anew, so the report set stays whole."""
+    found = {str(path.relative_to(trials)) for path in trials.rglob("*") if path.is_file()}
+    return found == {*pages, MANIFEST}
 
 
 def _manifest(trials: Path) -> dict:

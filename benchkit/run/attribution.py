@@ -70,11 +70,16 @@ def describe_host_time(found: dict | None) -> str:
 
 
 def host_failing(requests: list[dict]) -> list[str]:
-    """The agent's requests answered 5xx while the harness's own health request right
-    after failed too: the host failing on its own, one line each."""
+    """The agent's requests the host failed on its own, one line each: answered 5xx
+    while the harness's own health request right after failed too, or never answered
+    (the gateway's 502: the host could not be reached)."""
     shown = []
     for entry in requests:
         status, health = entry.get("status"), entry.get("health")
+        if entry.get("unreachable"):  # the gateway's own 502: no answer came from the host
+            shown.append(f"{entry.get('method')} {entry.get('path')}: the host could not be "
+                         f"reached ({entry['unreachable']})")
+            continue
         if not (isinstance(status, int) and status >= 500) or health is None:
             continue
         if not isinstance(health, int) or health >= 500:
