@@ -88,7 +88,9 @@ def kill_in(phase: str, tmp_path: Path, *, url: str, token: str) -> str:
         env = {**os.environ, "ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": "sk-test",
                "CLAUDE_CONFIG_DIR": str(config), "BENCHKIT_CACHE_DIR": str(tmp_path / "cache"),
                "BENCHKIT_ROOT": str(CHECKOUT), "PYTHONPATH": str(CHECKOUT),
-               "TMPDIR": str(scratch), marker.split("=")[0]: marker.split("=")[1], **env_extra}
+               "TMPDIR": str(scratch), marker.split("=")[0]: marker.split("=")[1],
+               "BENCHKIT_STATE_DIR": str(tmp_path / "state"),  # its journal, no one else's
+               **env_extra}
         process = subprocess.Popen(
             [*BENCHKIT, "run", str(arm), "--task", TASK, "--host", url, "--token", token,
              "--store", str(tmp_path / "results"), "--no-report"],

@@ -168,7 +168,8 @@ def _closed(client: Client, path: str, deadline: float = 60.0) -> None:
 def _env(tmp_path) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GITEA_")}
     env.update(HOME=str(tmp_path / "home"), XDG_CONFIG_HOME=str(tmp_path / "config"),
-               BENCHKIT_CACHE_DIR=str(tmp_path / "cache"))
+               BENCHKIT_CACHE_DIR=str(tmp_path / "cache"),
+               BENCHKIT_STATE_DIR=str(tmp_path / "state"))  # no other test's dead runs
     return env
 
 
