@@ -25,7 +25,7 @@ LAYERS = (
                     "benchkit.scrub", "benchkit.sample", "benchkit.replays",
                     "benchkit.cost", "benchkit.anatomy", "benchkit.counting",
                     "benchkit.state", "benchkit.store", "benchkit.lifetime",
-                    "benchkit.stopping", "benchkit.journal")),
+                    "benchkit.stopping", "benchkit.journal", "benchkit.executable")),
     ("documents", ("benchkit.documents",)),
     ("gateway", ("benchkit.gateway",)),
     ("host", ("benchkit.gitea", "benchkit.forge")),

@@ -62,6 +62,7 @@ from claude_agent_sdk import (
 )
 
 from benchkit import journal
+from benchkit.executable import write_executable
 from benchkit.isolation.sandbox import Sandbox, SandboxError
 from benchkit.lifetime import dies_with_thread
 from benchkit.scrub import environment_secrets
@@ -351,8 +352,7 @@ class ClaudeDriver(OnTheCli):
         if len(argv) < 2:
             return self.cli_path  # no CLI (the SDK says so), or no setpriv
         wrapper = scratch / "cli"
-        wrapper.write_text(f'#!/bin/sh\nexec {shlex.join(argv)} "$@"\n')
-        wrapper.chmod(0o700)
+        write_executable(wrapper, f'#!/bin/sh\nexec {shlex.join(argv)} "$@"\n')
         # A directory mounted noexec: the CLI itself, the watchdog alone behind it.
         return str(wrapper) if os.access(wrapper, os.X_OK) else self.cli_path
 

@@ -36,6 +36,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from benchkit import journal
+from benchkit.executable import write_executable
 from benchkit.stopping import marked
 
 from .errors import IsolationError
@@ -150,8 +151,7 @@ class Sandbox:
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 env={"PATH": os.defpath, **self.markers})
             _wait_for(self.socket)
-        self.prefix.write_text(self.script(target))
-        self.prefix.chmod(0o700)
+        write_executable(self.prefix, self.script(target))
         return self
 
     def stop(self) -> None:
