@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
-import http.client
 import http.server
 import os
 import re
@@ -28,6 +27,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import yaml
+from forwarding import fetch, relay
 
 from benchkit.agent.replay import context_for
 from benchkit.documents.reference import reference_for, render_step
@@ -39,8 +39,6 @@ ACCEPTED = Path(__file__).resolve().parent / "data" / "differential-clients-acce
 STEP_TIMEOUT = 60
 SHA = re.compile(r"\b[0-9a-f]{40}\b")
 HOST_ID = re.compile(r"/(reviews|comments|labels|milestones|releases)/\d+")
-HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "te", "trailer",
-              "upgrade", "proxy-authenticate", "proxy-authorization"}
 
 Request = tuple[str, str, int]  # (method, route, status)
 
@@ -57,25 +55,10 @@ class RecordingProxy:
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def _forward(self):
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length) if length else None
-                headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP}
-                upstream = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
-                try:
-                    upstream.request(self.command, self.path, body=body, headers=headers)
-                    answer = upstream.getresponse()
-                    payload = answer.read()
-                finally:
-                    upstream.close()
-                with proxy._lock:
+                answer, data = fetch(self, parts.hostname, parts.port, timeout=60)
+                with proxy._lock:  # before the client can see the answer
                     proxy.seen.append((self.command, self.path, answer.status))
-                self.send_response(answer.status)
-                for key, value in answer.getheaders():
-                    if key.lower() not in HOP_BY_HOP:
-                        self.send_header(key, value)
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
+                relay(self, answer, data)
 
             do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = do_HEAD = _forward
 

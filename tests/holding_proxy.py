@@ -1,14 +1,12 @@
 """A loopback HTTP proxy in front of a host (the forge or a real Gitea) that holds the
 requests a rule picks for a while before it forwards them: a slow host, for tests."""
 
-import http.client
 import http.server
 import re
 import threading
 from urllib.parse import urlsplit
 
-HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade",
-              "proxy-authorization", "proxy-authenticate"}
+from forwarding import fetch, relay
 
 
 class HoldingProxy:
@@ -45,27 +43,10 @@ class HoldingProxy:
                 pass
 
             def do_GET(self):
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length) if length else None
                 if self.command == proxy.method and proxy.pattern.search(self.path.split("?")[0]):
                     proxy.held += 1
                     proxy.stopping.wait(proxy.hold)
-                headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP}
-                upstream = http.client.HTTPConnection(proxy.host, proxy.port, timeout=120)
-                try:
-                    upstream.request(self.command, self.path, body=body, headers=headers)
-                    answer = upstream.getresponse()
-                    data = answer.read()
-                finally:
-                    upstream.close()
-                self.send_response(answer.status, answer.reason)
-                for name, value in answer.getheaders():
-                    if name.lower() not in HOP_BY_HOP and name.lower() != "content-length":
-                        self.send_header(name, value)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                if self.command != "HEAD":
-                    self.wfile.write(data)
+                relay(self, *fetch(self, proxy.host, proxy.port, timeout=120))
 
             do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_GET
 
