@@ -6,6 +6,7 @@ import signal
 import socket
 import sys
 import tempfile
+import uuid
 from pathlib import Path
 
 import pytest
@@ -84,6 +85,24 @@ def host(request):
     """Each host-facing test twice: on a fresh forge and on the session's real Gitea.
     Both give url, api_url, user, token, create_user() and create_token()."""
     return request.getfixturevalue(request.param)
+
+
+@pytest.fixture
+def repo_with_issue(host):
+    """`repo_with_issue(prefix, title)` -> (client, name): a new repository of the
+    host's user with issue #1 titled so; each is deleted after the test."""
+    from benchkit.gitea import Client, delete_repo
+    client, made = Client(host.url, host.token), []
+
+    def make(prefix: str, title: str) -> tuple[Client, str]:
+        name = f"{prefix}-{uuid.uuid4().hex[:8]}"
+        client.post("/user/repos", json={"name": name, "auto_init": True})
+        made.append(name)
+        client.post(f"/repos/{client.user}/{name}/issues", json={"title": title})
+        return client, name
+    yield make
+    for name in made:
+        delete_repo(client, client.user, name)
 
 
 @pytest.fixture(autouse=True, scope="session")

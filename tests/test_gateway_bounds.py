@@ -46,14 +46,9 @@ DEADLINE = 60  # seconds: bounds a hang, never paces a test
 
 
 @pytest.fixture
-def trial_repo(host):
+def trial_repo(repo_with_issue):
     """A repository of the host's user with issue #1: (client, name)."""
-    client = Client(host.url, host.token)
-    name = f"gw-bounds-{uuid.uuid4().hex[:6]}"
-    client.post("/user/repos", json={"name": name, "auto_init": True})
-    client.post(f"/repos/{client.user}/{name}/issues", json={"title": "Talk here"})
-    yield client, name
-    delete_repo(client, client.user, name)
+    return repo_with_issue("gw-bounds", "Talk here")
 
 
 def _port(url: str) -> int:

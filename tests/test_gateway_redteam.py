@@ -14,7 +14,6 @@ mid-trial is a harness error, and the next trial runs clean."""
 import json
 import re
 import shutil
-import uuid
 
 import pytest
 import requests
@@ -25,7 +24,7 @@ from benchkit.agent.driver import ToolDecision
 from benchkit.agent.runtime import OnTheCli
 from benchkit.agent.scripted import ScriptedModel, bash, say
 from benchkit.documents import load_arm
-from benchkit.gitea import Client, delete_repo, snapshot
+from benchkit.gitea import Client, snapshot
 from benchkit.isolation.sandbox import missing
 from benchkit.run.cell import run_trial
 from benchkit.run.host import probe_host
@@ -70,14 +69,10 @@ def context(host, tree, tmp_path, driver):
 
 
 @pytest.fixture
-def victim(host):
+def victim(repo_with_issue):
     """Another repository of the same user, with an issue: what a trial must not touch."""
-    client = Client(host.url, host.token)
-    name = f"victim-{uuid.uuid4().hex[:8]}"
-    client.post("/user/repos", json={"name": name, "auto_init": True})
-    client.post(f"/repos/{client.user}/{name}/issues", json={"title": "Keep me open"})
-    yield client.user, name
-    delete_repo(client, client.user, name)
+    client, name = repo_with_issue("victim", "Keep me open")
+    return client.user, name
 
 
 def results(ctx, sample) -> list[str]:

@@ -9,13 +9,12 @@ import json
 import os
 import secrets
 import subprocess
-import time
 import uuid
 
 import pytest
 import requests
 from conftest import BENCHKIT, CHECKOUT
-from watch import Watch
+from watch import Watch, closed_by_then
 
 from benchkit.forge import Forge
 from benchkit.gitea import Client, delete_repo
@@ -90,7 +89,7 @@ def test_the_hosts_permissions_keep_a_run_user_from_everything_else(host, others
         "content": base64.b64encode(b"fixed\n").decode(), "message": message})
     assert made == 201
     if not isinstance(host, Forge):  # the forge does not act on closing keywords
-        _closed(run, f"/repos/{user.login}/{trial['name']}/issues/1")
+        closed_by_then(run, f"/repos/{user.login}/{trial['name']}/issues/1")
     changes = watch.changes(before, watch.take())
     # A mention of an issue of a public repository lands in its timeline as it would
     # for anyone signed in (the gateway is what refuses it); nothing else moved.
@@ -155,14 +154,6 @@ def test_without_admin_rights_a_run_needs_gateway_only_containment_and_says_so(h
     assert _sample(tmp_path)["containment"] == "gateway"
     report = (tmp_path / "reports" / "report.md").read_text()
     assert "gateway-only containment" in report
-
-
-def _closed(client: Client, path: str, deadline: float = 60.0) -> None:
-    """Wait (bounded) until the issue at `path` is closed."""
-    end = time.monotonic() + deadline
-    while client.get(path)["state"] != "closed":
-        assert time.monotonic() < end, f"{path} was not closed in {deadline:g} s"
-        time.sleep(0.2)
 
 
 def _env(tmp_path) -> dict:

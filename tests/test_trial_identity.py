@@ -10,7 +10,6 @@ import os
 import secrets
 import signal
 import subprocess
-import time
 
 import pytest
 import requests
@@ -22,7 +21,7 @@ from test_run_stop_phases import (
     sending,
     stop_in,
 )
-from watch import Watch
+from watch import Watch, closed_by_then
 
 from benchkit.forge import Forge
 from benchkit.gitea import Client
@@ -69,7 +68,7 @@ def test_a_trials_user_cannot_read_or_touch_another_trials_repository(host):
             "message": f"Closes {link}\nCloses {repo_b}#1\nCloses #1\n"})
         assert made == 201
         if not isinstance(host, Forge):  # the forge does not act on closing keywords
-            _closed(own_a, f"/repos/{repo_a}/issues/1")
+            closed_by_then(own_a, f"/repos/{repo_a}/issues/1")
         assert watch.changes(before, watch.take()) == []
         assert own_b.get(f"/repos/{repo_b}/issues/1")["state"] == "open"
     finally:
@@ -126,10 +125,3 @@ def test_ctrl_c_in_a_trial_leaves_no_trial_user(where, tmp_path, request):
                            repos=lambda: leftovers(forge.url, forge.token),
                            send=sending(signal.SIGINT))
     assert "each trial runs as a user of its own" in said
-
-
-def _closed(client: Client, path: str, deadline: float = 60.0) -> None:
-    end = time.monotonic() + deadline
-    while client.get(path)["state"] != "closed":
-        assert time.monotonic() < end, f"{path} was not closed in {deadline:g} s"
-        time.sleep(0.2)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from urllib.parse import quote
@@ -145,3 +146,12 @@ def watching(url: str, admin_token: str, *,
     seen = Seen(watch.take())
     yield seen
     seen.changes = watch.changes(seen.before, watch.take())
+
+
+def closed_by_then(client, path: str, deadline: float = 60.0) -> None:
+    """Wait (bounded) until the issue at `path` is closed: the sign that the host has
+    read a commit message whose last keyword closes it, and so acted on all before it."""
+    end = time.monotonic() + deadline
+    while client.get(path)["state"] != "closed":
+        assert time.monotonic() < end, f"{path} was not closed in {deadline:g} s"
+        time.sleep(0.2)
