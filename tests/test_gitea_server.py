@@ -1,6 +1,8 @@
 """The real-Gitea host API (`with Gitea() as host:`) and the pins it is built from."""
 
 import stat
+import subprocess
+import sys
 import time
 
 import pytest
@@ -45,6 +47,29 @@ def test_stopping_removes_the_work_directory_and_the_server(gitea):
     assert not work.exists()
     with pytest.raises(requests.ConnectionError):
         requests.get(url + "api/v1/version", timeout=5)
+
+
+def test_a_gitea_dies_with_the_process_that_started_it_even_on_sigkill(gitea):
+    starter = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nfrom benchkit.gitea.server import Gitea\n"
+         f"with Gitea(binary={str(gitea.binary)!r}) as g:\n"
+         "    print(g.url, flush=True)\n    time.sleep(600)\n"],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        url = starter.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:"), "the starter printed no URL"
+        assert requests.get(url + "api/v1/version", timeout=10).status_code == 200
+    finally:
+        starter.kill()  # SIGKILL: no `with` exit, no atexit
+        starter.wait()
+    deadline = time.monotonic() + 30  # bounds a hang: the kernel's signal is immediate
+    while True:
+        try:
+            requests.get(url + "api/v1/version", timeout=2)
+        except requests.ConnectionError:
+            break
+        assert time.monotonic() < deadline, f"the Gitea at {url} outlived its killed starter"
+        time.sleep(0.1)
 
 
 def test_a_missing_build_names_the_pin_and_why(tmp_path, monkeypatch):

@@ -6,7 +6,8 @@
         gitea.create_token("bench")   # another token of that user
         gitea.startup_seconds         # how long migrate + admin user + web took
 
-Each instance has a fresh work directory (app.ini, SQLite database, repositories,
+The server dies with the thread that starts it (start it from one that lives as long
+as it must). Each instance has a fresh work directory (app.ini, SQLite database, repositories,
 indexers, logs), removed on exit. The issue indexer keeps Gitea's default (bleve
 behind an asynchronous queue), so keyword search lags creation as on a live host.
 Unlike the forge, it serves no request log over HTTP (benchkit's audit finds none) and
@@ -31,6 +32,7 @@ import requests
 
 from benchkit.errors import HarnessError
 from benchkit.gitea.tools import ToolUnavailable, built
+from benchkit.lifetime import dies_with_thread
 
 BINARY_ENV = "BENCHKIT_GITEA"  # another Gitea binary (its directory must hold templates/, options/)
 START_TIMEOUT = 120.0  # a cold SQLite migration on a slow, shared machine
@@ -271,7 +273,10 @@ class Gitea:
     def _serve(self) -> None:
         # Its console output goes to a file: a pipe nobody reads would stall it once full.
         with open(self._work / "log" / "console.log", "wb") as console:
-            self._process = subprocess.Popen(self._command("web"), env=self._environment(),
+            # Under a parent-death signal: a test session killed outright (SIGKILL, a CI
+            # timeout) leaves no Gitea serving on behind it.
+            self._process = subprocess.Popen(dies_with_thread(self._command("web")),
+                                             env=self._environment(),
                                              cwd=self._work, stdin=subprocess.DEVNULL,
                                              stdout=console, stderr=subprocess.STDOUT,
                                              start_new_session=True)
