@@ -54,8 +54,9 @@ class Upstream:
                 watch: Callable[[socket.socket | None], None] = lambda sock: None,
                 ) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
         """Send one request to the host: an idempotent one on a kept-alive connection
-        (retried once on a new one if the host closed it meanwhile), a write on a new one. `watch` is
-        given the connection's socket before anything is sent on it (to cut it off)."""
+        (retried once on a new one if the host closed it meanwhile), a write on a new
+        one. `watch` is given the connection's socket before anything is sent on it (to
+        cut it off)."""
         target = self._base + target
         headers = {**headers, "Host": self._netloc, "Accept-Encoding": "identity"}
         # A write goes on a new connection: one the host closed meanwhile could not be
@@ -71,7 +72,7 @@ class Upstream:
                 return conn, conn.getresponse()
             except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
                 conn.close()
-                if not kept or method not in IDEMPOTENT:
+                if not kept:  # only a read rides a kept connection: it may try again
                     raise
                 reuse = False
             except BaseException:
