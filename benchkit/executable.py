@@ -2,9 +2,9 @@
 
 A file still open for writing cannot be executed (ETXTBSY). A process another thread
 forks while this one writes the file inherits the open descriptor and holds it until
-its own exec or exit, so the script's first run fails now and then: a loaded CI run
-saw the Claude CLI's wrapper refused so, 1 trial in some 2,500 (a test reproduces it
-about 7 times in 400 when written in-process). The file is written by a short child
+its own exec or exit, so the script's first run fails now and then: a CI run of the
+whole suite saw the Claude CLI's wrapper refused so once (a test reproduces it about
+7 times in 400 when written in-process). The file is written by a short child
 process instead: no process of ours ever holds it open for writing, so when the child
 is gone nobody does.
 """
