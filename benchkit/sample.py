@@ -153,6 +153,7 @@ class Sample(msgspec.Struct, frozen=True, gc=False):
     trial: Count = 0  # its number within the cell (the ledger hands out the next)
     anatomy: Anatomy | None = None   # older samples predate it
     runtime: Runtime | None = None   # the agent runtime; older samples predate it
+    model: str = ""                  # what the runtime ran (its resolution of the name given)
 
     @property
     def estimated(self) -> bool:
@@ -260,6 +261,9 @@ class Record(msgspec.Struct, kw_only=True):
     # What the trial's time went to where a cap ended it: {"host_s", "of_s", "answers"}
     # (benchkit.run.attribution); None where nothing was found.
     host_time: dict | None = None
+    # The alias given for the model (`sonnet`), where `model` is what the runtime
+    # resolved it to (benchkit.agent.model_probe); None when the name ran as given.
+    model_alias: str | None = None
 
     def harness_error(self, failure_class: str | None, error: str | None) -> None:
         """The trial says nothing of the arm: recorded apart, never scored."""

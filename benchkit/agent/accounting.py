@@ -7,18 +7,25 @@ figure is wrong when it is
 
     missing      the API always reports input and output in a request's stream
                  (message_start, message_delta); an agent request without them
+    not a count  a figure that is not an integer: a string ("4000"), a float, a
+                 bool, a null where a number is due (benchkit.agent.usage keeps
+                 each as given, never coerced)
     negative     a count below zero
     implausible  more than the request could produce: a prompt (input, cache writes
                  and reads together) above the model's context window, an output
-                 above the largest `max_tokens` a request of the model may carry;
-                 a total above what the run's requests together could reach
+                 above the request's own `max_tokens` (what the runtime sends for
+                 the run's model, benchkit.agent.model_probe; where unknown, the
+                 largest a request of the model may carry); a total above what the
+                 run's requests together could reach
 
 Any of these makes the trial a harness error of class `model-usage` (benchkit.run.
 outcome): its sample keeps the figures as reported (`usage_reported`), never a
-measured figure. A request answered by a model other than the one asked for (a
-dated snapshot of the requested alias is the same model) makes it `model-mismatch`:
-the sample names the models that answered (`models`) and is never pooled with the
-requested model's.
+measured figure. A request answered by a model other than the one asked for makes it
+`model-mismatch`: the sample names the models that answered (`models`) and is never
+pooled with the requested model's. An undated id answered by one of its own dated
+snapshots (claude-sonnet-4-5 by claude-sonnet-4-5-20250929) is the same model; a
+dated id is matched exactly (claude-3-5-sonnet-20240620 answered by
+claude-3-5-sonnet-20241022 is another model).
 """
 
 from __future__ import annotations
@@ -27,6 +34,8 @@ import re
 from dataclasses import dataclass, field
 
 from benchkit.sample import USAGE_FIELDS
+
+from .usage import is_count
 
 MODEL_USAGE, MODEL_MISMATCH = "model-usage", "model-mismatch"
 
@@ -39,6 +48,7 @@ LIMITS = {
 }
 ANY_MODEL = (1_000_000, 128_000)
 _PROMPT = ("input", "cache_write", "cache_read")
+_SPLIT = ("cache_write_5m", "cache_write_1h")
 _SNAPSHOT = re.compile(r"-[0-9]{8}$")  # a dated snapshot's suffix
 
 
@@ -60,15 +70,20 @@ def limits(model: str | None) -> tuple[int, int]:
 
 
 def same_model(asked: str, answered: str) -> bool:
-    """An alias and its dated snapshot are one model (claude-sonnet-4-5 and
-    claude-sonnet-4-5-20250929)."""
-    return answered == asked or _SNAPSHOT.sub("", answered) == _SNAPSHOT.sub("", asked)
+    """The model asked for, or (asked undated) one of its own dated snapshots:
+    claude-sonnet-4-5 and claude-sonnet-4-5-20250929. A dated id is itself only."""
+    if answered == asked:
+        return True
+    return (_SNAPSHOT.search(asked) is None and _SNAPSHOT.search(answered) is not None
+            and _SNAPSHOT.sub("", answered) == asked)
 
 
-def check(requests: list[dict], usage: dict, usage_by_model: dict, asked: str) -> Accounting:
+def check(requests: list[dict], usage: dict, usage_by_model: dict, asked: str,
+          max_tokens: int | None = None) -> Accounting:
     """Check an agent run's figures: `requests` (the transcript's request events, their
     `usage` and `usage_missing`), its totals and per-model totals, against the model
-    `asked` for."""
+    `asked` for; `max_tokens`, what each of the agent's requests asks for at most (None:
+    unknown, the model's largest bounds it)."""
     found = Accounting()
     for number, request in enumerate(requests, start=1):
         model = request.get("model") or asked
@@ -78,7 +93,7 @@ def check(requests: list[dict], usage: dict, usage_by_model: dict, asked: str) -
         missing = request.get("usage_missing") or []
         if missing:
             found.problems.append(f"request {number} reported no {' or '.join(missing)}")
-        found.problems += _bounded(f"request {number}", figures, model, 1)
+        found.problems += _bounded(f"request {number}", figures, model, 1, max_tokens=max_tokens)
     if requests and all(r.get("usage_missing") for r in requests):
         found.problems.insert(0, "usage missing from every agent request")
     found.problems += _bounded("the run's total", usage, asked, max(len(requests), 1) + 1,
@@ -93,16 +108,19 @@ def check(requests: list[dict], usage: dict, usage_by_model: dict, asked: str) -
     return found
 
 
-def _bounded(what: str, figures: dict, model: str, count: int, loose: bool = False
-             ) -> list[str]:
+def _bounded(what: str, figures: dict, model: str, count: int, loose: bool = False,
+             max_tokens: int | None = None) -> list[str]:
     """Problems of one set of figures of up to `count` requests of `model`. `loose`:
-    a total, whose request count is not known exactly (the runtime's own chores)."""
+    a total, whose request count is not known exactly (the runtime's own chores);
+    `max_tokens`: one request's own bound on its output."""
     problems = []
     for key in USAGE_FIELDS:
-        value = figures.get(key)
-        if value is None:
+        if key not in figures:
             continue
-        if not isinstance(value, int) or isinstance(value, bool):
+        value = figures[key]
+        if value is None and key in _SPLIT:  # a lifetime split not reported
+            continue
+        if not is_count(value):
             problems.append(f"{what}: {key} is {value!r}, not a count")
         elif value < 0:
             problems.append(f"{what}: {key} {value} is negative")
@@ -114,7 +132,10 @@ def _bounded(what: str, figures: dict, model: str, count: int, loose: bool = Fal
     if prompt > window * scale:
         problems.append(f"{what}: a prompt of {prompt:,} tokens, above {model}'s context "
                         f"window ({window:,}){f' x {scale}' if scale > 1 else ''}")
-    if (figures.get("output") or 0) > output * scale:
+    if max_tokens is not None and figures["output"] > max_tokens:
+        problems.append(f"{what}: {figures['output']:,} output tokens, above the request's "
+                        f"own max_tokens ({max_tokens:,})")
+    elif (figures.get("output") or 0) > output * scale:
         problems.append(f"{what}: {figures['output']:,} output tokens, above the largest a "
                         f"request of {model} may ask for ({output:,})"
                         f"{f' x {scale}' if scale > 1 else ''}")

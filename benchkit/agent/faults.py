@@ -12,15 +12,21 @@ sign the connection lives, no progress), bytes that are not SSE, and the stop re
 A fault is attached to a scripted turn (`Turn.fault`): it answers that turn's next
 `times` requests (the CLI's retries included), then the turn plays as scripted.
 A slow first byte is not a fault but a turn's `first_byte_delay`.
+
+The service's accounting faults are a turn's usage (`Turn.usage`, checked where it
+enters: benchkit.agent.accounting): figures sent as text (`as_text`), an output above
+the request's own `max_tokens` (`beyond_max_tokens`); another model's answer is a
+turn's `answered_by`, a stream without usage its `usage_missing`.
 """
 
 from __future__ import annotations
 
 import socket
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from io import BufferedIOBase
-from typing import Protocol
+from typing import Any, Protocol
 
 
 class Responder(Protocol):
@@ -108,6 +114,22 @@ def trickle(times: int = 1) -> Fault:
 
 def malformed(times: int = 1) -> Fault:
     return Fault("malformed", times=times)
+
+
+def as_text(figures: dict, *names: str) -> dict:
+    """`figures` (the API's snake_case usage) with the named ones (every one when none
+    is named) sent as strings: "cache_creation_input_tokens": "4000"."""
+    return {key: str(value) if not names or key in names else value
+            for key, value in figures.items()}
+
+
+def beyond_max_tokens(figures: dict, over: int = 1
+                      ) -> Callable[[dict, int, Any], dict]:
+    """A turn's usage whose output is `over` tokens above what its request asked for
+    at most (the request's own `max_tokens`, read as it arrives)."""
+    def usage(request: dict, response_bytes: int, previous: Any) -> dict:
+        return {**figures, "output_tokens": int(request.get("max_tokens") or 0) + over}
+    return usage
 
 
 STALLS = ("stall", "pings", "trickle")

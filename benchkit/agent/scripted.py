@@ -42,6 +42,9 @@ DEFAULT_USAGE = {"input_tokens": 100, "cache_creation_input_tokens": 0,
 AUXILIARY_USAGE = {"input_tokens": 30, "cache_creation_input_tokens": 0,
                    "cache_read_input_tokens": 0, "output_tokens": 5}
 END_OF_SCRIPT = "The script has ended."
+# Figures for a response: a dict, or (request, response_bytes, previous request of that
+# thread) -> dict.
+UsageSource = dict | Callable[[dict, int, dict | None], dict] | None
 
 
 @dataclass(frozen=True)
@@ -52,12 +55,13 @@ class ToolCall:
 
 @dataclass(frozen=True)
 class Turn:
-    """One response of the main model. `usage` overrides the server's usage."""
+    """One response of the main model. `usage` overrides the server's usage: figures,
+    or a callable of the request as ScriptedModel's `usage` takes (faults.py's)."""
 
     text: str | None = None
     calls: tuple[ToolCall, ...] = ()
     stall: bool = False
-    usage: dict | None = None
+    usage: UsageSource = None
     fault: Fault | None = None  # served to the turn's first requests (faults.py)
     first_byte_delay: float = 0.0  # seconds before the response's first byte
     stop_reason: str | None = None  # e.g. "max_tokens", "refusal"; default by content
@@ -143,9 +147,6 @@ class Received:
     turn: int | None  # index into the script, for main-model requests
     usage: dict | None = None
     at: float = field(default_factory=time.time)
-
-
-UsageSource = dict | Callable[[dict, int, dict | None], dict] | None
 
 
 class ScriptedModel:
@@ -249,7 +250,8 @@ class ScriptedModel:
             figures = source(record.body, response_bytes, previous)
         else:
             figures = source
-        usage: dict[str, Any] = {key: int(figures.get(key, 0)) for key in USAGE_KEYS}
+        # As given: a script may serve figures that are not counts (faults.py).
+        usage: dict[str, Any] = {key: figures.get(key, 0) for key in USAGE_KEYS}
         if "cache_creation" in figures:  # the lifetime split, where a script gives it
             usage["cache_creation"] = dict(figures["cache_creation"])
         record.usage = usage

@@ -178,16 +178,16 @@ class Recorder:
             if self._loaded:
                 request["searches"] = len(self._loaded)
                 request["loaded"] = [name for names in self._loaded for name in names]
-            if not _count(raw.get("input_tokens")):  # what the API always reports
+            if raw.get("input_tokens") is None:  # what the API always reports
                 request["usage_missing"] = ["input_tokens"]
             self._since, self._loaded = [0, 0], []
             self.requests.append(request)
             self.events.append(request)
         elif event.get("type") == "message_delta" and self.requests:
             output = (event.get("usage") or {}).get("output_tokens")
-            if _count(output):
+            if output is not None:  # as reported: checked, not trusted (accounting)
                 self.requests[-1]["usage"]["output"] = output
-            else:  # checked, not trusted: benchkit.agent.accounting
+            else:
                 self.requests[-1].setdefault("usage_missing", []).append("output_tokens")
             self.requests[-1]["stop_reason"] = (event.get("delta") or {}).get("stop_reason")
         elif event.get("type") == "message_stop" and self.requests:
@@ -254,11 +254,6 @@ def loaded_tools(content) -> list[str] | None:
     found = [item.get("tool_name") for item in content
              if isinstance(item, dict) and item.get("type") == "tool_reference"]
     return [str(name) for name in found] if found else None
-
-
-def _count(value) -> bool:
-    """A figure the service reported as a number (its sign is checked later)."""
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _text_of(content) -> str:

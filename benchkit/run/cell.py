@@ -126,7 +126,8 @@ def _play(trial: Trial, ctx: RunContext, prepared: Prepared,
         return None, coordinates
     run = drive.run
     prepared.end_grant(ctx)  # the trial's token dies with its agent
-    checked = _record_run(record, run, trial.arm.surface, ctx.run_model)
+    checked = _record_run(record, run, trial.arm.surface, ctx.run_model,
+                          ctx.resolution.max_tokens if ctx.resolution is not None else None)
     record.fingerprints = msgspec.structs.replace(
         record.fingerprints, prompt=_prompt_fingerprint(drive, coordinates, ctx.containment))
     audit = _audit(trial, ctx, drive, prepared)
@@ -275,6 +276,8 @@ def new_record(trial: Trial, ctx: RunContext) -> Record:
         trial=trial.index, started_at=datetime.now(UTC).isoformat(),
         driver=cast(DriverName, ctx.driver.name),  # the store validates it
         model=ctx.run_model, usage_estimated=ctx.driver.name == "replay",
+        model_alias=ctx.resolution.given if ctx.resolution is not None and ctx.resolution.alias
+        else None,
         tool_version=arm.tool_version, tool_surface=arm.tool_surface,
         ambient_size=None if arm.surface is None else arm.surface.ambient_size,
         fingerprints=Fingerprints(
@@ -287,16 +290,17 @@ def new_record(trial: Trial, ctx: RunContext) -> Record:
 
 
 def _record_run(record: Record, run: AgentRun, surface: Surface | None,
-                asked: str) -> accounting.Accounting:
+                asked: str, max_tokens: int | None = None) -> accounting.Accounting:
     """What the agent's run itself tells: time, usage, turns, answer, calls. The usage
-    only once its figures pass the check (benchkit.agent.accounting): else the sample
-    keeps them as reported, apart, and its usage stays zero."""
+    only once its figures pass the check (benchkit.agent.accounting; `max_tokens`: what
+    each of its requests asked for at most): else the sample keeps them as reported,
+    apart, and its usage stays zero."""
     record.tool_calls, record.blocked_calls = counts(run.transcript)
     record.started_at, record.duration_s = run.started.isoformat(), run.duration_s
     record.usage_estimated, record.turns = run.usage_estimated, run.turns
     record.answer, record.error = run.answer, run.error
     record.confined = run.confined
-    checked = accounting.check(run.requests, run.usage, run.usage_by_model, asked)
+    checked = accounting.check(run.requests, run.usage, run.usage_by_model, asked, max_tokens)
     record.models = checked.models
     if not checked.problems:
         try:

@@ -204,14 +204,19 @@ def _run(progress: Progress, stop: Stop, report: ReportTarget | None, arm_yamls,
     the run."""
     try:
         checked = (load_documents(arm_yamls, task_patterns=task_patterns, tiers=tiers,
-                                  driver=settings.driver, only_installed=only_installed)
+                                  driver=settings.driver, only_installed=only_installed,
+                                  model=settings.model)
                    if dry_run else
                    preflight(arm_yamls, task_patterns=task_patterns, tiers=tiers,
                              driver=settings.driver, host=host, token=token, login=login,
                              confine=settings.confine, gateway_only=gateway_only,
-                             only_installed=only_installed))
+                             only_installed=only_installed, model=settings.model))
     except PreflightError as error:
         return preflight_failed(progress, error.failures, error.problems)
+    if checked.resolution is not None:  # what every trial runs, as the runtime said
+        settings = msgspec.structs.replace(settings, resolved=checked.resolution)
+        progress.emit(events.model_event(checked.resolution), None)
+        progress.note(checked.resolution.said())
     for warning in checked.warnings:  # before anything starts
         progress.note(warning)
     for arm_id, why in checked.not_installed.items():

@@ -16,6 +16,7 @@ in the order declared here. docs/contracts.md names them (a test keeps it so).
     plan            `--dry-run`: the trials a run would start, in order
     decide          `--until-decided`: a round's pairs and the trials it runs next
     preflight       pre-flight (or the host's set-up, or a probe) failed: nothing spent
+    model           what the runtime runs for the model asked for (pre-flight's probe)
 
 Progress.emit writes an event as `json.dumps` of its builtins, so the bytes are what the
 dicts these replaced printed.
@@ -27,6 +28,7 @@ from typing import Any
 
 import msgspec
 
+from benchkit.agent.model_probe import Resolution
 from benchkit.run.plan import BudgetSkip, Skip
 
 
@@ -195,11 +197,26 @@ class Preflight(Event, tag="preflight"):
     problems: list[str]
 
 
+class Model(Event, tag="model"):
+    """The model as the runtime resolves it (benchkit.agent.model_probe)."""
+    given: str            # as asked for: --model, else suite.yaml's
+    model: str            # what every trial runs and records
+    alias: bool           # `given` pins no version and resolved to `model`
+    max_tokens: int | None  # what each agent request asks for at most
+    probe_ms: int         # what asking the runtime took
+    cached: bool          # asked before in this process
+
+
+def model_event(found: Resolution) -> Model:
+    return Model(given=found.given, model=found.model, alias=found.alias,
+                 max_tokens=found.max_tokens, probe_ms=found.ms, cached=found.cached)
+
+
 AnyEvent = (Run | Skipped | NotInstalled | BudgetSkipped | Start | End | Interrupt
-            | FailureReplay | Summary | Report | Plan | Decide | Preflight)
+            | FailureReplay | Summary | Report | Plan | Decide | Preflight | Model)
 EVENTS: tuple[type[Event], ...] = (Run, Skipped, NotInstalled, BudgetSkipped, Start, End,
                                    Interrupt, FailureReplay, Summary, Report, Plan, Decide,
-                                   Preflight)
+                                   Preflight, Model)
 DECODER = msgspec.json.Decoder(AnyEvent)
 
 

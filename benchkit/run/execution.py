@@ -179,7 +179,7 @@ def _probe_tools(checked: Checked, url: str, token: str, admin_token: str | None
 
 def _report(progress: Progress, settings: RunSettings, report: ReportTarget) -> None:
     """Render the report of the whole store; a failure is a warning, not the run's."""
-    store_dir, model = settings.store_dir, settings.model
+    store_dir, model = settings.store_dir, settings.reported_model
     if not Path(store_dir).is_dir():
         return
     if report.render is None:

@@ -7,6 +7,10 @@
                prints its version, which every sample of the run records
     claude     the Claude Code CLI is there, and (driver claude) credentials are:
                ANTHROPIC_API_KEY or another key, a Claude login, or ANTHROPIC_BASE_URL
+    model      the runtime itself, asked what it runs for the model (--model, else the
+               suite's) against a local stand-in, nothing spent: an alias it resolves
+               runs as the full id; an id it would replace by another, or a model it
+               does not know, stops the run (benchkit.agent.model_probe)
     host       the given or discovered Gitea host answers and accepts the token (with
                none, the run starts an embedded forge and there is nothing to check), and
                the token can administer users, so that the run acts as a user of its own
@@ -30,6 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from benchkit.agent.model_probe import ProbeError, Resolution, resolve
 from benchkit.agent.runtime import bundled_cli
 from benchkit.documents import Arm, Problem, SpecError, Tree, load_arm
 from benchkit.documents.loader import did_you_mean
@@ -81,16 +86,17 @@ class Checked:
     # --only-installed: arm id -> why its tool is not here, with its install line; these
     # arms are left out of `arms`
     not_installed: dict[str, str] = field(default_factory=dict)
+    resolution: Resolution | None = None  # the model, as the runtime resolves it
 
 
 def preflight(arm_paths, *, task_patterns=(), tiers=(),
               driver: str = "claude", host: str | None = None, token: str | None = None,
               login: str | None = None, environ: Mapping[str, str] = os.environ,
               confine: bool = True, gateway_only: bool = False,
-              only_installed: bool = False) -> Checked:
+              only_installed: bool = False, model: str | None = None) -> Checked:
     """Run every check; return what the run needs, or raise PreflightError.
     `only_installed`: leave out the arms whose tool is not installed (Checked.not_installed)
-    instead of failing on them."""
+    instead of failing on them; `model`: --model (None: the suite's)."""
     failures: list[Failure] = []
     problems: list[Problem] = []
     loaded = _documents(arm_paths, task_patterns, tiers, driver, problems)
@@ -102,6 +108,7 @@ def preflight(arm_paths, *, task_patterns=(), tiers=(),
         failures += [Failure("tools", m) for m in [*problems_found, *hint]]
         loaded.arms = [replace(arm, tool_version=versions.get(arm.id)) for arm in loaded.arms]
     failures += [Failure("claude", m) for m in claude_problems(driver, environ)]
+    resolution = _model(model, loaded, environ, failures)
     credentials, host_failures = _host(host, token, login, environ, gateway_only)
     failures += [Failure("host", m) for m in host_failures]
     shell = loaded is None or any(arm.tool.kind == "shell" for arm in loaded.arms)
@@ -110,24 +117,27 @@ def preflight(arm_paths, *, task_patterns=(), tiers=(),
         raise PreflightError(failures, problems)
     assert loaded is not None  # documents that did not load are a failure
     loaded.credentials, loaded.own_user = credentials, not gateway_only
+    loaded.resolution = resolution
     return loaded
 
 
 # --- documents -----------------------------------------------------------------------
 
 def load_documents(arm_paths, *, task_patterns=(), tiers=(), driver: str = "claude",
-                   only_installed: bool = False) -> Checked:
-    """The documents check alone (what `run --dry-run` needs: no tool, no host);
-    raises PreflightError with their problems. `only_installed` leaves out the arms
-    whose tool is not installed, as the run would."""
+                   only_installed: bool = False, model: str | None = None) -> Checked:
+    """The documents check and the model's (what `run --dry-run` needs: no tool, no
+    host); raises PreflightError with their problems. `only_installed` leaves out the
+    arms whose tool is not installed, as the run would."""
     problems: list[Problem] = []
     loaded = _documents(arm_paths, task_patterns, tiers, driver, problems)
     if problems or loaded is None:
         raise PreflightError([Failure("documents", f"{len(problems)} problem(s) in the documents")],
                              problems)
-    failures = installed_only(loaded, only_installed) if only_installed else []
+    failures = [Failure("tools", m)
+                for m in (installed_only(loaded, only_installed) if only_installed else [])]
+    loaded.resolution = _model(model, loaded, os.environ, failures)
     if failures:
-        raise PreflightError([Failure("tools", m) for m in failures])
+        raise PreflightError(failures)
     return loaded
 
 
@@ -270,6 +280,26 @@ def claude_credentials(environ: Mapping[str, str] = os.environ) -> str | None:
             return key
     login = claude_config_dir(environ) / ".credentials.json"
     return str(login) if login.is_file() else None
+
+
+# --- model ---------------------------------------------------------------------------
+
+def _model(model: str | None, loaded: Checked | None, environ: Mapping[str, str],
+           failures: list[Failure]) -> Resolution | None:
+    """The model as the runtime resolves it; a failure added where it must not run.
+    Nothing to ask without the documents (the suite names the default) or the CLI
+    (the claude check says so)."""
+    if loaded is None or bundled_cli() is None:
+        return None
+    try:
+        found = resolve(model or loaded.tree.suite.model, environ=environ)
+    except ProbeError as error:
+        failures.append(Failure("model", str(error)))
+        return None
+    refused = found.refusal()
+    if refused:
+        failures.append(Failure("model", refused))
+    return found
 
 
 # --- sandbox -------------------------------------------------------------------------

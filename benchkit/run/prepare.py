@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchkit.agent.driver import Driver
+from benchkit.agent.model_probe import Resolution
 from benchkit.documents import Seed, Suite
 from benchkit.errors import HarnessError
 from benchkit.gateway.framing import Limits
@@ -60,6 +61,8 @@ class RunContext:
     # With "trial-user" each trial is prepared as a user of its own (the admin token makes it).
     containment: Containment = "gateway"
     admin_token: str | None = field(default=None, repr=False)
+    # The model as the runtime resolved it (pre-flight): what runs, its max_tokens.
+    resolution: Resolution | None = None
 
     def __post_init__(self) -> None:
         if self.gateway is None:
@@ -78,6 +81,9 @@ class RunContext:
 
     @property
     def run_model(self) -> str:
+        """What every trial runs: the resolved model, else --model, else the suite's."""
+        if self.resolution is not None:
+            return self.resolution.model
         return self.model or self.suite.model
 
 

@@ -13,6 +13,8 @@ from typing import Protocol
 
 import msgspec
 
+from benchkit.agent.model_probe import Resolution
+
 
 class RunSettings(msgspec.Struct, frozen=True, kw_only=True):
     driver: str                      # "claude" spends tokens; "replay" plays refs.d/
@@ -27,10 +29,18 @@ class RunSettings(msgspec.Struct, frozen=True, kw_only=True):
     baseline: str | None = None      # with until_decided: compare each arm with this one
     against_version: str | None = None  # with until_decided: the arm's build against this version
     replay_failures: bool = True     # replay failed trials' calls at the end
+    # What the runtime runs for the model (pre-flight asks it: benchkit.agent.model_probe).
+    resolved: Resolution | None = None
 
     def run_model(self, suite_model: str) -> str:
-        """The model every arm runs: --model, else the suite's."""
-        return self.model or suite_model
+        """The model every arm runs: what the runtime resolved --model (else the suite's)
+        to, once pre-flight asked it; the name as given before."""
+        return self.resolved.model if self.resolved is not None else self.model or suite_model
+
+    @property
+    def reported_model(self) -> str | None:
+        """The model whose samples the run's report counts (None: the suite's)."""
+        return self.resolved.model if self.resolved is not None else self.model
 
 
 class Renderer(Protocol):

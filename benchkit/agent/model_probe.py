@@ -1,0 +1,210 @@
+"""What the agent runtime makes of a model name, asked of the runtime itself.
+
+The bundled Claude Code CLI resolves `--model` on its own, before its first request:
+an alias to a full id (`sonnet` runs as `claude-sonnet-5-5`), some full ids to another
+model (`claude-opus-4-1` runs as `claude-opus-5-5`), and a name it does not know it
+sends on as given (`gpt-4o`), saying `unrecognized_model` on stderr and pricing it at
+no list price (its result's `costBasis` is "unknown", not "list"). So what a trial
+runs is the runtime's answer, not what was typed.
+
+The probe starts the real CLI with the name, against a local stand-in of the Messages
+API (the scripted model, benchkit.agent.scripted) with a dummy key and a throwaway
+home and config: nothing leaves the machine, nothing is spent. It reads the model the
+CLI's init message names, the model and `max_tokens` of its first agent request (the
+bound benchkit.agent.accounting holds each request's output to), and how its result
+prices the model. The environment is the caller's, so what changes the CLI's
+resolution (ANTHROPIC_MODEL, ANTHROPIC_DEFAULT_*_MODEL, CLAUDE_CODE_MAX_OUTPUT_TOKENS)
+changes the probe's alike; credentials and provider switches are left out.
+
+The rule (docs/models.md):
+
+    runs      the runtime keeps the name and prices it at list price
+    resolved  an alias (a name that pins no version: letters alone, as `sonnet`,
+              `opus`, `haiku`, `best`, with an optional `[...]` option) it resolved
+              to a full id it prices: runs as that id, and is recorded so
+    replaced  a name that pins a version, run as another model: refused
+    unknown   a model the runtime does not price (not a Claude model it knows):
+              refused
+
+A run probes its model once (`resolve`, cached for the process: one run, its dry
+run and its tests' runs share it) and records how long that took.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+import msgspec
+
+from benchkit.lifetime import dies_with_thread
+
+from .runtime import bundled_cli, installed_runtime
+from .scripted import ScriptedModel, say
+
+PROBE_TIMEOUT_SECONDS = 60
+PROBE_KEY = "sk-ant-benchkit-model-probe"
+UNRECOGNIZED = "unrecognized_model"  # the CLI's stderr tag for a model it does not know
+LIST_PRICE = "list"                  # the CLI's costBasis for a model it prices
+# What the probe leaves out of the caller's environment: credentials, and switches to
+# a provider other than the stand-in (the probe must reach nothing but it).
+_LEFT_OUT = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN",
+             "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "ANTHROPIC_BEDROCK_BASE_URL",
+             "ANTHROPIC_VERTEX_BASE_URL", "HTTPS_PROXY", "HTTP_PROXY", "https_proxy",
+             "http_proxy")
+# What changes how the CLI resolves a name or what it asks for: part of the cache key.
+_RESOLVING = re.compile(r"ANTHROPIC_(MODEL|SMALL_FAST_MODEL|DEFAULT_\w+_MODEL)|"
+                        r"CLAUDE_CODE_(MAX_OUTPUT_TOKENS|SUBAGENT_MODEL)|MAX_THINKING_TOKENS")
+_QUIET = {"DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
+          "DISABLE_ERROR_REPORTING": "1", "CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY": "1"}
+_ALIAS = re.compile(r"[a-z]+(\[[^\]]*\])?")
+# A name that can only be an option or nothing at all: never handed to the CLI.
+_NOT_A_NAME = re.compile(r"^-|\s|^$")
+
+
+class Resolution(msgspec.Struct, frozen=True, kw_only=True):
+    """The runtime's answer for one model name."""
+
+    given: str                 # the name as given (--model, else suite.yaml's)
+    model: str                 # what the runtime runs: its init message's model
+    known: bool                # it prices the model at list price (no unrecognized_model)
+    max_tokens: int | None     # what its agent requests ask for at most
+    ms: int                    # how long the probe took
+    runtime: str = ""          # the CLI, as `claude --version` names it
+    cached: bool = False       # this process had probed it before
+
+    @property
+    def alias(self) -> bool:
+        """A name that pins no version, resolved to a full id."""
+        return self.model != self.given and is_alias(self.given)
+
+    def refusal(self) -> str | None:
+        """Why the run must not go ahead with this name (one line), or None."""
+        where = f"the runtime ({self.runtime})" if self.runtime else "the runtime"
+        if self.model != self.given and not self.alias:
+            return (f"--model {self.given}: {where} would run {self.model} instead (it replaces "
+                    f"that id); give --model {self.model} to run it")
+        if not self.known:
+            shown = self.model if self.model == self.given else f"{self.given} ({self.model})"
+            return (f"--model {shown}: not a model {where} knows: it would send "
+                    f"{self.model} on as given, at no list price ({UNRECOGNIZED}); give a "
+                    f"Claude model id or an alias (sonnet, opus, haiku)")
+        return None
+
+    def said(self) -> str:
+        """One line for people: what runs, and what asking cost."""
+        how = (f"{self.given} resolves to {self.model}" if self.alias
+               else f"{self.model} runs as given")
+        took = "cached" if self.cached else f"probed in {self.ms} ms"
+        bound = f", max_tokens {self.max_tokens:,}" if self.max_tokens else ""
+        return f"model: {how} (the runtime's own answer{bound}; {took})"
+
+
+class ProbeError(Exception):
+    """The runtime gave no answer: the CLI is missing, failed or said nothing usable."""
+
+
+def is_alias(name: str) -> bool:
+    """A name that pins no version: letters alone, with an optional [...] option."""
+    return _ALIAS.fullmatch(name) is not None
+
+
+_cache: dict[tuple, Resolution] = {}
+_lock = threading.Lock()
+
+
+def resolve(name: str, *, cli_path: str | None = None,
+            environ: Mapping[str, str] = os.environ) -> Resolution:
+    """The runtime's answer for `name`, probed once per process for the same CLI and
+    resolving environment. Raises ProbeError."""
+    if _NOT_A_NAME.search(name):
+        raise ProbeError(f"--model {name!r}: not a model name")
+    cli = cli_path or bundled_cli()
+    if cli is None:
+        raise ProbeError("the Claude Code CLI is missing, so the model cannot be resolved")
+    key = (name, *_identity(cli), tuple(sorted((k, v) for k, v in environ.items()
+                                               if _RESOLVING.fullmatch(k))))
+    with _lock:
+        if key in _cache:
+            return msgspec.structs.replace(_cache[key], cached=True)
+        found = probe(name, cli, environ)
+        found = msgspec.structs.replace(found, runtime=_version(cli_path))
+        _cache[key] = found
+        return found
+
+
+def probe(name: str, cli: str, environ: Mapping[str, str] = os.environ) -> Resolution:
+    """Start the CLI at `cli` with `name` against a stand-in and read its answer."""
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="benchkit-model-probe-") as home, \
+            ScriptedModel([say("ok")], model=None, usage=_PRICED) as stand_in:
+        env = {key: value for key, value in environ.items() if key not in _LEFT_OUT}
+        env.update(_QUIET, ANTHROPIC_BASE_URL=stand_in.url, ANTHROPIC_API_KEY=PROBE_KEY,
+                   HOME=home, TMPDIR=home, CLAUDE_CONFIG_DIR=str(Path(home) / "config"))
+        argv = dies_with_thread([cli, "-p", "Say ok.", "--output-format", "stream-json",
+                                 "--verbose", "--tools", "Bash", "--max-turns", "1",
+                                 "--setting-sources=", "--model", name])
+        try:
+            done = subprocess.run(argv, env=env, cwd=home, capture_output=True, text=True,
+                                  timeout=PROBE_TIMEOUT_SECONDS, stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired) as error:
+            raise ProbeError(f"the Claude Code CLI did not answer for --model {name}: "
+                             f"{error}") from None
+        turns = stand_in.messages(auxiliary=False)
+    ms = round((time.monotonic() - started) * 1000)
+    init, result = _events(done.stdout)
+    model = (init or {}).get("model") or (turns[0].model if turns else None)
+    if not model:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+        raise ProbeError(f"the Claude Code CLI named no model for --model {name} (exit "
+                         f"{done.returncode}: {tail[0][:200]})")
+    priced = ((result or {}).get("modelUsage") or {}).get(model) or {}
+    basis = priced.get("costBasis")
+    known = UNRECOGNIZED not in done.stderr and (basis == LIST_PRICE if basis else True)
+    limit = turns[0].body.get("max_tokens") if turns else None
+    return Resolution(given=name, model=str(model), known=known,
+                      max_tokens=limit if isinstance(limit, int) else None, ms=ms)
+
+
+# The stand-in's figures: something to price, so the result says how it prices them.
+_PRICED = {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
+           "output_tokens": 1}
+
+
+def _events(stdout: str) -> tuple[dict | None, dict | None]:
+    """(the init message, the result) of the CLI's stream-json output."""
+    init = result = None
+    for line in stdout.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(event, dict):
+            continue
+        if event.get("type") == "system" and event.get("subtype") == "init" and init is None:
+            init = event
+        elif event.get("type") == "result":
+            result = event
+    return init, result
+
+
+def _identity(cli: str) -> tuple:
+    """The CLI's path and its file's identity: an upgrade in place is another CLI."""
+    try:
+        stat = os.stat(cli)
+    except OSError:
+        return (cli,)
+    return (cli, stat.st_ino, stat.st_size, stat.st_mtime_ns)
+
+
+def _version(cli_path: str | None) -> str:
+    """The CLI as people name it (`claude --version`, cached by benchkit.agent.runtime)."""
+    found = installed_runtime(cli_path)
+    return f"Claude Code {found.cli.split(' (')[0]}" if found is not None else ""
