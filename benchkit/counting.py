@@ -49,6 +49,9 @@ class Current:
     tasks: Mapping[str, tuple[str | None, str | None]]  # task id -> (task's, seed's)
     model: str | None                                   # the model's fingerprint
     tools: Mapping[str, Tool] = field(default_factory=dict)  # arm -> known tool
+    # (arm, task, estimated) -> the prompt that counts, where another placement decided
+    # it (a model compared with the headline's: benchkit.report.models_compared)
+    prompts: Mapping[tuple, str] = field(default_factory=dict)
 
 
 M = TypeVar("M")  # what a group's members are: samples, or a caller's summary of them
@@ -63,6 +66,7 @@ class Sorted(Generic[M]):
     # (arm, task, what changed, estimated) -> [valid scorable samples, all samples]
     other: dict[tuple, tuple[list[M], list[int]]] = field(default_factory=dict)
     tools: dict[str, Tool] = field(default_factory=dict)  # arm -> current tool
+    prompts: dict[tuple, str] = field(default_factory=dict)  # (arm, task, estimated) -> current
 
     def counting(self, cell: Cell, *, estimated: bool) -> list[M]:
         """The samples that count toward the cell: replay ones or measured ones."""
@@ -96,7 +100,8 @@ def overruled(samples: list[Sample], leaked: frozenset[str]) -> list[Sample]:
 
 def group_samples(samples: Iterable[Sample]) -> dict[tuple, Group[Sample]]:
     """The samples by everything that decides where they land: (arm, task,
-    fingerprints, estimated, outcome, valid, failure class, jobs, tool, ambient size)."""
+    fingerprints, estimated, outcome, valid, failure class, jobs, tool, ambient size,
+    the model's name)."""
     return {key: Group(last, max(s.started_at for s in members), len(members), members)
             for key, (last, members) in _group(samples).items()}
 
@@ -116,7 +121,7 @@ def add_sample(groups: dict[tuple, Group[Sample]], sample: Sample, position: int
 def group_key(s: Sample) -> tuple:
     return (s.arm, s.task, s.fingerprints, s.usage_estimated or s.driver == "replay",
             s.outcome, s.valid, s.failure_class, s.jobs, (s.tool_version, s.tool_surface, s.runtime),
-            s.ambient_size)
+            s.ambient_size, s.model)
 
 
 def place_groups(groups: Mapping[tuple, Group[M]], current: Current) -> Sorted[M]:
@@ -126,8 +131,8 @@ def place_groups(groups: Mapping[tuple, Group[M]], current: Current) -> Sorted[M
     tools = _current_tools(groups, changes, current)
     changes = {key: changed or _tool_change(key[0], key[8], tools)
                for key, changed in changes.items()}
-    prompts = _current_prompts(groups, changes)
-    result: Sorted[M] = Sorted(tools=tools)
+    prompts = {**_current_prompts(groups, changes), **current.prompts}
+    result: Sorted[M] = Sorted(tools=tools, prompts=prompts)
     for key, group in groups.items():
         arm, task, prints, estimated, outcome, valid, failure_class = key[:7]
         cell, changed = (arm, task), changes[key]
@@ -175,7 +180,8 @@ def _version_changes(key: tuple, current: Current) -> tuple[str, ...]:
     task, seed = current.tasks[task_id]
     expected = {"task": task, "seed": seed, "model": current.model,
                 "arm": None if document is None else arm_fingerprint(document, tool_version, surface)}
-    return tuple(name for name, value in expected.items()
+    named = {"model": f"model {key[10]}" if key[10] else "model"}  # older: no name
+    return tuple(named.get(name, name) for name, value in expected.items()
                  if value is not None and getattr(found, name) != value)
 
 

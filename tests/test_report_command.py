@@ -117,9 +117,10 @@ def test_one_format_to_a_file_or_standard_output(tree, store, tmp_path):
 def test_pass_k_and_model_options(tree, store):
     report = json.loads(invoke("--store", store, "--format", "json", "--pass-k", "2").output)
     assert report["pass_k"] == 2
-    other = json.loads(invoke("--store", store, "--format", "json", "--model", "claude-x").output)
-    assert other["model"] == "claude-x" and other["totals"]["measured"] == 0
-    assert {tuple(r["changed"]) for r in other["other_versions"]} == {("model",)}
+    other = invoke("--store", store, "--format", "json", "--model", "claude-x")
+    assert other.exit_code == 2 and other.output.count("\n") == 1, other.output
+    assert ("--model claude-x: the store holds no samples of it; it holds "
+            "claude-sonnet-4-5 (") in other.output
 
 
 def test_bad_input_is_named(tree, tmp_path):

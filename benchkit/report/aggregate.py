@@ -30,6 +30,7 @@ from benchkit.report.headline import (
 from benchkit.report.load import StoreContents
 from benchkit.report.matrix import Matrix
 from benchkit.report.model import Ambient, NotReproducible, Report, TaskTables
+from benchkit.report.models_compared import check_held, held, model_view
 from benchkit.report.notes import baseline_notes, notes
 from benchkit.report.summary import Summary, summarise
 from benchkit.report.tally import Placed
@@ -108,10 +109,13 @@ def not_reproducible(directory) -> list[NotReproducible]:
 
 
 def build_report(contents: StoreContents | Summary, matrix: Matrix, *,
-                 level: float = LEVEL) -> Report:
-    """The report of the store's samples (loaded, or summarised) against the matrix."""
+                 level: float = LEVEL, models: tuple[str, ...] = ()) -> Report:
+    """The report of the store's samples (loaded, or summarised) against the matrix;
+    `models`: those to compare per arm (none: every model the store holds); one the
+    store holds no sample of raises ValueError."""
     if isinstance(contents, StoreContents):
         contents = summarise(contents)
+    check_held(contents.groups, models)  # a model asked for that the store does not hold
     sorted_ = place_groups(contents, matrix)
     arm_ids = [a.id for a in matrix.arms]
     scored = [t.id for t in matrix.scored_tasks]
@@ -167,6 +171,9 @@ def build_report(contents: StoreContents | Summary, matrix: Matrix, *,
         not_reproducible=not_reproducible(contents.directory),
         failures=failure_view(sorted_.measured, sorted_.replay, matrix),
         notes=[],
+        models=held(contents.groups),
+        model_comparisons=model_view(contents.groups, current(matrix), matrix, models=models,
+                                     level=level),
     )
     report.notes = notes(report) + baseline_notes(matrix.baseline, pairs)
     return report

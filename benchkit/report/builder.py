@@ -21,13 +21,16 @@ SHOWN_PROBLEMS = 20
 class ReportOptions:
     """What a report is built with besides its store: the tree (default: the one
     benchkit.documents.find_root() finds), token weight overrides, the model whose samples
-    count (default: the suite's), k of pass^k (default: the suite's floor), and the
-    baseline arm the others are compared against (default: every pair)."""
+    count (default: the suite's), k of pass^k (default: the suite's floor), the
+    baseline arm the others are compared against (default: every pair), and the models
+    compared per arm (default: every model the store holds; each given must have
+    samples there)."""
     root: Path | None = None
     weights: dict[str, float] | None = None
     model: str | None = None
     pass_k: int | None = None
     baseline: str | None = None
+    models: tuple[str, ...] = ()
 
 
 def current_matrix(root=None, *, weights=None, model=None, pass_k=None,
@@ -56,7 +59,7 @@ def build(store_dir, options: ReportOptions = ReportOptions(), *,
     matrix = current_matrix(options.root, weights=options.weights, model=options.model,
                             pass_k=options.pass_k, baseline=options.baseline)
     summary = store.result() if store is not None else summarise(load_store(store_dir))
-    return build_report(summary, matrix)
+    return build_report(summary, matrix, models=options.models)
 
 
 def unreadable(report: Report) -> list[str]:

@@ -47,13 +47,16 @@ def parse_weight(text: str) -> tuple[str, float]:
 @click.option("--weight", "weights", multiple=True, metavar="COMPONENT=W",
               help="Override a token weight of suite.yaml (input, cache_write_5m, "
                    "cache_write_1h, cache_read, output); repeatable.")
-@click.option("--model", help="Report the samples of this model (default: the suite's).")
+@click.option("--model", "models", multiple=True, metavar="MODEL",
+              help="Report the samples of this model (default: the suite's); repeat to "
+                   "compare models per arm (default: every model the store holds). A model "
+                   "the store holds no sample of is refused, naming those it holds.")
 @click.option("--pass-k", type=click.IntRange(min=1),
               help="k of pass^k (default: the suite's floor).")
 @click.option("--baseline", metavar="ARM",
               help="Compare each arm against this one (default: every pair of arms).")
 @click.pass_context
-def report(ctx: click.Context, store_dir, format_, output, reports_dir, weights, model, pass_k,
+def report(ctx: click.Context, store_dir, format_, output, reports_dir, weights, models, pass_k,
            baseline):
     """Aggregate the store into the report: what was run, headline per arm with 95%
     intervals, verdicts per pair of arms, tiers, token components, per-task tables,
@@ -67,6 +70,7 @@ def report(ctx: click.Context, store_dir, format_, output, reports_dir, weights,
       benchkit report --format md | less
       benchkit report --weight output=4 -o reweighted.html
       benchkit report --baseline gitea-axi          # each arm against gitea-axi
+      benchkit report --model claude-sonnet-4-5 --model claude-opus-4-5   # two models compared
     """
     overrides = dict(parse_weight(w) for w in weights)
     if output is not None and format_ is None:
@@ -74,7 +78,8 @@ def report(ctx: click.Context, store_dir, format_, output, reports_dir, weights,
         if format_ not in FORMATS:
             raise click.BadParameter(f"cannot tell the format of {output.name}: give --format "
                                      f"({', '.join(FORMATS)})", param_hint="-o")
-    options = ReportOptions(weights=overrides, model=model, pass_k=pass_k, baseline=baseline)
+    options = ReportOptions(weights=overrides, model=models[0] if models else None,
+                            pass_k=pass_k, baseline=baseline, models=tuple(models))
     with Stop() as stop:  # Ctrl-C, SIGTERM, SIGHUP: the previous report stays whole
         try:
             with Summariser(store_dir) as store:  # the store's half, in a child from here on

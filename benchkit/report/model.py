@@ -317,6 +317,32 @@ class VersionComparison(Record):
     method: str
 
 
+class ModelRow(Record):
+    """One model's figures on an arm, over the tasks every compared model ran."""
+    model: str
+    tasks: int
+    samples: int
+    cost: Figure
+    success: Figure
+    pass_k: Figure
+    turns: Figure
+    duration: Figure
+
+
+class ModelComparison(Record):
+    """An arm's models compared (benchkit.report.models_compared): rows cheapest first
+    on `tasks`, the scored tasks all of them ran; `ran`, the scored tasks each ran; the
+    verdicts of every pair (a and b: models); `estimated`, on the replay's estimates."""
+    arm: str
+    estimated: bool
+    tasks: list[str]
+    ran: dict[str, int]
+    rows: list[ModelRow]
+    apart: list[str]  # models with samples that share no task with the rest
+    verdicts: list[PairVerdict]
+    method: str
+
+
 class NotReproducible(Record):
     """A failed trial whose own calls passed on a fresh repository."""
     trial: Any
@@ -396,3 +422,6 @@ class Report(Record):
     not_reproducible: list[NotReproducible]
     failures: list[Failure]
     notes: list[str]  # benchkit.report.notes, read off the rest
+    # The models the store holds samples of (samples each), and each arm's compared.
+    models: dict[str, int] = {}
+    model_comparisons: list[ModelComparison] = []
