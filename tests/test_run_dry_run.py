@@ -32,9 +32,15 @@ def test_the_plan_is_printed_from_past_samples_and_nothing_is_written(tree_copy,
     lines = done.stdout.splitlines()
     assert lines[0].startswith("dry run: nothing is spent, started or written")
     assert f"{dead_url.rstrip('/')}" in lines[0] and "not contacted" in lines[0]
-    # 8,000 x 1.25 + 20,000 x 0.1 + 200 x 5: the cell's past mean, and the arm's for the other.
-    assert lines[2] == "  [1] raw-api read-open-issue-count trial 0: 13,000~ tokens (this arm's mean)"
+    # 8,000 x 1.25 + 20,000 x 0.1 + 200 x 5: the cell's past mean, and the arm's for the
+    # other; in dollars 8,000 x $3.75 + 20,000 x $0.30 + 200 x $15 a million; its 20 s.
+    assert lines[2] == ("  [1] raw-api read-open-issue-count trial 0: 13,000~ tokens, $0.04~, "
+                        "20 s~ (this arm's mean: 1 sample of claude-sonnet-4-5, tool version "
+                        "unknown)")
     assert "expected in total: 13,000~ cost-equivalent tokens of a budget of 20,000" in done.stdout
+    assert ("in dollars: $0.04~ at claude-sonnet-4-5's list price (prices of 2026-12-07; "
+            "a default's tokens at its fresh-input price)") in lines
+    assert "in time: 20 s~ of wall time at --jobs 1, from the samples' durations" in lines
     # The cell has trial 0 already: its next is trial 1, as the run would number it.
     assert "skipped (budget): raw-api close-csv-export-issue trial 1" in done.stdout
     assert listing(tree_copy) == before  # nothing written: no report, no store file
@@ -91,7 +97,8 @@ def test_a_measured_plan_after_a_replay_run_names_the_replay_estimate(tree_copy)
                     "--store", store, cwd=tree_copy)
     assert done.returncode == 0, done.stderr
     line = next(text for text in done.stdout.splitlines() if text.startswith("  [1] "))
-    assert line == ("  [1] raw-api read-open-issue-count trial 1: 25,000~ tokens (suite default: "
-                    "no measured sample yet; the cell's replay estimates 13,000~ from its "
-                    "reference's bytes, which is not what a model spends)"), line
+    assert line == ("  [1] raw-api read-open-issue-count trial 1: 25,000~ tokens, $0.07~, "
+                    "time unknown (suite default (default_cell_tokens): no measured sample yet; "
+                    "the cell's replay estimates 13,000~ from its reference's bytes, which is "
+                    "not what a model spends)"), line
     assert "no past sample" not in done.stdout

@@ -39,6 +39,7 @@ def test_a_runs_every_line_is_a_typed_event_that_prints_back_the_same(tmp_path):
     run, start, end, summary = decoded(lines)
     assert [json.loads(line)["event"] for line in lines] == ["run", "start", "end", "summary"]
     assert isinstance(run, events.Run) and run.host["embedded"] is True
+    assert run.model_probe is not None and run.model_probe.given == run.model  # kept as given
     assert isinstance(start, events.Start) and start.task == "read-open-issue-count"
     assert isinstance(end, events.End) and end.outcome == "passed"
     assert end.totals.ran == 1 and end.totals.left_tokens is None

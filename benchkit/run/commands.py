@@ -215,7 +215,6 @@ def _run(progress: Progress, stop: Stop, report: ReportTarget | None, arm_yamls,
         return preflight_failed(progress, error.failures, error.problems)
     if checked.resolution is not None:  # what every trial runs, as the runtime said
         settings = msgspec.structs.replace(settings, resolved=checked.resolution)
-        progress.emit(events.model_event(checked.resolution), None)
         progress.note(checked.resolution.said())
     for warning in checked.warnings:  # before anything starts
         progress.note(warning)

@@ -38,6 +38,7 @@ from benchkit.run.plan import Trial, choose
 from benchkit.run.prepare import RunContext
 from benchkit.run.progress import Progress
 from benchkit.run.settings import RunSettings
+from benchkit.run.to_decide import trials_to_decide
 from benchkit.statistics.intervals import LEVEL
 from benchkit.statistics.verdicts import (
     MIN_DF,
@@ -153,7 +154,11 @@ def _pair_state(a: str, b: str, cells: dict, spreads: dict, fam: Family, expecte
         arm = a if side == "a" else b
         n = cells[arm][t].n
         _want(wants, (arm, t), weight / (n * (n + 1)) / costs[(side, t)], f"{a} vs {b}")
-    return PairState(a, b, OPEN, verdict, _interval_text(verdict, found.method))
+    counts = {(side, t): cells[a if side == "a" else b][t].n for side, t in shares}
+    more = trials_to_decide(found.theta, shares, costs, counts, fam, frozen)
+    said = "" if more is None else (f"; at least {more[0]} more trial(s), ~{more[1]:,.0f} "
+                                    "tokens, to a verdict if the ratio holds")
+    return PairState(a, b, OPEN, verdict, _interval_text(verdict, found.method) + said)
 
 
 def _spread_wanted(a: str, b: str, tasks: list, cells: dict, spreads: dict, expected,

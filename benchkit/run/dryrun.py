@@ -4,19 +4,28 @@ The same cells, ledger and ordering as a real run (plan.choose, plan.plan), with
 expected to. Nothing is spent, started or written: the store is only read, no forge
 starts and no host is contacted (so the host's self-review permission is unknown for a
 live host: tasks that depend on it are planned and flagged).
+
+Each trial's expectation rests on the store's own samples (run.ledger.Estimate, its
+source said beside it): cost-equivalent tokens; dollars at the model's list price
+(benchkit.prices, dated: the date is printed); time, from the samples' durations, and
+the plan's wall time at --jobs as the run would hand the trials out (each to the first
+free worker, in plan order).
 """
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 
+from benchkit import prices
+from benchkit.agent.model_probe import Resolution
 from benchkit.agent.runtime import installed_runtime
 from benchkit.cost import token_figure
 from benchkit.gitea import CredentialsError
 from benchkit.run import events
 from benchkit.run.decide import NoComparison, dry_round
 from benchkit.run.host import discover
-from benchkit.run.ledger import Ledger
+from benchkit.run.ledger import DEFAULT, Estimate, Ledger
 from benchkit.run.plan import Skip, choose, over_budget, plan
 from benchkit.run.preflight import Checked
 from benchkit.run.progress import Progress
@@ -25,7 +34,7 @@ from benchkit.run.status import RunEnd
 from benchkit.run.tools import missing_tools
 from benchkit.store import Store
 
-DEFAULT_BASIS = "suite default"
+DEFAULT_BASIS = DEFAULT
 
 
 @dataclass(frozen=True)
@@ -36,6 +45,9 @@ class PlannedTrial:
     expected: float     # cost-equivalent tokens
     basis: str          # what `expected` rests on: the cell's or arm's past mean, or the default
     replayed: float | None = None  # a measured plan's default: the cell's replay estimate
+    usd: float | None = None       # at the model's list price (None: the table has none)
+    seconds: float | None = None   # its expected duration (None: no sample to go by)
+    source: str = ""               # the basis in words: how many samples, of what
 
     @property
     def estimate(self) -> bool:
@@ -52,6 +64,8 @@ class Plan:
     model: str
     host: str
     budget: float | None = None
+    jobs: int = 1
+    resolution: Resolution | None = None  # the model, as the runtime resolved it
     trials: list[PlannedTrial] = field(default_factory=list)
     skipped: list[Skip] = field(default_factory=list)
     over_budget: list[PlannedTrial] = field(default_factory=list)
@@ -63,38 +77,65 @@ class Plan:
     def total(self) -> float:
         return sum(t.expected for t in self.trials)
 
+    @property
+    def usd(self) -> float | None:
+        """The trials at the model's list price; None when the table has no price."""
+        figures = [t.usd for t in self.trials]
+        return None if None in figures else sum((f for f in figures if f is not None), 0.0)
+
+    @property
+    def wall_seconds(self) -> float | None:
+        """The trials' time at `jobs`, each to the first free worker in plan order (the
+        scheduler's); the trials with no duration to go by are left out (`untimed`)."""
+        workers = [0.0] * max(1, self.jobs)
+        timed = [t.seconds for t in self.trials if t.seconds is not None]
+        for seconds in timed:
+            heapq.heapreplace(workers, workers[0] + seconds)
+        return max(workers) if timed else None
+
+    @property
+    def untimed(self) -> int:
+        return sum(t.seconds is None for t in self.trials)
+
     def event(self) -> events.Plan:
         return events.Plan(
             driver=self.driver, model=self.model, host=self.host, budget=self.budget,
             expected_tokens=round(self.total),
             trials=[events.PlannedTrial(t.arm, t.task, t.trial, round(t.expected), t.basis,
-                                        t.replayed, t.estimate, t.arm in self.tools_missing)
+                                        t.replayed, t.estimate, t.arm in self.tools_missing,
+                                        usd=t.usd, seconds=t.seconds, source=t.source)
                     for t in self.trials],
             tools_missing=self.tools_missing,
             over_budget=[events.OverBudget(t.arm, t.task, t.trial, round(t.expected), t.basis,
                                            t.replayed) for t in self.over_budget],
-            not_run=list(self.skipped), notes=self.notes, problems=self.problems)
+            not_run=list(self.skipped), notes=self.notes, problems=self.problems,
+            expected_usd=self.usd, prices_as_of=prices.AS_OF, jobs=self.jobs,
+            expected_wall_s=self.wall_seconds, untimed=self.untimed,
+            model_probe=events.model_probe(self.resolution))
 
     def lines(self) -> list[str]:
         out = [f"dry run: nothing is spent, started or written; driver {self.driver}, "
                f"model {self.model}, host {self.host}",
                f"would run {len(self.trials)} trial(s), in this order:"]
         if self.driver == "replay":
-            out.insert(1, "replay spends no real tokens: its figures are estimates from bytes")
+            out.insert(1, "replay spends no real tokens: its figures are estimates from bytes "
+                          "(its dollars, what they would cost at list price)")
         for n, t in enumerate(self.trials, 1):
-            basis = (t.basis if not t.estimate else
-                     f"{t.basis}: no measured sample yet; the cell's replay estimates "
+            basis = (t.source if not t.estimate else
+                     f"{t.source}: no measured sample yet; the cell's replay estimates "
                      f"{token_figure(t.replayed, True)} from its reference's bytes, which is "
                      "not what a model spends" if t.replayed is not None else
-                     f"{t.basis}: an estimate, no past sample")
+                     f"{t.source}: an estimate, no past sample")
             missing = (f" [cannot run: {t.arm}'s tool is not installed]"
                        if t.arm in self.tools_missing else "")
             out.append(f"  [{n}] {t.arm} {t.task} trial {t.trial}: {token_figure(t.expected, True)} "
-                       f"tokens ({basis}){missing}")
+                       f"tokens, {_usd(t.usd)}, {_span(t.seconds)} ({basis}){missing}")
         total = f"expected in total: {token_figure(self.total, True)} cost-equivalent tokens"
         if self.budget is not None:
             total += f" of a budget of {self.budget:,.0f}"
         out.append(total)
+        out.append(self._money())
+        out.append(self._hours())
         for t in self.over_budget:
             out.append(f"skipped (budget): {t.arm} {t.task} trial {t.trial}: expects "
                        f"{token_figure(t.expected, True)} tokens, more than is left")
@@ -108,6 +149,53 @@ class Plan:
         out += [f"note: {note}" for note in self.notes]
         out += [f"warning: {problem} (skipped)" for problem in self.problems]
         return out
+
+
+    def _money(self) -> str:
+        if prices.price(self.model) is None:
+            return (f"in dollars: unknown: the price table (list prices of {prices.AS_OF}) "
+                    f"has no price for {self.model}")
+        return (f"in dollars: {_usd(self.usd)} at {self.model}'s list price (prices of "
+                f"{prices.AS_OF}; a default's tokens at its fresh-input price)")
+
+    def _hours(self) -> str:
+        wall = self.wall_seconds
+        left = (f"; {self.untimed} trial(s) with no sample's duration to go by are not in it"
+                if self.untimed and wall is not None else "")
+        if wall is None:
+            return (f"in time: unknown: no sample of {self.model} in the store says how long "
+                    "a trial takes")
+        return (f"in time: {_span(wall)} of wall time at --jobs {self.jobs}, from the "
+                f"samples' durations{left}")
+
+
+def _usd(amount: float | None) -> str:
+    return "$?" if amount is None else f"${amount:,.2f}~"
+
+
+def _span(seconds: float | None) -> str:
+    """A duration for people, marked an estimate: 40 s~, 12 min~, 3.5 h~."""
+    if seconds is None:
+        return "time unknown"
+    if seconds < 90:
+        return f"{seconds:.0f} s~"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min~"
+    return f"{seconds / 3600:.1f} h~"
+
+
+def planned(arm: str, task: str, trial: int, found: Estimate, model: str,
+            replayed: float | None) -> PlannedTrial:
+    """A trial of the plan, its money from the estimate's tokens by component (a
+    default's: its cost-equivalent tokens at the fresh-input price)."""
+    price = prices.price(model)
+    usd = None
+    if price is not None:
+        usd = (prices.dollars(found.usage, price) if found.usage is not None
+               else found.tokens * price.input / 1_000_000)
+    return PlannedTrial(arm, task, trial, found.tokens, found.basis,
+                        replayed if found.basis == DEFAULT_BASIS else None, usd=usd,
+                        seconds=found.seconds, source=found.source)
 
 
 def self_review_unprobed(credentials) -> bool | None:
@@ -137,19 +225,19 @@ def make_plan(checked, settings: RunSettings, *, self_review: bool | None, host:
     chosen = choose(checked, settings, self_review=self_review, runtime=installed_runtime(),
                     store=Store(settings.store_dir))
     cells, ledger = chosen.cells, chosen.ledger
-    result = Plan(driver=driver, model=model, host=host, budget=budget, skipped=chosen.not_run)
+    result = Plan(driver=driver, model=model, host=host, budget=budget, jobs=settings.jobs,
+                  resolution=settings.resolved, skipped=chosen.not_run)
     result.problems = ledger.problems
     replayed = replay_means(ledger) if driver != "replay" else {}
     left = budget
     for _, trial in plan(cells, ledger, trials=settings.trials, until=settings.until):
-        expected, basis = ledger.expected(trial.arm.id, trial.task.id)
-        entry = PlannedTrial(trial.arm.id, trial.task.id, trial.index, expected, basis,
-                             replayed.get((trial.arm.id, trial.task.id))
-                             if basis == DEFAULT_BASIS else None)
-        if over_budget(expected, left):
+        entry = planned(trial.arm.id, trial.task.id, trial.index,
+                        ledger.estimate(trial.arm.id, trial.task.id), model,
+                        replayed.get((trial.arm.id, trial.task.id)))
+        if over_budget(entry.expected, left):
             result.over_budget.append(entry)
             continue
-        left = None if left is None else left - expected
+        left = None if left is None else left - entry.expected
         result.trials.append(entry)
     if self_review is None:
         depends = sorted({t.id for t in checked.tasks if t.only_when})

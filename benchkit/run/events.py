@@ -16,7 +16,6 @@ in the order declared here. docs/contracts.md names them (a test keeps it so).
     plan            `--dry-run`: the trials a run would start, in order
     decide          `--until-decided`: a round's pairs and the trials it runs next
     preflight       pre-flight (or the host's set-up, or a probe) failed: nothing spent
-    model           what the runtime runs for the model asked for (pre-flight's probe)
 
 Progress.emit writes an event as `json.dumps` of its builtins, so the bytes are what the
 dicts these replaced printed.
@@ -36,6 +35,23 @@ class Event(msgspec.Struct, tag_field="event", kw_only=True):
     """An event of `benchkit run --json` (the subclasses' tags are its names)."""
 
 
+class ModelProbe(msgspec.Struct):
+    """The model as the runtime resolved it before any trial (benchkit.agent.model_probe):
+    `model` (the run's and the plan's) is what it runs."""
+    given: str              # as asked for: --model, else suite.yaml's
+    alias: bool             # `given` pins no version and resolved to the model
+    max_tokens: int | None  # what each agent request asks for at most
+    probe_ms: int           # what asking the runtime took
+    cached: bool            # asked before in this process
+
+
+def model_probe(found: Resolution | None) -> ModelProbe | None:
+    if found is None:
+        return None
+    return ModelProbe(given=found.given, alias=found.alias, max_tokens=found.max_tokens,
+                      probe_ms=found.ms, cached=found.cached)
+
+
 class Run(Event, tag="run"):
     arms: list[str]
     cells: int
@@ -48,6 +64,7 @@ class Run(Event, tag="run"):
     usage_estimated: bool
     jobs: int
     store: str
+    model_probe: ModelProbe | None = None
 
 
 class Skipped(Event, tag="skip"):
@@ -147,9 +164,13 @@ class OverBudget(msgspec.Struct):
 
 
 class PlannedTrial(OverBudget):
-    """A trial the plan keeps: what one the budget leaves out says, and more."""
+    """A trial the plan keeps: what one the budget leaves out says, and more: its
+    dollars at the model's list price, its expected duration, its basis in words."""
     estimate: bool
     tool_missing: bool
+    usd: float | None = None
+    seconds: float | None = None
+    source: str = ""
 
 
 class Plan(Event, tag="plan"):
@@ -164,6 +185,12 @@ class Plan(Event, tag="plan"):
     not_run: list[Skip]
     notes: list[str]
     problems: list[str]
+    expected_usd: float | None = None    # at the model's list price (None: no price known)
+    prices_as_of: str = ""                # the price table's date (benchkit.prices)
+    jobs: int = 1
+    expected_wall_s: float | None = None  # the trials' wall time at `jobs`
+    untimed: int = 0                      # trials with no sample's duration to go by
+    model_probe: ModelProbe | None = None
 
 
 class Pair(msgspec.Struct):
@@ -197,26 +224,11 @@ class Preflight(Event, tag="preflight"):
     problems: list[str]
 
 
-class Model(Event, tag="model"):
-    """The model as the runtime resolves it (benchkit.agent.model_probe)."""
-    given: str            # as asked for: --model, else suite.yaml's
-    model: str            # what every trial runs and records
-    alias: bool           # `given` pins no version and resolved to `model`
-    max_tokens: int | None  # what each agent request asks for at most
-    probe_ms: int         # what asking the runtime took
-    cached: bool          # asked before in this process
-
-
-def model_event(found: Resolution) -> Model:
-    return Model(given=found.given, model=found.model, alias=found.alias,
-                 max_tokens=found.max_tokens, probe_ms=found.ms, cached=found.cached)
-
-
 AnyEvent = (Run | Skipped | NotInstalled | BudgetSkipped | Start | End | Interrupt
-            | FailureReplay | Summary | Report | Plan | Decide | Preflight | Model)
+            | FailureReplay | Summary | Report | Plan | Decide | Preflight)
 EVENTS: tuple[type[Event], ...] = (Run, Skipped, NotInstalled, BudgetSkipped, Start, End,
                                    Interrupt, FailureReplay, Summary, Report, Plan, Decide,
-                                   Preflight, Model)
+                                   Preflight)
 DECODER = msgspec.json.Decoder(AnyEvent)
 
 

@@ -12,6 +12,7 @@ from benchkit.agent.driver import Driver
 from benchkit.agent.replay import ReplayDriver
 from benchkit.documents import Arm, Tree
 from benchkit.gitea import Client
+from benchkit.run import events
 from benchkit.run.cancel import Cancellable, CredentialsRefused, GatedStore
 from benchkit.run.decide import run_rounds
 from benchkit.run.failures import replay_failures
@@ -91,7 +92,8 @@ class Invocation:
                         host={**host, "kind": self.facts.host.kind,
                               "version": self.facts.host.version},
                         self_review=self.facts.self_review, budget=settings.budget,
-                        jobs=settings.jobs, store=str(settings.store_dir))
+                        jobs=settings.jobs, store=str(settings.store_dir),
+                        probe=events.model_probe(settings.resolved))
         for skip in chosen.not_run:
             progress.skipped(skip)
         if not cells:

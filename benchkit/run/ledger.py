@@ -1,16 +1,20 @@
 """The run's ledger: which stored samples count toward each cell (the report's own rule,
 benchkit.counting, so `--until` tops up exactly what the report shows below the floor),
-and what a trial of each cell is expected to cost (for `--budget` and `--dry-run`).
+and what a trial of each cell is expected to cost and take (for `--budget` and
+`--dry-run`): the mean of the store's own samples of the cell (the run's model, arm,
+task and the arm's current tool version), else of the arm's, else the suite's
+`default_cell_tokens`; each estimate names what it rests on.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 
 import msgspec
 
 from benchkit import counting
-from benchkit.cost import usage_cost
+from benchkit.cost import components, usage_cost
 from benchkit.documents.models import Arm, Seed, Suite
 from benchkit.documents.task import Task
 from benchkit.fingerprint import fingerprint
@@ -26,6 +30,50 @@ class _Numbered(msgspec.Struct):
 
 
 _NUMBERED = msgspec.json.Decoder(_Numbered)
+CELL, ARM, DEFAULT = "this cell's mean", "this arm's mean", "suite default"
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What one more trial of a cell is expected to cost and take, and what says so."""
+    tokens: float                 # cost-equivalent tokens
+    basis: str                    # CELL, ARM or DEFAULT
+    samples: int = 0              # the samples the mean is over
+    tasks: int = 0                # ... of how many tasks (an arm's mean)
+    usage: tuple | None = None    # mean tokens by component (COMPONENTS); None: the default
+    seconds: float | None = None  # mean duration of those samples, else the arm's or store's
+    model: str = ""
+    tool_version: str | None = None
+
+    @property
+    def source(self) -> str:
+        """The basis in words: "this cell's mean: 4 samples of claude-sonnet-4-5, tool
+        0.9.1"."""
+        if self.basis == DEFAULT:
+            return "suite default (default_cell_tokens)"
+        over = f" over {self.tasks} tasks" if self.basis == ARM and self.tasks > 1 else ""
+        return (f"{self.basis}: {self.samples} sample{'s' if self.samples != 1 else ''}"
+                f"{over} of {self.model}, tool {self.tool_version or 'version unknown'}")
+
+
+class _Sums:
+    """Running sums of samples: count, cost, tokens by component, duration; tasks seen."""
+    __slots__ = ("count", "cost", "tokens", "seconds", "tasks")
+
+    def __init__(self) -> None:
+        self.count, self.cost, self.seconds = 0, 0.0, 0.0
+        self.tokens = [0.0] * 5
+        self.tasks: set[str] = set()
+
+    def add(self, sample: Sample, cost: float) -> None:
+        usage = sample.usage
+        self.count += 1
+        self.cost += cost
+        self.seconds += sample.duration_s
+        self.tasks.add(sample.task)
+        for i, count in enumerate(components(usage.input, usage.cache_write, usage.cache_write_1h,
+                                             usage.cache_read, usage.output)):
+            self.tokens[i] += count
 
 
 class Ledger:
@@ -38,7 +86,7 @@ class Ledger:
     def __init__(self, cells: list[tuple[Arm, Task]], seeds: dict[str, Seed], suite: Suite, *,
                  driver: str, model: str, runtime: Runtime | None = None):
         self.weights, self.default = suite.weights, float(suite.default_cell_tokens)
-        self.driver, self.estimated = driver, driver == "replay"
+        self.driver, self.estimated, self.model = driver, driver == "replay", model
         self.cells = [(arm.id, task.id) for arm, task in cells]
         self.current = counting.Current(
             arms={arm.id: arm.fingerprint for arm, _ in cells},
@@ -50,8 +98,10 @@ class Ledger:
         self.samples = 0
         self._placed: counting.Sorted[Sample] = counting.Sorted()
         self.valid: Counter = Counter()   # (arm, task) -> counting samples
-        self.cell_cost: dict = {}         # (arm, task) -> [sum, count]
-        self.arm_cost: dict = {}          # arm -> [sum, count]
+        # Valid samples of this driver kind by (model, arm, tool version, task), and with
+        # task None the arm's: what a trial's expected cost and time rest on.
+        self.sums: dict[tuple, _Sums] = {}
+        self.timed = _Sums()              # every such sample of the run's model: durations
         self._next: Counter = Counter()   # (arm, task) -> its next trial's number
         self.problems: list[str] = []     # lines that are not samples, FILE:LINE: why
 
@@ -102,11 +152,11 @@ class Ledger:
         self.samples += 1
         if sample.driver == self.driver and sample.valid:
             cost = self.cost(sample)
-            for table, at in ((self.cell_cost, (sample.arm, sample.task)),
-                              (self.arm_cost, sample.arm)):
-                total = table.setdefault(at, [0.0, 0])
-                total[0] += cost
-                total[1] += 1
+            for task in (sample.task, None):
+                key = (sample.model, sample.arm, sample.tool_version, task)
+                self.sums.setdefault(key, _Sums()).add(sample, cost)
+            if sample.model == self.model:
+                self.timed.add(sample, cost)
 
     def _recount(self) -> None:
         # A new sample can set older ones aside (a newer prompt): place every group
@@ -129,9 +179,26 @@ class Ledger:
 
     def expected(self, arm_id: str, task_id: str) -> tuple[float, str]:
         """(expected cost-equivalent tokens of one trial, what the figure rests on)."""
-        for table, at, basis in ((self.cell_cost, (arm_id, task_id), "this cell's mean"),
-                                 (self.arm_cost, arm_id, "this arm's mean")):
-            total, count = table.get(at, (0.0, 0))
-            if count:
-                return total / count, basis
-        return self.default, "suite default"
+        found = self.estimate(arm_id, task_id)
+        return found.tokens, found.basis
+
+    def tool_version(self, arm_id: str) -> str | None:
+        """The arm's current tool version: pre-flight's, else its newest counted
+        sample's (benchkit.counting), else unknown."""
+        tool = self.current.tools.get(arm_id) or self._placed.tools.get(arm_id)
+        return tool[0] if tool is not None else None
+
+    def estimate(self, arm_id: str, task_id: str) -> Estimate:
+        """One more trial of the cell: the mean of the store's samples of it (this run's
+        model and driver kind, the arm's current tool version), else of the arm's, else
+        the suite's default; its time from the same samples, else the store's."""
+        version = self.tool_version(arm_id)
+        store_seconds = self.timed.seconds / self.timed.count if self.timed.count else None
+        for task, basis in ((task_id, CELL), (None, ARM)):
+            sums = self.sums.get((self.model, arm_id, version, task))
+            if sums is not None and sums.count:
+                return Estimate(sums.cost / sums.count, basis, sums.count, len(sums.tasks),
+                                tuple(t / sums.count for t in sums.tokens),
+                                sums.seconds / sums.count, self.model, version)
+        return Estimate(self.default, DEFAULT, seconds=store_seconds, model=self.model,
+                        tool_version=version)

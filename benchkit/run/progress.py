@@ -115,13 +115,17 @@ class Progress:
     # -- events ---------------------------------------------------------------------
 
     def header(self, *, arms, cells: int, trials: int, driver: str, model: str, host: dict,
-               self_review: bool, budget: float | None, jobs: int, store: str) -> None:
+               self_review: bool, budget: float | None, jobs: int, store: str,
+               probe: events.ModelProbe | None = None) -> None:
         event = events.Run(arms=arms, cells=cells, trials=trials, driver=driver, model=model,
                            host=host, self_review=self_review, budget=budget,
-                           usage_estimated=self.estimated, jobs=jobs, store=store)
+                           usage_estimated=self.estimated, jobs=jobs, store=store,
+                           model_probe=probe)
         where = f"{host['kind']} {host['url']}" + (" (embedded)" if host.get("embedded") else "")
         lines = [f"benchkit run: {trials} trial(s) of {cells} cell(s) ({', '.join(arms)}), "
-                 f"driver {driver}, model {model}, {jobs} at a time",
+                 f"driver {driver}, model {model}"
+                 f"{f' (as {probe.given} resolves)' if probe is not None and probe.alias else ''}, "
+                 f"{jobs} at a time",
                  f"host: {where}, self-review {'permitted' if self_review else 'forbidden'}; "
                  f"store: {store}"]
         if host.get("run_user"):
