@@ -1,0 +1,84 @@
+"""Models as a factor, through `benchkit run --driver replay` on the forge (the real CLI,
+its model resolved by the runtime itself before any trial): a name the runtime does not
+know, or a full id it would replace by another, stops the run and its dry run at
+pre-flight (exit 2, one line, nothing stored); an alias runs as what it resolves to and
+is recorded so; two models of one arm give a model-by-model table and a verdict in the
+report's md, HTML and JSON."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from conftest import CHECKOUT
+
+from benchkit.agent.model_probe import resolve
+from benchkit.cli import main
+from benchkit.store import Store
+
+RAW_API = str(CHECKOUT / "arms.d/raw-api.yaml")
+TASKS = ("read-open-issue-count", "read-bug-issue-titles")
+
+
+def run(*args):
+    return CliRunner().invoke(main, ["run", RAW_API, "--driver", "replay", "--store", "results",
+                                     *args], catch_exceptions=False)
+
+
+@pytest.mark.parametrize("dry", [(), ("--dry-run",)], ids=["run", "dry-run"])
+@pytest.mark.parametrize("model, says", [
+    ("gpt-4o", "pre-flight model: --model gpt-4o: not a model the runtime (Claude Code "),
+    ("claude-opus-4-1", "pre-flight model: --model claude-opus-4-1: the runtime (Claude Code "),
+])
+def test_a_model_the_runtime_would_not_run_as_given_stops_at_preflight(model, says, dry, quiet,
+                                                                       tmp_path):
+    result = run("--model", model, "--task", TASKS[0], *dry)
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.startswith("pre-flight")]
+    assert len(lines) == 1 and lines[0].startswith(says), result.output
+    if model == "claude-opus-4-1":  # what it would run instead, named
+        assert lines[0].endswith("would run claude-opus-5-5 instead (it replaces that id); "
+                                 "give --model claude-opus-5-5 to run it")
+    assert not (tmp_path / "results").exists()
+
+
+def test_the_probe_is_asked_once_a_process_and_says_what_it_cost():
+    first = resolve("haiku")
+    again = resolve("haiku")
+    assert (first.model, first.alias, first.known) == ("claude-haiku-5-5", True, True)
+    assert again.cached and again.ms == first.ms > 0  # measured once, then kept
+    assert again.said().endswith("cached)") and first.max_tokens == again.max_tokens > 0
+
+
+@pytest.mark.slow
+def test_two_models_of_one_arm_are_compared_in_every_format(quiet, tmp_path):
+    tasks = [a for t in TASKS for a in ("--task", t)]
+    alias = run("--model", "sonnet", *tasks, "--no-report", "--no-replay-failures")
+    assert alias.exit_code == 0, alias.output[-2000:]
+    assert "model claude-sonnet-5-5 (as sonnet resolves)" in alias.output
+    given = run("--model", "claude-sonnet-4-5", *tasks)  # and the report at its end
+    assert given.exit_code == 0, given.output[-2000:]
+    samples = Store(tmp_path / "results").samples()
+    assert sorted((s["model"], s.get("model_alias")) for s in samples) == [
+        ("claude-sonnet-4-5", None), ("claude-sonnet-4-5", None),
+        ("claude-sonnet-5-5", "sonnet"), ("claude-sonnet-5-5", "sonnet")]
+    assert all(s["outcome"] == "passed" for s in samples)
+
+    reports = tmp_path / "reports"
+    report = json.loads((reports / "report.json").read_text())
+    assert report["model"] == "claude-sonnet-4-5"  # the run's report: its own model
+    compared, = report["model_comparisons"]
+    assert (compared["arm"], compared["estimated"], set(compared["tasks"])) == (
+        "raw-api", True, set(TASKS))
+    assert {row["model"] for row in compared["rows"]} == {"claude-sonnet-4-5", "claude-sonnet-5-5"}
+    pair, = compared["verdicts"]
+    assert {pair["a"], pair["b"]} == {"claude-sonnet-4-5", "claude-sonnet-5-5"}
+    assert pair["tasks"] == 2 and pair["verdict"] in ("a-cheaper", "b-cheaper", "equivalent",
+                                                       "undecided")
+    md = (reports / "report.md").read_text()
+    assert "## Models: each arm's models compared" in md and "### raw-api (replay, est.)" in md
+    assert f"| {pair['a']} vs {pair['b']} | 2 |" in md and pair["says"] in md
+    html = (reports / "report.html").read_text()
+    assert '<h2 id="models">' in html and f"<th>{pair['a']} vs {pair['b']}</th>" in html
+    chosen = CliRunner().invoke(main, ["report", "--store", "results", "--format", "json",
+                                       "--model", "claude-sonnet-5-5"], catch_exceptions=False)
+    assert json.loads(chosen.output)["model"] == "claude-sonnet-5-5"
