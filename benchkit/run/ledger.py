@@ -52,8 +52,9 @@ class Estimate:
         if self.basis == DEFAULT:
             return "suite default (default_cell_tokens)"
         over = f" over {self.tasks} tasks" if self.basis == ARM and self.tasks > 1 else ""
+        tool = (self.tool_version or "version unknown").split(" (")[0][:60]  # curl's is long
         return (f"{self.basis}: {self.samples} sample{'s' if self.samples != 1 else ''}"
-                f"{over} of {self.model}, tool {self.tool_version or 'version unknown'}")
+                f"{over} of {self.model}, tool {tool}")
 
 
 class _Sums:
