@@ -20,7 +20,8 @@ from benchkit.run.decide import (
 )
 from benchkit.run.events import builtins
 from benchkit.run.settings import RunSettings
-from benchkit.statistics.verdicts import evidence, family, spread, welch_df
+from benchkit.run.to_decide import trials_to_decide
+from benchkit.statistics.verdicts import evidence, family, half_width, spread, welch_df
 
 TASKS = [f"t{i}" for i in range(10)]
 
@@ -119,6 +120,23 @@ def test_an_open_pair_asks_for_the_cells_worth_most_per_token():
     # a trial's price only with the cost): the dearest cells first.
     assert {t.task for t in round_.trials} <= {"t9", "t8"}
     assert all(t.why == "for a vs b" for t in round_.trials)
+    assert "more trial(s), ~" in pair.why and "to a verdict if the ratio holds" in pair.why
+
+
+def test_the_trials_an_open_pair_needs_are_the_fewest_that_decide_it():
+    fam = family(["a", "b"], alpha=0.05, margin=0.05)
+    cells = [("a", "t"), ("b", "t")]  # alike: the best split is even
+    shares, costs, counts = dict.fromkeys(cells, 0.04), dict.fromkeys(cells, 1000.0), \
+        dict.fromkeys(cells, 3)
+    trials, tokens = trials_to_decide(0.2, shares, costs, counts, fam)
+    assert trials % 2 == 0 and tokens == trials * 1000.0
+
+    def half(per_cell):
+        return half_width(sum(w / per_cell for w in shares.values()), fam.alpha_pair, fam.rho)
+    assert half(3 + trials / 2) <= 0.2 < half(3 + trials / 2 - 1)  # enough, and no more
+    # a side no trial can add to, wide on its own: no number of trials decides it
+    assert trials_to_decide(0.2, {**shares, ("a", "t"): 5.0}, costs, counts, fam,
+                            frozen={"a"}) is None
 
 
 def test_a_pair_the_budget_cannot_decide_is_out_of_reach():

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 
+import pytest
 from conftest import BENCHKIT
 from synthetic import sample, write_store
 
@@ -102,3 +103,39 @@ def test_a_measured_plan_after_a_replay_run_names_the_replay_estimate(tree_copy)
                     "the cell's replay estimates 13,000~ from its reference's bytes, which is "
                     "not what a model spends)"), line
     assert "no past sample" not in done.stdout
+
+
+def test_each_estimate_rests_on_the_cells_own_samples_of_the_model_and_tool(tree_copy):
+    """The cell's samples of the run's model and the arm's tool version, else the arm's,
+    else the default: another model's or another version's samples never set it; its
+    dollars at the model's dated list price, its wall time at --jobs."""
+    def past(task, model="claude-sonnet-4-5", tool_version=None, output=200, duration=40.0):
+        return sample("raw-api", task, "read", tokens={"input": 0, "cache_write": 8000,
+                                                      "cache_read": 20000, "output": output},
+                      model=model, tool_version=tool_version, duration_s=duration)
+    store = write_store(tree_copy / "results", [
+        past("read-open-issue-count"), past("read-open-issue-count", output=400, duration=80.0),
+        past("read-bug-issue-titles", model="claude-opus-4-5", output=9000),   # another model
+        past("read-review-body", tool_version="0.0.1", output=9000)])          # another version
+    done = benchkit("run", "arms.d/raw-api.yaml", "--dry-run", "--json", "--tier", "read",
+                    "--jobs", "2", "--store", store, cwd=tree_copy)
+    assert done.returncode == 0, done.stderr
+    plan = json.loads(done.stdout)
+    found = {t["task"]: t for t in plan["trials"]}
+    cell = found["read-open-issue-count"]
+    assert (cell["basis"], cell["expected"], cell["seconds"]) == ("this cell's mean", 13500, 60.0)
+    assert cell["source"] == ("this cell's mean: 2 samples of claude-sonnet-4-5, tool version "
+                              "unknown")
+    # 8,000 x $3.75 + 20,000 x $0.30 + 300 x $15, a million tokens
+    assert cell["usd"] == pytest.approx(0.0405)
+    for task in ("read-bug-issue-titles", "read-review-body", "read-issue-labels-and-state"):
+        assert found[task]["basis"] == "this arm's mean", task  # not the other model's or version's
+        assert found[task]["expected"] == 13500 and found[task]["source"].startswith(
+            "this arm's mean: 2 samples of claude-sonnet-4-5"), found[task]
+    assert plan["prices_as_of"] == "2026-12-07" and plan["jobs"] == 2
+    assert plan["expected_usd"] == pytest.approx(4 * 0.0405)
+    assert plan["expected_wall_s"] == 120.0 and plan["untimed"] == 0  # 4 x 60 s on 2 workers
+    assert plan["model_probe"]["given"] == "claude-sonnet-4-5"
+    text = benchkit("run", "arms.d/raw-api.yaml", "--dry-run", "--tier", "read", "--jobs", "2",
+                    "--store", store, cwd=tree_copy).stdout
+    assert "in time: 2 min~ of wall time at --jobs 2, from the samples' durations" in text
