@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import CHECKOUT
 
+from benchkit.agent import model_probe
 from benchkit.agent.model_probe import resolve
 from benchkit.cli import main
 from benchkit.store import Store
@@ -41,12 +42,21 @@ def test_a_model_the_runtime_would_not_run_as_given_stops_at_preflight(model, sa
     assert not (tmp_path / "results").exists()
 
 
-def test_the_probe_is_asked_once_a_process_and_says_what_it_cost():
+def test_the_probe_is_asked_once_and_says_what_it_cost(tmp_path, monkeypatch):
+    monkeypatch.setenv("BENCHKIT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(model_probe, "_cache", {})  # as a new process
     first = resolve("haiku")
+    assert (first.model, first.alias, first.known, first.cached) == (
+        "claude-haiku-5-5", True, True, False)
+    assert first.said().endswith(f"probed in {first.ms} ms)") and first.ms > 0
+    monkeypatch.setattr(model_probe, "_cache", {})  # another process, the same CLI
     again = resolve("haiku")
-    assert (first.model, first.alias, first.known) == ("claude-haiku-5-5", True, True)
-    assert again.cached and again.ms == first.ms > 0  # measured once, then kept
-    assert again.said().endswith("cached)") and first.max_tokens == again.max_tokens > 0
+    assert again.cached and (again.ms, again.max_tokens) == (first.ms, first.max_tokens)
+    assert again.said().endswith(f"kept from a probe of {first.ms} ms)")
+    # what changes the runtime's choice is another question, asked anew
+    monkeypatch.setenv("CLAUDE_CODE_MAX_OUTPUT_TOKENS", "5000")
+    bounded = resolve("haiku")
+    assert (bounded.cached, bounded.max_tokens) == (False, 5000)
 
 
 @pytest.mark.slow

@@ -26,12 +26,17 @@ The rule (docs/models.md):
     unknown   a model the runtime does not price (not a Claude model it knows):
               refused
 
-A run probes its model once (`resolve`, cached for the process: one run, its dry
-run and its tests' runs share it) and records how long that took.
+A run probes its model once (`resolve`) and says how long that took. The answer is
+kept for the process and under the cache directory ($BENCHKIT_CACHE_DIR), keyed on the
+CLI's file (path, inode, size, modification time: an upgrade is another CLI), the name
+and the environment that changes the CLI's choice: the same CLI answers the same, and
+nothing of an account enters the probe.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import re
@@ -44,6 +49,7 @@ from pathlib import Path
 
 import msgspec
 
+from benchkit import cache_dir
 from benchkit.lifetime import dies_with_thread
 
 from .runtime import bundled_cli, installed_runtime
@@ -78,7 +84,7 @@ class Resolution(msgspec.Struct, frozen=True, kw_only=True):
     max_tokens: int | None     # what its agent requests ask for at most
     ms: int                    # how long the probe took
     runtime: str = ""          # the CLI, as `claude --version` names it
-    cached: bool = False       # this process had probed it before
+    cached: bool = False       # the answer kept from an earlier probe
 
     @property
     def alias(self) -> bool:
@@ -102,7 +108,7 @@ class Resolution(msgspec.Struct, frozen=True, kw_only=True):
         """One line for people: what runs, and what asking cost."""
         how = (f"{self.given} resolves to {self.model}" if self.alias
                else f"{self.model} runs as given")
-        took = "cached" if self.cached else f"probed in {self.ms} ms"
+        took = f"kept from a probe of {self.ms} ms" if self.cached else f"probed in {self.ms} ms"
         bound = f", max_tokens {self.max_tokens:,}" if self.max_tokens else ""
         return f"model: {how} (the runtime's own answer{bound}; {took})"
 
@@ -129,15 +135,47 @@ def resolve(name: str, *, cli_path: str | None = None,
     cli = cli_path or bundled_cli()
     if cli is None:
         raise ProbeError("the Claude Code CLI is missing, so the model cannot be resolved")
-    key = (name, *_identity(cli), tuple(sorted((k, v) for k, v in environ.items()
-                                               if _RESOLVING.fullmatch(k))))
+    key = (CACHE_FORMAT, name, *_identity(cli),
+           tuple(sorted((k, v) for k, v in environ.items() if _RESOLVING.fullmatch(k))))
     with _lock:
-        if key in _cache:
-            return msgspec.structs.replace(_cache[key], cached=True)
-        found = probe(name, cli, environ)
-        found = msgspec.structs.replace(found, runtime=_version(cli_path))
+        found = _cache.get(key) or _kept(key)
+        if found is not None:
+            _cache[key] = found
+            return msgspec.structs.replace(found, cached=True)
+        found = msgspec.structs.replace(probe(name, cli, environ), runtime=_version(cli_path))
         _cache[key] = found
+        _keep(key, found)
         return found
+
+
+CACHE_FORMAT = 1
+
+
+def _entry(key: tuple) -> Path:
+    digest = hashlib.blake2b(repr(key).encode(), digest_size=16).hexdigest()
+    return cache_dir() / "model-probe" / f"{digest}.json"
+
+
+def _kept(key: tuple) -> Resolution | None:
+    """The answer kept for `key`; None when none is (or it cannot be read)."""
+    with contextlib.suppress(OSError, msgspec.DecodeError):
+        return msgspec.json.decode(_entry(key).read_bytes(), type=Resolution)
+    return None
+
+
+def _keep(key: tuple, found: Resolution) -> None:
+    """Keep the answer, whole or not at all; a cache that cannot be written is none."""
+    place = _entry(key)
+    with contextlib.suppress(OSError):
+        place.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=place.parent, suffix=".tmp")
+        try:
+            with os.fdopen(handle, "wb") as file:
+                file.write(msgspec.json.encode(found))
+            os.replace(temporary, place)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temporary)  # left only where the rename failed
 
 
 def probe(name: str, cli: str, environ: Mapping[str, str] = os.environ) -> Resolution:
