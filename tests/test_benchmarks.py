@@ -31,6 +31,7 @@ SMALLEST: dict[str, tuple[list[str], str | None]] = {
     "guard_bench.py": (["--runs", "1"], None),
     "hosts_bench.py": (["--runs", "1", "--task", "read-open-issue-count"], GITEA),
     "identity_bench.py": (["--runs", "1"], GITEA_IF_BUILT),
+    "model_probe_bench.py": (["--runs", "1", "--model", "sonnet"], CLI),
     "report_bench.py": (["--samples", "50", "--repeat", "1"], None),
     "run_bench.py": (["--latency", "0", "--jobs", "2", "--cells", "1"], CLI),
     "sandbox_bench.py": (["1", "1"], CLI),
