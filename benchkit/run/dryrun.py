@@ -34,8 +34,6 @@ from benchkit.run.status import RunEnd
 from benchkit.run.tools import missing_tools
 from benchkit.store import Store
 
-DEFAULT_BASIS = DEFAULT
-
 
 @dataclass(frozen=True)
 class PlannedTrial:
@@ -52,7 +50,7 @@ class PlannedTrial:
     @property
     def estimate(self) -> bool:
         """True when no past sample backs the figure (the suite's default)."""
-        return self.basis == DEFAULT_BASIS
+        return self.basis == DEFAULT
 
 
 @dataclass
@@ -150,7 +148,6 @@ class Plan:
         out += [f"warning: {problem} (skipped)" for problem in self.problems]
         return out
 
-
     def _money(self) -> str:
         if prices.price(self.model) is None:
             return (f"in dollars: unknown: the price table (list prices of {prices.AS_OF}) "
@@ -194,7 +191,7 @@ def planned(arm: str, task: str, trial: int, found: Estimate, model: str,
         usd = (prices.dollars(found.usage, price) if found.usage is not None
                else found.tokens * price.input / 1_000_000)
     return PlannedTrial(arm, task, trial, found.tokens, found.basis,
-                        replayed if found.basis == DEFAULT_BASIS else None, usd=usd,
+                        replayed if found.basis == DEFAULT else None, usd=usd,
                         seconds=found.seconds, source=found.source)
 
 
