@@ -293,7 +293,7 @@ def test_scoring_needs_what_the_task_is_scored_on():
     with pytest.raises(NotScorable, match="give a state"):
         check(task("close-csv-export-issue"), answer="done", seed=SEED, user=USER)
     with pytest.raises(NotScorable, match="no scoring spec"):
-        check(task("bonus-pull-checks"), answer="green", seed=SEED, user=USER)
+        check(task("bonus-checkout-docs-head"), answer="done", seed=SEED, user=USER)
     assert not check(task("read-review-body"), seed=SEED, user=USER).passed
 
 

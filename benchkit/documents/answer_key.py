@@ -45,10 +45,12 @@ _NOUNS = ("issue", "pull", "pr", "request", "label", "comment", "review", "miles
 @dataclass(frozen=True)
 class Count:
     """A count fact: its value, its claims (regexes whose group COUNT_GROUP holds the
-    number claimed) and the words that make a number count something else."""
+    number claimed, none followed by another noun: the renderings' and the pattern's,
+    whose words inside may be such a noun too) and those nouns."""
 
     value: int
     claims: tuple[str, ...]
+    pattern_claim: str | None
     other_nouns: frozenset[str]
 
 
@@ -244,9 +246,14 @@ def _count(fact: dict, index: int, kinds: list[_Kind]) -> tuple[Count | None, li
         return None, [(where, f"a count's renderings disagree on its number: "
                               f"{', '.join(map(str, sorted(values)))}")]
     (value,) = values
-    claims = [_claim(rendering, start, end)
-              for rendering, [(_, start, end)] in zip(renderings, numbers, strict=True)]
-    pattern = fact.get("pattern")
+    own = {word for rendering in renderings for word in re.findall(r"[^\W\d_]+", rendering)}
+    labels = [label.normal for kind in kinds if kind.noun == "label" for label in kind.items]
+    nouns = _other_nouns(own, labels)
+    # Not followed by another kind's noun ("3 open pull requests" counts pull requests).
+    about = r"(?![ \-/(]{1,3}(?:" + "|".join(sorted(nouns, key=len, reverse=True)) + r")(?!\w))"
+    claims = tuple(_claim(rendering, start, end) + about
+                   for rendering, [(_, start, end)] in zip(renderings, numbers, strict=True))
+    pattern, pattern_claim = fact.get("pattern"), None
     if pattern:
         spots = list(re.finditer(rf"(?<![\\\d{{,]){value}(?![\d}},])", pattern))
         if len(spots) != 1:
@@ -254,11 +261,9 @@ def _count(fact: dict, index: int, kinds: list[_Kind]) -> tuple[Count | None, li
                            f"a count's pattern must hold its number ({value}) once, so the "
                            "other counts can be read (or give forbidden_facts)")]
         spot = spots[0]
-        claims.append("(?i:" + pattern[:spot.start()] + NUMBER_BEFORE + _slot()
-                      + pattern[spot.end():] + ")")
-    own = {word for rendering in renderings for word in re.findall(r"[^\W\d_]+", rendering)}
-    labels = [label.normal for kind in kinds if kind.noun == "label" for label in kind.items]
-    return Count(value, tuple(claims), _other_nouns(own, labels)), []
+        pattern_claim = ("(?i:" + pattern[:spot.start()] + NUMBER_BEFORE + _slot()
+                         + pattern[spot.end():] + ")" + about)
+    return Count(value, claims, pattern_claim, nouns), []
 
 
 def _claim(rendering: str, start: int, end: int) -> str:

@@ -26,6 +26,9 @@ _INVISIBLE = re.compile("[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2
 # them; `snake_case` and `fix_csv_export` keep theirs). Possessive, so a run inside a
 # word is never taken in part.
 _MARKUP = re.compile(r"[*`]+|(?<!\w)_++|_++(?!\w)")
+# A numbered list's marker at the start of a line ("1. ", "2) "): numbering, not a count
+# (the lines are joined before numbers are read).
+_LIST_MARKER = re.compile(r"^([ \t>]*)\d{1,9}[.)](?=[ \t])", re.M)
 
 UNITS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
          "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen",
@@ -40,18 +43,21 @@ NUMBER = (r"(?:\d+|(?:" + "|".join(TENS) + r")(?:[- ](?:" + "|".join(_LONGEST) +
           + "|".join(sorted([*UNITS, "none"], key=len, reverse=True)) + ")")
 # Where a number is a count, not part of something else: not glued to a word, a decimal
 # point or `#` (an issue's number, a version, a time), nor an identifier's number
-# ("issue 7", "pull request 9"), and not followed by more digits of a decimal.
-NUMBER_BEFORE = (r"(?<![\w.#])(?<!issue )(?<!issues )(?<!pull )(?<!request )(?<!pr )"
+# ("issue 7", "pull request 9"), and not followed by more digits of a decimal. The
+# first character is checked first: a number starts with a digit or one of these
+# letters, and most of an answer's characters start none.
+NUMBER_BEFORE = (r"(?=[\dzotfsen])(?<![\w.#])(?<!issue )(?<!issues )(?<!pull )(?<!request )(?<!pr )"
                  r"(?<!number )(?<!no\. )(?<!id )(?<!index )")
 NUMBER_AFTER = r"(?!\w)(?![.,:]\d)"
 _ONE_NUMBER = re.compile(NUMBER_BEFORE + "(" + NUMBER + ")" + NUMBER_AFTER)
 
 
 def normalise_answer(text) -> str:
-    """Compatibility-normalise (NFKC), drop invisible characters, straighten curly
-    quotes, case-fold, drop markdown emphasis, collapse whitespace. Facts are
+    """Compatibility-normalise (NFKC), mark a numbered list's markers as "-", drop
+    invisible characters, straighten curly quotes, case-fold, drop markdown emphasis,
+    collapse whitespace. Facts are
     normalised the same way, so a fact naming `__init__.py` still matches."""
-    text = unicodedata.normalize("NFKC", str(text or ""))
+    text = _LIST_MARKER.sub(r"\1-", unicodedata.normalize("NFKC", str(text or "")))
     text = _MARKUP.sub("", _INVISIBLE.sub("", text).translate(_QUOTES).casefold())
     return " ".join(text.split())
 

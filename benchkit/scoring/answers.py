@@ -33,7 +33,7 @@ _HEDGE = re.compile(r"(?<!\w)(?:or|maybe|perhaps|possibly|probably|otherwise|alt
                     r"(?!\w)(?:[ ,;:()\-]{1,3}[^\W\d_]{1,20}){0,2}?[ ,;:()\-~]{1,3}"
                     + NUMBER_BEFORE + f"(?P<{COUNT_GROUP}>{NUMBER})" + NUMBER_AFTER)
 _APPROXIMATE = re.compile(r"(?:about|around|approximately|roughly|nearly|almost|over|under|"
-                          r"at least|at most|more than|less than|fewer than|up to|~) ?\Z")
+                          r"at least|at most|more than|less than|fewer than|up to|~) ?$")
 # The next few words after a number, bounded: what it counts, if anything.
 _NEXT_WORDS = re.compile(r"(?:[ \-/(]{1,3}[^\W\d_]{1,40}){1,3}")
 _WORD = re.compile(r"[^\W\d_]+")
@@ -56,13 +56,12 @@ def answer_differences(key: AnswerKey, answer) -> list[str]:
     missing, extra = [], []
     for required in key.required:
         if required.count is None:
-            if not _present(required, text):
-                missing.append(f"answer lacks required fact: {required.shown}")
-            continue
-        claims = list(_claims(required.count, text))
-        if not any(value == required.count.value for value, _ in claims):
+            claimed = _present(required, text)
+        else:
+            claimed, others = _count_differences(required.count, text)
+            extra += others
+        if not claimed:
             missing.append(f"answer lacks required fact: {required.shown}")
-        extra += _other_counts(required.count, claims, text)
     sheltered = _spans(key.sheltered, text)
     extra[:0] = [f"answer names {item.says}: {quote(found)}" for item in key.forbidden
                  if (found := _forbidden(item, text, sheltered)) is not None]
@@ -86,51 +85,70 @@ def _compiled(source: str) -> re.Pattern:
 
 # --- counts ----------------------------------------------------------------------------
 
+def _count_differences(count: Count, text: str) -> tuple[bool, list[str]]:
+    """(whether the answer claims the count, the differences of its other numbers):
+    another number claimed, a number offered in the count's place, the count made
+    approximate; each once, the first MOST of them named."""
+    claimed, hedged, found = False, [], {}  # type: tuple[bool, list[str], dict[int, str]]
+    for value, match in _claims(count, text):
+        if value != count.value:
+            if value not in found:
+                found[value] = f"answer gives another count: {value} ({quote(match.group(0))})"
+            continue
+        claimed, start = True, match.start(COUNT_GROUP)
+        before = _APPROXIMATE.search(text, max(0, start - 20), start)
+        if before and not hedged:
+            hedged.append(f"answer hedges the count: {quote(before.group(0) + match.group(COUNT_GROUP))}")
+    for hedge in _matches(_HEDGE, text, lambda m: False):
+        value = _value(hedge.group(COUNT_GROUP))
+        if value != count.value and value not in found and \
+                not _about_other(hedge, text, count.other_nouns, ahead=3):
+            found[value] = f"answer hedges the count: {quote(hedge.group(0))}"
+    named = list(found.values())
+    if len(named) > MOST:
+        named = named[:MOST] + [f"answer gives {len(named) - MOST} more other counts"]
+    return claimed, named + hedged
+
+
 def _claims(count: Count, text: str) -> Iterator[tuple[int, re.Match]]:
-    """(number, match) of every claim in the answer, each of its claim regexes in
-    turn, a match about something else (another noun) left out. The next search starts
-    just past the number, so a claim is never hidden inside one that was left out."""
+    """(number, match) of every claim in the answer: the renderings' claims, then the
+    pattern's, a match holding another kind's noun among its words left out."""
     for source in count.claims:
-        regex, position = _compiled(source), 0
-        while (match := regex.search(text, position)) is not None:
-            position = match.start(COUNT_GROUP) + 1
-            if not _about_other(match, text, count.other_nouns):
-                yield number_value(match.group(COUNT_GROUP)), match
+        for match in _compiled(source).finditer(text):
+            yield _value(match.group(COUNT_GROUP)), match
+    if count.pattern_claim:
+        for match in _matches(_compiled(count.pattern_claim), text,
+                              lambda m: _about_other(m, text, count.other_nouns, ahead=0)):
+            yield _value(match.group(COUNT_GROUP)), match
+
+
+def _matches(regex: re.Pattern, text: str, left_out) -> Iterator[re.Match]:
+    """regex's matches in text but those `left_out` says to skip; after one of those the
+    search goes on just past its number, so no match is hidden inside one left out."""
+    position = 0
+    while position <= len(text):
+        for match in regex.finditer(text, position):
+            if left_out(match):
+                position = match.start(COUNT_GROUP) + 1
+                break
+            yield match
+        else:
+            return
 
 
 def _about_other(match: re.Match, text: str, nouns: frozenset[str], ahead: int = 1) -> bool:
     """Whether the number counts another thing: a noun of another kind in the claim
     after the number, or in the `ahead` words that follow it."""
-    inside = _WORD.findall(text, match.end(COUNT_GROUP), match.end())
-    following = _NEXT_WORDS.match(text, match.end())
-    after = _WORD.findall(following.group(0))[:ahead] if following else []
-    return any(word in nouns for word in (*inside, *after))
+    if any(word in nouns for word in _WORD.findall(text, match.end(COUNT_GROUP), match.end())):
+        return True
+    following = _NEXT_WORDS.match(text, match.end()) if ahead else None
+    return following is not None and any(
+        word in nouns for word in _WORD.findall(following.group(0))[:ahead])
 
 
-def _other_counts(count: Count, claims: list[tuple[int, re.Match]], text: str) -> list[str]:
-    """Another number claimed, a number offered in the count's place, the count made
-    approximate: each once, the first MOST of them named."""
-    found: dict[int, str] = {}
-    for value, match in claims:
-        if value != count.value and value not in found:
-            found[value] = f"answer gives another count: {value} ({quote(match.group(0))})"
-    position = 0
-    while (hedge := _HEDGE.search(text, position)) is not None:
-        position = hedge.start(COUNT_GROUP) + 1
-        value = number_value(hedge.group(COUNT_GROUP))
-        if value != count.value and value not in found and \
-                not _about_other(hedge, text, count.other_nouns, ahead=3):
-            found[value] = f"answer hedges the count: {quote(hedge.group(0))}"
-    hedged: list[str] = []
-    for value, match in claims:
-        start = match.start(COUNT_GROUP)
-        before = _APPROXIMATE.search(text[max(0, start - 20):start])
-        if value == count.value and before and not hedged:
-            hedged.append(f"answer hedges the count: {quote(before.group(0) + match.group(COUNT_GROUP))}")
-    named = list(found.values())
-    if len(named) > MOST:
-        named = named[:MOST] + [f"answer gives {len(named) - MOST} more other counts"]
-    return named + hedged
+@functools.lru_cache(maxsize=1024)
+def _value(number: str) -> int:
+    return number_value(number)
 
 
 # --- forbidden facts -------------------------------------------------------------------
