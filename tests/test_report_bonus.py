@@ -13,9 +13,10 @@ from synthetic import sample
 from test_report_aggregate import costing, matrix_of, report_of, row
 
 from benchkit.cli import main
+from benchkit.documents.reference import reference_for
 from benchkit.documents.tree import load_tree
-from benchkit.report.render import render
 from benchkit.report.matrix import TaskEntry
+from benchkit.report.render import render
 
 SEARCH = TaskEntry("bonus-search", "bonus", scored=False,
                    applicability={"a": "first-class", "b": "applicable", "c": "not-applicable"})
@@ -82,8 +83,8 @@ def test_a_replay_run_of_every_installed_arm_fills_the_bonus_table(tmp_path, qui
     report = json.loads((tmp_path / "reports" / "report.json").read_text())
     md = (tmp_path / "reports" / "report.md").read_text()
     tree = load_tree(CHECKOUT)
-    unsupported = {arm: {task for task, entry in _reference(tree, arm).items() if entry.unsupported}
-                   for arm in report["arms"]}
+    unsupported = {arm: {task for task, entry in reference_for(tree.arms[arm], CHECKOUT).tasks.items()
+                         if entry.unsupported} for arm in report["arms"]}
     seen = {}
     for op in report["bonus"]:
         task = tree.tasks[op["task"]]
@@ -106,7 +107,3 @@ def test_a_replay_run_of_every_installed_arm_fills_the_bonus_table(tmp_path, qui
     assert not any(r["task"].startswith("bonus-") for arm in report["tasks"]["replay"]
                    for r in arm["rows"])
 
-
-def _reference(tree, arm):
-    from benchkit.documents.reference import reference_for
-    return reference_for(tree.arms[arm], CHECKOUT).tasks

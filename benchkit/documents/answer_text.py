@@ -36,10 +36,11 @@ UNITS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight",
 TENS = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
 _WORDS = {**{word: value for value, word in enumerate(UNITS)},
           **{word: 20 + 10 * index for index, word in enumerate(TENS)}, "none": 0}
-# A number as an answer may write it: digits, or English words up to ninety-nine (a
-# compound with a hyphen or a space), longest alternatives first.
+# A number as an answer may write it: up to nine digits (a longer run is no count, and
+# never converted), or English words up to ninety-nine (a compound with a hyphen or a
+# space), longest alternatives first.
 _LONGEST = sorted(UNITS[1:10], key=len, reverse=True)
-NUMBER = (r"(?:\d+|(?:" + "|".join(TENS) + r")(?:[- ](?:" + "|".join(_LONGEST) + r"))?|"
+NUMBER = (r"(?:\d{1,9}|(?:" + "|".join(TENS) + r")(?:[- ](?:" + "|".join(_LONGEST) + r"))?|"
           + "|".join(sorted([*UNITS, "none"], key=len, reverse=True)) + ")")
 # Where a number is a count, not part of something else: not glued to a word, a decimal
 # point or `#` (an issue's number, a version, a time), nor an identifier's number

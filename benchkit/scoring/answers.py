@@ -89,7 +89,9 @@ def _count_differences(count: Count, text: str) -> tuple[bool, list[str]]:
     """(whether the answer claims the count, the differences of its other numbers):
     another number claimed, a number offered in the count's place, the count made
     approximate; each once, the first MOST of them named."""
-    claimed, hedged, found = False, [], {}  # type: tuple[bool, list[str], dict[int, str]]
+    claimed = False
+    hedged: list[str] = []
+    found: dict[int, str] = {}  # another number -> its difference
     for value, match in _claims(count, text):
         if value != count.value:
             if value not in found:
@@ -99,7 +101,7 @@ def _count_differences(count: Count, text: str) -> tuple[bool, list[str]]:
         before = _APPROXIMATE.search(text, max(0, start - 20), start)
         if before and not hedged:
             hedged.append(f"answer hedges the count: {quote(before.group(0) + match.group(COUNT_GROUP))}")
-    for hedge in _matches(_HEDGE, text, lambda m: False):
+    for hedge in _HEDGE.finditer(text):
         value = _value(hedge.group(COUNT_GROUP))
         if value != count.value and value not in found and \
                 not _about_other(hedge, text, count.other_nouns, ahead=3):
