@@ -24,8 +24,8 @@ COMMANDS = {
     "list": ("benchkit.documents.commands:list_documents",
              "List the tree's tasks or arms (whether each arm's tool is installed)."),
     "expect": ("benchkit.scoring.commands:expect",
-               "Print TASK_YAML's expected end state (mutations) or required facts (reads) "
-               "as JSON; with --untouched, or with no task, the seed's ground truth RepoState."),
+               "Print TASK_YAML's expected end state (mutations) or answer key (reads: "
+               "required and forbidden facts) as JSON; with --untouched, or with no task, the seed's ground truth RepoState."),
     "check": ("benchkit.scoring.commands:check",
               "Score a captured state and answer against TASK_YAML."),
     "guard": ("benchkit.isolation.commands:guard",

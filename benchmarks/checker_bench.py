@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """How long the scoring side takes: loading and validating every task, computing each
-expected state, checking a captured state, and diffing a large repository.
+expected state, checking a captured state, diffing a large repository, and scoring
+adversarial read answers of --answer-kib KiB (1 MiB by default) against their keys.
 
-    python3 benchmarks/checker_bench.py [--runs 20] [--issues 2000]
+    python3 benchmarks/checker_bench.py [--runs 20] [--issues 2000] [--answer-kib 1024]
 """
 
 from __future__ import annotations
@@ -31,10 +32,33 @@ def large_state(issues: int) -> dict:
         for n in range(1, issues + 1)]}
 
 
+# Answers built to make a backtracking matcher work hard: numbers, number words and
+# hedge words everywhere with nothing claimed until the end; titles cut one letter short;
+# long runs of letters and of spaces after a number; a count's own words stuffed.
+ADVERSARIAL = {
+    "read-open-issue-count": {
+        "near claims": "5 or maybe 6 issues, nine issues opened, issue 7 is, #5 open, ",
+        "long words": "5 " + "a" * 4000 + " ",
+        "long spaces": "5" + " " * 4000 + "x ",
+        "claims": "6 open, six issues are open, open: 7, ",
+    },
+    "read-bug-issue-titles": {
+        "near titles": "Add CSV export optio Typo in installation doc Fix crash on startu ",
+        "titles": "Add CSV export option, Typo in error message, ",
+    },
+}
+
+
+def adversarial(kib: int, piece: str) -> str:
+    """`piece` repeated to `kib` KiB, then the truth, so the whole answer is read."""
+    return (piece * (kib * 1024 // len(piece) + 1))[:kib * 1024] + ". 5 open. Fix crash on startup"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--issues", type=int, default=2000)
+    parser.add_argument("--answer-kib", type=int, default=1024)
     args = parser.parse_args()
 
     seed = load_seed(ROOT / "seeds" / "default.yaml")
@@ -56,6 +80,14 @@ def main():
     changed["issues"][-1]["comments"].append({"author": "bench", "body": "extra"})
     print(f"diff of a {args.issues}-issue repository (one difference): "
           f"{timed(max(3, args.runs // 4), lambda: diff(big, changed, big)):.1f} ms")
+
+    by_id = {task.id: task for task in tasks}
+    for task_id, answers in ADVERSARIAL.items():
+        for name, piece in answers.items():
+            answer = adversarial(args.answer_kib, piece)
+            ms = timed(max(1, args.runs // 10), lambda task=by_id[task_id], answer=answer:
+                       check(task, answer=answer, seed=seed, user="bench"))
+            print(f"{task_id}: a {args.answer_kib} KiB answer of {name}: {ms:.0f} ms")
 
 
 if __name__ == "__main__":

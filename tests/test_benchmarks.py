@@ -23,7 +23,7 @@ GITEA_IF_BUILT = "a real Gitea where one is built (its figures are left out with
 # makes it slow)
 SMALLEST: dict[str, tuple[list[str], str | None]] = {
     "cell_bench.py": (["--runs", "1", "--appends", "10"], CLI),
-    "checker_bench.py": (["--runs", "1", "--issues", "20"], None),
+    "checker_bench.py": (["--runs", "1", "--issues", "20", "--answer-kib", "16"], None),
     "forge_bench.py": (["--rounds", "1", "--clients", "1", "--requests", "5", "--cap", "5"], None),
     "gateway_bench.py": (["--requests", "5", "--trials", "1"], None),
     "gateway_bounds_bench.py": (["--only", "comment", "--limit", "30"], None),

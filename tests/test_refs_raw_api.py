@@ -20,6 +20,9 @@ SEED = TREE.seeds["default"]
 REFERENCE = load_reference(CHECKOUT / "refs.d" / "raw-api.yaml", kind="shell")
 # Every scored task, and the bonus operations the reference plays.
 PLAYABLE = replay_params(TREE, REFERENCE, bonus=True)
+# No pull request of the seed has a check, so every target's answer would be the same:
+# its reference finds the pull request by title and names no target to swap.
+NO_DECOY = {"bonus-pull-checks"}
 
 
 @pytest.fixture(scope="module")
@@ -63,6 +66,9 @@ def test_reference_passes_and_its_wrong_target_variant_fails(task_id, host):
     assert failed == []
     assert result.passed, result.differences
     wrong = task_ref.retargeted(SEED)
+    if task_id in NO_DECOY:
+        assert wrong is None
+        return
     assert wrong is not None, "every raw-api reference names a target a decoy can replace"
     result, _ = verdict(task_id, wrong, forge, client)
     assert not result.passed

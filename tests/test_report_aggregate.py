@@ -485,12 +485,14 @@ def test_bonus_table_shows_applicability_and_outcomes(tmp_path):
     assert row(report, "a").tasks_total == 1  # bonus never in the headline
     (operation,) = report.bonus
     a, b = operation.arms
-    assert (a.applicability, a.samples, a.passes, a.cost) == ("first-class", 2, 1, 5000)
-    assert (b.applicability, b.samples) == ("not-applicable", 0)
+    assert (a.applicability, a.status, a.samples, a.passes, a.cost.value) == (
+        "first-class", "measured", 2, 1, 5000)
+    assert (b.applicability, b.status, b.samples) == ("not-applicable", "not applicable", 0)
     statuses = {c.arm: c.status for r in report.coverage.rows
                 if r.task == "bonus-search" for c in r.cells}
     assert statuses == {"a": "below", "b": "n/a"}
-    assert "| bonus-search | first-class · 1/2 passed, 5,000 | not-applicable |" in render(report, "md")
+    assert "| bonus-search | first-class · 1/2 passed · 50% (" in render(report, "md")
+    assert "| not applicable |" in render(report, "md")
 
 
 def test_the_json_export_writes_the_records_field_by_field(tmp_path):

@@ -52,16 +52,17 @@ def test_a_cell_that_cannot_run_says_why_instead_of_missing(reported):
     coverage_row = row(md, f"{NO_SPEC} | bonus")  # the coverage matrix, not the bonus table
     assert "✗" not in coverage_row and "–" in coverage_row
     assert f"- {NO_SPEC} on gitea-mcp-search, gitea-mcp, raw-api, tea: no scoring spec: the checker cannot judge it" in md
-    cells = re.search(rf"<tr><th>{NO_SPEC}</th>.*?</tr>", html, re.S)[0]
-    assert "missing" not in cells and "cannot run: no scoring spec" in cells
+    bonus, cells = re.findall(rf"<tr><th>{NO_SPEC}</th>.*?</tr>", html, re.S)
+    assert "missing" not in bonus and bonus.count("not run: no scoring spec") == 4
+    assert "missing" not in cells and cells.count("cannot run <sup>") == 4
 
 
 def test_the_bonus_table_shows_the_outcome_where_the_cell_ran(reported):
     md, html, report = reported["md"], reported["html"], reported["json"]
     [diff] = [op for op in report["bonus"] if op["task"] == "bonus-pull-diff"]
     raw = next(a for a in diff["arms"] if a["arm"] == "raw-api")
-    assert (raw["samples"], raw["passes"], raw["estimated"]) == (1, 1, True)
-    assert "applicable · 1/1 passed" in row(md, "bonus-pull-diff")
+    assert (raw["status"], raw["samples"], raw["passes"], raw["estimated"]) == ("replayed", 1, 1, True)
+    assert "applicable · 1/1 passed · 100% · " in row(md, "bonus-pull-diff")
     assert "~ (replay)" in row(md, "bonus-pull-diff")
     assert re.search(r"<tr><th>bonus-pull-diff</th>.*?1/1 passed.*?</tr>", html, re.S)
 
@@ -69,7 +70,7 @@ def test_the_bonus_table_shows_the_outcome_where_the_cell_ran(reported):
 def test_self_review_the_host_forbids_is_unsupported_on_every_arm_as_the_run_says(reported):
     md, report = reported["md"], reported["json"]
     [approve] = [op for op in report["bonus"] if op["task"] == SELF_APPROVE]
-    assert {a["arm"]: a["applicability"] for a in approve["arms"]} == dict.fromkeys(
+    assert {a["arm"]: a["status"] for a in approve["arms"]} == dict.fromkeys(
         ("gitea-axi", "gitea-mcp", "gitea-mcp-search", "raw-api", "tea"), "unsupported")
     assert "applicable" not in row(md, f"{SELF_APPROVE} (self-review forbidden)")
 

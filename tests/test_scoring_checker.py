@@ -11,14 +11,22 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchkit.documents import load_seed
+from benchkit.documents.answer_key import AnswerKey, required_fact
+from benchkit.documents.answer_text import normalise_answer
 from benchkit.documents.expectation import expected_state, ground_truth
 from benchkit.documents.task import load_task
 from benchkit.scoring import check, diff
-from benchkit.scoring.checker import NotScorable, fact_matches, match_facts, normalise_answer
+from benchkit.scoring.answers import NO_ANSWER, answer_differences
+from benchkit.scoring.checker import NotScorable
 from benchkit.state import StateError, normalise
 
 SEED = load_seed(CHECKOUT / "seeds" / "default.yaml")
 USER = "bench"
+
+
+def fact_matches(fact, answer) -> bool:
+    """Whether the answer holds the fact (a key of that fact alone)."""
+    return not answer_differences(AnswerKey((required_fact(fact),), (), (), False), answer)
 
 
 def task(task_id):
@@ -276,14 +284,16 @@ def test_answer_normalisation():
     assert fact_matches({"any_of": ["open: 5"]}, "Open:  5.")
     assert not fact_matches({"any_of": ["open: 5"]}, "open: 51")
     assert fact_matches({"pattern": r"\bv\d+\b"}, "Tagged V2")
-    assert match_facts([{"any_of": ["x"]}], "  ") == ["no final answer: every required fact is missing"]
+    assert not fact_matches({"any_of": ["x"]}, "  ")
+    assert answer_differences(AnswerKey((required_fact({"any_of": ["x"]}),), (), (), False), " ") \
+        == [NO_ANSWER] == ["no final answer: every required fact is missing"]
 
 
 def test_scoring_needs_what_the_task_is_scored_on():
     with pytest.raises(NotScorable, match="give a state"):
         check(task("close-csv-export-issue"), answer="done", seed=SEED, user=USER)
     with pytest.raises(NotScorable, match="no scoring spec"):
-        check(task("bonus-pull-checks"), answer="green", seed=SEED, user=USER)
+        check(task("bonus-checkout-docs-head"), answer="done", seed=SEED, user=USER)
     assert not check(task("read-review-body"), seed=SEED, user=USER).passed
 
 

@@ -10,6 +10,7 @@ from conftest import CHECKOUT
 from shipped import REFERENCE_SUITE as REFERENCE
 
 from benchkit.cli import main
+from benchkit.documents.answer_key import required_fact
 from benchkit.documents.task import load_task
 
 TASK_FILES = sorted((CHECKOUT / "tasks.d").glob("*.yaml"))
@@ -81,8 +82,7 @@ def test_an_answer_missing_any_one_fact_fails(task_id, tmp_path):
 
 
 def _describe(fact):
-    from benchkit.scoring.checker import describe_fact
-    return describe_fact(fact)
+    return required_fact(fact).shown
 
 
 def test_the_reference_suite_is_present_and_scored():

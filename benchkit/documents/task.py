@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchkit.documents.answer_key import key_problems
 from benchkit.documents.expectation import edit_problems, resolve_variant
 from benchkit.documents.loader import load_document, schema_problems
 from benchkit.documents.models import load_seed
@@ -65,16 +66,21 @@ def _check(document, path, seeds) -> list:
     if isinstance(data.get("id"), str) and data["id"] != path.stem:
         problems.append(document.problem(
             ("id",), f"id {data['id']!r} differs from the file name {path.stem!r}"))
-    for index, fact in enumerate(_list(data.get("facts"))):
-        if isinstance(fact, dict) and isinstance(fact.get("pattern"), str):
-            try:
-                re.compile(fact["pattern"])
-            except re.error as error:
-                problems.append(document.problem(("facts", index, "pattern"),
-                                                 f"invalid regex: {error}"))
+    for key in ("facts", "forbidden_facts"):
+        for index, fact in enumerate(_list(data.get(key))):
+            if isinstance(fact, dict) and isinstance(fact.get("pattern"), str):
+                try:
+                    re.compile(fact["pattern"])
+                except re.error as error:
+                    problems.append(document.problem((key, index, "pattern"),
+                                                     f"invalid regex: {error}"))
     edits = _list(data.get("edits"))
     if isinstance(data.get("seed"), str):
         seed = _find_seed(path, data["seed"], seeds, document, problems)
+        if seed is not None and data.get("facts") and not problems \
+                and not schema_problems(document, "task"):
+            problems += [document.problem(where, message)
+                         for where, message in key_problems(data, seed)]
         if seed is not None and edits:
             try:
                 found = edit_problems(edits, seed)

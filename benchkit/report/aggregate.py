@@ -17,6 +17,7 @@ from __future__ import annotations
 from benchkit import counting
 from benchkit.replays import NOT_REPRODUCIBLE
 from benchkit.report.anatomy import anatomy_view
+from benchkit.report.bonus import bonus_view
 from benchkit.report.headline import (
     Cells,
     arm_row,
@@ -36,7 +37,6 @@ from benchkit.report.summary import Summary, summarise
 from benchkit.report.tally import Placed
 from benchkit.report.versions import version_view
 from benchkit.report.views import (
-    bonus_view,
     cells_view,
     component_view,
     coverage_view,
@@ -57,8 +57,9 @@ from benchkit.surface import BYTES_PER_TOKEN, PARTS, AmbientSize, estimated_toke
 
 # 3: tiers compare arms on common tasks (relative, below_best), failures; 4: `common`
 # ranks the arms (the first table) whenever any has samples, with the arms set apart, and
-# the charts that compare arms read it; version_comparisons
-REPORT_VERSION = 4
+# the charts that compare arms read it; version_comparisons; 5: the bonus table's cells
+# have a status and Figures with intervals (benchkit.report.bonus)
+REPORT_VERSION = 5
 
 
 def current(matrix: Matrix) -> counting.Current:
@@ -157,7 +158,7 @@ def build_report(contents: StoreContents | Summary, matrix: Matrix, *,
                  + anatomy_view(sorted_.replay,
                                 on_common(replayed, estimates.common if estimates else None),
                                 matrix.weights, "replay")),
-        bonus=bonus_view(sorted_.measured, matrix, sorted_.replay),
+        bonus=bonus_view(measured, replay, matrix, level),
         coverage=coverage_view(sorted_, matrix),
         cells=cells_view(measured, replay, matrix),
         replay=replay_view(replay, matrix),

@@ -159,15 +159,22 @@ class AnatomyRow(Record):
     search_calls: float = 0.0  # tool searches per trial (an arm behind the runtime's tool search)
 
 
-class BonusArm(Record):
+class BonusArm(Record, kw_only=True):
+    """An arm on a bonus operation (benchkit.report.bonus): `status` is measured,
+    replayed (estimates), or why the cell has no figures (not applicable,
+    unsupported, not run: no scoring spec, no sample yet); where it ran, the figures
+    the headline gives an arm, over this operation (intervals on measured ones)."""
     arm: str
-    applicability: str | None
-    why: str | None  # why the cell cannot run
-    estimated: bool
-    samples: int
-    passes: int
-    success: float | None
-    cost: float | None
+    applicability: str | None  # the task's: first-class | applicable | not-applicable
+    status: str
+    why: str | None  # why no trial of the cell can run, as the run says it
+    estimated: bool = False
+    samples: int = 0
+    passes: int = 0
+    success: Figure | None = None
+    cost: Figure | None = None
+    turns: Figure | None = None
+    duration: Figure | None = None
 
 
 class Bonus(Record):

@@ -1,6 +1,6 @@
-"""The report's tables beside the headline: totals, tiers, token components, bonus
-operations, coverage, per-cell and per-task rows, replay estimates, exclusions and
-other versions. Each is a record of benchkit.report.model."""
+"""The report's tables beside the headline: totals, tiers, token components, coverage,
+per-cell and per-task rows, replay estimates, exclusions and other versions. Each is a
+record of benchkit.report.model."""
 
 from __future__ import annotations
 
@@ -14,8 +14,6 @@ from benchkit.report.matrix import Matrix
 from benchkit.report.model import (
     ArmRow,
     ArmTasks,
-    Bonus,
-    BonusArm,
     Cannot,
     CellRow,
     ComponentRow,
@@ -122,36 +120,6 @@ def component_view(tallies: Mapping[Cell, Tally], cells: dict[str, dict[str, Cel
     return view
 
 
-def bonus_view(tallies: Mapping[Cell, Tally], matrix: Matrix,
-               replay: Mapping[Cell, Tally] | None = None) -> list[Bonus]:
-    """Per bonus operation: each arm's applicability (`unsupported` where the arm's
-    reference says its tool cannot, as the run does), why a cell cannot run, and its
-    outcome where it ran: measured, else replayed (estimated)."""
-    view = []
-    for task in matrix.bonus_tasks:
-        arms = []
-        for arm in (a.id for a in matrix.arms):
-            ran, estimated = _ran(tallies, (arm, task.id)), False
-            if ran is None and replay is not None:
-                ran, estimated = _ran(replay, (arm, task.id)), True
-            why = task.cannot_run.get(arm)
-            applicability = ("unsupported" if why and why.startswith("unsupported ")
-                             else task.applicability.get(arm))
-            arms.append(BonusArm(arm=arm, applicability=applicability, why=why,
-                                 estimated=estimated and ran is not None,
-                                 samples=len(ran) if ran else 0,
-                                 passes=round(ran.rows[:, SUCCESS].sum()) if ran else 0,
-                                 success=_column_mean(ran, SUCCESS) if ran else None,
-                                 cost=_column_mean(ran, COST) if ran else None))
-        view.append(Bonus(task.id, task.only_when, arms))
-    return view
-
-
-def _ran(tallies: Mapping[Cell, Tally], cell: Cell) -> Tally | None:
-    tally = tallies.get(cell)
-    return tally if tally is not None and len(tally) else None
-
-
 def coverage_view(sorted_: Placed, matrix: Matrix) -> Coverage:
     """Arm by task: valid measured samples, whether the floor is reached, what else is
     there (excluded, replay), and the cells missing or below the floor."""
@@ -243,11 +211,12 @@ def estimate_view(replay: Cells, matrix: Matrix) -> Estimates | None:
 
 
 def task_view(cells: Cells, matrix: Matrix) -> list[ArmTasks]:
-    """Per arm with samples: a row per task it ran, in matrix order, with its means."""
+    """Per arm with samples: a row per scored task it ran, in matrix order, with its
+    means (bonus operations have their own table: benchkit.report.bonus)."""
     view = []
     for arm in (a.id for a in matrix.arms):
         rows = []
-        for task in matrix.tasks:
+        for task in matrix.scored_tasks:
             stats = cells.stats(arm, task.id)
             if stats is None:
                 continue

@@ -9,6 +9,6 @@ state comes from `benchkit.documents.expectation` (`ground_truth`, `expected_sta
 sides are normalised RepoStates (`benchkit.state`, shared by every stage).
 """
 
-from benchkit.scoring.checker import NotScorable, Verdict, check, diff, match_facts
+from benchkit.scoring.checker import NotScorable, Verdict, check, diff
 
-__all__ = ["NotScorable", "Verdict", "check", "diff", "match_facts"]
+__all__ = ["NotScorable", "Verdict", "check", "diff"]

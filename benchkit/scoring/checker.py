@@ -3,16 +3,18 @@
 Mutations are scored by a full-state diff of the captured RepoState against the
 expected end state; every difference names its entity and says whether an intended
 change is missing (or wrong) or the agent changed something it was not asked to
-(collateral). Reads are scored by required facts in the final answer; a captured
-state, when given, must still equal the ground truth.
+(collateral). Reads are scored by their final answer against the task's answer key
+(benchkit.scoring.answers: the required facts, and none of the forbidden ones); a
+captured state, when given, must still equal the ground truth.
 """
 
-import json
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from benchkit.documents.answer_key import answer_key
 from benchkit.documents.expectation import expected_state, ground_truth
+from benchkit.scoring.answers import answer_differences
+from benchkit.scoring.answers import quote as _quote
 from benchkit.state import comment_key, normalise, review_key
 
 
@@ -43,7 +45,7 @@ def check(task, *, state=None, answer=None, seed, user, self_review=False) -> Ve
     elif state is not None:
         differences += diff(baseline, state, baseline)  # a read must change nothing
     if task.facts:
-        differences += match_facts(task.facts, answer)
+        differences += answer_differences(answer_key(task.data, seed), answer)
     return Verdict(passed=not differences, differences=differences)
 
 
@@ -175,62 +177,3 @@ def _entity_name(noun, item):
     if noun == "label":
         return f"label {_quote(item['name'])}"
     return f"{noun} #{item['number']} {_quote(item['title'])}"
-
-
-def _quote(text, limit=120):
-    text = str(text)
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
-    return json.dumps(text, ensure_ascii=False)
-
-
-# ---- required facts --------------------------------------------------------------
-
-_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'",
-                         "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"'})
-# Markdown emphasis and code marks around words: every `*` and backtick, and a run of
-# `_` that does not sit inside a word (`__5__` and `_5_` are emphasis, as markdown reads
-# them; `snake_case` and `fix_csv_export` keep theirs). Possessive, so a run inside a
-# word is never taken in part.
-_MARKUP = re.compile(r"[*`]+|(?<!\w)_++|_++(?!\w)")
-
-
-def normalise_answer(text) -> str:
-    """Case-fold, straighten curly quotes, drop markdown emphasis, collapse whitespace.
-    Facts are normalised the same way, so a fact naming `__init__.py` still matches."""
-    text = _MARKUP.sub("", str(text or "").translate(_QUOTES).casefold())
-    return " ".join(text.split())
-
-
-def fact_matches(fact, answer) -> bool:
-    """A rendering matches as a whole-word substring; the pattern as a regex search."""
-    normal = normalise_answer(answer)
-    for rendering in fact.get("any_of", []):
-        if _rendering_regex(rendering).search(normal):
-            return True
-    pattern = fact.get("pattern")
-    return bool(pattern and re.search(pattern, normal, re.IGNORECASE))
-
-
-def match_facts(facts, answer) -> list:
-    """One difference per required fact the answer lacks."""
-    if answer is None or not str(answer).strip():
-        return ["no final answer: every required fact is missing"]
-    return [f"answer lacks required fact: {describe_fact(fact)}"
-            for fact in facts if not fact_matches(fact, answer)]
-
-
-def describe_fact(fact) -> str:
-    renderings = [_quote(r) for r in fact.get("any_of", [])]
-    if fact.get("pattern"):
-        renderings.append(f"pattern /{fact['pattern']}/")
-    return renderings[0] if len(renderings) == 1 else "any of " + ", ".join(renderings)
-
-
-def _rendering_regex(rendering):
-    """`5 open` must not match inside `15 open`: word characters at a rendering's ends
-    must not continue into the answer's neighbouring characters."""
-    normal = normalise_answer(rendering)
-    start = r"(?<!\w)" if normal[:1].isalnum() or normal[:1] == "_" else ""
-    end = r"(?!\w)" if normal[-1:].isalnum() or normal[-1:] == "_" else ""
-    return re.compile(start + re.escape(normal) + end)

@@ -20,6 +20,7 @@ import click
 import jsonschema
 
 from benchkit import SCHEMA_DIR
+from benchkit.documents.answer_key import answer_key, described
 from benchkit.documents.expectation import ExpectationError, expected_state, ground_truth
 from benchkit.documents.models import load_seed
 from benchkit.documents.task import load_task, seed_given, seed_path
@@ -50,8 +51,9 @@ _self_review = click.option("--self-review", is_flag=True,
 @_seed
 @_self_review
 def expect(task_yaml, untouched, user, seed_yaml, self_review):
-    """Print TASK_YAML's expected end state (mutations) or required facts (reads) as
-    JSON; with --untouched, or with no task, the seed's ground truth RepoState.
+    """Print TASK_YAML's expected end state (mutations) or answer key (reads: required
+    and forbidden facts) as JSON; with --untouched, or with no task, the seed's ground
+    truth RepoState.
 
     \b
     Examples:
@@ -73,7 +75,8 @@ def expect(task_yaml, untouched, user, seed_yaml, self_review):
         elif task.edits:
             _print(expected_state(task, seed, user, self_review=self_review))
         elif task.facts:
-            _print({"facts": task.facts, "example_answer": example_answer(task.facts)})
+            _print({"facts": task.facts, **described(answer_key(task.data, seed)),
+                    "example_answer": example_answer(task.facts)})
         else:
             raise NotScorable(f"task {task.id} has no scoring spec (unscored bonus operation)")
 
