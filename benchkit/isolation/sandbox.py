@@ -44,7 +44,7 @@ from benchkit.stopping import marked
 from .errors import IsolationError
 from .mounts import Mounts
 from .shown import inside, outermost_kept, tool_view
-from .system import system_view, written_etc
+from .system import etc_copy, system_view
 
 INSTALL = "apt-get install bubblewrap socat"
 NAMESPACES = ("--die-with-parent", "--new-session", "--unshare-user", "--disable-userns",
@@ -176,8 +176,8 @@ class Sandbox:
         """Copy each read-only file, as it is before the agent's first command, into
         `root`; every command mounts the copy. The file's own path lies in a directory
         the agent writes: swapped for a link there, bwrap would follow it on the
-        harness's side and mount whatever it names. The sandbox's own /etc files
-        (its user, its hosts) are written beside them."""
+        harness's side and mount whatever it names. The sandbox's /etc is made
+        beside them (system.etc_copy)."""
         if inside(str(self.root), self._agent_writable()):
             raise SandboxError(f"the sandbox's own directory {self.root} lies in a directory "
                                "the agent's shell writes")
@@ -191,14 +191,11 @@ class Sandbox:
             with os.fdopen(fd, "rb") as source, \
                     open(self._pristine / str(number), "xb", opener=_private) as copy:
                 shutil.copyfileobj(source, copy)
-        self._etc.mkdir()
-        for name, content in written_etc(self.shell_env()["HOME"]).items():
-            with open(self._etc / name, "x", encoding="utf-8", opener=_private) as file:
-                file.write(content)
+        etc_copy(self._etc, self.shell_env()["HOME"])
 
     @property
     def _etc(self) -> Path:
-        """The /etc files written for this sandbox (system.written_etc), in `root`."""
+        """This sandbox's /etc (system.etc_copy), in `root`."""
         return self._pristine / "etc"
 
     def _agent_writable(self) -> list[str]:
@@ -209,13 +206,12 @@ class Sandbox:
         """The prefix: `prefix SCRIPT` runs SCRIPT confined. Only fixed arguments are
         written here; SCRIPT reaches the inner bash as "$1", never re-parsed."""
         mounts = Mounts()  # on bwrap's own empty root, made read-only once built
+        mounts.ro_bind(str(self._etc), "/etc")  # first: system's binds of /etc go on it
         system = system_view()
         for path in system.binds:
             mounts.ro_bind(path, path)
         for where, link in system.links:
             mounts.symlink(link, where)
-        for name in sorted(os.listdir(self._etc)):
-            mounts.ro_bind(str(self._etc / name), f"/etc/{name}")
         mounts.fresh("/dev", "--dev")
         mounts.fresh("/proc", "--proc")
         mounts.bind(str(self.tmp), "/tmp")

@@ -49,13 +49,18 @@ def tool_view(path: str, programs: Iterable[str] = ()) -> ToolView:
         if venv:  # its interpreter, a copy or a link, runs the base installation's
             entries += _venv_base(venv)
         entries += [os.path.join(real, name) for name in sorted(os.listdir(real))]
+    chains = []  # the entries whose links may pass outside the system
     for entry in entries:
         target = os.path.realpath(entry)
-        if os.path.exists(target) and not in_system(target):
-            package = _package_root(target)
-            found += [package] if package else _interpreter_parts(target)
+        if not in_system(target):
+            chains.append(entry)
+            if os.path.exists(target):
+                package = _package_root(target)
+                found += [package] if package else _interpreter_parts(target)
+        elif not in_system(os.path.dirname(entry)):
+            chains.append(entry)
     binds = _outermost(found)
-    links = {hop: target for entry in entries for hop, target in _hops(entry)
+    links = {hop: target for entry in chains for hop, target in _hops(entry)
              if not in_system(hop) and not _under(hop, binds)}
     return ToolView(tuple(binds), tuple(sorted(links.items())))
 
