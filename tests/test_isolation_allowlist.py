@@ -6,13 +6,16 @@ the agent's is (the arm's real tool and curated PATH, real bubblewrap), and of P
 interpreter arms run from an installation and from a virtual environment; the arm's
 tool still runs there, and of the checkout that holds it (`.tools/`) nothing but its
 own build is visible. Once more through the real Claude CLI (scripted model). The
-start-of-run probe fails when the root is shown."""
+start-of-run probe fails when the root is shown. The MCP arms' server, which runs
+outside any sandbox, offers no tool that reads a file (its pinned source, read here)."""
 
 import os
+import re
 import secrets
 import shutil
 import subprocess
 import sys
+import tarfile
 import venv
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,11 +27,13 @@ from benchkit.agent.claude import ClaudeDriver
 from benchkit.agent.driver import AgentRequest, ToolDecision
 from benchkit.agent.scripted import ScriptedModel, bash, say
 from benchkit.documents import load_arm, load_suite
+from benchkit.gitea.tools import pin
 from benchkit.isolation import assemble
 from benchkit.isolation import sandbox as sandbox_module
 from benchkit.isolation.sandbox import Sandbox, missing, probe
 from benchkit.isolation.system import SystemView
 
+ARCHIVES = Path(os.environ.get("BENCHKIT_TOOL_ARCHIVES") or CHECKOUT.parent / "shared" / "tools")
 PLACES = ("/srv", "/opt", "/var/lib", "/data", "/mnt", "/media", "/usr/local", "/etc")
 SUITE = load_suite(CHECKOUT / "suite.yaml")
 PY_ARM = """\
@@ -227,3 +232,36 @@ def test_the_probe_fails_when_the_sandbox_shows_the_root(monkeypatch):
                         lambda: SystemView(binds=("/",), links=()))
     reason = probe()
     assert reason is not None and "benchkit's own files are visible" in reason, reason
+
+
+# Every call of a Go server's own code that touches a file, runs a program or serves a
+# resource (MCP resources can be files).
+FILE_CALLS = re.compile(r"\b(?:os\.(?:Open|OpenFile|ReadFile|ReadDir|DirFS|Stat|Lstat|Readlink|"
+                        r"Create|CreateTemp|WriteFile|Mkdir|MkdirAll|MkdirTemp|Remove|RemoveAll|"
+                        r"Rename|Symlink|Link|Chdir)|ioutil\.\w+|filepath\.(?:Walk|WalkDir|Glob)|"
+                        r"exec\.Command\w*|\w*\.AddResource\w*|\w*\.AddPrompt\w*)\(")
+# gitea-mcp a5dd03c: the `download_job_log` method of `actions_run_read` writes a job's
+# log where the agent says (`output_path`), after fetching it through the gateway, whose
+# list has no Actions route (so it is refused, the trial a leak); its log directory.
+GITEA_MCP_FILE_CALLS = {("operation/actions/runs.go", "os.MkdirAll"),
+                        ("operation/actions/runs.go", "os.WriteFile"),
+                        ("pkg/log/log.go", "os.MkdirAll")}
+
+
+def test_the_pinned_gitea_mcp_offers_no_way_to_read_a_file():
+    """Read from the pinned source: a new file call (a pin moved) fails here, to be
+    judged, and the MCP server confined as the shell is when it reads files."""
+    archive = ARCHIVES / pin("gitea-mcp").source
+    if not archive.is_file():
+        (pytest.fail if IN_CI else pytest.skip)(f"no source archive {archive} "
+                                                "(BENCHKIT_TOOL_ARCHIVES)")
+    found = set()
+    with tarfile.open(archive) as tar:
+        for member in tar:
+            if member.isfile() and member.name.endswith(".go") and not member.name.endswith(
+                    "_test.go"):
+                text = tar.extractfile(member).read().decode()  # type: ignore[union-attr]
+                found |= {(member.name.split("/", 1)[1], call.group(0)[:-1])
+                          for call in FILE_CALLS.finditer(text)}
+    assert found == GITEA_MCP_FILE_CALLS
+    assert "/actions/" not in (CHECKOUT / "benchkit/gateway/operations.yaml").read_text()

@@ -208,8 +208,8 @@ class Sandbox:
         mounts = Mounts()  # on bwrap's own empty root, made read-only once built
         mounts.ro_bind(str(self._etc), "/etc")  # first: system's binds of /etc go on it
         system = system_view()
-        for path in system.binds:
-            mounts.ro_bind(path, path)
+        for shown in system.binds:
+            mounts.ro_bind(shown, shown)
         for where, link in system.links:
             mounts.symlink(link, where)
         mounts.fresh("/dev", "--dev")
@@ -217,11 +217,11 @@ class Sandbox:
         mounts.bind(str(self.tmp), "/tmp")
         writable = self._agent_writable()
         tool = tool_view(self.env.get("PATH", ""), _inner_programs(target))
-        for path in tool.binds:
-            if not inside(path, writable):  # shown already, and the agent's to swap
-                mounts.ro_bind(path, path)
+        for shown in tool.binds:
+            if not inside(shown, writable):  # shown already, and the agent's to swap
+                mounts.ro_bind(shown, shown)
         for where, link in tool.links:
-            if not inside(where, writable):
+            if not inside(os.path.dirname(where), writable):  # `where` itself is a link
                 mounts.symlink(link, where)
         mounts.ro_bind(str(self.socket.parent), str(self.socket.parent))
         for kept in outermost_kept((self.tmp, self.home, self.workdir, *self.writable)):
