@@ -187,10 +187,11 @@ def test_an_interpreter_shows_its_installation_and_no_marker(markers, tmp_path):
 
 def test_a_virtual_environment_inside_a_checkout_shows_itself_not_the_checkout(markers,
                                                                                tmp_path):
-    """The environment is shown whole, with the installation it was made from; the
-    checkout around it is not."""
+    """The environment is shown whole, with the installation it was made from (its
+    python3 a link to that installation's, itself a link beside unrelated programs);
+    the checkout around it is not."""
     where = markers.checkout / ".venv"
-    venv.create(where, with_pip=False)
+    venv.create(where, with_pip=False, symlinks=True)
     try:
         search = os.pathsep.join([str(where / "bin"), os.environ["PATH"]])
         files = " ".join(map(str, markers.files))
