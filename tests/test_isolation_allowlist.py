@@ -68,34 +68,31 @@ def markers():
     secret = "benchkit-secret-" + secrets.token_hex(4)
     made: list[Path] = []
     try:
-        files = []
-        for place in map(Path, PLACES):
-            if not place.exists():
-                place.mkdir()
-                made.append(place)
-            (place / tag).mkdir()
-            made.append(place / tag)
-            files.append(place / tag / f"{secret}.txt")
-            files[-1].write_text(f"{secret} in {place}\n")
-        checkout = Path("/opt") / tag / "benchkit"
-        for name in ("tasks.d", "refs.d", "arms.d", "seeds", "benchkit"):
-            shutil.copytree(CHECKOUT / name, checkout / name,
-                            ignore=shutil.ignore_patterns("__pycache__"))
-        for relative in ("results/raw-api/close-csv-export-issue.jsonl", "reports/report.md",
-                         f"tasks.d/{secret}.yaml"):
-            (checkout / relative).parent.mkdir(parents=True, exist_ok=True)
-            (checkout / relative).write_text(f"{secret}\n")
-            files.append(checkout / relative)
-    except PermissionError as exc:
-        _remove(made)
-        (pytest.fail if IN_CI else pytest.skip)(f"markers need root: {exc}")
-    yield Markers(tag, secret, files, checkout)
-    _remove(made)
-
-
-def _remove(made: list[Path]) -> None:
-    for path in reversed(made):
-        shutil.rmtree(path, ignore_errors=True)
+        try:
+            files = []
+            for place in map(Path, PLACES):
+                if not place.exists():
+                    place.mkdir()
+                    made.append(place)
+                (place / tag).mkdir()
+                made.append(place / tag)
+                files.append(place / tag / f"{secret}.txt")
+                files[-1].write_text(f"{secret} in {place}\n")
+            checkout = Path("/opt") / tag / "benchkit"
+            for name in ("tasks.d", "refs.d", "arms.d", "seeds", "benchkit"):
+                shutil.copytree(CHECKOUT / name, checkout / name,
+                                ignore=shutil.ignore_patterns("__pycache__"))
+            for relative in ("results/raw-api/close-csv-export-issue.jsonl",
+                             "reports/report.md", f"tasks.d/{secret}.yaml"):
+                (checkout / relative).parent.mkdir(parents=True, exist_ok=True)
+                (checkout / relative).write_text(f"{secret}\n")
+                files.append(checkout / relative)
+        except PermissionError as exc:
+            (pytest.fail if IN_CI else pytest.skip)(f"markers need root: {exc}")
+        yield Markers(tag, secret, files, checkout)
+    finally:
+        for path in reversed(made):
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def looking(m: Markers) -> str:
