@@ -3,14 +3,19 @@
 A scripted model asks for N Bash calls in a row; the gap between consecutive requests
 of the main model is one tool call's round trip through the CLI (the model answers at
 once). Printed: the median gap with the sandbox (bubblewrap, its network namespace and
-the socat bridge to a loopback host) and without, and their difference.
+the socat bridge to a loopback host) and without, and their difference; then the
+prefix alone, without the CLI: the median time of one command run through it (its
+mounts, the bridge's inner end), less noisy on a loaded machine.
 
     python3 benchmarks/sandbox_bench.py [CALLS] [ROUNDS]
 """
 
 import argparse
 import statistics
+import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -21,6 +26,7 @@ from loopback import serve  # the tests' stand-in host, by path
 from benchkit.agent.claude import ClaudeDriver
 from benchkit.agent.driver import AgentRequest, ToolDecision
 from benchkit.agent.scripted import ScriptedModel, bash, say
+from benchkit.isolation.sandbox import Sandbox
 
 MODEL = "claude-sonnet-4-5"
 
@@ -37,6 +43,21 @@ def gaps(confine: bool, calls: int, url: str, command: str) -> list[float]:
     if run.stop != "end" or run.confined != confine:
         raise SystemExit(f"the run did not end as expected: {run.stop} {run.error}")
     return [(b - a) * 1000 for a, b in zip(times, times[1:])]
+
+
+def prefix_times(runs: int, url: str, command: str) -> list[float]:
+    """Milliseconds of each run of `command` through one sandbox's prefix."""
+    with tempfile.TemporaryDirectory() as top:
+        root = Path(top)
+        times = []
+        with Sandbox(root / "box", workdir=root / "work", home=root / "home", tmp=root / "tmp",
+                     env={"PATH": "/usr/bin:/bin"}, host_url=url) as box:
+            for _ in range(runs):
+                started = time.perf_counter()
+                subprocess.run([str(box.prefix), command], cwd=root / "work", check=True,
+                               capture_output=True)
+                times.append((time.perf_counter() - started) * 1000)
+    return times
 
 
 def main() -> None:
@@ -56,6 +77,10 @@ def main() -> None:
         plain, boxed = (statistics.median(results[c]) for c in (False, True))
         print(f"{label:>17}: median gap between tool calls {plain:6.1f} ms unconfined, "
               f"{boxed:6.1f} ms confined: +{boxed - plain:5.1f} ms per command")
+    for label, command in (("true", "true"), ("curl to the host", f"curl -s {url}/version")):
+        alone = statistics.median(prefix_times(calls * rounds, url, command))
+        print(f"{label:>17}: the prefix alone, {alone:6.1f} ms per command (median of "
+              f"{calls * rounds})")
     server.shutdown()
 
 

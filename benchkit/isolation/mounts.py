@@ -32,6 +32,10 @@ class Mounts:
     def ro_bind(self, source: str, dest: str) -> None:
         self._add(["--ro-bind", source, dest], dest, READ_ONLY)
 
+    def symlink(self, target: str, dest: str) -> None:
+        """A link at `dest` to `target`, made in the sandbox's own root."""
+        self._add(["--symlink", target, dest], dest, READ_ONLY)
+
     def bind(self, source: str, dest: str) -> None:
         """A writable bind: the agent's writes there outlive the command."""
         self._add(["--bind", source, dest], dest, AT_ITSELF if source == dest else ELSEWHERE)

@@ -5,8 +5,10 @@ bubblewrap sandbox (what it costs per call: benchmarks/sandbox_bench.py, in the 
     with sandbox:                       # the prefix script written, the bridge started
         CLAUDE_CODE_SHELL_PREFIX=sandbox.prefix   # the CLI runs `prefix SCRIPT` per call
 
-Inside: the host read-only; the trial's work directory, HOME, TMPDIR and /tmp (one
-private directory) writable; the harness's temporary directories and HOME hidden; no
+Inside: of the host, only what the arm's tool needs, read-only (an allow-list: the
+system's programs and libraries and a minimal /etc, system.py; the tool's own
+installation, shown.py; no checkout, store, host data directory or other user's file);
+the trial's work directory, HOME, TMPDIR and /tmp (one private directory) writable; no
 other process visible (own PID namespace); capabilities dropped; no nested namespaces;
 an environment built from an allowlist (PATH, LANG, TERM, HOME, TMPDIR, the arm's own
 variables), with `env -i` before bwrap so not even /proc/1/environ holds the harness's;
@@ -41,7 +43,8 @@ from benchkit.stopping import marked
 
 from .errors import IsolationError
 from .mounts import Mounts
-from .shown import hidden_dirs, inside, outermost_kept, path_dirs
+from .shown import inside, outermost_kept, tool_view
+from .system import etc_copy, system_view
 
 INSTALL = "apt-get install bubblewrap socat"
 NAMESPACES = ("--die-with-parent", "--new-session", "--unshare-user", "--disable-userns",
@@ -173,7 +176,8 @@ class Sandbox:
         """Copy each read-only file, as it is before the agent's first command, into
         `root`; every command mounts the copy. The file's own path lies in a directory
         the agent writes: swapped for a link there, bwrap would follow it on the
-        harness's side and mount whatever it names."""
+        harness's side and mount whatever it names. The sandbox's /etc is made
+        beside them (system.etc_copy)."""
         if inside(str(self.root), self._agent_writable()):
             raise SandboxError(f"the sandbox's own directory {self.root} lies in a directory "
                                "the agent's shell writes")
@@ -187,6 +191,12 @@ class Sandbox:
             with os.fdopen(fd, "rb") as source, \
                     open(self._pristine / str(number), "xb", opener=_private) as copy:
                 shutil.copyfileobj(source, copy)
+        etc_copy(self._etc, self.shell_env()["HOME"])
+
+    @property
+    def _etc(self) -> Path:
+        """This sandbox's /etc (system.etc_copy), in `root`."""
+        return self._pristine / "etc"
 
     def _agent_writable(self) -> list[str]:
         """The directories the agent's shell writes, as the harness sees them."""
@@ -195,17 +205,24 @@ class Sandbox:
     def script(self, target: tuple[str, int] | None) -> str:
         """The prefix: `prefix SCRIPT` runs SCRIPT confined. Only fixed arguments are
         written here; SCRIPT reaches the inner bash as "$1", never re-parsed."""
-        mounts = Mounts()
-        mounts.ro_bind("/", "/")
+        mounts = Mounts()  # on bwrap's own empty root, made read-only once built
+        mounts.ro_bind(str(self._etc), "/etc")  # first: system's binds of /etc go on it
+        system = system_view()
+        for shown in system.binds:
+            mounts.ro_bind(shown, shown)
+        for where, link in system.links:
+            mounts.symlink(link, where)
         mounts.fresh("/dev", "--dev")
         mounts.fresh("/proc", "--proc")
-        for hidden in hidden_dirs():
-            mounts.fresh(hidden)
         mounts.bind(str(self.tmp), "/tmp")
         writable = self._agent_writable()
-        for directory in path_dirs(self.env.get("PATH", "")):
-            if not inside(directory, writable):  # shown already, and the agent's to swap
-                mounts.ro_bind(directory, directory)
+        tool = tool_view(self.env.get("PATH", ""), _inner_programs(target))
+        for shown in tool.binds:
+            if not inside(shown, writable):  # shown already, and the agent's to swap
+                mounts.ro_bind(shown, shown)
+        for where, link in tool.links:
+            if not inside(os.path.dirname(where), writable):  # `where` itself is a link
+                mounts.symlink(link, where)
         mounts.ro_bind(str(self.socket.parent), str(self.socket.parent))
         for kept in outermost_kept((self.tmp, self.home, self.workdir, *self.writable)):
             mounts.bind(kept, kept)
@@ -214,7 +231,7 @@ class Sandbox:
         for number, path in enumerate(self.readonly):
             mounts.ro_bind(str(self._pristine / str(number)), str(path))
         bwrap = [shutil.which("bwrap") or "bwrap", *NAMESPACES, *mounts.args]
-        bwrap += ["--clearenv"]
+        bwrap += ["--remount-ro", "/", "--clearenv"]
         for key, value in self.shell_env().items():
             bwrap += ["--setenv", key, value]
         inner = _inner(target, self.socket)
@@ -224,6 +241,14 @@ class Sandbox:
                 "(benchkit/isolation/sandbox.py)\n"
                 f"exec /usr/bin/env -i {shlex.join(markers)} {shlex.join(bwrap)} "
                 f'--chdir "$PWD" -- /bin/bash -c {shlex.quote(inner)} benchkit-sandbox "$1"\n')
+
+
+def _inner_programs(target: tuple[str, int] | None) -> list[str]:
+    """The programs the prefix runs inside before the agent's script (the bridge's end
+    and its wait), wherever this host installed them."""
+    if target is None:
+        return []
+    return [shutil.which("socat") or "socat", shutil.which("sleep") or "/bin/sleep"]
 
 
 def _inner(target: tuple[str, int] | None, sock: Path) -> str:
@@ -274,7 +299,8 @@ s=0; for e in /proc/[0-9]*/environ; do
 done
 [[ $(env) == *"$2"* ]] && s=1; out+="secret=$s "
 r=0; ( exec 3<>/dev/tcp/127.0.0.1/"$3" ) 2>/dev/null && r=1; out+="reach=$r "
-u=1; /usr/bin/unshare -U true 2>/dev/null || u=0; out+="userns=$u"
+u=1; /usr/bin/unshare -U true 2>/dev/null || u=0; out+="userns=$u "
+m=0; [[ -e $4 ]] && m=1; out+="shown=$m"
 echo "$out"
 """
 
@@ -284,7 +310,9 @@ def probe() -> str | None:
     a one-line reason. It proves: the host read-only (a write outside the trial's
     directories reaches nothing), no foreign process visible, no secret of the harness
     in any environment visible (a canary planted in the prefix's own), other loopback
-    ports unreachable (a listener that must see no connection), no nested namespace."""
+    ports unreachable (a listener that must see no connection), no nested namespace,
+    and the host shown as an allow-list: benchkit's own files (a checkout's, where the
+    answer key lies) are not there."""
     reason = missing()
     if reason:
         return reason
@@ -308,7 +336,7 @@ def probe() -> str | None:
             with sandbox:
                 done = subprocess.run(
                     [str(sandbox.prefix), f"bash -c {shlex.quote(PROBE)} probe "
-                     f"{shlex.quote(str(outside))} {canary} {port}"],
+                     f"{shlex.quote(str(outside))} {canary} {port} {shlex.quote(__file__)}"],
                     cwd=sandbox.workdir, capture_output=True, text=True, timeout=30,
                     env={**os.environ, "BENCHKIT_PROBE_SECRET": canary})
         except (OSError, subprocess.TimeoutExpired, SandboxError) as exc:
@@ -326,7 +354,7 @@ def probe() -> str | None:
 
 def _verdict(done: subprocess.CompletedProcess[str], reached: bool, written: list[Path]) -> str | None:
     fields = dict(item.split("=", 1) for item in done.stdout.split() if "=" in item)
-    if done.returncode != 0 or len(fields) < 5:
+    if done.returncode != 0 or len(fields) < 6:
         detail = (done.stderr.strip().splitlines() or ["no output"])[-1]
         return f"bubblewrap cannot confine here: {detail} (try `{INSTALL}`, or --unconfined)"
     problems = []
@@ -340,4 +368,6 @@ def _verdict(done: subprocess.CompletedProcess[str], reached: bool, written: lis
         problems.append("another loopback port is reachable")
     if fields.get("userns") != "0":
         problems.append("nested namespaces are allowed")
+    if fields.get("shown") != "0":
+        problems.append(f"benchkit's own files are visible ({__file__})")
     return f"the sandbox is not in force: {'; '.join(problems)}" if problems else None

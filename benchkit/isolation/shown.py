@@ -1,55 +1,81 @@
-"""What of the directories a sandbox hides it still shows: the tools its curated PATH
-links to (a real file, an npm package's directory, a Python virtual environment and the
-installation its interpreter comes from), and the test of whether a path lies in a
-directory the agent writes."""
+"""What of an arm's tool a sandbox shows beside the system (system.py): the curated
+PATH's directories and what each of their entries runs (a real file, an npm package's
+directory, a Python virtual environment, the parts of an installation its interpreter
+reads: its binary, its standard library, its shared library), the links on the way to
+them, and nothing else of the directory that holds them (a benchkit checkout's .tools/,
+/usr/local, /opt, a HOME); and the test of whether a path lies in a directory the agent
+writes."""
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
-# Host directories hidden behind an empty tmpfs: other trials' files, the maintainer's
-# and root's homes (their tool logins, ~/.claude), sockets of services.
-HIDDEN = ("/tmp", "/var/tmp", "/run", "/root", "/home", "/dev/shm")
+from .system import in_system
+
+LINK_HOPS = 40  # as the kernel follows them (ELOOP)
+# Directories that hold unrelated installations side by side: never shown whole.
+GATHERING = ("/usr/local", "/usr/local/lib", "/usr/local/share", "/var/lib", "/var/cache")
 
 
-def hidden_dirs() -> list[str]:
-    """HIDDEN plus the harness's HOME and temporary directory, parents first, each
-    only once (a directory under one already hidden needs no mount of its own)."""
-    candidates = [*HIDDEN, os.path.expanduser("~"), tempfile.gettempdir()]
-    chosen: list[str] = []
-    for path in sorted({os.path.realpath(p) for p in candidates}, key=len):
-        if path != "/" and os.path.isdir(path) and not any(
-                path == c or path.startswith(c + "/") for c in chosen):
-            chosen.append(path)
-    return chosen
+@dataclass(frozen=True)
+class ToolView:
+    """An arm's tool as its sandbox shows it: paths bound read-only at themselves, and
+    links recreated on the way to them (a virtual environment's `python3` names its
+    base interpreter by a link that lies beside unrelated programs)."""
+
+    binds: tuple[str, ...]
+    links: tuple[tuple[str, str], ...]  # (where, its target as the host writes it)
 
 
-def path_dirs(path: str) -> list[str]:
-    """What of the hidden directories the curated PATH needs visible, and nothing more:
-    a curated directory itself, and what each of its entries runs (a tool installed
-    under /root, /home or /tmp, linked from the curated bin): the real file, or, for a
-    file inside an npm package, the package's directory (its node_modules/ with it)."""
-    hidden = hidden_dirs()
-
-    def covered(real: str) -> bool:
-        return any(real == h or real.startswith(h + "/") for h in hidden)
-
+def tool_view(path: str, programs: Iterable[str] = ()) -> ToolView:
+    """What the curated PATH needs visible, and nothing more: each of its directories
+    outside the system, and what each of their entries (and each of `programs`) runs,
+    when the system does not show it already."""
     found: list[str] = []
+    entries: list[str] = [os.path.abspath(p) for p in programs]
     for entry in path.split(os.pathsep):
         real = os.path.realpath(entry) if entry else ""
         if not (real and os.path.isdir(real)):
             continue
-        if covered(real):
-            found.append(_venv_root(real) or real)
-        for name in sorted(os.listdir(real)):
-            target = os.path.realpath(os.path.join(real, name))
-            if os.path.exists(target) and covered(target):
-                found.append(_package_root(target, hidden) or _interpreter_prefix(target, hidden)
-                             or target)
-    return _outermost(found)
+        venv = _venv_root(real)
+        if not in_system(real):
+            found.append(venv or real)
+        if venv:  # its interpreter, a copy or a link, runs the base installation's
+            entries += _venv_base(venv)
+        entries += [os.path.join(real, name) for name in sorted(os.listdir(real))]
+    chains = []  # the entries whose links may pass outside the system
+    for entry in entries:
+        target = os.path.realpath(entry)
+        if not in_system(target):
+            chains.append(entry)
+            if os.path.exists(target):
+                package = _package_root(target)
+                found += [package] if package else _interpreter_parts(target)
+        elif not in_system(os.path.dirname(entry)):
+            chains.append(entry)
+    binds = _outermost(found)
+    links = {hop: target for entry in chains for hop, target in _hops(entry)
+             if not in_system(hop) and not _under(hop, binds)}
+    return ToolView(tuple(binds), tuple(sorted(links.items())))
+
+
+def _hops(entry: str) -> Iterator[tuple[str, str]]:
+    """(link, its target as written) for each link followed from `entry` to a real
+    file, the directories above each link resolved (where the sandbox recreates it)."""
+    path = entry
+    for _ in range(LINK_HOPS):
+        where = os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+        if not os.path.islink(where):
+            return
+        target = os.readlink(where)
+        yield where, target
+        path = os.path.join(os.path.dirname(where), target)
 
 
 def _venv_root(bin_dir: str) -> str | None:
@@ -60,32 +86,57 @@ def _venv_root(bin_dir: str) -> str | None:
         os.path.join(venv, "pyvenv.cfg")) else None
 
 
-def _interpreter_prefix(path: str, hidden: list[str]) -> str | None:
-    """The installation an interpreter reads its standard library from (pyenv's
-    `~/.pyenv/versions/X/bin/python3.11` needs `.../X/lib/python3.11`): PREFIX for a
-    PREFIX/bin/NAME with a PREFIX/lib/NAME directory, never a directory right below a
-    hidden one."""
-    bin_dir = os.path.dirname(path)
-    prefix = os.path.dirname(bin_dir)
-    if (os.path.basename(bin_dir) == "bin" and prefix not in hidden
-            and os.path.dirname(prefix) not in hidden
-            and os.path.isdir(os.path.join(prefix, "lib", os.path.basename(path)))):
-        return prefix
-    return None
+def _venv_base(venv: str) -> list[str]:
+    """The interpreter a virtual environment was made from, as its pyvenv.cfg names it
+    (`executable`, else `home`'s python3): what its bin/python3 runs with."""
+    try:
+        with open(os.path.join(venv, "pyvenv.cfg"), encoding="utf-8") as file:
+            settings = dict(line.partition("=")[::2] for line in file if "=" in line)
+    except OSError:
+        return []
+    values = {key.strip(): value.strip() for key, value in settings.items()}
+    if values.get("executable"):
+        return [values["executable"]]
+    return [os.path.join(values["home"], "python3")] if values.get("home") else []
 
 
-def inside(path: str, directories: list[str]) -> bool:
+def _interpreter_parts(path: str) -> list[str]:
+    """What an interpreter at PREFIX/bin/NAME reads of its installation: the binary,
+    PREFIX/lib/NAME (Python's standard library: pyenv's `~/.pyenv/versions/X/bin/python3.11`
+    needs `.../X/lib/python3.11`) and PREFIX/lib's shared libraries of its name
+    (libpython3.11.so.1.0); nothing else of PREFIX, which may be /usr/local. Any other
+    file: itself alone."""
+    bin_dir, name = os.path.split(path)
+    lib = os.path.join(os.path.dirname(bin_dir), "lib")
+    if os.path.basename(bin_dir) != "bin" or not os.path.isdir(os.path.join(lib, name)):
+        return [path]
+    stem = name.rstrip("0123456789.")
+    return [path, os.path.join(lib, name),
+            *sorted(glob.glob(os.path.join(glob.escape(lib), f"lib{glob.escape(stem)}*.so*")))]
+
+
+def inside(path: str, directories: Iterable[str]) -> bool:
     """Whether `path` is one of `directories` or lies below one (real paths)."""
     real = os.path.realpath(path)
     return any(real == d or real.startswith(d.rstrip("/") + "/") for d in directories)
 
 
-def _package_root(path: str, hidden: list[str]) -> str | None:
+def _too_wide(directory: str) -> bool:
+    """A directory that holds more than one tool's files: the root and the directories
+    right in it, a home (right below /home, the harness's own, or above it), the
+    harness's temporary directory or one above it, /usr/local and the like."""
+    if directory.count("/") <= 1 or directory in GATHERING or os.path.dirname(directory) == "/home":
+        return True
+    return any(mine == directory or mine.startswith(directory + "/") for mine in (
+        os.path.realpath(os.path.expanduser("~")), os.path.realpath(tempfile.gettempdir())))
+
+
+def _package_root(path: str) -> str | None:
     """The npm package a file belongs to, where node resolves its imports from: the
     `node_modules/NAME` (or `node_modules/@SCOPE/NAME`) directory it lies in, or, for a
     linked checkout (`npm link`, `npm install -g .`), the directory above it whose
     package.json names it as a `bin`. Nothing for any other file (a Go binary), never
-    a directory right below a hidden one (a whole HOME with a package.json)."""
+    a directory that holds more than one tool's files (a whole HOME with a package.json)."""
     parts = path.split("/")
     if "node_modules" in parts:
         at = parts.index("node_modules")
@@ -94,12 +145,12 @@ def _package_root(path: str, hidden: list[str]) -> str | None:
     else:
         candidates = []
         directory = os.path.dirname(path)
-        while directory not in hidden and directory != "/":
+        while not _too_wide(directory):
             candidates.append(directory)
             directory = os.path.dirname(directory)
     for directory in candidates:
         manifest = _manifest(directory)
-        if os.path.dirname(directory) in hidden or not manifest.get("name"):
+        if _too_wide(directory) or not manifest.get("name"):
             continue
         if "node_modules" in parts or path in _bins(directory, manifest):
             return directory
@@ -132,10 +183,15 @@ def outermost_kept(paths: tuple[Path, ...]) -> list[str]:
         real[str(p)].startswith(real[str(q)].rstrip("/") + "/") for q in paths)]
 
 
+def _under(path: str, directories: list[str]) -> bool:
+    """Whether `path`, as written (a link not followed), is or lies in one of them."""
+    return any(path == d or path.startswith(d + "/") for d in directories)
+
+
 def _outermost(paths: list[str]) -> list[str]:
     """Each path once, without those inside another (one mount shows them already)."""
     chosen: list[str] = []
     for path in sorted(set(paths), key=len):
-        if not any(path == c or path.startswith(c + "/") for c in chosen):
+        if not _under(path, chosen):
             chosen.append(path)
     return chosen
