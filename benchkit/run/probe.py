@@ -47,6 +47,7 @@ from benchkit.installed import version_line
 from benchkit.isolation import IsolationError, assemble
 from benchkit.isolation.assembly import MCP_SERVER_NAME
 from benchkit.isolation.sandbox import Sandbox
+from benchkit.lifetime import dies_with_thread
 from benchkit.run.host import HostFacts
 from benchkit.scrub import scrub
 from benchkit.stopping import marked, shielded, stopping
@@ -68,8 +69,9 @@ def tool_version(arm, assembly) -> str:
     argv, env = _executable(arm, assembly)
     argv += list(arm.tool.version)
     try:
-        done = subprocess.run(argv, env=env, cwd=assembly.config_dir, stdin=subprocess.DEVNULL,
-                              capture_output=True, text=True, timeout=VERSION_TIMEOUT)
+        done = subprocess.run(dies_with_thread(argv), env=env, cwd=assembly.config_dir,
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=VERSION_TIMEOUT)
     except subprocess.TimeoutExpired:
         raise IsolationError(f"arm {arm.id}: its version command `{shlex.join(argv)}` "
                              f"did not finish in {VERSION_TIMEOUT}s") from None
@@ -285,7 +287,7 @@ def _sandboxed(command: str, assembly, workdir: Path, host_url: str) -> tuple[st
 def _shell(command: str, argv: list[str], env: dict, workdir: Path) -> tuple[str, bool, str]:
     """Run `argv + [command]`: the agent's shell, or the sandbox's prefix around it."""
     try:
-        done = subprocess.run([*argv, command], env=env, cwd=workdir,
+        done = subprocess.run(dies_with_thread([*argv, command]), env=env, cwd=workdir,
                               stdin=subprocess.DEVNULL, capture_output=True, text=True,
                               timeout=PROBE_TIMEOUT)
     except subprocess.TimeoutExpired:
@@ -323,7 +325,9 @@ async def _mcp_call(server: dict, env: dict, name: str, arguments: dict, errlog)
     # Imported for an MCP arm's probe only: the MCP client takes 0.9 s to import (measured).
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
-    params = StdioServerParameters(command=server["command"], args=list(server["args"]), env=env)
+    # Started by this thread's event loop, it dies with the thread, even a SIGKILL's.
+    command, *args = dies_with_thread([server["command"], *server["args"]])
+    params = StdioServerParameters(command=command, args=args, env=env)
     async with stdio_client(params, errlog=errlog) as (read, write), \
             ClientSession(read, write) as session:
         await session.initialize()
