@@ -68,7 +68,7 @@ class Invocation:
                           store=self.store, driver=self.drivers[arm.id], host=self.facts,
                           model=self.settings.model, root=tree.root, jobs=self.settings.jobs,
                           containment=self.access.containment,
-                          admin_token=self.access.admin_token)
+                          admin_token=self.access.admin_token, run_user=self.access.run_user)
 
     def execute(self, host: dict) -> RunEnd:
         """Plan, run the trials, replay the failures; say the summary. A stop ends
