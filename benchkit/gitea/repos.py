@@ -77,8 +77,8 @@ def host_now(client: Client) -> datetime:
     taken, as the one that calls the fewest things old. HostError when none parses."""
     response = client.request("GET", "/version")
     raw = getattr(response.raw, "headers", None)
-    values = (raw.getlist("Date") if hasattr(raw, "getlist")
-              else [response.headers.get("Date") or ""])
+    getlist = getattr(raw, "getlist", None)  # urllib3 keeps repeated headers apart
+    values = getlist("Date") if getlist else [response.headers.get("Date") or ""]
     found = [when for value in values for when in [_http_date(value)] if when is not None]
     if not found:
         raise HostError(f"{client.url} sent no usable Date header: cannot tell a "
