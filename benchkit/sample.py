@@ -260,6 +260,8 @@ class Record(msgspec.Struct, kw_only=True):
     # What the trial's time went to where a cap ended it: {"host_s", "of_s", "answers"}
     # (benchkit.run.attribution); None where nothing was found.
     host_time: dict | None = None
+    # The part of a sweep it ran in (`run --shard I/N`): a trial is its id and its shard.
+    shard: str | None = None
 
     def harness_error(self, failure_class: str | None, error: str | None) -> None:
         """The trial says nothing of the arm: recorded apart, never scored."""

@@ -301,7 +301,7 @@ def new_record(trial: Trial, ctx: RunContext) -> Record:
             prompt=fingerprint(None), model=fingerprint(ctx.run_model)),
         self_review=ctx.host.self_review, host=ctx.host.host, jobs=ctx.jobs,
         confined=ctx.driver.confine, containment=ctx.containment,
-        runtime=ctx.driver.runtime)
+        runtime=ctx.driver.runtime, shard=ctx.shard)
 
 
 def _record_run(record: Record, run: AgentRun, surface: Surface | None,

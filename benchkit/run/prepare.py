@@ -62,6 +62,7 @@ class RunContext:
     containment: Containment = "gateway"
     admin_token: str | None = field(default=None, repr=False)
     run_user: str | None = None  # the run's own user, whose lease covers its trial users
+    shard: str | None = None     # --shard I/N, which its samples record
 
     def __post_init__(self) -> None:
         if self.gateway is None:

@@ -27,6 +27,7 @@ class RunSettings(msgspec.Struct, frozen=True, kw_only=True):
     baseline: str | None = None      # with until_decided: compare each arm with this one
     against_version: str | None = None  # with until_decided: the arm's build against this version
     replay_failures: bool = True     # replay failed trials' calls at the end
+    shard: tuple[int, int] | None = None  # --shard I/N: the cells of part I of N (run/shard.py)
 
     def run_model(self, suite_model: str) -> str:
         """The model every arm runs: --model, else the suite's."""
