@@ -82,7 +82,7 @@ class Intent:
     def note(self, sample_id: str, arm: str, task: str, cost: float) -> None:
         """A trial of this command finished: its sample is stored. (`done` and `spent`
         stay what the plan was made from.)"""
-        lines = []
+        lines: list[dict] = []
         if self.since is None:
             self.since = datetime.now(UTC).isoformat(timespec="seconds")
             lines.append({"since": self.since})
