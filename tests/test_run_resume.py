@@ -64,8 +64,10 @@ def test_ctrl_c_then_the_same_command_runs_only_what_is_missing(tmp_path):
         assert process.returncode == 130, stdout + stderr
         assert trials(store) == {TASKS[1]: [0], TASKS[0]: [0]}
         last = (stdout + stderr).strip().splitlines()[-1]
-        assert last == (f"resume: `{shlex.join(['benchkit', *args])}` runs only what this "
-                        "command has not run yet (its finished trials are kept)"), last
+        typed = shlex.join(["benchkit", *args]).replace(forge.token, '"$GITEA_TOKEN"')
+        assert last == (f"resume: `{typed}` runs only what this command has not run yet (its "
+                        "finished trials are kept)"), last  # the token never shown
+        assert forge.token not in stdout + stderr
 
         with ScriptedModel([say("3"), say("none")]) as model:
             process, _ = run(model, forge, store, tmp_path)

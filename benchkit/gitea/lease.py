@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 
 TERM = 600.0   # seconds a lease runs past its last renewal (ten missed renewals)
 RENEW = 60.0   # seconds between renewals
+JOIN = 5.0     # seconds a run's end waits for a renewal under way
 RUN = "benchkit run, live until "
 TRIAL = "benchkit trial of "
 STAMP = "%Y-%m-%dT%H:%M:%SZ"
@@ -104,7 +105,7 @@ class Renewing:
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
-        self._thread.join()
+        self._thread.join(JOIN)  # a renewal a hung host holds ends with its client
 
     def _renew(self) -> None:
         with Client(self.url, self.token, retries=1) as admin:

@@ -224,9 +224,18 @@ def run(ctx: click.Context, arm_yamls, task_patterns, tiers, trials, until, unti
 
 
 def _command() -> str:
-    """The command as it was typed, to run again."""
+    """The command as it was typed, to run again; a token given on it is never shown
+    (`--token "$GITEA_TOKEN"` in its place)."""
     args = sys.argv[1:]
-    return shlex.join(["benchkit", *args]) if "run" in args else "the same command"
+    if "run" not in args:  # not the command line (a test's runner)
+        return "the same command"
+    shown = [shlex.quote(arg) for arg in args]
+    for at, arg in enumerate(args):
+        if arg == "--token" and at + 1 < len(args):
+            shown[at + 1] = '"$GITEA_TOKEN"'
+        elif arg.startswith("--token="):
+            shown[at] = '--token="$GITEA_TOKEN"'
+    return " ".join(["benchkit", *shown])
 
 
 def _run(progress: Progress, stop: Stop, report: ReportTarget | None, arm_yamls,

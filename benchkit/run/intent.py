@@ -10,7 +10,7 @@ the same command after a stop (Ctrl-C, SIGTERM, a halt, a crash) resumes it.
 `--until N` and `--until-decided` aim at a state of the store and resume by themselves;
 `--trials N` adds N trials to each cell, so a stopped run's command run again would add
 N more where some already ran. The intent says what the command already did: its file,
-`<store>/.intents/<key>.jsonl`, is keyed by what decides the plan (the arms and tasks
+`<store>/.intents/<key>.intent`, is keyed by what decides the plan (the arms and tasks
 chosen, the driver, model, --trials, --until, --until-decided, --budget, --baseline,
 --against-version, --shard; not --jobs), and lists each trial it finished (its sample
 id, cell and cost). The same command then plans, per cell, only the trials still
@@ -32,6 +32,7 @@ from benchkit.run.settings import RunSettings
 from benchkit.store import writing
 
 DIRECTORY = ".intents"  # under the store directory
+SUFFIX = ".intent"  # JSON lines, never taken for a cell's samples (`*.jsonl`)
 
 
 def intent_key(settings: RunSettings, arms: list[str], tasks: list[str], model: str) -> str:
@@ -57,7 +58,7 @@ class Intent:
 
     @classmethod
     def load(cls, store_dir: str | os.PathLike, key: str) -> Intent:
-        intent = cls(Path(store_dir) / DIRECTORY / f"{key}.jsonl")
+        intent = cls(Path(store_dir) / DIRECTORY / f"{key}{SUFFIX}")
         try:
             data = intent.path.read_bytes()
         except OSError:

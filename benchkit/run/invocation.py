@@ -101,7 +101,11 @@ class Invocation:
         if intent.resumed:
             progress.note(f"resuming this command, stopped after {sum(intent.done.values())} "
                           f"trial(s) (begun {intent.since}): only what is missing runs")
-        if not cells:
+        empty_shard = not cells and settings.shard is not None and not chosen.not_run
+        if empty_shard:
+            progress.note(f"nothing to run: no chosen cell is shard {label(settings.shard)}'s "
+                          "(fewer cells than shards)")
+        elif not cells:
             progress.note("nothing to run: no chosen cell can run here (see `not run`)")
         elif not slots and not decide:
             progress.note(f"nothing to do: every chosen cell already has {settings.until} valid "
@@ -136,4 +140,4 @@ class Invocation:
             blocked=looped.refused or (str(self.store.refused) if self.store.refused else None),
             halted=looped.error or scheduler.totals.halted,
             harness_errors=scheduler.totals.outcomes.get("harness-error", 0),
-            ran_nothing=not cells)
+            ran_nothing=not cells and not empty_shard)
