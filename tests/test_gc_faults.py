@@ -3,7 +3,8 @@ may hand it, on the forge and on a real Gitea: journals copied from another mach
 (a live lease on the host spares their run's users, run and trial, whatever their age;
 a lapsed one lets them go), a host behind a proxy that adds a second `Date` header (the
 earliest is the host's now: no traceback), and, on the forge, a dead run's store on a
-read-only mount (one line for it; the --store given is swept all the same)."""
+read-only mount (one line for it; the --store given, its journal torn, is swept all the
+same)."""
 
 from __future__ import annotations
 
@@ -108,13 +109,16 @@ def test_a_dead_runs_store_on_a_read_only_mount_is_one_line_and_the_others_are_s
         forge, tmp_path):
     """The machine's registry links a dead run's journal on a read-only mount (bwrap
     binds it so for gc alone): gc says so in one line and leaves it; the journal of the
-    --store given is swept (its temp directory removed), exit 0."""
+    --store given, its tail torn by a power cut, is swept all the same (its temp
+    directory removed, one warning for the damaged line), exit 0."""
     frozen, swept = tmp_path / "frozen", tmp_path / "results"
     kept, gone = tmp_path / "kept-temp", tmp_path / "gone-temp"
     kept.mkdir()
     gone.mkdir()
     stuck = dead_journal(frozen, {"add": "tempdir", "path": str(kept)})
-    dead_journal(swept, {"add": "tempdir", "path": str(gone)})
+    torn = dead_journal(swept, {"add": "tempdir", "path": str(gone)})
+    with open(torn, "ab") as f:  # a power cut: a half line, then a zeroed tail
+        f.write(b'{"add": "user", "crc": "1", "login": "bk-' + b"\0" * 300)
     (tmp_path / "state" / "runs").mkdir(parents=True)
     (tmp_path / "state" / "runs" / stuck.name).symlink_to(stuck)
     done = gc(forge.url, forge.token, swept, tmp_path,
@@ -125,5 +129,7 @@ def test_a_dead_runs_store_on_a_read_only_mount_is_one_line_and_the_others_are_s
         f"warning: cannot sweep {stuck}: its file system takes no write (read-only?); left as "
         f"it is: `benchkit gc --yes --store DIR` where it is writable sweeps it"], said
     assert f"removed {gone}, a temp directory of run" in said, said
+    assert [line for line in said.splitlines() if "damaged" in line] == [
+        f"warning: {torn}: 1 damaged line(s) skipped (torn or zeroed by a crash)"], said
     assert kept.is_dir() and stuck.exists() and not gone.exists()
     assert journal.journals(swept) == []

@@ -132,6 +132,23 @@ def test_stores_that_ran_another_task_side_by_side_are_refused_with_nothing_writ
     assert not (tmp_path / "results").exists()
 
 
+def test_two_stores_that_ran_one_cell_keep_both_trials_told_apart_by_id(tmp_path):
+    """Two machines without --shard ran the same cell: both trial 0. Both are kept (a
+    trial is its id), one line says so, and the next run numbers past them."""
+    one, other, into = tmp_path / "a", tmp_path / "b", tmp_path / "results"
+    first, second = (sample("raw-api", TASKS[0], trial=0, shard=None) for _ in range(2))
+    write_store(one, [first])
+    write_store(other, [second])
+    done = subprocess.run([*BENCHKIT, "merge", str(one), str(other), "--into", str(into)],
+                          capture_output=True, text=True, timeout=DEADLINE)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (f"note: raw-api {TASKS[0]} trial 0 is two samples, {first['id'][:12]} (shard none) "
+            f"and {second['id'][:12]} (shard none): told apart by their ids") in done.stderr
+    stored = [json.loads(line)["id"] for line in
+              (into / "raw-api" / f"{TASKS[0]}.jsonl").read_text().splitlines()]
+    assert stored == [first["id"], second["id"]]
+
+
 DOC = (CHECKOUT / "docs" / "scale-out.md").read_text(encoding="utf-8")
 VALUES = {"$INDEX": "0", "$COUNT": "3", "${{ matrix.index }}": "0"}
 
