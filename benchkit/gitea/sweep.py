@@ -7,6 +7,7 @@ admin token of the host the journal names. One line each says what went.
 A journal of another machine (a copy of the store, one shared between machines) is
 dead only when the host it names says so: no live lease covers its users
 (benchkit.gitea.lease); its temp directories were that machine's, never removed here.
+One of a run that made no user (gateway-only containment) holds no lease: it is left.
 A journal this machine cannot write (a read-only mount) is named in one line and left.
 """
 
@@ -63,6 +64,10 @@ def _alive_elsewhere(held: journal.Claim, admin: Client | None, say: Callable[[s
         return False
     run = f"run {pending.pid} of another machine"
     if pending.embedded:  # its forge was that machine's: nothing of it is here to sweep
+        return True
+    if not pending.users:  # it made no user (gateway-only), so it holds no lease
+        say(f"{run} ({pending.path}) made no user to hold a lease: left to its own "
+            f"machine, and to `{command}` by the host's age of what it made")
         return True
     if admin is None or not same_host(pending.host, admin.url):
         say(f"{run} ({held.pending.path}) has its lease on {pending.host}: "
