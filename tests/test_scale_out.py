@@ -173,15 +173,18 @@ def parses(line: str, cwd: Path) -> None:
              for w in (sorted(glob.glob(word, root_dir=cwd)) or [word]
                        if "*" in word else [word])]
     name, args = words[0], words[1:]
-    assert name in main.commands or main.get_command(click.Context(main), name), line
-    command = main.get_command(click.Context(main), name)
+    # The group's own context, as the command line makes it (its -h among them: click
+    # keeps a command's help option once it has made it).
+    group = click.Context(main, info_name="benchkit", **main.context_settings)
+    command = main.get_command(group, name)
+    assert command is not None, line
     for path in (w for w in args if re.fullmatch(r"(/stores/)?shard-\d", w)):
         (cwd / path.lstrip("/")).mkdir(parents=True, exist_ok=True)
     args = [a.replace("/stores/", "stores/") for a in args]
     old = Path.cwd()
     os.chdir(cwd)
     try:
-        command.make_context(name, args)
+        command.make_context(name, args, parent=group)
     finally:
         os.chdir(old)
 
