@@ -116,7 +116,7 @@ def check_agreeing(by_source: dict[Path, list[Line]]) -> None:
 
 def _shown(value) -> str:
     parts = value if isinstance(value, tuple) else (value,)
-    return "/".join(str(part)[:16] for part in parts)
+    return "/".join(str(part)[:40] for part in parts)
 
 
 def merge(sources: list[Path], into: Path) -> Merged:
