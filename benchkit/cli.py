@@ -46,6 +46,8 @@ COMMANDS = {
            "repositories that are gone."),
     "run": ("benchkit.run.commands:run",  # renders with ctx.obj, the report renderer
             "Run trials of the cells ARM_YAML x chosen tasks and append their samples."),
+    "merge": ("benchkit.run.merge:merge_command",
+              "Merge stores (a sweep's shards) into one: samples unioned by id."),
     "report": ("benchkit.report.commands:report",
                "Aggregate the store into the report: what was run, headline per arm with 95% "
                "intervals, verdicts per pair of arms, tiers, token components, per-task "

@@ -8,7 +8,12 @@
 The run holds an exclusive lock on its journal file while it lives; the kernel drops
 it when the process dies, even on SIGKILL. A journal whose lock is free and whose process (pid and
 start time, from /proc: a reused pid is another process) is gone is a dead run's: `benchkit gc` and the next `benchkit run` on the store read what it still lists
-(`pending`) and remove it. Lines are JSON, appended; a torn last line is skipped.
+(`pending`) and remove it. A pid says something only on the machine that wrote it (the
+same kernel boot and process namespace: `machine()`, on the journal's first line): a
+journal copied from elsewhere is `foreign`, and the run's lease on the host
+(benchkit.gitea.lease) tells whether it lives. Lines are JSON, appended, each with a
+checksum of itself (`crc`): a line a crash or a power cut tore or zeroed is skipped and
+counted (`Pending.damaged`), and whoever appends after it starts a line of its own.
 
 Kinds: `tempdir` (path), `user` (login; deleting it purges its repositories), `repo`
 (owner, name), `host` (url, embedded: where the users and repositories live).
@@ -25,11 +30,13 @@ import os
 import secrets
 import shutil
 import tempfile
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchkit.store import writing
+from benchkit.fingerprint import fingerprint
+from benchkit.store import unwritable, writing
 
 DIRECTORY = ".journal"  # under the store directory
 SUFFIX = ".journal"
@@ -53,6 +60,39 @@ def process_start(pid: int) -> str | None:
     except OSError:
         return None
     return stat.rpartition(")")[2].split()[19]  # the fields after the command's name
+
+
+def machine() -> str:
+    """This machine as a pid names a process on it: the kernel's boot and this process's
+    pid namespace (two containers on one kernel are two machines)."""
+    parts = []
+    with contextlib.suppress(OSError):
+        parts.append(Path("/proc/sys/kernel/random/boot_id").read_text().strip())
+    with contextlib.suppress(OSError):
+        parts.append(os.readlink("/proc/self/ns/pid"))
+    return fingerprint(parts)[:12]
+
+
+def line(entry: dict) -> bytes:
+    """One journal line: the entry with a checksum of itself (`crc`), and a newline."""
+    return (json.dumps({**entry, "crc": _crc(entry)}, sort_keys=True) + "\n").encode()
+
+
+def _crc(entry: dict) -> str:
+    return f"{zlib.crc32(json.dumps(entry, sort_keys=True, separators=(',', ':')).encode()):08x}"
+
+
+def _entry(raw: bytes, checked: bool) -> dict | None:
+    """The entry a line holds, None when it is damaged: not JSON, not an object, or (in
+    a journal whose lines carry checksums) a checksum missing or wrong."""
+    try:
+        entry = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(entry, dict) or (checked and "crc" not in entry):
+        return None
+    crc = entry.pop("crc", None)
+    return entry if crc is None or crc == _crc(entry) else None
 
 
 def current() -> Journal | None:
@@ -102,15 +142,23 @@ class Pending:
     path: Path
     pid: int = 0
     start: str | None = None
+    machine: str | None = None  # None: written before journals named their machine
     host: str | None = None
     embedded: bool = False
     tempdirs: list[str] = field(default_factory=list)
     users: list[str] = field(default_factory=list)
     repos: list[tuple[str, str]] = field(default_factory=list)
+    damaged: int = 0  # lines a crash tore or zeroed, skipped
+    ragged: bool = False  # the last line has no newline: a crash cut it short
 
     @property
     def empty(self) -> bool:
         return not (self.tempdirs or self.users or self.repos)
+
+    @property
+    def foreign(self) -> bool:
+        """Written on another machine: its pid names no process here."""
+        return self.machine is not None and self.machine != machine()
 
 
 def _key(entry: dict) -> tuple:
@@ -118,23 +166,26 @@ def _key(entry: dict) -> tuple:
 
 
 def read(path: Path) -> Pending:
-    """What the journal at `path` still lists (lines that do not parse are skipped: a
-    kill may tear the last)."""
+    """What the journal at `path` still lists; damaged lines are skipped and counted
+    (a kill may tear the last, a power cut zero the tail)."""
     pending, live, order = Pending(path), {}, []  # live: (kind, key) -> entry
     try:
-        lines = path.read_bytes().splitlines()
+        data = path.read_bytes()
     except OSError:
         return pending
-    for line in lines:
-        try:
-            entry = json.loads(line)
-        except ValueError:
+    lines, pending.ragged = data.split(b"\n"), not data.endswith(b"\n") and bool(data)
+    checked = b'"crc"' in lines[0]  # a journal of checksummed lines: every line has one
+    for raw in lines:
+        if not raw.strip(b" \t\r"):  # a trailing newline's empty rest
             continue
-        if not isinstance(entry, dict):
+        entry = _entry(raw, checked)
+        if entry is None:
+            pending.damaged += 1
             continue
         if "run" in entry:
             run = entry["run"] if isinstance(entry["run"], dict) else {}
             pending.pid, pending.start = int(run.get("pid") or 0), run.get("start")
+            pending.machine = run.get("machine")
         elif entry.get("add") == "host":
             pending.host, pending.embedded = entry.get("url"), bool(entry.get("embedded"))
         elif "add" in entry:
@@ -184,7 +235,7 @@ class Journal:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             journal = cls(path, fd, made_store=made_store)
             try:
-                journal._write({"run": {"pid": pid, "start": start}})
+                journal._write({"run": {"pid": pid, "start": start, "machine": machine()}})
             except BaseException:  # a journal that cannot say whose it is: none at all
                 os.close(fd)
                 path.unlink()
@@ -200,7 +251,7 @@ class Journal:
 
     def _write(self, entry: dict) -> None:
         with writing(self.path):
-            os.write(self._fd, (json.dumps(entry, sort_keys=True) + "\n").encode())
+            os.write(self._fd, line(entry))
             os.fsync(self._fd)
 
     def add(self, kind: str, **what: str | bool) -> None:
@@ -256,16 +307,26 @@ def every_journal(store_dirs: list[str | os.PathLike]) -> list[Path]:
         if target.is_file():
             found.setdefault(target)
         else:
-            link.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):  # a registry that takes no write keeps it
+                link.unlink(missing_ok=True)
     return list(found)
 
 
 @contextlib.contextmanager
 def claim(path: Path) -> Iterator[Claim | None]:
-    """A Claim on the journal if its run is gone (its lock was free; held now, so that
-    no other sweeper takes it too), else None (its run is alive)."""
+    """A Claim on the journal unless a process of this machine holds it (its lock was
+    free; held now, so that no other sweeper takes it too); None while its run lives
+    here. A foreign journal (`pending.foreign`) is claimed too: whether its run lives is
+    its lease's to tell, on the host. One on a file system that takes no write is
+    claimed read-only (`writable` False): it can be read, not swept."""
+    writable = True
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+        except OSError as error:
+            if isinstance(error, FileNotFoundError) or unwritable(error, path) is None:
+                raise
+            fd, writable = os.open(path, os.O_RDONLY | os.O_CLOEXEC), False
     except FileNotFoundError:
         yield None
         return
@@ -278,10 +339,11 @@ def claim(path: Path) -> Iterator[Claim | None]:
         pending = read(path)
         # A process of that pid and start time still there, not this one: a run between
         # opening its journal and locking it (or one whose lock the file system lost).
-        if pending.pid != os.getpid() and process_start(pending.pid) == (pending.start or ""):
+        if (not pending.foreign and pending.pid != os.getpid()
+                and process_start(pending.pid) == (pending.start or "")):
             yield None
             return
-        yield Claim(pending, fd)
+        yield Claim(pending, fd, writable)
     finally:
         os.close(fd)
 
@@ -292,9 +354,12 @@ class Claim:
 
     pending: Pending
     fd: int
+    writable: bool = True
 
     def removed(self, kind: str, **what: str | bool) -> None:
-        os.write(self.fd, (json.dumps({"remove": kind, **what}, sort_keys=True) + "\n").encode())
+        # Never glued onto a line a crash left unfinished: that one ends here.
+        ragged, self.pending.ragged = self.pending.ragged, False
+        os.write(self.fd, b"\n" * ragged + line({"remove": kind, **what}))
         os.fsync(self.fd)
 
     def finish(self) -> bool:
@@ -309,12 +374,13 @@ class Claim:
 
 
 def live_users(store_dirs: list[str | os.PathLike]) -> set[str]:
-    """The users that live runs' journals list (these stores' and the registry's):
-    never collected, whatever any clock says."""
+    """The users that live runs' journals list (these stores' and the registry's), and
+    foreign journals (copied from another machine): never collected by name, whatever
+    any clock says."""
     found: set[str] = set()
     for path in every_journal(store_dirs):
         with claim(path) as dead:
-            if dead is None:
+            if dead is None or dead.pending.foreign:  # a foreign one: its lease decides
                 found.update(read(path).users)
     return found
 

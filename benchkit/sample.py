@@ -264,6 +264,8 @@ class Record(msgspec.Struct, kw_only=True):
     # The alias given for the model (`sonnet`), where `model` is what the runtime
     # resolved it to (benchkit.agent.model_probe); None when the name ran as given.
     model_alias: str | None = None
+    # The part of a sweep it ran in (`run --shard I/N`): a trial is its id and its shard.
+    shard: str | None = None
 
     def harness_error(self, failure_class: str | None, error: str | None) -> None:
         """The trial says nothing of the arm: recorded apart, never scored."""

@@ -176,6 +176,12 @@ class Store:
             self._append_line(path, line)
         return stored
 
+    def append_line(self, path: Path, line: str) -> None:
+        """Append one line another store holds as it is there (`benchkit merge`: it was
+        checked and scrubbed when it was first stored) to the file `path` of this store."""
+        with self._writing(path):
+            self._append_line(path, line)
+
     @contextlib.contextmanager
     def _writing(self, path: Path) -> Iterator[None]:
         """writing(path), remembering the refusal: a run ends on it with exit 2."""

@@ -43,6 +43,7 @@ SMALLEST: dict[str, tuple[list[str], str | None]] = {
                         "--task", "read-open-issue-count"], CLI),
     "text_checks_bench.py": ([], None),  # every worst case, up to 1 MiB: seconds
     "validate_live_bench.py": (["--jobs", "1", "--task", "read-open-issue-count"], None),
+    "version_probe_bench.py": (["--runs", "1", "--arm", "raw-api"], None),
 }
 SCRIPTS = sorted(path.name for path in BENCHMARKS.glob("*.py") if not path.name.startswith("_"))
 

@@ -362,3 +362,25 @@ def test_a_broken_document_anywhere_gets_its_schemas_message(work_tree):
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert done.stderr.startswith("drafts/mine.yaml:6: ") and "not a benchkit document" not in done.stderr
+
+
+@pytest.mark.parametrize("new_id", ["t" * 250, "read/open-issue-count"], ids=["long", "slash"])
+def test_an_id_that_cannot_name_a_file_is_refused_before_anything_runs(work_tree, new_id):
+    """A 250-character task id (its file may exist: `<id>.yaml` is 255 bytes, but the
+    store's `<id>.jsonl` could not), or one with a `/`: validate refuses it on its
+    line, and a run stops at pre-flight (exit 2) with nothing stored."""
+    source = work_tree / "tasks.d" / "read-open-issue-count.yaml"
+    target = work_tree / "tasks.d" / f"{new_id.replace('/', '-')}.yaml"
+    source.rename(target)
+    edit(target, "id: read-open-issue-count", f"id: {new_id}")
+    line = line_of(target, "id: ")
+    result = benchkit("validate")
+    assert result.exit_code == 2, result.output
+    message = ("expected at most 100 characters, got 250" if len(new_id) == 250
+               else "expected an id of lower-case letters, digits and '-'")
+    assert any(got.startswith(f"tasks.d/{target.name}:{line}: ") and message in got
+               for got in result.stderr.splitlines()), result.stderr
+    run = benchkit("run", "arms.d/raw-api.yaml", "--driver", "replay", "--no-report",
+                   "--store", "results")
+    assert run.exit_code == 2 and message in run.stderr, run.output
+    assert not (work_tree / "results").exists()

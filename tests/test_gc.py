@@ -1,7 +1,8 @@
 """`kill -9` of a real `benchkit run` in its trial (the real CLI against the scripted
 model), on the forge and on a real Gitea: nothing the run made is lost track of. While
 it lives, a concurrent `benchkit gc --yes` with this machine's clock an hour behind or
-a day ahead (tests/skewed.py) touches none of its users; once it is dead, the next
+a day ahead (tests/skewed.py), or on another machine holding a copy of its store (a pid
+namespace of its own: the run's lease on the host decides), touches none of its users; once it is dead, the next
 `benchkit run` on the store, or `benchkit gc --yes --store`, removes every temp
 directory it made, its trial user, its run user and their repositories, and says so,
 at once (no age to wait for: the journal's process is gone)."""
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -49,8 +51,9 @@ def on(where: str, request):
         yield request.getfixturevalue("gitea")
 
 
-def _gc(host, store: Path, env: dict, skew: float, *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run([*SKEWED, str(skew), "gc", "--store", str(store), "--host", host.url,
+def _gc(host, store: Path, env: dict, skew: float, *extra: str,
+        wrap: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    return subprocess.run([*wrap, *SKEWED, str(skew), "gc", "--store", str(store), "--host", host.url,
                            "--token", host.token, *extra], capture_output=True, text=True,
                           cwd=CHECKOUT, env=env, timeout=DEADLINE)
 
@@ -90,6 +93,16 @@ def test_kill_9_in_a_trial_then_everything_it_made_is_swept(where, sweeper, tmp_
                         done = _gc(host, tmp_path / "elsewhere", env, skew, "--yes", *extra)
                         assert done.returncode == 0, done.stdout + done.stderr
                         assert set(made) <= set(leftovers(host.url, host.token)), (skew, extra)
+                # A copy of its store on another machine (a pid namespace of its own):
+                # the journal's pid says nothing there; the run's lease on the host does.
+                shutil.copytree(store, tmp_path / "copy")
+                done = _gc(host, tmp_path / "copy", {**env, "BENCHKIT_STATE_DIR": str(
+                    tmp_path / "elsewhere-state")}, DAY, "--yes", "--older-than", "0",
+                           wrap=("bwrap", "--dev-bind", "/", "/", "--unshare-pid", "--proc",
+                                 "/proc"))
+                assert done.returncode == 0, done.stdout + done.stderr
+                assert "spared run " in done.stdout + done.stderr, done.stdout + done.stderr
+                assert set(made) <= set(leftovers(host.url, host.token))
                 assert run.poll() is None
             run.send_signal(signal.SIGKILL)
             run.wait(timeout=DEADLINE)

@@ -1,7 +1,8 @@
 """A run's journal (benchkit.journal): what it lists is what was added and not removed,
-a torn last line is skipped, a live run's journal is never claimed (its lock, or its
-process by pid and start time), a dead one's is, and a run's temp directory is listed
-before it exists."""
+a torn or zeroed line is skipped (each line checks itself) and a sweep's next line
+never glues onto it, a live run's journal is never claimed (its lock, or its process by
+pid and start time), a dead one's is, one of another machine is claimed as foreign (its
+lease decides), and a run's temp directory is listed before it exists."""
 
 import json
 import os
@@ -52,6 +53,45 @@ def test_a_torn_last_line_is_skipped(store):
     with open(run.path, "ab") as f:
         f.write(b'{"add": "user", "login": "bk-tr')
     assert journal.read(run.path).users == ["bk-run-2"]
+
+
+def test_torn_and_zeroed_lines_are_skipped_counted_and_never_glued_onto(store, tmp_path):
+    """A power cut: a half line, then a zeroed tail. What was listed before still is;
+    the sweep's removals start a line of their own, so they count; a line whose
+    checksum fails (a bit flipped) is damaged too."""
+    run = journal.Journal.open(store)
+    made = journal.mkdtemp("benchkit-test-", tmp_path)
+    journal.add("user", login="bk-run-3")
+    os.close(run._fd)  # the run dies here (its lock with it), mid-write
+    journal._current = None
+    with open(run.path, "ab") as f:
+        f.write(b'{"add": "repo", "crc": "0", "name": "r"' + b"\0" * 700)
+    pending = journal.read(run.path)
+    assert (pending.tempdirs, pending.users, pending.damaged) == ([made], ["bk-run-3"], 1)
+    with journal.claim(run.path) as held:
+        assert held is not None
+        held.removed("tempdir", path=made)
+        held.removed("user", login="bk-run-3")
+        assert held.finish()  # it listed nothing more: gone
+    flipped = journal.line({"add": "user", "login": "bk-run-4"}).replace(b"run-4", b"run-5")
+    path = store / journal.DIRECTORY / "flipped.journal"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(journal.line({"run": {"pid": 0, "start": "0"}}) + flipped)
+    assert (journal.read(path).users, journal.read(path).damaged) == ([], 1)
+
+
+def test_a_journal_from_another_machine_is_claimed_as_foreign_and_its_users_spared(store):
+    """Its pid says nothing here (another kernel or process namespace): claimed, marked
+    foreign for its lease to decide, and its users are spared by name meanwhile."""
+    directory = store / journal.DIRECTORY
+    directory.mkdir(parents=True)
+    path = directory / f"elsewhere{journal.SUFFIX}"
+    path.write_bytes(journal.line({"run": {"pid": os.getpid(), "start": "1",
+                                           "machine": "another-one"}})
+                     + journal.line({"add": "user", "login": "bk-elsewhere"}))
+    with journal.claim(path) as held:
+        assert held is not None and held.pending.foreign and held.writable
+    assert journal.live_users([store]) == {"bk-elsewhere"}
 
 
 def _holder(store, *, lock: bool = True) -> subprocess.Popen:

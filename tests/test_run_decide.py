@@ -217,10 +217,9 @@ def test_cells_the_budget_left_cannot_pay_for_are_not_asked_for():
     assert sum(found[(wanted.arm, wanted.task)]) / 3 <= 9_000
 
 
-def test_until_decided_runs_round_after_round_of_one_trial_per_worker(monkeypatch):
-    """decide.run_rounds on a fake loop whose trials draw noisy costs: a round per
-    worker's trial, rounds until every pair is decided or out of reach, and the text
-    repeats a pair only when its state changed."""
+def _rounds(monkeypatch, settings: RunSettings, mine=lambda cell: True):
+    """decide.run_rounds on a fake loop whose trials draw noisy costs, the run's own
+    cells those `mine` takes: the trials each round ran, and what it said."""
     from types import SimpleNamespace
 
     import benchkit.run.decide as decide
@@ -238,14 +237,14 @@ def test_until_decided_runs_round_after_round_of_one_trial_per_worker(monkeypatc
     scheduler = SimpleNamespace(totals=SimpleNamespace(halted=None, ran=0), queue=[],
                                 left=lambda: 1e12, extend=lambda trials: queue.extend(trials))
     queue: list = []
-    sizes = []
+    ran: list = []
 
     class Loop:  # runs the queued trials at once: each costs its cell's price +-30%
         def __init__(self, scheduler, *args, jobs, **kwargs):
             pass
 
         def run_trials(self):
-            sizes.append(len(queue))
+            ran.append([(arm.id, task.id) for arm, task, _ in queue])
             for arm, task, _ in queue:
                 cost = price[arm.id] * (1 + TASKS.index(task.id)) * rng.uniform(0.7, 1.3)
                 spent.setdefault((arm.id, task.id), []).append(cost)
@@ -258,11 +257,20 @@ def test_until_decided_runs_round_after_round_of_one_trial_per_worker(monkeypatc
     said: list = []
     caller = SimpleNamespace(  # what decide.Rounds asks of the run
         tree=SimpleNamespace(arms=["a", "b", "c"], suite=SimpleNamespace(equivalence_margin=0.05)),
-        settings=RunSettings(driver="replay", store_dir="results", jobs=2, until_decided=True),
-        stop=threading.Event(), context=None,
+        settings=settings, stop=threading.Event(), context=None,
         progress=SimpleNamespace(emit=lambda event, text: said.append((builtins(event), text)),
                                  note=lambda text: said.append(({}, text))))
-    assert decide.run_rounds(caller, cells, ledger, scheduler) == decide.Looped()
+    chosen = SimpleNamespace(ledger=ledger, every=cells, cells=[c for c in cells if mine(c)])
+    assert decide.run_rounds(caller, chosen, scheduler) == decide.Looped()
+    return ran, said
+
+
+def test_until_decided_runs_round_after_round_of_one_trial_per_worker(monkeypatch):
+    """A round per worker's trial, rounds until every pair is decided or out of reach,
+    and the text repeats a pair only when its state changed."""
+    ran, said = _rounds(monkeypatch, RunSettings(driver="replay", store_dir="results", jobs=2,
+                                                 until_decided=True))
+    sizes = [len(trials) for trials in ran]
     assert sizes[0] == 30 and len(sizes) >= 3 and set(sizes[1:]) == {2}
     events = [event for event, _ in said if event.get("event") == "decide"]
     assert all(len(event["pairs"]) == 3 for event in events[1:])  # JSON: every pair
@@ -305,3 +313,15 @@ def test_a_verdict_reached_on_replay_estimates_says_so(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     assert ("until-decided: raw-api vs tea: decided - raw-api cheaper (on replay "
             "estimates, not measured tokens)") in result.stdout
+
+
+def test_a_shard_runs_its_part_of_one_round_planned_for_every_shard(monkeypatch):
+    """`--shard 0/2`: one round is planned as for every shard (here every cell's first
+    trial); the shard runs those of its own cells, and stops, saying that the shards'
+    stores are merged next."""
+    mine = {("a", TASKS[0]), ("b", TASKS[1])}
+    settings = RunSettings(driver="replay", store_dir="results", jobs=2, until_decided=True,
+                           shard=(0, 2))
+    ran, said = _rounds(monkeypatch, settings, lambda cell: (cell[0].id, cell[1].id) in mine)
+    assert [sorted(trials) for trials in ran] == [sorted(mine)]
+    assert "shard 0/2 ran its part of the round" in said[-1][1]

@@ -3,8 +3,8 @@ the real CLI against the scripted model) in each phase where it has processes of
 own: a trial whose model request the stand-in holds, a trial whose Bash command runs,
 an MCP arm's trial (the CLI's gitea-mcp), the failure replay's CLI, pre-flight's tool
 probe (a shell arm's sandboxed command; an MCP server the harness starts itself).
-Nothing of the run may run on: within KILL_WITHIN seconds of the kill no process of
-the run is alive (this test adopts the run's orphans, and looks for processes marked
+Nothing of the run may run on, even with its watchdog killed first: within
+KILL_WITHIN seconds of the kill no process of the run is alive (this test adopts the run's orphans, and looks for processes marked
 with the run's environment; benchkit.lifetime), and the stand-in receives no model
 request after it. On the forge for every phase, on a real Gitea for the trial and
 the failure replay.
@@ -60,9 +60,11 @@ def hanging_server(directory: Path) -> Path:
     return server
 
 
-def kill_in(phase: str, tmp_path: Path, *, url: str, token: str) -> str:
-    """Start the run, SIGKILL it once it is in `phase`, and check that nothing of it
-    lives on and no model request came after; what the run printed."""
+def kill_in(phase: str, tmp_path: Path, *, url: str, token: str,
+            watchdog_first: bool = False) -> str:
+    """Start the run, SIGKILL it once it is in `phase` (`watchdog_first`: its watchdog
+    process before it, so only the parent-death signals are left to act), and check
+    that nothing of it lives on and no model request came after; what the run printed."""
     marker = f"BENCHKIT_KILL_TEST={uuid.uuid4().hex}"
     arm, env_extra = CHECKOUT / "arms.d/raw-api.yaml", {}
     script = [say("Done.")]
@@ -106,6 +108,8 @@ def kill_in(phase: str, tmp_path: Path, *, url: str, token: str) -> str:
                             "failure-replay": REPLAY_SLEEP, "mcp-preflight": MCP_HANG}[phase]
                 return sleeping(argument, process.pid)
             wait_for(ready, f"the run in its {phase}")
+            if watchdog_first:
+                kill_watchdog(process.pid)
             killed_at = time.time()
             process.kill()
             said = "".join(process.communicate(timeout=DEADLINE))
@@ -134,6 +138,15 @@ def kill_in(phase: str, tmp_path: Path, *, url: str, token: str) -> str:
     return said
 
 
+def kill_watchdog(run: int) -> None:
+    """SIGKILL the run's watchdog (benchkit.lifetime: its child running lifetime.py) and
+    wait until it is dead."""
+    [watchdog] = [pid for pid, (parent, _, cmdline, _) in processes().items()
+                  if parent == run and b"lifetime.py" in cmdline]
+    os.kill(watchdog, signal.SIGKILL)
+    wait_for(lambda: processes().get(watchdog, (0, "Z"))[1] == "Z", "the watchdog dead")
+
+
 def _kill(children: set[int], marker: str) -> bool:
     """Kill what the run left (after the assertion's evidence is taken)."""
     for entry in survivors(children, marker.encode()):
@@ -152,3 +165,13 @@ def test_sigkill_leaves_nothing_running_on_the_forge(phase, tmp_path):
 @pytest.mark.parametrize("phase", ["bash", "failure-replay"])
 def test_sigkill_leaves_nothing_running_on_a_live_gitea(phase, tmp_path, gitea):
     kill_in(phase, tmp_path, url=gitea.url, token=gitea.token)
+
+
+@pytest.mark.parametrize("phase", ["bash", "mcp-trial", "mcp-preflight"])
+def test_sigkill_of_the_watchdog_then_the_run_leaves_nothing_running(phase, tmp_path):
+    """The watchdog killed first: every process the run started dies with it all the
+    same, by its parent-death signal (the CLI, the sandbox's socat bridge, the MCP
+    server pre-flight's probe starts), or with the process that started it (the CLI's
+    MCP server)."""
+    with Forge(token=TOKEN) as forge:
+        kill_in(phase, tmp_path, url=forge.url, token=forge.token, watchdog_first=True)

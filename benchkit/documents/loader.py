@@ -320,6 +320,8 @@ _MESSAGES = {
     "const": lambda expected, value: f"expected {expected!r}, got {value!r}",
     "pattern": lambda expected, value: f"{value!r} does not match the pattern {expected}",
     "minItems": lambda expected, _: f"expected at least {expected} item{'s' if expected != 1 else ''}",
+    "maxLength": lambda expected, value: (f"expected at most {expected} characters, got "
+                                          f"{len(value)}"),
     "minimum": lambda expected, value: f"expected at least {expected}, got {value!r}",
     "exclusiveMinimum": lambda expected, value: f"expected more than {expected}, got {value!r}",
 }

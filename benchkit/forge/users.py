@@ -1,6 +1,7 @@
 """Routes for the server (its version and API settings) and its users, with Gitea's
 admin routes for users and a user's own tokens (what a run's own user needs: created,
-given a token for its basic credentials, deleted with its repositories)."""
+given a token for its basic credentials, its full name edited, deleted with its
+repositories)."""
 
 import re
 
@@ -67,6 +68,23 @@ def admin_create_user(ctx: Ctx) -> Response:
     return respond(ctx.render.user(user), 201)
 
 
+EDIT_USER = [F("login_name", required=True), F("source_id", int), F("full_name")]
+
+
+def admin_edit_user(ctx: Ctx, username: str) -> Response:
+    """Edit a user's full name (a site admin's route; Gitea wants the login name too, and
+    holds a full name to 100 characters). A run's lease lives there (benchkit.gitea.lease)."""
+    user = ctx.store.user_by_login(username)
+    if user is None:
+        raise not_found()
+    full_name = ctx.body.get("full_name")
+    if full_name is not None:
+        if len(full_name) > 100:
+            raise invalid("[FullName]: MaxSize")
+        ctx.store.update("users", {"id": user["id"]}, full_name=full_name)
+    return respond(ctx.render.user(ctx.store.row("users", user["id"])))
+
+
 def admin_delete_user(ctx: Ctx, username: str) -> Response:
     """Delete a user; with `purge`, its repositories too (else 422 while it owns any)."""
     user = ctx.store.user_by_login(username)
@@ -101,6 +119,8 @@ ROUTES = (
     route("GET", "/users/{username}", get_user),
     route("GET", "/admin/users", admin_list_users, admin=True),
     route("POST", "/admin/users", admin_create_user, admin=True, body=CREATE_USER, struct="CreateUserOption"),
+    route("PATCH", "/admin/users/{username}", admin_edit_user, admin=True, body=EDIT_USER,
+          struct="EditUserOption"),
     route("DELETE", "/admin/users/{username}", admin_delete_user, admin=True),
     route("POST", "/users/{username}/tokens", create_user_token, auth=True,
           body=[F("name", required=True), F("scopes", "strs")], struct="CreateAccessTokenOption"),

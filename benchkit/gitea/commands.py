@@ -216,6 +216,10 @@ def _list_journals(store_dir: str) -> None:
             if dead is None:
                 continue
             pending, run = dead.pending, f"run {dead.pending.pid} (gone)"
+            if pending.foreign:  # its lease on the host decides: `gc --yes` asks it
+                click.echo(f"journal {path} of run {pending.pid} of another machine: "
+                           f"swept by `gc --yes` once no live lease on {pending.host} covers it")
+                continue
             for directory in pending.tempdirs:
                 if Path(directory).exists():
                     click.echo(f"temp directory {directory} of {run}")

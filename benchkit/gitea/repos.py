@@ -73,13 +73,26 @@ def old_enough(now: datetime, born: datetime, older_than: float) -> bool:
 
 def host_now(client: Client) -> datetime:
     """The host's own current time, from its `Date` header: ages are the host's to
-    tell. HostError when it sends none."""
+    tell. A host (or a proxy before it) may send several: the earliest that parses is
+    taken, as the one that calls the fewest things old. HostError when none parses."""
     response = client.request("GET", "/version")
-    try:
-        return parsedate_to_datetime(response.headers["Date"])
-    except (KeyError, TypeError, ValueError):
+    raw = getattr(response.raw, "headers", None)
+    getlist = getattr(raw, "getlist", None)  # urllib3 keeps repeated headers apart
+    values = getlist("Date") if getlist else [response.headers.get("Date") or ""]
+    found = [when for value in values for when in [_http_date(value)] if when is not None]
+    if not found:
         raise HostError(f"{client.url} sent no usable Date header: cannot tell a "
-                        f"leftover's age by its clock") from None
+                        f"leftover's age by its clock")
+    return min(found)
+
+
+def _http_date(value: str) -> datetime | None:
+    """An HTTP date, always with its zone (a date without one is UTC, as HTTP's are)."""
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
 def create_repo(client: Client, prefix: str) -> tuple[Repo, str]:

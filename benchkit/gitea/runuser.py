@@ -16,7 +16,8 @@ with the scopes the tools need. Its name is `<repo_prefix>run-<UTC stamp>-<hex>`
 trial's: `<repo_prefix>trial-...`), so `benchkit gc` finds one a crash left behind; the
 run's journal (benchkit.journal) lists it before it is made, so gc knows whether its run
 is alive. Its age is the host's to tell (`created`, against the host's `Date`), never the
-name's stamp nor this machine's clock. The same routes serve on the forge.
+name's stamp nor this machine's clock; whether its run lives, its lease's
+(benchkit.gitea.lease). The same routes serve on the forge.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field
 from benchkit import journal
 from benchkit.errors import HostError
 from benchkit.gitea.client import Client, GiteaError
+from benchkit.gitea.lease import covered
 from benchkit.gitea.repos import host_now, old_enough, parse_time, unique_name
 
 log = logging.getLogger(__name__)
@@ -72,10 +74,12 @@ def admin_problem(client: Client) -> str | None:
     return None
 
 
-def create_run_user(admin: Client, prefix: str, *, role: str = "run") -> RunUser:
+def create_run_user(admin: Client, prefix: str, *, role: str = "run",
+                    full_name: str | None = None) -> RunUser:
     """A new restricted user with a token of SCOPES (`role`: a run's or one trial's),
-    journalled before it is made; HostError when the host refuses (the user is deleted
-    again if it was made)."""
+    journalled before it is made; `full_name`: what it says there (a run's lease, a
+    trial's run: benchkit.gitea.lease). HostError when the host refuses (the user is
+    deleted again if it was made)."""
     login = unique_name(user_prefix(prefix, role))
     if len(login) > MAX_LOGIN:
         raise HostError(f"cannot name a run user {login!r}: longer than {MAX_LOGIN} "
@@ -85,7 +89,7 @@ def create_run_user(admin: Client, prefix: str, *, role: str = "run") -> RunUser
     admin.post("/admin/users", {
         "username": login, "email": f"{login}@benchkit.invalid", "password": password,
         "must_change_password": False, "restricted": True, "visibility": "private",
-        "full_name": f"benchkit {role} (throwaway; `benchkit gc` deletes it)"})
+        "full_name": full_name or f"benchkit {role} (throwaway; `benchkit gc` deletes it)"})
     try:
         # Gitea mints a user's token only for the user's own basic credentials.
         with Client(admin.url, None, retries=0) as own:
@@ -118,12 +122,16 @@ def list_run_users(admin: Client, prefix: str, *, older_than: float = 0.0,
                    spare: set[str] | frozenset[str] = frozenset()) -> list[str]:
     """The run and trial users (named with the suite's `prefix`) the host made more
     than `older_than` seconds ago by its own clock, oldest first, less those in `spare`
-    (the users live runs' journals list): what a crash left behind."""
+    (the users live runs' journals list) and those a live lease covers (a run alive on
+    any machine: benchkit.gitea.lease): what a crash left behind."""
     now, found = host_now(admin), []
     starts = tuple(user_prefix(prefix, role) for role in ROLES)
-    for user in admin.paginate("/admin/users"):
+    users = [user for user in admin.paginate("/admin/users")
+             if (user.get("login") or "").startswith(starts)]
+    leased = covered(users, now)
+    for user in users:
         login = user.get("login") or ""
-        if not login.startswith(starts) or login in spare:
+        if login in spare or login in leased:
             continue
         born = parse_time(user.get("created"))
         if born is not None and old_enough(now, born, older_than):

@@ -3,6 +3,12 @@ the start of the next `benchkit run` on the store. A journal whose run is alive 
 alone; a dead run's temp directories are removed (the CLI's holds the agent's token),
 its users deleted with their repositories and its repositories deleted, through the
 admin token of the host the journal names. One line each says what went.
+
+A journal of another machine (a copy of the store, one shared between machines) is
+dead only when the host it names says so: no live lease covers its users
+(benchkit.gitea.lease); its temp directories were that machine's, never removed here.
+One of a run that made no user (gateway-only containment) holds no lease: it is left.
+A journal this machine cannot write (a read-only mount) is named in one line and left.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from collections.abc import Callable
 
 from benchkit import journal
 from benchkit.errors import HarnessError
+from benchkit.gitea import lease
 from benchkit.gitea.client import Client
 from benchkit.gitea.repos import delete_repo
 from benchkit.gitea.runuser import delete_run_user
@@ -34,11 +41,46 @@ def sweep(stores: list[str | os.PathLike], admin: Client | None,
              else [p for store in stores for p in journal.journals(store)])
     for path in paths:
         with journal.claim(path) as held:
-            if held is None:
+            if held is None or _alive_elsewhere(held, admin, say, command):
+                continue
+            if held.pending.damaged:
+                say(f"warning: {path}: {held.pending.damaged} damaged line(s) skipped (torn "
+                    f"or zeroed by a crash)")
+            if not held.writable:
+                say(f"warning: cannot sweep {path}: its file system takes no write (read-only?); "
+                    f"left as it is: `{command} --store DIR` where it is writable sweeps it")
                 continue
             failed += _sweep_one(held, admin, say, command)
             held.finish()
     return failed
+
+
+def _alive_elsewhere(held: journal.Claim, admin: Client | None, say: Callable[[str], None],
+                     command: str) -> bool:
+    """Whether a foreign journal's run may live: a live lease on its host covers it, or
+    the host cannot be asked here (one line says which)."""
+    pending = held.pending
+    if not pending.foreign:
+        return False
+    run = f"run {pending.pid} of another machine"
+    if pending.embedded:  # its forge was that machine's: nothing of it is here to sweep
+        return True
+    if not pending.users:  # it made no user (gateway-only), so it holds no lease
+        say(f"{run} ({pending.path}) made no user to hold a lease: left to its own "
+            f"machine, and to `{command}` by the host's age of what it made")
+        return True
+    if admin is None or not same_host(pending.host, admin.url):
+        say(f"{run} ({held.pending.path}) has its lease on {pending.host}: "
+            f"`{command} --host {pending.host}` asks it whether the run lives")
+        return True
+    try:
+        live = lease.live_lease(admin, pending.users)
+    except HarnessError as error:
+        say(f"error: could not ask {admin.url} about {run}'s lease: {admin.scrub(str(error))}")
+        return True
+    if live:
+        say(f"spared {run}: {live}")
+    return live is not None
 
 
 def _sweep_one(held: journal.Claim, admin: Client | None, say: Callable[[str], None],
@@ -46,7 +88,7 @@ def _sweep_one(held: journal.Claim, admin: Client | None, say: Callable[[str], N
     pending, failed = held.pending, 0
     run = f"run {pending.pid} (gone)"
     for directory in pending.tempdirs:
-        if journal.remove_tempdir(directory):
+        if not pending.foreign and journal.remove_tempdir(directory):
             say(f"removed {directory}, a temp directory of {run}")
         held.removed("tempdir", path=directory)
     if not (pending.users or pending.repos):

@@ -39,6 +39,7 @@ from urllib.parse import urlsplit
 
 from benchkit import journal
 from benchkit.executable import write_executable
+from benchkit.lifetime import dies_with_thread
 from benchkit.stopping import marked
 
 from .errors import IsolationError
@@ -146,11 +147,11 @@ class Sandbox:
         self.root.chmod(0o700)
         self._keep_pristine()
         if target is not None:
-            self._bridge = subprocess.Popen(
-                [shutil.which("socat") or "socat",
-                 f"UNIX-LISTEN:{self.socket},fork,max-children={BRIDGE_CHILDREN},"
-                 f"backlog={BRIDGE_BACKLOG}",
-                 f"TCP:{target[0]}:{target[1]}"],
+            self._bridge = subprocess.Popen(  # it dies with this thread, even a SIGKILL's
+                dies_with_thread([shutil.which("socat") or "socat",
+                                  f"UNIX-LISTEN:{self.socket},fork,max-children={BRIDGE_CHILDREN},"
+                                  f"backlog={BRIDGE_BACKLOG}",
+                                  f"TCP:{target[0]}:{target[1]}"]),
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 env={"PATH": os.defpath, **self.markers})
             _wait_for(self.socket)

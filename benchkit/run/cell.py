@@ -45,14 +45,16 @@ from benchkit.agent.driver import (
 )
 from benchkit.agent.events import counts
 from benchkit.anatomy import anatomy
+from benchkit.documents import Arm
 from benchkit.errors import HarnessError
-from benchkit.fingerprint import fingerprint
+from benchkit.fingerprint import arm_fingerprint, fingerprint
 from benchkit.gitea import snapshot
 from benchkit.gitea.admin import fetch_request_log
 from benchkit.isolation import Assembly, IsolationError, assemble
 from benchkit.run.outcome import Audit, harness_class, judge
 from benchkit.run.plan import Trial
 from benchkit.run.prepare import Prepared, RunContext, prepare_trial
+from benchkit.run.trialversion import trial_version
 from benchkit.sample import ZERO_USAGE, Containment, DriverName, Fingerprints, Record, Usage
 from benchkit.scoring import Verdict, check
 from benchkit.stopping import shielded
@@ -126,6 +128,7 @@ def _play(trial: Trial, ctx: RunContext, prepared: Prepared,
         return None, coordinates
     run = drive.run
     prepared.end_grant(ctx)  # the trial's token dies with its agent
+    _ran_with(record, trial.arm, drive.version)
     checked = _record_run(record, run, trial.arm.surface, ctx.run_model,
                           ctx.resolution.max_tokens if ctx.resolution is not None else None)
     record.fingerprints = msgspec.structs.replace(
@@ -163,6 +166,7 @@ class Drive:
     assembly: Assembly
     workdir: Path
     vanished: dict[str, str] = field(default_factory=dict)  # _vanished's, at the run's end
+    version: str | None = None  # the tool's, asked just before the agent started
 
 
 def _drive(trial: Trial, ctx: RunContext, coordinates: Coordinates) -> Drive:
@@ -184,12 +188,26 @@ def _drive(trial: Trial, ctx: RunContext, coordinates: Coordinates) -> Drive:
             secrets=(*ctx.secrets(), coordinates.token),
             assignment=Assignment(trial.task.id, self_review, coordinates))
         with assembly:  # credential files, bin directory; removed again on every path
+            version = (None if trial.arm.tool_version is None  # no pre-flight to hold it to
+                       else trial_version(trial.arm, assembly, workdir,
+                                          confine=ctx.driver.confine))
             run = ctx.driver.run(request)
             vanished = _vanished(assembly.path_dir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
         journal.remove("tempdir", path=str(workdir))
-    return Drive(run, prompt, guard, assembly, workdir, vanished)
+    return Drive(run, prompt, guard, assembly, workdir, vanished, version)
+
+
+def _ran_with(record: Record, arm: Arm, version: str | None) -> None:
+    """The tool's version as the trial ran it. Another than pre-flight's (the tool was
+    upgraded since) is recorded, with the arm's fingerprint of it and no surface (what
+    the agent saw of that version was never probed): counted apart from pre-flight's."""
+    if version is None or version == arm.tool_version:
+        return
+    record.tool_version, record.tool_surface, record.ambient_size = version, None, None
+    record.fingerprints = msgspec.structs.replace(
+        record.fingerprints, arm=arm_fingerprint(arm.fingerprint, version, None))
 
 
 def _vanished(bin_dir: Path | None) -> dict[str, str]:
@@ -286,7 +304,7 @@ def new_record(trial: Trial, ctx: RunContext) -> Record:
             prompt=fingerprint(None), model=fingerprint(ctx.run_model)),
         self_review=ctx.host.self_review, host=ctx.host.host, jobs=ctx.jobs,
         confined=ctx.driver.confine, containment=ctx.containment,
-        runtime=ctx.driver.runtime)
+        runtime=ctx.driver.runtime, shard=ctx.shard)
 
 
 def _record_run(record: Record, run: AgentRun, surface: Surface | None,

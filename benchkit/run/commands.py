@@ -12,6 +12,8 @@ invocation.py; the display is progress.py.
 from __future__ import annotations
 
 import os
+import shlex
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -27,6 +29,7 @@ from benchkit.run.execution import after_interrupt, execute, preflight_failed
 from benchkit.run.preflight import PreflightError, load_documents, preflight
 from benchkit.run.progress import Progress
 from benchkit.run.settings import ReportTarget, RunSettings
+from benchkit.run.shard import parse_shard
 from benchkit.run.status import RunEnd, exit_status
 from benchkit.sample import DRIVERS, TIERS
 from benchkit.stopping import Interrupted, Stop
@@ -62,6 +65,20 @@ class Tokens(click.ParamType):
             self.fail(f"{value!r}: expected a number of cost-equivalent tokens, 0 or more "
                       "(e.g. 200000)", param, ctx)
         return number
+
+
+class ShardOf(click.ParamType):
+    """`I/N`: part I of N of the plan, counted from 0 (run/shard.py)."""
+    name = "I/N"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, tuple):
+            return value
+        shard = parse_shard(str(value))
+        if shard is None:
+            self.fail(f"{value!r}: expected I/N, part I of N counted from 0 (e.g. 0/3, 1/3, "
+                      "2/3)", param, ctx)
+        return shard
 
 
 class ArmFile(click.Path):
@@ -102,6 +119,10 @@ class ArmFile(click.Path):
               help="With --until-decided and one arm: run its current build only where the "
                    "verdict against its stored samples of tool VERSION can still change "
                    "(docs/versions.md).")
+@click.option("--shard", type=ShardOf(), metavar="I/N",
+              help="Run part I of N of the plan (counted from 0): every Nth of the chosen "
+                   "cells in the order of their ids, the same on every machine; each shard "
+                   "into its own store, joined by `benchkit merge` (docs/scale-out.md).")
 @click.option("--budget", type=Tokens(), metavar="TOKENS",
               help="Cost-equivalent tokens to spend at most: a trial whose expected cost "
                    "exceeds what is left is not started.")
@@ -141,15 +162,16 @@ class ArmFile(click.Path):
 @host_options
 @click.pass_context
 def run(ctx: click.Context, arm_yamls, task_patterns, tiers, trials, until, until_decided,
-        baseline, against_version, budget, driver_name, model, store_dir, jobs, json_mode,
-        dry_run, no_report, no_replay_failures, only_installed, reports_dir, unconfined,
-        gateway_only, host, token, login):
+        baseline, against_version, shard, budget, driver_name, model, store_dir, jobs,
+        json_mode, dry_run, no_report, no_replay_failures, only_installed, reports_dir,
+        unconfined, gateway_only, host, token, login):
     """Run trials of the cells ARM_YAML x chosen tasks and append their samples.
 
     Cells with the fewest valid samples go first. With no host given (--host/--token,
     GITEA_URL/GITEA_TOKEN, a tea login) the run starts an embedded forge. Ctrl-C (SIGTERM,
     SIGHUP) stops cleanly in any phase: what runs leaves no sample, no process, no
-    repository; the report is left as it was, and the last line says how to render it.
+    repository; the report is left as it was, and the last lines say how to render it
+    and how to resume: the same command again runs only what it has not run yet.
 
     Exit status: 0 done; 1 harness errors (recorded apart, never scored) or a halt; 2 a
     pre-flight check failed, no chosen cell can run or --budget fits none of its trials
@@ -162,6 +184,7 @@ def run(ctx: click.Context, arm_yamls, task_patterns, tiers, trials, until, unti
       benchkit run arms.d/raw-api.yaml --driver replay            # the main job, no tokens
       benchkit run arms.d/*.yaml --tier read --tier multi-step --until floor --dry-run
       benchkit run arms.d/tea.yaml --task 'fta-*' --task read-open-issue-count --budget 200000
+      benchkit run arms.d/*.yaml --until trials --shard 0/3 --store shard-0   # 1 of 3 machines
     """
     if trials is not None and until is not None:
         raise click.UsageError("give --trials or --until, not both")
@@ -180,7 +203,8 @@ def run(ctx: click.Context, arm_yamls, task_patterns, tiers, trials, until, unti
             driver=driver_name, store_dir=store_dir, trials=trials,
             until=until if isinstance(until, int) else None, budget=budget, model=model,
             jobs=jobs, confine=not unconfined, until_decided=until_decided, baseline=baseline,
-            against_version=against_version, replay_failures=not no_replay_failures)
+            against_version=against_version, replay_failures=not no_replay_failures,
+            shard=shard)
         try:
             end = _run(progress, stop, report, arm_yamls, settings, task_patterns=task_patterns,
                        tiers=tiers, dry_run=dry_run, host=host, token=token, login=login,
@@ -193,7 +217,25 @@ def run(ctx: click.Context, arm_yamls, task_patterns, tiers, trials, until, unti
         if stop.is_set():
             after_interrupt(progress, store_dir, report)
             end = replace(end, stopped=stop.status)
+        if end.stopped is not None or end.halted:
+            progress.note(f"resume: `{_command()}` runs only what this command has not run "
+                          "yet (its finished trials are kept)")
     ctx.exit(exit_status(end))
+
+
+def _command() -> str:
+    """The command as it was typed, to run again; a token given on it is never shown
+    (`--token "$GITEA_TOKEN"` in its place)."""
+    args = sys.argv[1:]
+    if "run" not in args:  # not the command line (a test's runner)
+        return "the same command"
+    shown = [shlex.quote(arg) for arg in args]
+    for at, arg in enumerate(args):
+        if arg == "--token" and at + 1 < len(args):
+            shown[at + 1] = '"$GITEA_TOKEN"'
+        elif arg.startswith("--token="):
+            shown[at] = '--token="$GITEA_TOKEN"'
+    return " ".join(["benchkit", *shown])
 
 
 def _run(progress: Progress, stop: Stop, report: ReportTarget | None, arm_yamls,

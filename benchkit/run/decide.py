@@ -34,10 +34,11 @@ from benchkit.run.against import version_comparison
 from benchkit.run.compared import Comparison, NoComparison
 from benchkit.run.ledger import Ledger
 from benchkit.run.loop import Looped, RunLoop
-from benchkit.run.plan import Trial, choose
+from benchkit.run.plan import Chosen, Trial, choose
 from benchkit.run.prepare import RunContext
 from benchkit.run.progress import Progress
 from benchkit.run.settings import RunSettings
+from benchkit.run.shard import label
 from benchkit.run.to_decide import trials_to_decide
 from benchkit.statistics.intervals import LEVEL
 from benchkit.statistics.verdicts import (
@@ -301,37 +302,56 @@ class Rounds(Protocol):
     def context(self, arm: Arm) -> RunContext: ...
 
 
-def run_rounds(run: Rounds, cells, ledger, scheduler) -> Looped:
+def run_rounds(run: Rounds, chosen: Chosen, scheduler) -> Looped:
     """Plan a round, run it on the loop, again, until the planner has nothing left
     worth a trial, the budget fits no trial or a round halts: what every round's loop
-    came back with. A stop raises the loop's Interrupted."""
-    by_key = {(arm.id, task.id): (arm, task) for arm, task in cells}
+    came back with. A stop raises the loop's Interrupted. A --shard run plays its part
+    of one round (planned for every shard's workers: docs/scale-out.md) and stops."""
+    ledger, settings = chosen.ledger, run.settings
+    by_key = {(arm.id, task.id): (arm, task) for arm, task in chosen.every}
     try:
-        comparison, notes = comparison_of(ledger, cells, list(run.tree.arms),
-                                          run.tree.suite.equivalence_margin, run.settings)
+        comparison, notes = comparison_of(ledger, chosen.every, list(run.tree.arms),
+                                          run.tree.suite.equivalence_margin, settings)
     except NoComparison as error:
         return Looped(error=str(error))
     for note in notes:
         run.progress.note(f"until-decided: {note}")
     last_round, looped = None, Looped()
     while not run.stop.is_set() and not scheduler.totals.halted:
-        round_ = next_round(ledger, comparison, scheduler.left(), run.settings.jobs)
+        round_ = next_round(ledger, comparison, scheduler.left(), fleet(settings))
         announce(run.progress, round_, last_round)
         last_round = round_
-        if not round_.trials:
+        trials = mine(round_, chosen)
+        if not round_.trials or not trials:
             return looped
         scheduler.extend([Trial(*by_key[(t.arm, t.task)], ledger.number(t.arm, t.task))
-                          for t in round_.trials])
+                          for t in trials])
         ran_before = scheduler.totals.ran
         looped = looped.then(RunLoop(scheduler, run.context, run.progress,
-                                     jobs=run.settings.jobs, stop=run.stop).run_trials())
+                                     jobs=settings.jobs, stop=run.stop).run_trials())
         if looped.error or looped.refused:
             return looped
         if scheduler.totals.ran == ran_before:
             run.progress.note("until-decided: no trial of the round fits the budget "
                               "left: stopping")
             return looped
+        if settings.shard is not None:
+            run.progress.note(f"until-decided: shard {label(settings.shard)} ran its part of "
+                              "the round; merge every shard's store, and run the next round "
+                              "from the merged one (docs/scale-out.md)")
+            return looped
     return looped
+
+
+def fleet(settings: RunSettings) -> int:
+    """Trials a round plans for: one per worker, on every shard's machine."""
+    return settings.jobs * (settings.shard[1] if settings.shard else 1)
+
+
+def mine(round_: Round, chosen: Chosen) -> list[Wanted]:
+    """The round's trials of the run's own cells (its --shard's)."""
+    own = {(arm.id, task.id) for arm, task in chosen.cells}
+    return [t for t in round_.trials if (t.arm, t.task) in own]
 
 
 def dry_round(checked, progress: Progress, settings: RunSettings, *, self_review) -> Round:
@@ -341,13 +361,17 @@ def dry_round(checked, progress: Progress, settings: RunSettings, *, self_review
     suite = checked.tree.suite
     chosen = choose(checked, settings, self_review=self_review, runtime=installed_runtime(),
                     store=Store(settings.store_dir))
-    comparison, notes = comparison_of(chosen.ledger, chosen.cells, list(checked.tree.arms),
+    comparison, notes = comparison_of(chosen.ledger, chosen.every, list(checked.tree.arms),
                                       suite.equivalence_margin, settings)
     for note in notes:
         progress.note(f"until-decided: {note}")
-    assert settings.budget is not None  # --until-decided takes --budget
-    round_ = next_round(chosen.ledger, comparison, settings.budget, settings.jobs)
+    left = chosen.budget_left(settings.budget)
+    assert left is not None  # --until-decided takes --budget
+    round_ = next_round(chosen.ledger, comparison, left, fleet(settings))
     announce(progress, round_)
+    if settings.shard is not None:
+        progress.note(f"until-decided: shard {label(settings.shard)} would run "
+                      f"{len(mine(round_, chosen))} of the round's trials")
     return round_
 
 

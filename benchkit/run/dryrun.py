@@ -226,7 +226,10 @@ def make_plan(checked, settings: RunSettings, *, self_review: bool | None, host:
                   resolution=settings.resolved, skipped=chosen.not_run)
     result.problems = ledger.problems
     replayed = replay_means(ledger) if driver != "replay" else {}
-    left = budget
+    left = chosen.budget_left(budget)  # less what a stopped run of this command spent
+    if chosen.intent.resumed:
+        result.notes.append(f"this command was stopped after {sum(chosen.intent.done.values())} "
+                            "trial(s): the plan is what is missing (benchkit.run.intent)")
     for _, trial in plan(cells, ledger, trials=settings.trials, until=settings.until):
         entry = planned(trial.arm.id, trial.task.id, trial.index,
                         ledger.estimate(trial.arm.id, trial.task.id), model,

@@ -24,6 +24,7 @@ from benchkit.gitea import (
     resolve_credentials,
 )
 from benchkit.gitea.admin import fetch_request_log
+from benchkit.gitea.lease import Renewing, lease_name
 from benchkit.gitea.runuser import create_run_user, delete_run_user
 from benchkit.sample import Containment, Host
 from benchkit.stopping import shielded
@@ -99,7 +100,8 @@ class Access:
 def run_access(where: Credentials, prefix: str, *, own_user: bool,
                note: Callable[[str], None] | None = None) -> Iterator[Access]:
     """Access for a run on `where`: with `own_user`, a run user made now (named with
-    the suite's `prefix`) and deleted, with its repositories, when the block ends
+    the suite's `prefix`, holding the run's lease on the host, renewed while the block
+    runs: benchkit.gitea.lease) and deleted, with its repositories, when the block ends
     however it ends (a failure to delete is noted: `benchkit gc` finds it); without,
     the maintainer's own token. HarnessError when the host will not make the user."""
     if not own_user:
@@ -107,9 +109,10 @@ def run_access(where: Credentials, prefix: str, *, own_user: bool,
         return
     with where.client(retries=1) as admin:
         with shielded():  # a stop waits for the user, so that it is deleted
-            user = create_run_user(admin, prefix)
+            user = create_run_user(admin, prefix, full_name=lease_name(admin))
         try:
-            yield Access(where.url, user.token, where.token, user.login, user.password)
+            with Renewing(where.url, where.token, user.login):  # its lease, while it lives
+                yield Access(where.url, user.token, where.token, user.login, user.password)
         finally:
             try:
                 with shielded():

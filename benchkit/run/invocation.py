@@ -24,6 +24,7 @@ from benchkit.run.prepare import RunContext
 from benchkit.run.progress import Progress
 from benchkit.run.schedule import Scheduler
 from benchkit.run.settings import RunSettings
+from benchkit.run.shard import label
 from benchkit.run.status import RunEnd
 from benchkit.sample import Runtime
 from benchkit.stopping import Interrupted, Stop
@@ -69,7 +70,8 @@ class Invocation:
                           store=self.store, driver=self.drivers[arm.id], host=self.facts,
                           model=self.settings.model, root=tree.root, jobs=self.settings.jobs,
                           containment=self.access.containment,
-                          admin_token=self.access.admin_token,
+                          admin_token=self.access.admin_token, run_user=self.access.run_user,
+                          shard=label(self.settings.shard),
                           resolution=self.settings.resolved)
 
     def execute(self, host: dict) -> RunEnd:
@@ -80,13 +82,13 @@ class Invocation:
         model = settings.run_model(suite.model)
         chosen = choose(checked, settings, self_review=self.facts.self_review,
                         runtime=self.runtime, store=self.store)
-        cells, ledger = chosen.cells, chosen.ledger
+        cells, ledger, intent = chosen.cells, chosen.ledger, chosen.intent
         for problem in ledger.problems:
             progress.note(f"warning: {problem} (skipped)")
         slots = [] if decide else plan(cells, ledger, trials=settings.trials, until=settings.until)
-        scheduler = Scheduler(slots, ledger, progress, budget=settings.budget,
+        scheduler = Scheduler(slots, ledger, progress, budget=chosen.budget_left(settings.budget),
                               retry_harness_errors=settings.until is not None,
-                              harness_retries=suite.harness_retries)
+                              harness_retries=suite.harness_retries, intent=intent)
         progress.header(arms=[arm.id for arm in checked.arms], cells=len(cells), trials=len(slots),
                         driver=settings.driver, model=model,
                         host={**host, "kind": self.facts.host.kind,
@@ -96,7 +98,17 @@ class Invocation:
                         probe=events.model_probe(settings.resolved))
         for skip in chosen.not_run:
             progress.skipped(skip)
-        if not cells:
+        if settings.shard is not None:
+            progress.note(f"shard {label(settings.shard)}: {len(cells)} of the "
+                          f"{len(chosen.every)} runnable cells (docs/scale-out.md)")
+        if intent.resumed:
+            progress.note(f"resuming this command, stopped after {sum(intent.done.values())} "
+                          f"trial(s) (begun {intent.since}): only what is missing runs")
+        empty_shard = not cells and settings.shard is not None and not chosen.not_run
+        if empty_shard:
+            progress.note(f"nothing to run: no chosen cell is shard {label(settings.shard)}'s "
+                          "(fewer cells than shards)")
+        elif not cells:
             progress.note("nothing to run: no chosen cell can run here (see `not run`)")
         elif not slots and not decide:
             progress.note(f"nothing to do: every chosen cell already has {settings.until} valid "
@@ -104,7 +116,7 @@ class Invocation:
         looped = Looped()
         try:
             if decide:
-                looped = run_rounds(self, cells, ledger, scheduler)
+                looped = run_rounds(self, chosen, scheduler)
             else:
                 looped = RunLoop(scheduler, self.context, progress, jobs=settings.jobs,
                                  stop=self.stop).run_trials()
@@ -116,6 +128,9 @@ class Invocation:
         except Interrupted:  # what ran was cleaned up on the way here
             pass
         interrupted = self.stop.is_set()
+        if not (interrupted or looped.error or looped.refused or scheduler.totals.halted
+                or self.store.refused):
+            intent.finish()  # done what it planned: the same command runs anew
         progress.summary(scheduler.totals, not_run=chosen.not_run, budget=settings.budget,
                          interrupted=interrupted, error=looped.error,
                          store=str(settings.store_dir))
@@ -128,4 +143,4 @@ class Invocation:
             blocked=looped.refused or (str(self.store.refused) if self.store.refused else None),
             halted=looped.error or scheduler.totals.halted,
             harness_errors=scheduler.totals.outcomes.get("harness-error", 0),
-            ran_nothing=not cells)
+            ran_nothing=not cells and not empty_shard)

@@ -105,6 +105,8 @@ class Ledger:
         self.timed = _Sums()              # every such sample of the run's model: durations
         self._next: Counter = Counter()   # (arm, task) -> its next trial's number
         self.problems: list[str] = []     # lines that are not samples, FILE:LINE: why
+        # (arm, task) -> trials a stopped run of this command already ran (run/intent.py)
+        self.resumed: Counter = Counter()
 
     def load(self, store: Store) -> Ledger:
         leaked = counting.replay_leaks(store)

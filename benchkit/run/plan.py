@@ -2,8 +2,9 @@
 
     not_runnable  why a cell (arm, task) cannot produce a sample worth having
     select_cells  arms x chosen tasks -> the cells to run, and the others with why not
-    choose        those cells and their ledger from the store: the run's, its dry
-                  run's and --until-decided's, made in this one place
+    choose        those cells (of the run's --shard) and their ledger from the store,
+                  and the command's intent: the run's, its dry run's and
+                  --until-decided's, made in this one place
     plan          trials per cell (--trials N adds N, --until N tops up to N valid),
                   least-sampled first, so a short session spreads coverage
 
@@ -18,9 +19,11 @@ from dataclasses import dataclass
 from benchkit.documents import Arm
 from benchkit.documents.reference import Reference, no_reference
 from benchkit.documents.task import Task
+from benchkit.run.intent import Intent, intent_key
 from benchkit.run.ledger import Ledger
 from benchkit.run.preflight import Checked
 from benchkit.run.settings import RunSettings
+from benchkit.run.shard import owned
 from benchkit.sample import Runtime
 from benchkit.store import Store
 
@@ -99,23 +102,38 @@ def select_cells(arms: list[Arm], tasks: list[Task], *, self_review: bool | None
 
 @dataclass(frozen=True)
 class Chosen:
-    """A run's cells (the chosen arms x tasks that can run here), those left out and
-    why, and the ledger of the cells' samples in the store."""
+    """A run's cells (the chosen arms x tasks that can run here, of its --shard), those
+    left out and why, the ledger of every runnable cell's samples in the store (a
+    shard's --until-decided judges the whole comparison), and the command's intent
+    (what a stopped run of it already did: benchkit.run.intent)."""
     cells: list[tuple[Arm, Task]]
     not_run: list[Skip]
     ledger: Ledger
+    every: list[tuple[Arm, Task]]
+    intent: Intent
+
+    def budget_left(self, budget: float | None) -> float | None:
+        """--budget, less what a stopped run of this command already spent."""
+        return None if budget is None else max(0.0, budget - self.intent.spent)
 
 
 def choose(checked: Checked, settings: RunSettings, *, self_review: bool | None,
            runtime: Runtime | None, store: Store) -> Chosen:
     """The one place a run's cells and ledger are made: for the run, its dry run and
     --until-decided's rounds alike. `runtime`: the one the run's samples will name."""
-    cells, not_run = select_cells(checked.arms, checked.tasks, self_review=self_review,
+    every, not_run = select_cells(checked.arms, checked.tasks, self_review=self_review,
                                   references=checked.references)
+    arm_ids, task_ids = [arm.id for arm in checked.arms], [task.id for task in checked.tasks]
+    mine = owned(settings.shard, arm_ids, task_ids)
     suite = checked.tree.suite
-    ledger = Ledger(cells, checked.tree.seeds, suite, driver=settings.driver,
-                    model=settings.run_model(suite.model), runtime=runtime).load(store)
-    return Chosen(cells, not_run, ledger)
+    model = settings.run_model(suite.model)
+    ledger = Ledger(every, checked.tree.seeds, suite, driver=settings.driver,
+                    model=model, runtime=runtime).load(store)
+    intent = Intent.load(store.root, intent_key(settings, arm_ids, task_ids, model))
+    ledger.resumed = intent.done
+    return Chosen([cell for cell in every if (cell[0].id, cell[1].id) in mine],
+                  [skip for skip in not_run if (skip.arm, skip.task) in mine], ledger, every,
+                  intent)
 
 
 Slot = tuple[tuple[int, int], Trial]  # (order key: samples had + index, cell order), trial
@@ -124,11 +142,13 @@ Slot = tuple[tuple[int, int], Trial]  # (order key: samples had + index, cell or
 def plan(cells: list[tuple[Arm, Task]], ledger: Ledger, *, trials: int | None = None,
          until: int | None = None) -> list[Slot]:
     """The trials to run, least-sampled first: [(order key, Trial)]. --trials adds that
-    many to each cell; --until tops each cell up to that many valid samples."""
+    many to each cell, less those a stopped run of the same command already ran there
+    (`ledger.resumed`); --until tops each cell up to that many valid samples."""
     slots: list[Slot] = []
     for order, (arm, task) in enumerate(cells):
         have = ledger.valid[(arm.id, task.id)]
-        want = (trials if trials is not None else 1) if until is None else max(0, until - have)
+        want = (max(0, (trials or 1) - ledger.resumed[(arm.id, task.id)]) if until is None
+                else max(0, until - have))
         slots += [((have + index, order), Trial(arm, task, ledger.number(arm.id, task.id)))
                   for index in range(want)]
     return sorted(slots, key=lambda slot: slot[0])

@@ -22,6 +22,7 @@ from benchkit.gateway.framing import Limits
 from benchkit.gateway.server import Gateway, Grant, gateway_for
 from benchkit.gitea import Client, Repo, delete_repo, provision
 from benchkit.gitea.admin import mint_agent_token, revoke_agent_token
+from benchkit.gitea.lease import trial_name
 from benchkit.gitea.runuser import RunUser, create_run_user, delete_run_user
 from benchkit.run.host import HostFacts
 from benchkit.run.outcome import harness_class
@@ -63,6 +64,8 @@ class RunContext:
     admin_token: str | None = field(default=None, repr=False)
     # The model as the runtime resolved it (pre-flight): what runs, its max_tokens.
     resolution: Resolution | None = None
+    run_user: str | None = None  # the run's own user, whose lease covers its trial users
+    shard: str | None = None     # --shard I/N, which its samples record
 
     def __post_init__(self) -> None:
         if self.gateway is None:
@@ -189,7 +192,8 @@ def prepare_trial(trial: Trial, ctx: RunContext) -> Prepared:
     try:
         if ctx.containment == "trial-user":
             with shielded(), Client(ctx.client.url, ctx.admin, retries=1) as admin:
-                prepared.user = create_run_user(admin, ctx.suite.repo_prefix, role="trial")
+                prepared.user = create_run_user(admin, ctx.suite.repo_prefix, role="trial",
+                                                full_name=trial_name(ctx.run_user or "?"))
             prepared.client = Client(ctx.client.url, prepared.user.token)
         repo = provision(prepared.host(ctx), seed, prefix=ctx.suite.repo_prefix,
                          gate_timeout=ctx.gate_timeout)

@@ -1,7 +1,8 @@
 """Each arm's tool, proven before a token is spent: its version, and one read-only probe.
 
-    tool_version(arm, assembly)     the first line of `<tool> <tool.version...>`, run once
-                                    per run in pre-flight with the arm's environment
+    tool_version(arm, assembly)     the first line of `<tool> <tool.version...>`, run
+                                    in pre-flight with the arm's environment (and again
+                                    for a trial whose tool changed: run/trialversion.py)
     probe_tools(arms, ctx, seed)    every arm's `tool.probe` on one seeded repository,
                                     with exactly the environment, PATH and credentials
                                     its agent will get (a shell probe of a confined run
@@ -47,6 +48,7 @@ from benchkit.installed import version_line
 from benchkit.isolation import IsolationError, assemble
 from benchkit.isolation.assembly import MCP_SERVER_NAME
 from benchkit.isolation.sandbox import Sandbox
+from benchkit.lifetime import dies_with_thread
 from benchkit.run.host import HostFacts
 from benchkit.scrub import scrub
 from benchkit.stopping import marked, shielded, stopping
@@ -65,11 +67,12 @@ def tool_version(arm, assembly) -> str:
     agent's tool would start: a shell binary through the curated PATH, an MCP server's
     command with the server's environment. The assembly must be set up. IsolationError
     when it does not start or fails."""
-    argv, env = _executable(arm, assembly)
+    argv, env = tool_command(arm, assembly)
     argv += list(arm.tool.version)
     try:
-        done = subprocess.run(argv, env=env, cwd=assembly.config_dir, stdin=subprocess.DEVNULL,
-                              capture_output=True, text=True, timeout=VERSION_TIMEOUT)
+        done = subprocess.run(dies_with_thread(argv), env=env, cwd=assembly.config_dir,
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=VERSION_TIMEOUT)
     except subprocess.TimeoutExpired:
         raise IsolationError(f"arm {arm.id}: its version command `{shlex.join(argv)}` "
                              f"did not finish in {VERSION_TIMEOUT}s") from None
@@ -84,7 +87,9 @@ def tool_version(arm, assembly) -> str:
     return version
 
 
-def _executable(arm, assembly) -> tuple[list[str], dict]:
+def tool_command(arm, assembly) -> tuple[list[str], dict]:
+    """How the arm's tool starts: its command and environment (a shell binary through
+    the curated PATH, an MCP server's command with the server's)."""
     if arm.tool.kind == "shell":
         return [arm.tool.executable], marked(assembly.agent_env())
     server = assembly.mcp_servers[MCP_SERVER_NAME]
@@ -202,10 +207,10 @@ def _probe(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed, grant: Grant,
     return _verdict(arm, ctx, repo, seed, grant, call, ok, output), surface, version
 
 
-def sandboxed_version(arm, assembly, workdir: Path, host_url: str) -> str:
+def sandboxed_version(arm, assembly, workdir: Path, host_url: str | None) -> str:
     """The first line the tool's version command prints inside the agent's sandbox (a
-    virtual environment's interpreter with that environment, as the agent runs it);
-    IsolationError when it fails there."""
+    virtual environment's interpreter with that environment, as the agent runs it;
+    `host_url`: the one host it may reach, None none); IsolationError when it fails."""
     command = shlex.join([arm.tool.executable, *arm.tool.version])
     _, ok, output = _sandboxed(command, assembly, workdir, host_url)
     version = version_line(output) if ok else None
@@ -270,7 +275,8 @@ def _run_shell(command: str, assembly, workdir: Path, host_url: str | None
     return _sandboxed(command, assembly, workdir, host_url)
 
 
-def _sandboxed(command: str, assembly, workdir: Path, host_url: str) -> tuple[str, bool, str]:
+def _sandboxed(command: str, assembly, workdir: Path,
+               host_url: str | None) -> tuple[str, bool, str]:
     """Run a command line in a sandbox as the agent's, reaching `host_url` alone."""
     with journal.tempdir("benchkit-probe-sandbox-") as scratch, \
             Sandbox(Path(scratch) / "sandbox", workdir=workdir, home=Path(scratch) / "home",
@@ -285,7 +291,7 @@ def _sandboxed(command: str, assembly, workdir: Path, host_url: str) -> tuple[st
 def _shell(command: str, argv: list[str], env: dict, workdir: Path) -> tuple[str, bool, str]:
     """Run `argv + [command]`: the agent's shell, or the sandbox's prefix around it."""
     try:
-        done = subprocess.run([*argv, command], env=env, cwd=workdir,
+        done = subprocess.run(dies_with_thread([*argv, command]), env=env, cwd=workdir,
                               stdin=subprocess.DEVNULL, capture_output=True, text=True,
                               timeout=PROBE_TIMEOUT)
     except subprocess.TimeoutExpired:
@@ -323,7 +329,9 @@ async def _mcp_call(server: dict, env: dict, name: str, arguments: dict, errlog)
     # Imported for an MCP arm's probe only: the MCP client takes 0.9 s to import (measured).
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
-    params = StdioServerParameters(command=server["command"], args=list(server["args"]), env=env)
+    # Started by this thread's event loop, it dies with the thread, even a SIGKILL's.
+    command, *args = dies_with_thread([server["command"], *server["args"]])
+    params = StdioServerParameters(command=command, args=args, env=env)
     async with stdio_client(params, errlog=errlog) as (read, write), \
             ClientSession(read, write) as session:
         await session.initialize()

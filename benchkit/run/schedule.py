@@ -9,6 +9,7 @@ adds trials round by round (extend).
 from __future__ import annotations
 
 import bisect
+import contextlib
 import itertools
 import threading
 from collections import Counter
@@ -17,10 +18,12 @@ from dataclasses import dataclass, field
 
 from benchkit.cost import token_figure
 from benchkit.run import events
+from benchkit.run.intent import Intent
 from benchkit.run.ledger import Ledger
 from benchkit.run.plan import BudgetSkip, Slot, Trial, over_budget
 from benchkit.run.progress import Progress
 from benchkit.sample import Record
+from benchkit.store import Unwritable
 
 HARNESS_RETRIES = 3      # extra attempts per cell and run after harness errors (--until)
 BREAKER = 5              # harness errors in a row that halt the run: the host is unwell
@@ -55,8 +58,9 @@ class Scheduler:
 
     def __init__(self, slots: list[Slot], ledger: Ledger, progress: Progress, *,
                  budget: float | None = None, retry_harness_errors: bool = False,
-                 harness_retries: int = HARNESS_RETRIES):
+                 harness_retries: int = HARNESS_RETRIES, intent: Intent | None = None):
         self.ledger, self.progress, self.budget = ledger, progress, budget
+        self.intent = intent  # the command's, told of each trial that ends
         self.retry, self.harness_retries = retry_harness_errors, harness_retries
         self.totals = Totals(planned=len(slots))
         self._queue = [(key, n, trial) for n, (key, trial) in enumerate(slots)]
@@ -125,6 +129,9 @@ class Scheduler:
             self.totals.spent += cost
             self.totals.outcomes[sample.outcome] += 1
             self.ledger.add(view)
+            if self.intent is not None:
+                with contextlib.suppress(Unwritable):  # a full disk: the store says so next
+                    self.intent.note(sample.id, sample.arm, sample.task, cost)
             if sample.outcome == "harness-error":
                 self._harness_error(ticket.trial, sample)
             else:
