@@ -161,8 +161,11 @@ def build_report(contents: StoreContents | Summary, matrix: Matrix, *,
         tasks=TaskTables(task_view(measured, matrix), task_view(replay, matrix)),
         exclusions=exclusion_view(sorted_.excluded, arm_ids),
         other_versions=other_versions_view(sorted_.other),
-        version_comparisons=version_view(sorted_.other, cells, sorted_.tools, scored, k=k,
-                                         level=level, margin=matrix.margin),
+        version_comparisons=(
+            version_view(sorted_.other, cells, sorted_.tools, scored, k=k, level=level,
+                         margin=matrix.margin)
+            + version_view(sorted_.other, replayed, sorted_.tools, scored, k=k, level=level,
+                           margin=matrix.margin, estimated=True)),
         problems=contents.problems,
         not_reproducible=not_reproducible(contents.directory),
         failures=failure_view(sorted_.measured, sorted_.replay, matrix),

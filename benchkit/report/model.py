@@ -315,6 +315,7 @@ class VersionComparison(Record):
     verdict: str
     says: str
     method: str
+    estimated: bool = False  # replay samples of both: estimates of the references' bytes
 
 
 class NotReproducible(Record):

@@ -17,6 +17,8 @@ from benchkit.errors import HarnessError
 from benchkit.gitea import Client
 from benchkit.gitea.sweep import sweep
 from benchkit.run import events
+from benchkit.run.compared import NoComparison
+from benchkit.run.decide import planned, unprobed
 from benchkit.run.dryrun import budget_fits_nothing, make_plan, self_review_unprobed
 from benchkit.run.host import HostFacts, Journaled, journaled, open_host, probe_host, run_access
 from benchkit.run.invocation import Invocation
@@ -88,6 +90,13 @@ def _plan_gates(checked: Checked, progress: Progress, settings: RunSettings,
         blocked = budget_fits_nothing(plan, progress, listed=False)
         if blocked:
             return RunEnd("plan", blocked=blocked)
+    if settings.against_version is not None:  # a refusal, before any host or probe
+        try:
+            before, versions = unprobed(checked)
+            planned(before, settings, self_review=None, installed=versions)
+        except NoComparison as error:
+            progress.note(f"error: {error}")
+            return RunEnd("plan", blocked=str(error))
     try:
         Store(settings.store_dir).check_writable()
     except Unwritable as error:
