@@ -17,6 +17,7 @@ from __future__ import annotations
 from benchkit import counting
 from benchkit.replays import NOT_REPRODUCIBLE
 from benchkit.report.anatomy import anatomy_view
+from benchkit.report.calls import command_tables
 from benchkit.report.headline import (
     Cells,
     arm_row,
@@ -163,13 +164,22 @@ def build_report(contents: StoreContents | Summary, matrix: Matrix, *,
         other_versions=other_versions_view(sorted_.other),
         version_comparisons=(
             version_view(sorted_.other, cells, sorted_.tools, scored, k=k, level=level,
-                         margin=matrix.margin)
+                         margin=matrix.margin, tallies=sorted_.measured,
+                         weights=matrix.weights)
             + version_view(sorted_.other, replayed, sorted_.tools, scored, k=k, level=level,
-                           margin=matrix.margin, estimated=True)),
+                           margin=matrix.margin, estimated=True, tallies=sorted_.replay,
+                           weights=matrix.weights)),
         problems=contents.problems,
         not_reproducible=not_reproducible(contents.directory),
         failures=failure_view(sorted_.measured, sorted_.replay, matrix),
         notes=[],
     )
     report.notes = notes(report) + baseline_notes(matrix.baseline, pairs)
+    # Each arm's commands, on the cells "Where the tokens go" reads: they sum to its
+    # tool output there.
+    report.commands = (
+        command_tables(sorted_.measured, on_common(cells, common), matrix.weights, "measured")
+        + command_tables(sorted_.replay,
+                         on_common(replayed, estimates.common if estimates else None),
+                         matrix.weights, "replay"))
     return report

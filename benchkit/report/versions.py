@@ -18,6 +18,7 @@ import re
 from collections.abc import Mapping
 
 from benchkit import counting
+from benchkit.report.calls import command_changes
 from benchkit.report.model import Figure, VersionComparison, VersionFigures
 from benchkit.report.tally import Tally
 from benchkit.statistics.intervals import CellStats, mean_of
@@ -54,10 +55,12 @@ def older_cells(other: Mapping[tuple, tuple[Tally, int]], scored: list[str],
 def version_view(other: Mapping[tuple, tuple[Tally, int]],
                  cells: dict[str, dict[str, CellStats]], tools: Mapping[str, tuple],
                  scored: list[str], *, k: int, level: float, margin: float,
-                 estimated: bool = False) -> list[VersionComparison]:
+                 estimated: bool = False, tallies: Mapping | None = None,
+                 weights: Mapping[str, float] | None = None) -> list[VersionComparison]:
     """Per arm (in `cells`' order) with samples of its newest version and of an older
     one, all of one kind (`cells` and `estimated`: the measured ones, or the replay's):
-    newest against each older version, newest first."""
+    newest against each older version, newest first; with `tallies` ((arm, task) ->
+    the newest's Tally) and `weights`, command by command too (benchkit.report.calls)."""
     older = older_cells(other, scored, k, estimated)
     view = []
     for arm, newest_cells in cells.items():
@@ -70,9 +73,21 @@ def version_view(other: Mapping[tuple, tuple[Tally, int]],
         spreads = {newest: spread(newest_cells.values()),
                    **{v: spread(older[arm][v].values()) for v in versions}}
         for version in versions:
-            view.append(_compare(arm, newest, version, newest_cells, older[arm][version],
-                                 spreads, fam, scored, estimated))
+            found = _compare(arm, newest, version, newest_cells, older[arm][version],
+                             spreads, fam, scored, estimated)
+            if tallies is not None and weights is not None:
+                found.commands = command_changes(
+                    {t: tallies[(arm, t)] for t in found.tasks if (arm, t) in tallies},
+                    older_tallies(other, arm, version, estimated), found.tasks, weights)
+            view.append(found)
     return view
+
+
+def older_tallies(other: Mapping[tuple, tuple[Tally, int]], arm: str, version: str,
+                  estimated: bool) -> dict[str, Tally]:
+    """task -> the Tally of an older version's valid samples of the arm, of one kind."""
+    return {task: tally for (a, task, changed, kind), (tally, _) in other.items()
+            if a == arm and kind == estimated and counting.other_tool_version(changed) == version}
 
 
 def _compare(arm: str, newest: str, version: str, new: dict[str, CellStats],

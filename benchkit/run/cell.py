@@ -36,6 +36,7 @@ from benchkit.agent.audit import (
     audit_transcript,
     gateway_host_errors,
 )
+from benchkit.agent.calls import trial_calls
 from benchkit.agent.driver import (
     AgentRequest,
     AgentRun,
@@ -127,6 +128,8 @@ def _play(trial: Trial, ctx: RunContext, prepared: Prepared,
     run = drive.run
     prepared.end_grant(ctx)  # the trial's token dies with its agent
     checked = _record_run(record, run, trial.arm.surface, ctx.run_model)
+    record.calls = trial_calls(run.transcript, record.anatomy, trial.arm.tool,
+                               trial.arm.surface.schema_bytes() if trial.arm.surface else None)
     record.fingerprints = msgspec.structs.replace(
         record.fingerprints, prompt=_prompt_fingerprint(drive, coordinates, ctx.containment))
     audit = _audit(trial, ctx, drive, prepared)
