@@ -15,10 +15,10 @@ version within one (`0.1.0`): `resolve_version` finds the one line it names.
 from __future__ import annotations
 
 from benchkit import counting
-from benchkit.run.compared import Comparison, NoComparison
+from benchkit.run.compared import Comparison, NoComparison, cost_cells
 from benchkit.run.ledger import Ledger
 from benchkit.statistics.intervals import LEVEL
-from benchkit.statistics.verdicts import Family
+from benchkit.statistics.verdicts import MIN_DF, Family, spread
 
 UNKNOWN = "version unknown"
 
@@ -104,4 +104,10 @@ def version_comparison(ledger: Ledger, arms: list[str], tasks: list[str], versio
     fam = Family(((arm, other),), alpha=(1 - LEVEL) / max(1, len(older)), margin=margin,
                  baseline=None)
     fixed = {(other, task): older[wanted][task] for task in shared}
+    kept = spread(cost_cells(fixed).get(other, {}).values())
+    if kept.df < MIN_DF:  # the pair can only be judged on the spread between tasks
+        notes.append(f"{arm} {wanted} has too few trials per task to give its cost spread "
+                     f"(degrees of freedom {kept.df:.1f} of {MIN_DF}), and no trial can add "
+                     f"to them: a verdict may never come; give the store more trials of it "
+                     f"(`--until 3` with that build installed)")
     return Comparison([arm, other], shared, fam, fixed=fixed, counted=counted), notes
