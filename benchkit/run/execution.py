@@ -130,7 +130,8 @@ def _journaled_run(checked: Checked, progress: Progress, settings: RunSettings, 
     every earlier sample) and run the trials; the user and the forge go when the block
     ends, however it ends."""
     with contextlib.ExitStack() as stack:
-        where = stack.enter_context(open_host(checked.credentials, progress.note))
+        where = stack.enter_context(open_host(checked.credentials, progress.note,
+                                              checked.throwaway))
         held.on(where.url, embedded=checked.credentials is None)
         with where.client(retries=1) as admin:  # what dead runs on this store left
             sweep([settings.store_dir], admin, progress.note, registry=False,

@@ -38,8 +38,10 @@ from benchkit.documents.task import Task
 from benchkit.documents.tree import load_tree_parts
 from benchkit.gitea import Credentials, CredentialsError, GiteaError, HostError
 from benchkit.gitea.runuser import admin_problem
+from benchkit.gitea.server import BINARY_ENV
+from benchkit.gitea.tools import ToolUnavailable, built
 from benchkit.isolation.sandbox import probe
-from benchkit.run.host import discover
+from benchkit.run.host import GITEA, discover, throwaway
 from benchkit.run.tools import check_tools, installed_only
 
 # Environment variables the Claude Code CLI accepts as credentials (or as a route that
@@ -81,6 +83,9 @@ class Checked:
     # --only-installed: arm id -> why its tool is not here, with its install line; these
     # arms are left out of `arms`
     not_installed: dict[str, str] = field(default_factory=dict)
+    # the host the run starts for itself when `credentials` is None: "forge", or "gitea"
+    # (--host gitea: the pinned Gitea)
+    throwaway: str = "forge"
 
 
 def preflight(arm_paths, *, task_patterns=(), tiers=(),
@@ -110,6 +115,7 @@ def preflight(arm_paths, *, task_patterns=(), tiers=(),
         raise PreflightError(failures, problems)
     assert loaded is not None  # documents that did not load are a failure
     loaded.credentials, loaded.own_user = credentials, not gateway_only
+    loaded.throwaway = throwaway(host)
     return loaded
 
 
@@ -292,6 +298,11 @@ def _host(host, token, login, environ,
         credentials = discover(host, token, login, environ)
     except CredentialsError as error:
         return None, [str(error)]
+    if credentials is None and throwaway(host) == GITEA:
+        try:
+            built("gitea", BINARY_ENV)
+        except ToolUnavailable as error:
+            return None, [f"--host gitea: {error}; `bash scripts/setup --host gitea` builds it"]
     if credentials is None:
         return None, []
     return credentials, host_problems(credentials, own_user=not gateway_only)
