@@ -37,6 +37,7 @@ def execute(checked: Checked, progress: Progress, settings: RunSettings, stop: S
     """The run after pre-flight; a stop in the probes raises Interrupted (the command
     says so), one in the trials comes back as the RunEnd's `stopped`."""
     end = (_plan_gates(checked, progress, settings, report)
+           or _kept_arms(checked, progress, settings)
            or _on_host(checked, progress, settings, stop))
     if end.phase == "trials" and not stop.is_set() and report is not None:
         _report(progress, settings, report)
@@ -107,6 +108,19 @@ def _plan_gates(checked: Checked, progress: Progress, settings: RunSettings,
             check_writable(report.reports_dir)
     except Unwritable as error:
         progress.note(f"error: --reports: {error} (or give --no-report)")
+        return RunEnd("plan", blocked=str(error))
+    return None
+
+
+def _kept_arms(checked: Checked, progress: Progress, settings: RunSettings) -> RunEnd | None:
+    """The documents of the arms taken from outside the tree, kept in the store for the
+    report (benchkit.store.Store.keep_arm); an arm arms.d/ defines is the tree's."""
+    try:
+        for arm in checked.arms:
+            if arm.id not in checked.tree.arms:
+                Store(settings.store_dir).keep_arm(arm.id, arm.path)
+    except Unwritable as error:
+        progress.note(f"error: {error}")
         return RunEnd("plan", blocked=str(error))
     return None
 

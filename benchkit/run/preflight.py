@@ -174,9 +174,9 @@ def outside_the_tree(arm: Arm, path, tree: Tree) -> list[str]:
     samples are another version). Said before any trial, so no token is spent unawares."""
     known = tree.arms.get(arm.id)
     if known is None:
-        return [f"warning: {path}: arm {arm.id} is not in arms.d/: its samples are stored, "
-                f"but the report leaves them out of its figures (\"arm not in the tree\"); "
-                f"put the file in {tree.root / 'arms.d'} to have them reported"]
+        return [f"note: {path}: arm {arm.id} is not in arms.d/: the run keeps its document "
+                f"in the store (.arms/{arm.id}.yaml), where the report reads it, and its "
+                f"references come from the refs.d/ beside it (else the tree's)"]
     if known.fingerprint != arm.fingerprint:
         return [f"warning: {path}: arm {arm.id} differs from arms.d/{arm.id}.yaml: the report "
                 f"counts the samples of arms.d/{arm.id}.yaml and lists these apart, as "
