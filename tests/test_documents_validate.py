@@ -415,3 +415,16 @@ def test_a_broken_document_anywhere_gets_its_schemas_message(work_tree):
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert done.stderr.startswith("drafts/mine.yaml:6: ") and "not a benchkit document" not in done.stderr
+
+
+def test_a_typoed_arm_in_a_bonus_tasks_applicability_is_named(work_tree):
+    """`applicability` naming no arm of arms.d/ would leave that arm's real one at its
+    default, unsaid: validate names the key's line and the arm meant."""
+    path = work_tree / "tasks.d" / "bonus-pull-diff.yaml"
+    text = path.read_text()
+    assert "\n  tea:" in text
+    path.write_text(text.replace("\n  tea:", "\n  taa:", 1))
+    result = benchkit("validate")
+    assert result.exit_code == 2
+    assert (f"tasks.d/bonus-pull-diff.yaml:{line_of(path, 'taa:')}: no arm 'taa' in arms.d/ "
+            "(did you mean 'tea'?)") in result.stderr
