@@ -273,3 +273,23 @@ def test_list_tasks_imports_no_template_engine():
     listed, imported = started("list", "tasks")
     assert "read-open-issue-count" in listed
     assert "jinja2" not in imported and "benchkit.documents.tree" in imported
+
+
+def test_every_commands_help_names_only_files_that_exist():
+    """Each command's examples name the tree's own files (`validate -h` once named a task
+    that was not there)."""
+    context = click.Context(main)
+    named = re.compile(r"(?:tasks\.d|arms\.d|seeds|refs\.d)/[a-z0-9][a-z0-9.-]*\.yaml")  # not NAME
+    for name in COMMANDS:
+        text = main.get_command(context, name).get_help(click.Context(main.get_command(context, name)))
+        for path in named.findall(text):
+            assert (CHECKOUT / path).is_file(), f"`benchkit {name} -h` names {path}"
+
+
+def test_a_store_that_is_a_file_is_said_alike_by_every_command(tmp_path):
+    store = tmp_path / "results"
+    store.write_text("")
+    for args in (["report"], ["show"], ["run", str(CHECKOUT / "arms.d/raw-api.yaml"), "--dry-run"]):
+        done = benchkit(*args, "--store", store)
+        assert done.returncode == 2, (args, done.stderr)
+        assert f"Directory '{store}' is a file" in done.stderr, (args, done.stderr)
