@@ -52,7 +52,7 @@ class Ledger:
         self.valid: Counter = Counter()   # (arm, task) -> counting samples
         self.cell_cost: dict = {}         # (arm, task) -> [sum, count]
         self.arm_cost: dict = {}          # arm -> [sum, count]
-        self._next: Counter = Counter()   # (arm, task) -> its next trial's number
+        self._next: Counter = Counter()   # (arm, task, estimated) -> its next trial's number
         self.problems: list[str] = []     # lines that are not samples, FILE:LINE: why
 
     def load(self, store: Store) -> Ledger:
@@ -76,13 +76,15 @@ class Ledger:
         self._recount()
 
     def number(self, arm_id: str, task_id: str) -> int:
-        """The next trial's number within its cell, taken: one past the highest stored
-        (any sample of the cell, whatever its version) or handed out in this run, so
-        trials are numbered within their cell across runs. Runs on one store take turns
-        under its run lock, so two never hand out the same number."""
-        cell = (arm_id, task_id)
-        self._next[cell] += 1
-        return self._next[cell] - 1
+        """The next trial's number within its cell and this run's kind (measured, or
+        replay: the first measured trial of a replayed cell is trial 0), taken: one past
+        the highest stored (any sample of the cell and kind, whatever its version) or
+        handed out in this run, so trials are numbered within their cell across runs.
+        Runs on one store take turns under its run lock, so two never hand out the
+        same number."""
+        key = (arm_id, task_id, self.estimated)
+        self._next[key] += 1
+        return self._next[key] - 1
 
     def _take_numbers(self, path) -> None:
         """Every line's trial number, read leniently: a line another version wrote keeps
@@ -92,12 +94,13 @@ class Ledger:
                 seen = _NUMBERED.decode(line)
             except msgspec.DecodeError:
                 continue
-            cell = (seen.arm, seen.task)
-            self._next[cell] = max(self._next[cell], seen.trial + 1)
+            for kind in (False, True):  # its kind unknown: neither reuses the number
+                key = (seen.arm, seen.task, kind)
+                self._next[key] = max(self._next[key], seen.trial + 1)
 
     def _book(self, sample: Sample) -> None:
-        cell = (sample.arm, sample.task)
-        self._next[cell] = max(self._next[cell], sample.trial + 1)
+        key = (sample.arm, sample.task, sample.estimated)
+        self._next[key] = max(self._next[key], sample.trial + 1)
         counting.add_sample(self.groups, sample, self.samples)
         self.samples += 1
         if sample.driver == self.driver and sample.valid:
