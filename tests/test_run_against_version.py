@@ -184,6 +184,8 @@ def test_the_run_spends_on_the_current_build_until_the_verdict(tree_copy, quiet)
     assert done.returncode == 0, done.stderr + done.stdout
     out = done.stdout + done.stderr
     assert f"raw-api vs raw-api@{OLD}: decided - raw-api cheaper" in out, out
+    # The header counts no trial ahead: the rounds plan them (not "0 trial(s) of 1 cell(s)").
+    assert "benchkit run: trials planned round by round (--until-decided), 1 cell(s)" in out
     lines = (store / "raw-api" / f"{task}.jsonl").read_text().splitlines()
     new = [json.loads(line) for line in lines[3:]]
     assert len(new) >= 3 and all(s["tool_version"] != OLD for s in new)

@@ -90,7 +90,7 @@ class Invocation:
                         host={**host, "kind": self.facts.host.kind,
                               "version": self.facts.host.version},
                         self_review=self.facts.self_review, budget=settings.budget,
-                        jobs=settings.jobs, store=str(settings.store_dir))
+                        jobs=settings.jobs, store=str(settings.store_dir), rounds=decide)
         for skip in chosen.not_run:
             progress.skipped(skip)
         if not cells:
