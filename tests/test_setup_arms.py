@@ -2,8 +2,9 @@
 each arm named is built from its source archive (here offline: the Go module proxy
 off, the module and build caches as they are), without Gitea, into .tools/, where that
 copy's benchkit then finds it off PATH. The copy's benchkit is installed editable into
-a virtual environment of its own (the machine's packages seen through it), so the
-script's own pip step finds it in place and the machine's benchkit is left alone."""
+a virtual environment of its own (the machine's packages seen through it), which
+$BENCHKIT_VENV names to the script, so its pip step finds it in place and the machine's
+benchkit is left alone."""
 
 import json
 import os
@@ -53,7 +54,8 @@ def fresh_copy(tmp_path) -> tuple[Path, dict]:
            if not key.startswith(("BENCHKIT_", "PYTHON", "VIRTUAL_ENV"))}
     env.update(PATH=f"{venv / 'bin'}{os.pathsep}/usr/local/bin:/usr/bin:/bin{os.pathsep}"
                     f"{os.path.dirname(shutil.which('go'))}",
-               BENCHKIT_TOOL_ARCHIVES=str(ARCHIVES), GOPROXY="off", GOTOOLCHAIN="local")
+               BENCHKIT_TOOL_ARCHIVES=str(ARCHIVES), GOPROXY="off", GOTOOLCHAIN="local",
+               BENCHKIT_VENV=str(venv))  # setup's environment: this one, not the copy's .venv
     return copy, env
 
 
