@@ -15,12 +15,47 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-from benchkit.report.model import CommandChange, CommandRow, CommandTable
+from benchkit.report.record import Record
 from benchkit.report.summary import COMMAND_COLUMNS
 from benchkit.report.tally import Tally
 from benchkit.sample import COMPONENTS
 
 _CALLS, _FAILED, _RETRIES, _BYTES = range(4)
+
+
+class CommandRow(Record):
+    """One command of an arm's tool (benchkit.report.calls): per trial, means over the
+    arm's tasks of each task's mean, as "Where the tokens go" counts."""
+    command: str
+    calls: float        # calls per trial
+    cost: float         # its results' cost-equivalent tokens per trial (tool output)
+    share: float | None  # of the arm's tool output
+    failed: float | None  # failed calls / calls
+    retries: float      # retries per trial
+    bytes: float | None  # a result's mean size
+
+
+class CommandTable(Record):
+    """An arm's commands by cost: its tool-output part, command by command."""
+    arm: str
+    kind: str  # measured | replay
+    estimated: bool
+    tasks: int
+    trials: int
+    tool_output: float  # the tool-output part per trial: the rows' costs sum to it
+    rows: list[CommandRow]
+
+
+class CommandChange(Record):
+    """One command in a version comparison: newest against older, per trial on the
+    tasks both ran; None where a version never ran it."""
+    command: str
+    cost_newest: float | None
+    cost_older: float | None
+    calls_newest: float | None
+    calls_older: float | None
+    failed_newest: float | None
+    failed_older: float | None
 
 
 def command_tables(tallies: Mapping, cells: Mapping[str, Iterable[str]],

@@ -14,11 +14,9 @@ from typing import Any
 
 import msgspec
 
+from benchkit.report.calls import CommandChange, CommandTable
+from benchkit.report.record import Record
 from benchkit.statistics.verdicts import PairVerdict
-
-
-class Record(msgspec.Struct, omit_defaults=True):
-    """A record of the report."""
 
 
 class Figure(Record):
@@ -362,41 +360,6 @@ class Totals(Record):
     gateway_only: int = 0  # samples whose agent only the gateway kept from the account
 
 
-class CommandRow(Record):
-    """One command of an arm's tool (benchkit.report.calls): per trial, means over the
-    arm's tasks of each task's mean, as "Where the tokens go" counts."""
-    command: str
-    calls: float        # calls per trial
-    cost: float         # its results' cost-equivalent tokens per trial (tool output)
-    share: float | None  # of the arm's tool output
-    failed: float | None  # failed calls / calls
-    retries: float      # retries per trial
-    bytes: float | None  # a result's mean size
-
-
-class CommandTable(Record):
-    """An arm's commands by cost: its tool-output part, command by command."""
-    arm: str
-    kind: str  # measured | replay
-    estimated: bool
-    tasks: int
-    trials: int
-    tool_output: float  # the tool-output part per trial: the rows' costs sum to it
-    rows: list[CommandRow]
-
-
-class CommandChange(Record):
-    """One command in a version comparison: newest against older, per trial on the
-    tasks both ran; None where a version never ran it."""
-    command: str
-    cost_newest: float | None
-    cost_older: float | None
-    calls_newest: float | None
-    calls_older: float | None
-    failed_newest: float | None
-    failed_older: float | None
-
-
 class Report(Record):
     """The report of a store against the current tree (benchkit.report.aggregate)."""
     version: int
@@ -433,5 +396,4 @@ class Report(Record):
     not_reproducible: list[NotReproducible]
     failures: list[Failure]
     notes: list[str]  # benchkit.report.notes, read off the rest
-    # Each arm's tool calls by command (benchkit.report.calls): measured, then replay.
-    commands: list[CommandTable] = msgspec.field(default_factory=list)
+    commands: list[CommandTable] = msgspec.field(default_factory=list)  # report.calls
