@@ -26,19 +26,18 @@ bootstrap: Your one tool is the zz-tool CLI.
 """
 
 
-@pytest.fixture(scope="module")
-def fresh_copy(tmp_path_factory) -> tuple[Path, dict, Path]:
-    """(the checkout's tracked files, copied; an environment naming a virtual
-    environment with that copy's benchkit in it; that environment's directory)."""
-    tmp = tmp_path_factory.mktemp("setup")
-    copy = tmp / "checkout"
+def copied_checkout(where: Path) -> tuple[Path, Path]:
+    """(the checkout's tracked files copied under `where`, as a clone holds them; a
+    virtual environment seeing the machine's packages, with that copy's benchkit
+    installed editable). Fails (in CI) or skips when the copy cannot be installed."""
+    copy = where / "checkout"
     files = subprocess.run(["git", "ls-files", "-z"], cwd=CHECKOUT, capture_output=True,
                            check=True).stdout.decode().split("\0")
     for name in filter(None, files):
         if (CHECKOUT / name).is_file():
             (copy / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(CHECKOUT / name, copy / name)
-    venv = tmp / "venv"
+    venv = where / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip",
                     venv], check=True)
     done = subprocess.run([venv / "bin" / "python", "-m", "pip", "install", "--quiet", "--no-deps",
@@ -47,10 +46,23 @@ def fresh_copy(tmp_path_factory) -> tuple[Path, dict, Path]:
     if done.returncode != 0:
         (pytest.fail if IN_CI else pytest.skip)(f"cannot install the copy's benchkit: "
                                                 f"{done.stderr[-500:]}")
+    return copy, venv
+
+
+def clean_environment(venv: Path) -> dict:
+    """This process's environment without benchkit's or Python's settings, naming `venv`
+    as the one scripts/setup installs into."""
     env = {key: value for key, value in os.environ.items()
            if not key.startswith(("BENCHKIT_", "PYTHON", "VIRTUAL_ENV"))}
-    env["BENCHKIT_VENV"] = str(venv)
-    return copy, env, venv
+    return {**env, "BENCHKIT_VENV": str(venv)}
+
+
+@pytest.fixture(scope="module")
+def fresh_copy(tmp_path_factory) -> tuple[Path, dict, Path]:
+    """(the copied checkout, an environment naming its virtual environment, that
+    environment's directory)."""
+    copy, venv = copied_checkout(tmp_path_factory.mktemp("setup"))
+    return copy, clean_environment(venv), venv
 
 
 def setup(copy: Path, env: dict, *args) -> subprocess.CompletedProcess:

@@ -10,11 +10,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from conftest import CHECKOUT, IN_CI
+from test_setup import clean_environment, copied_checkout
 
 from benchkit.gitea.tools import pin
 
@@ -35,27 +35,11 @@ def fresh_copy(tmp_path) -> tuple[Path, dict]:
         unavailable("Go is not installed (scripts/test-setup)")
     if not (ARCHIVES / pin("tea").source).is_file():
         unavailable(f"no source archive {ARCHIVES / pin('tea').source} (BENCHKIT_TOOL_ARCHIVES)")
-    copy = tmp_path / "checkout"
-    files = subprocess.run(["git", "ls-files", "-z"], cwd=CHECKOUT, capture_output=True,
-                           check=True).stdout.decode().split("\0")
-    for name in filter(None, files):
-        if (CHECKOUT / name).is_file():
-            (copy / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(CHECKOUT / name, copy / name)
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip",
-                    venv], check=True)
-    done = subprocess.run([venv / "bin" / "python", "-m", "pip", "install", "--quiet", "--no-deps",
-                           "--disable-pip-version-check", "-e", copy],
-                          capture_output=True, text=True, timeout=600)
-    if done.returncode != 0:
-        unavailable(f"cannot install the copy's benchkit: {done.stderr[-500:]}")
-    env = {key: value for key, value in os.environ.items()
-           if not key.startswith(("BENCHKIT_", "PYTHON", "VIRTUAL_ENV"))}
+    copy, venv = copied_checkout(tmp_path)
+    env = clean_environment(venv)  # setup's environment: this one, not the copy's .venv
     env.update(PATH=f"{venv / 'bin'}{os.pathsep}/usr/local/bin:/usr/bin:/bin{os.pathsep}"
                     f"{os.path.dirname(shutil.which('go'))}",
-               BENCHKIT_TOOL_ARCHIVES=str(ARCHIVES), GOPROXY="off", GOTOOLCHAIN="local",
-               BENCHKIT_VENV=str(venv))  # setup's environment: this one, not the copy's .venv
+               BENCHKIT_TOOL_ARCHIVES=str(ARCHIVES), GOPROXY="off", GOTOOLCHAIN="local")
     return copy, env
 
 
