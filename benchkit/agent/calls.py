@@ -56,9 +56,10 @@ def trial_calls(events: list[dict], anatomy: Anatomy | None, tool: ToolSpec,
     call has a share); `schema_bytes`: as benchkit.anatomy takes them."""
     proposed = [e for e in events if e.get("event") == "tool_call"]
     results = {e["id"]: e for e in events if e.get("event") == "tool_result"}
-    # No anatomy (figures that failed their check): no share is known either.
-    shares = ({} if anatomy is None else
-              _fitted(_result_shares(events, tool, schema_bytes), list(msgspec.structs.astuple(anatomy.tool_output))[:3]))
+    shares: dict[str, tuple[list[int], int]] = {}
+    if anatomy is not None:  # else the figures failed their check: no share is known
+        bound = list(msgspec.structs.astuple(anatomy.tool_output))[:3]
+        shares = _fitted(_result_shares(events, tool, schema_bytes), bound)
     calls: list[Call] = []
     for event in proposed:
         result = results.get(event["id"], {})
@@ -132,7 +133,8 @@ def curl_route(cmd: Command) -> str:
 
 def _route(method: str, url: str) -> str:
     """The API route of a URL as the agent wrote it (expansions as written)."""
-    path = url.split(_API, 1)[1] if _API in url else re.sub(r"^[^/]*//[^/]*|^\$\{?\w+\}?", "", url)
+    path = (url.split(_API, 1)[1] if _API in url  # else the host part, or the variable
+            else re.sub(r"^[^/]*//[^/]*|^\$\{?\w+\}?", "", url))  # holding it, goes
     path = re.split(r"[?#]", path, maxsplit=1)[0]
     segments = [s for s in path.split("/") if s]
     # A value only known at run time stands as one a route parameter may take.

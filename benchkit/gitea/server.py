@@ -12,8 +12,9 @@ The server dies with the thread that starts it (start it from one that lives as 
 as it must), and with the command's stop (benchkit.stopping: its processes are marked).
 Each instance has a fresh work directory (app.ini, SQLite database, repositories,
 indexers, logs), removed on exit; under a command's stop its watchdog removes it even
-after a SIGKILL (benchkit.lifetime), and the run's journal lists it (benchkit.journal). The issue indexer keeps Gitea's default (bleve
-behind an asynchronous queue), so keyword search lags creation as on a live host.
+after a SIGKILL (benchkit.lifetime), and the run's journal lists it (benchkit.journal).
+The issue indexer keeps Gitea's default (bleve behind an asynchronous queue), so
+keyword search lags creation as on a live host.
 Unlike the forge, it serves no request log over HTTP (benchkit's audit finds none) and
 has no fault injection; `requests()` reads Gitea's own access log from its work
 directory, for benchmarks and tests.

@@ -1,6 +1,6 @@
 """`benchkit run ARM --until-decided --against-version VERSION`: a tool's current build
 against its own earlier release, trials spent only where the verdict between them can
-still change (and `benchkit gate`, which runs the same pair: benchkit.run.gate).
+still change (and `benchkit gate`, which runs the same pair: benchkit.report.gate).
 
 The pair is the one the report's version comparison shows (benchkit.report.versions):
 the arm's counting samples (its current build) against its samples of VERSION, set apart

@@ -36,6 +36,7 @@ from benchkit.run.compared import Comparison, NoComparison
 from benchkit.run.ledger import Ledger
 from benchkit.run.loop import Looped, RunLoop
 from benchkit.run.plan import Trial, choose
+from benchkit.run.preflight import Checked
 from benchkit.run.prepare import RunContext
 from benchkit.run.progress import Progress
 from benchkit.run.settings import RunSettings
@@ -334,7 +335,7 @@ def run_rounds(run: Rounds, cells, ledger, scheduler) -> Looped:
     return looped
 
 
-def planned(checked, settings: RunSettings, *, self_review,
+def planned(checked: Checked, settings: RunSettings, *, self_review,
             installed: dict | None = None) -> tuple[Ledger, Comparison, list[str]]:
     """(the store's ledger, the comparison a run would decide, notes for the user),
     before any probe: `installed` (arm -> the version its tool prints here) stands in for
@@ -348,7 +349,7 @@ def planned(checked, settings: RunSettings, *, self_review,
     return chosen.ledger, comparison, notes
 
 
-def unprobed(checked) -> tuple[object, dict]:
+def unprobed(checked: Checked) -> tuple[Checked, dict[str, str | None]]:
     """`checked` as before the probes (its arms' versions unknown to the ledger), and
     arm -> the version its tool prints here: pre-flight's, else `benchkit list arms`'."""
     versions = {arm.id: arm.tool_version or installed(arm.tool, arm.path).version
