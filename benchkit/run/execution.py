@@ -37,7 +37,6 @@ def execute(checked: Checked, progress: Progress, settings: RunSettings, stop: S
     """The run after pre-flight; a stop in the probes raises Interrupted (the command
     says so), one in the trials comes back as the RunEnd's `stopped`."""
     end = (_plan_gates(checked, progress, settings, report)
-           or _kept_arms(checked, progress, settings)
            or _on_host(checked, progress, settings, stop))
     if end.phase == "trials" and not stop.is_set() and report is not None:
         _report(progress, settings, report)
@@ -114,7 +113,8 @@ def _plan_gates(checked: Checked, progress: Progress, settings: RunSettings,
 
 def _kept_arms(checked: Checked, progress: Progress, settings: RunSettings) -> RunEnd | None:
     """The documents of the arms taken from outside the tree, kept in the store for the
-    report (benchkit.store.Store.keep_arm); an arm arms.d/ defines is the tree's."""
+    report (benchkit.store.Store.keep_arm), once pre-flight and the probes passed (a run
+    that stops before records nothing); an arm arms.d/ defines is the tree's."""
     try:
         for arm in checked.arms:
             if arm.id not in checked.tree.arms:
@@ -170,6 +170,9 @@ def _journaled_run(checked: Checked, progress: Progress, settings: RunSettings, 
         host = ({"url": where.url, "embedded": True} if checked.credentials is None
                 else {"url": where.url, "embedded": False, "source": where.source})
         host.update(containment=access.containment, run_user=access.run_user)
+        kept = _kept_arms(checked, progress, settings)  # only once the trials will run
+        if kept is not None:
+            return kept
         invocation = Invocation(probed, progress, settings, access, facts, stop=stop)
         with invocation.store.run_lock(progress.note):
             return invocation.execute(host)
