@@ -89,6 +89,11 @@ def test_the_gate_on_a_build(release, tmp_path, build, indent, status, verdict):
     assert "### Failing trials of this build\n\nNone." in summary
     report = (tmp_path / "reports" / "report.md").read_text()
     assert "## Replay (estimates): versions" in report
+    by_command = report.split(f"### raw-api: {version} against {RELEASE}, by command", 1)[1]
+    row = next(line for line in by_command.splitlines()
+               if line.startswith("| `curl GET /repos/{owner}/{repo}/issues` |"))
+    change = int(row.split(" | ")[2].replace(",", ""))  # the build's cost minus the release's
+    assert {"better": change < -100, "worse": change > 100, "equal": abs(change) < 20}[build], row
 
 
 def comparison(verdict: str, success_newest: float = 1.0) -> VersionComparison:
