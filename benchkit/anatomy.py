@@ -62,11 +62,7 @@ def anatomy(requests: list[dict], total: dict, *, estimated: bool,
                 parts["ambient"][c] += figures[c]
             continue
         parts["carried"][read] += figures[read]
-        fresh = [figures[c] for c in (input_, write_5m, write_1h)]
-        loaded = sum((schema_bytes or {}).get(_bare(name), 0) for name in request.get("loaded", ()))
-        search = _tool_share(fresh, math.ceil(loaded / BYTES_PER_TOKEN))
-        fresh = [whole - taken for whole, taken in zip(fresh, search, strict=True)]
-        tool = _tool_share(fresh, math.ceil(request.get("tool_result_bytes", 0) / BYTES_PER_TOKEN))
+        fresh, search, tool = fresh_split(request, schema_bytes)
         for c, left, searched, taken in zip((input_, write_5m, write_1h), fresh, search, tool,
                                             strict=True):
             parts["searches"][c] += searched
@@ -82,6 +78,20 @@ def anatomy(requests: list[dict], total: dict, *, estimated: bool,
         search_calls=sum(r.get("searches", 0) for r in requests),
         estimated=estimated,
         **{name: Part(*values) for name, values in parts.items()})
+
+
+def fresh_split(request: dict, schema_bytes: Mapping[str, int] | None = None
+                ) -> tuple[list[int], list[int], list[int]]:
+    """A later request's fresh prompt tokens (input, 5-minute and 1-hour writes): (what
+    the tool searches left of them, the searches' share, the tool results' share).
+    benchkit.agent.calls splits the tool results' share over the results themselves."""
+    figures = components_of(request["usage"])
+    fresh = figures[:3]
+    loaded = sum((schema_bytes or {}).get(_bare(name), 0) for name in request.get("loaded", ()))
+    search = _tool_share(fresh, math.ceil(loaded / BYTES_PER_TOKEN))
+    fresh = [whole - taken for whole, taken in zip(fresh, search, strict=True)]
+    tool = _tool_share(fresh, math.ceil(request.get("tool_result_bytes", 0) / BYTES_PER_TOKEN))
+    return fresh, search, tool
 
 
 def _bare(name: str) -> str:

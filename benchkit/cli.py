@@ -53,6 +53,10 @@ COMMANDS = {
                "intervals, verdicts per pair of arms, tiers, token components, per-task "
                "tables, replay estimates apart, bonus operations, coverage; the HTML links "
                "every cell to its trials."),
+    "gate": ("benchkit.report.gate:gate",
+             "Compare the installed build of the arm's tool with an earlier version in the "
+             "store until a verdict or the budget, and write a summary for the pull "
+             "request."),
     "show": ("benchkit.report.show:show",
              "List the store's trials, newest first, or show one trial (ID: its sample id or "
              "a unique prefix): outcome, failure class, the checker's differences, tokens per "
@@ -109,8 +113,9 @@ def main(ctx: click.Context):
     """Measure which tool lets a Claude agent drive Gitea for the fewest tokens.
 
     Exit codes, for every command: 0 ok; 1 a verdict of failure (a check failed, a
-    command was denied, a task is unproved, a run had harness errors); 2 bad input or a
-    host or tool that cannot be used (nothing spent); 130 interrupted.
+    command was denied, a task is unproved, a run had harness errors, a gated build is
+    worse); 2 bad input or a host or tool that cannot be used (nothing spent); 3 a gate
+    undecided within its budget; 130 interrupted.
 
     \b
     Examples:

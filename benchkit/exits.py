@@ -13,10 +13,11 @@ from typing import NoReturn
 
 import click
 
-# The exit codes of every command (README, docs/contracts.md).
+# The exit codes of every command (docs/contracts.md).
 EXIT_OK = 0
 EXIT_FAILED = 1        # a verdict of failure: a check failed, a command denied, a task unproved
 EXIT_BAD_INPUT = 2     # bad input, or a host, tool, credential or store that cannot be used
+EXIT_UNDECIDED = 3     # `benchkit gate`: no verdict within the budget
 EXIT_INTERRUPTED = 130  # Ctrl-C
 
 

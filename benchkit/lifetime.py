@@ -13,6 +13,10 @@ after round until a round finds none (one may fork while it looks), then exits. 
 ignores the stop signals: a terminal's Ctrl-C reaches the whole group, and the
 command's own stop does the clean-up first.
 
+A directory a command makes for a process of its (a throwaway Gitea's work directory)
+goes the same way: `watchdog.remove_after(path)` tells the watchdog, which removes it
+once the marked processes are ended, unless `watchdog.forget(path)` came first.
+
 `dies_with_thread(argv)` starts a program under a parent-death signal (`setpriv
 --pdeathsig KILL`): the kernel kills it the instant the thread that started it is
 gone, before the watchdog can look. The Claude CLI runs so: no model request leaves
@@ -94,6 +98,19 @@ class Watchdog:
         self._pipe = write
         return self
 
+    def remove_after(self, path: str | os.PathLike) -> None:
+        """Have the watchdog remove the directory `path` when the command is gone (after
+        its processes: they may hold files in it)."""
+        self._tell(f"+{os.fspath(path)}\n")
+
+    def forget(self, path: str | os.PathLike) -> None:
+        """The command removed `path` itself: the watchdog leaves it be."""
+        self._tell(f"-{os.fspath(path)}\n")
+
+    def _tell(self, line: str) -> None:
+        if self._pipe is not None:
+            os.write(self._pipe, line.encode())
+
     def close(self) -> None:
         """End the marked processes now and let the watchdog go."""
         pipe, self._pipe = self._pipe, None
@@ -124,9 +141,18 @@ def dies_with_thread(argv: list[str]) -> list[str]:
 def _watch(variable: str, value: str) -> None:
     for signum in STOP_SIGNALS:
         signal.signal(signum, signal.SIG_IGN)
-    while os.read(0, 4096):  # the command writes nothing: EOF once it is gone
-        pass
+    told = b""
+    while chunk := os.read(0, 4096):  # the directories to remove; EOF once it is gone
+        told += chunk
     sweep(variable, value)
+    paths: dict[str, None] = {}
+    for line in told.decode(errors="replace").splitlines():
+        if line.startswith("+"):
+            paths[line[1:]] = None
+        elif line.startswith("-"):
+            paths.pop(line[1:], None)
+    for path in paths:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 if __name__ == "__main__":

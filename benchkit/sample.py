@@ -99,6 +99,26 @@ class Anatomy(msgspec.Struct, frozen=True, gc=False):
     search_calls: Count = 0
 
 
+# Why a tool call failed: the guard refused it; the tool's result was an error (a
+# non-zero exit status, an MCP error); its whole answer was the host's error body.
+CallFailure = Literal["refused", "error", "error-answer"]
+
+
+class Call(msgspec.Struct, frozen=True, gc=False):
+    """One tool call of a trial, named by the tool's own command (benchkit.agent.calls):
+    `tea issues list`, `curl GET /repos/{owner}/{repo}/issues`, an MCP tool's name.
+    `result`: its result's share of the anatomy's tool-output part (the fresh prompt it
+    took in the next request; later requests carry it on as carried context), in
+    COMPONENTS order; `failed`: why it failed (None: it did not); `retry`: the call
+    before it ran the same command and failed."""
+    command: str
+    result: Part
+    bytes: Count
+    failed: CallFailure | None = None
+    retry: bool = False
+    later: Count = 0  # requests after the one that took it in: they carry it on
+
+
 class Runtime(msgspec.Struct, frozen=True, gc=False):
     """The agent runtime a sample ran in: the Claude Code CLI's version (what
     `claude --version` printed, e.g. "2.1.332 (Claude Code)") and the Claude Agent SDK's.
@@ -154,6 +174,7 @@ class Sample(msgspec.Struct, frozen=True, gc=False):
     anatomy: Anatomy | None = None   # older samples predate it
     runtime: Runtime | None = None   # the agent runtime; older samples predate it
     model: str = ""                  # what the runtime ran (its resolution of the name given)
+    calls: list[Call] | None = None  # its tool calls by command; older samples predate it
 
     @property
     def estimated(self) -> bool:
@@ -266,6 +287,9 @@ class Record(msgspec.Struct, kw_only=True):
     model_alias: str | None = None
     # The part of a sweep it ran in (`run --shard I/N`): a trial is its id and its shard.
     shard: str | None = None
+    # Each tool call named by the tool's own command, its result's share of the
+    # tool-output part, failure and retry (benchkit.agent.calls); older samples have none.
+    calls: list[Call] | None = None
 
     def harness_error(self, failure_class: str | None, error: str | None) -> None:
         """The trial says nothing of the arm: recorded apart, never scored."""

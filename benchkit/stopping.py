@@ -150,6 +150,19 @@ def shielded() -> contextlib.AbstractContextManager[None]:
     return _active.shielded() if _active is not None else contextlib.nullcontext()
 
 
+def removed_with_command(path: str | os.PathLike) -> None:
+    """The active stop's watchdog removes the directory `path` once the command is gone,
+    however it ends (nothing without a stop)."""
+    if _active is not None and _active._watchdog is not None:
+        _active._watchdog.remove_after(path)
+
+
+def removed_already(path: str | os.PathLike) -> None:
+    """`path` is gone: the watchdog need not remove it."""
+    if _active is not None and _active._watchdog is not None:
+        _active._watchdog.forget(path)
+
+
 def marked(env: dict[str, str]) -> dict[str, str]:
     """`env` with the active stop's tag (none without one): a process started with it
     is the command's, which the stop ends however it was started."""

@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 # The run lock sits inside the store (`results/.run.lock`), so it goes wherever the
 # store goes (`--store DIR`) and the checkout's `.gitignore` of `results/` covers it.
 RUN_LOCK = ".run.lock"
+# The documents of the arms a run took from outside the tree (`results/.arms/<id>.yaml`):
+# the report reads them beside the tree's arms.d/, so those arms' samples are counted.
+ARMS = ".arms"
 
 
 class StoreError(Exception):
@@ -270,6 +273,20 @@ class Store:
                 held.callback(lock.release)
             old.unlink(missing_ok=True)
             yield
+
+    def keep_arm(self, arm_id: str, document: str | os.PathLike) -> None:
+        """Keep the arm document a run took from outside the tree, as `.arms/<id>.yaml`
+        (a newer one of the same id replaces it, as an edit of arms.d/ would)."""
+        path = self.root / ARMS / f"{_safe(arm_id)}.yaml"
+        with self._writing(path):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(".tmp")
+            tmp.write_bytes(Path(document).read_bytes())
+            os.replace(tmp, path)
+
+    def kept_arms(self) -> list[Path]:
+        """The arm documents runs took from outside the tree (keep_arm), by id."""
+        return sorted((self.root / ARMS).glob("*.yaml"))
 
     def files(self, arm: str | None = None, task: str | None = None) -> list[Path]:
         """The cell files, optionally of one arm and/or task, in name order."""

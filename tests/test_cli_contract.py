@@ -18,6 +18,13 @@ from shipped import REFERENCE_IDS
 from synthetic import sample, write_store
 
 from benchkit.cli import COMMANDS, main
+from benchkit.exits import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_UNDECIDED,
+)
 
 README = (CHECKOUT / "README.md").read_text(encoding="utf-8")
 GUIDE = (CHECKOUT / "docs" / "adding-a-task.md").read_text(encoding="utf-8")
@@ -113,13 +120,16 @@ def test_the_group_takes_h_and_states_the_exit_codes():
     assert done.exit_code == 0 and "130 interrupted" in done.output
 
 
-def test_the_readme_writes_the_exit_code_table_and_no_outside_design_doc():
-    table = re.search(r"\| exit \| meaning \|\n(?:\|.*\|\n)+", README)
-    assert table, "README lacks the exit-code table"
+def test_the_contracts_write_the_exit_code_table_and_the_readme_links_it():
+    contracts = (CHECKOUT / "docs" / "contracts.md").read_text(encoding="utf-8")
+    table = re.search(r"\| exit \| meaning \|\n(?:\|.*\|\n)+", contracts)
+    assert table, "docs/contracts.md lacks the exit-code table"
     codes = [row.split("|")[1].strip() for row in table[0].splitlines()[2:]]
-    assert codes == ["0", "1", "2", "130"]
+    assert codes == ["0", "1", "2", "3", "130"]
+    assert [EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_UNDECIDED, EXIT_INTERRUPTED] == [
+        int(code) for code in codes]
     assert "DESIGN" + ".md" not in README  # (tests/test_citations.py: nor anywhere else)
-    assert (CHECKOUT / "docs" / "contracts.md").is_file() and "docs/contracts.md" in README
+    assert "docs/contracts.md" in README
 
 
 def test_check_rejects_a_state_that_is_not_a_repo_state(tmp_path):
@@ -239,6 +249,7 @@ def test_help_and_readme_name_the_same_outcome_filter():
     helped = benchkit("-h").stdout
     assert "benchkit show --outcome failures" in helped and "--outcome failed" not in helped
     assert "benchkit show --outcome failures" in README
+    assert "benchkit show --outcome failures" in (CHECKOUT / "docs" / "running.md").read_text()
 
 
 @pytest.mark.parametrize("value", ["-1", "nan", "lots"])
@@ -273,3 +284,23 @@ def test_list_tasks_imports_no_template_engine():
     listed, imported = started("list", "tasks")
     assert "read-open-issue-count" in listed
     assert "jinja2" not in imported and "benchkit.documents.tree" in imported
+
+
+def test_every_commands_help_names_only_files_that_exist():
+    """Each command's examples name the tree's own files (`validate -h` once named a task
+    that was not there)."""
+    context = click.Context(main)
+    named = re.compile(r"(?:tasks\.d|arms\.d|seeds|refs\.d)/[a-z0-9][a-z0-9.-]*\.yaml")  # not NAME
+    for name in COMMANDS:
+        text = main.get_command(context, name).get_help(click.Context(main.get_command(context, name)))
+        for path in named.findall(text):
+            assert (CHECKOUT / path).is_file(), f"`benchkit {name} -h` names {path}"
+
+
+def test_a_store_that_is_a_file_is_said_alike_by_every_command(tmp_path):
+    store = tmp_path / "results"
+    store.write_text("")
+    for args in (["report"], ["show"], ["run", str(CHECKOUT / "arms.d/raw-api.yaml"), "--dry-run"]):
+        done = benchkit(*args, "--store", store)
+        assert done.returncode == 2, (args, done.stderr)
+        assert f"Directory '{store}' is a file" in done.stderr, (args, done.stderr)

@@ -130,19 +130,33 @@ def test_until_trials_tops_each_cell_up_to_the_suites_trials(tree_copy, tmp_path
     assert "`trials`: the suite's trials" in " ".join(help_text.split())
 
 
-def test_an_arm_outside_arms_d_is_warned_about_before_any_trial(tree_copy, tmp_path):
-    """The report counts the tree's arms only: an arm file from elsewhere is said to be
-    left out of its figures before a token is spent, not found out in the report."""
+def test_an_arm_outside_arms_d_is_run_with_its_own_references_and_reported(tree_copy, tmp_path):
+    """An arm file from elsewhere (a tool's own repository) with its references in the
+    refs.d/ beside it: the run replays them, keeps the arm's document in the store, and
+    the report counts its samples, from `benchkit report` of that store too."""
     elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
+    (elsewhere / "refs.d").mkdir(parents=True)
     text = (tree_copy / "arms.d" / "raw-api.yaml").read_text()
     (elsewhere / "my-api.yaml").write_text(text.replace("id: raw-api", "id: my-api"))
+    references = (tree_copy / "refs.d" / "raw-api.yaml").read_text()
+    (elsewhere / "refs.d" / "my-api.yaml").write_text(
+        references.replace("arm: raw-api", "arm: my-api"))
     done = benchkit("run", elsewhere / "my-api.yaml", "--task", "read-open-issue-count",
-                    "--dry-run", "--store", tmp_path / "results", cwd=tree_copy,
-                    env=no_host_env(tmp_path))
-    assert done.returncode == 0, done.stderr
-    assert (f"warning: {elsewhere / 'my-api.yaml'}: arm my-api is not in arms.d/: its samples "
-            "are stored, but the report leaves them out of its figures") in done.stderr
+                    "--driver", "replay", "--store", tmp_path / "results", "--reports",
+                    tmp_path / "reports", cwd=tree_copy, env=no_host_env(tmp_path))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (f"note: {elsewhere / 'my-api.yaml'}: arm my-api is not in arms.d/: the run keeps "
+            "its document in the store (.arms/my-api.yaml)") in done.stderr
+    assert (tmp_path / "results" / ".arms" / "my-api.yaml").read_text() == \
+        (elsewhere / "my-api.yaml").read_text()
+    for reports in (tmp_path / "reports", tmp_path / "again"):
+        if reports.name == "again":
+            assert benchkit("report", "--store", tmp_path / "results", "--reports", reports,
+                            cwd=tree_copy).returncode == 0
+        report = json.loads((reports / "report.json").read_text())
+        assert "my-api" in report["arms"] and report["other_versions"] == []
+        row = next(r for r in report["estimates"]["headline"] if r["arm"] == "my-api")
+        assert row["samples"] == 1
     # The same id as a tree arm, another definition: counted apart, said before trial 0.
     (elsewhere / "raw-api.yaml").write_text(text.replace("nothing else.", "nothing else!"))
     done = subprocess.run([*BENCHKIT, "run", str(elsewhere / "raw-api.yaml"), "--task",

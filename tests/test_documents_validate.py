@@ -14,7 +14,7 @@ from benchkit.cli import main
 from benchkit.documents import load_arm
 from benchkit.installed import version_line
 
-README = (CHECKOUT / "README.md").read_text(encoding="utf-8")
+ARMS_DOC = (CHECKOUT / "docs" / "arms.md").read_text(encoding="utf-8")  # the install table
 
 
 def benchkit(*args):
@@ -35,13 +35,53 @@ def edit(path: Path, old: str, new: str):
     path.write_text(text.replace(old, new, 1))
 
 
-def test_shipped_tree_is_valid(monkeypatch):
-    monkeypatch.chdir(CHECKOUT)
+# An arm a tool's author adds (its tool unknown to benchkit, a long install line, its
+# references without a schema line) and a second seed: nothing of the tests below may
+# assume the shipped tree is all there is.
+GROWN_ARM = """id: zz-lite
+description: A tiny Gitea CLI a tool's author added.
+tool:
+  kind: shell
+  binary: zz-lite
+  install: "download zz-lite from https://example.org/a/long/path/to/the/release/page/of/zz-lite and put it on your PATH, then check it with zz-lite --version"
+  probe:
+    run: zz-lite issues
+user_agents: [Python-urllib/]
+bootstrap: Your one tool is the zz-lite CLI.
+"""
+GROWN_REFERENCE = """arm: zz-lite
+verified: false
+tasks:
+  read-open-issue-count:
+    steps:
+      - run: zz-lite issues
+    answer: There are 5 open issues.
+"""
+
+
+@pytest.fixture(params=["shipped", "grown"])
+def any_tree(request, work_tree):
+    """The tree copy as shipped, and grown by an arm and a seed."""
+    if request.param == "grown":
+        (work_tree / "arms.d" / "zz-lite.yaml").write_text(GROWN_ARM)
+        (work_tree / "refs.d" / "zz-lite.yaml").write_text(GROWN_REFERENCE)
+        (work_tree / "seeds" / "extra.yaml").write_text(
+            (work_tree / "seeds" / "default.yaml").read_text())
+    return work_tree
+
+
+def arm_ids(tree: Path) -> list[str]:
+    """The tree's arm ids in `benchkit list arms`' order: by file name."""
+    return [path.stem for path in sorted((tree / "arms.d").glob("*.yaml"))]
+
+
+def test_shipped_tree_is_valid(any_tree):
     result = benchkit("validate")
     assert result.exit_code == 0, result.output
-    documents = 1 + sum(len(list((CHECKOUT / d).glob("*.yaml"))) for d in ("seeds", "tasks.d", "arms.d"))
-    # The tree's other *.d/ documents that name a shipped schema (refs.d/) count too.
-    documents += sum(1 for d in CHECKOUT.glob("*.d") if d.name not in ("tasks.d", "arms.d")
+    documents = 1 + sum(len(list((any_tree / d).glob("*.yaml")))
+                        for d in ("seeds", "tasks.d", "arms.d", "refs.d"))
+    # The tree's other *.d/ documents that name a shipped schema count too.
+    documents += sum(1 for d in any_tree.glob("*.d") if d.name not in ("tasks.d", "arms.d", "refs.d")
                      for f in d.glob("*.yaml") if f.read_text().startswith("# yaml-language-server:"))
     assert result.stdout == f"valid: {documents} documents\n"
 
@@ -161,8 +201,11 @@ def test_other_documents_of_the_tree_are_checked_by_their_schema(work_tree):
     assert "notes.yaml" not in result.stderr
 
 
-def test_validate_given_paths(work_tree):
-    assert benchkit("validate", "arms.d/tea.yaml", "seeds").stdout == "valid: 2 documents\n"
+def test_validate_given_paths(any_tree):
+    work_tree = any_tree
+    seeds = len(list((work_tree / "seeds").glob("*.yaml")))
+    assert benchkit("validate", "arms.d/tea.yaml", "seeds").stdout == \
+        f"valid: {1 + seeds} documents\n"
     assert benchkit("validate", "tasks.d/read-review-body.yaml").exit_code == 0
     assert benchkit("validate", str(work_tree)).exit_code == 0
     # Only the chosen files are checked: a broken arm elsewhere does not matter.
@@ -209,9 +252,10 @@ def test_exit_code_and_stderr_from_the_real_command(work_tree):
                           "expected integer, got string (at trials)\n"
 
 
-def test_list_arms(work_tree):
+def test_list_arms(any_tree):
     rows = json.loads(benchkit("list", "arms", "--json").stdout)
-    assert [row["id"] for row in rows] == ["gitea-axi", "gitea-mcp-search", "gitea-mcp", "raw-api", "tea"]
+    assert [row["id"] for row in rows] == arm_ids(any_tree)
+    assert {"gitea-axi", "gitea-mcp-search", "gitea-mcp", "raw-api", "tea"} <= set(arm_ids(any_tree))
     assert {row["path"] for row in rows} == {f"arms.d/{row['id']}.yaml" for row in rows}
     assert {row["id"]: row["kind"] for row in rows}["gitea-mcp"] == "mcp"
     table = benchkit("list", "arms").stdout.splitlines()
@@ -219,8 +263,9 @@ def test_list_arms(work_tree):
     assert [line.split()[0] for line in table[1:]] == [row["id"] for row in rows]
 
 
-def test_list_arms_says_whether_each_tool_is_installed_or_how_to_install_it(work_tree,
+def test_list_arms_says_whether_each_tool_is_installed_or_how_to_install_it(any_tree,
                                                                             monkeypatch):
+    work_tree = any_tree
     tea = real_tool("tea")
     version = subprocess.run([tea, "--version"], capture_output=True, text=True).stdout
     rows = {row["id"]: row for row in json.loads(benchkit("list", "arms", "--json").stdout)}
@@ -235,22 +280,28 @@ def test_list_arms_says_whether_each_tool_is_installed_or_how_to_install_it(work
     assert rows["tea"]["installed"] == f"not installed: {install}"
     assert rows["tea"]["tool_version"] is None and rows["tea"]["tool_path"] is None
     assert rows["raw-api"]["installed"].startswith("installed: curl ")
-    table = benchkit("list", "arms").stdout.splitlines()
-    assert table[-1].split(maxsplit=3) == ["tea", "shell", "tea", f"not installed: {install}"]
-    assert max(map(len, table)) < 120  # curl's long version line is cut, at a word
+    table = {line.split()[0]: line for line in benchkit("list", "arms").stdout.splitlines()}
+    assert table["tea"].split(maxsplit=3) == ["tea", "shell", "tea", f"not installed: {install}"]
+    assert len(table["raw-api"]) < 120  # curl's long version line is cut, at a word
     monkeypatch.delenv("BENCHKIT_TOOLS_DIR")  # the checkout's builds, found off PATH
     rows = {row["id"]: row for row in json.loads(benchkit("list", "arms", "--json").stdout)}
     assert rows["tea"]["tool_path"] == tea
 
 
-def test_the_readme_gives_each_arms_install_line_as_the_code_does(shipped_tree):
-    table = README.split("## Installing the arms' tools", 1)[1].split("\n\n")[2]
+def test_the_docs_give_each_arms_install_line_as_the_code_does(any_tree):
+    """Every arm the docs' table names installs as its arm file says; every arm whose
+    references are proven (`verified: true`) is in it (an arm an author adds need not be)."""
+    table = ARMS_DOC.split("## Installing the arms' tools", 1)[1].split("\n\n")[2]
     cells = {row.split("|")[1].strip(" `"): row.split("|")[2].strip()
              for row in table.splitlines()[2:]}
-    assert set(cells) == set(shipped_tree.arms)
-    for arm in shipped_tree.arms.values():
-        assert arm.tool.install and "@latest" not in arm.tool.install, arm.id
-        assert cells[arm.id] == arm.tool.install, arm.id
+    arms = {path.stem: load_arm(path) for path in (any_tree / "arms.d").glob("*.yaml")}
+    verified = {path.stem for path in (any_tree / "refs.d").glob("*.yaml")
+                if "\nverified: true" in path.read_text()}
+    assert set(cells) <= set(arms) and verified & set(arms) <= set(cells)
+    for arm_id in cells:
+        install = arms[arm_id].tool.install
+        assert install and "@latest" not in install, arm_id
+        assert cells[arm_id] == install, arm_id
 
 
 def test_bare_list_names_each_kind_with_its_files(work_tree):
@@ -282,12 +333,13 @@ def test_list_tasks(work_tree):
     assert len(table) == len(rows) + 1
 
 
-def test_list_reports_problems_like_validate(work_tree):
+def test_list_reports_problems_like_validate(any_tree):
+    work_tree = any_tree
     edit(work_tree / "arms.d" / "tea.yaml", "  binary: tea\n", "  binary: [tea\n")
     result = benchkit("list", "arms", "--json")  # named, and the other arms listed
     assert result.exit_code == 0 and result.stderr.startswith("arms.d/tea.yaml:")
     assert [row["id"] for row in json.loads(result.stdout)] == [
-        "gitea-axi", "gitea-mcp-search", "gitea-mcp", "raw-api"]  # by file name
+        arm for arm in arm_ids(work_tree) if arm != "tea"]  # by file name
     assert benchkit("validate").exit_code == 2
 
 
@@ -384,3 +436,16 @@ def test_an_id_that_cannot_name_a_file_is_refused_before_anything_runs(work_tree
                    "--store", "results")
     assert run.exit_code == 2 and message in run.stderr, run.output
     assert not (work_tree / "results").exists()
+
+
+def test_a_typoed_arm_in_a_bonus_tasks_applicability_is_named(work_tree):
+    """`applicability` naming no arm of arms.d/ would leave that arm's real one at its
+    default, unsaid: validate names the key's line and the arm meant."""
+    path = work_tree / "tasks.d" / "bonus-pull-diff.yaml"
+    text = path.read_text()
+    assert "\n  tea:" in text
+    path.write_text(text.replace("\n  tea:", "\n  taa:", 1))
+    result = benchkit("validate")
+    assert result.exit_code == 2
+    assert (f"tasks.d/bonus-pull-diff.yaml:{line_of(path, 'taa:')}: no arm 'taa' in arms.d/ "
+            "(did you mean 'tea'?)") in result.stderr

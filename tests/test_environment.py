@@ -43,29 +43,36 @@ def test_setup_names_the_install_command_when_it_cannot_install():
     runuser = shutil.which("runuser")
     if runuser is None or os.geteuid() != 0:
         pytest.skip("needs root and runuser, to run scripts/setup as another user")
-    # A PATH with curl but neither bwrap nor socat, and a copy of the script, where the
-    # other user reaches them (pytest's temporary directory, maybe the checkout, are root's).
-    with tempfile.TemporaryDirectory() as place:
-        Path(place).chmod(0o755)
-        for directory in ("bin", "scripts"):
-            (Path(place) / directory).mkdir()
-        for program in ("bash", "curl", "id", "dirname"):
-            (Path(place) / "bin" / program).symlink_to(shutil.which(program))
-        shutil.copy(CHECKOUT / "scripts" / "setup", Path(place) / "scripts")
-        done = subprocess.run([runuser, "-u", "nobody", "--", f"{place}/bin/bash",
-                               f"{place}/scripts/setup"], env={"PATH": f"{place}/bin"},
-                              capture_output=True, text=True, timeout=60)
-    assert done.returncode == 1 and done.stdout == ""
-    assert done.stderr.splitlines() == [
-        "setup: bubblewrap socat not installed: run "
-        "`sudo apt-get install -y bubblewrap socat`, then this again"]
+    python = "/usr/bin/python3"  # the system's, which the other user may run
+    if subprocess.run([python, "-c", "import ensurepip, venv"]).returncode != 0:
+        pytest.skip("the system's python3 lacks venv (python3-venv)")
+    # A PATH with curl and a Python that makes virtual environments but neither bwrap nor
+    # socat, and a copy of the script, where the other user reaches them (pytest's
+    # temporary directory, maybe the checkout, are root's); then without the Python.
+    for programs, missing in ((("python3",), "bubblewrap socat"),
+                              ((), "bubblewrap socat python3-venv")):
+        with tempfile.TemporaryDirectory() as place:
+            Path(place).chmod(0o755)
+            for directory in ("bin", "scripts"):
+                (Path(place) / directory).mkdir()
+            for program in ("bash", "curl", "id", "dirname", *programs):
+                (Path(place) / "bin" / program).symlink_to(
+                    python if program == "python3" else shutil.which(program))
+            shutil.copy(CHECKOUT / "scripts" / "setup", Path(place) / "scripts")
+            done = subprocess.run([runuser, "-u", "nobody", "--", f"{place}/bin/bash",
+                                   f"{place}/scripts/setup"], env={"PATH": f"{place}/bin"},
+                                  capture_output=True, text=True, timeout=60)
+        assert done.returncode == 1 and done.stdout == ""
+        assert done.stderr.splitlines() == [
+            f"setup: {missing} not installed: run `sudo apt-get install -y {missing}`, then "
+            "this again"]
 
 
 def test_the_readmes_first_command_sets_the_machine_up_then_runs_the_main_job():
     readme = (CHECKOUT / "README.md").read_text(encoding="utf-8")
     first = next(line for line in readme.split("```sh\n", 1)[1].splitlines()
                  if not line.startswith("#"))
-    assert first == "bash scripts/setup && benchkit run arms.d/raw-api.yaml --driver replay"
+    assert first == "bash scripts/setup && .venv/bin/benchkit run arms.d/raw-api.yaml --driver replay"
     assert "bash scripts/setup --test" in (CHECKOUT / "scripts" / "test-setup").read_text()
 
 

@@ -29,11 +29,12 @@ def git(cwd, *args) -> str:
 
 
 def readme_command() -> list[str]:
-    """The main-job command as the README gives it, after `bash scripts/setup &&`."""
+    """The main-job command as the README gives it, after `bash scripts/setup &&`: the
+    checkout's `.venv/bin/benchkit`, run here as this interpreter's benchkit."""
     text = (CHECKOUT / "README.md").read_text(encoding="utf-8")
     line = next(x for x in text.splitlines() if "--driver replay" in x and "benchkit run" in x)
     command = line.split("&&")[-1].split()
-    assert command[:2] == ["benchkit", "run"], line
+    assert command[:2] == [".venv/bin/benchkit", "run"], line
     return command[1:]
 
 

@@ -308,11 +308,11 @@ def test_samples_of_two_surfaces_of_one_tool_version_are_never_pooled(tmp_path):
         "skill": 0, "schemas": schemas, "bootstrap": 14, "total": schemas + 14}
     assert report.ambient_size["gitea-mcp"].tokens_estimated["total"] == -(-(schemas + 14) // 4)
     markdown = render(report, "md")
-    assert "Ambient size of each arm's tool surface" in markdown
+    assert "Tool surface of each arm" in markdown
     assert "tokens estimated at 4 bytes a token" in markdown
     assert f"| gitea-mcp | 0 B (0~) | {schemas:,} B" in markdown
     assert markdown.count("`a5dd03c`") == 1  # its version said once, in the tools line
-    assert "Ambient size of each arm's tool surface" in render(report, "html")
+    assert "Tool surface of each arm" in render(report, "html")
 
 
 def test_a_sample_whose_arm_fingerprint_does_not_fit_its_tool_version_is_another_arm(tmp_path):

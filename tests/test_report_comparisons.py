@@ -80,13 +80,17 @@ def test_replay_estimates_are_compared_on_the_tasks_both_replayed(replay_rendere
 
     md = replay_rendered["md"]
     heading = "## Replay (estimates): headline"  # the first table ranks on common tasks
-    assert f"Ranked on the **{common} tasks every arm replayed** (of {len(MATRIX.scored_tasks)} scored)" in md
+    # raw-api and tea replayed; the other arms have none, and the table says so
+    assert (f"Ranked on the **{common} tasks every arm with samples replayed** (of "
+            f"{len(MATRIX.scored_tasks)} scored): {len(MATRIX.arms) - 2} of {len(MATRIX.arms)} "
+            "arms have none") in md
     assert md_row(md, "raw-api", heading)[1] == f"**{1000 * weight:,.0f}~**"
     assert md_row(md, "tea", heading)[1] == f"**{2000 * weight:,.0f}~**"
     later = "### All-task means: not comparable between arms"
     assert md.index(heading) < md.index(later)
     assert md_row(md, "raw-api", later)[1] != f"**{1000 * weight:,.0f}~**"
-    assert f"Ranked on the <strong>{common} tasks every arm replayed</strong>" in replay_rendered["html"]
+    assert f"Ranked on the <strong>{common} tasks every arm with samples replayed</strong>" \
+        in replay_rendered["html"]
 
 
 def test_the_tier_tables_compare_arms_on_the_tier_s_common_tasks(replay_rendered):

@@ -62,6 +62,9 @@ def test_show_lists_the_failed_trial_and_shows_its_differences_and_transcript(ra
     assert shown.returncode == 0, shown.stderr
     text = shown.stdout
     assert "outcome: failed (checker)" in text
+    curl = subprocess.run(["curl", "--version"], capture_output=True, text=True).stdout
+    assert f"\ntool: {curl.splitlines()[0]}; runtime Claude Code " in text  # the version ran
+    assert "calls by command (result bytes; failed, retry):\n  wget (" in text
     assert "differences:\n  - issue #2" in text and "expected closed" in text
     assert "tokens (estimated): input" in text and "turns:" in text
     assert "[agent] calls Bash, DENIED by the guard" in text and DENIED in text
@@ -165,6 +168,7 @@ def test_a_click_through_a_cell_reaches_the_failed_trials_page(ran):
         body = page.js("document.body.innerText")
         assert "failed: raw-api · close-csv-export-issue trial 0" in body
         assert "The checker's differences" in body and "expected closed" in body
+        assert "tool\tcurl " in body  # the tool version the trial ran
         assert "DENIED by the guard" in body and DENIED in body
         assert page.js("document.querySelectorAll('ol.conversation li.denied').length") == 1
         assert "Requests through the gateway" in body  # none: the denied call reached nothing

@@ -18,6 +18,7 @@ import json
 import math
 import uuid
 
+import msgspec
 import pytest
 from click.testing import CliRunner
 from report_tables import html_table, md_row
@@ -172,3 +173,35 @@ def test_markdown_and_html_print_each_comparison(rendered):
     assert table["gitea-axi"][1][0] == "0.2.0 vs 0.1.0"
     assert table["gitea-axi"][4][0] == "0.70×" and table["gitea-axi"][8][0] == "0.2.0 cheaper than 0.1.0"
     assert md_row(md, "tea", heading)[8] == "equivalent within ±5%"
+
+
+def test_replay_samples_of_two_versions_are_compared_as_estimates(tmp_path):
+    """Two versions of raw-api's tool replayed (their figures estimates of the
+    references' bytes): report.json names both with a verdict, marked estimated; md and
+    HTML show it in the replay's own versions section, its tokens marked ~."""
+    from conftest import CHECKOUT
+    matrix = current_matrix(CHECKOUT)
+    store = Store(tmp_path / "results")
+    for day, (version, unit) in enumerate((("curl 7.0.0", 100), ("curl 8.0.0", 60)), start=1):
+        for index, task in enumerate(matrix.scored_tasks[:4]):
+            for trial in range(TRIALS):
+                done = record(matrix, "raw-api", version, task, trial, day,
+                              usage=usage_of(unit, index + 1))
+                store.append(msgspec.structs.replace(done, driver="replay",
+                                                     usage_estimated=True))
+    reports = tmp_path / "reports"
+    done = CliRunner().invoke(main, ["report", "--store", str(tmp_path / "results"),
+                                     "--reports", str(reports)],
+                              env={"BENCHKIT_ROOT": str(CHECKOUT)}, catch_exceptions=False)
+    assert done.exit_code == 0, done.output
+    (got,) = json.loads((reports / "report.json").read_text())["version_comparisons"]
+    assert got["arm"] == "raw-api" and got["versions"] == ["curl 8.0.0", "curl 7.0.0"]
+    assert got["estimated"] is True and got["verdict"] == "cheaper"
+    assert got["figures"]["ratio"]["value"] == pytest.approx(0.6)
+    heading = "## Replay (estimates): versions: each tool against its own earlier releases"
+    md = (reports / "report.md").read_text()
+    row = md_row(md, "raw-api", heading)
+    assert row[1] == "curl 8.0.0 vs curl 7.0.0" and row[8] == "curl 8.0.0 cheaper than curl 7.0.0"
+    assert row[3].endswith("~") and "## Versions:" not in md
+    table = html_table((reports / "report.html").read_text(), "newest vs older")
+    assert table["raw-api"][1][0] == "curl 8.0.0 vs curl 7.0.0"

@@ -40,10 +40,21 @@ def versioned(matrix, version: str, task_id: str, output: int, driver="claude",
                                 "seed": task.seed_fingerprint, "model": matrix.model_fingerprint})
 
 
-def dry_run(tree, store, version, *extra):
+def curl_printing(version: str, where) -> dict:
+    """An environment whose `curl --version` prints `version`: the build "installed
+    here" as the dry run finds it (it runs no trial, so curl does nothing else)."""
+    bin_dir = where / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    (bin_dir / "curl").write_text(f"#!/bin/sh\necho '{version}'\n")
+    (bin_dir / "curl").chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GITEA_")}
+    return {**env, "PATH": f"{bin_dir}{os.pathsep}{env['PATH']}"}
+
+
+def dry_run(tree, store, version, *extra, installed=NEW):
     return benchkit("run", "arms.d/raw-api.yaml", "--until-decided", "--against-version",
                     version, "--budget", "1000000", "--dry-run", "--task", "read-*",
-                    "--store", store, *extra, cwd=tree)
+                    "--store", store, *extra, cwd=tree, env=curl_printing(installed, tree))
 
 
 def test_the_first_round_asks_only_for_the_current_build(tree_copy):
@@ -81,6 +92,7 @@ def test_the_dry_run_plans_a_build_not_yet_run_against_the_stored_one(tree_copy)
     done = dry_run(tree_copy, write_store(tree_copy / "results", samples), OLD)
     assert done.returncode == 0, done.stderr + done.stdout
     assert "planned as having none yet" in done.stdout + done.stderr
+    assert f"finds raw-api's tool here at {NEW}" in done.stdout + done.stderr
     for task in READS:
         assert f"raw-api {task} (no sample yet" in done.stdout
     assert f"raw-api@{OLD} read" not in done.stdout
@@ -91,8 +103,49 @@ def test_a_version_the_store_does_not_hold_is_refused(tree_copy):
     samples = [versioned(matrix, OLD, task, 1000) for task in READS]
     done = dry_run(tree_copy, write_store(tree_copy / "results", samples), "0.0.1")
     assert done.returncode == 2
-    assert (f"error: the store holds no measured sample of raw-api 0.0.1 to compare against "
-            f"(versions it holds: {OLD})") in done.stdout + done.stderr
+    assert ('error: the store holds no measured sample of raw-api at tool version "0.0.1" to '
+            f"compare against (the versions it holds: {OLD})") in done.stdout + done.stderr
+
+
+def test_a_bare_version_names_its_line(tree_copy):
+    """`7.0.0` names the version line "curl 7.0.0 (old build)": the docs' own shape."""
+    matrix = current_matrix(tree_copy)
+    samples = [versioned(matrix, OLD, task, 1000) for task in READS for _ in range(3)]
+    samples += [versioned(matrix, NEW, task, 500, day=2) for task in READS for _ in range(3)]
+    done = dry_run(tree_copy, write_store(tree_copy / "results", samples), "7.0.0")
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert f"raw-api vs raw-api@{OLD}: decided - raw-api cheaper" in done.stdout
+
+
+def test_a_bare_version_naming_two_lines_is_refused(tree_copy):
+    matrix = current_matrix(tree_copy)
+    samples = [versioned(matrix, v, task, 1000, day=d) for d, v in
+               enumerate(("curl 7.0.0 (a)", "curl 7.0.0 (b)", NEW), start=1) for task in READS]
+    done = dry_run(tree_copy, write_store(tree_copy / "results", samples), "7.0.0")
+    assert done.returncode == 2
+    assert ('"7.0.0" names more than one version of raw-api\'s tool in the store '
+            "(curl 7.0.0 (b), curl 7.0.0 (a)): give the whole version line") in done.stderr
+
+
+@pytest.mark.parametrize("dry", [True, False], ids=["dry-run", "run"])
+def test_the_installed_build_against_itself_is_refused_with_its_reason(tree_copy, dry):
+    """The installed curl prints NEW, the version asked for: the run and its dry run
+    both refuse it with the reason in the plain output, exit 2, before any host starts
+    or any sample is written."""
+    matrix = current_matrix(tree_copy)
+    samples = [versioned(matrix, v, task, 1000, driver="replay", day=d)
+               for d, v in ((1, OLD), (2, NEW)) for task in READS]
+    store = write_store(tree_copy / "results", samples)
+    before = sorted(p.read_bytes() for p in store.rglob("*.jsonl"))
+    done = benchkit("run", "arms.d/raw-api.yaml", "--driver", "replay", "--until-decided",
+                    "--against-version", "9.0.0", "--budget", "100000", "--task", "read-*",
+                    "--store", store, "--no-report", *(["--dry-run"] if dry else []),
+                    cwd=tree_copy, env=curl_printing(NEW, tree_copy))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert (f'error: the raw-api tool installed here prints "{NEW}", the version to compare '
+            "against itself") in done.stderr
+    assert "embedded forge at" not in done.stdout + done.stderr and "done:" not in done.stdout
+    assert sorted(p.read_bytes() for p in store.rglob("*.jsonl")) == before
 
 
 def test_against_version_needs_until_decided(tree_copy):
@@ -131,6 +184,8 @@ def test_the_run_spends_on_the_current_build_until_the_verdict(tree_copy, quiet)
     assert done.returncode == 0, done.stderr + done.stdout
     out = done.stdout + done.stderr
     assert f"raw-api vs raw-api@{OLD}: decided - raw-api cheaper" in out, out
+    # The header counts no trial ahead: the rounds plan them (not "0 trial(s) of 1 cell(s)").
+    assert "benchkit run: trials planned round by round (--until-decided), 1 cell(s)" in out
     lines = (store / "raw-api" / f"{task}.jsonl").read_text().splitlines()
     new = [json.loads(line) for line in lines[3:]]
     assert len(new) >= 3 and all(s["tool_version"] != OLD for s in new)

@@ -86,3 +86,20 @@ def test_a_line_another_version_wrote_still_takes_its_trial_number(tmp_path, for
     assert ledger.valid[("raw-api", TASKS[0])] == 0  # it counts for nothing ...
     assert ledger.number("raw-api", TASKS[0]) == 5   # ... but its number is taken
     assert ledger.number("raw-api", TASKS[1]) == 0
+
+
+def test_the_first_measured_trial_of_a_replayed_cell_is_trial_0(tmp_path):
+    """Measured and replay trials are numbered apart: a cell with three replay samples
+    gets its first measured one as trial 0, its next replay one as trial 3."""
+    from synthetic import sample, write_store
+    loaded = load_tree()
+    arm = loaded.arms["raw-api"]
+    cells = [(arm, loaded.tasks[task]) for task in TASKS]
+    write_store(tmp_path / "results", [
+        sample("raw-api", TASKS[0], "single-mutation", driver="replay", trial=n) for n in range(3)])
+
+    def ledger(driver):
+        return Ledger(cells, loaded.seeds, loaded.suite, driver=driver,
+                      model=loaded.suite.model).load(Store(tmp_path / "results"))
+    assert ledger("claude").number("raw-api", TASKS[0]) == 0
+    assert ledger("replay").number("raw-api", TASKS[0]) == 3

@@ -98,7 +98,8 @@ def test_a_measured_plan_after_a_replay_run_names_the_replay_estimate(tree_copy)
                     "--store", store, cwd=tree_copy)
     assert done.returncode == 0, done.stderr
     line = next(text for text in done.stdout.splitlines() if text.startswith("  [1] "))
-    assert line == ("  [1] raw-api read-open-issue-count trial 1: 25,000~ tokens, $0.07~, "
+    # measured trials are numbered apart from replay ones: the first measured is trial 0
+    assert line == ("  [1] raw-api read-open-issue-count trial 0: 25,000~ tokens, $0.07~, "
                     "time unknown (suite default (default_cell_tokens): no measured sample yet; "
                     "the cell's replay estimates 13,000~ from its reference's bytes, which is "
                     "not what a model spends)"), line

@@ -2,18 +2,19 @@
 each arm named is built from its source archive (here offline: the Go module proxy
 off, the module and build caches as they are), without Gitea, into .tools/, where that
 copy's benchkit then finds it off PATH. The copy's benchkit is installed editable into
-a virtual environment of its own (the machine's packages seen through it), so the
-script's own pip step finds it in place and the machine's benchkit is left alone."""
+a virtual environment of its own (the machine's packages seen through it), which
+$BENCHKIT_VENV names to the script, so its pip step finds it in place and the machine's
+benchkit is left alone."""
 
 import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from conftest import CHECKOUT, IN_CI
+from test_setup import clean_environment, copied_checkout
 
 from benchkit.gitea.tools import pin
 
@@ -34,23 +35,8 @@ def fresh_copy(tmp_path) -> tuple[Path, dict]:
         unavailable("Go is not installed (scripts/test-setup)")
     if not (ARCHIVES / pin("tea").source).is_file():
         unavailable(f"no source archive {ARCHIVES / pin('tea').source} (BENCHKIT_TOOL_ARCHIVES)")
-    copy = tmp_path / "checkout"
-    files = subprocess.run(["git", "ls-files", "-z"], cwd=CHECKOUT, capture_output=True,
-                           check=True).stdout.decode().split("\0")
-    for name in filter(None, files):
-        if (CHECKOUT / name).is_file():
-            (copy / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(CHECKOUT / name, copy / name)
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip",
-                    venv], check=True)
-    done = subprocess.run([venv / "bin" / "python", "-m", "pip", "install", "--quiet", "--no-deps",
-                           "--disable-pip-version-check", "-e", copy],
-                          capture_output=True, text=True, timeout=600)
-    if done.returncode != 0:
-        unavailable(f"cannot install the copy's benchkit: {done.stderr[-500:]}")
-    env = {key: value for key, value in os.environ.items()
-           if not key.startswith(("BENCHKIT_", "PYTHON", "VIRTUAL_ENV"))}
+    copy, venv = copied_checkout(tmp_path)
+    env = clean_environment(venv)  # setup's environment: this one, not the copy's .venv
     env.update(PATH=f"{venv / 'bin'}{os.pathsep}/usr/local/bin:/usr/bin:/bin{os.pathsep}"
                     f"{os.path.dirname(shutil.which('go'))}",
                BENCHKIT_TOOL_ARCHIVES=str(ARCHIVES), GOPROXY="off", GOTOOLCHAIN="local")

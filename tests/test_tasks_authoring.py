@@ -207,9 +207,9 @@ def test_a_broken_task_fails_the_whole_tree_and_expect(tree):
     assert code == 2 and out == "" and "matches no issue" in err
 
 
-def test_the_readme_s_example_task_is_a_shipped_file_as_it_is():
-    readme = (CHECKOUT / "README.md").read_text()
-    section = readme.split("## Adding a task\n", 1)[1]
+def test_the_guide_s_shipped_example_task_is_a_shipped_file_as_it_is():
+    guide = (CHECKOUT / "docs" / "adding-a-task.md").read_text()
+    section = guide.split("## A shipped task, as it is\n", 1)[1].split("\n## ", 1)[0]
     named = re.search(r"`(tasks\.d/[\w-]+\.yaml)`", section).group(1)
     shown = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
     assert (CHECKOUT / named).read_text() == shown

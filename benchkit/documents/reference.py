@@ -155,8 +155,14 @@ def searching(task: TaskReference) -> TaskReference:
 
 
 def reference_for(arm, root) -> Reference:
-    """The reference of an arm model (benchkit.documents Arm), checked against its kind."""
+    """The reference of an arm model (benchkit.documents Arm), checked against its kind:
+    for an arm file from outside the tree's arms.d/, the `refs.d/<id>.yaml` beside its
+    file (a tool's repository keeps both), else the tree's."""
     path = reference_path(arm.id, root)
+    home = Path(arm.path).resolve().parent if arm.path else None
+    if home is not None and home != (Path(root) / "arms.d").resolve():
+        beside = reference_path(arm.id, home)
+        path = beside if beside.is_file() else path
     if not path.is_file():
         raise SpecError([Problem(path, None, f"no reference solutions for arm {arm.id!r}")])
     return load_reference(path, kind=arm.tool.kind, tool_search=arm.tool.tool_search)

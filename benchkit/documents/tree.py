@@ -17,6 +17,7 @@ from benchkit.documents.loader import (
     Problem,
     SpecError,
     declared_schema,
+    did_you_mean,
     load_document,
     read_document,
     sort_problems,
@@ -140,7 +141,21 @@ def load_tree_parts(root=None) -> tuple[Tree | None, list[Problem]]:
     seeds = load_seeds(root, problems)
     arms = load_arms(root, problems)
     tasks = load_tasks(root, seeds, problems)
+    problems += applicability_problems(tasks, {*arms, *(p.stem for p in yaml_files(root / "arms.d"))})
     return (None if suite is None else Tree(root, suite, seeds, arms, tasks)), problems
+
+
+def applicability_problems(tasks: dict, arm_ids: set) -> list[Problem]:
+    """A task's `applicability` naming an arm arms.d/ does not hold (a typo would leave
+    the arm's real applicability at its default, unsaid)."""
+    found = []
+    for task in tasks.values():
+        for arm in task.applicability:
+            if arm not in arm_ids:
+                found.append(read_document(task.path).problem(
+                    ("applicability", arm), f"no arm {arm!r} in arms.d/"
+                    + did_you_mean(arm, arm_ids)))
+    return found
 
 
 # --- validating chosen files ---------------------------------------------------------

@@ -35,7 +35,8 @@ def host_options(func):
                         help="Access token (default: GITEA_TOKEN, else the tea login).")(func)
     func = click.option("--host", metavar="URL",
                         help="Gitea root or /api/v1 URL (default: GITEA_URL, else the tea "
-                             "login).")(func)
+                             "login); `run` and `validate --live` also take `gitea`: a "
+                             "throwaway pinned Gitea started for them.")(func)
     return func
 
 

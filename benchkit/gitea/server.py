@@ -1,15 +1,20 @@
-"""A real Gitea on loopback, started like the forge, for tests and benchmarks.
+"""A real Gitea on loopback, started like the forge: the pinned build (`bash scripts/setup
+--host gitea`) as a throwaway host for a run (`benchkit run --host gitea`,
+benchkit.run.host), for `validate --live --host gitea`, the tests and the benchmarks.
 
-    with Gitea() as gitea:            # the pinned build (scripts/test-setup), a free port
+    with Gitea() as gitea:            # the pinned build (scripts/setup --host gitea), a free port
         gitea.url, gitea.api_url      # "http://127.0.0.1:PORT/", ".../api/v1"
         gitea.user, gitea.token       # the admin user ("bench") and its all-scopes token
         gitea.create_token("bench")   # another token of that user
         gitea.startup_seconds         # how long migrate + admin user + web took
 
 The server dies with the thread that starts it (start it from one that lives as long
-as it must). Each instance has a fresh work directory (app.ini, SQLite database, repositories,
-indexers, logs), removed on exit. The issue indexer keeps Gitea's default (bleve
-behind an asynchronous queue), so keyword search lags creation as on a live host.
+as it must), and with the command's stop (benchkit.stopping: its processes are marked).
+Each instance has a fresh work directory (app.ini, SQLite database, repositories,
+indexers, logs), removed on exit; under a command's stop its watchdog removes it even
+after a SIGKILL (benchkit.lifetime), and the run's journal lists it (benchkit.journal).
+The issue indexer keeps Gitea's default (bleve behind an asynchronous queue), so
+keyword search lags creation as on a live host.
 Unlike the forge, it serves no request log over HTTP (benchkit's audit finds none) and
 has no fault injection; `requests()` reads Gitea's own access log from its work
 directory, for benchmarks and tests.
@@ -24,12 +29,12 @@ import secrets
 import shutil
 import socket
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
 import requests
 
+from benchkit import journal, stopping
 from benchkit.errors import HarnessError
 from benchkit.gitea.tools import ToolUnavailable, built
 from benchkit.lifetime import dies_with_thread
@@ -106,7 +111,7 @@ class Gitea:
         missing = [d for d in ("templates", "options") if not (self.static_root / d).is_dir()]
         if missing:
             raise ToolUnavailable(f"{self.static_root} lacks {', '.join(missing)}/ (Gitea is "
-                                  "built without bindata): run `bash scripts/test-setup`")
+                                  "built without bindata): run `bash scripts/setup --host gitea`")
         self.version = ""  # as the running server reports it
         self.user = user
         self.password = secrets.token_urlsafe(18)
@@ -123,7 +128,8 @@ class Gitea:
     # -- lifecycle ----------------------------------------------------------------
     def start(self) -> Gitea:
         started = time.monotonic()
-        self.work = Path(tempfile.mkdtemp(prefix="benchkit-gitea-"))
+        self.work = Path(journal.mkdtemp("benchkit-gitea-"))  # a kill leaves none
+        stopping.removed_with_command(self.work)
         _RUNNING.add(self)
         try:
             self.port = _free_port()
@@ -157,6 +163,8 @@ class Gitea:
         work, self.work = self.work, None
         if work is not None:
             shutil.rmtree(work, ignore_errors=True)
+            journal.remove("tempdir", path=str(work))
+            stopping.removed_already(work)
         _RUNNING.discard(self)
 
     def __enter__(self) -> Gitea:
@@ -252,7 +260,7 @@ class Gitea:
                 "--work-path", str(self._work), *args]
 
     def _environment(self) -> dict:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("GITEA_")}
+        env = stopping.marked({k: v for k, v in os.environ.items() if not k.startswith("GITEA_")})
         env.update(HOME=str(self._work), GITEA_WORK_DIR=str(self._work),
                    GITEA_CUSTOM=str(self._work / "custom"))
         if os.geteuid() == 0:  # CI containers run as root; Gitea refuses it unless told

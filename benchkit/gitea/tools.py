@@ -1,11 +1,13 @@
-"""The real tools `scripts/test-setup` builds: their pins (`tools/versions`) and where
-each build lives (`.tools/<tool>-<version>/`), or why there is none.
+"""The real tools `scripts/setup` and `scripts/test-setup` build (scripts/tools.sh): their
+pins (`tools/versions`) and where each build lives (`.tools/<tool>-<version>/`), or why
+there is none. The product reads it for the pinned Gitea a run starts with `--host
+gitea` (benchkit.gitea.server); the tests for every tool.
 
 Gitea is built from its Go module; tea, gitea-mcp and gitea-axi from source archives
-(their pin names the archive and its sha256). test-setup writes
-`.tools/<tool>-<version>.absent`, one line saying why, for a tool it could not build (Go
-or npm missing, no archive, a failed build); a test that needs the tool skips (outside
-CI) or fails (in CI) with that line.
+(their pin names the archive and its sha256). The scripts write
+`.tools/<tool>-<version>.absent`, one line saying why, for a tool they could not build
+(Go or npm missing, no archive, a failed build); `--host gitea` says that line, and a
+test that needs the tool skips (outside CI) or fails (in CI) with it.
 """
 
 from __future__ import annotations
@@ -90,4 +92,5 @@ def built(tool: str, env_override: str | None = None) -> Path:
     why = absent.read_text(encoding="utf-8").strip() if absent.is_file() else ""
     raise ToolUnavailable(
         f"{tool} {wanted.version} ({wanted.source}) is not built at {wanted.binary}: "
-        + (why or "run `bash scripts/test-setup` (it builds it)"))
+        + (why or "run `bash scripts/setup --host gitea` (Gitea) or `bash scripts/test-setup` "
+                  "(every tool)"))

@@ -1,5 +1,5 @@
 """The OS boundary around an agent's shell: every Bash command of a trial runs in a
-bubblewrap sandbox (what it costs per call: benchmarks/sandbox_bench.py, in the README).
+bubblewrap sandbox (what it costs per call: benchmarks/sandbox_bench.py, in docs/testing.md).
 
     sandbox = Sandbox(root, workdir=..., home=..., tmp=..., env=..., host_url=...)
     with sandbox:                       # the prefix script written, the bridge started

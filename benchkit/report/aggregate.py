@@ -18,6 +18,7 @@ from benchkit import counting
 from benchkit.replays import NOT_REPRODUCIBLE
 from benchkit.report.anatomy import anatomy_view
 from benchkit.report.bonus import bonus_view
+from benchkit.report.calls import command_tables
 from benchkit.report.headline import (
     Cells,
     arm_row,
@@ -166,8 +167,13 @@ def build_report(contents: StoreContents | Summary, matrix: Matrix, *,
         tasks=TaskTables(task_view(measured, matrix), task_view(replay, matrix)),
         exclusions=exclusion_view(sorted_.excluded, arm_ids),
         other_versions=other_versions_view(sorted_.other),
-        version_comparisons=version_view(sorted_.other, cells, sorted_.tools, scored, k=k,
-                                         level=level, margin=matrix.margin),
+        version_comparisons=(
+            version_view(sorted_.other, cells, sorted_.tools, scored, k=k, level=level,
+                         margin=matrix.margin, tallies=sorted_.measured,
+                         weights=matrix.weights)
+            + version_view(sorted_.other, replayed, sorted_.tools, scored, k=k, level=level,
+                           margin=matrix.margin, estimated=True, tallies=sorted_.replay,
+                           weights=matrix.weights)),
         problems=contents.problems,
         not_reproducible=not_reproducible(contents.directory),
         failures=failure_view(sorted_.measured, sorted_.replay, matrix),
@@ -177,4 +183,11 @@ def build_report(contents: StoreContents | Summary, matrix: Matrix, *,
                                      level=level),
     )
     report.notes = notes(report) + baseline_notes(matrix.baseline, pairs)
+    # Each arm's commands, on the cells "Where the tokens go" reads: they sum to its
+    # tool output there.
+    report.commands = (
+        command_tables(sorted_.measured, on_common(cells, common), matrix.weights, "measured")
+        + command_tables(sorted_.replay,
+                         on_common(replayed, estimates.common if estimates else None),
+                         matrix.weights, "replay"))
     return report

@@ -19,7 +19,7 @@ from benchkit.report.model import AnatomyRow
 from benchkit.report.summary import ANATOMY_COLUMNS, ANATOMY_PARTS
 from benchkit.sample import COMPONENTS
 
-PART_NAMES = {"ambient": "ambient (first request)", "runtime_own": "runtime's own requests",
+PART_NAMES = {"ambient": "first request", "runtime_own": "runtime's own requests",
               "searches": "tool searches",
               "carried": "carried context",
               "tool_output": "tool output", "model_output": "model output"}

@@ -8,11 +8,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from benchkit.report.load import load_store
-from benchkit.report.matrix import Matrix, tree_matrix
+from benchkit.report.matrix import Matrix, tree_matrix, with_arms
 from benchkit.report.model import Report
 from benchkit.report.publish import Staging
 from benchkit.report.render import FORMATS, render
 from benchkit.report.summary import Summariser, summarise
+from benchkit.store import Store
 
 SHOWN_PROBLEMS = 20
 
@@ -58,6 +59,7 @@ def build(store_dir, options: ReportOptions = ReportOptions(), *,
     from benchkit.report.aggregate import build_report
     matrix = current_matrix(options.root, weights=options.weights, model=options.model,
                             pass_k=options.pass_k, baseline=options.baseline)
+    matrix = with_arms(matrix, Store(store_dir).kept_arms())  # runs' arms from outside
     summary = store.result() if store is not None else summarise(load_store(store_dir))
     return build_report(summary, matrix, models=options.models)
 

@@ -34,7 +34,8 @@ def parse_weight(text: str) -> tuple[str, float]:
 
 
 @click.command()
-@click.option("--store", "store_dir", type=click.Path(path_type=Path), default="results",
+@click.option("--store", "store_dir", type=click.Path(file_okay=False, path_type=Path),
+              default="results",
               show_default=True, help="Store directory (results/<arm>/<task>.jsonl).")
 @click.option("--format", "format_", type=click.Choice(FORMATS),
               help="One format: to -o FILE, else to standard output. "

@@ -110,6 +110,37 @@ def matrix_from_tree(tree, *, model: str | None = None) -> Matrix:
                   weights={**DEFAULT_WEIGHTS, **suite.weights})
 
 
+def with_arms(matrix: Matrix, documents: list[Path]) -> Matrix:
+    """The matrix with the arm documents a store kept from outside the tree
+    (benchkit.store.Store.kept_arms) whose ids the tree does not define; a document
+    that no longer loads is left out (its samples stay apart, "arm not in the tree")."""
+    if not documents:
+        return matrix
+    # Imported here, measured: the spec's YAML and JSON-Schema stack (~0.1 s) that a
+    # kept matrix otherwise spares a `benchkit report`; only a store with such arms pays.
+    from benchkit.documents import SpecError, load_arm
+    known, added = {a.id for a in matrix.arms}, []
+    for path in documents:
+        try:
+            arm = load_arm(path)
+        except SpecError:
+            continue
+        if arm.id not in known:
+            known.add(arm.id)
+            added.append(ArmEntry(id=arm.id, fingerprint=arm.fingerprint))
+    if not added:
+        return matrix
+    tasks = tuple(replace(t, cannot_run={**t.cannot_run, **{a.id: why for a in added}})
+                  if (why := _no_spec(t)) else t for t in matrix.tasks)
+    return replace(matrix, arms=(*matrix.arms, *added), tasks=tasks)
+
+
+def _no_spec(task: TaskEntry) -> str | None:
+    """Why no arm can run the task whatever its tool, as the tree's arms have it."""
+    return next((why for why in task.cannot_run.values() if why.startswith("no scoring spec")),
+                None)
+
+
 def _cannot_run(task, arm, unsupported: dict) -> str | None:
     """Why no trial of the cell can run, or pass on any host, as the run says it; None
     if one can. A scored task the arm's tool cannot do still runs (its failure is the

@@ -14,11 +14,9 @@ from typing import Any
 
 import msgspec
 
+from benchkit.report.calls import CommandChange, CommandTable
+from benchkit.report.record import Record
 from benchkit.statistics.verdicts import PairVerdict
-
-
-class Record(msgspec.Struct, omit_defaults=True):
-    """A record of the report."""
 
 
 class Figure(Record):
@@ -322,6 +320,8 @@ class VersionComparison(Record):
     verdict: str
     says: str
     method: str
+    estimated: bool = False  # replay samples of both: estimates of the references' bytes
+    commands: list[CommandChange] = msgspec.field(default_factory=list)  # by command
 
 
 class ModelRow(Record):
@@ -432,3 +432,4 @@ class Report(Record):
     # The models the store holds samples of (samples each), and each arm's compared.
     models: dict[str, int] = {}
     model_comparisons: list[ModelComparison] = []
+    commands: list[CommandTable] = msgspec.field(default_factory=list)  # report.calls

@@ -52,7 +52,7 @@ class Block:
     (ANATOMY_COLUMNS: whether it has one, then its figures; zeros where none); and the
     members that did not pass, (id, trial, outcome, failure class) each, for the
     report's list of failures."""
-    __slots__ = ("count", "jobs", "usage", "other", "anatomy", "failed")
+    __slots__ = ("count", "jobs", "usage", "other", "anatomy", "failed", "commands")
     USAGE, OTHER, ANATOMY = 5, len(AS_RECORDED), len(ANATOMY_COLUMNS)  # columns of each
 
     def __init__(self, members: list[Sample], jobs: int | None):
@@ -73,12 +73,45 @@ class Block:
         self.anatomy = _columns(*([row[i] for row in rows] for i in range(len(ANATOMY_COLUMNS))))
         self.failed = [(s.id, s.trial, s.outcome, s.failure_class) for s in members
                        if s.outcome != "passed"]
+        self.commands = command_sums(members)
 
     def __getstate__(self):
-        return (self.count, self.jobs, self.usage, self.other, self.anatomy, self.failed)
+        return (self.count, self.jobs, self.usage, self.other, self.anatomy, self.failed,
+                self.commands)
 
     def __setstate__(self, state):
-        self.count, self.jobs, self.usage, self.other, self.anatomy, self.failed = state
+        (self.count, self.jobs, self.usage, self.other, self.anatomy, self.failed,
+         self.commands) = state
+
+
+# A command's sums over a block's members that have an anatomy: calls, failed calls,
+# retries, result bytes, then its results' tokens in COMPONENTS order.
+COMMAND_COLUMNS = ("calls", "failed", "retries", "bytes", *COMPONENTS)
+# Where a sample older than its calls has its tool output (its anatomy says how much).
+UNRECORDED = "(calls not recorded)"
+
+
+def command_sums(members: list[Sample]) -> dict[str, list[float]]:
+    """command -> its COMMAND_COLUMNS summed over the members with an anatomy (those
+    "Where the tokens go" reads), so the commands' tokens sum to their tool output."""
+    sums: dict[str, list[float]] = {}
+    for sample in members:
+        if sample.anatomy is None:
+            continue
+        if sample.calls is None:
+            row = sums.setdefault(UNRECORDED, [0.0] * len(COMMAND_COLUMNS))
+            for c, value in enumerate(astuple(sample.anatomy.tool_output)):
+                row[4 + c] += value
+            continue
+        for call in sample.calls:
+            row = sums.setdefault(call.command, [0.0] * len(COMMAND_COLUMNS))
+            row[0] += 1
+            row[1] += call.failed is not None
+            row[2] += call.retry
+            row[3] += call.bytes
+            for c, value in enumerate(astuple(call.result)):
+                row[4 + c] += value
+    return sums
 
 
 def _anatomy_row(sample: Sample) -> tuple:

@@ -47,6 +47,16 @@ class Tally:
         """(n, Block.ANATOMY): each trial's cost anatomy (summary.ANATOMY_COLUMNS)."""
         return _stacked([b.anatomy for b in self.blocks], Block.ANATOMY)
 
+    def commands(self) -> tuple[dict[str, np.ndarray], int]:
+        """(command -> its summary.COMMAND_COLUMNS summed over the cell's trials that
+        have an anatomy, how many trials have one)."""
+        sums: dict[str, np.ndarray] = {}
+        for block in self.blocks:
+            for command, row in block.commands.items():
+                sums[command] = sums.get(command, 0) + np.asarray(row)
+        anatomy = self.anatomy
+        return sums, int(anatomy[:, 0].sum()) if len(anatomy) else 0
+
     def _build(self) -> tuple[np.ndarray, np.ndarray]:
         if self._built is not None:
             return self._built

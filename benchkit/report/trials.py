@@ -238,6 +238,7 @@ def trial_lines(view: dict, *, full: bool = False) -> list[str]:
     estimated = t["estimated"]
     lines = [f"trial {s.get('id')}: {s.get('arm')} {s.get('task')} trial {s.get('trial', 0)} "
              f"({s.get('driver')}, {s.get('model')}, {s.get('started_at')})",
+             f"tool: {tool_line(s)}",
              f"outcome: {s.get('outcome')}" + (f" ({s['failure_class']})" if s.get("failure_class") else "")
              + ("" if s.get("valid", True) else ", INVALID: not scored"),
              f"turns: {s.get('turns')}, tool calls: {s.get('tool_calls')} ({s.get('blocked_calls')} "
@@ -256,6 +257,11 @@ def trial_lines(view: dict, *, full: bool = False) -> list[str]:
     if s.get("leaks"):
         lines.append(f"leaks: {json.dumps(s['leaks'], ensure_ascii=False)}")
     lines += replay_lines(view.get("failure_replay"))
+    if s.get("calls"):
+        lines.append("calls by command (result bytes; failed, retry):")
+        lines += [f"  {call['command']} ({call.get('bytes', 0):,} B"
+                  + (f"; {call['failed']}" if call.get("failed") else "")
+                  + ("; retry" if call.get("retry") else "") + ")" for call in s["calls"]]
     lines.append(f"answer: {(s.get('answer') or '').strip() or '(none)'}")
     if "requests" in s:  # older samples predate the gateway's record
         lines.append(f"requests through the gateway: {len(s['requests'])}")
@@ -272,6 +278,14 @@ def trial_lines(view: dict, *, full: bool = False) -> list[str]:
             body = body[:TERMINAL_CHARS] + f" ... ({len(body) - TERMINAL_CHARS:,} more characters: --full)"
         lines += [f"      {line}" for line in body.splitlines()]
     return lines
+
+
+def tool_line(sample: dict) -> str:
+    """The arm's tool as the trial ran it: its version line and the agent runtime."""
+    runtime = sample.get("runtime")
+    return ((sample.get("tool_version") or "version unknown")
+            + (f"; runtime Claude Code {str(runtime.get('cli', '?')).split(' (')[0]}, "
+               f"claude-agent-sdk {runtime.get('sdk', '?')}" if isinstance(runtime, dict) else ""))
 
 
 def replay_lines(entry: FailureReplay | None) -> list[str]:

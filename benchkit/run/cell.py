@@ -36,6 +36,7 @@ from benchkit.agent.audit import (
     audit_transcript,
     gateway_host_errors,
 )
+from benchkit.agent.calls import trial_calls
 from benchkit.agent.driver import (
     AgentRequest,
     AgentRun,
@@ -131,6 +132,8 @@ def _play(trial: Trial, ctx: RunContext, prepared: Prepared,
     _ran_with(record, trial.arm, drive.version)
     checked = _record_run(record, run, trial.arm.surface, ctx.run_model,
                           ctx.resolution.max_tokens if ctx.resolution is not None else None)
+    record.calls = trial_calls(run.transcript, record.anatomy, trial.arm.tool,
+                               trial.arm.surface.schema_bytes() if trial.arm.surface else None)
     record.fingerprints = msgspec.structs.replace(
         record.fingerprints, prompt=_prompt_fingerprint(drive, coordinates, ctx.containment))
     audit = _audit(trial, ctx, drive, prepared)

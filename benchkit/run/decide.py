@@ -29,12 +29,14 @@ from typing import Protocol
 
 from benchkit.agent.runtime import installed_runtime
 from benchkit.documents import Arm, Tree
+from benchkit.installed import installed
 from benchkit.run import events
 from benchkit.run.against import version_comparison
 from benchkit.run.compared import Comparison, NoComparison
 from benchkit.run.ledger import Ledger
 from benchkit.run.loop import Looped, RunLoop
 from benchkit.run.plan import Chosen, Trial, choose
+from benchkit.run.preflight import Checked
 from benchkit.run.prepare import RunContext
 from benchkit.run.progress import Progress
 from benchkit.run.settings import RunSettings
@@ -264,13 +266,16 @@ def headline(cells) -> tuple[list, list]:
 
 
 def comparison_of(ledger: Ledger, cells, tree_arms: list, margin: float,
-                  settings: RunSettings) -> tuple[Comparison, list[str]]:
+                  settings: RunSettings, installed: dict | None = None
+                  ) -> tuple[Comparison, list[str]]:
     """(the pairs the run decides, notes for the user): the headline comparison of the
-    run's arms, or the current build against --against-version's samples. Raises
+    run's arms, or the current build against --against-version's samples (`installed`:
+    arm -> the version its tool prints here, where the ledger does not know it). Raises
     NoComparison when that cannot be made."""
     arms, tasks = headline(cells)
     if settings.against_version is not None:
-        return version_comparison(ledger, arms, tasks, settings.against_version, margin)
+        return version_comparison(ledger, arms, tasks, settings.against_version, margin,
+                                  installed=(installed or {}).get(arms[0]) if arms else None)
     fam = headline_family(arms, tree_arms, margin, settings.baseline)
     return Comparison(arms, tasks, fam), []
 
@@ -312,7 +317,8 @@ def run_rounds(run: Rounds, chosen: Chosen, scheduler) -> Looped:
     try:
         comparison, notes = comparison_of(ledger, chosen.every, list(run.tree.arms),
                                           run.tree.suite.equivalence_margin, settings)
-    except NoComparison as error:
+    except NoComparison as error:  # checked before the host started: the store changed
+        run.progress.note(f"error: {error}")
         return Looped(error=str(error))
     for note in notes:
         run.progress.note(f"until-decided: {note}")
@@ -354,15 +360,37 @@ def mine(round_: Round, chosen: Chosen) -> list[Wanted]:
     return [t for t in round_.trials if (t.arm, t.task) in own]
 
 
+def planned(checked: Checked, settings: RunSettings, *, self_review,
+            installed: dict | None = None) -> tuple[Chosen, Comparison, list[str]]:
+    """(the run's choice of cells and its ledger, the comparison a run would decide,
+    notes for the user), before any probe: `installed` (arm -> the version its tool prints here) stands in for
+    the version the probe would find. Raises NoComparison when the comparison cannot be
+    made."""
+    chosen = choose(checked, settings, self_review=self_review, runtime=installed_runtime(),
+                    store=Store(settings.store_dir))
+    comparison, notes = comparison_of(chosen.ledger, chosen.every, list(checked.tree.arms),
+                                      checked.tree.suite.equivalence_margin, settings,
+                                      installed)
+    return chosen, comparison, notes
+
+
+def unprobed(checked: Checked) -> tuple[Checked, dict[str, str | None]]:
+    """`checked` as before the probes (its arms' versions unknown to the ledger), and
+    arm -> the version its tool prints here: pre-flight's, else `benchkit list arms`'."""
+    versions = {arm.id: arm.tool_version or installed(arm.tool, arm.path).version
+                for arm in checked.arms}
+    return replace(checked, arms=[replace(arm, tool_version=None) for arm in checked.arms]), versions
+
+
 def dry_round(checked, progress: Progress, settings: RunSettings, *, self_review) -> Round:
     """`--until-decided --dry-run`: the first round the run would spend, from the
     store's samples, and each pair's state; nothing run or written. Raises
     NoComparison when the comparison asked for cannot be made."""
-    suite = checked.tree.suite
-    chosen = choose(checked, settings, self_review=self_review, runtime=installed_runtime(),
-                    store=Store(settings.store_dir))
-    comparison, notes = comparison_of(chosen.ledger, chosen.every, list(checked.tree.arms),
-                                      suite.equivalence_margin, settings)
+    versions: dict = {}
+    if settings.against_version is not None:
+        checked, versions = unprobed(checked)
+    chosen, comparison, notes = planned(checked, settings, self_review=self_review,
+                                        installed=versions)
     for note in notes:
         progress.note(f"until-decided: {note}")
     left = chosen.budget_left(settings.budget)

@@ -24,7 +24,7 @@ from benchkit.cost import token_figure
 from benchkit.gitea import CredentialsError
 from benchkit.run import events
 from benchkit.run.decide import NoComparison, dry_round
-from benchkit.run.host import discover
+from benchkit.run.host import GITEA, discover, throwaway
 from benchkit.run.ledger import DEFAULT, Estimate, Ledger
 from benchkit.run.plan import Skip, choose, over_budget, plan
 from benchkit.run.preflight import Checked
@@ -255,7 +255,8 @@ def dry_run(checked: Checked, progress: Progress, settings: RunSettings, *,
     except CredentialsError as error:
         progress.note(f"error: {error}")
         return RunEnd("plan", blocked=str(error))
-    where = ("an embedded forge (not started)" if credentials is None
+    where = (("a throwaway Gitea (not started)" if throwaway(host) == GITEA
+              else "an embedded forge (not started)") if credentials is None
              else f"{credentials.url} (from {credentials.source}, not contacted)")
     self_review = self_review_unprobed(credentials)
     if settings.until_decided:  # what --until-decided would spend first, and why

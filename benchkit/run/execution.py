@@ -17,6 +17,8 @@ from benchkit.errors import HarnessError
 from benchkit.gitea import Client
 from benchkit.gitea.sweep import sweep
 from benchkit.run import events
+from benchkit.run.compared import NoComparison
+from benchkit.run.decide import planned, unprobed
 from benchkit.run.dryrun import budget_fits_nothing, make_plan, self_review_unprobed
 from benchkit.run.host import HostFacts, Journaled, journaled, open_host, probe_host, run_access
 from benchkit.run.invocation import Invocation
@@ -88,6 +90,13 @@ def _plan_gates(checked: Checked, progress: Progress, settings: RunSettings,
         blocked = budget_fits_nothing(plan, progress, listed=False)
         if blocked:
             return RunEnd("plan", blocked=blocked)
+    if settings.against_version is not None:  # a refusal, before any host or probe
+        try:
+            before, versions = unprobed(checked)
+            planned(before, settings, self_review=None, installed=versions)
+        except NoComparison as error:
+            progress.note(f"error: {error}")
+            return RunEnd("plan", blocked=str(error))
     try:
         Store(settings.store_dir).check_writable()
     except Unwritable as error:
@@ -98,6 +107,20 @@ def _plan_gates(checked: Checked, progress: Progress, settings: RunSettings,
             check_writable(report.reports_dir)
     except Unwritable as error:
         progress.note(f"error: --reports: {error} (or give --no-report)")
+        return RunEnd("plan", blocked=str(error))
+    return None
+
+
+def _kept_arms(checked: Checked, progress: Progress, settings: RunSettings) -> RunEnd | None:
+    """The documents of the arms taken from outside the tree, kept in the store for the
+    report (benchkit.store.Store.keep_arm), once pre-flight and the probes passed (a run
+    that stops before records nothing); an arm arms.d/ defines is the tree's."""
+    try:
+        for arm in checked.arms:
+            if arm.id not in checked.tree.arms:
+                Store(settings.store_dir).keep_arm(arm.id, arm.path)
+    except Unwritable as error:
+        progress.note(f"error: {error}")
         return RunEnd("plan", blocked=str(error))
     return None
 
@@ -121,7 +144,8 @@ def _journaled_run(checked: Checked, progress: Progress, settings: RunSettings, 
     every earlier sample) and run the trials; the user and the forge go when the block
     ends, however it ends."""
     with contextlib.ExitStack() as stack:
-        where = stack.enter_context(open_host(checked.credentials, progress.note))
+        where = stack.enter_context(open_host(checked.credentials, progress.note,
+                                              checked.throwaway))
         held.on(where.url, embedded=checked.credentials is None)
         with where.client(retries=1) as admin:  # what dead runs on this store left
             sweep([settings.store_dir], admin, progress.note, registry=False,
@@ -146,6 +170,9 @@ def _journaled_run(checked: Checked, progress: Progress, settings: RunSettings, 
         host = ({"url": where.url, "embedded": True} if checked.credentials is None
                 else {"url": where.url, "embedded": False, "source": where.source})
         host.update(containment=access.containment, run_user=access.run_user)
+        kept = _kept_arms(checked, progress, settings)  # only once the trials will run
+        if kept is not None:
+            return kept
         invocation = Invocation(probed, progress, settings, access, facts, stop=stop)
         with invocation.store.run_lock(progress.note):
             return invocation.execute(host)

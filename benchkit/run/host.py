@@ -1,6 +1,8 @@
 """The host a run uses (`benchkit run`, `benchkit validate --live`): the given or
-discovered Gitea host (flags, then GITEA_URL / GITEA_TOKEN, then a tea login), else an
-embedded forge started for the run and stopped when it ends; whom the run acts as on
+discovered Gitea host (flags, then GITEA_URL / GITEA_TOKEN, then a tea login), else a
+throwaway host started for the run and removed when it ends: the embedded forge, or
+with `--host gitea` (the word, not a URL) the pinned Gitea (benchkit.gitea.server, with
+an admin of its own; `bash scripts/setup --host gitea` builds it); whom the run acts as on
 it (Access: the run's own user, created for the run and deleted with its repositories
 when it ends, or with gateway-only containment the maintainer); and what the run must
 know of it (HostFacts), probed once.
@@ -26,6 +28,7 @@ from benchkit.gitea import (
 from benchkit.gitea.admin import fetch_request_log
 from benchkit.gitea.lease import Renewing, lease_name
 from benchkit.gitea.runuser import create_run_user, delete_run_user
+from benchkit.gitea.server import Gitea
 from benchkit.sample import Containment, Host
 from benchkit.stopping import shielded
 
@@ -33,6 +36,14 @@ log = logging.getLogger(__name__)
 
 HOST_ENV = ("GITEA_URL", "GITEA_TOKEN")
 EMBEDDED = "embedded forge"  # the source of an embedded forge's credentials
+GITEA = "gitea"  # --host gitea: the pinned Gitea, started for the run
+THROWAWAY_GITEA = "throwaway Gitea"  # the source of its credentials
+
+
+def throwaway(host: str | None) -> str:
+    """The kind of host a run starts for itself when no live one is named: "gitea" for
+    `--host gitea`, else "forge"."""
+    return GITEA if host == GITEA else "forge"
 
 
 def host_requested(host, token, login, environ: Mapping[str, str] = os.environ) -> bool:
@@ -43,8 +54,14 @@ def host_requested(host, token, login, environ: Mapping[str, str] = os.environ) 
 
 def discover(host=None, token=None, login=None,
              environ: Mapping[str, str] = os.environ) -> Credentials | None:
-    """The given or discovered host's credentials; None when nothing names one (the run
-    then starts an embedded forge). CredentialsError when a named host's are unusable."""
+    """The given or discovered host's credentials; None when nothing names one, or
+    `--host gitea` (the run then starts a throwaway host: `throwaway`). CredentialsError
+    when a named host's are unusable."""
+    if host == GITEA:
+        if token or login:
+            raise CredentialsError("--host gitea starts a throwaway Gitea with an admin of "
+                                   "its own: it takes no --token or --login")
+        return None
     try:
         return resolve_credentials(host=host, token=token, login=login, env=environ)
     except CredentialsError:
@@ -54,12 +71,21 @@ def discover(host=None, token=None, login=None,
 
 
 @contextlib.contextmanager
-def open_host(credentials: Credentials | None,
-              note: Callable[[str], None] | None = None) -> Iterator[Credentials]:
-    """These credentials, or (None) an embedded forge's for as long as the block runs;
-    `note` is told when a forge starts."""
+def open_host(credentials: Credentials | None, note: Callable[[str], None] | None = None,
+              kind: str = "forge") -> Iterator[Credentials]:
+    """These credentials, or (None) those of a throwaway host of `kind` (`throwaway`:
+    the embedded forge, or the pinned Gitea) for as long as the block runs, removed when
+    it ends; `note` is told when one starts."""
     if credentials is not None:
         yield credentials
+        return
+    if kind == GITEA:
+        with Gitea() as gitea:  # its process and work directory go with the run
+            if note:
+                note(f"--host gitea: running against a throwaway Gitea {gitea.version} at "
+                     f"{gitea.url} (its own admin), stopped and removed when the run ends")
+            yield Credentials(gitea.url, gitea.api_url, gitea.token or "",
+                              source=THROWAWAY_GITEA)
         return
     # Lazy: the forge adds 0.13 s to start-up (measured: python -X importtime), which a run on a
     # given host and `run --dry-run` do not need.

@@ -95,7 +95,8 @@ class Invocation:
                               "version": self.facts.host.version},
                         self_review=self.facts.self_review, budget=settings.budget,
                         jobs=settings.jobs, store=str(settings.store_dir),
-                        probe=events.model_probe(settings.resolved))
+                        probe=events.model_probe(settings.resolved),
+                        rounds=decide)
         for skip in chosen.not_run:
             progress.skipped(skip)
         if settings.shard is not None:

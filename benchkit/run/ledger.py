@@ -103,7 +103,7 @@ class Ledger:
         # task None the arm's: what a trial's expected cost and time rest on.
         self.sums: dict[tuple, _Sums] = {}
         self.timed = _Sums()              # every such sample of the run's model: durations
-        self._next: Counter = Counter()   # (arm, task) -> its next trial's number
+        self._next: Counter = Counter()   # (arm, task, estimated) -> its next trial's number
         self.problems: list[str] = []     # lines that are not samples, FILE:LINE: why
         # (arm, task) -> trials a stopped run of this command already ran (run/intent.py)
         self.resumed: Counter = Counter()
@@ -129,13 +129,15 @@ class Ledger:
         self._recount()
 
     def number(self, arm_id: str, task_id: str) -> int:
-        """The next trial's number within its cell, taken: one past the highest stored
-        (any sample of the cell, whatever its version) or handed out in this run, so
-        trials are numbered within their cell across runs. Runs on one store take turns
-        under its run lock, so two never hand out the same number."""
-        cell = (arm_id, task_id)
-        self._next[cell] += 1
-        return self._next[cell] - 1
+        """The next trial's number within its cell and this run's kind (measured, or
+        replay: the first measured trial of a replayed cell is trial 0), taken: one past
+        the highest stored (any sample of the cell and kind, whatever its version) or
+        handed out in this run, so trials are numbered within their cell across runs.
+        Runs on one store take turns under its run lock, so two never hand out the
+        same number."""
+        key = (arm_id, task_id, self.estimated)
+        self._next[key] += 1
+        return self._next[key] - 1
 
     def _take_numbers(self, path) -> None:
         """Every line's trial number, read leniently: a line another version wrote keeps
@@ -145,19 +147,20 @@ class Ledger:
                 seen = _NUMBERED.decode(line)
             except msgspec.DecodeError:
                 continue
-            cell = (seen.arm, seen.task)
-            self._next[cell] = max(self._next[cell], seen.trial + 1)
+            for kind in (False, True):  # its kind unknown: neither reuses the number
+                key = (seen.arm, seen.task, kind)
+                self._next[key] = max(self._next[key], seen.trial + 1)
 
     def _book(self, sample: Sample) -> None:
-        cell = (sample.arm, sample.task)
-        self._next[cell] = max(self._next[cell], sample.trial + 1)
+        numbered = (sample.arm, sample.task, sample.estimated)
+        self._next[numbered] = max(self._next[numbered], sample.trial + 1)
         counting.add_sample(self.groups, sample, self.samples)
         self.samples += 1
         if sample.driver == self.driver and sample.valid:
             cost = self.cost(sample)
             for task in (sample.task, None):
-                key = (sample.model, sample.arm, sample.tool_version, task)
-                self.sums.setdefault(key, _Sums()).add(sample, cost)
+                self.sums.setdefault((sample.model, sample.arm, sample.tool_version, task),
+                                     _Sums()).add(sample, cost)
             if sample.model == self.model:
                 self.timed.add(sample, cost)
 

@@ -43,8 +43,10 @@ from benchkit.documents.task import Task
 from benchkit.documents.tree import load_tree_parts
 from benchkit.gitea import Credentials, CredentialsError, GiteaError, HostError
 from benchkit.gitea.runuser import admin_problem
+from benchkit.gitea.server import BINARY_ENV
+from benchkit.gitea.tools import ToolUnavailable, built
 from benchkit.isolation.sandbox import probe
-from benchkit.run.host import discover
+from benchkit.run.host import GITEA, discover, throwaway
 from benchkit.run.tools import check_tools, installed_only
 
 # Environment variables the Claude Code CLI accepts as credentials (or as a route that
@@ -87,6 +89,9 @@ class Checked:
     # arms are left out of `arms`
     not_installed: dict[str, str] = field(default_factory=dict)
     resolution: Resolution | None = None  # the model, as the runtime resolves it
+    # the host the run starts for itself when `credentials` is None: "forge", or "gitea"
+    # (--host gitea: the pinned Gitea)
+    throwaway: str = "forge"
 
 
 def preflight(arm_paths, *, task_patterns=(), tiers=(),
@@ -118,6 +123,7 @@ def preflight(arm_paths, *, task_patterns=(), tiers=(),
     assert loaded is not None  # documents that did not load are a failure
     loaded.credentials, loaded.own_user = credentials, not gateway_only
     loaded.resolution = resolution
+    loaded.throwaway = throwaway(host)
     return loaded
 
 
@@ -178,9 +184,9 @@ def outside_the_tree(arm: Arm, path, tree: Tree) -> list[str]:
     samples are another version). Said before any trial, so no token is spent unawares."""
     known = tree.arms.get(arm.id)
     if known is None:
-        return [f"warning: {path}: arm {arm.id} is not in arms.d/: its samples are stored, "
-                f"but the report leaves them out of its figures (\"arm not in the tree\"); "
-                f"put the file in {tree.root / 'arms.d'} to have them reported"]
+        return [f"note: {path}: arm {arm.id} is not in arms.d/: the run keeps its document "
+                f"in the store (.arms/{arm.id}.yaml), where the report reads it, and its "
+                f"references come from the refs.d/ beside it (else the tree's)"]
     if known.fingerprint != arm.fingerprint:
         return [f"warning: {path}: arm {arm.id} differs from arms.d/{arm.id}.yaml: the report "
                 f"counts the samples of arms.d/{arm.id}.yaml and lists these apart, as "
@@ -322,6 +328,11 @@ def _host(host, token, login, environ,
         credentials = discover(host, token, login, environ)
     except CredentialsError as error:
         return None, [str(error)]
+    if credentials is None and throwaway(host) == GITEA:
+        try:
+            built("gitea", BINARY_ENV)
+        except ToolUnavailable as error:
+            return None, [f"--host gitea: {error}; `bash scripts/setup --host gitea` builds it"]
     if credentials is None:
         return None, []
     return credentials, host_problems(credentials, own_user=not gateway_only)

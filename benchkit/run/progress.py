@@ -116,13 +116,17 @@ class Progress:
 
     def header(self, *, arms, cells: int, trials: int, driver: str, model: str, host: dict,
                self_review: bool, budget: float | None, jobs: int, store: str,
-               probe: events.ModelProbe | None = None) -> None:
+               probe: events.ModelProbe | None = None, rounds: bool = False) -> None:
+        """The run's first lines; `rounds`: --until-decided plans its trials round by
+        round, so none is counted ahead."""
         event = events.Run(arms=arms, cells=cells, trials=trials, driver=driver, model=model,
                            host=host, self_review=self_review, budget=budget,
                            usage_estimated=self.estimated, jobs=jobs, store=store,
                            model_probe=probe)
         where = f"{host['kind']} {host['url']}" + (" (embedded)" if host.get("embedded") else "")
-        lines = [f"benchkit run: {trials} trial(s) of {cells} cell(s) ({', '.join(arms)}), "
+        planned = (f"trials planned round by round (--until-decided), {cells} cell(s)"
+                   if rounds else f"{trials} trial(s) of {cells} cell(s)")
+        lines = [f"benchkit run: {planned} ({', '.join(arms)}), "
                  f"driver {driver}, model {model}"
                  f"{f' (as {probe.given} resolves)' if probe is not None and probe.alias else ''}, "
                  f"{jobs} at a time",

@@ -34,7 +34,7 @@ from benchkit.documents.tree import load_tree
 from benchkit.errors import HarnessError, HostError
 from benchkit.gitea import Client, delete_repo, provision, snapshot
 from benchkit.run.cell import run_trial
-from benchkit.run.host import HostFacts, discover, open_host, probe_host
+from benchkit.run.host import HostFacts, discover, open_host, probe_host, throwaway
 from benchkit.run.plan import Trial, not_runnable
 from benchkit.run.preflight import choose_tasks, host_problems
 from benchkit.run.prepare import RunContext
@@ -110,7 +110,7 @@ def validate_live(arm_paths=(), *, host: str | None = None, token: str | None = 
     unusable = host_problems(credentials) if credentials is not None else []
     if unusable:
         raise HostError("; ".join(unusable))
-    with open_host(credentials) as where, \
+    with open_host(credentials, progress, throwaway(host)) as where, \
             Client(where.url, where.token) as client, \
             tempfile.TemporaryDirectory(prefix="benchkit-validate-") as store_dir:
         shared = _Host(client.url, client.token, probe_host(client, tree.suite.repo_prefix))

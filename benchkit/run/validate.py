@@ -27,7 +27,9 @@ from benchkit.exits import reported
 @click.option("--allow-unprovable", is_flag=True,
               help="--live: a task with no reference for an arm is a warning, not a failure "
                    "(while an arm's references are being written).")
-@click.option("--host", metavar="URL", help="--live: Gitea host (default: GITEA_URL, a tea login, else an embedded forge).")
+@click.option("--host", metavar="URL|gitea",
+              help="--live: Gitea host (default: GITEA_URL, a tea login, else an embedded "
+                   "forge); `gitea`: a throwaway pinned Gitea started for the check.")
 @click.option("--token", metavar="TOKEN", help="--live: access token (default: GITEA_TOKEN, else the tea login).")
 @click.option("--login", metavar="NAME", help="--live: use this tea login.")
 @click.pass_context
@@ -44,7 +46,7 @@ def validate(ctx: click.Context, paths, live, task_ids, jobs, allow_unprovable, 
     \b
     Examples:
       benchkit validate                                   # the whole tree
-      benchkit validate tasks.d/ms-wontfix-export-perf.yaml
+      benchkit validate tasks.d/ms-triage-export-perf.yaml
       benchkit validate --live arms.d/raw-api.yaml --task 'fta-*'
     """
     if live:
