@@ -1,0 +1,10 @@
+"""The base of the report's typed records (benchkit.report.model, benchkit.report.grid):
+a field with a default is left out of report.json while it holds that default."""
+
+from __future__ import annotations
+
+import msgspec
+
+
+class Record(msgspec.Struct, omit_defaults=True):
+    """A record of the report."""
