@@ -44,7 +44,7 @@ def validate(ctx: click.Context, paths, live, task_ids, jobs, allow_unprovable, 
     \b
     Examples:
       benchkit validate                                   # the whole tree
-      benchkit validate tasks.d/ms-wontfix-export-perf.yaml
+      benchkit validate tasks.d/ms-triage-export-perf.yaml
       benchkit validate --live arms.d/raw-api.yaml --task 'fta-*'
     """
     if live:
