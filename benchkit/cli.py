@@ -11,7 +11,7 @@ import sys
 
 import click
 
-from benchkit.exits import EXIT_INTERRUPTED
+from benchkit.exits import EXIT_INTERRUPTED, summary
 
 # command name -> ("module:attribute" of its click command, its one-line help), in
 # pipeline order. The help is the command's own (the first sentence of its docstring),
@@ -106,23 +106,24 @@ def write_reports(store_dir, reports_dir, *, model=None) -> list:
     return render(store_dir, reports_dir, ReportOptions(model=model))
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+# `benchkit --help`: its exit codes said as benchkit.exits writes them.
+HELP = f"""Measure which tool lets a Claude agent drive Gitea for the fewest tokens.
+
+Exit codes, for every command: {summary()}.
+
+\b
+Examples:
+  benchkit run arms.d/raw-api.yaml --driver replay   # the main job, no tokens
+  benchkit show --outcome failures                   # the trials that did not pass
+  benchkit COMMAND -h                                # a command's options
+"""
+
+
+@click.group(cls=LazyGroup, help=HELP,
+             context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="benchkit")
 @click.pass_context
 def main(ctx: click.Context):
-    """Measure which tool lets a Claude agent drive Gitea for the fewest tokens.
-
-    Exit codes, for every command: 0 ok; 1 a verdict of failure (a check failed, a
-    command was denied, a task is unproved, a run had harness errors, a gated build is
-    worse); 2 bad input or a host or tool that cannot be used (nothing spent); 3 a gate
-    undecided within its budget; 130 interrupted.
-
-    \b
-    Examples:
-      benchkit run arms.d/raw-api.yaml --driver replay   # the main job, no tokens
-      benchkit show --outcome failures                   # the trials that did not pass
-      benchkit COMMAND -h                                # a command's options
-    """
     # Ctrl-C ends every command with 130 however it was started: a shell without job
     # control (a script's `&`, many CI runners) starts background commands ignoring
     # SIGINT, and Python would keep ignoring it (the forge then never stopped).

@@ -13,12 +13,46 @@ from typing import NoReturn
 
 import click
 
-# The exit codes of every command (docs/contracts.md).
+# The exit codes of every command; MEANINGS says what each means.
 EXIT_OK = 0
-EXIT_FAILED = 1        # a verdict of failure: a check failed, a command denied, a task unproved
-EXIT_BAD_INPUT = 2     # bad input, or a host, tool, credential or store that cannot be used
-EXIT_UNDECIDED = 3     # `benchkit gate`: no verdict within the budget
-EXIT_INTERRUPTED = 130  # Ctrl-C
+EXIT_FAILED = 1
+EXIT_BAD_INPUT = 2
+EXIT_UNDECIDED = 3
+EXIT_INTERRUPTED = 130
+
+# What each exit code means, in the one place it is written: `benchkit --help` says each
+# code's words before the first colon, and every exit table of the README and docs/
+# (docs/contracts.md has one) is these rows word for word (tests/test_house_rules.py
+# holds them, and every EXIT_ code here, to it).
+MEANINGS = {
+    EXIT_OK: "ok",
+    EXIT_FAILED: "a verdict of failure: `check` failed, `guard` denied, `validate --live` "
+                 "found a task unsolvable, mis-scored, ambiguous or unproved, a run had "
+                 "harness errors, halted, could run nothing on its host or left a user or "
+                 "repository behind, `gc` could not delete a repository, `gate` found the "
+                 "build worse",
+    EXIT_BAD_INPUT: "bad input, or a host, tool, credential or store that cannot be used: a "
+                    "broken document, a state that is not a RepoState, an unknown task or "
+                    "arm, nothing runnable, a budget that fits no trial, a version to compare "
+                    "against that the store lacks; no host given, or "
+                    "one unreachable; a rejected token or credential; a missing binary; a "
+                    "store or reports directory that cannot be written (one line: "
+                    "`read-only file system: cannot write PATH`, `no space left on DEVICE "
+                    "writing PATH`). Found before the trials, nothing is spent (a run "
+                    "checks its store and `--reports` directory before any host starts); "
+                    "found in them (the model service refusing the credentials, the store "
+                    "refusing a sample, as on a full disk), the run stops and keeps what "
+                    "ran, nothing half written",
+    EXIT_UNDECIDED: "undecided: `benchkit gate` reached no verdict within its budget",
+    EXIT_INTERRUPTED: "interrupted: Ctrl-C; `run` and `report`: 143 for SIGTERM, 129 for "
+                      "SIGHUP, each the same clean stop",
+}
+
+
+def summary() -> str:
+    """Every exit code in a line, as `benchkit --help` says it: `0 ok; 1 ...`."""
+    return "; ".join(f"{code} {meaning.split(': ')[0]}"
+                     for code, meaning in sorted(MEANINGS.items()))
 
 
 class BadInput(click.ClickException):

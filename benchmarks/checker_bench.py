@@ -37,7 +37,7 @@ def large_state(issues: int) -> dict:
 # long runs of letters and of spaces after a number; a count's own words stuffed.
 ADVERSARIAL = {
     "read-open-issue-count": {
-        "near claims": "5 or maybe 6 issues, nine issues opened, issue 7 is, #5 open, ",
+        "near claims": "5 or maybe 6 issues, nine issues opened, pull request 7 is, #5 open, ",
         "long words": "5 " + "a" * 4000 + " ",
         "long spaces": "5" + " " * 4000 + "x ",
         "claims": "6 open, six issues are open, open: 7, ",

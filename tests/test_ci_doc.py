@@ -13,7 +13,7 @@ from benchkit.cli import COMMANDS, main
 
 DOC = (CHECKOUT / "docs" / "ci.md").read_text(encoding="utf-8")
 WORKFLOW = yaml.safe_load(re.search(r"```yaml\n(.*?)```", DOC, re.DOTALL)[1])
-INVOKED = re.compile(r"(?:\S*/)?\.venv/bin/benchkit\s+(.*)|bash benchkit/scripts/setup(.*)")
+INVOKED = re.compile(r"(?:\S*/)?\.venv/bin/benchkit\s+(.*)|bash harness/scripts/setup(.*)")
 
 
 def steps() -> list[dict]:
@@ -68,7 +68,7 @@ def test_every_setup_option_exists_and_the_copies_land_in_the_tree():
                 assert re.search(rf"^\s*{re.escape(option)}\)", setup, re.MULTILINE), option
     copies = [line for step in steps() for line in step.get("run", "").splitlines()
               if line.strip().startswith("cp ")]
-    assert {shlex.split(line)[-1] for line in copies} == {"benchkit/arms.d/", "benchkit/refs.d/"}
+    assert {shlex.split(line)[-1] for line in copies} == {"harness/arms.d/", "harness/refs.d/"}
     assert (CHECKOUT / "arms.d").is_dir() and (CHECKOUT / "refs.d").is_dir()
     assert any("--summary ../gate.md" in step.get("run", "") for step in steps())
     assert any("--body-file gate.md" in step.get("run", "") for step in steps())

@@ -9,8 +9,9 @@ from synthetic import sample, write_store
 
 from benchkit.fingerprint import arm_fingerprint
 from benchkit.report import build_report, load_store
+from benchkit.report.grid import CellRow, Gap, TaskRow
 from benchkit.report.matrix import ArmEntry, Matrix, TaskEntry
-from benchkit.report.model import ArmRow, CellRow, ExclusionRow, Gap, TaskRow
+from benchkit.report.model import ArmRow, ExclusionRow
 from benchkit.report.render import CSV_COLUMNS, as_data, render
 from benchkit.statistics.intervals import ALL_METRICS
 from benchkit.surface import Surface

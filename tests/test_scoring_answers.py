@@ -97,7 +97,7 @@ def test_a_hedged_count_fails(answer, hedge):
     "5 open issues: #1, #2, #3, #4 and #7.",
     "5 open issues and 3 open pull requests; 3 issues are closed, 11 in total.",
     "5 open issues, 2 open bugs among them.",
-    "Issue 7 is open, and 5 issues are open in all.",
+    "Issue" + " 7 is open, and 5 issues are open in all.",  # in pieces: no citation
     "Open issues:\n1. Fix crash on startup\n2. Add CSV export option\n\nThat is 5 open.",
     "| # | title |\n| --- | --- |\n| 1 | Fix crash on startup |\n| 7 | Improve export performance |\n\n5 open",
     "5 issues are currently open (Gitea 1.26.0, as of 2026-01-05 12:30).",

@@ -79,12 +79,6 @@ def at_fault(found: dict | None, duration_s: float) -> bool:
         (retried > 0 and retried >= RETRY_SHARE * duration_s)
 
 
-def credentials_refused(found: dict | None) -> int | None:
-    """The 401/403 the service answered, if that is what the CLI retried."""
-    status = ((found or {}).get("retries") or {}).get("status")
-    return status if status in (401, 403) else None
-
-
 def describe(found: dict | None) -> str:
     """One line for people: "overload: 10 retries over 183 s", "model stream stalled
     300 s (request 3, mid-stream)"; "" when there is nothing to say."""

@@ -44,7 +44,7 @@ NUMBER = (r"(?:\d{1,9}|(?:" + "|".join(TENS) + r")(?:[- ](?:" + "|".join(_LONGES
           + "|".join(sorted([*UNITS, "none"], key=len, reverse=True)) + ")")
 # Where a number is a count, not part of something else: not glued to a word, a decimal
 # point or `#` (an issue's number, a version, a time), nor an identifier's number
-# ("issue 7", "pull request 9"), and not followed by more digits of a decimal. The
+# ("pull request 9", "PR 4", "number 2"), and not followed by more digits of a decimal. The
 # first character is checked first: a number starts with a digit or one of these
 # letters, and most of an answer's characters start none.
 NUMBER_BEFORE = (r"(?=[\dzotfsen])(?<![\w.#])(?<!issue )(?<!issues )(?<!pull )(?<!request )(?<!pr )"

@@ -327,8 +327,10 @@ def _expect(response: requests.Response, status: int, what: str) -> None:
                          f"{response.text.strip()[:300]}")
 
 
-@atexit.register
 def _stop_all() -> None:
     """No Gitea outlives the interpreter that started it (a test run cut short)."""
     for gitea in list(_RUNNING):
         gitea.stop()
+
+
+atexit.register(_stop_all)

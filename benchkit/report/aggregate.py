@@ -19,6 +19,7 @@ from benchkit.replays import NOT_REPRODUCIBLE
 from benchkit.report.anatomy import anatomy_view
 from benchkit.report.bonus import bonus_view
 from benchkit.report.calls import command_tables
+from benchkit.report.grid import TaskTables
 from benchkit.report.headline import (
     Cells,
     arm_row,
@@ -31,7 +32,7 @@ from benchkit.report.headline import (
 )
 from benchkit.report.load import StoreContents
 from benchkit.report.matrix import Matrix
-from benchkit.report.model import Ambient, NotReproducible, Report, TaskTables
+from benchkit.report.model import Ambient, NotReproducible, Report
 from benchkit.report.models_compared import check_held, held, model_view
 from benchkit.report.notes import baseline_notes, notes
 from benchkit.report.summary import Summary, summarise

@@ -1,6 +1,6 @@
 """The report as typed records: what benchkit.report.aggregate builds, the templates
 and charts read by attribute, and the JSON export (report.json) writes field by field
-in the order declared here. A mapping keyed by data (an arm, a component, a part)
+in the order declared here (the arm-by-task ones in benchkit.report.grid). A mapping keyed by data (an arm, a component, a part)
 stays a dict; a record with fixed fields is a Struct.
 
 A field with a default is left out of the JSON while it holds that default
@@ -15,6 +15,7 @@ from typing import Any
 import msgspec
 
 from benchkit.report.calls import CommandChange, CommandTable
+from benchkit.report.grid import CellRow, Coverage, TaskTables
 from benchkit.report.record import Record
 from benchkit.statistics.verdicts import PairVerdict
 
@@ -179,92 +180,6 @@ class Bonus(Record):
     task: str
     only_when: dict[str, Any]
     arms: list[BonusArm]
-
-
-class CoverageCell(Record):
-    arm: str
-    samples: int
-    status: str  # n/a | cannot | missing | replayed (no measured sample) | covered | below
-    why: str | None
-    excluded: int
-    replay: int
-
-
-class CoverageRow(Record):
-    task: str
-    tier: str
-    scored: bool
-    cells: list[CoverageCell]
-
-
-class Gap(Record):
-    arm: str
-    task: str
-    samples: int
-
-
-class Cannot(Record):
-    task: str
-    why: str
-    arms: list[str]
-
-
-class Coverage(Record):
-    rows: list[CoverageRow]
-    missing: list[Gap]
-    below_floor: list[Gap]
-    cannot: list[Cannot]
-    replayed: list[Gap] = []  # scored cells with replay estimates and no measured sample
-
-
-class CellRow(Record):
-    """A current cell with samples and its means: a row of the CSV export."""
-    arm: str
-    task: str
-    tier: str
-    kind: str  # measured | replay-estimate
-    samples: int
-    passes: int
-    cost: float | None
-    raw: float | None
-    turns: float | None
-    duration: float | None
-    success: float | None
-    blocked: float | None
-    pass_k: float | None
-    cost_usd: float | None
-    input: float
-    cache_write_5m: float
-    cache_write_1h: float
-    cache_read: float
-    output: float
-
-
-class TaskRow(Record):
-    task: str
-    tier: str
-    scored: bool
-    samples: int
-    passes: int
-    cost: float | None
-    raw: float | None
-    turns: float | None
-    duration: float | None
-    success: float | None
-    blocked: float | None
-    pass_k: float | None
-    cost_usd: float | None
-
-
-class ArmTasks(Record):
-    arm: str
-    rows: list[TaskRow]
-    missing: int  # scored tasks it has no sample of
-
-
-class TaskTables(Record):
-    measured: list[ArmTasks]
-    replay: list[ArmTasks]
 
 
 class Estimates(Record):

@@ -77,11 +77,6 @@ def _outcome_matches(outcome, outcomes) -> bool:
 
 # --- one trial -----------------------------------------------------------------------
 
-def transcript_events(store_dir, sample: dict) -> list | None:
-    """The trial's transcript events, or None where there is none (or it is unreadable)."""
-    return read_transcript(store_dir, sample)[0]
-
-
 def read_transcript(store_dir, sample: dict) -> tuple[list | None, str]:
     """(the transcript's events, "") or (None, why not): none was recorded, or the file
     the sample names is gone or unreadable."""

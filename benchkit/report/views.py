@@ -1,6 +1,6 @@
 """The report's tables beside the headline: totals, tiers, token components, coverage,
 per-cell and per-task rows, replay estimates, exclusions and other versions. Each is a
-record of benchkit.report.model."""
+record of benchkit.report.model (benchkit.report.grid: coverage, cells and tasks)."""
 
 from __future__ import annotations
 
@@ -8,26 +8,28 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Mapping
 
+from benchkit.report.grid import (
+    ArmTasks,
+    Cannot,
+    CellRow,
+    Coverage,
+    CoverageCell,
+    CoverageRow,
+    Gap,
+    TaskRow,
+)
 from benchkit.report.headline import Cells, arm_row, by_cost, common_headline, on_common
 from benchkit.report.links import trial_href
 from benchkit.report.matrix import Matrix
 from benchkit.report.model import (
     ArmRow,
-    ArmTasks,
-    Cannot,
-    CellRow,
     ComponentRow,
-    Coverage,
-    CoverageCell,
-    CoverageRow,
     Durations,
     Estimates,
     ExclusionRow,
     Failure,
-    Gap,
     JobCount,
     OtherVersion,
-    TaskRow,
     Tier,
     TierArm,
     Totals,

@@ -148,12 +148,6 @@ def probe_arms(arms: list[Arm], ctx: ProbeSite, seed: Seed, *, confine: bool = T
                 discard(ctx.client, repo)
 
 
-def probe_arm(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed,
-              confine: bool = True) -> str | None:
-    """Why the arm's probe failed, or None when it passed."""
-    return _probe_arm(arm, ctx, repo, seed, confine)[0]
-
-
 def _probe_arm(arm: Arm, ctx: ProbeSite, repo: Repo, seed: Seed,
                confine: bool) -> tuple[str | None, Surface | None, str | None]:
     token, token_id = ctx.client.token or "", None  # a host without a token: none to give
