@@ -187,7 +187,7 @@ def test_until_decided_dry_run_says_what_it_would_spend_first(tmp_path, monkeypa
 def test_a_run_of_two_arms_decides_at_the_level_the_report_shows():
     """The report compares every arm with samples, up to the tree's four: six pairs, so
     each pair gets 0.05 / 6, and a run of two of them must not decide at 0.05."""
-    from benchkit.run.decide import headline_family
+    from benchkit.run.rounds import headline_family
     fam = headline_family(["raw-api", "tea"], ["gitea-axi", "tea", "gitea-mcp", "raw-api"],
                           0.05, None)
     assert fam.pairs == (("raw-api", "tea"),)
@@ -218,11 +218,11 @@ def test_cells_the_budget_left_cannot_pay_for_are_not_asked_for():
 
 
 def _rounds(monkeypatch, settings: RunSettings, mine=lambda cell: True):
-    """decide.run_rounds on a fake loop whose trials draw noisy costs, the run's own
+    """rounds.run_rounds on a fake loop whose trials draw noisy costs, the run's own
     cells those `mine` takes: the trials each round ran, and what it said."""
     from types import SimpleNamespace
 
-    import benchkit.run.decide as decide
+    import benchkit.run.rounds as rounds
 
     rng = random.Random(3)
     arms = [SimpleNamespace(id=a) for a in ("a", "b", "c")]
@@ -250,18 +250,18 @@ def _rounds(monkeypatch, settings: RunSettings, mine=lambda cell: True):
                 spent.setdefault((arm.id, task.id), []).append(cost)
                 scheduler.totals.ran += 1
             queue.clear()
-            return decide.Looped()
+            return rounds.Looped()
 
-    monkeypatch.setattr(decide, "RunLoop", Loop)
-    monkeypatch.setattr(decide, "Trial", lambda arm, task, valid: (arm, task, valid))
+    monkeypatch.setattr(rounds, "RunLoop", Loop)
+    monkeypatch.setattr(rounds, "Trial", lambda arm, task, valid: (arm, task, valid))
     said: list = []
-    caller = SimpleNamespace(  # what decide.Rounds asks of the run
+    caller = SimpleNamespace(  # what rounds.Rounds asks of the run
         tree=SimpleNamespace(arms=["a", "b", "c"], suite=SimpleNamespace(equivalence_margin=0.05)),
         settings=settings, stop=threading.Event(), context=None,
         progress=SimpleNamespace(emit=lambda event, text: said.append((builtins(event), text)),
                                  note=lambda text: said.append(({}, text))))
     chosen = SimpleNamespace(ledger=ledger, every=cells, cells=[c for c in cells if mine(c)])
-    assert decide.run_rounds(caller, chosen, scheduler) == decide.Looped()
+    assert rounds.run_rounds(caller, chosen, scheduler) == rounds.Looped()
     return ran, said
 
 

@@ -23,12 +23,12 @@ from benchkit.agent.runtime import installed_runtime
 from benchkit.cost import token_figure
 from benchkit.gitea import CredentialsError
 from benchkit.run import events
-from benchkit.run.decide import NoComparison, dry_round
 from benchkit.run.host import GITEA, discover, throwaway
 from benchkit.run.ledger import DEFAULT, Estimate, Ledger
 from benchkit.run.plan import Skip, choose, over_budget, plan
 from benchkit.run.preflight import Checked
 from benchkit.run.progress import Progress
+from benchkit.run.rounds import NoComparison, dry_round
 from benchkit.run.settings import RunSettings
 from benchkit.run.status import RunEnd
 from benchkit.run.tools import missing_tools

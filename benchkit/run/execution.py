@@ -18,7 +18,6 @@ from benchkit.gitea import Client
 from benchkit.gitea.sweep import sweep
 from benchkit.run import events
 from benchkit.run.compared import NoComparison
-from benchkit.run.decide import planned, unprobed
 from benchkit.run.dryrun import budget_fits_nothing, make_plan, self_review_unprobed
 from benchkit.run.host import HostFacts, Journaled, journaled, open_host, probe_host, run_access
 from benchkit.run.invocation import Invocation
@@ -26,6 +25,7 @@ from benchkit.run.plan import select_cells
 from benchkit.run.preflight import Checked, Failure
 from benchkit.run.probe import ProbeSite, probe_arms
 from benchkit.run.progress import Progress
+from benchkit.run.rounds import planned, unprobed
 from benchkit.run.settings import ReportTarget, RunSettings
 from benchkit.run.status import Phase, RunEnd
 from benchkit.stopping import Stop, shielded

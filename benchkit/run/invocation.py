@@ -14,7 +14,6 @@ from benchkit.documents import Arm, Tree
 from benchkit.gitea import Client
 from benchkit.run import events
 from benchkit.run.cancel import Cancellable, CredentialsRefused, GatedStore
-from benchkit.run.decide import run_rounds
 from benchkit.run.failures import replay_failures
 from benchkit.run.host import Access, HostFacts
 from benchkit.run.loop import Looped, RunLoop
@@ -22,6 +21,7 @@ from benchkit.run.plan import choose, plan
 from benchkit.run.preflight import Checked
 from benchkit.run.prepare import RunContext
 from benchkit.run.progress import Progress
+from benchkit.run.rounds import run_rounds
 from benchkit.run.schedule import Scheduler
 from benchkit.run.settings import RunSettings
 from benchkit.run.shard import label
