@@ -33,6 +33,13 @@ DRIVERS: tuple[str, ...] = get_args(DriverName)
 # answers held the agent, and the arm's tool vanishing mid-trial: harness errors too.
 HOST_5XX, PROVOKED = "host-5xx", "host-error-provoked"
 HOST_SLOW, TOOL_MISSING = "host-slow", "tool-missing"
+# The harness itself stopped (SIGSTOP, Ctrl-Z, a suspended machine) during a trial a cap
+# ended: no one's doing (benchkit.run.pauses). A leak of the agent's own (a request the
+# gateway refused, a call the guard denies): invalid and counted as a failure of its arm
+# (benchkit.counting); one not of its doing (a foreign tool the harness offered, a stray
+# request at the gateway's shared door): invalid, never counted.
+PAUSED = "harness-paused"
+LEAK, FOREIGN_LEAK = "leak", "leak-foreign"
 # What bounded an agent's requests to the host: a throwaway user of the trial's own
 # (its permissions, behind the gateway; no other trial's repository is readable to it),
 # of the run's own (older samples: shared by the run's trials), or the gateway alone

@@ -1,11 +1,13 @@
 """One trial's pass at the gateway (benchkit.gateway.server issues and ends it): its
 throwaway token, the repository it may act on, the host token behind it, its own door,
-and the record of what its tools asked."""
+its controls (benchkit.gateway.control), its budgets spent and the record of what its
+tools asked."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from benchkit.gateway.control import Controls
 from benchkit.gateway.doors import Door
 
 
@@ -19,12 +21,16 @@ class Grant:
     upstream_token: str = field(repr=False)
     user: str = ""             # the host user behind the token (the issue search's filters)
     uploaded: int = 0          # bytes of request bodies reserved so far
+    downloaded: int = 0        # bytes of the host's answers sent to its tools so far
+    cpu_start: float | None = None  # the host's CPU time when it began (None: unknown)
     requests: list[dict] = field(default_factory=list)
     live: bool = True
     inflight: int = 0          # requests being answered; end() waits for them
     url: str = ""              # the trial's own door: what its tools are given
     door: Door | None = field(default=None, repr=False)
     active: set = field(default_factory=set, repr=False)  # its exchanges serving it now
+    controls: Controls | None = field(default=None, repr=False)
+    email: str = ""            # the host user's own e-mail address: a commit's identity
 
     @property
     def api_url(self) -> str:
