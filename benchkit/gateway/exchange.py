@@ -152,7 +152,7 @@ class Exchange(BaseHTTPRequestHandler):
         try:
             self.raw_requestline = self.rfile.readline(65537)
             if len(self.raw_requestline) > 65536:
-                self.send_error(414)
+                self._refused_unread(414, "a request line of more than 65536 bytes")
                 return
             if not self.raw_requestline:
                 self.close_connection = True
@@ -174,11 +174,16 @@ class Exchange(BaseHTTPRequestHandler):
 
     def _late(self) -> None:
         seconds = self.gateway.limits.arrival_seconds
+        self._refused_unread(408, f"a request that did not arrive within {seconds:g} s")
+
+    def _refused_unread(self, status: int, reason: str) -> None:
+        """A request refused before it was read whole: answered, closed, on the record."""
+        self.close_connection = True
         entry = {"started": round(self.first[0], 6), "method": "", "path": "",
-                 "user_agent": "", "scope": "refused", "status": 408, "bytes_in": 0,
-                 "reason": f"a request that did not arrive within {seconds:g} s", "bytes_out": 0}
+                 "user_agent": "", "scope": "refused", "status": status, "bytes_in": 0,
+                 "reason": reason, "bytes_out": 0}
         with contextlib.suppress(OSError):
-            entry["bytes_out"] = self._json(408, {"message": f"benchkit gateway: {entry['reason']}"},
+            entry["bytes_out"] = self._json(status, {"message": f"benchkit gateway: {reason}"},
                                             {"Connection": "close"})[1]
         entry["duration"] = round(time.perf_counter() - self.first[1], 6)
         self.gateway.note(self.door, entry)

@@ -7,6 +7,7 @@ test's proxy), has none: its trials' CPU is not counted.
 
     clock = HostCpu("http://127.0.0.1:3000/")
     clock.seconds()      # float, or None where the host's CPU cannot be read
+    clock.pid            # its process, or None
 """
 
 from __future__ import annotations
@@ -65,8 +66,14 @@ class HostCpu:
         self._looked = parts.hostname not in LOOPBACK
         self._port = parts.port or (443 if parts.scheme == "https" else 80)
 
-    def seconds(self) -> float | None:
+    @property
+    def pid(self) -> int | None:
+        """The host's process, found on first use; None where there is none to read."""
         if not self._looked:
             self._looked = True
             self._pid = listener(self._port)
-        return cpu_seconds(self._pid) if self._pid is not None else None
+        return self._pid
+
+    def seconds(self) -> float | None:
+        pid = self.pid
+        return cpu_seconds(pid) if pid is not None else None

@@ -31,8 +31,8 @@ from collections.abc import Iterator
 
 TEXT_BYTES = 16 * 1024
 REQUEST_TEXT = 32 * 1024
-MARKUP_CHARS = 4096
-REFERENCE_WORK = 256 * 1024  # references x bytes of their text: 16 in 16 KiB, 256 in 1 KiB
+MARKUP_CHARS = 2048
+REFERENCE_WORK = 128 * 1024  # references x bytes of their text: 8 in 16 KiB, 128 in 1 KiB
 LIST_ITEMS = 64
 QUERY_BYTES = 4096
 FILE_CONTENT = frozenset({"content"})  # base64 file bodies: stored, never parsed as text
@@ -67,11 +67,11 @@ def body_too_costly(body: object) -> str:
             if len(value) > LIST_ITEMS:
                 return f"{where}: a list of {len(value)} items (at most {LIST_ITEMS})"
             continue
+        if reason := text_too_costly(value, where):
+            return reason
         total += len(value)
         if total > REQUEST_TEXT:
             return f"a body of more than {REQUEST_TEXT} characters of text"
-        if reason := text_too_costly(value, where):
-            return reason
     return ""
 
 

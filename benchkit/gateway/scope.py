@@ -30,7 +30,7 @@ from urllib.parse import parse_qsl, urlencode
 from benchkit.gateway.bodies import Refused, canonical
 from benchkit.gateway.crossrefs import acts_elsewhere
 from benchkit.gateway.hostfiles import host_reads
-from benchkit.gateway.hostwork import body_too_costly, query_too_costly, text_too_costly
+from benchkit.gateway.hostwork import query_too_costly, text_too_costly
 from benchkit.gateway.names import body_names_outside, head_param_outside, query_names_outside
 from benchkit.gateway.operations import Found, Operation, catalogue, match, misshapen
 
@@ -88,7 +88,7 @@ def decide(method: str, path: str, query: str, owner: str, repo: str, body: byte
         data, checked = canonical(body, content_type, fields, owner, repo, user)
     except Refused as error:
         return refuse(str(error))
-    reason = (body_too_costly(checked) or _path_too_costly(found)
+    reason = (_path_too_costly(found)
               or body_names_outside(operation.body, checked or {}, owner, repo, user, email)
               or _host_config(found, checked or {}) or _path_acting_elsewhere(found, owner, repo, user))
     if reason:

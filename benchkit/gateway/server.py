@@ -195,7 +195,7 @@ class Gateway:
         if now is not None and grant.cpu_start is not None \
                 and now - grant.cpu_start > self.limits.host_cpu_seconds:
             return (f"the host's CPU time while the trial ran passed its limit "
-                    f"({now - grant.cpu_start:.0f} s of {self.limits.host_cpu_seconds:g} s)")
+                    f"({now - grant.cpu_start:.2f} s of {self.limits.host_cpu_seconds:g} s)")
         return ""
 
     def record(self, grant: Grant | None, entry: dict, handler: Exchange | None = None) -> None:
