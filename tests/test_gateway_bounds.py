@@ -658,3 +658,18 @@ def test_a_gzip_git_body_is_inflated_within_the_limit_never_forwarded_as_a_bomb(
         assert "inflated" in second["reason"] and "host_s" not in second
     finally:
         delete_repo(client, client.user, name)
+
+
+def test_a_trials_record_stays_bounded_and_keeps_what_decides():
+    """An agent looping on quick requests until its backstop would grow the record (and
+    the sample) without end: the first KEPT requests are kept whole, then only those the
+    audit and the attribution read, and the rest are counted."""
+    from benchkit.gateway.grant import KEPT, Grant
+    grant = Grant("t", "o", "r", "u")
+    for n in range(3 * KEPT):
+        grant.keep({"status": 200, "scope": "repo", "n": n})
+        if n % 2 == 0:
+            grant.keep({"status": 403, "scope": "refused", "n": n})
+    assert len(grant.requests) == 2 * KEPT  # of 4.5 x KEPT sent
+    assert all(e["scope"] == "refused" for e in grant.requests[KEPT:])  # past KEPT: what decides
+    assert grant.unrecorded == 3 * KEPT + 3 * KEPT // 2 - 2 * KEPT

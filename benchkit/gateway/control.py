@@ -71,10 +71,14 @@ class Probe:
         self.status = status
         self.done.set()
 
-    def figures(self, wait: float = 0.0) -> dict:
+    def figures(self, wait: float = 0.0, stop: Callable[[], bool] = lambda: False) -> dict:
         """What the sample keeps: {"kind", "status", "s"}; a probe unanswered after
-        `wait` more seconds is `pending`, its seconds those it has waited so far."""
-        self.done.wait(wait)
+        `wait` more seconds (or once `stop()` says so) is `pending`, its seconds those it
+        has waited so far."""
+        until = time.monotonic() + wait
+        while not self.done.wait(min(0.1, max(0.0, until - time.monotonic()))) \
+                and time.monotonic() < until and not stop():
+            pass
         seconds = self.seconds if self.done.is_set() else time.monotonic() - self.sent
         return {"kind": self.kind, "status": self.status, "s": round(seconds or 0.0, 6)}
 

@@ -17,13 +17,12 @@ import io
 import json
 import socket
 import time
-from collections.abc import Callable
 from dataclasses import replace
 from http.server import BaseHTTPRequestHandler
 from typing import Protocol
 from urllib.parse import urlsplit
 
-from benchkit.gateway.answers import Rewriter, relay
+from benchkit.gateway.answers import Rewriter, Sending, Spent, relay
 from benchkit.gateway.authorization import find_token
 from benchkit.gateway.control import (
     ALARM,
@@ -45,36 +44,6 @@ FORWARDED = ("User-Agent", "Accept", "Git-Protocol")
 DRAIN_SECONDS = 2.0  # after a 413, how long the rest of the body is read and dropped
 CHUNK = 64 * 1024
 ABORTED = 499      # the status recorded for a request cut off before its answer was out
-SEND_SECONDS = 60.0  # how long a piece of an answer may wait for the tool to read
-
-
-class Spent(OSError):
-    """The trial's downloads passed their limit in the middle of an answer."""
-
-
-class _Sending:
-    """The tool's side of the connection for writing: every byte sent, or an error; a
-    tool that stops reading for SEND_SECONDS is given up on. While `meter` is set (a
-    host's answer being relayed), each write is counted against the trial's downloads
-    first, and none goes out past their limit."""
-
-    def __init__(self, sock: socket.socket):
-        self._sock = sock
-        self.closed = False
-        self.meter: Callable[[int], bool] | None = None
-
-    def write(self, data: bytes) -> int:
-        if self.meter is not None and not self.meter(len(data)):
-            raise Spent("the trial's downloads passed their limit")
-        self._sock.settimeout(SEND_SECONDS)  # reads set their own (doors.Arrival)
-        self._sock.sendall(data)
-        return len(data)
-
-    def flush(self) -> None:
-        pass
-
-    def close(self) -> None:
-        self.closed = True
 
 
 class Keeper(Protocol):
@@ -105,6 +74,7 @@ class Exchange(BaseHTTPRequestHandler):
     unreadable: str | None = None  # why its answer could not be read (a 502 of ours)
     spent: str | None = None  # why its answer was cut off: the trial's downloads ran out
     probe: Probe | None = None  # the request's control request, when it needed one
+    _ticket: object | None = None  # the request being forwarded, for its alarm
 
     def __init__(self, conn: socket.socket, door: Door, gateway: Keeper, accepted: float):
         self.door, self.gateway, self.accepted = door, gateway, accepted
@@ -120,7 +90,7 @@ class Exchange(BaseHTTPRequestHandler):
         self.arrival = Arrival(self.connection, self.gateway.limits.arrival_seconds)
         self.reader = io.BufferedReader(self.arrival, CHUNK)
         self.rfile = self.reader
-        self.wfile = _Sending(self.connection)  # type: ignore[assignment]
+        self.wfile = Sending(self.connection)  # type: ignore[assignment]
 
     def log_message(self, format: str, *args) -> None:
         pass  # the record is the log; a request line could carry a token in its query
@@ -196,7 +166,7 @@ class Exchange(BaseHTTPRequestHandler):
         problem = found.problem or self.gateway.foreign(grant, found.tokens)
         entry = {"started": round(started, 6), "method": self.command, "path": target.path,
                  "user_agent": self.headers.get("User-Agent", "")}
-        self.probe = None
+        self.probe = self._ticket = None
         try:
             self._serve(target, found, problem, grant, authorized and not problem, entry)
         except (OSError, http.client.HTTPException):
@@ -209,8 +179,8 @@ class Exchange(BaseHTTPRequestHandler):
             entry.setdefault("bytes_in", 0)
             entry.setdefault("bytes_out", 0)
             entry.update(duration=round(time.perf_counter() - clock, 6))
-            if self.probe is not None:  # a stop does not wait for it
-                entry["control"] = self.probe.figures(0.0 if self.aborted else CONTROL_TIMEOUT_S)
+            if self.probe is not None:  # the trial's end does not wait for it
+                entry["control"] = self.probe.figures(CONTROL_TIMEOUT_S, lambda: self.aborted)
             self.gateway.record(grant, entry, self)
 
     def _serve(self, target, found, problem: str | None, grant: Grant | None,
@@ -329,7 +299,12 @@ class Exchange(BaseHTTPRequestHandler):
         kind: Kind = "read" if self.command in ("GET", "HEAD") or decision.scope == "git" \
             else "write"
         asked, since = time.perf_counter(), time.monotonic()
-        alarm = ALARM.set(CONTROL_AFTER_S, lambda: self._control(grant.controls, kind, since))
+        ticket = self._ticket = object()  # a late alarm never lands on the next request
+
+        def waiting() -> None:  # still no answer: a control while the request waits
+            if self._ticket is ticket:
+                self._control(grant.controls, kind, since)
+        alarm = ALARM.set(CONTROL_AFTER_S, waiting)
         try:
             conn, answer = self.gateway.upstream.forward(
                 self.command, target, headers, decision.body, self._watch)

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from benchkit.gateway.control import Controls
 from benchkit.gateway.doors import Door
 
+KEPT = 10_000  # requests a trial's record keeps whole; past it, only those that decide
+
 
 @dataclass
 class Grant:
@@ -31,6 +33,18 @@ class Grant:
     active: set = field(default_factory=set, repr=False)  # its exchanges serving it now
     controls: Controls | None = field(default=None, repr=False)
     email: str = ""            # the host user's own e-mail address: a commit's identity
+    unrecorded: int = 0        # requests left off the record (see keep)
+
+    def keep(self, entry: dict) -> None:
+        """Put a request on the record, which stays bounded whatever the agent sends:
+        the first KEPT in full, then only those the audit and the attribution read (a
+        refusal, a failure, a control's figures), KEPT more at most; the rest counted."""
+        decides = entry.get("scope") == "refused" or "control" in entry \
+            or not 100 <= entry.get("status", 0) < 500
+        if len(self.requests) < KEPT or (decides and len(self.requests) < 2 * KEPT):
+            self.requests.append(entry)
+        else:
+            self.unrecorded += 1
 
     @property
     def api_url(self) -> str:

@@ -48,7 +48,7 @@ from benchkit.gateway.control import ControlObject, Controls
 from benchkit.gateway.doors import Door, Doors
 from benchkit.gateway.exchange import Exchange
 from benchkit.gateway.framing import Limits
-from benchkit.gateway.grant import Grant
+from benchkit.gateway.grant import KEPT, Grant
 from benchkit.gateway.hostcpu import HostCpu
 from benchkit.gateway.upstream import Upstream
 
@@ -207,7 +207,7 @@ class Gateway:
             self.busy -= 1
             self.changed.notify_all()
             if grant is not None:
-                grant.requests.append(entry)
+                grant.keep(entry)
                 grant.inflight -= 1
                 grant.active.discard(handler)
                 return
@@ -215,15 +215,18 @@ class Gateway:
             self.strays.append(entry)
             if entry.get("problem"):
                 for live in (*self._grants.values(), *self._ending):
-                    live.requests.append({**entry, "scope": "refused", "stray": True, "reason":
-                                          f"a stray request while this trial ran: {entry['problem']}"})
+                    live.keep({**entry, "scope": "refused", "stray": True, "reason":
+                               f"a stray request while this trial ran: {entry['problem']}"})
 
     def note(self, door: Door, entry: dict) -> None:
         """What happened on a connection outside any request (refused for the limit,
         timed out before its request was whole): the door's trial's record, else the
         strays."""
         with self._lock:
-            (door.owner.requests if door.owner is not None else self.strays).append(entry)
+            if door.owner is not None:
+                door.owner.keep(entry)
+            elif len(self.strays) < KEPT:
+                self.strays.append(entry)
 
     def _turned_away(self, door: Door) -> None:
         if door.turned_away <= KEPT_TURNED_AWAY:

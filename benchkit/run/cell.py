@@ -48,6 +48,7 @@ from benchkit.agent.events import counts
 from benchkit.anatomy import anatomy
 from benchkit.errors import HarnessError
 from benchkit.fingerprint import fingerprint
+from benchkit.gateway.grant import KEPT
 from benchkit.gitea import snapshot
 from benchkit.gitea.admin import fetch_request_log
 from benchkit.isolation import Assembly, IsolationError, assemble
@@ -146,6 +147,9 @@ def _play(trial: Trial, ctx: RunContext, prepared: Prepared,
         judge(record, run, audit, lambda: _check(trial, ctx, prepared, run, user))
     except HarnessError as exc:  # the snapshot: the end state could not be read
         record.harness_error("snapshot", str(exc))
+    if prepared.grant is not None and prepared.grant.unrecorded:
+        record.note(f"{prepared.grant.unrecorded} more requests of the trial's, neither "
+                    f"refused nor failed, were left off its record (it keeps {KEPT} whole)")
     return _keep_transcript(trial, ctx, prepared, record, run), coordinates
 
 
