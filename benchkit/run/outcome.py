@@ -1,6 +1,6 @@
 """What a trial's evidence makes of it: the outcome and failure class, in order of
-precedence (invalid > the model service's accounting > harness error > unaudited > the
-harness's own stop, the tool's or the host's fault > crashed > the caps' confused/hung >
+precedence (invalid > the model service's accounting > the harness's own stop > harness
+error > unaudited > the tool's or the host's fault > crashed > the caps' confused/hung >
 passed/failed), on a benchkit.sample.Record.
 
     harness-error  the model service's figures failing their check (`model-usage`,
@@ -14,9 +14,10 @@ passed/failed), on a benchkit.sample.Record.
                    vanished mid-trial (`tool-missing`), the host shown failing on its
                    own by its control request when it failed the agent's (`host-5xx`),
                    a cap reached while the host's slow answers held the agent
-                   (`host-slow`), a cap reached while the harness itself was stopped
-                   (`harness-paused`: benchkit.run.pauses): recorded apart, never
-                   counted against the arm
+                   (`host-slow`), a cap (or the model's idle limit) run out while the
+                   harness itself was stopped (`harness-paused`: benchkit.run.pauses,
+                   before any other class of the service's or the host's): recorded
+                   apart, never counted against the arm
     invalid        the audit found a leak: recorded, never scored as a pass; one of the
                    agent's own doing (`leak`: a request the gateway refused, a call the
                    guard denies, another client) is counted as a failure of its arm
@@ -101,6 +102,11 @@ def judge(record: Record, run: AgentRun, audit: Audit, check: Callable[[], Verdi
             MODEL_MISMATCH if accounting.mismatch else MODEL_USAGE,
             "the model service's accounting failed its check: " + "; ".join(accounting.problems[:4])
             + (f" (+{len(accounting.problems) - 4} more)" if len(accounting.problems) > 4 else ""))
+    if audit.paused and stop in (*CAPPED, "model-stall"):  # ran out while the harness stood
+        seconds = sum(length for _, length in audit.paused)
+        return record.harness_error(PAUSED, f"the harness itself was stopped for {seconds:.0f} s "
+                                    f"during the trial (SIGSTOP, Ctrl-Z or a suspended "
+                                    f"machine): the {stop} is no one's doing")
     crashed = stop == "crash" and agent_crashed(run)
     if stop in ("startup-error", "api-error", "model-stall", "crash") and not crashed \
             and not _own_max_tokens(run):
@@ -112,11 +118,6 @@ def judge(record: Record, run: AgentRun, audit: Audit, check: Callable[[], Verdi
     missing = tool_missing(run.transcript, audit.vanished) if run.confined else None
     if missing:
         return record.harness_error(TOOL_MISSING, missing)
-    if stop in CAPPED and audit.paused:  # the cap ran out while the harness itself stood
-        seconds = sum(length for _, length in audit.paused)
-        return record.harness_error(PAUSED, f"the harness itself was stopped for {seconds:.0f} s "
-                                    f"during the trial (SIGSTOP, Ctrl-Z or a suspended "
-                                    f"machine): the {stop} is no one's doing")
     failing = host_failing(record.requests)
     if failing:
         return record.harness_error(HOST_5XX, "the host failed on its own: " + failing[0])

@@ -4,11 +4,13 @@ out and every answer in flight looks slow. Such a trial is no one's doing: not t
 not the host's (benchkit.run.outcome makes it a harness error, `stopped`).
 
 A heartbeat thread wakes every TICK seconds. A stop shows as a beat GAP seconds or more
-late while the process used next to no CPU time (its threads were stopped, not busy: a
-thread holding the interpreter's lock burns CPU time) and the heartbeat's thread did not
-wait for a CPU (/proc/thread-self/schedstat: a machine starved by the agent's processes
-queues it instead); a suspended machine as CLOCK_BOOTTIME, which counts the sleep, pulling
-ahead of CLOCK_MONOTONIC, which does not. Neither can an agent in its sandbox produce.
+late while the process neither ran nor waited to run: its CPU time (all its threads'),
+and the time its threads waited on a run queue (/proc/self/task/*/schedstat), grew by
+next to nothing. A process merely busy (a thread holding the interpreter's lock in C) or
+starved (a machine loaded by the agent's processes) shows that time as CPU or as
+waiting; a stopped one has none. A suspended machine shows as CLOCK_BOOTTIME, which
+counts the sleep, pulling ahead of CLOCK_MONOTONIC, which does not. Neither can an agent
+in its sandbox produce.
 
     PAUSES.start()                        # once a process, idempotent
     PAUSES.within(started, ended)         # [(at, seconds), ...] in time.monotonic() terms
@@ -22,21 +24,33 @@ from pathlib import Path
 
 TICK = 0.25
 GAP = 3.0          # a beat this late (seconds), or a suspend this long: a stop
-BUSY_SHARE = 0.2   # of the gap, the CPU time (or run-queue wait) that says "not stopped"
-SCHEDSTAT = Path("/proc/thread-self/schedstat")
+BUSY_SHARE = 0.2   # of the gap, the CPU time and run-queue wait that say "not stopped"
+TASKS = Path("/proc/self/task")
 
 
-def _queued() -> float:
-    """Seconds this thread has waited on a run queue (0 where the kernel does not say)."""
-    try:
-        return int(SCHEDSTAT.read_text().split()[1]) / 1e9
-    except (OSError, ValueError, IndexError):
-        return 0.0
+def _demand() -> float:
+    """Seconds this process has run (all its threads, gone ones too) and its live
+    threads have waited on a run queue: what it wanted of the CPUs so far."""
+    queued = 0
+    for task in TASKS.iterdir():
+        try:
+            queued += int((task / "schedstat").read_text().split()[1])
+        except (OSError, ValueError, IndexError):
+            continue  # a thread that ended meanwhile
+    return time.process_time() + queued / 1e9
 
 
-def _suspended() -> float:
-    """CLOCK_BOOTTIME ahead of CLOCK_MONOTONIC: the seconds the machine has slept."""
-    return time.clock_gettime(time.CLOCK_BOOTTIME) - time.monotonic()
+def _reading() -> tuple[float, float, float]:
+    """(now, what the process wanted of the CPUs so far, the seconds the machine has
+    slept: CLOCK_BOOTTIME ahead of CLOCK_MONOTONIC), read together: another thread may
+    hold the interpreter between any two reads, so a reading that took long is taken
+    again."""
+    while True:
+        before = time.monotonic()
+        wanted, boot = _demand(), time.clock_gettime(time.CLOCK_BOOTTIME)
+        now = time.monotonic()
+        if now - before < 0.05:
+            return now, wanted, boot - now
 
 
 class Pauses:
@@ -68,18 +82,16 @@ class Pauses:
                     if at < ended and at + seconds > started]
 
     def _beat(self) -> None:
-        last, cpu, queued, slept = time.monotonic(), time.process_time(), _queued(), _suspended()
+        last, wanted, slept = _reading()
         while True:
             time.sleep(TICK)
-            now, cpu_now, queued_now, slept_now = (time.monotonic(), time.process_time(),
-                                                   _queued(), _suspended())
+            now, wanted_now, slept_now = _reading()
             gap = now - last - TICK
             if slept_now - slept >= GAP:  # the machine slept between two beats
                 self._note(last, slept_now - slept)
-            elif gap >= GAP and cpu_now - cpu < BUSY_SHARE * gap \
-                    and queued_now - queued < BUSY_SHARE * gap:
+            elif gap >= GAP and wanted_now - wanted < BUSY_SHARE * gap:
                 self._note(last, now - last)
-            last, cpu, queued, slept = now, cpu_now, queued_now, slept_now
+            last, wanted, slept = now, wanted_now, slept_now
             with self._beaten:
                 self._beats += 1
                 self._beaten.notify_all()
