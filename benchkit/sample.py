@@ -254,7 +254,9 @@ class Record(msgspec.Struct, kw_only=True):
     anatomy: Anatomy | None = None  # where the tokens went (benchkit.anatomy)
     runtime: Runtime | None = None  # the CLI and SDK the agent ran in (a stub driver: none)
     # What the trial's tools asked the host through the gateway, one entry a request
-    # (benchkit.gateway.server): never a query, body or token. Older samples have none.
+    # (benchkit.gateway.server): never a query, body or token; a request the host failed
+    # or kept waiting carries its control request's figures (`control`: kind, status,
+    # seconds; benchkit.gateway.control). Older samples have none.
     requests: list[dict] = msgspec.field(default_factory=list)
     # The model service's faults as the CLI reported them (benchkit.agent.service).
     model_service: dict | None = None
