@@ -161,10 +161,11 @@ def test_a_database_lock_on_a_real_gitea_is_the_hosts_fault(gitea, shipped_tree,
 
 
 def test_a_500_the_agent_provokes_while_it_loads_the_host_stays_charged(
-        host, shipped_tree, tmp_path):
+        forge, shipped_tree, tmp_path):
     """R12: the agent's own Markdown comments keep the host busy (as costly as the
     gateway lets through) while it provokes a 500 (one dependency posted twice): the
-    control write, sent at once, answers: charged, `host-error-provoked`."""
+    control write, sent at once, answers: charged, `host-error-provoked`. (On a real
+    Gitea the same 500: tests/test_failure_replay.py's B07.)"""
     def script(ctx, prepared):
         body = json.dumps({"body": "*a_" * 680})
         comment = (curl(ctx, prepared, "POST", "/issues/1/comments")
@@ -172,7 +173,7 @@ def test_a_500_the_agent_provokes_while_it_loads_the_host_stays_charged(
         post = curl(ctx, prepared, "POST", "/issues/1/dependencies",
                     {"owner": prepared.repo.owner, "repo": prepared.repo.name, "index": 2})
         return [bash(f"{comment * 4} {post}; {post}; wait"), say("Done.")]
-    result, ctx, cell = trial(host, shipped_tree, tmp_path, script)
+    result, ctx, cell = trial(forge, shipped_tree, tmp_path, script)
     sample = result.sample
     assert (sample.outcome, sample.failure_class, sample.valid) == ("failed", PROVOKED, True), \
         sample.error
