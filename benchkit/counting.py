@@ -10,7 +10,11 @@ Every sample lands in exactly one place:
 - excluded: invalid, unaudited and harness-error samples (counted, never scored); a
   sample whose failure replay leaked (store's failure-replays.jsonl, verdict `leaked`)
   counts as invalid, class `replay-leak`, though the store keeps it as it was written;
-- replay or measured: the rest, by whether its token figures are estimates.
+- replay or measured: the rest, by whether its token figures are estimates; and a leak
+  of the agent's own (invalid, class `leak` or `replay-leak`) besides its place among
+  the excluded: it is flagged and listed there, and counted here as a failure of its
+  arm, so that an agent cannot escape a failing trial by sending what the gateway
+  refuses. A leak not of its doing (`leak-foreign`) is excluded alone.
 
 The current tool of an arm, (its version, the digest of its surface: benchkit.surface,
 the runtime that carried it: benchkit.sample.Runtime), is the one its pre-flight found
@@ -32,13 +36,14 @@ from typing import Generic, TypeVar
 import msgspec
 
 from benchkit.fingerprint import arm_fingerprint
-from benchkit.sample import EXCLUDED, Runtime, Sample
+from benchkit.sample import EXCLUDED, LEAK, Runtime, Sample
 from benchkit.store import Store
 
 Cell = tuple[str, str]  # (arm id, task id)
 # A failure replay's verdict that its calls leaked (benchkit.run.failures), and the
 # failure class its trial counts with from then on.
 REPLAY_LEAKED, REPLAY_LEAK = "leaked", "replay-leak"
+CHARGED_LEAKS = (LEAK, REPLAY_LEAK)  # invalid, and failures of their arm all the same
 Tool = tuple[str | None, str | None, Runtime | None]  # (tool version, surface digest, runtime)
 
 
@@ -139,18 +144,25 @@ def place_groups(groups: Mapping[tuple, Group[M]], current: Current) -> Sorted[M
         harness_error = outcome == "harness-error"
         if not changed and not harness_error and prints.prompt != prompts[(*cell, estimated)]:
             changed = ("prompt",)
+        counts = (valid and outcome not in EXCLUDED) or charged_leak(outcome, failure_class)
         if changed:
             scorable, count = result.other.setdefault((*cell, changed, estimated), ([], [0]))
             count[0] += group.count
-            if valid and outcome not in EXCLUDED:
+            if counts:
                 scorable.extend(group.members)
-        elif outcome in EXCLUDED or not valid:
+            continue
+        if outcome in EXCLUDED or not valid:
             reason = ("harness-error" if harness_error else
                       "unaudited" if outcome == "unaudited" else "invalid")
             result.excluded[cell][(reason, failure_class or "")] += group.count
-        else:
+        if counts:
             (result.replay if estimated else result.measured)[cell].extend(group.members)
     return result
+
+
+def charged_leak(outcome: str, failure_class: str | None) -> bool:
+    """Whether an invalid sample's leak was the agent's own doing: a failure of its arm."""
+    return outcome == "invalid" and failure_class in CHARGED_LEAKS
 
 
 def _group(samples: Iterable[Sample]) -> dict:

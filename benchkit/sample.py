@@ -33,6 +33,13 @@ DRIVERS: tuple[str, ...] = get_args(DriverName)
 # answers held the agent, and the arm's tool vanishing mid-trial: harness errors too.
 HOST_5XX, PROVOKED = "host-5xx", "host-error-provoked"
 HOST_SLOW, TOOL_MISSING = "host-slow", "tool-missing"
+# The harness itself stopped (SIGSTOP, Ctrl-Z, a suspended machine) during a trial a cap
+# ended: no one's doing (benchkit.run.pauses). A leak of the agent's own (a request the
+# gateway refused, a call the guard denies): invalid and counted as a failure of its arm
+# (benchkit.counting); one not of its doing (a foreign tool the harness offered, a stray
+# request at the gateway's shared door): invalid, never counted.
+PAUSED = "harness-paused"
+LEAK, FOREIGN_LEAK = "leak", "leak-foreign"
 # What bounded an agent's requests to the host: a throwaway user of the trial's own
 # (its permissions, behind the gateway; no other trial's repository is readable to it),
 # of the run's own (older samples: shared by the run's trials), or the gateway alone
@@ -269,7 +276,9 @@ class Record(msgspec.Struct, kw_only=True):
     anatomy: Anatomy | None = None  # where the tokens went (benchkit.anatomy)
     runtime: Runtime | None = None  # the CLI and SDK the agent ran in (a stub driver: none)
     # What the trial's tools asked the host through the gateway, one entry a request
-    # (benchkit.gateway.server): never a query, body or token. Older samples have none.
+    # (benchkit.gateway.server): never a query, body or token; a request the host failed
+    # or kept waiting carries its control request's figures (`control`: kind, status,
+    # seconds; benchkit.gateway.control). Older samples have none.
     requests: list[dict] = msgspec.field(default_factory=list)
     # The model service's faults as the CLI reported them (benchkit.agent.service).
     model_service: dict | None = None

@@ -4,22 +4,31 @@ as in a run), with the suite's limits:
 
 - answer: a 1 GiB JSON answer of a stand-in host (its own process) naming the host's
   URL throughout, read by a client here: the resident memory it adds at its peak;
-- bodies: twelve 9 MiB comment bodies sent at once to the embedded forge (or a real
-  Gitea) against the 100 MiB per-trial budget: how many were taken, the bytes
+- bodies: twelve 9 MiB file bodies (the contents API: text the host would parse is
+  held to 16 KiB, benchkit.gateway.hostwork) sent at once to the embedded forge (or a
+  real Gitea) against the 100 MiB per-trial budget: how many were taken, the bytes
   forwarded, the peak memory (the forge's own included when it is the host);
+- r14: the red team's R14 shape, two 4 MiB labels (8 MiB uploaded) on every issue of
+  a host in a process of its own (the forge, or with --gitea a real Gitea): four issue
+  lists at once through the gateway (each hundreds of MiB, the trial's download budget
+  lifted to let them through): the harness's resident memory at its peak;
 - connections: 500 connections each sending half a request line, through a real sandbox
   bridge (socat) to a trial's door: the harness's threads and bridge processes at their
   peak, and how long until each was answered and closed;
 - comment: a 1 MiB comment (of words, and of letters) through the gateway to the forge,
   each in a child process with a time limit (a text check worse than linear holds the
-  interpreter, so a client in the same process could not even time out).
+  interpreter, so a client in the same process could not even time out): refused, past
+  what the host may be made to parse.
 
-    python3 benchmarks/gateway_bounds_bench.py [--only answer|bodies|connections|comment] [--gitea]
+    python3 benchmarks/gateway_bounds_bench.py [--only answer|bodies|r14|connections|comment]
+                                               [--gitea] [--issues N]
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
+import contextlib
 import json
 import os
 import socket
@@ -34,6 +43,7 @@ import requests
 
 from benchkit.documents import load_tree
 from benchkit.forge import Forge
+from benchkit.gateway.framing import Limits
 from benchkit.gateway.server import Gateway
 from benchkit.gitea import Client, delete_repo, provision
 from benchkit.gitea.server import Gitea
@@ -102,14 +112,15 @@ def bodies(on_gitea: bool) -> None:
         repo = provision(client, tree.seeds["default"])
         try:
             grant = gateway.issue(repo.owner, repo.name, host.token)
-            body = json.dumps({"body": "lorem ipsum dolor " * (9 * MIB // 18)}).encode()
-            head = (f"POST /api/v1/repos/{repo.full_name}/issues/1/comments HTTP/1.1\r\n"
-                    f"Host: x\r\nAuthorization: token {grant.token}\r\nConnection: close\r\n"
-                    f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n")
+            body = json.dumps({"content": base64.b64encode(b"lorem ipsum " * (9 * MIB // 16)).decode(),
+                               "message": "m"}).encode()
             port = int(grant.url.rstrip("/").rsplit(":", 1)[1])
             answers: list[bytes] = []
 
-            def send() -> None:
+            def send(n: int) -> None:
+                head = (f"POST /api/v1/repos/{repo.full_name}/contents/f{n}.bin HTTP/1.1\r\n"
+                        f"Host: x\r\nAuthorization: token {grant.token}\r\nConnection: close\r\n"
+                        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n")
                 with socket.create_connection(("127.0.0.1", port), timeout=300) as conn:
                     conn.sendall(head.encode())
                     try:
@@ -118,7 +129,7 @@ def bodies(on_gitea: bool) -> None:
                         pass
                     answers.append(conn.recv(64).split(b" ")[1])
             with Peak() as peak:
-                senders = [threading.Thread(target=send) for _ in range(12)]
+                senders = [threading.Thread(target=send, args=(n,)) for n in range(12)]
                 for sender in senders:
                     sender.start()
                 for sender in senders:
@@ -133,6 +144,64 @@ def bodies(on_gitea: bool) -> None:
             gateway.end(grant)
         finally:
             delete_repo(client, repo.owner, repo.name)
+
+
+@contextlib.contextmanager
+def _host_apart(on_gitea: bool):
+    """(url, token) of a host in a process of its own: its memory is not the harness's."""
+    if on_gitea:
+        with Gitea() as gitea:
+            yield gitea.url, gitea.token
+        return
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    forge = subprocess.Popen([sys.executable, "-c", "from benchkit.cli import main; main()",
+                              "forge", "--port", str(port)], stdout=subprocess.PIPE, text=True)
+    try:
+        said = dict(forge.stdout.readline().strip().split(": ", 1) for _ in range(3))
+        yield said["url"], said["token"]
+    finally:
+        forge.kill()
+        forge.wait()
+
+
+def r14(on_gitea: bool, issues: int) -> None:
+    with _host_apart(on_gitea) as (url, token), Client(url, token) as client:
+        name = f"r14-{os.getpid()}"
+        client.post("/user/repos", json={"name": name, "auto_init": True})
+        try:
+            labels = [client.post(f"/repos/{client.user}/{name}/labels", json={
+                "name": f"big-{n}", "color": "#ff0000",
+                "description": "lorem ipsum " * (4 * MIB // 12)})["id"] for n in range(2)]
+            for n in range(issues):
+                client.post(f"/repos/{client.user}/{name}/issues",
+                            json={"title": f"Issue {n}", "labels": labels})
+            limits = Limits(download_bytes=1 << 40)
+            with Gateway(url, limits=limits) as gateway:
+                grant = gateway.issue(client.user, name, token)
+                sizes: list[int] = []
+
+                def read() -> None:
+                    with requests.get(f"{grant.api_url}/repos/{client.user}/{name}/issues",
+                                      params={"limit": 50, "state": "all"}, stream=True,
+                                      headers={"Authorization": f"token {grant.token}"},
+                                      timeout=600) as answer:
+                        sizes.append(sum(len(p) for p in answer.iter_content(64 * 1024)))
+                with Peak() as peak:
+                    readers = [threading.Thread(target=read) for _ in range(4)]
+                    for reader in readers:
+                        reader.start()
+                    for reader in readers:
+                        reader.join()
+                    gateway.idle()
+            kind = "a real Gitea" if on_gitea else "the forge, in a process of its own"
+            print(f"r14 ({kind}): two 4 MiB labels on each of {issues} issues, four issue "
+                  f"lists at once: {sum(sizes) / MIB:.0f} MiB through the gateway; harness "
+                  f"memory {peak.start / MIB:.0f} MiB before, +{(peak.peak - peak.start) / MIB:.1f} "
+                  f"MiB at peak")
+        finally:
+            delete_repo(client, client.user, name)
 
 
 def _bridge_children(pid: int) -> int:
@@ -198,9 +267,11 @@ def comment(kind: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", choices=["answer", "bodies", "connections", "comment"])
+    parser.add_argument("--only", choices=["answer", "bodies", "r14", "connections", "comment"])
+    parser.add_argument("--issues", type=int, default=12,
+                        help="r14: issues carrying the two labels (default 12)")
     parser.add_argument("--gitea", action="store_true",
-                        help="the bodies against a real Gitea (scripts/test-setup builds it)")
+                        help="the bodies and r14 against a real Gitea (scripts/test-setup builds it)")
     parser.add_argument("--comment-of", choices=["words", "letters"], help=argparse.SUPPRESS)
     parser.add_argument("--limit", type=float, default=120.0,
                         help="seconds a 1 MiB comment may take (default 120)")
@@ -208,7 +279,7 @@ def main() -> None:
     if args.comment_of:
         return comment(args.comment_of)
     sections = {"answer": answer, "bodies": lambda: bodies(args.gitea),
-                "connections": connections}
+                "r14": lambda: r14(args.gitea, args.issues), "connections": connections}
     for name, run in sections.items():
         if args.only in (None, name):
             run()

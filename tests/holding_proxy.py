@@ -1,5 +1,6 @@
 """A loopback HTTP proxy in front of a host (the forge or a real Gitea) that holds the
-requests a rule picks for a while before it forwards them: a slow host, for tests."""
+requests a rule picks for a while before it forwards them (a slow host), or answers
+them itself with an error status (a reverse proxy whose upstream is failing), for tests."""
 
 import http.server
 import re
@@ -11,13 +12,16 @@ from forwarding import fetch, relay
 
 class HoldingProxy:
     """`with HoldingProxy(host_url, "PATCH", r"/issues/2$", hold=25) as proxy:` proxy.url
-    reaches the host; each matching request waits `hold` seconds (or until the proxy
-    stops) before it is forwarded. `held` counts them."""
+    reaches the host; each matching request (`method` "*": any) waits `hold` seconds (or
+    until the proxy stops) before it is forwarded, or, given `status`, is answered with
+    it by the proxy and never forwarded. `held` counts them."""
 
-    def __init__(self, host_url: str, method: str, path_regex: str, hold: float):
+    def __init__(self, host_url: str, method: str, path_regex: str, hold: float,
+                 status: int | None = None):
         target = urlsplit(host_url)
         self.host, self.port = target.hostname, target.port
         self.method, self.pattern, self.hold = method, re.compile(path_regex), hold
+        self.status = status
         self.stopping = threading.Event()
         self.held = 0
         self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -43,9 +47,14 @@ class HoldingProxy:
                 pass
 
             def do_GET(self):
-                if self.command == proxy.method and proxy.pattern.search(self.path.split("?")[0]):
+                if proxy.method in ("*", self.command) \
+                        and proxy.pattern.search(self.path.split("?")[0]):
                     proxy.held += 1
                     proxy.stopping.wait(proxy.hold)
+                    if proxy.status is not None:
+                        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                        self.send_error(proxy.status)
+                        return
                 relay(self, *fetch(self, proxy.host, proxy.port, timeout=120))
 
             do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_GET

@@ -24,11 +24,13 @@ GITEA_IF_BUILT = "a real Gitea where one is built (its figures are left out with
 SMALLEST: dict[str, tuple[list[str], str | None]] = {
     "cell_bench.py": (["--runs", "1", "--appends", "10"], CLI),
     "checker_bench.py": (["--runs", "1", "--issues", "20", "--answer-kib", "16"], None),
+    "control_bench.py": (["--failures", "2"], None),
     "forge_bench.py": (["--rounds", "1", "--clients", "1", "--requests", "5", "--cap", "5"], None),
     "gateway_bench.py": (["--requests", "5", "--trials", "1"], None),
     "gateway_bounds_bench.py": (["--only", "comment", "--limit", "30"], None),
     "gateway_upload_bench.py": (["--gib", "0.012"], None),  # past the 10 MiB a request
     "guard_bench.py": (["--runs", "1"], None),
+    "hostwork_bench.py": (["--largest", "4096"], GITEA),
     "hosts_bench.py": (["--runs", "1", "--task", "read-open-issue-count"], GITEA),
     "identity_bench.py": (["--runs", "1"], GITEA_IF_BUILT),
     "model_probe_bench.py": (["--runs", "1", "--model", "sonnet"], CLI),

@@ -1,5 +1,6 @@
 """benchkit.counting's groups grown one sample at a time (the run loop's ledger) are the
-groups of the whole store at once (the report)."""
+groups of the whole store at once (the report); and a leak of the agent's own counts as
+a failure of its arm, where one not of its doing and a harness error count for nothing."""
 
 import random
 
@@ -25,3 +26,23 @@ def test_groups_grown_one_sample_at_a_time_are_the_batch_groups():
     assert [(g.last, g.newest, g.count, g.members) for g in grown.values()] == \
         [(g.last, g.newest, g.count, g.members) for g in batch.values()]
     assert len(batch) > 4  # several groups, or the comparison says little
+
+
+def test_a_leak_of_the_agents_own_counts_as_a_failure_of_its_cell():
+    def one(outcome, failure_class=None):
+        return msgspec.convert(sample("a", "t1", outcome=outcome, failure_class=failure_class),
+                               Sample)
+    kept = [one("passed"), one("invalid", "leak"), one("invalid", "leak-foreign"),
+            one("unaudited"), one("harness-error", "host-5xx"), one("failed")]
+    replayed = one("failed")
+    kept.append(replayed)
+    overruled = counting.overruled(kept, frozenset({replayed.id}))  # its replay leaked
+    placed = counting.place_groups(counting.group_samples(overruled),
+                                   counting.Current(arms={"a": None}, tasks={"t1": (None, None)},
+                                                    model=None))
+    counted = placed.counting(("a", "t1"), estimated=False)
+    assert sorted((s.outcome, s.failure_class) for s in counted) == [
+        ("failed", "checker"), ("invalid", "leak"), ("invalid", "replay-leak"), ("passed", None)]
+    assert placed.excluded[("a", "t1")] == {("invalid", "leak"): 1, ("invalid", "leak-foreign"): 1,
+                                            ("invalid", "replay-leak"): 1, ("unaudited", "audit"): 1,
+                                            ("harness-error", "host-5xx"): 1}

@@ -8,8 +8,8 @@ repository answering 404 to the agent's write once, as a host still settling doe
 The replay repeats the trial's calls and its final answer, so only a race on what the
 calls did can come out `not reproducible`: a lagging index that made an agent draw a
 wrong conclusion in its answer is replayed with that conclusion (docs/replay.md). A 5xx
-the agent met is charged unless the host's own health, asked right after, failed too:
-a replay that runs clean acquits nothing (B07)."""
+the agent met is charged unless the harness's own control request of the same kind,
+sent right after, failed too: a replay that runs clean acquits nothing (B07)."""
 
 import io
 import json
@@ -18,10 +18,12 @@ import signal
 import subprocess
 import time
 
+import msgspec
 import pytest
 from conftest import BENCHKIT, CHECKOUT
 from test_run_cell import Scripted, context, curl
 
+from benchkit import counting
 from benchkit.agent.replay import ReplayDriver
 from benchkit.agent.runtime import OnTheCli
 from benchkit.agent.scripted import bash, say
@@ -40,7 +42,7 @@ from benchkit.run.ledger import Ledger
 from benchkit.run.plan import Trial, plan
 from benchkit.run.prepare import prepare_trial
 from benchkit.run.progress import Progress
-from benchkit.sample import HOST_5XX, PROVOKED
+from benchkit.sample import HOST_5XX, PROVOKED, Sample
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("private_dirs")]
 TASK = "close-csv-export-issue"  # close issue #2: the reference lists, then PATCHes
@@ -216,7 +218,7 @@ def test_a_replay_cut_off_by_a_kill_leaves_its_trial_named_never_replayed(tree_c
 
 class Failing(OnTheCli):
     """The reference played as the agent while the host answers the issue's PATCH with
-    500 once, and, when `alone` is False, the harness's own health request right after
+    500 once, and, when `alone` is False, the harness's own control write right after
     too: a host failing on its own, not the agent's doing."""
 
     name = "replay"
@@ -226,7 +228,7 @@ class Failing(OnTheCli):
         self.forge, self.driver, self.alone = forge, driver, alone
 
     def run(self, request):
-        pattern = r"/issues/2$" if self.alone else r"/issues/2$|^/api/v1/version$"
+        pattern = r"/issues/2$" if self.alone else r"/issues/2$|/labels/[0-9]+$"
         self.forge.inject_fault("*", pattern, status=500 if self.alone else 503,
                                 times=1 if self.alone else 2)
         try:
@@ -241,7 +243,8 @@ def test_a_5xx_the_agent_provokes_only_in_its_own_repository_is_charged(
     the forge alike) only when its repository's name, upper-cased, is its own: the
     replay's repository has another name, so the replay runs clean. Once a 5xx that
     did not come again was a free harness error that `--until` ran again; now the
-    host's own health, asked right after the 5xx, answered: the trial is charged."""
+    harness's own control write, sent right after the 5xx, answered: the trial is
+    charged."""
     provoking = Scripted()
     ctx = context(host, shipped_tree, tmp_path, provoking)
     trial = Trial(load_arm(CHECKOUT / "arms.d/raw-api.yaml"), shipped_tree.tasks[TASK])
@@ -256,8 +259,8 @@ def test_a_5xx_the_agent_provokes_only_in_its_own_repository_is_charged(
     assert (sample.outcome, sample.failure_class, sample.valid) == \
         ("failed", PROVOKED, True), sample.error
     errors = [e for e in sample.requests if e["status"] >= 500]
-    assert errors and all(e["health"] == 200 for e in errors), sample.requests
-    assert "health request right after did not fail: the arm's, charged" in sample.error
+    assert errors and all(e["control"]["status"] == 200 for e in errors), sample.requests
+    assert "control request right after did not fail: the arm's, charged" in sample.error
     assert worth_replaying(result)
     progress = Progress(json_mode=True, out=io.StringIO())
     verdict, = replay_failures([(trial, result)],
@@ -274,10 +277,10 @@ def test_a_5xx_the_agent_provokes_only_in_its_own_repository_is_charged(
 
 
 @pytest.mark.parametrize("alone,expected", [
-    (True, ("failed", PROVOKED, True)),   # the host answered its health: not shown at fault
-    (False, ("harness-error", HOST_5XX, False)),  # its health failed too: the host's
+    (True, ("failed", PROVOKED, True)),   # the host answered its control: not shown at fault
+    (False, ("harness-error", HOST_5XX, False)),  # its control failed too: the host's
 ], ids=["route-only", "host-failing"])
-def test_a_5xx_is_the_hosts_only_when_its_own_health_fails_too(
+def test_a_5xx_is_the_hosts_only_when_its_control_fails_too(
         forge, shipped_tree, tmp_path, alone, expected):
     arm = load_arm(CHECKOUT / "arms.d/raw-api.yaml")
     failing = Failing(forge, ReplayDriver(reference_for(arm, CHECKOUT)), alone=alone)
@@ -285,19 +288,21 @@ def test_a_5xx_is_the_hosts_only_when_its_own_health_fails_too(
     sample = run_trial(Trial(arm, shipped_tree.tasks[TASK]), ctx).sample
     assert (sample.outcome, sample.failure_class, sample.valid) == expected, sample.error
     error, = [e for e in sample.requests if e["status"] >= 500]
-    assert error["health"] == (200 if alone else 503)
+    assert error["control"] == {**error["control"], "kind": "write",
+                                "status": 200 if alone else 503}
     if not alone:
         assert "the host failed on its own: PATCH" in sample.error
-        assert "health request right after: HTTP 503" in sample.error
+        assert "control write right after: HTTP 503" in sample.error
 
 
 def test_a_replay_that_leaks_makes_its_trial_count_as_invalid(host, shipped_tree, tmp_path):
     """B16: the agent names its repository in a form the replay does not rewrite (its
     name upper-cased, lowered by the shell): on its own trial that is its own
     repository, on the replay's the trial's, outside the replay's scope: the gateway
-    refuses it. The replay runs under the same gateway and audit as the trial, and its
-    leak makes the trial count as invalid (once it stayed valid, the leak noted in
-    failure-replays.jsonl only)."""
+    refuses it. It also provokes a 500 (one dependency posted twice), as the red team's
+    trial did (`failed/host-error-provoked`). The replay runs under the same gateway and
+    audit as the trial, and its leak makes the trial count as invalid and, a leak of the
+    agent's own, as a failure of its arm (once, on Gitea, it stayed valid)."""
     agent = Scripted()
     ctx = context(host, shipped_tree, tmp_path, agent)
     trial = Trial(load_arm(CHECKOUT / "arms.d/raw-api.yaml"), shipped_tree.tasks[TASK])
@@ -305,21 +310,31 @@ def test_a_replay_that_leaks_makes_its_trial_count_as_invalid(host, shipped_tree
     plain = curl(ctx, prepared, "GET", "/issues")
     hidden = plain.replace(f"/{prepared.repo.name}/",
                            f"/$(echo {prepared.repo.name.upper()} | tr A-Z a-z)/")
-    agent.script = [bash(hidden), say("Nothing to do.")]
+    post = curl(ctx, prepared, "POST", "/issues/1/dependencies",
+                {"owner": prepared.repo.owner, "repo": prepared.repo.name, "index": 2})
+    agent.script = [bash(f"{hidden}; {post}; {post}"), say("Nothing to do.")]
     result = run_trial(trial, ctx, prepared)
-    assert (result.sample.outcome, result.sample.valid) == ("failed", True), result.sample.error
+    assert (result.sample.outcome, result.sample.failure_class, result.sample.valid) == \
+        ("failed", PROVOKED, True), result.sample.error
     cells = [(trial.arm, trial.task)]
 
-    def counted():
-        ledger = Ledger(cells, ctx.seeds, ctx.suite, driver="claude", model=ctx.run_model)
-        return len(plan(cells, ledger.load(ctx.store), until=1))
-    assert counted() == 0  # the failure counts: `--until 1` plans nothing
+    def ledger():
+        return Ledger(cells, ctx.seeds, ctx.suite, driver="claude",
+                      model=ctx.run_model).load(ctx.store)
+    assert len(plan(cells, ledger(), until=1)) == 0  # the failure counts
     progress = Progress(json_mode=True, out=io.StringIO())
     verdict, = replay_failures([(trial, result)],
                                lambda arm_: context(host, shipped_tree, tmp_path, agent), progress)
     assert verdict.verdict == LEAKED and verdict.replay.leaks, verdict
     assert "was refused by the gateway" in verdict.replay.leaks[0]
-    assert counted() == 1  # invalid now: `--until 1` runs the cell again
+    # Invalid now, and still a failure of its arm: `--until 1` plans nothing.
+    assert len(plan(cells, ledger(), until=1)) == 0
+    stored = [msgspec.convert(s, Sample) for s in ctx.store.samples()]
+    counted, = counting.overruled(stored, counting.replay_leaks(ctx.store))
+    assert (counted.outcome, counted.failure_class, counted.valid) == \
+        ("invalid", "replay-leak", False)
+    assert counting.charged_leak(counted.outcome, counted.failure_class)
+    assert ledger().valid[(trial.arm.id, trial.task.id)] == 1
     shown = subprocess.run([*BENCHKIT, "show", result.sample.id[:12], "--store",
                             str(ctx.store.root)], capture_output=True, text=True, timeout=60)
     assert "failure replay: leaked" in shown.stdout and \

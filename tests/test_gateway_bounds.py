@@ -10,6 +10,7 @@ of known answers, and B08 through the real CLI with two trials at once."""
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import gzip
 import hashlib
@@ -56,23 +57,28 @@ def _port(url: str) -> int:
 
 
 def test_parallel_bodies_cannot_together_pass_the_trials_budget(host, trial_repo):
-    """B09b: twelve bodies sent at once, each within a request's limit, together over the
-    trial's: each is reserved before it is read, so those past the budget are refused
-    (413) before a byte of them is taken, and what was forwarded stays within it."""
+    """B09b: twelve bodies sent at once (files: the contents API's content is stored,
+    never parsed), each within a request's limit, together over the trial's: each is
+    reserved before it is read, so those past the budget are refused (413) before a
+    byte of them is taken, and what was forwarded stays within it. B09b's 9 MiB comment,
+    which held a real Gitea 14 s parsing it, never reaches the host: refused at once."""
     client, name = trial_repo
-    body = json.dumps({"body": "lorem ipsum dolor " * (512 * 1024 // 18)}).encode()
+    text = base64.b64encode(("lorem ipsum dolor " * (384 * 1024 // 18)).encode()).decode()
+    bodies = [json.dumps({"content": text, "message": "m", "new_branch": f"b{n:02}"}).encode()
+              for n in range(12)]  # a branch each: Gitea refuses a write racing another's
+    body = bodies[0]
     with Gateway(host.url, limits=Limits(request_bytes=MIB, trial_bytes=4 * MIB)) as gateway:
         grant = gateway.issue(client.user, name, host.token)
-        head = (f"POST /api/v1/repos/{client.user}/{name}/issues/1/comments HTTP/1.1\r\n"
-                f"Host: x\r\nAuthorization: token {grant.token}\r\nConnection: close\r\n"
-                f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode()
         conns = [socket.create_connection(("127.0.0.1", _port(grant.url)), timeout=DEADLINE)
                  for _ in range(12)]
-        for conn in conns:  # every head first: the old gateway measured its budget here
-            conn.sendall(head)
-        for conn in conns:
+        for n, conn in enumerate(conns):  # every head first: the old gateway measured here
+            conn.sendall(f"POST /api/v1/repos/{client.user}/{name}/contents/f{n}.txt HTTP/1.1\r\n"
+                         f"Host: x\r\nAuthorization: token {grant.token}\r\nConnection: close"
+                         f"\r\nContent-Type: application/json\r\nContent-Length: {len(body)}"
+                         "\r\n\r\n".encode())
+        for conn, one in zip(conns, bodies):
             try:
-                conn.sendall(body)
+                conn.sendall(one)
             except OSError:
                 pass  # refused already: the gateway closed its side
         answers = []
@@ -80,13 +86,25 @@ def test_parallel_bodies_cannot_together_pass_the_trials_budget(host, trial_repo
             answers.append(conn.recv(64))
             conn.close()
         assert gateway.idle(timeout=DEADLINE)
+    with Gateway(host.url) as gateway:  # the suite's limits: 9 MiB fits a request
+        plain = gateway.issue(client.user, name, host.token)
+        started = time.monotonic()
+        huge = requests.post(f"{plain.api_url}/repos/{client.user}/{name}/issues/1/comments",
+                             json={"body": "lorem ipsum " * (9 * MIB // 12)}, timeout=DEADLINE,
+                             headers={"Authorization": f"token {plain.token}"})
+        assert huge.status_code == 403 and time.monotonic() - started < 5, huge.text[:200]
+        assert gateway.idle(timeout=DEADLINE)
     statuses = sorted(a.split(b" ")[1].decode() for a in answers)
     forwarded = sum(e["bytes_in"] for e in grant.requests if e["status"] == 201)
-    assert forwarded <= 4 * MIB and statuses.count("201") == 4 * MIB // len(body), statuses
+    assert forwarded <= 4 * MIB and statuses.count("201") == 4 * MIB // len(body), \
+        [(e["status"], e.get("reason")) for e in grant.requests]
     assert statuses.count("413") == 12 - statuses.count("201")
-    comments = client.get(f"/repos/{client.user}/{name}/issues/1/comments")
-    assert len(comments) == statuses.count("201")
+    branches = [b for b in client.get(f"/repos/{client.user}/{name}/branches")
+                if b["name"][0] == "b"]
+    assert len(branches) == statuses.count("201")
     assert grant.uploaded == forwarded  # the refused bodies gave back what they reserved
+    assert "characters of text" in plain.requests[-1]["reason"]
+    assert client.get(f"/repos/{client.user}/{name}/issues/1/comments") == []
 
 
 # A stand-in host of known answers, in a process of its own (its memory is not the
@@ -179,12 +197,40 @@ def test_an_answer_streams_through_rewritten_never_held_whole(stand_in):
     assert grant.requests[-1]["bytes_out"] == length
 
 
+class ForgeApart:
+    """The embedded forge in a process of its own (`benchkit forge`): its memory is not
+    the harness's, so the harness's own can be read."""
+
+    def __init__(self):
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        self.process = subprocess.Popen([*BENCHKIT, "forge", "--port", str(port)],
+                                        stdout=subprocess.PIPE, text=True)
+        said = dict(self.process.stdout.readline().strip().split(": ", 1) for _ in range(3))
+        self.url, self.user, self.token = said["url"], said["user"], said["token"]
+
+    def close(self) -> None:
+        self.process.kill()
+        self.process.wait()
+
+
+@pytest.fixture
+def forge_apart():
+    apart = ForgeApart()
+    yield apart
+    apart.close()
+
+
 @pytest.mark.slow
-def test_four_huge_issue_lists_of_a_real_gitea_stream_through_at_once(gitea):
+@pytest.mark.parametrize("where", ["forge_apart", "gitea"])
+def test_four_huge_issue_lists_stream_through_at_once(where, request):
     """B10: two labels with 1 MiB descriptions on 40 issues, then four issue lists at
     once (about 80 MiB each): every answer reaches its tool whole, with the host's URL
     nowhere in it, while the harness's memory grows by far less than one answer (the
-    old gateway held each whole, and a rewritten copy: 796 MiB at its peak)."""
+    old gateway held each whole, and a rewritten copy: 796 MiB at its peak). On the
+    forge (in a process of its own) and on a real Gitea."""
+    gitea = request.getfixturevalue(where)
     client = Client(gitea.url, gitea.token)
     name = f"gw-b10-{uuid.uuid4().hex[:6]}"
     client.post("/user/repos", json={"name": name, "auto_init": True})
@@ -196,7 +242,8 @@ def test_four_huge_issue_lists_of_a_real_gitea_stream_through_at_once(gitea):
             client.post(f"/repos/{client.user}/{name}/issues",
                         json={"title": f"Issue {n}", "labels": labels})
         host_root = gitea.url.rstrip("/").encode()
-        with Gateway(gitea.url) as gateway:
+        # 4 x 80 MiB: past a trial's downloads (R18: tests/test_gateway_hostwork.py)
+        with Gateway(gitea.url, limits=Limits(download_bytes=1024 * MIB)) as gateway:
             grant = gateway.issue(client.user, name, gitea.token)
             sizes: list[int] = []
             leaked: list[bool] = []
@@ -639,3 +686,18 @@ def test_a_gzip_git_body_is_inflated_within_the_limit_never_forwarded_as_a_bomb(
         assert "inflated" in second["reason"] and "host_s" not in second
     finally:
         delete_repo(client, client.user, name)
+
+
+def test_a_trials_record_stays_bounded_and_keeps_what_decides():
+    """An agent looping on quick requests until its backstop would grow the record (and
+    the sample) without end: the first KEPT requests are kept whole, then only those the
+    audit and the attribution read, and the rest are counted."""
+    from benchkit.gateway.grant import KEPT, Grant
+    grant = Grant("t", "o", "r", "u")
+    for n in range(3 * KEPT):
+        grant.keep({"status": 200, "scope": "repo", "n": n})
+        if n % 2 == 0:
+            grant.keep({"status": 403, "scope": "refused", "n": n})
+    assert len(grant.requests) == 2 * KEPT  # of 4.5 x KEPT sent
+    assert all(e["scope"] == "refused" for e in grant.requests[KEPT:])  # past KEPT: what decides
+    assert grant.unrecorded == 3 * KEPT + 3 * KEPT // 2 - 2 * KEPT

@@ -370,7 +370,8 @@ def test_values_and_text_naming_anything_outside_the_trial_are_refused(
     assert prepared.repo is not None and prepared.repo.owner == world.run_user.login
     token, repo = prepared.agent_token, prepared.repo.full_name
     [first, *_] = run.get(f"/repos/{repo}/pulls", params={"state": "open"})
-    watch = Watch(host.url, host.token, ignore=lambda name: name in (repo, world.control))
+    control = prepared.control.full_name  # the gateway's controls', made and gone with it
+    watch = Watch(host.url, host.token, ignore=lambda name: name in (repo, world.control, control))
     before, notified = watch.take(), inbox.read()
     link = f"/{world.run_user.login}/{world.other}/issues/+1"
     setup = "; ".join(shell.format(link=link, admin=world.admin, head=first["head"]["ref"])

@@ -497,10 +497,12 @@ def test_a_body_over_the_limit_is_refused_as_it_streams_in_never_held(forge):
             answer, sent = _sent_before_the_answer(
                 gateway, head + "Transfer-Encoding: chunked\r\n\r\n", 1024 ** 2, chunk)
             assert answer.startswith(b"HTTP/1.1 413") and sent < 1024 * 1024, (answer[:60], sent)
-            body = {"title": "x " * 25 * 1024}  # each fits one request's limit, two not a trial's
+            # each fits one request's limit, two not a trial's (a file: no text the host parses)
+            body = {"content": base64.b64encode(b"x" * 37 * 1024).decode(), "message": "m"}
             auth = {"Authorization": f"token {grant.token}"}
-            first = requests.post(gateway.url + path.lstrip("/"), json=body, headers=auth, timeout=30)
-            second = requests.post(gateway.url + path.lstrip("/"), json=body, headers=auth, timeout=30)
+            files = gateway.url + path.lstrip("/").replace("/issues", "/contents/")
+            first = requests.post(files + "a.txt", json=body, headers=auth, timeout=30)
+            second = requests.post(files + "b.txt", json=body, headers=auth, timeout=30)
             assert (first.status_code, second.status_code) == (201, 413)
             assert gateway.idle()
         assert [(e["status"], e["scope"]) for e in grant.requests] == [

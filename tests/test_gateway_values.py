@@ -93,10 +93,27 @@ def test_a_mention_of_anyone_but_the_trials_user_is_refused(text, refused):
         assert decision.allowed == (not refused), (method, path, decision.reason)
 
 
-def test_a_commit_s_identity_may_carry_an_e_mail_address():
-    body = {"content": "aGk=", "message": "docs", "author": {"name": "A", "email": "x@admin"}}
-    assert asked("POST", f"{R}/contents/notes.md", body).allowed
-    assert not asked("POST", f"{R}/contents/notes.md", {**body, "message": "cc @admin"}).allowed
+def test_a_commit_s_identity_is_the_trials_own_or_the_bots():
+    """R16: Gitea matches a commit's e-mail address to a user, a private user's hidden
+    address too, and its answer names them: only the trial's own address (any letter
+    case) or the fixed bot's, in `author` and `committer` alike."""
+    def write(identity: dict, field: str = "author"):
+        body = {"content": "aGk=", "message": "docs", field: identity}
+        return decide("POST", f"{R}/contents/notes.md", "", "owner", "r",
+                      json.dumps(body).encode(), "owner", JSON, "owner@benchkit.invalid")
+    for field in ("author", "committer"):
+        for address in ("x@admin", "admin@example.com", "rtuser2@noreply.localhost",
+                        "other@benchkit.invalid"):
+            decision = write({"name": "A", "email": address}, field)
+            assert not decision.allowed and f"a commit's {field}" in decision.reason, address
+        for address in ("owner@benchkit.invalid", "OWNER@Benchkit.invalid",
+                        "agent@benchkit.invalid", ""):
+            assert write({"name": "A", "email": address}, field).allowed, address
+    assert not asked("POST", f"{R}/contents/notes.md",  # a trial with no address of its own
+                     {"content": "aGk=", "author": {"name": "A", "email": "owner@benchkit.invalid"}}
+                     ).allowed
+    assert not asked("POST", f"{R}/contents/notes.md",
+                     {"content": "aGk=", "message": "cc @admin"}).allowed
 
 
 # --- values that name users, teams or repositories -----------------------------------

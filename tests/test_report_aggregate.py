@@ -157,9 +157,10 @@ def test_invalid_and_harness_error_samples_are_left_out_and_counted(tmp_path):
     matrix = matrix_of(["a", "b"], ["t1", "t2"])
     clean = [sample(arm, t, tokens=costing(1000 + 100 * i), turns=3 + i)
              for arm in ("a", "b") for t in ("t1", "t2") for i in range(3)]
-    dirty = clean + [
-        sample("a", "t1", outcome="invalid", tokens=costing(90000), turns=20),
-        sample("a", "t2", outcome="invalid", tokens=costing(90000)),
+    dirty = clean + [  # invalid, but not of the agent's doing (a foreign tool offered)
+        sample("a", "t1", outcome="invalid", tokens=costing(90000), turns=20,
+               failure_class="leak-foreign"),
+        sample("a", "t2", outcome="invalid", tokens=costing(90000), failure_class="leak-foreign"),
         sample("b", "t1", outcome="harness-error", tokens=costing(0), turns=0),
         sample("b", "t1", outcome="harness-error", failure_class="seeding"),
         sample("b", "t2", outcome="harness-error", failure_class="sdk-startup"),
@@ -174,7 +175,7 @@ def test_invalid_and_harness_error_samples_are_left_out_and_counted(tmp_path):
     assert after.totals.measured == before.totals.measured == 12
     assert after.exclusions == [
         ExclusionRow(arm="a", invalid=2, unaudited=0, harness_error=0,
-                     classes={"invalid: leak": 2}),
+                     classes={"invalid: leak-foreign": 2}),
         ExclusionRow(arm="b", invalid=0, unaudited=1, harness_error=3,
                      classes={"harness-error: host": 1, "harness-error: sdk-startup": 1,
                               "harness-error: seeding": 1, "unaudited: audit": 1})]
@@ -184,6 +185,31 @@ def test_invalid_and_harness_error_samples_are_left_out_and_counted(tmp_path):
     assert any("6 samples left out" in n and "3 harness errors" in n
                and "1 unaudited (the audit could not read its evidence)" in n
                for n in after.notes)
+
+
+def test_a_leak_of_the_agents_own_is_listed_and_counted_as_a_failure_of_its_arm(tmp_path):
+    """An agent must not escape a failing trial by sending what the gateway refuses:
+    its leak is flagged and listed with the excluded, and counted in success and pass^k
+    as a failure (a replay's leak alike: benchkit.counting.overruled)."""
+    matrix = matrix_of(["a", "b"], ["t1", "t2"])
+    clean = [sample(arm, t, tokens=costing(1000)) for arm in ("a", "b")
+             for t in ("t1", "t2") for _ in range(3)]
+    leaked = clean + [sample("a", "t1", outcome="invalid", failure_class="leak",
+                             tokens=costing(1000)),
+                      sample("a", "t2", outcome="invalid", failure_class="replay-leak",
+                             tokens=costing(1000))]
+    before = report_of(tmp_path, clean, matrix, name="clean")
+    after = report_of(tmp_path, leaked, matrix, name="leaked")
+    assert row(before, "a").success.value == 1.0 and row(before, "a").pass_k.value == 1.0
+    assert row(after, "a").success.value == pytest.approx(0.75)  # 3 of 4 in each task
+    assert row(after, "a").pass_k.value < 1.0 and row(after, "b") == row(before, "b")
+    assert after.totals.invalid == after.totals.leaks_counted == 2
+    assert after.totals.measured == 14
+    assert after.exclusions == [ExclusionRow(arm="a", invalid=2, unaudited=0, harness_error=0,
+                                             classes={"invalid: leak": 1,
+                                                      "invalid: replay-leak": 1})]
+    assert not any("left out" in n for n in after.notes)
+    assert any("2 samples invalid for a leak of the agent's own" in n for n in after.notes)
 
 
 def test_a_crashed_trial_is_charged_to_its_arm_as_a_failure(tmp_path):

@@ -342,8 +342,8 @@ def test_ctrl_c_mid_run_deletes_the_repository_and_records_nothing(forge, shippe
     driver = Scripted([bash("echo waiting"), stall()])
     ctx = context(forge, shipped_tree, tmp_path, driver, backstop_seconds=600)
     cell = raw_api_cell(shipped_tree)
-    prepared = prepare_trial(cell, ctx)
-    assert repos_left(forge) == [prepared.repo.name]
+    prepared = prepare_trial(cell, ctx)  # the trial's repository, and its controls'
+    assert sorted(repos_left(forge)) == sorted([prepared.repo.name, prepared.control.name])
     sent = []
 
     def interrupt():  # once the agent is mid-run, waiting on the model

@@ -83,9 +83,10 @@ def test_a_stop_signal_leaves_no_sample_no_repository_no_token(tmp_path, signum,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                    start_new_session=True)
         try:
-            # Two agents waiting on the model, and the third trial's repository seeded ahead.
+            # Two agents waiting on the model, and the third trial's repository seeded ahead
+            # (each beside its control repository).
             assert wait_for(lambda: len(model.messages(auxiliary=False)) == 2
-                            and len(repos(forge)) == 3, 300), "the run never got going"
+                            and len(repos(forge)) == 6, 300), "the run never got going"
             assert agent_tokens(forge) == 3
             if whole_group:  # as a terminal's Ctrl-C: the agents' CLIs get it too
                 os.killpg(process.pid, signum)

@@ -73,7 +73,7 @@ def test_an_audit_that_cannot_read_the_request_log_marks_the_trial_unaudited(
 def test_a_host_error_on_the_agents_own_request_is_charged_while_the_host_is_healthy(
         forge, shipped_tree, tmp_path):
     """A 500 the host answers the agent's PATCH with, while the host answers the
-    harness's own health request right after: nothing shows the host failing on its
+    harness's own control write right after: nothing shows the host failing on its
     own (an agent can provoke a 5xx cheaply), so the failure is the arm's."""
     driver = Scripted()
     ctx = context(forge, shipped_tree, tmp_path, driver)
@@ -85,6 +85,8 @@ def test_a_host_error_on_the_agents_own_request_is_charged_while_the_host_is_hea
     assert (sample.outcome, sample.failure_class, sample.valid) == \
         ("failed", "host-error-provoked", True)
     assert "PATCH" in sample.error and "HTTP 500" in sample.error
+    patch, = [e for e in sample.requests if e["method"] == "PATCH"]
+    assert patch["control"]["kind"] == "write" and patch["control"]["status"] == 200
     assert repos_left(forge) == []
 
 

@@ -46,6 +46,8 @@ class Suite(Loaded):
     request_arrival_seconds: float = 5.0
     model_idle_seconds: float = 120.0
     harness_retries: int = 3  # --until: more trials per cell and run after harness errors
+    max_trial_download_bytes: int = 256 * 1024 * 1024
+    max_trial_host_cpu_seconds: float = 60.0
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,8 @@ def load_suite(path) -> Suite:
         "model", "trials", "floor", "turn_cap", "backstop_seconds", "repo_prefix",
         "default_cell_tokens", "weights", "base_prompt", "equivalence_margin",
         "max_request_bytes", "max_trial_upload_bytes", "max_trial_connections",
-        "request_arrival_seconds", "model_idle_seconds", "harness_retries"]))
+        "request_arrival_seconds", "model_idle_seconds", "harness_retries",
+        "max_trial_download_bytes", "max_trial_host_cpu_seconds"]))
 
 
 def load_seed(path) -> Seed:

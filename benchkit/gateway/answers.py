@@ -3,23 +3,55 @@
 the start of it at a piece's end is carried over to the next piece), a gzip body
 inflated piece by piece (each piece bounded), any other body (git's packs) as is. An
 answer that fits one piece keeps a Content-Length; a longer text answer is sent
-chunked, since its length after the rewrite is known only at its end."""
+chunked, since its length after the rewrite is known only at its end. What the tool is
+sent of a host's answer counts against its trial's downloads as it goes (Sending)."""
 
 from __future__ import annotations
 
 import http.client
 import re
+import socket
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from io import BufferedIOBase
 from typing import BinaryIO, Protocol
 
 CHUNK = 64 * 1024
+SEND_SECONDS = 60.0  # how long a piece of an answer may wait for the tool to read
 TEXT_TYPES = ("application/json", "text/", "application/javascript", "application/xml")
 # Of an answer: hop by hop, or the host's session.
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization",
                         "te", "trailer", "transfer-encoding", "upgrade", "content-length", "host",
                         "authorization", "accept-encoding", "expect", "cookie", "set-cookie"})
+
+
+class Spent(OSError):
+    """The trial's downloads passed their limit in the middle of an answer."""
+
+
+class Sending:
+    """The tool's side of the connection for writing: every byte sent, or an error; a
+    tool that stops reading for SEND_SECONDS is given up on. While `meter` is set (a
+    host's answer being relayed), each write is counted against the trial's downloads
+    first, and none goes out past their limit."""
+
+    def __init__(self, sock: socket.socket):
+        self._sock = sock
+        self.closed = False
+        self.meter: Callable[[int], bool] | None = None
+
+    def write(self, data: bytes) -> int:
+        if self.meter is not None and not self.meter(len(data)):
+            raise Spent("the trial's downloads passed their limit")
+        self._sock.settimeout(SEND_SECONDS)  # reads set their own (doors.Arrival)
+        self._sock.sendall(data)
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.closed = True
 
 
 class Rewriter:

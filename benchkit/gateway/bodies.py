@@ -7,7 +7,8 @@ The gateway takes what the operation takes (a JSON object; git's own bodies on g
 routes) and nothing else: a form or multipart body, another Content-Type, a duplicate
 key, two keys equal but for letter case, a key that is a field in another letter case,
 a credential field (`sudo`, `token`, `access_token`, ...) at any depth, or a number
-Go cannot read is refused, and so is text in it that acts elsewhere: a reference to an
+Go cannot read is refused, and so is text that would cost the host superlinear work
+(benchkit.gateway.hostwork) and text in it that acts elsewhere: a reference to an
 issue of another repository (benchkit.gateway.crossrefs) or a mention of anyone but the
 trial's own user (benchkit.gateway.mentions; not in a commit's `author` or `committer`,
 whose e-mail addresses Gitea does not read for mentions). What it forwards is its own
@@ -21,6 +22,7 @@ import json
 from email.message import Message
 
 from benchkit.gateway.crossrefs import acts_elsewhere
+from benchkit.gateway.hostwork import body_too_costly
 from benchkit.gateway.mentions import mentions_other
 from benchkit.gateway.names import allowed_users
 
@@ -68,6 +70,8 @@ def canonical(body: bytes, content_type: str, fields: frozenset[str] | None,
             kept[key] = value
         elif any(key.casefold() == field.casefold() for field in fields):
             raise Refused(f"the field {_quote(key)} in another letter case than the host's")
+    if reason := body_too_costly(kept):  # first: it bounds what the text checks read
+        raise Refused(reason)
     _no_text_acting_elsewhere(kept, owner, repo, allowed_users(owner, user))
     return json.dumps(kept, ensure_ascii=True).encode(), kept
 

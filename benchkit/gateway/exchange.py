@@ -5,7 +5,8 @@ decided (benchkit.gateway.scope), forwarded to the host (benchkit.gateway.upstre
 its answer streamed back (benchkit.gateway.answers); everything else answered in
 Gitea's shape (401, 403, 404, 408, 413, 400). The gateway (benchkit.gateway.server)
 says whose the request is and keeps its record: its duration runs from the request's
-first byte to its answer's last.
+first byte to its answer's last; a request the host failed or kept waiting carries the
+figures of its control request (benchkit.gateway.control).
 """
 
 from __future__ import annotations
@@ -21,8 +22,16 @@ from http.server import BaseHTTPRequestHandler
 from typing import Protocol
 from urllib.parse import urlsplit
 
-from benchkit.gateway.answers import Rewriter, relay
+from benchkit.gateway.answers import Rewriter, Sending, Spent, relay
 from benchkit.gateway.authorization import find_token
+from benchkit.gateway.control import (
+    ALARM,
+    CONTROL_AFTER_S,
+    CONTROL_TIMEOUT_S,
+    Controls,
+    Kind,
+    Probe,
+)
 from benchkit.gateway.doors import Arrival, Door
 from benchkit.gateway.framing import BadBody, Limits, TooLarge, inflate, read_body
 from benchkit.gateway.grant import Grant
@@ -35,27 +44,6 @@ FORWARDED = ("User-Agent", "Accept", "Git-Protocol")
 DRAIN_SECONDS = 2.0  # after a 413, how long the rest of the body is read and dropped
 CHUNK = 64 * 1024
 ABORTED = 499      # the status recorded for a request cut off before its answer was out
-SEND_SECONDS = 60.0  # how long a piece of an answer may wait for the tool to read
-
-
-class _Sending:
-    """The tool's side of the connection for writing: every byte sent, or an error; a
-    tool that stops reading for SEND_SECONDS is given up on."""
-
-    def __init__(self, sock: socket.socket):
-        self._sock = sock
-        self.closed = False
-
-    def write(self, data: bytes) -> int:
-        self._sock.settimeout(SEND_SECONDS)  # reads set their own (doors.Arrival)
-        self._sock.sendall(data)
-        return len(data)
-
-    def flush(self) -> None:
-        pass
-
-    def close(self) -> None:
-        self.closed = True
 
 
 class Keeper(Protocol):
@@ -69,6 +57,8 @@ class Keeper(Protocol):
     def foreign(self, grant: Grant | None, tokens: tuple[str, ...]) -> str | None: ...
     def reserve(self, grant: Grant | None, size: int) -> bool: ...
     def release(self, grant: Grant | None, size: int) -> None: ...
+    def spend(self, grant: Grant, size: int) -> bool: ...
+    def spent(self, grant: Grant) -> str: ...
     def record(self, grant: Grant | None, entry: dict, handler: Exchange) -> None: ...
     def note(self, door: Door, entry: dict) -> None: ...
     def rewriter(self, door: Door) -> Rewriter: ...
@@ -81,6 +71,10 @@ class Exchange(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     host_s: float | None = None  # the relayed request's wait for the host's answer
     unreachable: str | None = None  # why the host gave it no answer at all (a 502 of ours)
+    unreadable: str | None = None  # why its answer could not be read (a 502 of ours)
+    spent: str | None = None  # why its answer was cut off: the trial's downloads ran out
+    probe: Probe | None = None  # the request's control request, when it needed one
+    _ticket: object | None = None  # the request being forwarded, for its alarm
 
     def __init__(self, conn: socket.socket, door: Door, gateway: Keeper, accepted: float):
         self.door, self.gateway, self.accepted = door, gateway, accepted
@@ -96,7 +90,7 @@ class Exchange(BaseHTTPRequestHandler):
         self.arrival = Arrival(self.connection, self.gateway.limits.arrival_seconds)
         self.reader = io.BufferedReader(self.arrival, CHUNK)
         self.rfile = self.reader
-        self.wfile = _Sending(self.connection)  # type: ignore[assignment]
+        self.wfile = Sending(self.connection)  # type: ignore[assignment]
 
     def log_message(self, format: str, *args) -> None:
         pass  # the record is the log; a request line could carry a token in its query
@@ -128,7 +122,7 @@ class Exchange(BaseHTTPRequestHandler):
         try:
             self.raw_requestline = self.rfile.readline(65537)
             if len(self.raw_requestline) > 65536:
-                self.send_error(414)
+                self._refused_unread(414, "a request line of more than 65536 bytes")
                 return
             if not self.raw_requestline:
                 self.close_connection = True
@@ -150,11 +144,16 @@ class Exchange(BaseHTTPRequestHandler):
 
     def _late(self) -> None:
         seconds = self.gateway.limits.arrival_seconds
+        self._refused_unread(408, f"a request that did not arrive within {seconds:g} s")
+
+    def _refused_unread(self, status: int, reason: str) -> None:
+        """A request refused before it was read whole: answered, closed, on the record."""
+        self.close_connection = True
         entry = {"started": round(self.first[0], 6), "method": "", "path": "",
-                 "user_agent": "", "scope": "refused", "status": 408, "bytes_in": 0,
-                 "reason": f"a request that did not arrive within {seconds:g} s", "bytes_out": 0}
+                 "user_agent": "", "scope": "refused", "status": status, "bytes_in": 0,
+                 "reason": reason, "bytes_out": 0}
         with contextlib.suppress(OSError):
-            entry["bytes_out"] = self._json(408, {"message": f"benchkit gateway: {entry['reason']}"},
+            entry["bytes_out"] = self._json(status, {"message": f"benchkit gateway: {reason}"},
                                             {"Connection": "close"})[1]
         entry["duration"] = round(time.perf_counter() - self.first[1], 6)
         self.gateway.note(self.door, entry)
@@ -167,6 +166,7 @@ class Exchange(BaseHTTPRequestHandler):
         problem = found.problem or self.gateway.foreign(grant, found.tokens)
         entry = {"started": round(started, 6), "method": self.command, "path": target.path,
                  "user_agent": self.headers.get("User-Agent", "")}
+        self.probe = self._ticket = None
         try:
             self._serve(target, found, problem, grant, authorized and not problem, entry)
         except (OSError, http.client.HTTPException):
@@ -179,6 +179,8 @@ class Exchange(BaseHTTPRequestHandler):
             entry.setdefault("bytes_in", 0)
             entry.setdefault("bytes_out", 0)
             entry.update(duration=round(time.perf_counter() - clock, 6))
+            if self.probe is not None:  # the trial's end does not wait for it
+                entry["control"] = self.probe.figures(CONTROL_TIMEOUT_S, lambda: self.aborted)
             self.gateway.record(grant, entry, self)
 
     def _serve(self, target, found, problem: str | None, grant: Grant | None,
@@ -210,10 +212,14 @@ class Exchange(BaseHTTPRequestHandler):
         else:
             assert grant is not None
             decision = decide(self.command, target.path, found.query, grant.owner, grant.repo,
-                              body, grant.user, self.headers.get("Content-Type") or "")
+                              body, grant.user, self.headers.get("Content-Type") or "",
+                              grant.email)
             del body  # what is forwarded is the decision's own body: the tool's goes now
             if decision.scope == "git" and decision.body:
                 decision = self._inflated(grant, decision)
+            if decision.allowed and not (decision.status or decision.empty) \
+                    and (spent := gateway.spent(grant)):
+                decision = refuse(spent)
             entry["scope"] = decision.scope
             if decision.reason:
                 entry["reason"] = decision.reason
@@ -224,14 +230,13 @@ class Exchange(BaseHTTPRequestHandler):
             elif decision.empty:  # a search filter no issue of the repository passes
                 status, sent = self._json(200, [], {"X-Total-Count": "0"})
             else:
-                self.host_s, self.unreachable = None, None
+                self.host_s = self.unreachable = self.unreadable = self.spent = None
                 status, sent = self._relay(grant, decision, found)
-                if self.host_s is not None:
-                    entry["host_s"] = self.host_s
-                if self.unreachable is not None:
-                    entry["unreachable"] = self.unreachable
-                if 500 <= status < 600:  # the host's own fault, or the agent's doing?
-                    entry["health"] = self.gateway.upstream.health()
+                for name in ("host_s", "unreachable", "unreadable"):
+                    if (value := getattr(self, name)) is not None:
+                        entry[name] = value
+                if self.spent:  # cut off mid-answer: refused like any request past a limit
+                    entry.update(scope="refused", reason=self.spent)
         entry.update(status=status, bytes_out=sent)
 
     def _inflated(self, grant: Grant, decision: Decision) -> Decision:
@@ -291,30 +296,66 @@ class Exchange(BaseHTTPRequestHandler):
         if decision.body or self.command in ("POST", "PUT", "PATCH"):
             headers["Content-Length"] = str(len(decision.body))
         target = decision.path + ("?" + decision.query if decision.query else "")
-        asked = time.perf_counter()
+        kind: Kind = "read" if self.command in ("GET", "HEAD") or decision.scope == "git" \
+            else "write"
+        asked, since = time.perf_counter(), time.monotonic()
+        ticket = self._ticket = object()  # a late alarm never lands on the next request
+
+        def waiting() -> None:  # still no answer: a control while the request waits
+            if self._ticket is ticket:
+                self._control(grant.controls, kind, since)
+        alarm = ALARM.set(CONTROL_AFTER_S, waiting)
         try:
             conn, answer = self.gateway.upstream.forward(
                 self.command, target, headers, decision.body, self._watch)
         except (OSError, http.client.HTTPException) as error:
+            ALARM.cancel(alarm)
             self.host_s = round(time.perf_counter() - asked, 6)
-            self.unreachable = type(error).__name__  # the host's fault, not the agent's
+            # No connection, or one dropped: `unreachable`; an answer the gateway could
+            # not read: `unreadable`. Either is the host's only if its control fails too.
+            name = type(error).__name__
+            if isinstance(error, OSError):
+                self.unreachable = name
+            else:
+                self.unreadable = name
             self.close_connection = True
             if self.aborted:
                 raise
-            return self._json(502, {"message": "benchkit gateway: the host could not be "
-                                               f"reached ({type(error).__name__})"})
+            self._control(grant.controls, kind, time.monotonic())
+            said = "reached" if self.unreachable else "read"
+            return self._json(502, {"message": f"benchkit gateway: the host's answer could not "
+                                               f"be {said} ({name})"})
+        ALARM.cancel(alarm)
         self.host_s = round(time.perf_counter() - asked, 6)  # the host's time to its head
+        if answer.status >= 500:  # the host's own fault, or the agent's doing?
+            self._control(grant.controls, kind, time.monotonic())
         whole = False
+        written = [0]
+
+        def meter(size: int) -> bool:
+            allowed = self.gateway.spend(grant, size)
+            written[0] += size if allowed else 0
+            return allowed
+        self.wfile.meter = meter  # type: ignore[attr-defined]
         try:
             sent = relay(self, answer, self.gateway.rewriter(self.door))
             whole = True
             return answer.status, sent
+        except Spent as error:  # cut off: the tool has what fit in the trial's budget
+            self.close_connection, self.spent = True, str(error)
+            return answer.status, written[0]
         except (OSError, http.client.HTTPException):
             self.close_connection = True  # the tool went away, or the host mid-answer
             return (ABORTED if self.aborted else answer.status), 0
         finally:
+            self.wfile.meter = None  # type: ignore[attr-defined]
             self._upstream_sock = None
             self.gateway.upstream.release(conn, answer, whole)
+
+    def _control(self, controls: Controls | None, kind: Kind, since: float) -> None:
+        """The request's control: one of its kind sent at `since` or later."""
+        if controls is not None:
+            self.probe = controls.probe(kind, since)
 
     def _watch(self, sock: socket.socket | None) -> None:
         """The host connection of the request being forwarded: what abort() cuts."""

@@ -22,13 +22,17 @@ MB = 1024 * 1024
 @dataclass(frozen=True)
 class Limits:
     """How much the gateway takes: one request's body, a trial's bodies in all, a
-    trial's connections at once, and the seconds a started request may take to arrive
-    (plus one a 64 KiB)."""
+    trial's connections at once, the seconds a started request may take to arrive
+    (plus one a 64 KiB); and what a trial may cost the host: the answers' bytes sent to
+    its tools, and the host's CPU time while it runs (where it can be read:
+    benchkit.gateway.hostcpu)."""
 
     request_bytes: int = 10 * MB
     trial_bytes: int = 100 * MB
     connections: int = 32
     arrival_seconds: float = 5.0
+    download_bytes: int = 256 * MB
+    host_cpu_seconds: float = 60.0
 
 
 class BadBody(ValueError):

@@ -14,7 +14,10 @@ The fields, from the operations of benchkit/gateway/operations.yaml (Gitea 1.26'
   comparison (routers/common/compare.go ParseCompareRouterParam: cut at the first
   `...`, else `..`; the head is `[owner[/repo]:]branch`), so an `owner/repo:` written
   into either names the head repository;
-- the pull-by-branches route's `{head}` (`owner[/repo]:branch`).
+- the pull-by-branches route's `{head}` (`owner[/repo]:branch`);
+- a commit's `author` and `committer` (the contents API): Gitea matches the e-mail
+  address to a user, a private one's hidden address included, and its answer names
+  them (login and id). Only the trial's own user's address, or the fixed BOT_EMAIL.
 Mentions in text are benchkit.gateway.mentions'.
 """
 
@@ -25,6 +28,8 @@ from collections.abc import Iterable
 USERS = ("assignee", "assignees", "reviewers")   # body fields naming users
 TEAMS = ("team_reviewers",)                      # body fields naming teams
 QUERY_USERS = ("created_by", "assigned_by", "mentioned_by", "poster")
+IDENTITIES = ("author", "committer")             # body fields naming a commit's people
+BOT_EMAIL = "agent@benchkit.invalid"  # a commit's fixed identity that names no user
 
 
 def allowed_users(owner: str, user: str) -> frozenset[str]:
@@ -34,10 +39,16 @@ def allowed_users(owner: str, user: str) -> frozenset[str]:
 
 
 def body_names_outside(body_kind: str | None, body: dict, owner: str, repo: str,
-                       user: str) -> str:
+                       user: str, email: str = "") -> str:
     """Why a body names a user, team or repository other than the trial's ("" when it
-    does not)."""
+    does not). `email`: the trial's own user's address."""
     mine = allowed_users(owner, user)
+    for field in IDENTITIES:
+        given = body.get(field)
+        address = str(given.get("email") or "") if isinstance(given, dict) else ""
+        if address.strip() and address.strip().lower() not in {BOT_EMAIL, email.lower()} - {""}:
+            return (f"a commit's {field} with an e-mail address other than the trial's own "
+                    f"or {BOT_EMAIL} ({address[:40]!r})")
     for field in USERS:
         for name in _strings(body.get(field)):
             if name.strip() and name.strip().lower() not in mine:  # "": nobody

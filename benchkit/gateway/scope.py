@@ -9,12 +9,14 @@ refused, whatever repository it names.
 Beyond its route, an operation can still reach another repository or user through what
 it carries, and those forms are refused too: a value that names a user, a team or a
 repository other than the trial's own (benchkit.gateway.names: assignees, reviewers, the
-lists' user filters, a dependency's repository, a pull request's base and head); text
+lists' user filters, a dependency's repository, a pull request's base and head, a
+commit's author and committer); text
 referring to an issue of another repository (benchkit.gateway.crossrefs), in the body or
 in a path parameter (the contents API's default commit message is "Add <path>"), or
 mentioning another user (benchkit.gateway.mentions); a file written where the host reads
 a repository's own configuration and acts on it (benchkit.gateway.hostfiles: code
-owners, templates, workflows, ...). Gitea's global issue search answers every
+owners, templates, workflows, ...); text, lists and a query that would cost the host
+superlinear work (benchkit.gateway.hostwork). Gitea's global issue search answers every
 repository the token sees, so it is answered from the repository's own issue list. Git
 smart HTTP is fetch only: nothing the tasks need pushes, so neither push options nor
 refs come into it.
@@ -28,6 +30,7 @@ from urllib.parse import parse_qsl, urlencode
 from benchkit.gateway.bodies import Refused, canonical
 from benchkit.gateway.crossrefs import acts_elsewhere
 from benchkit.gateway.hostfiles import host_reads
+from benchkit.gateway.hostwork import query_too_costly, text_too_costly
 from benchkit.gateway.names import body_names_outside, head_param_outside, query_names_outside
 from benchkit.gateway.operations import Found, Operation, catalogue, match, misshapen
 
@@ -58,10 +61,10 @@ def refuse(reason: str) -> Decision:
 
 
 def decide(method: str, path: str, query: str, owner: str, repo: str, body: bytes = b"",
-           user: str = "", content_type: str = "") -> Decision:
+           user: str = "", content_type: str = "", email: str = "") -> Decision:
     """Whether (and as what) a request for `path?query` with `body` may reach the host on
-    behalf of the trial whose repository is `owner/repo` (and whose host user is `user`).
-    `query` has its token parameters out."""
+    behalf of the trial whose repository is `owner/repo` (and whose host user is `user`,
+    with the e-mail address `email`). `query` has its token parameters out."""
     found = match(method, path, owner, repo)
     if found is None and (near := misshapen(method, path, owner, repo)):
         return Decision("answered", status=404, reason="an index that is not a number in "
@@ -73,7 +76,8 @@ def decide(method: str, path: str, query: str, owner: str, repo: str, body: byte
     kept = _query(operation, query)
     if isinstance(kept, Decision):
         return kept
-    if reason := query_names_outside(parse_qsl(kept), owner, user):
+    if reason := (query_names_outside(parse_qsl(kept), owner, user)
+                  or query_too_costly(parse_qsl(kept), kept)):
         return refuse(reason)
     if operation.confined:
         return _confined_search(query, owner, repo, user)
@@ -84,7 +88,8 @@ def decide(method: str, path: str, query: str, owner: str, repo: str, body: byte
         data, checked = canonical(body, content_type, fields, owner, repo, user)
     except Refused as error:
         return refuse(str(error))
-    reason = (body_names_outside(operation.body, checked or {}, owner, repo, user)
+    reason = (_path_too_costly(found)
+              or body_names_outside(operation.body, checked or {}, owner, repo, user, email)
               or _host_config(found, checked or {}) or _path_acting_elsewhere(found, owner, repo, user))
     if reason:
         return refuse(reason)
@@ -127,6 +132,15 @@ def _path_acting_elsewhere(found: Found, owner: str, repo: str, user: str) -> st
     return ""
 
 
+def _path_too_costly(found: Found) -> str:
+    """Why a path parameter would cost the host too much as text (the contents API
+    writes a file's path into the commit message it makes when none is given)."""
+    for name, value in found.params.items():
+        if name not in ("owner", "repo") and (reason := text_too_costly(value, f"the path's {name}")):
+            return reason
+    return ""
+
+
 def _host_config(found: Found, body: dict) -> str:
     """Why a file written by the contents API would be read by the host and acted on
     ("" when it would not): its path, or the path it is moved from."""
@@ -158,4 +172,6 @@ def _confined_search(query: str, owner: str, repo: str, user: str) -> Decision:
             return Decision("confined", f"/api/v1/repos/{owner}/{repo}/issues", "", empty=True)
     if not any(k == "limit" for k, _ in kept):
         kept.append(("limit", SEARCH_DEFAULT_LIMIT))
+    if reason := query_too_costly(kept, urlencode(kept)):
+        return refuse(reason)
     return Decision("confined", f"/api/v1/repos/{owner}/{repo}/issues", urlencode(kept))

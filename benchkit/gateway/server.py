@@ -28,8 +28,10 @@ token): the audit reads that record on every host.
 Transparent: the host's root URL becomes the door's in text bodies and in the Location
 and Link headers, as the answer streams (benchkit.gateway.answers); the host is asked
 for identity encoding (a gzip answer is inflated). An HTTPS host is reached with
-certificate checks. A host that cannot be reached is a 502 in the record: a harness
-error, never the arm's. A trial's end aborts what it still has in flight (at once on a
+certificate checks. A host that cannot be reached, or whose answer cannot be read, is a
+502 in the record; an agent's request that fails or waits long gets a control request
+(benchkit.gateway.control), whose figures the record keeps: the host is charged only
+when its control fails too. A trial's end aborts what it still has in flight (at once on a
 stop, after END_WAIT otherwise): a held host answer never holds the run.
 """
 
@@ -42,10 +44,12 @@ import time
 from collections.abc import Callable
 
 from benchkit.gateway.answers import Rewriter
+from benchkit.gateway.control import ControlObject, Controls
 from benchkit.gateway.doors import Door, Doors
 from benchkit.gateway.exchange import Exchange
 from benchkit.gateway.framing import Limits
-from benchkit.gateway.grant import Grant
+from benchkit.gateway.grant import KEPT, Grant
+from benchkit.gateway.hostcpu import HostCpu
 from benchkit.gateway.upstream import Upstream
 
 END_WAIT = 30.0    # how long end() waits for the trial's requests still in flight
@@ -59,6 +63,7 @@ class Gateway:
     def __init__(self, host_url: str, *, cafile: str | None = None,
                  limits: Limits | None = None):
         self.upstream = Upstream(host_url, cafile=cafile)
+        self.host_cpu = HostCpu(host_url)
         self.host_url = host_url.rstrip("/") + "/"
         self.limits = limits or Limits()
         self._grants: dict[str, Grant] = {}
@@ -85,8 +90,14 @@ class Gateway:
             doors = [self._shared, *(g.door for g in self._grants.values() if g.door)]
         self._doors.close(doors)
 
-    def issue(self, owner: str, repo: str, upstream_token: str, user: str = "") -> Grant:
-        grant = Grant("bk_" + secrets.token_hex(20), owner, repo, upstream_token, user)
+    def issue(self, owner: str, repo: str, upstream_token: str, user: str = "", *,
+              control: ControlObject | None = None, email: str = "") -> Grant:
+        """A trial's pass: its throwaway token and door, for `owner/repo`, forwarded with
+        `upstream_token` (the host user `user`, whose e-mail address is `email`); its
+        controls read and write `control` (benchkit.gateway.control)."""
+        grant = Grant("bk_" + secrets.token_hex(20), owner, repo, upstream_token, user,
+                      email=email, cpu_start=self.host_cpu.seconds())
+        grant.controls = Controls(self.upstream, control)
         grant.door = self._doors.open(grant)
         grant.url = grant.door.url
         with self._lock:
@@ -168,6 +179,25 @@ class Gateway:
             with self._lock:
                 grant.uploaded -= size
 
+    def spend(self, grant: Grant, size: int) -> bool:
+        """Count `size` bytes of an answer against the trial's downloads; False once
+        they pass their limit."""
+        with self._lock:
+            grant.downloaded += size
+            return grant.downloaded <= self.limits.download_bytes
+
+    def spent(self, grant: Grant) -> str:
+        """Why the trial may not ask the host for more ("" while it may): its downloads
+        or the host's CPU time since it began have passed their limit."""
+        if grant.downloaded >= self.limits.download_bytes:
+            return f"the trial's downloads passed their limit ({self.limits.download_bytes} bytes)"
+        now = self.host_cpu.seconds()
+        if now is not None and grant.cpu_start is not None \
+                and now - grant.cpu_start > self.limits.host_cpu_seconds:
+            return (f"the host's CPU time while the trial ran passed its limit "
+                    f"({now - grant.cpu_start:.2f} s of {self.limits.host_cpu_seconds:g} s)")
+        return ""
+
     def record(self, grant: Grant | None, entry: dict, handler: Exchange | None = None) -> None:
         """A trial's request goes to its record. A stray of the shared door whose
         credentials were refused (not merely absent or unknown) goes to every live
@@ -177,7 +207,7 @@ class Gateway:
             self.busy -= 1
             self.changed.notify_all()
             if grant is not None:
-                grant.requests.append(entry)
+                grant.keep(entry)
                 grant.inflight -= 1
                 grant.active.discard(handler)
                 return
@@ -185,15 +215,18 @@ class Gateway:
             self.strays.append(entry)
             if entry.get("problem"):
                 for live in (*self._grants.values(), *self._ending):
-                    live.requests.append({**entry, "scope": "refused", "reason":
-                                          f"a stray request while this trial ran: {entry['problem']}"})
+                    live.keep({**entry, "scope": "refused", "stray": True, "reason":
+                               f"a stray request while this trial ran: {entry['problem']}"})
 
     def note(self, door: Door, entry: dict) -> None:
         """What happened on a connection outside any request (refused for the limit,
         timed out before its request was whole): the door's trial's record, else the
         strays."""
         with self._lock:
-            (door.owner.requests if door.owner is not None else self.strays).append(entry)
+            if door.owner is not None:
+                door.owner.keep(entry)
+            elif len(self.strays) < KEPT:
+                self.strays.append(entry)
 
     def _turned_away(self, door: Door) -> None:
         if door.turned_away <= KEPT_TURNED_AWAY:

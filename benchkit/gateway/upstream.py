@@ -1,6 +1,9 @@
 """The trial gateway's side towards the host: connections to it, kept alive and shared
-by every client connection (curl opens one a call), and one request sent on one of them.
-An HTTPS host is reached with certificate checks; a host under a sub-path keeps it."""
+by every client connection (curl opens one a call), and one request sent on one of them;
+and the harness's own control requests (benchkit.gateway.control), each on a connection
+of its own. An answer's head is read within one budget (benchkit.gateway.head), so any
+answer Gitea sends is read. An HTTPS host is reached with certificate checks; a host
+under a sub-path keeps it."""
 
 from __future__ import annotations
 
@@ -11,8 +14,9 @@ import threading
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
+from benchkit.gateway.head import Answer
+
 UPSTREAM_TIMEOUT = 300.0
-HEALTH_TIMEOUT = 5.0  # the harness's own health request: a host this slow is failing
 IDLE = 16  # kept-alive connections to the host, at most
 IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
 
@@ -34,10 +38,14 @@ class Upstream:
             with self._lock:
                 if self._idle:
                     return self._idle.pop(), True
-        if self._tls is not None:
-            return http.client.HTTPSConnection(self._host, self._port, context=self._tls,
-                                               timeout=UPSTREAM_TIMEOUT), False
-        return http.client.HTTPConnection(self._host, self._port, timeout=UPSTREAM_TIMEOUT), False
+        return self._new(UPSTREAM_TIMEOUT), False
+
+    def _new(self, timeout: float) -> http.client.HTTPConnection:
+        conn = (http.client.HTTPSConnection(self._host, self._port, context=self._tls,
+                                            timeout=timeout) if self._tls is not None
+                else http.client.HTTPConnection(self._host, self._port, timeout=timeout))
+        conn.response_class = Answer
+        return conn
 
     def release(self, conn: http.client.HTTPConnection, answer: http.client.HTTPResponse,
                 whole: bool) -> None:
@@ -79,17 +87,20 @@ class Upstream:
                 conn.close()
                 raise
 
-    def health(self) -> int | str:
-        """The harness's own request to the host, on a connection of its own: the status
-        of GET /api/v1/version, or the error that kept it from one. Made right after an
-        agent's request met a 5xx: a host failing on its own fails this too, a 5xx the
-        agent provoked does not (benchkit.run.outcome)."""
-        conn = (http.client.HTTPSConnection(self._host, self._port, context=self._tls,
-                                            timeout=HEALTH_TIMEOUT) if self._tls is not None
-                else http.client.HTTPConnection(self._host, self._port, timeout=HEALTH_TIMEOUT))
+    def control(self, method: str, path: str, body: bytes, token: str | None,
+                timeout: float) -> int | str:
+        """The harness's own control request (benchkit.gateway.control), on a connection
+        of its own: the status of its answer, or the name of the error that kept it
+        from one (TimeoutError past `timeout`)."""
+        conn = self._new(timeout)
+        headers = {"Host": self._netloc, "User-Agent": "benchkit-control",
+                   "Accept-Encoding": "identity"}
+        if token:
+            headers["Authorization"] = f"token {token}"
+        if body:
+            headers["Content-Type"] = "application/json"
         try:
-            conn.request("GET", self._base + "/api/v1/version",
-                         headers={"Host": self._netloc, "User-Agent": "benchkit-health"})
+            conn.request(method, self._base + path, body=body or None, headers=headers)
             answer = conn.getresponse()
             answer.read()
             return answer.status

@@ -51,6 +51,11 @@ class RunUser:
     def secrets(self) -> tuple[str, str]:
         return self.token, self.password
 
+    @property
+    def email(self) -> str:
+        """Its own e-mail address, as made: a commit of its may name it."""
+        return f"{self.login}@benchkit.invalid"
+
 
 ROLES = ("run", "trial")
 
@@ -87,7 +92,7 @@ def create_run_user(admin: Client, prefix: str, *, role: str = "run",
     password = secrets.token_urlsafe(24)
     journal.add("user", login=login)
     admin.post("/admin/users", {
-        "username": login, "email": f"{login}@benchkit.invalid", "password": password,
+        "username": login, "email": RunUser(login, "", "").email, "password": password,
         "must_change_password": False, "restricted": True, "visibility": "private",
         "full_name": full_name or f"benchkit {role} (throwaway; `benchkit gc` deletes it)"})
     try:

@@ -306,6 +306,7 @@ class Totals(Record):
     unconfined: int
     unreadable: int
     gateway_only: int = 0  # samples whose agent only the gateway kept from the account
+    leaks_counted: int = 0  # of the invalid, the agent's own leaks: failures of their arm
 
 
 class Report(Record):

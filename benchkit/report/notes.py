@@ -56,13 +56,17 @@ def coverage_notes(report: Report) -> list[str]:
 
 def exclusion_notes(totals: Totals) -> list[str]:
     said = []
-    excluded = totals.invalid + totals.unaudited + totals.harness_error
+    excluded = totals.invalid + totals.unaudited + totals.harness_error - totals.leaks_counted
     if excluded:
         unaudited = (f"{totals.unaudited} unaudited (the audit could not read its "
                      "evidence), " if totals.unaudited else "")
         said.append(f"{_count(excluded, 'sample')} left out of every figure: "
-                    f"{totals.invalid} invalid (a foreign tool reached), {unaudited}and "
-                    f"{_count(totals.harness_error, 'harness error')}.")
+                    f"{totals.invalid - totals.leaks_counted} invalid (a foreign tool reached), "
+                    f"{unaudited}and {_count(totals.harness_error, 'harness error')}.")
+    if totals.leaks_counted:
+        said.append(f"{_count(totals.leaks_counted, 'sample')} invalid for a leak of the "
+                    "agent's own (a request the gateway refused, a call the guard denies): "
+                    "listed with the excluded and counted as failures of their arm.")
     if totals.other_versions:
         said.append(f"{_count(totals.other_versions, 'sample')} ran with another version "
                     "of the task, arm, tool, seed, prompt or model: reported apart.")

@@ -8,6 +8,7 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Mapping
 
+from benchkit.counting import charged_leak
 from benchkit.report.grid import (
     ArmTasks,
     Cannot,
@@ -56,7 +57,10 @@ def totals(contents: Summary, sorted_: Placed) -> Totals:
                   harness_error=excluded("harness-error"),
                   other_versions=sum(n for _, n in sorted_.other.values()),
                   unconfined=contents.unconfined, unreadable=len(contents.problems),
-                  gateway_only=contents.gateway_only)
+                  gateway_only=contents.gateway_only,
+                  leaks_counted=sum(n for c in sorted_.excluded.values()
+                                    for (reason, kind), n in c.items()
+                                    if charged_leak(reason, kind)))
 
 
 def duration_view(jobs: Counter) -> Durations:

@@ -1,19 +1,24 @@
 """Who a trial's trouble is charged to, from evidence the agent cannot forge: the host's
-time, its health, the tool's files.
+control requests, its own timing, the tool's files. (The harness's own stops are
+benchkit.run.pauses'.)
 
-    host-slow     a trial a cap ended (the backstop, the turn cap) whose time went
-                  mostly to the host: the gateway times the host's answer to each
-                  request (`host_s`: from the request forwarded to the answer's head,
-                  so neither a slow upload nor a slow reader counts); answers that each
-                  took SLOW_ANSWER_S or more, overlapping ones once, within the trial,
-                  make up HOST_SHARE of its time, while the trial never had more than
-                  MAX_AT_ONCE requests at the host at once (a flood is the agent's load)
-    host-5xx      an agent's request answered 5xx is the arm's, unless the host is
-                  shown failing on its own: the harness's own health request, made by
-                  the gateway right after the 5xx (GET /api/v1/version, `health` on the
-                  request's entry), failed too. A 5xx the agent provoked (a condition of
-                  its own repository, a milestone that does not exist) leaves the host
-                  healthy: charged, whatever a replay on another repository shows
+    host-5xx      an agent's request the host answered 5xx, never answered (the
+                  gateway's 502, `unreachable`: no connection, or one dropped) or
+                  answered in a form the gateway could not read (`unreadable`) is the
+                  arm's, unless the host is shown failing on its own: the control request
+                  the gateway sent at once (benchkit.gateway.control: one of the same
+                  kind, on an object of the run's own that no agent reaches) failed too.
+                  A failure the agent provoked (a condition of its own repository, a
+                  body the host chokes on) leaves the control answered: charged, whatever
+                  a replay on another repository shows
+    host-slow     a trial a cap ended (the backstop, the turn cap) whose time went mostly
+                  to a slow host: of each request's wait for the host's answer (`host_s`,
+                  or its whole wait when the trial ended first), the host owes what its
+                  control showed: as long as the control itself took (all of it when the
+                  control failed); a request answered before it needed a control owes
+                  nothing. Those shares, overlapping ones once, within the trial, make up
+                  HOST_SHARE of its time, while the trial never had more than MAX_AT_ONCE
+                  requests at the host at once (a flood is the agent's load)
     tool-missing  the arm's tool vanished mid-trial: a file the curated bin directory
                   links to is gone when the trial ends (checked by the harness, outside
                   the sandbox, whose read-only root the agent cannot change), and one of
@@ -25,26 +30,36 @@ time, its health, the tool's files.
 from __future__ import annotations
 
 from benchkit.agent.events import tool_calls
+from benchkit.gateway.control import failed
 
-SLOW_ANSWER_S = 5.0   # no answer of a healthy host to one request takes this long
-HOST_SHARE = 0.5      # of a capped trial's time, in slow answers: the host's cap
+HOST_SHARE = 0.5      # of a capped trial's time, in the host's shares: the host's cap
 MAX_AT_ONCE = 4       # requests at the host at once beyond which the load is the agent's
 _START_ERRORS = ("bwrap: Can't find source path", "No such file or directory",
                  "command not found")
 
 
+def host_share(entry: dict) -> float:
+    """Of one request's wait for the host, the seconds its control shows the host owes
+    (see the module's docstring)."""
+    control, took = entry.get("control"), entry.get("host_s", entry.get("duration"))
+    if not control or not isinstance(took, (int, float)):
+        return 0.0
+    if failed(control):
+        return float(took)
+    seconds = control.get("s")
+    return min(float(took), float(seconds)) if isinstance(seconds, (int, float)) else 0.0
+
+
 def host_time(requests: list[dict], started: float, duration_s: float) -> dict | None:
-    """What the host's slow answers took of a trial that began at `started` (Unix
-    time) and ran `duration_s`: {"host_s", "of_s", "answers"}; None when none was slow."""
+    """What the host owes of a trial that began at `started` (Unix time) and ran
+    `duration_s`: {"host_s", "of_s", "answers"}; None when it owes nothing."""
     end = started + duration_s
     spans = []
     for entry in requests:
-        took = entry.get("host_s", entry.get("duration"))
-        at = entry.get("started")
-        if not isinstance(took, (int, float)) or not isinstance(at, (int, float)) \
-                or took < SLOW_ANSWER_S:
+        share, at = host_share(entry), entry.get("started")
+        if share <= 0 or not isinstance(at, (int, float)):
             continue
-        low, high = max(at, started), min(at + took, end)
+        low, high = max(at, started), min(at + share, end)
         if high > low:
             spans.append((low, high))
     if not spans:
@@ -61,31 +76,31 @@ def host_slow(requests: list[dict], found: dict | None) -> bool:
 
 
 def describe_host_time(found: dict | None) -> str:
-    """"host answers took 70 s of 60 s (2 answers of 5 s or more)"."""
+    """"host answers took 70 s of 60 s (2 answers its controls showed slow)"."""
     if not found:
         return ""
     return (f"host answers took {found['host_s']:.0f} s of {found['of_s']:.0f} s "
-            f"({found['answers']} answer{'s' if found['answers'] != 1 else ''} of "
-            f"{SLOW_ANSWER_S:.0f} s or more)")
+            f"({found['answers']} answer{'s' if found['answers'] != 1 else ''} its controls "
+            f"showed slow)")
 
 
 def host_failing(requests: list[dict]) -> list[str]:
-    """The agent's requests the host failed on its own, one line each: answered 5xx
-    while the harness's own health request right after failed too, or never answered
-    (the gateway's 502: the host could not be reached)."""
+    """The agent's requests the host failed on its own, one line each: answered 5xx,
+    never answered or answered unreadably, while the control request sent at once
+    failed too."""
     shown = []
     for entry in requests:
-        status, health = entry.get("status"), entry.get("health")
-        if entry.get("unreachable"):  # the gateway's own 502: no answer came from the host
-            shown.append(f"{entry.get('method')} {entry.get('path')}: the host could not be "
-                         f"reached ({entry['unreachable']})")
+        status, control = entry.get("status"), entry.get("control") or {}
+        cause = (f"no answer ({entry['unreachable']})" if entry.get("unreachable") else
+                 f"an answer the gateway could not read ({entry['unreadable']})"
+                 if entry.get("unreadable") else
+                 f"HTTP {status}" if isinstance(status, int) and status >= 500 else None)
+        if cause is None or not failed(control):
             continue
-        if not (isinstance(status, int) and status >= 500) or health is None:
-            continue
-        if not isinstance(health, int) or health >= 500:
-            said = f"HTTP {health}" if isinstance(health, int) else f"no answer ({health})"
-            shown.append(f"{entry.get('method')} {entry.get('path')}: HTTP {status}, and the "
-                         f"harness's own health request right after: {said}")
+        said = control["status"]
+        said = f"HTTP {said}" if isinstance(said, int) else f"no answer ({said})"
+        shown.append(f"{entry.get('method')} {entry.get('path')}: {cause}, and the harness's "
+                     f"own control {control.get('kind')} right after: {said}")
     return shown
 
 

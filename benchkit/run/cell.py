@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -49,10 +50,12 @@ from benchkit.anatomy import anatomy
 from benchkit.documents import Arm
 from benchkit.errors import HarnessError
 from benchkit.fingerprint import arm_fingerprint, fingerprint
+from benchkit.gateway.grant import KEPT
 from benchkit.gitea import snapshot
 from benchkit.gitea.admin import fetch_request_log
 from benchkit.isolation import Assembly, IsolationError, assemble
 from benchkit.run.outcome import Audit, harness_class, judge
+from benchkit.run.pauses import PAUSES
 from benchkit.run.plan import Trial
 from benchkit.run.prepare import Prepared, RunContext, prepare_trial
 from benchkit.run.trialversion import trial_version
@@ -116,6 +119,7 @@ def _play(trial: Trial, ctx: RunContext, prepared: Prepared,
           record: Record) -> tuple[AgentRun | None, Coordinates | None]:
     """Drive the agent, audit its run, judge it, keep its transcript; the run and
     where it ran."""
+    PAUSES.start()  # the harness's own stops, seen from now on
     try:
         user = prepared.host(ctx).user  # the trial's own user, with per-trial identity
     except HarnessError as exc:
@@ -138,6 +142,8 @@ def _play(trial: Trial, ctx: RunContext, prepared: Prepared,
         record.fingerprints, prompt=_prompt_fingerprint(drive, coordinates, ctx.containment))
     audit = _audit(trial, ctx, drive, prepared)
     audit.accounting, audit.vanished = checked, drive.vanished
+    ended = time.monotonic()  # the trial's window in the harness's own clock
+    audit.paused = PAUSES.within(ended - (time.time() - run.started.timestamp()), ended)
     run.transcript.append(audit.event.builtins())
     record.requests = list(prepared.grant.requests) if prepared.grant is not None else []
     assert ctx.gateway is not None
@@ -148,6 +154,9 @@ def _play(trial: Trial, ctx: RunContext, prepared: Prepared,
         judge(record, run, audit, lambda: _check(trial, ctx, prepared, run, user))
     except HarnessError as exc:  # the snapshot: the end state could not be read
         record.harness_error("snapshot", str(exc))
+    if prepared.grant is not None and prepared.grant.unrecorded:
+        record.note(f"{prepared.grant.unrecorded} more requests of the trial's, neither "
+                    f"refused nor failed, were left off its record (it keeps {KEPT} whole)")
     return _keep_transcript(trial, ctx, prepared, record, run), coordinates
 
 
@@ -238,11 +247,11 @@ def _audit(trial: Trial, ctx: RunContext, drive: Drive, prepared: Prepared) -> A
     and on a forge the host's own request log besides. A record that cannot be read
     makes the trial unaudited."""
     run = drive.run
-    leaks = audit_offered(run.tools_offered, trial.arm.tool, drive.assembly.mcp_servers)
-    leaks += audit_transcript(run.transcript, drive.guard,
-                              secrets=(*ctx.secrets(), *prepared.secrets()))
+    offered = audit_offered(run.tools_offered, trial.arm.tool, drive.assembly.mcp_servers)
+    leaks = offered + audit_transcript(run.transcript, drive.guard,
+                                       secrets=(*ctx.secrets(), *prepared.secrets()))
     event = AuditEvent()
-    audit = Audit(leaks, event)
+    audit = Audit(leaks, event, foreign=list(offered))  # offered by the harness: not its own
     agents = trial.arm.user_agents
     if prepared.grant is None:
         audit.unread = "the trial has no record at the gateway"
@@ -250,6 +259,7 @@ def _audit(trial: Trial, ctx: RunContext, drive: Drive, prepared: Prepared) -> A
     else:
         requests = list(prepared.grant.requests)
         leaks += audit_gateway(requests, agents)
+        audit.foreign += audit_gateway([e for e in requests if e.get("stray")], ())
         audit.host_errors = gateway_host_errors(requests)
         event.gateway = (f"checked: {len(requests)} request(s) against the trial's "
                             f"repository" + (f" and User-Agents {list(agents)}" if agents

@@ -13,7 +13,8 @@ repository, with its own final answer, and is scored again. No token is spent.
     leaked             the replay, run under the same gateway, audit and scope as the
                        trial, leaked (a refused request, a reference outside its
                        repository): the trial's own calls leak, so its sample counts as
-                       invalid (benchkit.counting), though the trial's audit missed it
+                       invalid, and as a failure of its arm like any leak of the agent's
+                       own (benchkit.counting), though the trial's audit missed it
     pending            written before the replay starts: a verdict still `pending` is a
                        replay a kill cut off, which `show` and the report name as never
                        replayed
@@ -52,7 +53,7 @@ from benchkit.run.cancel import Cancellable
 from benchkit.run.cell import TrialResult, rerun
 from benchkit.run.plan import Trial
 from benchkit.run.prepare import RunContext
-from benchkit.sample import EXCLUDED, Record
+from benchkit.sample import EXCLUDED, LEAK, Record
 from benchkit.stopping import Stop
 
 FAILED = ("failed", "confused", "hung")
@@ -76,7 +77,7 @@ def replay_failure(trial: Trial, ctx: RunContext, result: TrialResult,
                                                   task=sample.task, verdict=PENDING,
                                                   at=datetime.now(UTC).isoformat()))
     record, calls = _replay(trial, ctx, run, result.coordinates, stop)
-    if record.leaks:
+    if record.outcome == "invalid" and record.failure_class == LEAK:
         verdict = LEAKED
     elif record.outcome in EXCLUDED:
         verdict = NOT_REPLAYED

@@ -1,7 +1,7 @@
 """What a trial's evidence makes of it: the outcome and failure class, in order of
-precedence (the model service's accounting > harness error > invalid > unaudited >
-the tool's or the host's fault > crashed > the caps' confused/hung > passed/failed),
-on a benchkit.sample.Record.
+precedence (invalid > the model service's accounting > the harness's own stop > harness
+error > unaudited > the tool's or the host's fault > crashed > the caps' confused/hung >
+passed/failed), on a benchkit.sample.Record.
 
     harness-error  the model service's figures failing their check (`model-usage`,
                    or answers of another model: `model-mismatch`:
@@ -12,18 +12,26 @@ on a benchkit.sample.Record.
                    killed by a signal (`cli-killed`); after the audit, from evidence
                    the agent cannot forge (benchkit.run.attribution): the arm's tool
                    vanished mid-trial (`tool-missing`), the host shown failing on its
-                   own when it answered the agent 5xx (`host-5xx`), a cap reached while
-                   the host's slow answers held the agent (`host-slow`): recorded
+                   own by its control request when it failed the agent's (`host-5xx`),
+                   a cap reached while the host's slow answers held the agent
+                   (`host-slow`), a cap (or the model's idle limit) run out while the
+                   harness itself was stopped (`harness-paused`: benchkit.run.pauses,
+                   before any other class of the service's or the host's): recorded
                    apart, never counted against the arm
-    invalid        the audit found a leak: recorded, never scored
+    invalid        the audit found a leak: recorded, never scored as a pass; one of the
+                   agent's own doing (`leak`: a request the gateway refused, a call the
+                   guard denies, another client) is counted as a failure of its arm
+                   (benchkit.counting), whatever else went wrong: an agent cannot escape
+                   a failing trial by sending what the gateway refuses; one of the
+                   harness's or a stranger's (`leak-foreign`) is not
     unaudited      the audit could not read its evidence: excluded like invalid
     crashed        the CLI died while one of the agent's own tool calls ran, or, in an
                    unconfined run, by a signal after its shell ran (`kill -9 $PPID`):
                    charged to the arm, so an agent cannot erase a failure (confined,
                    its shell cannot signal the CLI: a signal is never its doing)
     confused/hung  the turn cap / the backstop stopped it (benchkit.sample.CAPPED)
-    passed/failed  the checker's verdict; a failure after a 5xx the host was not shown
-                   at fault for is `host-error-provoked`, charged like any
+    passed/failed  the checker's verdict; a failure after a 5xx (or no answer) the
+                   host was not shown at fault for is `host-error-provoked`, charged
 """
 
 from __future__ import annotations
@@ -46,7 +54,17 @@ from benchkit.run.attribution import (
     host_time,
     tool_missing,
 )
-from benchkit.sample import CAPPED, HOST_5XX, HOST_SLOW, PROVOKED, TOOL_MISSING, Record
+from benchkit.sample import (
+    CAPPED,
+    FOREIGN_LEAK,
+    HOST_5XX,
+    HOST_SLOW,
+    LEAK,
+    PAUSED,
+    PROVOKED,
+    TOOL_MISSING,
+    Record,
+)
 from benchkit.scoring import Verdict
 
 
@@ -61,6 +79,11 @@ class Audit:
     # The bin directory's links whose files were gone when the trial ended (name -> file).
     vanished: dict[str, str] = field(default_factory=dict)
     accounting: Accounting | None = None  # the model service's figures, checked
+    # Of `leaks`, those not of the agent's doing (a foreign tool the harness offered, a
+    # stray of the gateway's shared door): alone they never count against the arm.
+    foreign: list[str] = field(default_factory=list)
+    # The harness's own stops during the trial (benchkit.run.pauses): (at, seconds).
+    paused: list[tuple[float, float]] = field(default_factory=list)
 
 
 def judge(record: Record, run: AgentRun, audit: Audit, check: Callable[[], Verdict]) -> None:
@@ -68,22 +91,28 @@ def judge(record: Record, run: AgentRun, audit: Audit, check: Callable[[], Verdi
     (HarnessError when the snapshot fails); it is called only when the verdict counts."""
     stop, found = run.stop, run.model_service
     record.model_service = found
+    if audit.leaks:  # first: nothing else may turn the agent's own leak into no failure
+        own = [leak for leak in audit.leaks if leak not in audit.foreign]
+        record.excluded("invalid", LEAK if own else FOREIGN_LEAK)
+        record.leaks = audit.leaks
+        return None
     accounting = audit.accounting
     if accounting is not None and accounting.problems:
         return record.harness_error(
             MODEL_MISMATCH if accounting.mismatch else MODEL_USAGE,
             "the model service's accounting failed its check: " + "; ".join(accounting.problems[:4])
             + (f" (+{len(accounting.problems) - 4} more)" if len(accounting.problems) > 4 else ""))
+    if audit.paused and stop in (*CAPPED, "model-stall"):  # ran out while the harness stood
+        seconds = sum(length for _, length in audit.paused)
+        return record.harness_error(PAUSED, f"the harness itself was stopped for {seconds:.0f} s "
+                                    f"during the trial (SIGSTOP, Ctrl-Z or a suspended "
+                                    f"machine): the {stop} is no one's doing")
     crashed = stop == "crash" and agent_crashed(run)
     if stop in ("startup-error", "api-error", "model-stall", "crash") and not crashed \
             and not _own_max_tokens(run):
         return record.harness_error(stop_class(run), _with_evidence(run.error, found))
     if stop in CAPPED and service.at_fault(found, run.duration_s):  # the service's time
         return record.harness_error(service.MODEL_SERVICE, _with_evidence(run.error, found))
-    if audit.leaks:
-        record.excluded("invalid", "leak")
-        record.leaks = audit.leaks
-        return None
     if audit.unread:
         return record.excluded("unaudited", "audit", audit.unread)
     missing = tool_missing(run.transcript, audit.vanished) if run.confined else None
@@ -112,8 +141,8 @@ def judge(record: Record, run: AgentRun, audit: Audit, check: Callable[[], Verdi
             PROVOKED if audit.host_errors else "checker"
     if audit.host_errors and record.outcome != "passed":
         record.note(f"the host answered the agent's own request with a server error "
-                    f"({audit.host_errors[0]}), and the harness's own health request right "
-                    f"after did not fail: the arm's, charged")
+                    f"({audit.host_errors[0]}), and the harness's own control request "
+                    f"right after did not fail: the arm's, charged")
     return None
 
 

@@ -1,7 +1,8 @@
 """What a trial starts from: the run's shared context, and the trial prepared (with
 per-trial identity, a user of the trial's own made for it; its repository, owned by
 that user, provisioned, seeded and behind the readiness gate; the agent's throwaway
-token at the gateway, and on a forge a host token for this trial alone behind it).
+token at the gateway, and on a forge a host token for this trial alone behind it; the
+control object the gateway's control requests ask, benchkit.run.control).
 A trial's user can read no other trial's repository: a reference to one, in any
 spelling, is inert on the host by construction. It is deleted with its repository.
 A trial is prepared ahead of its agent (benchkit.run.loop) and played by
@@ -23,7 +24,9 @@ from benchkit.gateway.server import Gateway, Grant, gateway_for
 from benchkit.gitea import Client, Repo, delete_repo, provision
 from benchkit.gitea.admin import mint_agent_token, revoke_agent_token
 from benchkit.gitea.lease import trial_name
+from benchkit.gitea.repos import discard
 from benchkit.gitea.runuser import RunUser, create_run_user, delete_run_user
+from benchkit.run.control import open_control
 from benchkit.run.host import HostFacts
 from benchkit.run.outcome import harness_class
 from benchkit.run.plan import Trial, not_runnable
@@ -106,6 +109,7 @@ class Prepared:
     user: RunUser | None = None      # the trial's own user (per-trial identity), else None
     client: Client | None = None     # the trial's host client: its own user's, else the run's
     user_deleted: bool = False
+    control: Repo | None = None      # what the gateway's controls ask (benchkit.run.control)
 
     def secrets(self) -> list[str]:
         """What of this trial never reaches the store: its host token, the agent's
@@ -136,6 +140,12 @@ class Prepared:
 
     def _discard(self, ctx: RunContext) -> str | None:
         self.end_grant(ctx)
+        control, self.control = self.control, None
+        left = discard(ctx.client, control).strip(" []") if control is not None else ""
+        note = self._discard_trial(ctx)
+        return "; ".join(said for said in (note, left) if said) or None
+
+    def _discard_trial(self, ctx: RunContext) -> str | None:
         if self.token_id is not None:
             revoke_agent_token(ctx.client.url, ctx.admin, self.token_id)
             self.token_id = None
@@ -170,7 +180,8 @@ def _delete_user(ctx: RunContext, login: str) -> str | None:
 def limits(suite: Suite) -> Limits:
     """The gateway's limits, as the suite sets them."""
     return Limits(suite.max_request_bytes, suite.max_trial_upload_bytes,
-                  suite.max_trial_connections, suite.request_arrival_seconds)
+                  suite.max_trial_connections, suite.request_arrival_seconds,
+                  suite.max_trial_download_bytes, suite.max_trial_host_cpu_seconds)
 
 
 def runnable(trial: Trial, ctx: RunContext) -> None:
@@ -208,8 +219,10 @@ def prepare_trial(trial: Trial, ctx: RunContext) -> Prepared:
                 ctx.client.url, ctx.admin, repo=repo.full_name, user=repo.owner)
         assert ctx.gateway is not None
         host = prepared.host(ctx)
-        prepared.grant = ctx.gateway.issue(repo.owner, repo.name, prepared.token
-                                           or host.token or "", user=host.user)
+        prepared.control, control = open_control(ctx.client, ctx.suite.repo_prefix)
+        prepared.grant = ctx.gateway.issue(
+            repo.owner, repo.name, prepared.token or host.token or "", user=host.user,
+            control=control, email=prepared.user.email if prepared.user is not None else "")
     except HarnessError as exc:  # the repository is there: run_trial records and deletes it
         prepared.error, prepared.failure_class = ctx.client.scrub(str(exc)), harness_class(exc)
     return prepared
