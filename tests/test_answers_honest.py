@@ -64,10 +64,13 @@ CORRECT = {
         'Issue #3 "Crash when saving large files" carries the labels **bug** and **priority**, '
         "and it is **open**.",
         "Labels: `bug`, `priority`\nState: open",
+        "It has two labels, bug and priority, and its state is open (it has not been closed).",
+        "The issue is open, not closed. Labels: bug, priority.",
         "| Field | Value |\n|---|---|\n| Labels | bug, priority |\n| State | open |",
         'Issue #3 is currently open and is labelled "bug" and "priority". It is assigned to bench.',
         "The issue carries 2 labels: bug (d73a4a) and priority (b60205). Status: open.",
         "**Crash when saving large files** (#3)\n\nLabels: bug, priority\nStatus: OPEN",
+        "It's open, with the labels bug and priority; it isn't closed and has no enhancement label.",
         "Labels on issue #3: bug, priority. The issue is open (state: \"open\"), with 0 comments.",
     ],
     "read-review-body": [
@@ -159,6 +162,7 @@ WRONG = {
                               "export dialog, Typo in error message"],
     "read-issue-labels-and-state": ["Labels: bug, priority. State: closed.",
                                     "Labels: bug, priority, enhancement. State: open.",
+                                    "Labels: bug, priority. It is not open.",
                                     "Labels: bug, priority; not open, not closed."],
     "read-review-body": ["Ready for review.", "The review says: Looks good overall."],
     "bonus-search-crash": ["Fix crash on startup, Crash when saving large files",
@@ -181,3 +185,13 @@ def test_a_correct_answer_in_ordinary_phrasing_passes(task_id, answer):
     (task_id, answer) for task_id, answers in WRONG.items() for answer in answers])
 def test_a_realistic_wrong_answer_fails(task_id, answer):
     assert differences(task_id, answer) != []
+
+
+def test_a_negated_item_neither_holds_a_fact_nor_breaks_one():
+    """Symmetric: a stuffing of negations is the stuffing with them deleted."""
+    task = "read-issue-labels-and-state"
+    assert differences(task, "Labels: bug, priority, not enhancement. It is open, not closed.") == []
+    assert differences(task, "Labels: bug, priority. Not open, not closed.") == [
+        'answer lacks required fact: "open"']
+    assert differences(task, "Labels: never bug, priority; open.") == [
+        'answer lacks required fact: "bug"']

@@ -2,7 +2,9 @@
 
 The answer must hold every required fact and none of the forbidden ones: no item of
 the seed the task rules out (outside the texts that shelter it), no claim of another
-count, no hedge of the count. Each check is one left-to-right pass of a regex without
+count, no hedge of the count. A mention a negation directly precedes ("not closed",
+"hasn't been closed", "no enhancement label") says the answer does not hold it: it
+neither holds a fact nor breaks one, so an answer passes as it would with it deleted. Each check is one left-to-right pass of a regex without
 nested repeats over the same characters, so a 1 MiB answer costs what its length does
 (benchmarks/checker_bench.py times one), and each message names what it found.
 """
@@ -37,6 +39,9 @@ _APPROXIMATE = re.compile(r"(?:about|around|approximately|roughly|nearly|almost|
 # The next few words after a number, bounded: what it counts, if anything.
 _NEXT_WORDS = re.compile(r"(?:[ \-/(]{1,3}[^\W\d_]{1,40}){1,3}")
 _WORD = re.compile(r"[^\W\d_]+")
+# A negation right before a mention, searched in the few characters before it.
+_NEGATION = re.compile(r"(?:\b(?:not|no|never|no longer)|n't)(?: (?:yet|been|ever|be))? $")
+_NEGATION_REACH = 20
 
 
 def quote(text, limit=120) -> str:
@@ -69,8 +74,15 @@ def answer_differences(key: AnswerKey, answer) -> list[str]:
 
 
 def _present(required: Required, text: str) -> bool:
-    return (any(_regex(r).search(text) for r in required.renderings)
-            or bool(required.pattern and re.search(required.pattern, text, re.IGNORECASE)))
+    regexes = [_regex(r) for r in required.renderings]
+    if required.pattern:
+        regexes.append(re.compile(required.pattern, re.IGNORECASE))
+    return any(not _negated(text, match.start()) for regex in regexes
+               for match in regex.finditer(text))
+
+
+def _negated(text: str, start: int) -> bool:
+    return _NEGATION.search(text, max(0, start - _NEGATION_REACH), start) is not None
 
 
 @functools.lru_cache(maxsize=512)
@@ -175,7 +187,8 @@ def _forbidden(item: Forbidden, text: str, sheltered: list[tuple[int, int]]) -> 
     for regex in regexes:
         position = 0
         while (match := regex.search(text, position)) is not None:
-            if not _inside(match.start(), match.end(), sheltered):
+            if not _inside(match.start(), match.end(), sheltered) and \
+                    not _negated(text, match.start()):
                 return item.shown or match.group(0)
             position = match.start() + 1
     return None
