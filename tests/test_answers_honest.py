@@ -1,7 +1,8 @@
 """Read answers as an honest model writes them, through the real checker: for every
 scored read task and every bonus task with facts, ten correct answers in ordinary
 phrasing (issue numbers, totals, closed counts, pull requests, tables, code blocks,
-negations) pass, and realistic wrong ones fail."""
+negations) pass, and realistic wrong ones fail. A count hedged after its number
+(`5 or more`) or by a sign (`approx. 5`, `≈5`) fails as `about 5` does."""
 
 import pytest
 from conftest import CHECKOUT
@@ -185,6 +186,18 @@ def test_a_correct_answer_in_ordinary_phrasing_passes(task_id, answer):
     (task_id, answer) for task_id, answers in WRONG.items() for answer in answers])
 def test_a_realistic_wrong_answer_fails(task_id, answer):
     assert differences(task_id, answer) != []
+
+
+@pytest.mark.parametrize("answer, hedge", [
+    ("5 or more open issues", "5 or more"),
+    ("There are 5 open issues, possibly more.", "5 open issues, possibly more"),
+    ("There are 5 open issues (maybe more).", "5 open issues (maybe more"),
+    ("approx. 5 open issues", "approx. 5"),
+    ("\u22485 open issues", "\u22485"),
+    ("5 open issues or so", "5 open issues or so"),
+])
+def test_a_count_hedged_after_or_before_its_number_fails(answer, hedge):
+    assert differences("read-open-issue-count", answer) == [f'answer hedges the count: "{hedge}"']
 
 
 def test_a_negated_item_neither_holds_a_fact_nor_breaks_one():

@@ -34,8 +34,13 @@ MOST = 10  # other counts named one by one; the rest are counted
 _HEDGE = re.compile(r"(?<!\w)(?:or|maybe|perhaps|possibly|probably|otherwise|alternatively)"
                     r"(?!\w)(?:[ ,;:()\-]{1,3}[^\W\d_]{1,20}){0,2}?[ ,;:()\-~]{1,3}"
                     + NUMBER_BEFORE + f"(?P<{COUNT_GROUP}>{NUMBER})" + NUMBER_AFTER)
-_APPROXIMATE = re.compile(r"(?:about|around|approximately|roughly|nearly|almost|over|under|"
-                          r"at least|at most|more than|less than|fewer than|up to|~) ?$")
+_APPROXIMATE = re.compile(r"(?:about|around|approximately|approx\.?|roughly|nearly|almost|"
+                          r"over|under|at least|at most|more than|less than|fewer than|up to|"
+                          r"circa|estimated|~|\u2248) ?$")
+# A range the count leaves open after it ("5 or more", "5 open issues, possibly more"),
+# a few words on, before the sentence or another number.
+_OPEN_ENDED = re.compile(r"[^.;:!?\n\d]{0,30}?(?:\bor (?:more|so|fewer|less)\b|\bgive or take\b|"
+                         r"-ish\b|\b(?:maybe|possibly|perhaps|probably) (?:more|fewer|less)\b)")
 # The next few words after a number, bounded: what it counts, if anything.
 _NEXT_WORDS = re.compile(r"(?:[ \-/(]{1,3}[^\W\d_]{1,40}){1,3}")
 _WORD = re.compile(r"[^\W\d_]+")
@@ -109,10 +114,13 @@ def _count_differences(count: Count, text: str) -> tuple[bool, list[str]]:
             if value not in found:
                 found[value] = f"answer gives another count: {value} ({quote(match.group(0))})"
             continue
-        claimed, start = True, match.start(COUNT_GROUP)
+        claimed, start, end = True, match.start(COUNT_GROUP), match.end(COUNT_GROUP)
         before = _APPROXIMATE.search(text, max(0, start - 20), start)
+        after = _OPEN_ENDED.match(text, end)
         if before and not hedged:
             hedged.append(f"answer hedges the count: {quote(before.group(0) + match.group(COUNT_GROUP))}")
+        elif after and not hedged:
+            hedged.append(f"answer hedges the count: {quote(text[start:after.end()])}")
     for hedge in _HEDGE.finditer(text):
         value = _value(hedge.group(COUNT_GROUP))
         if value != count.value and value not in found and \
