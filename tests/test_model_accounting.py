@@ -143,3 +143,29 @@ def test_the_check_names_every_kind_of_wrong_figure():
     assert same_model("claude-3-5-sonnet-20240620", "claude-3-5-sonnet-20240620")
     assert not same_model("claude-3-5-sonnet-20240620", "claude-3-5-sonnet-20241022")
     assert not same_model("claude-3-5-sonnet-20240620", "claude-3-5-sonnet")
+    assert same_model("claude-sonnet-4-5[1m]", "claude-sonnet-4-5-20250929")
+    assert not same_model("claude-sonnet-4-5[1m]", "claude-opus-4-5")
+    for answered in (5, {"id": 1}, ["m"]):  # a model that is no name is another model
+        assert check([{"model": answered, "usage": fine}], fine, {}, "m").problems == [
+            f"asked for m, answered by {answered!r}"]
+
+
+@pytest.mark.slow
+def test_an_option_of_the_id_answers_as_the_id_and_a_model_that_is_no_name_is_a_mismatch(
+        tmp_path, monkeypatch, quiet):
+    """`--model claude-sonnet-4-5[1m]` runs as given, and the runtime sends its requests
+    as claude-sonnet-4-5 (the option is a header): that answer is the model asked for,
+    where every trial was a mismatch. A response whose model is no name (an object) is
+    its trial's mismatch, where it halted the run with an internal error."""
+    tasks = ("--task", "read-open-issue-count", "--task", "read-bug-issue-titles")
+    result, stored, requests = run(tmp_path, monkeypatch, [
+        Turn(text="There are 5 open issues."), Turn(text="none", answered_by={"id": 1})],
+        "--model", "claude-sonnet-4-5[1m]", *tasks, "--json")
+    summary, = [e for e in map(json.loads, result.stdout.splitlines()) if e["event"] == "summary"]
+    assert (summary["ran"], summary["halted"]) == (2, None), result.output[-2000:]
+    assert {r.model for r in requests} == {"claude-sonnet-4-5"}
+    first, second = stored
+    assert first["model"] == "claude-sonnet-4-5[1m]" and first["valid"], first["error"]
+    assert first["outcome"] in ("passed", "failed") and first["usage"]["input"] > 0
+    assert (second["outcome"], second["failure_class"]) == ("harness-error", "model-mismatch")
+    assert "answered by {'id': 1}" in second["error"]
