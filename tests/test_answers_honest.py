@@ -1,5 +1,5 @@
 """Read answers as an honest model writes them, through the real checker: for every
-scored read task and every bonus task with facts, ten correct answers in ordinary
+scored read task and every bonus task with facts, ten or more correct answers in ordinary
 phrasing (issue numbers, totals, closed counts, pull requests, tables, code blocks,
 negations) pass, and realistic wrong ones fail. A count hedged after its number
 (`5 or more`) or by a sign (`approx. 5`, `≈5`) fails as `about 5` does."""
@@ -36,6 +36,8 @@ CORRECT = {
         "there are 3 open pull requests (#9, #10, #11).",
         "Open issues: 5\n\nIssues #5, #6 and #8 are closed.",
         "There are five open issues in this repository.",
+        "There are 5 open issues: issues 1, 2, 3, 4 and 7 are open.",
+        "Issues 1-4 and 7 are open, so 5 issues are open.",
     ],
     "read-bug-issue-titles": [
         'The issues labelled "bug" are:\n\n1. **Fix crash on startup** (#1, open)\n'
