@@ -69,10 +69,10 @@ _LEFT_OUT = re.compile(r"CLAUDE_CODE_USE_\w+|CLAUDE_CODE_(?:OAUTH|GATEWAY|API_KE
                        r"ANTHROPIC_(?:BEDROCK|VERTEX|FOUNDRY|AWS|IDENTITY)\w*|"
                        r"ANTHROPIC_(?:API_KEY|AUTH_TOKEN|UNIX_SOCKET|CUSTOM_HEADERS)|"
                        r"AWS_\w+|GOOGLE_\w+|CLOUD_ML_REGION|(?i:https?_proxy|all_proxy)")
-# What the probe sets itself; the rest of ANTHROPIC_* and CLAUDE_* it passes on keys
-# the cache (whatever of it changes the CLI's choice).
-_OWN = ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "HOME", "TMPDIR", "CLAUDE_CONFIG_DIR")
+# What keys the cache: every ANTHROPIC_* and CLAUDE_* variable the probe passes on
+# (whatever of them changes the CLI's choice), but those it sets itself.
 _RESOLVING = re.compile(r"(?:ANTHROPIC|CLAUDE)_\w+|MAX_THINKING_TOKENS")
+_OWN = ("ANTHROPIC_BASE_URL", "CLAUDE_CONFIG_DIR")
 _QUIET = {"DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
           "DISABLE_ERROR_REPORTING": "1", "CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY": "1"}
 _ALIAS = re.compile(r"[a-z]+(\[[^\]]*\])?")
@@ -148,8 +148,9 @@ def resolve(name: str, *, cli_path: str | None = None,
     cli = cli_path or bundled_cli()
     if cli is None:
         raise ProbeError("the Claude Code CLI is missing, so the model cannot be resolved")
-    key = (CACHE_FORMAT, name, *_identity(cli), tuple(sorted(
-        (k, v) for k, v in _passed_on(environ).items() if _RESOLVING.fullmatch(k) and k not in _OWN)))
+    resolving = sorted((k, v) for k, v in _passed_on(environ).items()
+                       if _RESOLVING.fullmatch(k) and k not in _OWN)
+    key = (CACHE_FORMAT, name, *_identity(cli), tuple(resolving))
     with _lock:
         found = _cache.get(key) or _kept(key)
         if found is not None:

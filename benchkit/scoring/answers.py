@@ -4,9 +4,10 @@ The answer must hold every required fact and none of the forbidden ones: no item
 the seed the task rules out (outside the texts that shelter it), no claim of another
 count, no hedge of the count. A mention a negation directly precedes ("not closed",
 "hasn't been closed", "no enhancement label") says the answer does not hold it: it
-neither holds a fact nor breaks one, so an answer passes as it would with it deleted. Each check is one left-to-right pass of a regex without
-nested repeats over the same characters, so a 1 MiB answer costs what its length does
-(benchmarks/checker_bench.py times one), and each message names what it found.
+neither holds a fact nor breaks one, so an answer passes as it would with it deleted.
+Each check is one left-to-right pass of a regex without nested repeats over the same
+characters, so a 1 MiB answer costs what its length does (benchmarks/checker_bench.py
+times one), and each message names what it found.
 """
 
 from __future__ import annotations
@@ -114,12 +115,12 @@ def _count_differences(count: Count, text: str) -> tuple[bool, list[str]]:
             if value not in found:
                 found[value] = f"answer gives another count: {value} ({quote(match.group(0))})"
             continue
-        claimed, start, end = True, match.start(COUNT_GROUP), match.end(COUNT_GROUP)
-        before = _APPROXIMATE.search(text, max(0, start - 20), start)
-        after = _OPEN_ENDED.match(text, end)
-        if before and not hedged:
+        claimed, start = True, match.start(COUNT_GROUP)
+        if hedged:
+            continue
+        if before := _APPROXIMATE.search(text, max(0, start - 20), start):
             hedged.append(f"answer hedges the count: {quote(before.group(0) + match.group(COUNT_GROUP))}")
-        elif after and not hedged:
+        elif after := _OPEN_ENDED.match(text, match.end(COUNT_GROUP)):
             hedged.append(f"answer hedges the count: {quote(text[start:after.end()])}")
     for hedge in _HEDGE.finditer(text):
         value = _value(hedge.group(COUNT_GROUP))
