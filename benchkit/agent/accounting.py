@@ -25,9 +25,10 @@ measured figure. A request answered by a model other than the one asked for make
 pooled with the requested model's. An undated id answered by one of its own dated
 snapshots (claude-sonnet-4-5 by claude-sonnet-4-5-20250929) is the same model, as is an
 id with a runtime's option answered as the id (claude-sonnet-4-5[1m] by
-claude-sonnet-4-5); a dated id is matched exactly (claude-3-5-sonnet-20240620 answered
-by claude-3-5-sonnet-20241022 is another model), and a model that is no string is
-another model.
+claude-sonnet-4-5), but one run answered by two of its snapshots holds another model; a
+dated id is matched exactly (claude-3-5-sonnet-20240620 answered by
+claude-3-5-sonnet-20241022 is another model), and a model that is no string is another
+model.
 """
 
 from __future__ import annotations
@@ -111,6 +112,8 @@ def check(requests: list[dict], usage: dict, usage_by_model: dict, asked: str,
         found.problems += _bounded(f"{model}'s total", figures, model,
                                    max(len(requests), 1) + 1, loose=True)
     others = [model for model in found.models if not same_model(asked, model)]
+    if not others and len(set(found.models) - {asked, _OPTION.sub("", asked)}) > 1:
+        others = found.models  # two snapshots: an undated id has one of its own
     if others:
         found.mismatch = True
         found.problems.append(f"asked for {asked}, answered by {', '.join(others)}")
