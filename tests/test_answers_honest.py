@@ -38,6 +38,7 @@ CORRECT = {
         "There are five open issues in this repository.",
         "There are 5 open issues: issues 1, 2, 3, 4 and 7 are open.",
         "Issues 1-4 and 7 are open, so 5 issues are open.",
+        "There are 5 open issues (not 8 open issues: pull requests are not issues).",
     ],
     "read-bug-issue-titles": [
         'The issues labelled "bug" are:\n\n1. **Fix crash on startup** (#1, open)\n'
@@ -159,7 +160,8 @@ CORRECT = {
 WRONG = {
     "read-open-issue-count": ["There are 6 open issues.", "There are 8 open issues (including "
                               "pull requests).", "Open issues: 4", "There are 5 or 6 open issues.",
-                              "I could not determine the count.", "6 of the 8 issues are open."],
+                              "I could not determine the count.", "6 of the 8 issues are open.",
+                              "There are not 5 open issues."],
     "read-bug-issue-titles": ["Fix crash on startup\nCrash when saving large files",
                               "Fix crash on startup, Crash when saving large files, Crash in "
                               "export dialog, Typo in error message"],

@@ -3,7 +3,7 @@
 The answer must hold every required fact and none of the forbidden ones: no item of
 the seed the task rules out (outside the texts that shelter it), no claim of another
 count, no hedge of the count. A mention a negation directly precedes ("not closed",
-"hasn't been closed", "no enhancement label") says the answer does not hold it: it
+"hasn't been closed", "no enhancement label", "not 8 open") says the answer does not hold it: it
 neither holds a fact nor breaks one, so an answer passes as it would with it deleted.
 Each check is one left-to-right pass of a regex without nested repeats over the same
 characters, so a 1 MiB answer costs what its length does (benchmarks/checker_bench.py
@@ -111,6 +111,8 @@ def _count_differences(count: Count, text: str) -> tuple[bool, list[str]]:
     hedged: list[str] = []
     found: dict[int, str] = {}  # another number -> its difference
     for value, match in _claims(count, text):
+        if _negated(text, match.start()):  # "not 8 open": no claim, of either side
+            continue
         if value != count.value:
             if value not in found:
                 found[value] = f"answer gives another count: {value} ({quote(match.group(0))})"
