@@ -34,13 +34,15 @@ def large_state(issues: int) -> dict:
 
 # Answers built to make a backtracking matcher work hard: numbers, number words and
 # hedge words everywhere with nothing claimed until the end; titles cut one letter short;
-# long runs of letters and of spaces after a number; a count's own words stuffed.
+# long runs of letters and of spaces after a number; a count's own words stuffed,
+# negated, hedged after it and listed.
 ADVERSARIAL = {
     "read-open-issue-count": {
         "near claims": "5 or maybe 6 issues, nine issues opened, pull request 7 is, #5 open, ",
         "long words": "5 " + "a" * 4000 + " ",
         "long spaces": "5" + " " * 4000 + "x ",
         "claims": "6 open, six issues are open, open: 7, ",
+        "negated claims": "not 6 open, 5 or more open, 1, 2 and 3 of the 8 issues are open, ",
     },
     "read-bug-issue-titles": {
         "near titles": "Add CSV export optio Typo in installation doc Fix crash on startu ",

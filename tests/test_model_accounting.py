@@ -15,7 +15,7 @@ from conftest import CHECKOUT
 
 from benchkit.agent import faults
 from benchkit.agent.accounting import check, same_model
-from benchkit.agent.scripted import ScriptedModel, Turn, say
+from benchkit.agent.scripted import ScriptedModel, Turn, bash, say
 from benchkit.cli import main
 from benchkit.store import Store
 
@@ -143,3 +143,39 @@ def test_the_check_names_every_kind_of_wrong_figure():
     assert same_model("claude-3-5-sonnet-20240620", "claude-3-5-sonnet-20240620")
     assert not same_model("claude-3-5-sonnet-20240620", "claude-3-5-sonnet-20241022")
     assert not same_model("claude-3-5-sonnet-20240620", "claude-3-5-sonnet")
+    assert same_model("claude-sonnet-4-5[1m]", "claude-sonnet-4-5-20250929")
+    assert not same_model("claude-sonnet-4-5[1m]", "claude-opus-4-5")
+    assert check([{"model": "m-20250101", "usage": fine}, {"model": "m-20260101", "usage": fine}],
+                 fine, {}, "m").problems == ["asked for m, answered by m-20250101, m-20260101"]
+    for answered in (5, {"id": 1}, ["m"]):  # a model that is no name is another model
+        assert check([{"model": answered, "usage": fine}], fine, {}, "m").problems == [
+            f"asked for m, answered by {answered!r}"]
+
+
+@pytest.mark.slow
+def test_an_option_of_the_id_answers_as_the_id_and_a_model_that_is_no_name_is_a_mismatch(
+        tmp_path, monkeypatch, quiet):
+    """`--model claude-sonnet-4-5[1m]` runs as given, and the runtime sends its requests
+    as claude-sonnet-4-5 (the option is a header): that answer is the model asked for,
+    where every trial was a mismatch. A response whose model is no name (an object) is
+    its trial's mismatch, where it halted the run with an internal error; so is a trial
+    answered by two dated snapshots (an undated id has one of its own)."""
+    tasks = [a for t in ("read-open-issue-count", "read-bug-issue-titles",
+                         "read-issue-labels-and-state") for a in ("--task", t)]
+    result, stored, requests = run(tmp_path, monkeypatch, [
+        Turn(text="There are 5 open issues."), Turn(text="none", answered_by={"id": 1}),
+        Turn(calls=bash("true").calls, answered_by="claude-sonnet-4-5-20250929"),
+        Turn(text="none", answered_by="claude-sonnet-4-5-20260101")],
+        "--model", "claude-sonnet-4-5[1m]", *tasks, "--json")
+    summary, = [e for e in map(json.loads, result.stdout.splitlines()) if e["event"] == "summary"]
+    assert (summary["ran"], summary["halted"]) == (3, None), result.output[-2000:]
+    assert {r.model for r in requests} == {"claude-sonnet-4-5"}
+    first, second, third = stored
+    assert first["model"] == "claude-sonnet-4-5[1m]" and first["valid"], first["error"]
+    assert first["outcome"] in ("passed", "failed") and first["usage"]["input"] > 0
+    for mismatched, says in ((second, "answered by {'id': 1}"),
+                             (third, "answered by claude-sonnet-4-5-20250929, "
+                                     "claude-sonnet-4-5-20260101")):
+        assert (mismatched["outcome"], mismatched["failure_class"]) == (
+            "harness-error", "model-mismatch"), mismatched["error"]
+        assert says in mismatched["error"]

@@ -6,6 +6,7 @@ is recorded so; two models of one arm give a model-by-model table and a verdict 
 report's md, HTML and JSON."""
 
 import json
+import os
 
 import pytest
 from click.testing import CliRunner
@@ -92,3 +93,45 @@ def test_two_models_of_one_arm_are_compared_in_every_format(quiet, tmp_path):
     chosen = CliRunner().invoke(main, ["report", "--store", "results", "--format", "json",
                                        "--model", "claude-sonnet-5-5"], catch_exceptions=False)
     assert json.loads(chosen.output)["model"] == "claude-sonnet-5-5"
+
+
+@pytest.mark.parametrize("model", ["Claude-Sonnet-4-5", "claude-sonnet-4-5?x=1", "sonnet;ls",
+                                   "claude-sonnet-4-5/../x", "sonnet\x00"])
+def test_a_name_not_written_as_a_model_id_stops_before_the_runtime_is_asked(model, quiet,
+                                                                          tmp_path):
+    """The runtime prices these by a part of them and would send them on as given, so
+    every trial would be refused by the model service: pre-flight says so instead."""
+    with pytest.raises(model_probe.ProbeError, match="not a model name"):
+        resolve(model, cli_path=str(tmp_path / "no-cli"))  # never started
+    if "\x00" not in model:  # what no command line can carry
+        result = run("--model", model, "--task", TASKS[0], "--dry-run")
+        assert result.exit_code == 2, result.output
+        line, = [line for line in result.output.splitlines() if line.startswith("pre-flight")]
+        assert line.startswith(f"pre-flight model: --model {model!r}: not a model name")
+
+
+def test_the_environment_resolves_as_the_trials_would_and_reaches_nothing(tmp_path,
+                                                                        monkeypatch):
+    """An alias the environment maps to an id the runtime replaces stops the run (its
+    trials would be answered by another model); a variable that changes resolution
+    (CLAUDE_CODE_DISABLE_LEGACY_MODEL_REMAP) asks anew, never a kept answer; a provider
+    switch or socket in the environment leaves the probe on the stand-in."""
+    monkeypatch.setenv("BENCHKIT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(model_probe, "_cache", {})
+    mapped = resolve("sonnet", environ={**os.environ,
+                                         "ANTHROPIC_DEFAULT_SONNET_MODEL": "claude-opus-4-1"})
+    assert mapped.refusal().startswith("--model sonnet: the runtime (Claude Code ")
+    assert mapped.refusal().endswith("resolves it to claude-opus-4-1, which it would run as "
+                                     "claude-opus-5-5 instead (it replaces that id); give "
+                                     "--model claude-opus-5-5 to run it")
+    kept = resolve("claude-opus-4-1",
+                   environ={**os.environ, "CLAUDE_CODE_DISABLE_LEGACY_MODEL_REMAP": "1"})
+    assert (kept.model, kept.refusal()) == ("claude-opus-4-1", None)
+    replaced = resolve("claude-opus-4-1")
+    assert (replaced.cached, replaced.model) == (False, "claude-opus-5-5")
+    elsewhere = resolve("haiku", environ={
+        **os.environ, "CLAUDE_CODE_USE_FOUNDRY": "1", "ANTHROPIC_FOUNDRY_RESOURCE": "nowhere",
+        "ANTHROPIC_FOUNDRY_API_KEY": "k", "ANTHROPIC_UNIX_SOCKET": str(tmp_path / "no.sock"),
+        "CLAUDE_CODE_USE_ANTHROPIC_AWS": "1"})
+    assert (elsewhere.model, elsewhere.max_tokens) == ("claude-haiku-5-5", 128_000)
+    assert elsewhere.ms < model_probe.PROBE_TIMEOUT_SECONDS * 1000 / 2

@@ -23,9 +23,12 @@ outcome): its sample keeps the figures as reported (`usage_reported`), never a
 measured figure. A request answered by a model other than the one asked for makes it
 `model-mismatch`: the sample names the models that answered (`models`) and is never
 pooled with the requested model's. An undated id answered by one of its own dated
-snapshots (claude-sonnet-4-5 by claude-sonnet-4-5-20250929) is the same model; a
+snapshots (claude-sonnet-4-5 by claude-sonnet-4-5-20250929) is the same model, as is an
+id with a runtime's option answered as the id (claude-sonnet-4-5[1m] by
+claude-sonnet-4-5), but one run answered by two of its snapshots holds another model; a
 dated id is matched exactly (claude-3-5-sonnet-20240620 answered by
-claude-3-5-sonnet-20241022 is another model).
+claude-3-5-sonnet-20241022 is another model), and a model that is no string is another
+model.
 """
 
 from __future__ import annotations
@@ -50,6 +53,9 @@ ANY_MODEL = (1_000_000, 128_000)
 _PROMPT = ("input", "cache_write", "cache_read")
 _SPLIT = ("cache_write_5m", "cache_write_1h")
 _SNAPSHOT = re.compile(r"-[0-9]{8}$")  # a dated snapshot's suffix
+# A runtime's option on an id ("claude-sonnet-4-5[1m]": a longer context): the CLI sends
+# its requests as the id alone and asks for the option in a header.
+_OPTION = re.compile(r"\[[^\]]*\]$")
 
 
 @dataclass
@@ -70,8 +76,10 @@ def limits(model: str | None) -> tuple[int, int]:
 
 
 def same_model(asked: str, answered: str) -> bool:
-    """The model asked for, or (asked undated) one of its own dated snapshots:
-    claude-sonnet-4-5 and claude-sonnet-4-5-20250929. A dated id is itself only."""
+    """The model asked for (less a runtime's option), or (asked undated) one of its own
+    dated snapshots: claude-sonnet-4-5 and claude-sonnet-4-5-20250929. A dated id is
+    itself only."""
+    asked = _OPTION.sub("", asked)
     if answered == asked:
         return True
     return (_SNAPSHOT.search(asked) is None and _SNAPSHOT.search(answered) is not None
@@ -87,6 +95,8 @@ def check(requests: list[dict], usage: dict, usage_by_model: dict, asked: str,
     found = Accounting()
     for number, request in enumerate(requests, start=1):
         model = request.get("model") or asked
+        if not isinstance(model, str):  # no name: another model, named as sent
+            model = repr(model)
         if model not in found.models:
             found.models.append(model)
         figures = request.get("usage") or {}
@@ -102,6 +112,8 @@ def check(requests: list[dict], usage: dict, usage_by_model: dict, asked: str,
         found.problems += _bounded(f"{model}'s total", figures, model,
                                    max(len(requests), 1) + 1, loose=True)
     others = [model for model in found.models if not same_model(asked, model)]
+    if not others and len(set(found.models) - {asked, _OPTION.sub("", asked)}) > 1:
+        others = found.models  # two snapshots: an undated id has one of its own
     if others:
         found.mismatch = True
         found.problems.append(f"asked for {asked}, answered by {', '.join(others)}")

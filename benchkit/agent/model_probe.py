@@ -29,8 +29,11 @@ The rule (docs/models.md):
 A run probes its model once (`resolve`) and says how long that took. The answer is
 kept for the process and under the cache directory ($BENCHKIT_CACHE_DIR), keyed on the
 CLI's file (path, inode, size, modification time: an upgrade is another CLI), the name
-and the environment that changes the CLI's choice: the same CLI answers the same, and
-nothing of an account enters the probe.
+and every ANTHROPIC_* and CLAUDE_* variable the probe passes on (a superset of what
+changes the CLI's choice, such as CLAUDE_CODE_DISABLE_LEGACY_MODEL_REMAP): the same CLI
+answers the same, and nothing of an account enters the probe. An alias is probed twice:
+the trials ask for the full id it resolves to, so that id must run as itself too (an
+ANTHROPIC_DEFAULT_SONNET_MODEL of an id the runtime replaces is refused).
 """
 
 from __future__ import annotations
@@ -59,20 +62,24 @@ PROBE_TIMEOUT_SECONDS = 60
 PROBE_KEY = "sk-ant-benchkit-model-probe"
 UNRECOGNIZED = "unrecognized_model"  # the CLI's stderr tag for a model it does not know
 LIST_PRICE = "list"                  # the CLI's costBasis for a model it prices
-# What the probe leaves out of the caller's environment: credentials, and switches to
-# a provider other than the stand-in (the probe must reach nothing but it).
-_LEFT_OUT = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN",
-             "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "ANTHROPIC_BEDROCK_BASE_URL",
-             "ANTHROPIC_VERTEX_BASE_URL", "HTTPS_PROXY", "HTTP_PROXY", "https_proxy",
-             "http_proxy")
-# What changes how the CLI resolves a name or what it asks for: part of the cache key.
-_RESOLVING = re.compile(r"ANTHROPIC_(MODEL|SMALL_FAST_MODEL|DEFAULT_\w+_MODEL)|"
-                        r"CLAUDE_CODE_(MAX_OUTPUT_TOKENS|SUBAGENT_MODEL)|MAX_THINKING_TOKENS")
+# What the probe leaves out of the caller's environment: credentials, and whatever
+# sends the CLI's requests anywhere but the stand-in (a provider, a gateway, a socket, a
+# proxy; by pattern, as the CLI adds providers): the probe must reach nothing but it.
+_LEFT_OUT = re.compile(r"CLAUDE_CODE_USE_\w+|CLAUDE_CODE_(?:OAUTH|GATEWAY|API_KEY)\w*|"
+                       r"ANTHROPIC_(?:BEDROCK|VERTEX|FOUNDRY|AWS|IDENTITY)\w*|"
+                       r"ANTHROPIC_(?:API_KEY|AUTH_TOKEN|UNIX_SOCKET|CUSTOM_HEADERS)|"
+                       r"AWS_\w+|GOOGLE_\w+|CLOUD_ML_REGION|(?i:https?_proxy|all_proxy)")
+# What keys the cache: every ANTHROPIC_* and CLAUDE_* variable the probe passes on
+# (whatever of them changes the CLI's choice), but those it sets itself.
+_RESOLVING = re.compile(r"(?:ANTHROPIC|CLAUDE)_\w+|MAX_THINKING_TOKENS")
+_OWN = ("ANTHROPIC_BASE_URL", "CLAUDE_CONFIG_DIR")
 _QUIET = {"DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
           "DISABLE_ERROR_REPORTING": "1", "CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY": "1"}
 _ALIAS = re.compile(r"[a-z]+(\[[^\]]*\])?")
-# A name that can only be an option or nothing at all: never handed to the CLI.
-_NOT_A_NAME = re.compile(r"^-|\s|^$")
+# A name as the runtime's ids and aliases are written. Anything else is never handed to
+# the CLI: it prices a name by a part of it ("claude-sonnet-4-5?x=1", "Claude-Sonnet-4-5")
+# and sends it on, for the model service to refuse in every trial.
+_NAME = re.compile(r"[a-z0-9][a-z0-9.\-]*(\[[^\]\s]*\])?")
 
 
 class Resolution(msgspec.Struct, frozen=True, kw_only=True):
@@ -85,6 +92,7 @@ class Resolution(msgspec.Struct, frozen=True, kw_only=True):
     ms: int                    # how long the probe took
     runtime: str = ""          # the CLI, as `claude --version` names it
     cached: bool = False       # the answer kept from an earlier probe
+    replaced_by: str = ""      # what the runtime runs `model` as when asked for it (refused)
 
     @property
     def alias(self) -> bool:
@@ -94,6 +102,10 @@ class Resolution(msgspec.Struct, frozen=True, kw_only=True):
     def refusal(self) -> str | None:
         """Why the run must not go ahead with this name (one line), or None."""
         where = f"the runtime ({self.runtime})" if self.runtime else "the runtime"
+        if self.replaced_by:
+            return (f"--model {self.given}: {where} resolves it to {self.model}, which it would "
+                    f"run as {self.replaced_by} instead (it replaces that id); give --model "
+                    f"{self.replaced_by} to run it")
         if self.model != self.given and not self.alias:
             return (f"--model {self.given}: {where} would run {self.model} instead (it replaces "
                     f"that id); give --model {self.model} to run it")
@@ -130,25 +142,38 @@ def resolve(name: str, *, cli_path: str | None = None,
             environ: Mapping[str, str] = os.environ) -> Resolution:
     """The runtime's answer for `name`, probed once per process for the same CLI and
     resolving environment. Raises ProbeError."""
-    if _NOT_A_NAME.search(name):
-        raise ProbeError(f"--model {name!r}: not a model name")
+    if not _NAME.fullmatch(name):
+        raise ProbeError(f"--model {name!r}: not a model name (lower-case letters, digits, "
+                         f"'-' and '.', an optional [option]: sonnet, claude-sonnet-4-5)")
     cli = cli_path or bundled_cli()
     if cli is None:
         raise ProbeError("the Claude Code CLI is missing, so the model cannot be resolved")
-    key = (CACHE_FORMAT, name, *_identity(cli),
-           tuple(sorted((k, v) for k, v in environ.items() if _RESOLVING.fullmatch(k))))
+    resolving = sorted((k, v) for k, v in _passed_on(environ).items()
+                       if _RESOLVING.fullmatch(k) and k not in _OWN)
+    key = (CACHE_FORMAT, name, *_identity(cli), tuple(resolving))
     with _lock:
         found = _cache.get(key) or _kept(key)
         if found is not None:
             _cache[key] = found
             return msgspec.structs.replace(found, cached=True)
-        found = msgspec.structs.replace(probe(name, cli, environ), runtime=_version(cli_path))
+        found = msgspec.structs.replace(_resolved(name, cli, environ), runtime=_version(cli_path))
         _cache[key] = found
         _keep(key, found)
         return found
 
 
-CACHE_FORMAT = 1
+def _resolved(name: str, cli: str, environ: Mapping[str, str]) -> Resolution:
+    """The probe of `name`; for an alias, with what its full id runs as when asked for."""
+    found = probe(name, cli, environ)
+    if not (found.alias and found.known):
+        return found
+    target = probe(found.model, cli, environ)
+    return msgspec.structs.replace(
+        found, max_tokens=target.max_tokens, ms=found.ms + target.ms,
+        replaced_by=target.model if target.model != found.model else "")
+
+
+CACHE_FORMAT = 2
 
 
 def _entry(key: tuple) -> Path:
@@ -183,7 +208,7 @@ def probe(name: str, cli: str, environ: Mapping[str, str] = os.environ) -> Resol
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="benchkit-model-probe-") as home, \
             ScriptedModel([say("ok")], model=None, usage=_PRICED) as stand_in:
-        env = {key: value for key, value in environ.items() if key not in _LEFT_OUT}
+        env = _passed_on(environ)
         env.update(_QUIET, ANTHROPIC_BASE_URL=stand_in.url, ANTHROPIC_API_KEY=PROBE_KEY,
                    HOME=home, TMPDIR=home, CLAUDE_CONFIG_DIR=str(Path(home) / "config"))
         argv = dies_with_thread([cli, "-p", "Say ok.", "--output-format", "stream-json",
@@ -198,6 +223,9 @@ def probe(name: str, cli: str, environ: Mapping[str, str] = os.environ) -> Resol
         turns = stand_in.messages(auxiliary=False)
     ms = round((time.monotonic() - started) * 1000)
     init, result = _events(done.stdout)
+    if init is not None and not turns:  # its answer would be another provider's
+        raise ProbeError(f"the Claude Code CLI sent no request to the probe's stand-in for "
+                         f"--model {name}: a provider set in the environment it does not leave")
     model = (init or {}).get("model") or (turns[0].model if turns else None)
     if not model:
         tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
@@ -214,6 +242,11 @@ def probe(name: str, cli: str, environ: Mapping[str, str] = os.environ) -> Resol
 # The stand-in's figures: something to price, so the result says how it prices them.
 _PRICED = {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
            "output_tokens": 1}
+
+
+def _passed_on(environ: Mapping[str, str]) -> dict[str, str]:
+    """The caller's environment less what the probe leaves out."""
+    return {key: value for key, value in environ.items() if not _LEFT_OUT.fullmatch(key)}
 
 
 def _events(stdout: str) -> tuple[dict | None, dict | None]:

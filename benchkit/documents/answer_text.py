@@ -44,11 +44,14 @@ NUMBER = (r"(?:\d{1,9}|(?:" + "|".join(TENS) + r")(?:[- ](?:" + "|".join(_LONGES
           + "|".join(sorted([*UNITS, "none"], key=len, reverse=True)) + ")")
 # Where a number is a count, not part of something else: not glued to a word, a decimal
 # point or `#` (an issue's number, a version, a time), nor an identifier's number
-# ("pull request 9", "PR 4", "number 2"), and not followed by more digits of a decimal. The
-# first character is checked first: a number starts with a digit or one of these
-# letters, and most of an answer's characters start none.
+# ("pull request 9", "PR 4", "number 2"), nor a later item of a list of numbers ("issues
+# 1, 2, 3, 4 and 7 are open"), nor the whole a count is taken from ("5 of the 8 issues
+# are open"), and not followed by more digits of a decimal. The first character is
+# checked first: a number starts with a digit or one of these letters, and most of an
+# answer's characters start none.
 NUMBER_BEFORE = (r"(?=[\dzotfsen])(?<![\w.#])(?<!issue )(?<!issues )(?<!pull )(?<!request )(?<!pr )"
-                 r"(?<!number )(?<!no\. )(?<!id )(?<!index )")
+                 r"(?<!number )(?<!no\. )(?<!id )(?<!index )(?<!\d of )(?<!\d of the )"
+                 r"(?<!\d out of )(?<!\d out of the )(?<!\d, )(?<!\d and )(?<!\d, and )")
 NUMBER_AFTER = r"(?!\w)(?![.,:]\d)"
 _ONE_NUMBER = re.compile(NUMBER_BEFORE + "(" + NUMBER + ")" + NUMBER_AFTER)
 

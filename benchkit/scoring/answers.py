@@ -2,9 +2,12 @@
 
 The answer must hold every required fact and none of the forbidden ones: no item of
 the seed the task rules out (outside the texts that shelter it), no claim of another
-count, no hedge of the count. Each check is one left-to-right pass of a regex without
-nested repeats over the same characters, so a 1 MiB answer costs what its length does
-(benchmarks/checker_bench.py times one), and each message names what it found.
+count, no hedge of the count. A mention a negation directly precedes ("not closed",
+"hasn't been closed", "no enhancement label", "not 8 open") says the answer does not hold it: it
+neither holds a fact nor breaks one, so an answer passes as it would with it deleted.
+Each check is one left-to-right pass of a regex without nested repeats over the same
+characters, so a 1 MiB answer costs what its length does (benchmarks/checker_bench.py
+times one), and each message names what it found.
 """
 
 from __future__ import annotations
@@ -32,11 +35,19 @@ MOST = 10  # other counts named one by one; the rest are counted
 _HEDGE = re.compile(r"(?<!\w)(?:or|maybe|perhaps|possibly|probably|otherwise|alternatively)"
                     r"(?!\w)(?:[ ,;:()\-]{1,3}[^\W\d_]{1,20}){0,2}?[ ,;:()\-~]{1,3}"
                     + NUMBER_BEFORE + f"(?P<{COUNT_GROUP}>{NUMBER})" + NUMBER_AFTER)
-_APPROXIMATE = re.compile(r"(?:about|around|approximately|roughly|nearly|almost|over|under|"
-                          r"at least|at most|more than|less than|fewer than|up to|~) ?$")
+_APPROXIMATE = re.compile(r"(?:about|around|approximately|approx\.?|roughly|nearly|almost|"
+                          r"over|under|at least|at most|more than|less than|fewer than|up to|"
+                          r"circa|estimated|~|\u2248) ?$")
+# A range the count leaves open after it ("5 or more", "5 open issues, possibly more"),
+# a few words on, before the sentence or another number.
+_OPEN_ENDED = re.compile(r"[^.;:!?\n\d]{0,30}?(?:\bor (?:more|so|fewer|less)\b|\bgive or take\b|"
+                         r"-ish\b|\b(?:maybe|possibly|perhaps|probably) (?:more|fewer|less)\b)")
 # The next few words after a number, bounded: what it counts, if anything.
 _NEXT_WORDS = re.compile(r"(?:[ \-/(]{1,3}[^\W\d_]{1,40}){1,3}")
 _WORD = re.compile(r"[^\W\d_]+")
+# A negation right before a mention, searched in the few characters before it.
+_NEGATION = re.compile(r"(?:\b(?:not|no|never|no longer)|n't)(?: (?:yet|been|ever|be))? $")
+_NEGATION_REACH = 20
 
 
 def quote(text, limit=120) -> str:
@@ -69,8 +80,15 @@ def answer_differences(key: AnswerKey, answer) -> list[str]:
 
 
 def _present(required: Required, text: str) -> bool:
-    return (any(_regex(r).search(text) for r in required.renderings)
-            or bool(required.pattern and re.search(required.pattern, text, re.IGNORECASE)))
+    regexes = [_regex(r) for r in required.renderings]
+    if required.pattern:
+        regexes.append(re.compile(required.pattern, re.IGNORECASE))
+    return any(not _negated(text, match.start()) for regex in regexes
+               for match in regex.finditer(text))
+
+
+def _negated(text: str, start: int) -> bool:
+    return _NEGATION.search(text, max(0, start - _NEGATION_REACH), start) is not None
 
 
 @functools.lru_cache(maxsize=512)
@@ -93,14 +111,19 @@ def _count_differences(count: Count, text: str) -> tuple[bool, list[str]]:
     hedged: list[str] = []
     found: dict[int, str] = {}  # another number -> its difference
     for value, match in _claims(count, text):
+        if _negated(text, match.start()):  # "not 8 open": no claim, of either side
+            continue
         if value != count.value:
             if value not in found:
                 found[value] = f"answer gives another count: {value} ({quote(match.group(0))})"
             continue
         claimed, start = True, match.start(COUNT_GROUP)
-        before = _APPROXIMATE.search(text, max(0, start - 20), start)
-        if before and not hedged:
+        if hedged:
+            continue
+        if before := _APPROXIMATE.search(text, max(0, start - 20), start):
             hedged.append(f"answer hedges the count: {quote(before.group(0) + match.group(COUNT_GROUP))}")
+        elif after := _OPEN_ENDED.match(text, match.end(COUNT_GROUP)):
+            hedged.append(f"answer hedges the count: {quote(text[start:after.end()])}")
     for hedge in _HEDGE.finditer(text):
         value = _value(hedge.group(COUNT_GROUP))
         if value != count.value and value not in found and \
@@ -175,7 +198,8 @@ def _forbidden(item: Forbidden, text: str, sheltered: list[tuple[int, int]]) -> 
     for regex in regexes:
         position = 0
         while (match := regex.search(text, position)) is not None:
-            if not _inside(match.start(), match.end(), sheltered):
+            if not _inside(match.start(), match.end(), sheltered) and \
+                    not _negated(text, match.start()):
                 return item.shown or match.group(0)
             position = match.start() + 1
     return None
