@@ -131,9 +131,21 @@ def _check_seed(document: Document) -> list[Problem]:
             problems.append(document.problem(("labels", index, "name"),
                                              f"label {name!r} is defined twice"))
         defined.add(name)
+    milestones = set()
+    for index, milestone in _entries(data, "milestones"):
+        title = milestone.get("title") if isinstance(milestone, dict) else None
+        if title in milestones:
+            problems.append(document.problem(("milestones", index, "title"),
+                                             f"milestone {title!r} is defined twice"))
+        milestones.add(title)
     heads = set()
     for kind in ("issues", "pull_requests"):
         for index, item in _entries(data, kind):
+            milestone = item.get("milestone") if isinstance(item, dict) else None
+            if isinstance(milestone, str) and milestone not in milestones:
+                problems.append(document.problem(
+                    (kind, index, "milestone"),
+                    f"milestone {milestone!r} is not defined under 'milestones'"))
             for position, name in _entries(item, "labels"):
                 if isinstance(name, str) and name not in defined:
                     problems.append(document.problem(

@@ -125,6 +125,15 @@ class GitShapes(RenderBase):
                 "commit_url": f"{self.api}/repos/{full}/commits/{sha}",
                 "url": f"{self.api}/repos/{full}/commits/{sha}/status"}
 
+    def tag(self, repo: dict, row: dict) -> dict:
+        """A lightweight tag as Gitea's Tag: its id is its commit's, its message the commit's."""
+        full = self.full_name(repo)
+        commit = present(self.store.get_commit(repo["id"], row["sha"]), f"commit {row['sha']}")
+        return {"name": row["name"], "message": git_message(commit), "id": row["sha"],
+                "commit": self.commit_meta(repo, row["sha"], commit["created"]),
+                "zipball_url": f"{self.root}{full}/archive/{row['name']}.zip",
+                "tarball_url": f"{self.root}{full}/archive/{row['name']}.tar.gz"}
+
     def release(self, row: dict, repo: dict) -> dict:
         """A release as Gitea's Release (no assets)."""
         full = self.full_name(repo)
