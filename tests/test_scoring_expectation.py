@@ -34,20 +34,31 @@ def expect(*edits, user="me", self_review=False):
     return expected_state(SimpleNamespace(edits=list(edits)), SEED, user, self_review=self_review)
 
 
-def item(state, number):
-    return next(i for i in state["issues"] + state["pull_requests"] if i["number"] == number)
+def item(state, number, *fields):
+    """The issue or pull request numbered so: all of it, or the fields named."""
+    found = next(i for i in state["issues"] + state["pull_requests"] if i["number"] == number)
+    return {key: found[key] for key in fields} if fields else found
+
+
+CORE = ("number", "title", "body", "state", "labels", "assignees", "comments")
+
+
+def comment(author, body):
+    return {"author": author, "body": body, "reactions": [], "attachments": []}
 
 
 def test_ground_truth_numbers_issues_then_pull_requests_and_authors_everything_by_the_user():
     truth = ground_truth(SEED, "me")
     assert [i["number"] for i in truth["issues"]] == [1, 2, 3]
-    assert truth["pull_requests"][0] == {
+    assert item(truth, 4, *CORE, "reviews") == {
         "number": 4, "title": "Fix A", "body": "fixes", "state": "open", "labels": [],
         "assignees": [], "comments": [],
-        "reviews": [{"author": "me", "kind": "comment", "body": "ok", "comments": []}]}
+        "reviews": [{"author": "me", "kind": "comment", "body": "ok", "comments": [],
+                     "dismissed": False}]}
     assert item(truth, 1)["assignees"] == ["me"] and item(truth, 1)["comments"] == [
-        {"author": "me", "body": "seen"}]
-    assert truth["labels"][0] == {"name": "bug", "color": "d73a4a", "description": "Broken"}
+        comment("me", "seen")]
+    assert truth["labels"][0] == {"name": "bug", "color": "d73a4a", "description": "Broken",
+                                  "exclusive": False, "archived": False}
 
 
 @pytest.mark.parametrize("selector,numbers", [
@@ -71,7 +82,7 @@ def test_selectors(selector, numbers):
         assert edit_problems([edit], SEED)[0][1].startswith("selector")
         return
     state = expect(edit)
-    picked = [i["number"] for i in state["issues"] if {"author": "me", "body": "picked"} in i["comments"]]
+    picked = [i["number"] for i in state["issues"] if comment("me", "picked") in i["comments"]]
     assert picked == numbers
 
 
@@ -79,9 +90,9 @@ def test_issue_actions():
     state = expect({"issue": {"number": 1}, "set": {"title": "Crash A!", "body": " new \r\n", "state": "closed"},
                     "add_labels": ["docs"], "remove_labels": ["bug"],
                     "add_assignees": ["other"], "remove_assignees": ["self"], "add_comment": "done"})
-    assert item(state, 1) == {"number": 1, "title": "Crash A!", "body": "new", "state": "closed",
-                              "labels": ["docs"], "assignees": ["other"],
-                              "comments": [{"author": "me", "body": "done"}, {"author": "me", "body": "seen"}]}
+    assert item(state, 1, *CORE) == {"number": 1, "title": "Crash A!", "body": "new", "state": "closed",
+                                     "labels": ["docs"], "assignees": ["other"],
+                                     "comments": [comment("me", "done"), comment("me", "seen")]}
 
 
 def test_pull_request_actions_and_review_variants():
@@ -91,13 +102,14 @@ def test_pull_request_actions_and_review_variants():
     for self_review, kind in ((False, "comment"), (True, "approved")):
         pull = item(expect(edit, self_review=self_review), 4)
         assert pull["state"] == "merged"
-        assert {"author": "me", "kind": kind, "body": "lgtm",
+        assert {"author": "me", "kind": kind, "body": "lgtm", "dismissed": False,
                 "comments": [{"author": "me", "body": "nit"}]} in pull["reviews"]
 
 
 def test_label_rename_recolour_and_delete_follow_onto_issues():
     state = expect({"label": {"name": "bug"}, "set": {"name": "defect", "color": "#ABCDEF"}})
-    assert state["labels"][0] == {"name": "defect", "color": "abcdef", "description": "Broken"}
+    assert state["labels"][0] == {"name": "defect", "color": "abcdef", "description": "Broken",
+                                  "exclusive": False, "archived": False}
     assert item(state, 2)["labels"] == ["defect", "docs"]
     state = expect({"labels": {"name_matches": "^d"}, "delete": True})
     assert [label["name"] for label in state["labels"]] == ["bug"]
@@ -108,9 +120,10 @@ def test_created_entities():
     state = expect({"create_label": {"name": "new", "color": "#FFFFFF"}},
                    {"create_issue": {"title": "T", "body": "B", "labels": ["new"], "assignees": ["self"]}},
                    {"create_issue": {"title": "U"}})
-    assert {"name": "new", "color": "ffffff", "description": ""} in state["labels"]
-    assert item(state, 5) == {"number": 5, "title": "T", "body": "B", "state": "open",
-                              "labels": ["new"], "assignees": ["me"], "comments": []}
+    assert {"name": "new", "color": "ffffff", "description": "", "exclusive": False,
+            "archived": False} in state["labels"]
+    assert item(state, 5, *CORE) == {"number": 5, "title": "T", "body": "B", "state": "open",
+                                     "labels": ["new"], "assignees": ["me"], "comments": []}
     assert item(state, 6)["title"] == "U"
 
 

@@ -44,6 +44,8 @@ def seed_plan(seed) -> dict:
               "reviews": [], "milestone": None, **item} for item in data.get("pull_requests") or []]
     for number, item in enumerate(issues + pulls, start=1):
         item["number"] = number
+    for pull in pulls:
+        pull.setdefault("head", f"pull-{pull['number']}")  # a seed's schema requires one
     milestones = [{"description": "", "state": "open", "due_on": None, **item}
                   for item in data.get("milestones") or []]
     return {"labels": list(data.get("labels") or []), "milestones": milestones,
@@ -106,9 +108,11 @@ def pull_file(pull: dict) -> dict:
 
 
 def review_record(kind, body, comments, user) -> dict:
+    """A review with its inline comments (bodies, or a seed's {path, body}), compared by
+    author and body."""
     return {"author": user, "kind": kind, "body": body, "dismissed": False,
-            "comments": [{**comment_record(comment["body"], user), "path": comment["path"]}
-                         for comment in comments]}
+            "comments": [{"author": user, "body": comment["body"] if isinstance(comment, dict)
+                          else comment} for comment in comments]}
 
 
 def comment_record(body, user) -> dict:

@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import quote
 
 from benchkit.documents.expectation import seed_plan
-from benchkit.documents.seeded import SEED_MESSAGE, pull_file
+from benchkit.documents.seeded import DEFAULT_FILES, SEED_MESSAGE, pull_file
 from benchkit.errors import HostError, ReadinessError, SeedError
 from benchkit.gitea.client import Client
 from benchkit.gitea.ready import wait_ready
@@ -68,7 +68,7 @@ def seed_repo(client: Client, repo: Repo, plan: dict, *, branch: str = "main") -
     """Create the plan's files (the default branch's first commits), labels,
     milestones, issues and pull requests in a new, empty repository."""
     user = client.user
-    for file in plan["files"]:
+    for file in plan.get("files") or DEFAULT_FILES:  # the default branch: the repository is empty
         _put_file(client, repo, file, SEED_MESSAGE, branch=branch)
     label_ids = {}
     for label in plan["labels"]:
@@ -77,7 +77,7 @@ def seed_repo(client: Client, repo: Repo, plan: dict, *, branch: str = "main") -
             "description": label.get("description") or ""})
         label_ids[label["name"]] = created["id"]
     milestone_ids = {}
-    for milestone in plan["milestones"]:
+    for milestone in plan.get("milestones") or []:
         created = client.post(f"{repo.path}/milestones", {
             "title": milestone["title"], "description": milestone["description"],
             "state": milestone["state"]})
@@ -104,7 +104,7 @@ def _entry(item: dict, ids: tuple[dict, dict], user: str) -> dict:
     label_ids, milestone_ids = ids
     try:
         labels = [label_ids[name] for name in item["labels"]]
-        milestone = milestone_ids[item["milestone"]] if item["milestone"] else None
+        milestone = milestone_ids[item["milestone"]] if item.get("milestone") else None
     except KeyError as exc:
         raise SeedError(f"{item['title']!r} uses {exc.args[0]!r}, which the seed does not "
                         "define") from None

@@ -19,7 +19,7 @@ from benchkit.documents import Seed, Suite
 from benchkit.errors import HarnessError
 from benchkit.gateway.framing import Limits
 from benchkit.gateway.server import Gateway, Grant, gateway_for
-from benchkit.gitea import Client, Repo, delete_repo, provision
+from benchkit.gitea import Client, Repo, delete_repo, provision, seeded_settings
 from benchkit.gitea.admin import mint_agent_token, revoke_agent_token
 from benchkit.gitea.runuser import RunUser, create_run_user, delete_run_user
 from benchkit.run.host import HostFacts
@@ -97,6 +97,7 @@ class Prepared:
     user: RunUser | None = None      # the trial's own user (per-trial identity), else None
     client: Client | None = None     # the trial's host client: its own user's, else the run's
     user_deleted: bool = False
+    seeded: dict | None = None       # the repository's settings once seeded (what they must stay)
 
     def secrets(self) -> list[str]:
         """What of this trial never reaches the store: its host token, the agent's
@@ -192,6 +193,11 @@ def prepare_trial(trial: Trial, ctx: RunContext) -> Prepared:
         prepared.failure_class = harness_class(exc)
         return prepared
     prepared.repo = repo
+    try:
+        prepared.seeded = seeded_settings(prepared.host(ctx), repo.owner, repo.name)
+    except HarnessError as exc:  # the repository is there: run_trial records and deletes it
+        prepared.error, prepared.failure_class = ctx.client.scrub(str(exc)), harness_class(exc)
+        return prepared
     try:
         if ctx.host.forge:  # a token of the repository's owner, bound to it alone
             prepared.token, prepared.token_id = mint_agent_token(

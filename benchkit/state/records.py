@@ -87,7 +87,6 @@ def _comment(item, where) -> dict:
         REACTION, as_list(item, "reactions", where), f"{where}.reactions"))
     _optional(item, record, "attachments", lambda: normalise_all(
         ATTACHMENT, as_list(item, "attachments", where), f"{where}.attachments"))
-    _optional(item, record, "path", lambda: str(item["path"] or ""))
     return record
 
 
@@ -97,8 +96,7 @@ def _describe_comment(comment) -> str:
         extra += f" with {len(comment['reactions'])} reactions"
     if comment.get("attachments"):
         extra += f" with {len(comment['attachments'])} attachments"
-    where = f" on {_quote(comment['path'])}" if comment.get("path") else ""
-    return f"comment by {comment['author']}{where}{extra}: {_quote(comment['body'])}"
+    return f"comment by {comment['author']}{extra}: {_quote(comment['body'])}"
 
 
 COMMENT = Kind(_comment, _describe_comment)

@@ -218,7 +218,7 @@ def normalise_section(section: Section, raw, where: str):
             if entry["number"] in seen:
                 raise StateError(f"{section.noun} #{entry['number']} appears twice")
             seen.add(entry["number"])
-    return sorted(entries, key=lambda entry: (str(entry[section.key]), records.record_key(entry)))
+    return sorted(entries, key=lambda entry: (entry[section.key], records.record_key(entry)))
 
 
 def _entry(section: Section, item, where: str) -> dict:

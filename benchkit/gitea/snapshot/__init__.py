@@ -17,7 +17,18 @@ from benchkit.gitea.client import Client
 from benchkit.gitea.snapshot import code, issues, repository
 from benchkit.gitea.snapshot.fetch import Fetch, unmodelled_by
 
-__all__ = ["snapshot"]
+__all__ = ["settings", "snapshot"]
+
+
+def settings(client: Client, owner: str, name: str) -> dict:
+    """The repository's settings alone, as a RepoState fragment: taken once it is seeded,
+    they are what the checker holds its settings to (the host's defaults are not the
+    seed's to say)."""
+    fetch = Fetch(client, owner, name, unmodelled_by(client))
+    try:
+        return {"repository": repository.repository(fetch)}
+    finally:
+        fetch.close()
 
 
 def snapshot(client: Client, owner: str, name: str) -> dict:

@@ -158,7 +158,7 @@ def _reviews(fetch: Fetch, client, number: int) -> tuple[list[dict], list[str]]:
             continue
         inline = []
         if review.get("comments_count"):
-            inline = [{**_authored(c), "path": c.get("path") or ""} for c in read(
+            inline = [_authored(c) for c in read(
                 client, f"{fetch.path}/pulls/{number}/reviews/{review['id']}/comments") or []]
         reviews.append({**_authored(review), "kind": REVIEW_KINDS.get(state, state.lower()),
                         "dismissed": bool(review.get("dismissed")), "comments": inline})
