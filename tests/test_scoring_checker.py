@@ -71,7 +71,7 @@ def test_volatile_fields_order_colour_case_and_line_ends_do_not_matter():
 
 
 ISSUE_FIELDS = {"number", "title", "body", "state", "labels", "assignees", "comments", "milestone",
-                "due_date", "pin_order", "locked", "ref", "time_estimate", "tracked_times",
+                "due_date", "pin_order", "locked", "ref", "tracked_times",
                 "reactions", "subscribed", "attachments"}
 
 

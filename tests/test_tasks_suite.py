@@ -136,7 +136,7 @@ def test_created_issue_is_numbered_after_the_pull_requests(tmp_path):
                        "body": "Memory usage grows unbounded during long export runs.",
                        "state": "open", "labels": [], "assignees": [], "comments": [],
                        "milestone": None, "due_date": None, "pin_order": 0, "locked": False,
-                       "ref": "", "time_estimate": 0, "tracked_times": [], "reactions": [],
+                       "ref": "", "tracked_times": [], "reactions": [],
                        "subscribed": True, "attachments": []}
 
 

@@ -266,7 +266,7 @@ class Interpreter:
             "labels": sorted(set(spec.get("labels", []))),
             "assignees": sorted({self._user(name) for name in spec.get("assignees", [])}),
             "comments": [], "milestone": None, "due_date": None, "pin_order": 0,
-            "locked": False, "ref": "", "time_estimate": 0, "tracked_times": [],
+            "locked": False, "ref": "", "tracked_times": [],
             "reactions": [], "subscribed": True, "attachments": [],
         })
         return True

@@ -129,6 +129,6 @@ def _seeded(item, user) -> dict:
         "assignees": [user] if item["assigned"] else [],
         "comments": [comment_record(body, user) for body in item["comments"]],
         "milestone": item["milestone"], "due_date": None, "pin_order": 0, "locked": False,
-        "ref": "", "time_estimate": 0, "tracked_times": [], "reactions": [],
+        "ref": "", "tracked_times": [], "reactions": [],
         "subscribed": True, "attachments": [],
     }

@@ -15,7 +15,7 @@ LOGIN = re.compile(r"^[A-Za-z0-9_.-]+$")
 # What of a repository's state (benchkit.state) the forge has no route to change: a
 # snapshot of a forge leaves them out, and a task that needs one runs on Gitea only.
 UNMODELLED = ("topics", "protections", "webhooks", "collaborators", "deploy_keys", "wiki",
-              "reactions", "subscribed", "tracked_times", "attachments", "locked", "time_estimate")
+              "reactions", "subscribed", "tracked_times", "attachments", "locked")
 
 
 def version(ctx: Ctx) -> Response:

@@ -42,43 +42,61 @@ def _section(section: Section, expected, actual, baseline, known) -> list[str]:
     if section.key is None:
         assert section.kind is not None
         return _diff_records(section.kind.describe, expected, actual, baseline or [], known)
-    exp, act, base = (_keyed(section, entries) for entries in (expected, actual, baseline or []))
+    exp, act, base = (_by_key(section, entries) for entries in (expected, actual, baseline or []))
     differences = []
     for key in sorted(exp.keys() | act.keys(), key=_order):
-        e, a, b = exp.get(key), act.get(key), base.get(key)
-        name = _entity_name(section, key, e or a)
-        if a is None:
-            was = "deleted" if b else "missing"
-            differences.append(f"{name}: {was}{_tag(True, b is not None, False, known)}")
-        elif e is None:
-            was = "still present" if b else f"unexpected {section.noun}"
-            differences.append(f"{name}: {was}{_tag(False, b is not None, True, known)}")
-        else:
-            differences += _fields(section, name, e, a, b or {}, known)
+        pairs, gone, extra = _pair(exp.get(key, []), act.get(key, []))
+        copies = max(len(exp.get(key, [])), len(act.get(key, []))) > 1
+        was_there = base.get(key, [])  # the ground truth's entries of this name
+        b = was_there[0] if was_there else None
+        for at, (e, a) in enumerate(pairs):
+            differences += _fields(section, _entity_name(section, key, e, copies and at), e, a,
+                                   b or {}, known)
+        for at, e in enumerate(gone, start=len(pairs)):
+            seeded = at < len(was_there)
+            differences.append(f"{_entity_name(section, key, e, copies and at)}: "
+                               f"{'deleted' if seeded else 'missing'}{_tag(True, seeded, False, known)}")
+        for at, a in enumerate(extra, start=len(pairs) + len(gone)):
+            seeded = at < len(was_there)
+            was = "still present" if seeded else f"unexpected {section.noun}"
+            differences.append(f"{_entity_name(section, key, a, copies and at)}: {was}"
+                               f"{_tag(False, seeded, True, known)}")
     return differences
 
 
-def _keyed(section: Section, entries: list) -> dict:
-    """Entries by their key; a second entry of one name (two labels "bug") is its own."""
+def _by_key(section: Section, entries: list) -> dict:
     found: dict = {}
     for entry in entries:
-        key, copy = (entry[section.key],), 1
-        while key in found:
-            copy += 1
-            key = (entry[section.key], copy)
-        found[key] = entry
+        found.setdefault(entry[section.key], []).append(entry)
     return found
 
 
+def _pair(expected: list, actual: list) -> tuple[list, list, list]:
+    """Entries of one name (two labels "bug"): identical ones go together first, then
+    the rest in order; (pairs, expected left over, actual left over)."""
+    left = list(actual)
+    pairs, unmatched = [], []
+    for entry in expected:
+        twin = next((i for i, other in enumerate(left) if other == entry), None)
+        if twin is None:
+            unmatched.append(entry)
+        else:
+            pairs.append((entry, left.pop(twin)))
+    common = min(len(unmatched), len(left))
+    return (pairs + list(zip(unmatched[:common], left[:common], strict=True)),
+            unmatched[common:], left[common:])
+
+
 def _order(key):
-    return (str(key[0]).zfill(12) if isinstance(key[0], int) else str(key[0]), key[1:])
+    return (0, key, "") if isinstance(key, int) else (1, 0, str(key))
 
 
-def _entity_name(section: Section, key, entry) -> str:
-    copy = f" ({_ORDINALS.get(key[1], f'{key[1]}th')})" if len(key) > 1 else ""
+def _entity_name(section: Section, key, entry, copy: int | bool = False) -> str:
+    """`label "bug"`, `issue #2 "Title"`; the second of a name `label "bug" (2nd)`."""
     if section.key == "number":
         return f"{section.noun} #{entry['number']} {quote(entry['title'])}"
-    return f"{section.noun} {quote(key[0])}{copy}"
+    nth = f" ({_ORDINALS.get(copy + 1, f'{copy + 1}th')})" if copy else ""
+    return f"{section.noun} {quote(key)}{nth}"
 
 
 def _fields(section: Section, name: str, expected: dict, actual: dict, baseline: dict,

@@ -129,7 +129,6 @@ _ISSUE = (
     Field("pin_order", "scalar", _int),
     Field("locked", "scalar", flag),
     Field("ref", "scalar", _name),
-    Field("time_estimate", "scalar", _int),
     _multiset("tracked_times", records.TRACKED_TIME),
     _multiset("reactions", records.REACTION),
     Field("subscribed", "scalar", flag),

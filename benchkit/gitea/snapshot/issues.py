@@ -1,14 +1,15 @@
 """The snapshot's issue side: labels, milestones, every issue and pull request in
-every state with each field an agent can write (labels, assignees, milestone, due
-date, pin, lock, reference, time estimate and tracked time, reactions, the snapshot's
-user's subscription, attachments), their comments, reviews and review comments and
-review requests, and the dependencies between issues.
+every state with each field the API writes (labels, assignees, milestone, due date,
+pin, lock, reference, tracked time, reactions, the snapshot's user's subscription,
+attachments; a time estimate only the web interface sets is left out), their
+comments, reviews and review comments and review requests, and the dependencies
+between issues.
 
 Requests: labels, milestones, issues, pull requests, comments and tracked times, each
 a paged list; per pull request its reviews and, per review with inline comments, one
 call; per issue or pull request its reactions, subscription and dependencies, and per
-comment its reactions, these fetched side by side (benchkit.gitea.
-snapshot.fetch). Kinds the host says it does not model are not asked for.
+comment its reactions, these fetched side by side (benchkit.gitea.snapshot.fetch).
+Kinds the host says it does not model are not asked for.
 """
 
 from __future__ import annotations
@@ -26,9 +27,6 @@ REVIEW_KINDS = {"APPROVED": "approved", "REQUEST_CHANGES": "request-changes",
 REQUESTED, PENDING = "REQUEST_REVIEW", "PENDING"
 # Comment URLs are HTML URLs ending in /issues/N or /pulls/N.
 NUMBER_AT_END = re.compile(r"/(?:issues|pulls)/(\d+)/?$")
-# Per-issue fields a host may not model (the forge says which it does not).
-OPTIONAL_FIELDS = ("reactions", "subscribed", "tracked_times", "attachments", "locked",
-                   "time_estimate")
 
 
 def labels(fetch: Fetch) -> list[dict]:
@@ -81,7 +79,6 @@ def _entry(fetch: Fetch, item: dict, comments: dict, times: dict) -> dict:
              "milestone": (item.get("milestone") or {}).get("title"),
              "due_date": item.get("due_date"), "pin_order": item.get("pin_order") or 0,
              "locked": bool(item.get("is_locked")), "ref": item.get("ref") or "",
-             "time_estimate": item.get("time_estimate") or 0,
              "tracked_times": times.get(item["number"], []),
              "attachments": _attachments(item)}
     return {key: value for key, value in entry.items() if key not in fetch.unmodelled}
