@@ -20,6 +20,7 @@ import base64
 import json
 import re
 import shlex
+import time
 from dataclasses import dataclass, field
 
 from benchkit.documents.seeded import DEFAULT_FILES, blob_id
@@ -174,7 +175,8 @@ def _lookup(client: Client, repo: Repo, kind: str, name: str):
 
 
 def apply(client: Client, repo: Repo, changes: list[Change], other: str = "") -> None:
-    """Make the changes over the API, in order."""
+    """Make the changes over the API, in order; return once the host has closed the pull
+    requests whose branch went (Gitea does that from a queue, the forge at once)."""
     for change in changes:
         for method, path, body in change.requests:
             where = repo.path + fill(path, client, repo, other)
@@ -185,6 +187,20 @@ def apply(client: Client, repo: Repo, changes: list[Change], other: str = "") ->
                 assert response.status_code < 300, (change.what, response.text)
             else:
                 client.request(method, where, json=fill(body, client, repo, other))
+    settled(client, repo)
+
+
+def settled(client: Client, repo: Repo, timeout: float = 60.0) -> None:
+    """Wait (bounded) until no open pull request's head or base is a deleted branch."""
+    deadline = time.monotonic() + timeout
+    while True:
+        branches = {b["name"] for b in client.paginate(f"{repo.path}/branches")}
+        stale = [p["number"] for p in client.paginate(f"{repo.path}/pulls", {"state": "open"})
+                 if p["head"]["ref"] not in branches or p["base"]["ref"] not in branches]
+        if not stale:
+            return
+        assert time.monotonic() < deadline, f"pull requests {stale} still open on deleted branches"
+        time.sleep(0.2)
 
 
 def curl_lines(client: Client, repo: Repo, changes: list[Change], token: str, api: str,

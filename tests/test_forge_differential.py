@@ -129,8 +129,8 @@ def test_git_clone_and_fetch_alike(gitea, tmp_path):
     assert mine == theirs and "origin/feature/csv-export" in mine
 
 
-# -- the state, kind by kind: one change of each kind the forge models, made over the API
-#    on both hosts, must snapshot alike (tests/state_changes.py lists the changes)
+# -- the state, kind by kind: one change of each kind the forge models (tests/
+#    state_changes.py), made over the API on both hosts, must snapshot alike
 
 def _changed_state(host) -> dict:
     from benchkit.documents import load_seed
@@ -139,7 +139,7 @@ def _changed_state(host) -> dict:
     client = Client(host.url, host.token)
     repo = provision(client, load_seed(differential.DATA.parent.parent / "seeds" / "default.yaml"))
     try:
-        state_changes.apply(client, repo, state_changes.ALL_KINDS)
+        state_changes.apply(client, repo, state_changes.chosen(forge=True))
         return snapshot(client, repo.owner, repo.name)
     finally:
         delete_repo(client, repo.owner, repo.name)

@@ -53,6 +53,10 @@ def new_issue(ctx: Ctx, repo: dict, *, is_pull: bool) -> dict:
                             due_date=parse_time(body.get("due_date")),
                             milestone_id=milestone_id(ctx, repo, body.get("milestone")) if writer else 0)
     if writer:  # non-writers have labels, milestone and assignees silently dropped
+        milestone = store.row("issues", issue_id)["milestone_id"]
+        if milestone:  # Gitea notes the milestone before the labels
+            store.event(issue_id, ctx.caller["id"], "milestone", milestone_id=milestone,
+                        old_milestone_id=0)
         store.add_labels(issue_id, store.labels_by_ids(repo["id"], body.get("labels") or []), ctx.caller["id"])
         assignees = resolve_assignees(ctx, repo, body)
         if assignees:

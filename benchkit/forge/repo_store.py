@@ -118,8 +118,8 @@ class RepoStore(Database):
                      repo_id, name, sha, now())
 
     def release_count(self, repo_id: int) -> int:
-        """How many releases the repository has."""
-        return self.value("SELECT COUNT(*) FROM releases WHERE repo_id = ?", repo_id)
+        """How many releases the repository has published (drafts are not counted)."""
+        return self.value("SELECT COUNT(*) FROM releases WHERE repo_id = ? AND draft = 0", repo_id)
 
     def delete_release(self, release_id: int) -> None:
         """Delete the release."""

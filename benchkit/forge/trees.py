@@ -9,7 +9,7 @@ from starlette.responses import Response
 
 from .context import Ctx
 from .repo_store import blob_sha
-from .web import listing, not_found, paging, respond, route
+from .web import ApiError, listing, paging, respond, route
 
 
 def tree_entries(files: dict[str, str]) -> list[dict]:
@@ -54,7 +54,7 @@ def get_tree(ctx: Ctx, owner: str, repo: str, sha: str) -> Response:
     branch = ctx.store.branch(row["id"], sha)
     commit = ctx.store.get_commit(row["id"], branch["sha"] if branch else sha)
     if commit is None:
-        raise not_found(f"object does not exist [id: {sha}, rel_path: ]")
+        raise ApiError(400, f"sha not found [{sha}]")
     entries = tree_entries(commit["tree"])
     if ctx.query("recursive").lower() not in ("1", "true"):
         entries = [entry for entry in entries if "/" not in entry["path"]]
@@ -66,7 +66,9 @@ def get_tree(ctx: Ctx, owner: str, repo: str, sha: str) -> Response:
         entry["url"] = f"{api}/{'trees' if entry['type'] == 'tree' else 'blobs'}/{entry['sha']}"
     return respond({"sha": commit["sha"], "url": f"{api}/trees/{commit['sha']}", "tree": chunk,
                     "truncated": page * per_page < len(entries), "page": page,
-                    "total_count": len(entries)})
+                    "total_count": len(entries)},
+                   headers={"X-Total-Count": str(len(entries)),
+                            "Access-Control-Expose-Headers": "X-Total-Count"})
 
 
 def list_tags(ctx: Ctx, owner: str, repo: str) -> Response:

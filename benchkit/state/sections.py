@@ -176,7 +176,7 @@ SECTIONS: tuple[Section, ...] = (
         Field("body", "scalar", _text, always=""),
         Field("draft", "scalar", flag, always=False),
         Field("prerelease", "scalar", flag, always=False),
-        _multiset("attachments", records.ATTACHMENT, always=[]),
+        _multiset("attachments", records.ATTACHMENT),
     )),
     Section("statuses", "commit status", None, kind=records.STATUS),
     Section("protections", "branch protection", "rule", (

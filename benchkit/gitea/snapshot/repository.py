@@ -52,12 +52,16 @@ def repository(fetch: Fetch) -> dict:
 
 
 def releases(fetch: Fetch) -> list[dict]:
-    return [{"tag": release["tag_name"], "name": release.get("name") or "",
-             "body": release.get("body") or "", "draft": bool(release.get("draft")),
-             "prerelease": bool(release.get("prerelease")),
-             "attachments": [{"name": asset["name"], "size": asset.get("size") or 0}
-                             for asset in release.get("assets") or []]}
-            for release in pages(fetch.client, f"{fetch.path}/releases")]
+    found = []
+    for release in pages(fetch.client, f"{fetch.path}/releases"):
+        record = {"tag": release["tag_name"], "name": release.get("name") or "",
+                  "body": release.get("body") or "", "draft": bool(release.get("draft")),
+                  "prerelease": bool(release.get("prerelease"))}
+        if "attachments" not in fetch.unmodelled:
+            record["attachments"] = [{"name": asset["name"], "size": asset.get("size") or 0}
+                                     for asset in release.get("assets") or []]
+        found.append(record)
+    return found
 
 
 def webhooks(fetch: Fetch) -> list[dict]:
