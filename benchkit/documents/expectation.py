@@ -14,12 +14,7 @@ from __future__ import annotations
 
 from benchkit.documents.interpreter import ACTIONS, TARGETS, Interpreter, resolve_variant
 from benchkit.documents.repo_edits import merge_bases
-from benchkit.documents.seeded import (
-    SEED_MESSAGE,
-    ground_truth,
-    seed_data,
-    seed_plan,
-)
+from benchkit.documents.seeded import ground_truth, seed_data, seed_plan
 from benchkit.state import normalise
 
 __all__ = ["ACTIONS", "TARGETS", "ExpectationError", "edit_problems", "expected_state",
@@ -63,7 +58,4 @@ def edit_problems(edits, seed, user="bench") -> list:
 
 
 def _interpreter(state, seed, user, self_review) -> Interpreter:
-    plan = seed_plan(seed)
-    messages: dict[str, str | None] = {"main": SEED_MESSAGE}
-    messages.update({pull["head"]: pull["title"] for pull in plan["pull_requests"]})
-    return Interpreter(state, user, self_review, merge_bases(seed), messages)
+    return Interpreter(state, user, self_review, merge_bases(seed))

@@ -58,15 +58,13 @@ def resolve_variant(value, self_review):
 
 class Interpreter:
     """Applies edits to a RepoState in place, noting (path, message) for each problem.
-    `merge_bases` and `head_messages` say what the state does not: each pull request's
-    merge base, and each branch's head commit message."""
+    `merge_bases` says what the state does not: each pull request's merge base."""
 
-    def __init__(self, state, user, self_review, merge_bases, head_messages):
+    def __init__(self, state, user, self_review, merge_bases):
         self.state = state
         self.user = user
         self.self_review = self_review
         self.merge_bases = merge_bases
-        self.head_messages = head_messages
         self.issues: list[tuple[tuple, str]] = []
 
     def apply_all(self, edits, check_noop=False):
@@ -235,7 +233,6 @@ class Interpreter:
                 if not self._report(path + ("state",), repo_edits.merge(
                         self.state, entity, self.merge_bases.get(entity["number"]))):
                     return False
-                self.head_messages[entity["base"]] = None  # a merge's message is the tool's
             for name, value in fields.items():
                 entity[name] = _field_value(name, value)
         return True
@@ -247,7 +244,7 @@ class Interpreter:
             return self._create_label(spec, path)
         if target == "create_milestone":
             return self._report(path + ("title",), repo_edits.create_milestone(self.state, spec))
-        return self._report(path, repo_edits.create_release(self.state, spec, self.head_messages))
+        return self._report(path, repo_edits.create_release(self.state, spec))
 
     def _report(self, path, problem) -> bool:
         if problem is not None:

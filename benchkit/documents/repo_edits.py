@@ -46,9 +46,9 @@ def merge(state: dict, pull: dict, base_files: dict[str, str] | None) -> str | N
     return None
 
 
-def create_release(state: dict, spec: dict, head_messages: dict[str, str | None]) -> str | None:
+def create_release(state: dict, spec: dict) -> str | None:
     """A published release makes its tag at the target branch's head (a lightweight tag:
-    its message is that commit's); a draft makes none yet."""
+    no message of its own); a draft makes none yet."""
     tag = spec["tag"]
     if any(release["tag"] == tag for release in state["releases"]):
         return f"a release of tag {tag!r} already exists"
@@ -62,8 +62,7 @@ def create_release(state: dict, spec: dict, head_messages: dict[str, str | None]
                               "prerelease": bool(spec.get("prerelease", False)),
                               "attachments": []})
     if not draft and not any(existing["name"] == tag for existing in state["tags"]):
-        state["tags"].append({"name": tag, "message": head_messages.get(target) or "",
-                              "files": dict(branch["files"])})
+        state["tags"].append({"name": tag, "message": "", "files": dict(branch["files"])})
     return None
 
 

@@ -59,13 +59,12 @@ def normalise_color(color) -> str:
 
 
 def normalise_date(value) -> str | None:
-    """A due date: the day alone (Gitea stores the end of the day given, in its zone)."""
+    """A due date: the day alone (Gitea stores the end of the day given, in its zone);
+    anything else as it came, to be compared as it is."""
     if value in (None, ""):
         return None
     found = _DATE.match(str(value))
-    if not found:
-        raise StateError(f"date {value!r} does not start with YYYY-MM-DD")
-    return found.group()
+    return found.group() if found else normalise_name(value)
 
 
 def require(item, where: str, *keys: str) -> None:
