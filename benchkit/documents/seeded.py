@@ -90,15 +90,15 @@ def seeded_branches(plan: dict) -> list[dict]:
     (one more commit, its file, on the default branch as it was then), each with its
     files by content hash; a merged one's merge (with a merge commit) moves the
     default branch on before the next head is made."""
-    main = {"name": "main", "commits": len(plan["files"]), "files": default_files(plan)}
+    commits, main = len(plan["files"]), default_files(plan)
     heads = []
     for pull in plan["pull_requests"]:
         file = pull_file(pull)
-        files = {**main["files"], file["path"]: blob_id(file["content"])}
-        heads.append({"name": pull["head"], "commits": main["commits"] + 1, "files": files})
+        files = {**main, file["path"]: blob_id(file["content"])}
+        heads.append({"name": pull["head"], "commits": commits + 1, "files": files})
         if pull["state"] == "merged":
-            main = {**main, "commits": main["commits"] + 2, "files": files}
-    return [main, *heads]
+            commits, main = commits + 2, files
+    return [{"name": "main", "commits": commits, "files": main}, *heads]
 
 
 def pull_file(pull: dict) -> dict:

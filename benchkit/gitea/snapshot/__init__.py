@@ -13,6 +13,9 @@ out of the state, and the checker does not compare it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from benchkit.gitea.client import Client
 from benchkit.gitea.snapshot import code, issues, repository
 from benchkit.gitea.snapshot.fetch import Fetch, unmodelled_by
@@ -36,18 +39,19 @@ def snapshot(client: Client, owner: str, name: str) -> dict:
     fetch = Fetch(client, owner, name, unmodelled_by(client))
     try:
         settings = repository.repository(fetch)  # first: it says when there is no repository
-        readings = {"labels": lambda: issues.labels(fetch),
-                    "issues": lambda: issues.issues_and_pulls(fetch),
-                    "milestones": lambda: issues.milestones(fetch),
-                    "code": lambda: code.code(fetch),
-                    "releases": lambda: repository.releases(fetch),
-                    "protections": lambda: code.protections(fetch),
-                    "webhooks": lambda: repository.webhooks(fetch),
-                    "collaborators": lambda: repository.collaborators(fetch),
-                    "deploy_keys": lambda: repository.deploy_keys(fetch),
-                    "wiki": lambda: repository.wiki(fetch)}
-        found = fetch.together({section: read for section, read in readings.items()
-                                if section not in fetch.unmodelled})
+        readings: dict[str, Callable[[], Any]] = {
+            "labels": lambda: issues.labels(fetch),
+            "issues": lambda: issues.issues_and_pulls(fetch),
+            "milestones": lambda: issues.milestones(fetch),
+            "code": lambda: code.code(fetch),
+            "releases": lambda: repository.releases(fetch),
+            "protections": lambda: code.protections(fetch),
+            "webhooks": lambda: repository.webhooks(fetch),
+            "collaborators": lambda: repository.collaborators(fetch),
+            "deploy_keys": lambda: repository.deploy_keys(fetch),
+            "wiki": lambda: repository.wiki(fetch)}
+        found: dict[str, Any] = fetch.together({section: read for section, read in readings.items()
+                                                if section not in fetch.unmodelled})
     finally:
         fetch.close()
     found["issues"], found["pull_requests"], found["dependencies"] = found["issues"]
