@@ -5,15 +5,17 @@ repository and for the large-labels shape (R14 at the upload cap: N labels whose
 descriptions are M MiB each, every one on every issue and pull request, so each issue
 the host lists carries N x M MiB of label text).
 
-Each snapshot runs in a child process of its own, so the figure is the peak of a
-process that did nothing else (its baseline, Python and benchkit imported, is printed
-beside it); the host runs in another process (the forge as `benchkit forge`, Gitea as
-the pinned build), as a real Gitea always does.
+Each measurement runs in a child process of its own, its peak reset just before the
+snapshot (so the figure is the snapshot's, over the process's baseline, which is
+printed beside it). The host is another process (`forge`: `benchkit forge`; `gitea`:
+the pinned build), as a real Gitea always is; `embedded` puts the forge in the
+snapshotting process itself, as `benchkit run` does when given no host, so its peak
+is the forge's answers and the snapshot's together.
 
     python3 benchmarks/snapshot_bench.py [--runs 3] [--labels 25] [--label-mib 4]
-        [--hosts forge,gitea]
+        [--hosts forge,gitea,embedded]
 
-Needs the pinned Gitea build for its Gitea half (`bash scripts/test-setup`).
+Needs the pinned Gitea build for its Gitea row (`bash scripts/test-setup`).
 """
 
 from __future__ import annotations
@@ -24,43 +26,82 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
 from benchkit.documents import load_tree
-from benchkit.gitea import Client, delete_repo, provision
+from benchkit.gitea import Client, delete_repo, provision, snapshot
 from benchkit.gitea.server import Gitea
 
 ROOT = Path(__file__).resolve().parent.parent
 MIB = 1024 * 1024
 
-# The child: imports what a run has imported by then, notes its resident memory, takes
-# the snapshot, and prints seconds, peak and baseline (kB) and the state's size.
-CHILD = """
-import json, sys, time
-from benchkit.gitea import Client, snapshot
-def status(field):  # kB; VmHWM, unlike ru_maxrss, does not carry the parent's over exec
+
+def status(field: str) -> int:
+    """A field of /proc/self/status, in kB (VmHWM: the peak since the last reset)."""
     for line in open("/proc/self/status"):
         if line.startswith(field + ":"):
             return int(line.split()[1])
-url, token, owner, name = sys.argv[1:5]
-client = Client(url, token)
-base = status("VmRSS")
-started = time.perf_counter()
-state = snapshot(client, owner, name)
-seconds = time.perf_counter() - started
-print(json.dumps({"seconds": seconds, "peak_kb": status("VmHWM"),
-                  "base_kb": base, "state_bytes": len(json.dumps(state))}))
-"""
+    raise RuntimeError(f"no {field} in /proc/self/status")
 
 
-def child_snapshot(url: str, token: str, owner: str, name: str) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", CHILD, url, token, owner, name], env=env,
-                          capture_output=True, text=True, timeout=1800)
+def measured(client: Client, repo) -> dict:
+    """One snapshot, with this process's peak reset first (Linux: clear_refs 5)."""
+    with open("/proc/self/clear_refs", "w") as refs:
+        refs.write("5")
+    base = status("VmRSS")
+    started = time.perf_counter()
+    state = snapshot(client, repo.owner, repo.name)
+    return {"seconds": time.perf_counter() - started, "peak_kb": status("VmHWM"),
+            "base_kb": base, "state_bytes": len(json.dumps(state))}
+
+
+def large_labels(client: Client, repo, labels: int, size: int) -> int:
+    """`labels` labels of `size`-byte descriptions, each on every issue and pull
+    request; the bytes uploaded."""
+    numbers = [item["number"] for item in client.paginate(f"{repo.path}/issues",
+                                                          {"state": "all", "type": ""})]
+    ids = []
+    for index in range(labels):
+        text = chr(ord("a") + index % 26) * size
+        ids.append(client.post(f"{repo.path}/labels", {"name": f"big-{index}",
+                                                       "color": "ff0000",
+                                                       "description": text})["id"])
+    for number in numbers:  # the answer lists every label whole: left unread
+        answer = client.session.post(f"{client.api_url}{repo.path}/issues/{number}/labels",
+                                     json={"labels": ids}, stream=True, timeout=600)
+        answer.close()
+        assert answer.status_code == 200, answer.status_code
+    return labels * size
+
+
+def child(argv: list[str]) -> None:
+    """In the child: take the snapshots asked for and print their figures (one JSON
+    line each). `embedded RUNS LABELS SIZE` seeds an in-process forge first."""
+    if argv[0] == "embedded":
+        from benchkit.forge import Forge
+        runs, labels, size = map(int, argv[1:4])
+        with Forge() as forge:
+            client = Client(forge.url, forge.token)
+            repo = provision(client, load_tree(ROOT).seeds["default"], prefix="benchkit-bench-")
+            for _ in range(runs):
+                print(json.dumps(measured(client, repo)), flush=True)
+            if labels:
+                large_labels(client, repo, labels, size)
+                print(json.dumps(measured(client, repo)), flush=True)
+        return
+    url, token, owner, name = argv
+    from benchkit.gitea import Repo
+    print(json.dumps(measured(Client(url, token), Repo(owner, name))), flush=True)
+
+
+def in_child(*args: str) -> list[dict]:
+    done = subprocess.run([sys.executable, __file__, "--child", *args], capture_output=True,
+                          text=True, timeout=3600, env={**os.environ, "PYTHONPATH": str(ROOT)})
     if done.returncode != 0:
         raise SystemExit(f"the snapshot failed: {done.stderr.strip()[-800:]}")
-    return json.loads(done.stdout)
+    return [json.loads(line) for line in done.stdout.splitlines()]
 
 
 @contextmanager
@@ -84,38 +125,30 @@ def gitea_process():
         yield gitea.url, gitea.token
 
 
-def large_labels(client: Client, repo, labels: int, size: int) -> int:
-    """`labels` labels of `size`-byte descriptions, each on every issue and pull
-    request; the bytes uploaded."""
-    numbers = [item["number"] for item in client.paginate(f"{repo.path}/issues",
-                                                          {"state": "all", "type": ""})]
-    ids = []
-    for index in range(labels):
-        text = chr(ord("a") + index % 26) * size
-        ids.append(client.post(f"{repo.path}/labels", {"name": f"big-{index}",
-                                                       "color": "ff0000",
-                                                       "description": text})["id"])
-    for number in numbers:
-        client.post(f"{repo.path}/issues/{number}/labels", {"labels": ids})
-    return labels * size
-
-
-def measure(host: str, opened, tree, runs: int, labels: int, size: int) -> list[str]:
+def measure(host: str, tree, runs: int, labels: int, size: int) -> list[str]:
+    if host == "embedded":
+        found = in_child("embedded", str(runs), str(labels), str(size))
+        rows = [_row(host, "seeded", found[:runs])]
+        if labels:
+            rows.append(_row(host, _shape(labels, size), found[runs:]))
+        return rows
     rows = []
-    with opened as (url, token):
+    with {"forge": forge_process, "gitea": gitea_process}[host]() as (url, token):
         client = Client(url, token)
         repo = provision(client, tree.seeds["default"], prefix="benchkit-bench-")
         try:
-            seeded = [child_snapshot(url, token, repo.owner, repo.name) for _ in range(runs)]
-            rows.append(_row(host, "seeded", seeded))
+            args = (url, token, repo.owner, repo.name)
+            rows.append(_row(host, "seeded", [in_child(*args)[0] for _ in range(runs)]))
             if labels:
-                uploaded = large_labels(client, repo, labels, size)
-                big = [child_snapshot(url, token, repo.owner, repo.name)]
-                rows.append(_row(host, f"{labels} x {size / MIB:g} MiB labels "
-                                       f"({uploaded / MIB:.0f} MiB up)", big))
+                large_labels(client, repo, labels, size)
+                rows.append(_row(host, _shape(labels, size), in_child(*args)))
         finally:
             delete_repo(client, repo.owner, repo.name)
     return rows
+
+
+def _shape(labels: int, size: int) -> str:
+    return f"{labels} x {size / MIB:g} MiB labels ({labels * size / MIB:.0f} MiB up)"
 
 
 def _row(host: str, shape: str, results: list[dict]) -> str:
@@ -123,28 +156,30 @@ def _row(host: str, shape: str, results: list[dict]) -> str:
     peak = max(r["peak_kb"] for r in results) / 1024
     base = min(r["base_kb"] for r in results) / 1024
     size = results[0]["state_bytes"] / 1024
-    return (f"{host:<7}{shape:<34}{seconds * 1000:>10.0f}{peak:>10.0f}{base:>10.0f}"
+    return (f"{host:<9}{shape:<34}{seconds * 1000:>10.0f}{peak:>10.0f}{base:>10.0f}"
             f"{size:>10.0f}")
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["--child"]:
+        child(sys.argv[2:])
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3, help="snapshots of the seeded repository")
     parser.add_argument("--labels", type=int, default=25,
                         help="large labels (0: the seeded shape alone)")
     parser.add_argument("--label-mib", type=float, default=4.0, help="each label's description")
-    parser.add_argument("--hosts", default="forge,gitea")
+    parser.add_argument("--hosts", default="forge,gitea,embedded")
     args = parser.parse_args()
     tree = load_tree(ROOT)
     size = int(args.label_mib * MIB)
-    hosts = {"forge": forge_process, "gitea": gitea_process}
-    print(f"{'host':<7}{'shape':<34}{'ms':>10}{'peak MiB':>10}{'base MiB':>10}{'state KiB':>10}")
+    print(f"{'host':<9}{'shape':<34}{'ms':>10}{'peak MiB':>10}{'base MiB':>10}{'state KiB':>10}")
     for host in args.hosts.split(","):
-        for row in measure(host, hosts[host](), tree, args.runs, args.labels, size):
+        for row in measure(host, tree, args.runs, args.labels, size):
             print(row, flush=True)
     print("ms: median wall time of the snapshot (seeded: of --runs; labels: one); peak: the "
-          "snapshotting process's peak resident memory; base: its memory before the "
-          "snapshot; state: the RepoState's JSON")
+          "snapshotting process's peak resident memory during the snapshot (embedded: the "
+          "forge's too); base: its memory before it; state: the RepoState's JSON")
 
 
 if __name__ == "__main__":

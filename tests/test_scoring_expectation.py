@@ -156,3 +156,62 @@ def test_problems_are_reported_with_their_path():
 def test_expected_state_refuses_unsound_edits():
     with pytest.raises(ExpectationError, match="matches no issue"):
         expect({"issue": {"title": "Nope"}, "set": {"state": "closed"}})
+
+
+# ---- the repository's other kinds: milestones, dependencies, releases, merges ----------
+
+def test_a_milestone_is_created_set_on_issues_renamed_and_deleted():
+    state = expect({"create_milestone": {"title": "v2", "due_on": "2026-09-30"}},
+                   {"issues": {"state": "open"}, "set": {"milestone": "v2", "due_date": "2026-10-01"}})
+    assert state["milestones"] == [{"title": "v2", "description": "", "state": "open",
+                                    "due_on": "2026-09-30"}]
+    assert [(i["number"], i["milestone"], i["due_date"]) for i in state["issues"]] == [
+        (1, "v2", "2026-10-01"), (2, None, None), (3, "v2", "2026-10-01")]
+    state = expect({"create_milestone": {"title": "v2"}}, {"issue": {"number": 1}, "set": {"milestone": "v2"}},
+                   {"milestone": {"title": "v2"}, "set": {"title": "v3"}})
+    assert item(state, 1)["milestone"] == "v3"
+    state = expect({"create_milestone": {"title": "v2"}}, {"issue": {"number": 1}, "set": {"milestone": "v2"}},
+                   {"milestones": {"title_matches": "^v"}, "delete": True})
+    assert state["milestones"] == [] and item(state, 1)["milestone"] is None
+
+
+def test_a_dependency_names_both_issues():
+    state = expect({"issue": {"title": "Crash A"}, "add_dependency": {"title": "Readme"}})
+    assert state["dependencies"] == [{"blocked": "#1", "blocker": "#3"}]
+
+
+def test_a_published_release_tags_its_branch_and_a_draft_does_not():
+    state = expect({"create_release": {"tag": "v1", "name": "One", "body": "Notes \r\n"}})
+    main = next(b for b in state["branches"] if b["name"] == "main")
+    assert state["releases"] == [{"tag": "v1", "name": "One", "body": "Notes", "draft": False,
+                                  "prerelease": False, "attachments": []}]
+    assert state["tags"] == [{"name": "v1", "message": "", "files": main["files"]}]
+    assert expect({"create_release": {"tag": "v1", "draft": True}})["tags"] == []
+
+
+def test_a_merge_moves_the_base_branch_files_and_leaves_its_length_open():
+    before = ground_truth(SEED, "me")
+    after = expect({"pull_request": {"number": 4}, "set": {"state": "merged"}})
+    main = {b["name"]: b for b in after["branches"]}["main"]
+    head = {b["name"]: b for b in before["branches"]}["pull-4"]
+    assert main["files"] == head["files"] and main["commits"] is None
+
+
+def test_unsound_repository_edits_are_reported():
+    problems = edit_problems([
+        {"issue": {"number": 1}, "set": {"milestone": "nope"}},
+        {"issue": {"number": 1}, "add_dependency": {"number": 1}},
+        {"create_release": {"tag": "v1"}},
+        {"create_release": {"tag": "v1"}},
+        {"create_milestone": {"title": "m"}},
+        {"create_milestone": {"title": "m"}},
+        {"create_release": {"tag": "v2", "target": "nowhere"}},
+    ], SEED)
+    assert [(path, message) for path, message in problems] == [
+        (("edits", 0, "set", "milestone"), "milestone 'nope' is not defined at this point "
+                                           "(create it with create_milestone first)"),
+        (("edits", 1, "add_dependency"), "an issue cannot depend on itself"),
+        (("edits", 3, "create_release"), "a release of tag 'v1' already exists"),
+        (("edits", 5, "create_milestone", "title"), "milestone 'm' already exists"),
+        (("edits", 6, "create_release"), "release target 'nowhere' is not a branch"),
+    ]

@@ -36,9 +36,10 @@ def unmodelled_by(client: Client) -> frozenset[str]:
 
 @dataclass
 class Fetch:
-    """One snapshot's reading of OWNER/NAME."""
+    """One snapshot's reading of OWNER/NAME. `client` is the calling thread's own: the
+    one given, or a worker's."""
 
-    client: Client
+    given: Client
     owner: str
     name: str
     unmodelled: frozenset[str] = frozenset()
@@ -46,6 +47,10 @@ class Fetch:
     _made: list[Client] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _pools: dict[str, ThreadPoolExecutor] = field(default_factory=dict)
+
+    @property
+    def client(self) -> Client:
+        return getattr(self._local, "client", None) or self.given
 
     @property
     def path(self) -> str:
@@ -72,7 +77,7 @@ class Fetch:
     def _map(self, pool: str, workers: int, items: Iterable[T],
              call: Callable[[Client, T], R]) -> list[R]:
         items = list(items)
-        if len(items) <= 1:
+        if len(items) <= 1:  # in the calling thread, with its own client
             return [call(self.client, item) for item in items]
         with self._lock:
             if pool not in self._pools:
@@ -82,8 +87,8 @@ class Fetch:
     def _worker(self) -> Client:
         client = getattr(self._local, "client", None)
         if client is None:
-            client = Client(self.client.url, self.client.token, retries=self.client.retries,
-                            timeout=self.client.timeout)
+            client = Client(self.given.url, self.given.token, retries=self.given.retries,
+                            timeout=self.given.timeout)
             self._local.client = client
             with self._lock:
                 self._made.append(client)
