@@ -173,3 +173,22 @@ def test_each_kind_the_forge_models_snapshots_as_on_gitea(gitea):
     for section in mine:
         assert mine[section] == theirs[section], section
     assert set(mine) == {s for s in theirs if s not in UNMODELLED}
+
+
+def test_what_the_forge_does_not_model_is_the_states_and_no_agent_can_write_it():
+    """Each kind the forge declares unmodelled is a section or field of the state, and
+    the trial gateway forwards no request that writes one (so on the forge, where the
+    snapshot leaves them out, no agent could have changed them)."""
+    import yaml
+
+    from benchkit.forge.users import UNMODELLED
+    from benchkit.state import SECTIONS
+
+    named = {s.name for s in SECTIONS} | {f.name for s in SECTIONS for f in s.fields}
+    assert set(UNMODELLED) <= named
+    operations = yaml.safe_load((differential.DATA.parent.parent / "benchkit" / "gateway"
+                                 / "operations.yaml").read_text())["operations"]
+    writes = [op for op in operations if not op.startswith("GET ")]
+    routes = ("/topics", "/branch_protections", "/hooks", "/collaborators", "/keys", "/wiki",
+              "/reactions", "/subscriptions", "/times", "/assets", "/lock")
+    assert [op for op in writes if any(route in op for route in routes)] == []
