@@ -16,6 +16,7 @@ from benchkit.gitea.ready import wait_ready
 from benchkit.gitea.repos import Repo, create_repo, delete_repo, list_leftovers, unique_name
 from benchkit.gitea.seed import provision, seed_repo
 from benchkit.gitea.snapshot import snapshot
+from benchkit.state import normalise
 
 DEFAULT_SEED = PACKAGE_DIR.parent / "seeds" / "default.yaml"
 PREFIX = "benchkit-test-"
@@ -48,7 +49,7 @@ def captured(client, repo):
     know), each section as `expect` prints it: the sections the forge models."""
     state = snapshot(client, repo.owner, repo.name)
     del state["repository"]
-    return state
+    return normalise(state)
 
 
 def modelled(state):
@@ -62,7 +63,7 @@ def modelled(state):
         for comment in item["comments"]:
             for key in UNMODELLED:
                 comment.pop(key, None)
-    return kept
+    return normalise(kept)
 
 
 def seeding_budget(plan):
