@@ -95,9 +95,13 @@ class Fetch:
         return client
 
     def close(self) -> None:
-        for pool in self._pools.values():
-            pool.shutdown(wait=True)
-        self._pools.clear()
+        """The sections' workers first (one may still start the items' pool), then the
+        items'; what has not started yet never will."""
+        for name in ("sections", "items"):
+            with self._lock:
+                pool = self._pools.pop(name, None)
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
         for client in self._made:
             client.close()
         self._made.clear()
