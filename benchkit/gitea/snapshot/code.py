@@ -1,6 +1,7 @@
 """The snapshot's code side: every branch with its number of commits and its files by
 content hash, every tag (its annotation, and the files of the commit it names), the
-commit statuses on every commit a branch or tag reaches, and the branch protections.
+commit statuses on every commit of a branch's history and on every tagged one, and
+the branch protections.
 
 Commit ids are not kept: the seeder's commits are made at the host's clock (the forge
 makes its ids up), so they differ from trial to trial; the files a commit holds and a
@@ -8,9 +9,9 @@ branch's length do not. A file is its git blob id, from the host's tree listing:
 file is ever downloaded. The paths kept are bounded (FILES_BUDGET over the whole
 snapshot): a tree past it is kept as one digest of its entries, still compared.
 
-Requests: branches and tags (paged); per branch its history (paged; the first page's
-total is its length); per distinct commit at a branch or tag its tree (paged);
-per commit reached its statuses (paged); the protections (one list).
+Requests: branches and tags (paged); per branch its history (paged: its length, and
+the commits whose statuses are read); per distinct commit at a branch or tag its tree
+(paged); per commit reached its statuses (paged); the protections (one list).
 """
 
 from __future__ import annotations
