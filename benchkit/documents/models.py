@@ -124,20 +124,8 @@ def _check_suite(document: Document) -> list[Problem]:
 
 def _check_seed(document: Document) -> list[Problem]:
     data, problems = document.data, []
-    defined = set()
-    for index, label in _entries(data, "labels"):
-        name = label.get("name") if isinstance(label, dict) else None
-        if name in defined:
-            problems.append(document.problem(("labels", index, "name"),
-                                             f"label {name!r} is defined twice"))
-        defined.add(name)
-    milestones = set()
-    for index, milestone in _entries(data, "milestones"):
-        title = milestone.get("title") if isinstance(milestone, dict) else None
-        if title in milestones:
-            problems.append(document.problem(("milestones", index, "title"),
-                                             f"milestone {title!r} is defined twice"))
-        milestones.add(title)
+    defined = _defined_once(document, "labels", "name", problems)
+    milestones = _defined_once(document, "milestones", "title", problems)
     heads = set()
     for kind in ("issues", "pull_requests"):
         for index, item in _entries(data, kind):
@@ -157,6 +145,19 @@ def _check_seed(document: Document) -> list[Problem]:
                     (kind, index, "head"), f"head branch {head!r} is used by an earlier pull request"))
             heads.add(head)
     return problems
+
+
+def _defined_once(document: Document, kind: str, key: str, problems: list) -> set:
+    """The names `kind` defines (labels by name, milestones by title), each a problem
+    when defined twice."""
+    defined = set()
+    for index, item in _entries(document.data, kind):
+        name = item.get(key) if isinstance(item, dict) else None
+        if name in defined:
+            problems.append(document.problem((kind, index, key),
+                                             f"{kind[:-1]} {name!r} is defined twice"))
+        defined.add(name)
+    return defined
 
 
 def _entries(mapping, key) -> list:
