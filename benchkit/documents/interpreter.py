@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from benchkit.documents import repo_edits
-from benchkit.documents.seeded import comment_record, review_record
+from benchkit.documents.seeded import comment_record, issue_record, review_record
 from benchkit.state import normalise, normalise_color, normalise_text
 
 # edit target key -> (state section, noun, exactly one?)
@@ -255,17 +255,10 @@ class Interpreter:
         if not self._defined("labels", spec.get("labels", []), path + ("labels",)):
             return False
         numbers = [item["number"] for item in self.state["issues"] + self.state["pull_requests"]]
-        self.state["issues"].append({
-            "number": max(numbers, default=0) + 1,
-            "title": spec["title"],
-            "body": spec.get("body", ""),
-            "state": spec.get("state", "open"),
-            "labels": sorted(set(spec.get("labels", []))),
-            "assignees": sorted({self._user(name) for name in spec.get("assignees", [])}),
-            "comments": [], "milestone": None, "due_date": None, "pin_order": 0,
-            "locked": False, "ref": "", "tracked_times": [],
-            "reactions": [], "subscribed": True, "attachments": [],
-        })
+        self.state["issues"].append(issue_record(
+            max(numbers, default=0) + 1, spec["title"], spec.get("body", ""),
+            spec.get("state", "open"), sorted(set(spec.get("labels", []))),
+            sorted({self._user(name) for name in spec.get("assignees", [])})))
         return True
 
     def _create_label(self, spec, path) -> bool:

@@ -119,16 +119,19 @@ def comment_record(body, user) -> dict:
     return {"author": user, "body": body, "reactions": [], "attachments": []}
 
 
+def issue_record(number, title, body, state, labels, assignees, comments=(),
+                 milestone=None) -> dict:
+    """An issue as its poster (the user the snapshot runs as) makes it: subscribed to
+    it, none of its other fields set."""
+    return {"number": number, "title": title, "body": body, "state": state,
+            "labels": list(labels), "assignees": list(assignees), "comments": list(comments),
+            "milestone": milestone, "due_date": None, "pin_order": 0, "locked": False,
+            "ref": "", "tracked_times": [], "reactions": [], "subscribed": True,
+            "attachments": []}
+
+
 def _seeded(item, user) -> dict:
-    return {
-        "number": item["number"],
-        "title": item["title"],
-        "body": item.get("body", ""),
-        "state": item["state"],
-        "labels": list(item["labels"]),
-        "assignees": [user] if item["assigned"] else [],
-        "comments": [comment_record(body, user) for body in item["comments"]],
-        "milestone": item["milestone"], "due_date": None, "pin_order": 0, "locked": False,
-        "ref": "", "tracked_times": [], "reactions": [],
-        "subscribed": True, "attachments": [],
-    }
+    return issue_record(item["number"], item["title"], item.get("body", ""), item["state"],
+                        item["labels"], [user] if item["assigned"] else [],
+                        [comment_record(body, user) for body in item["comments"]],
+                        item["milestone"])
