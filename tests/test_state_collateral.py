@@ -11,8 +11,8 @@ What the gateway forwards, the agent does, with curl from its sandbox. What it r
 agent's run ends, as a hole in the gateway would let an agent do: those kinds exist on
 a real Gitea alone (the forge does not model them: benchkit.forge.users.UNMODELLED), so
 on the forge only the repository's settings are changed that way. The task alone still
-passes: the reference solutions on every arm (tests/test_refs_*.py,
-tests/test_selfcheck_live.py) and the first trial here, before any collateral."""
+passes, on every arm: their reference solutions (tests/test_refs_*.py,
+tests/test_selfcheck_live.py, tests/test_arms_real_tools.py)."""
 
 import uuid
 
@@ -60,14 +60,6 @@ def test_the_task_then_every_kind_of_collateral_fails_naming_each(host, shipped_
     driver = AfterRun()
     ctx = context(host, shipped_tree, tmp_path, driver)
     trial = Trial(load_arm(CHECKOUT / "arms.d/raw-api.yaml"), shipped_tree.tasks[TASK])
-
-    # The task alone passes.
-    prepared = prepare_trial(trial, ctx)
-    driver.script = [bash(task_line(prepared, prepared.repo)), say("Closed issue #2.")]
-    alone = run_trial(trial, ctx, prepared).sample
-    assert (alone.outcome, alone.differences) == ("passed", [])
-
-    # The task, then every kind of collateral.
     forge = isinstance(host, Forge)
     other = f"reviewer-{uuid.uuid4().hex[:6]}"
     host.create_user(other)
