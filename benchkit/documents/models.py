@@ -123,7 +123,8 @@ def _check_suite(document: Document) -> list[Problem]:
 
 
 def _check_seed(document: Document) -> list[Problem]:
-    data, problems = document.data, []
+    data = document.data
+    problems: list[Problem] = []
     defined = _defined_once(document, "labels", "name", problems)
     milestones = _defined_once(document, "milestones", "title", problems)
     heads = set()
