@@ -102,16 +102,18 @@ def _entry(item: dict, ids: tuple[dict, dict], user: str) -> dict:
     """Create-call body: labels and milestone (ids) and assignees travel with the
     create itself."""
     label_ids, milestone_ids = ids
-    try:
-        labels = [label_ids[name] for name in item["labels"]]
-        milestone = milestone_ids[item["milestone"]] if item.get("milestone") else None
-    except KeyError as exc:
-        raise SeedError(f"{item['title']!r} uses {exc.args[0]!r}, which the seed does not "
-                        "define") from None
-    body = {"title": item["title"], "body": item.get("body") or "", "labels": labels,
+    wanted = [("label", name, label_ids) for name in item["labels"]]
+    if item.get("milestone"):
+        wanted.append(("milestone", item["milestone"], milestone_ids))
+    for kind, name, defined in wanted:
+        if name not in defined:
+            raise SeedError(f"{item['title']!r} uses {kind} {name!r}, which the seed does "
+                            "not define")
+    body = {"title": item["title"], "body": item.get("body") or "",
+            "labels": [label_ids[name] for name in item["labels"]],
             "assignees": [user] if item["assigned"] else []}
-    if milestone is not None:
-        body["milestone"] = milestone
+    if item.get("milestone"):
+        body["milestone"] = milestone_ids[item["milestone"]]
     return body
 
 
