@@ -39,6 +39,8 @@ SMALLEST: dict[str, tuple[list[str], str | None]] = {
     "sandbox_bench.py": (["1", "1"], CLI),
     "seed_bench.py": (["--runs", "1"], None),
     "simulate.py": (["--replications", "2"], None),
+    "snapshot_bench.py": (["--runs", "1", "--labels", "1", "--label-mib", "0.01", "--hosts", "forge"],
+                          None),
     "spec_bench.py": (["--runs", "1", "--tasks", "5", "--issues", "20"], None),
     "startup_bench.py": (["--repeat", "1"], None),
     "sweep_bench.py": (["--arm", "raw-api", "--trials", "2", "--jobs", "1", "--every", "1",

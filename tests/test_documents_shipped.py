@@ -55,9 +55,10 @@ def test_schemas_are_valid_and_describe_every_field(name):
     assert undescribed == []
 
 
-def issue(title, body, state="open", labels=(), assigned=False, comments=()):
-    return {"title": title, "body": body, "state": state, "labels": list(labels),
-            "assigned": assigned, "comments": list(comments)}
+def issue(title, body, state="open", labels=(), assigned=False, comments=(), milestone=None):
+    found = {"title": title, "body": body, "state": state, "labels": list(labels),
+             "assigned": assigned, "comments": list(comments)}
+    return {**found, "milestone": milestone} if milestone else found
 
 
 def pull(title, body, head, path, content, labels=(), comments=(), reviews=()):
@@ -68,6 +69,10 @@ def pull(title, body, head, path, content, labels=(), comments=(), reviews=()):
 
 # The reference suite's seed, written out table by table (seeds/default.yaml must match).
 REFERENCE_SEED = {
+    "files": [{"path": "README.md",
+               "content": "# Seeded repository\n\nA throwaway repository for one trial.\n"}],
+    "milestones": [{"title": "v1.0", "description": "Stability fixes for the first release.",
+                    "state": "open"}],
     "labels": [
         {"name": "bug", "color": "d73a4a", "description": "Something is broken"},
         {"name": "enhancement", "color": "a2eeef", "description": "A new feature or request"},
@@ -76,12 +81,13 @@ REFERENCE_SEED = {
     ],
     "issues": [
         issue("Fix crash on startup", "The app crashes immediately on a fresh launch.",
-              labels=["bug"], assigned=True, comments=["I can reproduce this on Linux."]),
+              labels=["bug"], assigned=True, comments=["I can reproduce this on Linux."],
+              milestone="v1.0"),
         issue("Add CSV export option", "Users want to export their data as CSV.",
               labels=["enhancement"]),
         issue("Crash when saving large files",
               "Saving a file over about 100 MB reliably crashes the editor.",
-              labels=["bug", "priority"], assigned=True),
+              labels=["bug", "priority"], assigned=True, milestone="v1.0"),
         issue("Typo in installation docs", "The install guide says 'yarn' where it should say 'npm'.",
               labels=["documentation"], comments=["Found another typo nearby."]),
         issue("Update README badges", "The build badges in the README point at the old CI.",

@@ -109,8 +109,8 @@ def test_validate_stays_light():
 BREAKAGES = {
     "wrong type": ("suite.yaml", "trials: 5 ", "trials: five ", "trials:",
                    "expected integer, got string (at trials)"),
-    "unknown key": ("seeds/default.yaml", "assigned: true\n    comments: [\"I can",
-                    "assigned: true\n    author: bench\n    comments: [\"I can", "author: bench",
+    "unknown key": ("seeds/default.yaml", "milestone: v1.0\n    comments: [\"I can",
+                    "milestone: v1.0\n    author: bench\n    comments: [\"I can", "author: bench",
                     "unknown key 'author' (at issues[0].author)"),
     "missing intent": ("tasks.d/read-review-body.yaml", "intent: Retrieve", "# intent: Retrieve",
                        "id: read-review-body", "'intent' is required"),

@@ -11,6 +11,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import differential
+import state_changes
 
 
 def test_request_list_covers_every_caller():
@@ -126,3 +127,68 @@ def test_git_clone_and_fetch_alike(gitea, tmp_path):
         mine = _clone(forge, tmp_path / "forge")
     theirs = _clone(gitea, tmp_path / "gitea")
     assert mine == theirs and "origin/feature/csv-export" in mine
+
+
+# -- the state, kind by kind: one change of each kind the forge models (tests/
+#    state_changes.py), made over the API on both hosts, must snapshot alike
+
+def _changed_state(host) -> dict:
+    from benchkit.documents import load_seed
+    from benchkit.gitea import Client, delete_repo, provision, snapshot
+
+    client = Client(host.url, host.token)
+    repo = provision(client, load_seed(differential.DATA.parent.parent / "seeds" / "default.yaml"))
+    try:
+        state_changes.apply(client, repo, state_changes.chosen(forge=True))
+        return snapshot(client, repo.owner, repo.name)
+    finally:
+        delete_repo(client, repo.owner, repo.name)
+
+
+def test_each_kind_the_forge_models_snapshots_as_on_gitea(gitea):
+    """Per kind of the state, the forge's snapshot after the same changes equals Gitea's,
+    but for what the forge says it does not model and the settings a host's own
+    configuration decides (Gitea's units; the test Gitea runs without Actions)."""
+    from benchkit.forge import Forge
+    from benchkit.forge.users import UNMODELLED
+    from benchkit.state import normalise
+
+    with Forge() as forge:
+        mine = normalise(_changed_state(forge))
+    theirs = normalise(_changed_state(gitea))
+    for section in theirs:
+        if section in UNMODELLED:
+            assert section not in mine
+            continue
+        for entry in theirs[section] if isinstance(theirs[section], list) else []:
+            for key in UNMODELLED:
+                entry.pop(key, None)
+            for comment in entry.get("comments", []):
+                for key in UNMODELLED:
+                    comment.pop(key, None)
+    settings = {key for key in theirs["repository"]["settings"]
+                if theirs["repository"]["settings"][key] != mine["repository"]["settings"].get(key)}
+    assert settings <= {"has_actions"}, settings
+    del mine["repository"], theirs["repository"]
+    for section in mine:
+        assert mine[section] == theirs[section], section
+    assert set(mine) == {s for s in theirs if s not in UNMODELLED}
+
+
+def test_what_the_forge_does_not_model_is_the_states_and_no_agent_can_write_it():
+    """Each kind the forge declares unmodelled is a section or field of the state, and
+    the trial gateway forwards no request that writes one (so on the forge, where the
+    snapshot leaves them out, no agent could have changed them)."""
+    import yaml
+
+    from benchkit.forge.users import UNMODELLED
+    from benchkit.state import SECTIONS
+
+    named = {s.name for s in SECTIONS} | {f.name for s in SECTIONS for f in s.fields}
+    assert set(UNMODELLED) <= named
+    operations = yaml.safe_load((differential.DATA.parent.parent / "benchkit" / "gateway"
+                                 / "operations.yaml").read_text())["operations"]
+    writes = [op for op in operations if not op.startswith("GET ")]
+    routes = ("/topics", "/branch_protections", "/hooks", "/collaborators", "/keys", "/wiki",
+              "/reactions", "/subscriptions", "/times", "/assets", "/lock")
+    assert [op for op in writes if any(route in op for route in routes)] == []

@@ -16,7 +16,7 @@ from benchkit.cli import main
 from benchkit.report import current_matrix
 
 SELF_APPROVE = "bonus-self-approve-csv-pull"
-NO_SPEC = "bonus-publish-release"
+NO_SPEC = "bonus-create-archive-repo"
 
 
 @pytest.fixture

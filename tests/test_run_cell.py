@@ -333,7 +333,7 @@ def test_a_host_that_will_not_seed_is_a_harness_error_and_no_agent_runs(forge, s
 def test_a_task_without_a_scoring_spec_is_not_run(forge, shipped_tree, tmp_path):
     ctx = context(forge, shipped_tree, tmp_path, Scripted())
     with pytest.raises(CellError, match="no scoring spec"):
-        run_trial(raw_api_cell(shipped_tree, "bonus-publish-release"), ctx)
+        run_trial(raw_api_cell(shipped_tree, "bonus-create-archive-repo"), ctx)
     assert repos_left(forge) == [] and list(ctx.store.samples()) == []
 
 

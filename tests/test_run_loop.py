@@ -235,12 +235,12 @@ def test_not_runnable_cells_are_listed_not_run(tmp_path):
     assert result.exit_code == 2, result.output  # and the budget fits none of the others
     skips = {e["task"]: e["reason"] for e in events(result) if e["event"] == "skip"}
     assert skips["bonus-checkout-docs-head"] == "not applicable to raw-api"
-    assert skips["bonus-publish-release"] == "no scoring spec: the checker cannot judge it"
+    assert skips["bonus-create-archive-repo"] == "no scoring spec: the checker cannot judge it"
     assert skips["bonus-self-approve-csv-pull"].startswith("unsupported by the arm's tool (")
     assert not (tmp_path / "results").exists()
 
     # Nothing runnable on any host: bad input, said before a forge starts.
-    nothing = run(RAW_API, "--task", "bonus-publish-release", "--driver", "replay", "--no-report")
+    nothing = run(RAW_API, "--task", "bonus-create-archive-repo", "--driver", "replay", "--no-report")
     assert nothing.exit_code == 2
     assert "nothing to run: no chosen cell can run" in nothing.stderr
     assert "embedded forge" not in nothing.stderr

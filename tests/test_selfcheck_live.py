@@ -54,6 +54,8 @@ def assert_every_task_proved(done):
     # The bonus operations its reference covers; self-review ones the host refuses.
     assert {task: verdict for task, verdict in found.items() if task.startswith("bonus-")} == {
         "bonus-pull-checks": "ok", "bonus-pull-diff": "ok", "bonus-search-crash": "ok",
+        "bonus-milestone-enhancements": "ok", "bonus-publish-release": "ok",
+        "bonus-issue-dependency": "ok",
         "bonus-self-approve-csv-pull": "unsupported",
         "bonus-self-request-changes-docs-pull": "unsupported"}
     ok = sum(v == "ok" for v in found.values())

@@ -164,7 +164,7 @@ edits:
     ("  - issue: {number: 2}\n    set: {state: merged}\n", 6, "only a pull request can be merged"),
     ("  - issue: {number: 2}\n    add_review: {body: Fine}\n", 5,
      "add_review does not apply to issues (actions: set, add_labels, remove_labels, "
-     "add_assignees, remove_assignees, add_comment)"),
+     "add_assignees, remove_assignees, add_comment, add_dependency)"),
     ("  - issue: {number: 2}\n    pull_request: {number: 9}\n    set: {state: closed}\n", 5,
      "an edit needs exactly one target"),
     ("  - label: {name: bug}\n", 5, "no action given to labels"),

@@ -134,12 +134,16 @@ def test_created_issue_is_numbered_after_the_pull_requests(tmp_path):
     created = expected["issues"][-1]
     assert created == {"number": 12, "title": "Investigate memory leak",
                        "body": "Memory usage grows unbounded during long export runs.",
-                       "state": "open", "labels": [], "assignees": [], "comments": []}
+                       "state": "open", "labels": [], "assignees": [], "comments": [],
+                       "milestone": None, "due_date": None, "pin_order": 0, "locked": False,
+                       "ref": "", "tracked_times": [], "reactions": [],
+                       "subscribed": True, "attachments": []}
 
 
 def test_a_label_created_with_a_hash_colour_matches_the_snapshot_form(tmp_path):
     expected, path = expect("ms-create-and-apply-stale", False, tmp_path)
-    assert {"name": "stale", "color": "cccccc", "description": ""} in expected["labels"]
+    assert {"name": "stale", "color": "cccccc", "description": "", "exclusive": False,
+            "archived": False} in expected["labels"]
     state = json.loads(path.read_text())
     for label in state["labels"]:
         label["color"] = "#" + label["color"].upper()  # as some hosts spell it

@@ -126,17 +126,18 @@ def _check_suite(document: Document) -> list[Problem]:
 
 
 def _check_seed(document: Document) -> list[Problem]:
-    data, problems = document.data, []
-    defined = set()
-    for index, label in _entries(data, "labels"):
-        name = label.get("name") if isinstance(label, dict) else None
-        if name in defined:
-            problems.append(document.problem(("labels", index, "name"),
-                                             f"label {name!r} is defined twice"))
-        defined.add(name)
+    data = document.data
+    problems: list[Problem] = []
+    defined = _defined_once(document, "labels", "name", problems)
+    milestones = _defined_once(document, "milestones", "title", problems)
     heads = set()
     for kind in ("issues", "pull_requests"):
         for index, item in _entries(data, kind):
+            milestone = item.get("milestone") if isinstance(item, dict) else None
+            if isinstance(milestone, str) and milestone not in milestones:
+                problems.append(document.problem(
+                    (kind, index, "milestone"),
+                    f"milestone {milestone!r} is not defined under 'milestones'"))
             for position, name in _entries(item, "labels"):
                 if isinstance(name, str) and name not in defined:
                     problems.append(document.problem(
@@ -148,6 +149,19 @@ def _check_seed(document: Document) -> list[Problem]:
                     (kind, index, "head"), f"head branch {head!r} is used by an earlier pull request"))
             heads.add(head)
     return problems
+
+
+def _defined_once(document: Document, kind: str, key: str, problems: list) -> set:
+    """The names `kind` defines (labels by name, milestones by title), each a problem
+    when defined twice."""
+    defined = set()
+    for index, item in _entries(document.data, kind):
+        name = item.get(key) if isinstance(item, dict) else None
+        if name in defined:
+            problems.append(document.problem((kind, index, key),
+                                             f"{kind[:-1]} {name!r} is defined twice"))
+        defined.add(name)
+    return defined
 
 
 def _entries(mapping, key) -> list:

@@ -177,7 +177,7 @@ def document_kind(path: Path) -> str | None:
 # requires (a seed requires none: its keys are all a seed may have).
 CONTENT_KINDS = {"suite": {"base_prompt"}, "task": {"tier", "intent"}, "arm": {"tool"},
                  "reference": {"arm", "tasks"}}
-SEED_KEYS = {"labels", "issues", "pull_requests"}
+SEED_KEYS = {"files", "labels", "milestones", "issues", "pull_requests"}
 
 
 def kind_by_content(path: Path) -> str | None:

@@ -3,7 +3,7 @@
 from starlette.responses import Response
 
 from .context import Ctx
-from .database import present
+from .database import now, present
 from .web import ApiError, F, empty, listing, not_found, respond, route
 
 
@@ -42,13 +42,17 @@ def create_branch(ctx: Ctx, owner: str, repo: str) -> Response:
 
 
 def delete_branch(ctx: Ctx, owner: str, repo: str, branch: str) -> Response:
-    """Delete a branch; never the default one."""
+    """Delete a branch; never the default one. The open pull requests from or into it
+    are closed, as Gitea closes them (CloseBranchPulls)."""
     row = ctx.repo(owner, repo, write=True)
     if ctx.store.branch(row["id"], branch) is None:
         raise not_found()
     if branch == row["default_branch"]:
         raise ApiError(403, "can not delete default branch")
     ctx.store.delete_branch(row["id"], branch)
+    for issue in ctx.store.open_pulls_on(row["id"], branch):
+        ctx.store.touch(issue["id"], state="closed", closed_at=now())
+        ctx.store.event(issue["id"], ctx.caller["id"], "close")
     return empty()
 
 

@@ -25,7 +25,8 @@ def list_commits(ctx: Ctx, owner: str, repo: str) -> Response:
     if ctx.query("path"):
         commits = [c for c in commits if ctx.query("path") in c["tree"]]
     files = ctx.query("files", "true").lower() != "false"
-    return listing(ctx, commits, lambda c: ctx.render.commit(row, c, files=files))
+    signed = ctx.query("verification", "true").lower() != "false"
+    return listing(ctx, commits, lambda c: ctx.render.commit(row, c, files=files, verification=signed))
 
 
 def get_commit(ctx: Ctx, owner: str, repo: str, sha: str) -> Response:

@@ -4,7 +4,7 @@ from starlette.responses import Response
 
 from .context import Ctx
 from .database import now
-from .web import ApiError, F, invalid, not_found, parse_time, respond, route
+from .web import ApiError, F, invalid, not_found, parse_deadline, respond, route
 
 
 def resolve_assignees(ctx: Ctx, repo: dict, body: dict) -> list[int] | None:
@@ -50,9 +50,13 @@ def new_issue(ctx: Ctx, repo: dict, *, is_pull: bool) -> dict:
                             poster_id=ctx.caller["id"], title=body["title"].strip(), body=body.get("body") or "",
                             is_pull=int(is_pull), ref=body.get("ref") or "", created=stamp, updated=stamp,
                             state="closed" if closed else "open", closed_at=stamp if closed else None,
-                            due_date=parse_time(body.get("due_date")),
+                            due_date=parse_deadline(body.get("due_date")),
                             milestone_id=milestone_id(ctx, repo, body.get("milestone")) if writer else 0)
     if writer:  # non-writers have labels, milestone and assignees silently dropped
+        milestone = store.row("issues", issue_id)["milestone_id"]
+        if milestone:  # Gitea notes the milestone before the labels
+            store.event(issue_id, ctx.caller["id"], "milestone", milestone_id=milestone,
+                        old_milestone_id=0)
         store.add_labels(issue_id, store.labels_by_ids(repo["id"], body.get("labels") or []), ctx.caller["id"])
         assignees = resolve_assignees(ctx, repo, body)
         if assignees:
@@ -97,7 +101,7 @@ def apply_edit(ctx: Ctx, repo: dict, issue: dict) -> dict:
     if "body" in changes and changes["body"] != issue["body"]:
         changes["content_version"] = issue["content_version"] + 1
     if body.get("due_date"):
-        changes["due_date"] = parse_time(body["due_date"])
+        changes["due_date"] = parse_deadline(body["due_date"])
     if body.get("unset_due_date"):
         changes["due_date"] = None
     if writer and body.get("milestone") is not None:

@@ -4,7 +4,7 @@ from starlette.responses import Response
 
 from .context import Ctx
 from .database import now
-from .web import F, empty, listing, parse_time, respond, route
+from .web import F, empty, listing, parse_deadline, respond, route
 
 
 def find_milestone(ctx: Ctx, repo: dict, key: str) -> dict:
@@ -33,7 +33,7 @@ def create_milestone(ctx: Ctx, owner: str, repo: str) -> Response:
     state = "closed" if body.get("state") == "closed" else "open"
     mid = ctx.store.insert("milestones", repo_id=row["id"], title=body["title"],
                            description=body.get("description") or "", state=state,
-                           due_on=parse_time(body.get("due_on")), created=stamp, updated=stamp,
+                           due_on=parse_deadline(body.get("due_on")), created=stamp, updated=stamp,
                            closed_at=stamp if state == "closed" else None)
     return respond(ctx.render.milestone(ctx.store.row("milestones", mid)), 201)
 
@@ -49,7 +49,7 @@ def edit_milestone(ctx: Ctx, owner: str, repo: str, key: str) -> Response:
     milestone = find_milestone(ctx, row, key)
     changes = {k: v for k, v in ctx.body.items() if v is not None}
     if "due_on" in changes:
-        changes["due_on"] = parse_time(changes["due_on"])
+        changes["due_on"] = parse_deadline(changes["due_on"])
     if "state" in changes:
         changes["state"] = "closed" if changes["state"] == "closed" else "open"
         changes["closed_at"] = now() if changes["state"] == "closed" else None

@@ -25,6 +25,11 @@ class PullStore(Database):
         return self.one("SELECT pulls.* FROM pulls JOIN issues ON issues.id = pulls.issue_id WHERE repo_id = ? "
                         "AND state = 'open' AND head = ? AND base = ?", repo_id, head, base)
 
+    def open_pulls_on(self, repo_id: int, branch: str) -> list[dict]:
+        """The open pull requests whose head or base is the branch, as issues."""
+        return self.all("SELECT issues.* FROM issues JOIN pulls ON pulls.issue_id = issues.id WHERE repo_id = ? "
+                        "AND state = 'open' AND (head = ? OR base = ?) ORDER BY issues.id", repo_id, branch, branch)
+
     def pull_by_branches(self, repo_id: int, base: str, head: str) -> dict | None:
         """The issue of the newest pull request from head into base, open or not."""
         return self.one("SELECT issues.* FROM issues JOIN pulls ON pulls.issue_id = issues.id WHERE repo_id = ? "

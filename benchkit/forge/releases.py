@@ -1,4 +1,4 @@
-"""Routes for a repository's releases."""
+"""Routes for a repository's releases (publishing one makes its tag: benchkit.forge.trees)."""
 
 from starlette.responses import Response
 
@@ -26,8 +26,11 @@ def create_release(ctx: Ctx, owner: str, repo: str) -> Response:
     if ctx.store.in_repo("releases", row["id"], "tag_name", body["tag_name"]):
         raise ApiError(409, f"release tag already exist [tag_name: {body['tag_name']}]")
     target = body.get("target_commitish") or row["default_branch"]
-    if not ctx.store.branch(row["id"], target) and not ctx.store.get_commit(row["id"], target):
+    branch = ctx.store.branch(row["id"], target)
+    if not branch and not ctx.store.get_commit(row["id"], target):
         raise not_found(f"target couldn't be found [ref: {target}]")
+    if not body.get("draft"):  # a published release tags its target (a draft waits)
+        ctx.store.add_tag(row["id"], body["tag_name"], branch["sha"] if branch else target)
     rid = ctx.store.insert("releases", repo_id=row["id"], tag_name=body["tag_name"], target=target,
                            name=body.get("name") or body["tag_name"], body=body.get("body") or "",
                            draft=int(bool(body.get("draft"))), prerelease=int(bool(body.get("prerelease"))),

@@ -45,8 +45,9 @@ class GitShapes(RenderBase):
                 "required_approvals": 0, "enable_status_check": False, "status_check_contexts": [],
                 "user_can_push": writer, "user_can_merge": writer, "effective_branch_protection_name": ""}
 
-    def commit(self, repo: dict, commit: dict, *, files: bool = True) -> dict:
-        """A commit as Gitea's Commit, with its changed files unless `files` is false."""
+    def commit(self, repo: dict, commit: dict, *, files: bool = True, verification: bool = True) -> dict:
+        """A commit as Gitea's Commit, with its changed files unless `files` is false and
+        its (never a) signature unless `verification` is."""
         full = self.full_name(repo)
         person = self.commit_user(commit)
         author = self.user_id(commit["author_id"], public=True)
@@ -56,7 +57,7 @@ class GitShapes(RenderBase):
             "commit": {"url": f"{self.api}/repos/{full}/git/commits/{commit['sha']}", "author": person,
                        "committer": person, "message": git_message(commit),
                        "tree": self.commit_meta(repo, tree_sha(commit["tree"]), commit["created"]),
-                       "verification": UNSIGNED},
+                       "verification": UNSIGNED if verification else None},
             "author": author, "committer": author,
             "parents": [self.commit_meta(repo, p) for p in commit["parents"]],
             "files": None, "stats": None,
@@ -124,6 +125,15 @@ class GitShapes(RenderBase):
                 "statuses": [self.commit_status(r, repo) for r in rows], "repository": self.repo(repo),
                 "commit_url": f"{self.api}/repos/{full}/commits/{sha}",
                 "url": f"{self.api}/repos/{full}/commits/{sha}/status"}
+
+    def tag(self, repo: dict, row: dict) -> dict:
+        """A lightweight tag as Gitea's Tag: its id is its commit's, its message the commit's."""
+        full = self.full_name(repo)
+        commit = present(self.store.get_commit(repo["id"], row["sha"]), f"commit {row['sha']}")
+        return {"name": row["name"], "message": commit["message"].rstrip("\n"), "id": row["sha"],
+                "commit": self.commit_meta(repo, row["sha"], commit["created"]),
+                "zipball_url": f"{self.root}{full}/archive/{row['name']}.zip",
+                "tarball_url": f"{self.root}{full}/archive/{row['name']}.tar.gz"}
 
     def release(self, row: dict, repo: dict) -> dict:
         """A release as Gitea's Release (no assets)."""

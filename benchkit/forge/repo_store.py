@@ -1,7 +1,7 @@
 """The store's repositories and their content: git's model, closely enough for the API.
-A commit holds its whole tree (path -> text) and its parents, a branch names a commit,
-so a pull request's files, commits and diff derive from its head versus the merge base.
-Commit statuses and releases hang on a repository too.
+A commit holds its whole tree (path -> text) and its parents, a branch or a tag names
+a commit, so a pull request's files, commits and diff derive from its head versus the
+merge base. Commit statuses and releases hang on a repository too.
 """
 
 import hashlib
@@ -108,9 +108,18 @@ class RepoStore(Database):
         """The repository's releases, newest first."""
         return self.all("SELECT * FROM releases WHERE repo_id = ? ORDER BY id DESC", repo_id)
 
+    def tags(self, repo_id: int) -> list[dict]:
+        """The repository's tags, newest first."""
+        return self.all("SELECT * FROM tags WHERE repo_id = ? ORDER BY created DESC, name DESC", repo_id)
+
+    def add_tag(self, repo_id: int, name: str, sha: str) -> None:
+        """A lightweight tag at the commit, unless the name is taken (a tag never moves)."""
+        self.execute("INSERT OR IGNORE INTO tags (repo_id, name, sha, created) VALUES (?, ?, ?, ?)",
+                     repo_id, name, sha, now())
+
     def release_count(self, repo_id: int) -> int:
-        """How many releases the repository has."""
-        return self.value("SELECT COUNT(*) FROM releases WHERE repo_id = ?", repo_id)
+        """How many releases the repository has published (drafts are not counted)."""
+        return self.value("SELECT COUNT(*) FROM releases WHERE repo_id = ? AND draft = 0", repo_id)
 
     def delete_release(self, release_id: int) -> None:
         """Delete the release."""

@@ -25,6 +25,7 @@ from . import (
     reviews,
     swagger,
     timeline,
+    trees,
     users,
 )
 from .web import RouteSpec
@@ -50,6 +51,7 @@ API: tuple[RouteSpec, ...] = (
     *commits.ROUTES,
     *releases.ROUTES,
     *review_requests.ROUTES,
+    *trees.ROUTES,
 )
 
 ROUTES: tuple[RouteSpec, ...] = (*API, *swagger.routes(API))

@@ -137,7 +137,8 @@ class Store(LabelStore, PullStore, RepoStore):
                                   ("pulls", "issue_id"), ("reviews", "issue_id"),
                                   ("review_comments", "issue_id"), ("issue_pins", "issue_id")):
                 self.execute(f"DELETE FROM {table} WHERE {column} IN ({issue_ids})", repo_id)
-            for table in ("issues", "labels", "milestones", "branches", "commits", "releases", "commit_statuses"):
+            for table in ("issues", "labels", "milestones", "branches", "commits", "releases", "commit_statuses",
+                          "tags"):
                 self.execute(f"DELETE FROM {table} WHERE repo_id = ?", repo_id)
             self.execute("DELETE FROM repos WHERE id = ?", repo_id)
 

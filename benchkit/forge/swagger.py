@@ -41,6 +41,7 @@ RETURNS = {
     "PullReview": "create_review get_review submit_review dismiss_review undismiss_review",
     "[PullReview]": "list_reviews", "[PullReviewComment]": "review_comments",
     "Release": "create_release get_release", "[Release]": "list_releases",
+    "GitTreeResponse": "get_tree", "[Tag]": "list_tags",
 }
 RESPONSE_OF = {handler: kind for kind, handlers in RETURNS.items() for handler in handlers.split()}
 STATUS = {"POST": "201", "PATCH": "200", "PUT": "200", "DELETE": "204", "GET": "200"}

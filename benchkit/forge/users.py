@@ -7,15 +7,21 @@ import re
 
 from starlette.responses import Response
 
+from benchkit.state import UNMODELLED_HEADER
+
 from .context import Ctx
 from .web import ApiError, F, empty, invalid, listing, not_found, respond, route
 
 LOGIN = re.compile(r"^[A-Za-z0-9_.-]+$")
+# What of a repository's state (benchkit.state) the forge has no route to change: a
+# snapshot of a forge leaves them out, and a task that needs one runs on Gitea only.
+UNMODELLED = ("topics", "protections", "webhooks", "collaborators", "deploy_keys", "wiki",
+              "reactions", "subscribed", "tracked_times", "attachments", "locked")
 
 
 def version(ctx: Ctx) -> Response:
-    """The Gitea version the forge is held to."""
-    return respond({"version": ctx.forge.version})
+    """The Gitea version the forge is held to, and what it does not model."""
+    return respond({"version": ctx.forge.version}, headers={UNMODELLED_HEADER: ",".join(UNMODELLED)})
 
 
 def api_settings(ctx: Ctx) -> Response:

@@ -87,6 +87,14 @@ def parse_time(value: str | None) -> int | None:
                       f"cannot parse \"{value}\" as \"2006\"") from None
 
 
+def parse_deadline(value: str | None) -> int | None:
+    """A due date: as parse_time, and Go's zero time (what the Go SDK sends for none) is
+    none, as Gitea takes it."""
+    if value and value.startswith("0001-01-01"):
+        return None
+    return parse_time(value)
+
+
 # -- body binding (Gitea's go-chi binding: by Content-Type, then the struct's rules) --
 @dataclass(frozen=True)
 class F:

@@ -8,11 +8,12 @@ from benchkit.gitea.probe import probe_self_review
 from benchkit.gitea.ready import wait_ready
 from benchkit.gitea.repos import Repo, delete_repo, list_leftovers
 from benchkit.gitea.seed import provision, seed_repo
+from benchkit.gitea.snapshot import settings as seeded_settings
 from benchkit.gitea.snapshot import snapshot
 
 __all__ = [
     "Client", "Credentials", "CredentialsError", "GiteaError", "HarnessError", "HostError",
     "ReadinessError", "Repo", "SeedError", "delete_repo", "list_leftovers",
     "probe_self_review", "provision", "resolve_credentials", "seed_repo",
-    "snapshot", "wait_ready",
+    "seeded_settings", "snapshot", "wait_ready",
 ]

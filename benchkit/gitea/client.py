@@ -90,8 +90,9 @@ class Client:
 
     def request(self, method: str, path: str, *, params: dict | None = None,
                 json: Any = None, idempotent: bool | None = None,
-                timeout: float | None = None) -> requests.Response:
-        """Send one call; retry connection errors, 5xx and 429 only when repeating is safe."""
+                timeout: float | None = None, stream: bool = False) -> requests.Response:
+        """Send one call; retry connection errors, 5xx and 429 only when repeating is safe.
+        `stream`: the body is left unread, for the caller to read in pieces."""
         method = method.upper()
         safe = method in IDEMPOTENT if idempotent is None else idempotent
         attempts = 1 + (self.retries if safe else 0)
@@ -101,7 +102,7 @@ class Client:
             try:
                 response = self.session.request(
                     method, self.api_url + path, params=params, json=json,
-                    timeout=timeout or self.timeout)
+                    timeout=timeout or self.timeout, stream=stream)
             except (requests.ConnectionError, requests.Timeout) as exc:
                 log.debug("%s %s -> %s", method, path, type(exc).__name__)
                 if last:
@@ -174,12 +175,13 @@ class Client:
                 raise HostError(f"GET {path}: expected a JSON list, got {type(items).__name__}")
             yield from items
             seen += len(items)
-            if not items or not _has_next(response, seen, len(items), limit):
+            if not items or not has_next(response, seen, len(items), limit):
                 return
         raise HostError(f"GET {path}: more than {MAX_PAGES} pages")
 
 
-def _has_next(response: requests.Response, seen: int, count: int, limit: int) -> bool:
+def has_next(response: requests.Response, seen: int, count: int, limit: int) -> bool:
+    """Whether a paged list goes on past this page (`seen` items so far, `count` on it)."""
     if response.headers.get("Link"):
         return "next" in response.links
     total = response.headers.get("X-Total-Count")

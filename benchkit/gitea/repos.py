@@ -96,12 +96,13 @@ def _http_date(value: str) -> datetime | None:
 
 
 def create_repo(client: Client, prefix: str) -> tuple[Repo, str]:
-    """A new empty-but-initialised private repository; (repo, default branch)."""
+    """A new empty private repository (the seeder makes its first commit, so that its
+    files are the seed's, not a README naming the repository); (repo, default branch)."""
     name = unique_name(prefix)
     journal.add("repo", owner=client.user, name=name)
     try:
         data = client.post("/user/repos", {
-            "name": name, "description": DESCRIPTION, "private": True, "auto_init": True,
+            "name": name, "description": DESCRIPTION, "private": True, "auto_init": False,
             "default_branch": "main"})
     except GiteaError:
         raise

@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import quote
 
 from benchkit.documents.expectation import seed_plan
+from benchkit.documents.seeded import DEFAULT_FILES, SEED_MESSAGE, pull_file
 from benchkit.errors import HostError, ReadinessError, SeedError
 from benchkit.gitea.client import Client
 from benchkit.gitea.ready import wait_ready
@@ -64,38 +65,56 @@ def provision(client: Client, seed: Any, *, prefix: str = "benchkit-",
 
 
 def seed_repo(client: Client, repo: Repo, plan: dict, *, branch: str = "main") -> None:
-    """Create the plan's labels, issues and pull requests in a new repository."""
+    """Create the plan's files (the default branch's first commits), labels,
+    milestones, issues and pull requests in a new, empty repository."""
     user = client.user
+    for file in plan.get("files") or DEFAULT_FILES:  # the default branch: the repository is empty
+        _put_file(client, repo, file, SEED_MESSAGE, branch=branch)
     label_ids = {}
     for label in plan["labels"]:
         created = client.post(f"{repo.path}/labels", {
             "name": label["name"], "color": label["color"],
             "description": label.get("description") or ""})
         label_ids[label["name"]] = created["id"]
+    milestone_ids = {}
+    for milestone in plan.get("milestones") or []:
+        created = client.post(f"{repo.path}/milestones", {
+            "title": milestone["title"], "description": milestone["description"],
+            "state": milestone["state"]})
+        milestone_ids[milestone["title"]] = created["id"]
+    ids = (label_ids, milestone_ids)
     for issue in plan["issues"]:
-        created = client.post(f"{repo.path}/issues", _entry(issue, label_ids, user))
+        created = client.post(f"{repo.path}/issues", _entry(issue, ids, user))
         _expect_number(created, issue)
         _finish(client, repo, "issues", issue)
     for pull in plan["pull_requests"]:
         _push_branch(client, repo, pull, branch)
         created = client.post(f"{repo.path}/pulls", {
-            **_entry(pull, label_ids, user), "head": pull["head"],
-            "base": pull.get("base") or branch})
+            **_entry(pull, ids, user), "head": pull["head"],
+            "base": pull.get("base") or branch, "allow_maintainer_edit": False})
         _expect_number(created, pull)
         for review in pull["reviews"]:
             client.post(f"{repo.path}/pulls/{pull['number']}/reviews", _review(review))
         _finish(client, repo, "pulls", pull)
 
 
-def _entry(item: dict, label_ids: dict, user: str) -> dict:
-    """Create-call body: labels (ids) and assignees travel with the create itself."""
-    try:
-        labels = [label_ids[name] for name in item["labels"]]
-    except KeyError as exc:
-        raise SeedError(f"{item['title']!r} uses label {exc.args[0]!r}, "
-                        "which the seed does not define") from None
-    return {"title": item["title"], "body": item.get("body") or "", "labels": labels,
+def _entry(item: dict, ids: tuple[dict, dict], user: str) -> dict:
+    """Create-call body: labels and milestone (ids) and assignees travel with the
+    create itself."""
+    label_ids, milestone_ids = ids
+    wanted = [("label", name, label_ids) for name in item["labels"]]
+    if item.get("milestone"):
+        wanted.append(("milestone", item["milestone"], milestone_ids))
+    for kind, name, defined in wanted:
+        if name not in defined:
+            raise SeedError(f"{item['title']!r} uses {kind} {name!r}, which the seed does "
+                            "not define")
+    body = {"title": item["title"], "body": item.get("body") or "",
+            "labels": [label_ids[name] for name in item["labels"]],
             "assignees": [user] if item["assigned"] else []}
+    if item.get("milestone"):
+        body["milestone"] = milestone_ids[item["milestone"]]
+    return body
 
 
 def _expect_number(created: dict, item: dict) -> None:
@@ -118,12 +137,18 @@ def _finish(client: Client, repo: Repo, kind: str, item: dict) -> None:
 
 def _push_branch(client: Client, repo: Repo, pull: dict, branch: str) -> None:
     """The PR's head branch, carrying its one file, in a single contents-API call."""
-    file = pull.get("file") or {"path": f"{pull['head'].replace('/', '-')}.txt",
-                                "content": f"{pull['title']}\n"}
-    client.post(f"{repo.path}/contents/{quote(file['path'], safe='/')}", {
-        "content": base64.b64encode(file["content"].encode()).decode(),
-        "message": pull["title"], "branch": pull.get("base") or branch,
-        "new_branch": pull["head"]})
+    _put_file(client, repo, pull_file(pull), pull["title"], branch=pull.get("base") or branch,
+              new_branch=pull["head"])
+
+
+def _put_file(client: Client, repo: Repo, file: dict, message: str, *, branch: str,
+              new_branch: str | None = None) -> None:
+    """One file in one commit (on an empty repository, its first: the branch with it)."""
+    body = {"content": base64.b64encode(file["content"].encode()).decode(),
+            "message": message, "branch": branch}
+    if new_branch:
+        body["new_branch"] = new_branch
+    client.post(f"{repo.path}/contents/{quote(file['path'], safe='/')}", body)
 
 
 def _review(review: dict) -> dict:

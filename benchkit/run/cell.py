@@ -295,7 +295,7 @@ def _check(trial: Trial, ctx: RunContext, prepared: Prepared, run: AgentRun,
     assert repo is not None
     state = snapshot(prepared.host(ctx), repo.owner, repo.name)
     return check(trial.task, state=state, answer=run.answer, seed=prepared.seed, user=user,
-                 self_review=ctx.host.self_review)
+                 self_review=ctx.host.self_review, seeded=prepared.seeded)
 
 
 def new_record(trial: Trial, ctx: RunContext) -> Record:

@@ -21,7 +21,7 @@ from benchkit.documents import Seed, Suite
 from benchkit.errors import HarnessError
 from benchkit.gateway.framing import Limits
 from benchkit.gateway.server import Gateway, Grant, gateway_for
-from benchkit.gitea import Client, Repo, delete_repo, provision
+from benchkit.gitea import Client, Repo, delete_repo, provision, seeded_settings
 from benchkit.gitea.admin import mint_agent_token, revoke_agent_token
 from benchkit.gitea.lease import trial_name
 from benchkit.gitea.repos import discard
@@ -110,6 +110,7 @@ class Prepared:
     client: Client | None = None     # the trial's host client: its own user's, else the run's
     user_deleted: bool = False
     control: Repo | None = None      # what the gateway's controls ask (benchkit.run.control)
+    seeded: dict | None = None       # the repository's settings once seeded (what they must stay)
 
     def secrets(self) -> list[str]:
         """What of this trial never reaches the store: its host token, the agent's
@@ -213,6 +214,11 @@ def prepare_trial(trial: Trial, ctx: RunContext) -> Prepared:
         prepared.failure_class = harness_class(exc)
         return prepared
     prepared.repo = repo
+    try:
+        prepared.seeded = seeded_settings(prepared.host(ctx), repo.owner, repo.name)
+    except HarnessError as exc:  # the repository is there: run_trial records and deletes it
+        prepared.error, prepared.failure_class = ctx.client.scrub(str(exc)), harness_class(exc)
+        return prepared
     try:
         if ctx.host.forge:  # a token of the repository's owner, bound to it alone
             prepared.token, prepared.token_id = mint_agent_token(

@@ -206,9 +206,10 @@ class _Runner:
     def _null(self, client, task) -> Control:
         """The null agent: it makes no call, so its end state is the seeded repository."""
         seed = self.tree.seeds[task.seed]
-        verdict = check_task(task, state=self._untouched_state(client, task.seed),
-                        answer=null_reference(task.id).answer, seed=seed, user=client.user,
-                        self_review=self.shared.facts.self_review)
+        untouched = self._untouched_state(client, task.seed)
+        verdict = check_task(task, state=untouched, answer=null_reference(task.id).answer,
+                             seed=seed, user=client.user, self_review=self.shared.facts.self_review,
+                             seeded=untouched)
         return Control("null", "passed" if verdict.passed else "failed",
                        differences=list(verdict.differences))
 

@@ -40,6 +40,10 @@ _seed = click.option("--seed", "seed_yaml", metavar="NAME|FILE",
                           "seed, else seeds/default.yaml).")
 _self_review = click.option("--self-review", is_flag=True,
                             help="The host permits self-review: score the approve/request-changes variant.")
+_seeded = click.option("--seeded", "seeded_file", type=click.File("r", encoding="utf-8"),
+                       help="A RepoState captured once the repository was seeded (`benchkit "
+                            "snapshot`): its repository settings are what they must stay; "
+                            "without it they are not compared.")
 
 
 @click.command()
@@ -50,7 +54,8 @@ _self_review = click.option("--self-review", is_flag=True,
 @_user
 @_seed
 @_self_review
-def expect(task_yaml, untouched, user, seed_yaml, self_review):
+@_seeded
+def expect(task_yaml, untouched, user, seed_yaml, self_review, seeded_file):
     """Print TASK_YAML's expected end state (mutations) or answer key (reads: required
     and forbidden facts) as JSON; with --untouched, or with no task, the seed's ground
     truth RepoState.
@@ -65,15 +70,16 @@ def expect(task_yaml, untouched, user, seed_yaml, self_review):
         raise click.UsageError("--untouched needs a TASK_YAML: the ground truth of its seed")
     with reported(BAD_INPUT):
         seed = _seed_of(seed_yaml, task_yaml)
+        seeded = _read_state(seeded_file) if seeded_file else None
         if task_yaml is None:
-            _print(ground_truth(seed or load_seed(_default_seed()), user))
+            _print(ground_truth(seed or load_seed(_default_seed()), user, seeded))
             return
         task = load_task(task_yaml, seed)
         seed = seed or _task_seed(task)
         if untouched:
-            _print(ground_truth(seed, user))
+            _print(ground_truth(seed, user, seeded))
         elif task.edits:
-            _print(expected_state(task, seed, user, self_review=self_review))
+            _print(expected_state(task, seed, user, self_review=self_review, seeded=seeded))
         elif task.facts:
             _print({"facts": task.facts, **described(answer_key(task.data, seed)),
                     "example_answer": example_answer(task.facts)})
@@ -90,8 +96,10 @@ def expect(task_yaml, untouched, user, seed_yaml, self_review):
 @_user
 @_seed
 @_self_review
+@_seeded
 @click.pass_context
-def check(ctx: click.Context, task_yaml, state_file, answer_file, user, seed_yaml, self_review):
+def check(ctx: click.Context, task_yaml, state_file, answer_file, user, seed_yaml, self_review,
+          seeded_file):
     """Score a captured state and answer against TASK_YAML.
 
     Prints {"passed": bool, "differences": [...]}; exit 0 passed, 1 failed, 2 bad input
@@ -109,8 +117,9 @@ def check(ctx: click.Context, task_yaml, state_file, answer_file, user, seed_yam
         if task.facts and answer_file is None:
             raise NotScorable(f"task {task.id} is scored on the final answer: give --answer")
         answer = answer_file.read() if answer_file else None
+        seeded = _read_state(seeded_file) if seeded_file else None
         verdict = check_task(task, state=state, answer=answer, seed=seed or _task_seed(task),
-                             user=user, self_review=self_review)
+                             user=user, self_review=self_review, seeded=seeded)
     _print(verdict.to_dict())
     ctx.exit(0 if verdict.passed else EXIT_FAILED)
 
