@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import bisect
 import functools
-import json
 import re
 from collections.abc import Iterator
 
@@ -27,6 +26,7 @@ from benchkit.documents.answer_text import (
     number_value,
     rendering_regex,
 )
+from benchkit.state.records import quote
 
 NO_ANSWER = "no final answer: every required fact is missing"
 MOST = 10  # other counts named one by one; the rest are counted
@@ -48,14 +48,6 @@ _WORD = re.compile(r"[^\W\d_]+")
 # A negation right before a mention, searched in the few characters before it.
 _NEGATION = re.compile(r"(?:\b(?:not|no|never|no longer)|n't)(?: (?:yet|been|ever|be))? $")
 _NEGATION_REACH = 20
-
-
-def quote(text, limit=120) -> str:
-    """A text as a difference shows it: JSON-quoted, cut at `limit` characters."""
-    text = str(text)
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
-    return json.dumps(text, ensure_ascii=False)
 
 
 def answer_differences(key: AnswerKey, answer) -> list[str]:

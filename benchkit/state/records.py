@@ -76,7 +76,7 @@ def _time(item, where) -> dict:
 
 
 REACTION = Kind(_reaction, lambda r: f"reaction {r['content']} by {r['user']}")
-ATTACHMENT = Kind(_attachment, lambda a: f"attachment {_quote(a['name'])} ({a['size']} bytes)")
+ATTACHMENT = Kind(_attachment, lambda a: f"attachment {quote(a['name'])} ({a['size']} bytes)")
 TRACKED_TIME = Kind(_time, lambda t: f"{t['seconds']} s tracked by {t['user']}")
 
 
@@ -96,7 +96,7 @@ def _describe_comment(comment) -> str:
         extra += f" with {len(comment['reactions'])} reactions"
     if comment.get("attachments"):
         extra += f" with {len(comment['attachments'])} attachments"
-    return f"comment by {comment['author']}{extra}: {_quote(comment['body'])}"
+    return f"comment by {comment['author']}{extra}: {quote(comment['body'])}"
 
 
 COMMENT = Kind(_comment, _describe_comment)
@@ -118,7 +118,7 @@ def _review(item, where) -> dict:
 def _describe_review(review) -> str:
     inline = f" with {len(review['comments'])} inline comments" if review["comments"] else ""
     dismissed = " (dismissed)" if review.get("dismissed") else ""
-    return f"{review['kind']} review by {review['author']}{inline}{dismissed}: {_quote(review['body'])}"
+    return f"{review['kind']} review by {review['author']}{inline}{dismissed}: {quote(review['body'])}"
 
 
 REVIEW = Kind(_review, _describe_review)
@@ -151,19 +151,18 @@ def _deploy_key(item, where) -> dict:
 
 
 DEPENDENCY = Kind(_dependency, lambda d: f"dependency: {d['blocked']} depends on {d['blocker']}")
-STATUS = Kind(_status, lambda s: f"commit status {_quote(s['context'])} ({s['state']}) on the "
-                                 f"commit {_quote(s['commit'])}")
-WEBHOOK = Kind(_webhook, lambda h: f"webhook {_quote(h['url'])} ({h['type']}, "
+STATUS = Kind(_status, lambda s: f"commit status {quote(s['context'])} ({s['state']}) on the "
+                                 f"commit {quote(s['commit'])}")
+WEBHOOK = Kind(_webhook, lambda h: f"webhook {quote(h['url'])} ({h['type']}, "
                                    f"{'active' if h['active'] else 'inactive'})")
-DEPLOY_KEY = Kind(_deploy_key, lambda k: f"deploy key {_quote(k['title'])}"
+DEPLOY_KEY = Kind(_deploy_key, lambda k: f"deploy key {quote(k['title'])}"
                                          f"{' (read-only)' if k['read_only'] else ' (read-write)'}")
 
 
-def _quote(text, limit=120) -> str:
+def quote(text, limit=120) -> str:
+    """A text as a difference shows it: JSON-quoted, cut at `limit` characters."""
     text = str(text)
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     return json.dumps(text, ensure_ascii=False)
 
-
-quote = _quote
