@@ -65,6 +65,12 @@ APP_DATA_PATH = {work}/data
 DB_TYPE = sqlite3
 PATH = {work}/data/gitea.db
 SQLITE_JOURNAL_MODE = WAL
+; One connection: Gitea opens SQLite in shared-cache mode, where connections block each
+; other on table locks and wait for go-sqlite3's unlock notification, which under
+; concurrent writes can wait on each other for ever (seen: every request held, the
+; process idle). With one connection no two statements ever hold table locks at once.
+MAX_OPEN_CONNS = 1
+MAX_IDLE_CONNS = 1
 
 [repository]
 ROOT = {work}/repositories
