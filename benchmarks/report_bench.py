@@ -49,6 +49,11 @@ STARTUP = ("import benchkit.cli, benchkit.report.commands, benchkit.report.aggre
 
 def make_store(directory: Path, matrix, count: int, seed: int = 7):
     """count samples spread over every (arm, task) cell, current fingerprints."""
+    write_store(directory, make_samples(matrix, count, seed))
+
+
+def make_samples(matrix, count: int, seed: int = 7) -> list[dict]:
+    """make_store's samples, as the dicts tests/synthetic.py builds."""
     rng = random.Random(seed)
     cells = [(arm, task) for arm in matrix.arms for task in matrix.tasks]
     samples = []
@@ -62,7 +67,7 @@ def make_store(directory: Path, matrix, count: int, seed: int = 7):
             cost_usd=rng.uniform(0.05, 0.2), blocked_calls=rng.choice([0, 0, 0, 1]),
             fingerprints={"task": task.fingerprint, "arm": arm.fingerprint,
                           "seed": task.seed_fingerprint, "model": matrix.model_fingerprint}))
-    write_store(directory, samples)
+    return samples
 
 
 def stages(store: Path) -> dict:

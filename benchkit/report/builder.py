@@ -7,12 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from benchkit.report.load import load_store
 from benchkit.report.matrix import Matrix, tree_matrix
 from benchkit.report.model import Report
 from benchkit.report.publish import Staging
 from benchkit.report.render import FORMATS, render
-from benchkit.report.summary import Summariser, summarise
+from benchkit.report.summary import Summariser
 
 SHOWN_PROBLEMS = 20
 
@@ -51,14 +50,18 @@ def current_matrix(root=None, *, weights=None, model=None, pass_k=None,
 def build(store_dir, options: ReportOptions = ReportOptions(), *,
           store: Summariser | None = None) -> Report:
     """The report of the store at store_dir against the current tree; `store`, when
-    given, is store_dir already being summarised."""
+    given, is store_dir already being summarised (else it is, in this process alone)."""
     # Imported here, measured: the aggregation's views and notes (~0.1 s with the
     # statistics they compute) load in `benchkit report`'s parent while its child reads
     # the store (benchkit.report.summary).
     from benchkit.report.aggregate import build_report
     matrix = current_matrix(options.root, weights=options.weights, model=options.model,
                             pass_k=options.pass_k, baseline=options.baseline)
-    summary = store.result() if store is not None else summarise(load_store(store_dir))
+    if store is None:
+        with Summariser(store_dir, fork=False) as alone:
+            summary = alone.result()
+    else:
+        summary = store.result()
     return build_report(summary, matrix, models=options.models)
 
 
@@ -81,6 +84,10 @@ def write_reports(store_dir, reports_dir, options: ReportOptions = ReportOptions
     and for HTML the trial pages beside it, as one set (benchkit.report.publish: all
     replaced, or, interrupted or failing, none); return the report paths. `warn` gets a
     line per unreadable store line."""
+    if store is None:
+        with Summariser(store_dir, fork=False) as alone:
+            return write_reports(store_dir, reports_dir, options, formats=formats, name=name,
+                                 warn=warn, store=alone)
     report = build(store_dir, options, store=store)
     for line in unreadable(report) if warn else ():
         warn(line)
@@ -93,7 +100,7 @@ def write_reports(store_dir, reports_dir, options: ReportOptions = ReportOptions
             # measured ~20 ms of imports a one-format report never uses.
             from benchkit.report.pages import write_pages
             matrix = current_matrix(options.root, model=options.model)  # kept: cheap
-            write_pages(store_dir, staging.directory, report,
+            write_pages(store.store, staging.directory, report, store.replays,
                         intents={t.id: (t.intent, t.intent_self_review) for t in matrix.tasks},
                         published=reports_dir)  # unchanged pages are not rendered again
         return staging.publish(names)

@@ -17,13 +17,13 @@ import hashlib
 import importlib.util
 import os
 import sys
-import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import msgspec
 
-from benchkit import PACKAGE_DIR, cache_dir, find_tree
+from benchkit import cache_dir, find_tree
+from benchkit.cache import code_stamp, keep
 from benchkit.fingerprint import fingerprint
 from benchkit.sample import COMPONENTS
 
@@ -170,7 +170,7 @@ def tree_matrix(root=None, *, model: str | None = None) -> Matrix:
     from benchkit.documents import load_tree
     matrix = matrix_from_tree(load_tree(root), model=model)
     if entry is not None and _cache_entry(root, model) == entry:  # not edited meanwhile
-        _keep(entry[0], msgspec.json.encode(Kept(entry[1], matrix)))
+        keep(entry[0], msgspec.json.encode(Kept(entry[1], matrix)))
     return matrix
 
 
@@ -189,10 +189,7 @@ def _cache_entry(root: Path, model: str | None) -> tuple[Path, str] | None:
         for path in [root / "suite.yaml", *_entries(root)]:
             part(str(path).encode())
             part(path.read_bytes() if path.is_file() else b"(not a file)")
-        for directory, names in _code(PACKAGE_DIR):
-            for name in names:
-                stat = os.stat(os.path.join(directory, name))
-                part(f"{directory}/{name} {stat.st_mtime_ns} {stat.st_size}".encode())
+        part(code_stamp())
         for library in SPEC_LIBRARIES:
             spec = importlib.util.find_spec(library)
             origin = spec.origin if spec is not None else None
@@ -209,26 +206,3 @@ def _entries(root: Path) -> list[Path]:
     tool cannot do is read there), in name order."""
     return [entry for directory in TREE_DIRECTORIES if (root / directory).is_dir()
             for entry in sorted((root / directory).iterdir())]
-
-
-def _code(package: Path):
-    """(directory, its .py and .json files) for each directory of the package."""
-    for directory, subdirectories, names in os.walk(package):
-        subdirectories[:] = sorted(d for d in subdirectories if d != "__pycache__")
-        yield directory, sorted(n for n in names if n.endswith((".py", ".json")))
-
-
-def _keep(place: Path, data: bytes) -> None:
-    """Write data to place atomically (a reader sees the old entry or the new one); a
-    cache that cannot be written is no cache."""
-    with contextlib.suppress(OSError):
-        place.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=place.parent, suffix=".tmp")
-        try:
-            with os.fdopen(handle, "wb") as file:
-                file.write(data)
-            os.replace(temporary, place)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-            raise

@@ -10,7 +10,7 @@ from collections import Counter, defaultdict
 import numpy as np
 
 from benchkit import counting
-from benchkit.report.summary import Block
+from benchkit.report.columns import Block
 
 
 class Tally:
@@ -44,7 +44,8 @@ class Tally:
 
     @property
     def anatomy(self) -> np.ndarray:
-        """(n, Block.ANATOMY): each trial's cost anatomy (summary.ANATOMY_COLUMNS)."""
+        """(m, Block.ANATOMY): the cost anatomy of each trial that has one
+        (columns.ANATOMY_COLUMNS)."""
         return _stacked([b.anatomy for b in self.blocks], Block.ANATOMY)
 
     def _build(self) -> tuple[np.ndarray, np.ndarray]:
