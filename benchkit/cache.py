@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import importlib.util
 import os
 import sys
 import tempfile
@@ -20,16 +21,48 @@ from pathlib import Path
 
 from benchkit import PACKAGE_DIR
 
+# The tree's documents: suite.yaml and these directories' files (the spec loads the
+# first three, refs.d/ holds the references: what an arm's tool cannot do;
+# tests/test_report_command.py holds this to benchkit.documents.tree.DIRECTORIES).
+TREE_DIRECTORIES = ("seeds", "arms.d", "tasks.d", "refs.d")
+# The libraries whose behaviour a loaded tree depends on: parsing, validation and schema
+# defaults (so the data and its fingerprints), template checks.
+SPEC_LIBRARIES = ("yaml", "jsonschema", "referencing", "jinja2")
+
+
+def tree_stamp(root: Path) -> bytes:
+    """What a value derived from the tree at root is derived from: the content of its
+    every document (suite.yaml and TREE_DIRECTORIES' files), benchkit's code
+    (code_stamp) and the modification time and size of the spec libraries' modules (an
+    edit or an upgrade changes them). Raises OSError when any cannot be read (a
+    checkout or an upgrade under way): then nothing is kept."""
+    digest = hashlib.blake2b(str(root).encode())
+
+    def part(data: bytes) -> None:  # length-framed: no two sequences of parts collide
+        digest.update(len(data).to_bytes(8, "little") + data)
+    entries = [entry for directory in TREE_DIRECTORIES if (root / directory).is_dir()
+               for entry in sorted((root / directory).iterdir())]
+    for path in [root / "suite.yaml", *entries]:
+        part(str(path).encode())
+        part(path.read_bytes() if path.is_file() else b"(not a file)")
+    part(code_stamp())
+    for library in SPEC_LIBRARIES:
+        spec = importlib.util.find_spec(library)
+        origin = spec.origin if spec is not None else None
+        found = os.stat(origin) if origin and os.path.isfile(origin) else None
+        part(f"{library} {origin} {found and (found.st_mtime_ns, found.st_size)}".encode())
+    return digest.digest()
+
 
 @functools.cache
 def code_stamp() -> bytes:
-    """The modification time and size of each of benchkit's code and schema files (an
-    edit or an upgrade changes it) and the interpreter's version: what every entry's
-    key takes in, since the code decides what is derived. Taken once a process."""
+    """The modification time and size of each of benchkit's code, schema and template
+    files (an edit or an upgrade changes it) and the interpreter's version: what every
+    entry's key takes in, since the code decides what is derived. Taken once a process."""
     digest = hashlib.blake2b(sys.version.encode())
     for directory, subdirectories, names in os.walk(PACKAGE_DIR):
         subdirectories[:] = sorted(d for d in subdirectories if d != "__pycache__")
-        for name in sorted(n for n in names if n.endswith((".py", ".json"))):
+        for name in sorted(n for n in names if n.endswith((".py", ".json", ".j2"))):
             stat = os.stat(os.path.join(directory, name))
             digest.update(f"{directory}/{name} {stat.st_mtime_ns} {stat.st_size}\0".encode())
     return digest.digest()

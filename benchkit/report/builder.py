@@ -4,16 +4,24 @@ the store's report against it, and its files. benchkit.report names these.
 
 from __future__ import annotations
 
+import hashlib
+import time
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from benchkit.report.matrix import Matrix, tree_matrix
-from benchkit.report.model import Report
-from benchkit.report.publish import Staging
-from benchkit.report.render import FORMATS, render
+from benchkit import cache
+from benchkit.report import kept
+from benchkit.report.matrix import Matrix, tree_key, tree_matrix
+from benchkit.report.publish import FORMATS, Staging
 from benchkit.report.summary import Summariser
+from benchkit.store import Store
+
+if TYPE_CHECKING:
+    from benchkit.report.model import Report
 
 SHOWN_PROBLEMS = 20
+SET_FORMAT = 1
 
 
 @dataclass(frozen=True)
@@ -65,9 +73,35 @@ def build(store_dir, options: ReportOptions = ReportOptions(), *,
     return build_report(summary, matrix, models=options.models)
 
 
+def set_key(store_dir, options: ReportOptions = ReportOptions()) -> str | None:
+    """What a whole report set (every format, the trial pages) is made of, as a key: the
+    store's files as they stand (device, inode, size, modification time: the store
+    appends, never rewrites), the tree (matrix.tree_key), the options, benchkit's code
+    and templates (benchkit.cache.code_stamp). None when there is no tree or store, or a store file was written too
+    recently for its modification time to tell (kept.RACY_NS)."""
+    tree = tree_key(options.root, model=options.model)
+    store = Store(store_dir)
+    if tree is None or not store.root.is_dir():
+        return None
+    digest = hashlib.blake2b(repr((SET_FORMAT, tree, sorted((options.weights or {}).items()),
+                                   options.model, options.pass_k, options.baseline,
+                                   options.models)).encode() + cache.code_stamp())
+    recent = time.time_ns() - kept.RACY_NS
+    for path in [*sorted(store.root.glob("*/*.jsonl")), store.failure_replays_path]:
+        found = kept.identity(path)
+        if found is not None and found[3] >= recent:
+            return None
+        digest.update(f"{path}\0{found}\0".encode())
+    return digest.hexdigest()
+
+
 def unreadable(report: Report) -> list[str]:
     """Warning lines for the store lines the report had to leave out (none: [])."""
-    problems = report.problems
+    return unreadable_lines(report.problems)
+
+
+def unreadable_lines(problems: list[str]) -> list[str]:
+    """Warning lines for these unreadable store lines (none: [])."""
     if not problems:
         return []
     lines = [f"warning: {problem}" for problem in problems[:SHOWN_PROBLEMS]]
@@ -79,15 +113,18 @@ def unreadable(report: Report) -> list[str]:
 
 def write_reports(store_dir, reports_dir, options: ReportOptions = ReportOptions(), *,
                   formats=FORMATS, name: str | None = None, warn=None,
-                  store: Summariser | None = None) -> list[Path]:
+                  store: Summariser | None = None, key: str | None = None) -> list[Path]:
     """Write reports_dir/report.<format> (or `name`, for one format) for every format,
     and for HTML the trial pages beside it, as one set (benchkit.report.publish: all
     replaced, or, interrupted or failing, none); return the report paths. `warn` gets a
-    line per unreadable store line."""
+    line per unreadable store line. `key`: the whole set's (set_key), published with it."""
     if store is None:
         with Summariser(store_dir, fork=False) as alone:
             return write_reports(store_dir, reports_dir, options, formats=formats, name=name,
-                                 warn=warn, store=alone)
+                                 warn=warn, store=alone, key=key)
+    # Imported here (measured: Jinja2 and the report's model, ~0.1 s with numpy), so a
+    # report whose set is unchanged (set_key) starts without them.
+    from benchkit.report.render import render
     report = build(store_dir, options, store=store)
     for line in unreadable(report) if warn else ():
         warn(line)
@@ -103,4 +140,4 @@ def write_reports(store_dir, reports_dir, options: ReportOptions = ReportOptions
             write_pages(store.store, staging.directory, report, store.replays,
                         intents={t.id: (t.intent, t.intent_self_review) for t in matrix.tasks},
                         published=reports_dir)  # unchanged pages are not rendered again
-        return staging.publish(names)
+        return staging.publish(names, key=key, problems=report.problems)

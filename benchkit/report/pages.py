@@ -30,10 +30,10 @@ from pathlib import Path
 from benchkit.replays import FailureReplay
 from benchkit.report.links import TRIALS, trial_href
 from benchkit.report.model import Report
+from benchkit.report.publish import PAGES_MANIFEST, holds_exactly, kept_pages
 from benchkit.report.render import render_page
 from benchkit.store import Store
 
-MANIFEST = ".pages.json"
 TEMPLATES = Path(__file__).with_name("templates")
 # What a page is made by, besides the templates: a change to one renders every page anew.
 RENDERERS = ("pages.py", "trials.py", "render.py")
@@ -51,10 +51,10 @@ def write_pages(store: Store, reports_dir, report: Report,
     whole set is unchanged nothing is written under reports_dir (the publisher then
     leaves the published trials/ as it is)."""
     weights, intents = report.weights, intents or {}
-    kept = _manifest(Path(published) / TRIALS) if published is not None else {}
+    kept = kept_pages(Path(published) / TRIALS) if published is not None else {}
     whole = _set_key(store, weights, intents)
     if (published is not None and kept.get("set") == whole
-            and _holds_exactly(Path(published) / TRIALS, kept["pages"])):
+            and holds_exactly(Path(published) / TRIALS, kept["pages"])):
         return int(kept.get("trials", 0))
     # Imported past that return (measured: ~15 ms, the store read whole and the agent's
     # service notes, which a report whose pages are all unchanged never needs).
@@ -100,7 +100,7 @@ def write_pages(store: Store, reports_dir, report: Report,
             "trials.html.j2", rows=rows, cells=index,
             failed=sum(r["sample"]["outcome"] != PASSED for r in rows)))
     built.root.mkdir(parents=True, exist_ok=True)
-    (built.root / MANIFEST).write_text(json.dumps(
+    (built.root / PAGES_MANIFEST).write_text(json.dumps(
         {"set": whole, "trials": len(rows), "pages": built.keys}), encoding="utf-8")
     return len(rows)
 
@@ -141,22 +141,6 @@ class _Pages:
             target.parent.mkdir(parents=True, exist_ok=True)
             self._made.add(target.parent)
         return target
-
-
-def _holds_exactly(trials: Path, pages: dict[str, str]) -> bool:
-    """Whether the published trials/ is the kept set and nothing else: a file put there
-    since (or one gone) makes the set staged anew, so the report set stays whole."""
-    found = {str(path.relative_to(trials)) for path in trials.rglob("*") if path.is_file()}
-    return found == {*pages, MANIFEST}
-
-
-def _manifest(trials: Path) -> dict:
-    """The published set's keys ({} when there is none, or it is unreadable)."""
-    try:
-        kept = json.loads((trials / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return kept if isinstance(kept, dict) and isinstance(kept.get("pages"), dict) else {}
 
 
 def _set_key(store: Store, weights, intents) -> str:

@@ -18,12 +18,12 @@ from benchkit.report import charts
 from benchkit.report.anatomy import PART_NAMES
 from benchkit.report.links import cell_href
 from benchkit.report.model import Figure, Report, Tier, TierArm
+from benchkit.report.publish import FORMATS
 from benchkit.sample import COMPONENTS
 
 if TYPE_CHECKING:
     import jinja2
 
-FORMATS = ("md", "html", "json", "csv")
 TEMPLATES = Path(__file__).parent / "templates"
 COMPONENT_NAMES = {"input": "fresh input", "cache_write_5m": "cache write (5 min)",
                    "cache_write_1h": "cache write (1 h)", "cache_read": "cache read",
