@@ -4,17 +4,15 @@ file as it is, prints what the first printed and imports neither the aggregation
 Jinja2; anything the set is made of (a sample, a failure replay, an option) or a file
 of the set touched since renders it again."""
 
-import json
 import os
-import subprocess
-import sys
 import time
 
 import pytest
 from click.testing import CliRunner
 from conftest import CHECKOUT
 from synthetic import write_store
-from test_report_pages import TASKS, current
+from test_cli_contract import started
+from test_report_pages import TASKS, current, trials
 
 from benchkit.cli import main
 from benchkit.replays import FailureReplay
@@ -32,11 +30,7 @@ def settled(store):
 
 @pytest.fixture
 def store(tmp_path):
-    samples = [current(arm, task, outcome=outcome, trial=n)
-               for n, (arm, outcome) in enumerate([("tea", "passed"), ("tea", "failed"),
-                                                   ("raw-api", "passed")])
-               for task in TASKS]
-    return settled(write_store(tmp_path / "results", samples))
+    return settled(write_store(tmp_path / "results", trials()))
 
 
 def report(store, reports, *args) -> tuple[str, str]:
@@ -57,15 +51,8 @@ def test_a_second_report_of_an_unchanged_set_writes_nothing(store, tmp_path):
     printed, _ = report(store, reports)
     before = published(reports)
     assert SET_MANIFEST in before and len(before) > 10  # the set, its pages, its key
-    script = ("import json, sys; from benchkit.cli import main\n"
-              f"try: main(['report', '--store', {str(store)!r}, '--reports', {str(reports)!r}])\n"
-              "except SystemExit: pass\n"
-              "json.dump(sorted(m for m in ('numpy', 'jinja2', 'benchkit.report.aggregate')"
-              " if m in sys.modules), sys.stderr)")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=120, env={**os.environ, "BENCHKIT_ROOT": str(CHECKOUT)})
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == printed and json.loads(done.stderr) == []
+    again, imported = started("report", "--store", str(store), "--reports", str(reports))
+    assert again == printed and not {"numpy", "jinja2", "benchkit.report.aggregate"} & set(imported)
     assert published(reports) == before
 
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from benchkit import cache
 from benchkit.report import kept
+from benchkit.report.load import open_store, store_files
 from benchkit.report.matrix import Matrix, tree_key, tree_matrix
 from benchkit.report.publish import FORMATS, Staging
 from benchkit.report.summary import Summariser
@@ -66,28 +67,28 @@ def build(store_dir, options: ReportOptions = ReportOptions(), *,
     matrix = current_matrix(options.root, weights=options.weights, model=options.model,
                             pass_k=options.pass_k, baseline=options.baseline)
     if store is None:
-        with Summariser(store_dir, fork=False) as alone:
+        with Summariser(open_store(store_dir), fork=False) as alone:
             summary = alone.result()
     else:
         summary = store.result()
     return build_report(summary, matrix, models=options.models)
 
 
-def set_key(store_dir, options: ReportOptions = ReportOptions()) -> str | None:
+def set_key(store: Store, options: ReportOptions = ReportOptions()) -> str | None:
     """What a whole report set (every format, the trial pages) is made of, as a key: the
     store's files as they stand (device, inode, size, modification time: the store
     appends, never rewrites), the tree (matrix.tree_key), the options, benchkit's code
-    and templates (benchkit.cache.code_stamp). None when there is no tree or store, or a store file was written too
-    recently for its modification time to tell (kept.RACY_NS)."""
+    and templates (benchkit.cache.code_stamp). None when there is no tree or store, or
+    a store file was written too recently for its modification time to tell
+    (kept.RACY_NS)."""
     tree = tree_key(options.root, model=options.model)
-    store = Store(store_dir)
     if tree is None or not store.root.is_dir():
         return None
     digest = hashlib.blake2b(repr((SET_FORMAT, tree, sorted((options.weights or {}).items()),
                                    options.model, options.pass_k, options.baseline,
                                    options.models)).encode() + cache.code_stamp())
     recent = time.time_ns() - kept.RACY_NS
-    for path in [*sorted(store.root.glob("*/*.jsonl")), store.failure_replays_path]:
+    for path in [*store_files(store), store.failure_replays_path]:
         found = kept.identity(path)
         if found is not None and found[3] >= recent:
             return None
@@ -119,7 +120,7 @@ def write_reports(store_dir, reports_dir, options: ReportOptions = ReportOptions
     replaced, or, interrupted or failing, none); return the report paths. `warn` gets a
     line per unreadable store line. `key`: the whole set's (set_key), published with it."""
     if store is None:
-        with Summariser(store_dir, fork=False) as alone:
+        with Summariser(open_store(store_dir), fork=False) as alone:
             return write_reports(store_dir, reports_dir, options, formats=formats, name=name,
                                  warn=warn, store=alone, key=key)
     # Imported here (measured: Jinja2 and the report's model, ~0.1 s with numpy), so a

@@ -17,6 +17,7 @@ from benchkit.report.builder import (
     unreadable_lines,
     write_reports,
 )
+from benchkit.report.load import open_store
 from benchkit.report.publish import FORMATS, unchanged
 from benchkit.report.summary import Summariser
 from benchkit.stopping import Interrupted, Stop
@@ -87,8 +88,9 @@ def report(ctx: click.Context, store_dir, format_, output, reports_dir, weights,
                                      f"({', '.join(FORMATS)})", param_hint="-o")
     options = ReportOptions(weights=overrides, model=models[0] if models else None,
                             pass_k=pass_k, baseline=baseline, models=tuple(models))
+    store = open_store(store_dir)  # read through this one Store from here on
     # The whole set, as it would be written, is in place already: nothing to do.
-    key = set_key(store_dir, options) if format_ is None and output is None else None
+    key = set_key(store, options) if format_ is None and output is None else None
     problems = unchanged(reports_dir, key) if key is not None else None
     if problems is not None:
         for line in unreadable_lines(problems):
@@ -98,8 +100,8 @@ def report(ctx: click.Context, store_dir, format_, output, reports_dir, weights,
         return
     with Stop() as stop:  # Ctrl-C, SIGTERM, SIGHUP: the previous report stays whole
         try:
-            with Summariser(store_dir) as store:  # the store's half, in a child from here on
-                _report(store_dir, store, options, format_, output, reports_dir, key)
+            with Summariser(store) as summariser:  # the store's half, in a child from here on
+                _report(store_dir, summariser, options, format_, output, reports_dir, key)
         except Interrupted:
             click.echo(f"interrupted: {output or reports_dir} left as it was", err=True)
             ctx.exit(stop.status)

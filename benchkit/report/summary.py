@@ -88,7 +88,7 @@ def merged(directory: Path, parts: list[Summary],
 
 
 class Summariser:
-    """The store at directory summarised file by file: each file's summary as kept
+    """The store summarised file by file: each file's summary as kept
     since an earlier report while the file is as it was (see the module's docstring),
     the others by a child process from construction on and by the parent too once it
     asks for the result(): both take the next file from a shared queue (a pipe of file
@@ -97,11 +97,11 @@ class Summariser:
     stopped. The child writes into an anonymous in-memory file (Linux's memfd;
     elsewhere there is no child), not a pipe, which would hold its 9 MB until the
     parent reads, then ping-pong them across. `store`: the one Store the report reads
-    (benchkit.report.load.open_store). fork=False: no child (a caller with threads of
-    its own, such as a run, never forks)."""
+    (benchkit.report.load.open_store), or its directory. fork=False: no child (a caller
+    with threads of its own, such as a run, never forks)."""
 
-    def __init__(self, directory, *, fork: bool = True):
-        self.store = open_store(directory)
+    def __init__(self, store: Store | str | os.PathLike, *, fork: bool = True):
+        self.store = store if isinstance(store, Store) else open_store(store)
         self.directory = self.store.root
         self.replays: dict[str, FailureReplay] = {}
         self._paths: list[Path] = []
@@ -130,7 +130,8 @@ class Summariser:
         """The store's summary: the files kept, the files the child did and the
         parent's own share (all the others when there is no child or it failed). What
         was read is kept for the next report."""
-        store_files(self.store)  # raises FileNotFoundError, as load_store does
+        if not self.directory.is_dir():
+            store_files(self.store)  # raises FileNotFoundError, as load_store does
         parts = _drain(self.store, self._paths, self.replays, self._queue)
         parts.update(self._childs())
         keeping = dict(self._kept)
