@@ -58,6 +58,9 @@ def small_store(directory: Path) -> Path:
                for arm in matrix.arms for task in matrix.tasks]
     store = directory / "results"
     write_store(store, samples)
+    written = time.time() - 60  # written before the report, as a run's store is
+    for path in store.glob("*/*.jsonl"):
+        os.utime(path, (written, written))
     return store
 
 

@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import os
+from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -102,6 +103,12 @@ def tier_entry(entry: TierArm, tier: Tier, estimated: bool = False) -> list[str]
     return said
 
 
+def count_where(items, attribute: str) -> int:
+    """How many of the items have a true `attribute`: in C, where Jinja2's filters make
+    a call an item (the report lists every failure: 9,500 on 100,000 samples)."""
+    return sum(map(attrgetter(attribute), items))
+
+
 def md_cell(text) -> str:
     """Text safe inside a markdown table cell."""
     return str(text).replace("|", "\\|").replace("\n", " ")
@@ -131,7 +138,7 @@ def _environment(autoescape: bool) -> jinja2.Environment:
         undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
         keep_trailing_newline=True)
     environment.filters.update(FORMATTERS, tokens=tokens, value=value, interval=interval, metric=metric,
-                               md=md_cell, tier_entry=tier_entry)
+                               md=md_cell, tier_entry=tier_entry, count_where=count_where)
     environment.globals.update(components=COMPONENTS, component_names=COMPONENT_NAMES,
                                parts=tuple(PART_NAMES), part_names=PART_NAMES,
                                cell_href=cell_href, reference_bytes=REFERENCE_BYTES)
