@@ -1,5 +1,7 @@
 """A report built and written: the options it is built with, the current tree's matrix,
-the store's report against it, and its files. benchkit.report names these.
+the store's report against it, its files, and what a whole set of them is made of (its
+key: a set in place under the same key is not written again). benchkit.report names
+these.
 """
 
 from __future__ import annotations

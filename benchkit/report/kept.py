@@ -68,6 +68,7 @@ def current(path: Path, entry: KeptFile, leaked: frozenset[str]) -> bool:
 
 
 def identity(path: Path) -> Identity | None:
+    """What changes when the file does (None: there is no file)."""
     try:
         stat = os.stat(path)
     except OSError:
@@ -85,6 +86,8 @@ def settled(path: Path, before: Identity | None, started: int,
 
 
 def key(path: Path, found: Identity, leaked: frozenset[str]) -> bytes:
+    """What a file's summary is derived from: the file as found, the leaked trials, the
+    code."""
     try:
         code = cache.code_stamp()
     except OSError:  # the code is being replaced: nothing matches
