@@ -28,6 +28,7 @@ prompt is the last read.
 
 from __future__ import annotations
 
+import operator
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -36,8 +37,9 @@ from typing import Generic, TypeVar
 import msgspec
 
 from benchkit.fingerprint import arm_fingerprint
-from benchkit.sample import EXCLUDED, LEAK, Runtime, Sample
-from benchkit.store import Store
+from benchkit.replays import FailureReplay
+from benchkit.sample import EXCLUDED, LEAK, Fingerprints, Runtime, Sample
+from benchkit.surface import AmbientSize
 
 Cell = tuple[str, str]  # (arm id, task id)
 # A failure replay's verdict that its calls leaked (benchkit.run.failures), and the
@@ -45,6 +47,10 @@ Cell = tuple[str, str]  # (arm id, task id)
 REPLAY_LEAKED, REPLAY_LEAK = "leaked", "replay-leak"
 CHARGED_LEAKS = (LEAK, REPLAY_LEAK)  # invalid, and failures of their arm all the same
 Tool = tuple[str | None, str | None, Runtime | None]  # (tool version, surface digest, runtime)
+# What decides where a sample lands (group_key): arm, task, fingerprints, estimated,
+# outcome, valid, failure class, jobs, tool, ambient size, the model's name.
+GroupKey = tuple[str, str, Fingerprints, bool, str, bool, str | None, int | None, Tool,
+                 AmbientSize | None, str]
 
 
 @dataclass(frozen=True)
@@ -89,9 +95,10 @@ class Group(Generic[M]):
     members: list[M]
 
 
-def replay_leaks(store: Store) -> frozenset[str]:
-    """The trials whose failure replay leaked: their samples count as invalid."""
-    return frozenset(trial for trial, entry in store.failure_replays().items()
+def replay_leaks(replays: Mapping[str, FailureReplay]) -> frozenset[str]:
+    """The trials whose failure replay leaked (of the store's failure replays,
+    Store.failure_replays): their samples count as invalid."""
+    return frozenset(trial for trial, entry in replays.items()
                      if entry.verdict == REPLAY_LEAKED)
 
 
@@ -107,7 +114,7 @@ def group_samples(samples: Iterable[Sample]) -> dict[tuple, Group[Sample]]:
     """The samples by everything that decides where they land: (arm, task,
     fingerprints, estimated, outcome, valid, failure class, jobs, tool, ambient size,
     the model's name)."""
-    return {key: Group(last, max(s.started_at for s in members), len(members), members)
+    return {key: Group(last, max(map(_STARTED, members)), len(members), members)
             for key, (last, members) in _group(samples).items()}
 
 
@@ -123,7 +130,7 @@ def add_sample(groups: dict[tuple, Group[Sample]], sample: Sample, position: int
     group.members.append(sample)
 
 
-def group_key(s: Sample) -> tuple:
+def group_key(s: Sample) -> GroupKey:
     return (s.arm, s.task, s.fingerprints, s.usage_estimated or s.driver == "replay",
             s.outcome, s.valid, s.failure_class, s.jobs, (s.tool_version, s.tool_surface, s.runtime),
             s.ambient_size, s.model)
@@ -165,15 +172,28 @@ def charged_leak(outcome: str, failure_class: str | None) -> bool:
     return outcome == "invalid" and failure_class in CHARGED_LEAKS
 
 
+# The fields group_key reads, fetched in one call (C, not a Python function a sample):
+# samples equal in these have one group key, computed once per distinct tuple.
+_KEYED = operator.attrgetter(
+    "arm", "task", "fingerprints", "usage_estimated", "driver", "outcome", "valid",
+    "failure_class", "jobs", "tool_version", "tool_surface", "runtime", "ambient_size", "model")
+_STARTED = operator.attrgetter("started_at")
+
+
 def _group(samples: Iterable[Sample]) -> dict:
     """Samples by the key of group_samples -> [position of the last, samples]. One
-    pass of tuple keys: what a 100,000-sample store can afford per sample."""
+    pass, a dictionary look-up a sample: what a 100,000-sample store can afford."""
     groups: dict = {}
-    for position, s in enumerate(samples):
-        key = group_key(s)
-        group = groups.get(key)
+    by_fields: dict = {}  # _KEYED's tuple -> its group (several tuples may share one)
+    samples = list(samples)
+    for position, (fields, s) in enumerate(zip(map(_KEYED, samples), samples)):
+        group = by_fields.get(fields)
         if group is None:
-            groups[key] = group = [position, []]
+            key = group_key(s)
+            group = groups.get(key)
+            if group is None:
+                groups[key] = group = [position, []]
+            by_fields[fields] = group
         group[0] = position
         group[1].append(s)
     return groups

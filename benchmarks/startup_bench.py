@@ -4,8 +4,9 @@ show` and `benchkit report` on a small store (the shipped tree's cells, one samp
 each, from the tests' fixtures), each a fresh process as a
 user starts it. Prints the best of --repeat runs per command, as timeit counts it (other
 load on the machine only ever adds), with that run's CPU time, the interpreter's own start (`python -c pass`:
-site, .pth files) for scale, and the load average before and after. Target: --help,
-list and show under 0.15 s. Asserts nothing.
+site, .pth files) for scale, and the load average before and after. Targets: --help,
+list and show under 0.15 s; `list tasks`, its rows kept from the run before (an
+unchanged tree: benchkit.cache), under 0.1 s. Asserts nothing.
 
     python3 benchmarks/startup_bench.py [--repeat R]
 """
@@ -27,7 +28,7 @@ from synthetic import sample, write_store  # noqa: E402 (the tests' fixtures)
 
 from benchkit.report import current_matrix  # noqa: E402
 
-TARGET_S = 0.15
+TARGETS_S = {"--help": 0.15, "list": 0.15, "show": 0.15, "list tasks": 0.1}
 COMMAND = "from benchkit.cli import main; main()"
 
 
@@ -57,6 +58,9 @@ def small_store(directory: Path) -> Path:
                for arm in matrix.arms for task in matrix.tasks]
     store = directory / "results"
     write_store(store, samples)
+    written = time.time() - 60  # written before the report, as a run's store is
+    for path in store.glob("*/*.jsonl"):
+        os.utime(path, (written, written))
     return store
 
 
@@ -79,13 +83,14 @@ def main() -> None:
             "report": ["report", "--store", str(store), "--reports", str(place / "reports"),
                        "--format", "md"],
         }
-        subprocess.run([*benchkit, *commands["report"]], env=env, capture_output=True)  # cache
+        for cached in ("report", "list tasks"):  # what each keeps of an unchanged tree
+            subprocess.run([*benchkit, *commands[cached]], env=env, capture_output=True)
         print(f"load average before: {os.getloadavg()[0]:.2f}")
         wall, cpu = best_of(options.repeat, [sys.executable, "-c", "pass"], env)
         print(f"{'python -c pass':<20} {wall:6.3f} s  (CPU {cpu:.3f} s; the interpreter alone)")
         for name, args in commands.items():
             wall, cpu = best_of(options.repeat, [*benchkit, *args], env)
-            target = f"; target < {TARGET_S} s" if name in ("--help", "list", "show") else ""
+            target = f"; target < {TARGETS_S[name]} s" if name in TARGETS_S else ""
             print(f"{'benchkit ' + name:<20} {wall:6.3f} s  (CPU {cpu:.3f} s{target})")
         print(f"best of {options.repeat}; load average after: {os.getloadavg()[0]:.2f}")
 

@@ -81,8 +81,8 @@ def test_the_groups_help_lists_every_command_and_imports_none():
 def test_bare_list_reads_no_document_and_imports_no_loader():
     listed, imported = started("list")
     assert "benchkit list tasks" in listed
-    assert imported == ["benchkit", "benchkit.cli", "benchkit.documents",
-                        "benchkit.documents.commands", "benchkit.exits", "benchkit.installed"]
+    assert imported == ["benchkit", "benchkit.cache", "benchkit.cli", "benchkit.documents",
+                        "benchkit.documents.commands", "benchkit.exits"]
 
 
 def test_show_imports_neither_the_aggregation_nor_the_templates_nor_the_schemas(tmp_path):

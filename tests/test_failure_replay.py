@@ -146,7 +146,7 @@ def test_a_host_race_is_not_reproducible_and_a_wrong_agent_is(forge, shipped_tre
 
     store = context(forge, shipped_tree, tmp_path, racing).store
     assert samples(store) == before and len(before) == 2  # nothing charged, nothing rewritten
-    assert [r.trial for r in not_reproducible(store.root)] == [raced.sample.id]
+    assert [r.trial for r in not_reproducible(store.failure_replays())] == [raced.sample.id]
     assert forge.token not in store.failure_replays_path.read_text()
     shown = subprocess.run([*BENCHKIT, "show", raced.sample.id[:12], "--store", str(store.root)],
                            capture_output=True, text=True, timeout=60)

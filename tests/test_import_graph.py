@@ -26,7 +26,7 @@ LAYERS = (
                     "benchkit.cost", "benchkit.anatomy", "benchkit.counting",
                     "benchkit.state", "benchkit.store", "benchkit.lifetime",
                     "benchkit.stopping", "benchkit.journal", "benchkit.executable",
-                    "benchkit.prices")),
+                    "benchkit.prices", "benchkit.cache")),
     ("documents", ("benchkit.documents",)),
     ("gateway", ("benchkit.gateway",)),
     ("host", ("benchkit.gitea", "benchkit.forge")),

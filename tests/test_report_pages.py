@@ -54,13 +54,17 @@ def same_as_from_scratch(store: Path, reports: Path, tmp_path: Path, *args) -> N
     assert differing == []
 
 
+def trials() -> list[dict]:
+    """Two arms on TASKS, one trial of each failing."""
+    return [current(arm, task, outcome=outcome, trial=n)
+            for n, (arm, outcome) in enumerate([("tea", "passed"), ("tea", "failed"),
+                                                ("raw-api", "passed")])
+            for task in TASKS]
+
+
 @pytest.fixture
 def store(tmp_path):
-    samples = [current(arm, task, outcome=outcome, trial=n)
-               for n, (arm, outcome) in enumerate([("tea", "passed"), ("tea", "failed"),
-                                                   ("raw-api", "passed")])
-               for task in TASKS]
-    return write_store(tmp_path / "results", samples)
+    return write_store(tmp_path / "results", trials())
 
 
 def test_an_unchanged_store_renders_no_page_again(store, tmp_path):

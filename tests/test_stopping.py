@@ -120,7 +120,7 @@ def test_the_report_set_is_replaced_whole_or_not_at_all(tmp_path, monkeypatch):
         (reports / name).write_text(f"the previous {name}")
     before = {str(p.relative_to(reports)): p.read_bytes() for p in reports.rglob("*")
               if p.is_file()}
-    import benchkit.report.builder as report  # where write_reports renders
+    import benchkit.report.render as report  # what write_reports renders with
     rendered = []
 
     def render_then_stop(data, format_):

@@ -6,14 +6,15 @@ benchkit.documents), so bare `benchkit list`, which reads none, starts with clic
 `validate` command itself is benchkit.run.validate: with --live it runs the arms.
 """
 
+import contextlib
+import hashlib
 import json
 from pathlib import Path
 
 import click
 
-from benchkit import documents, find_tree, yaml_files
+from benchkit import cache, cache_dir, documents, find_tree, yaml_files
 from benchkit.exits import fail
-from benchkit.installed import installed
 
 
 def validate_documents(paths) -> None:
@@ -72,6 +73,7 @@ def _trees_of(paths) -> dict:
 KINDS = {"tasks": ("tasks.d", "id, tier, kind, scored"),
          "arms": ("arms.d", "id, kind, tool, whether the tool is installed here")}
 VERSION_SHOWN = 60  # characters of a tool's version line in the table (--json: whole)
+TASKS_FORMAT = 1
 
 
 @click.command("list")
@@ -102,8 +104,7 @@ def list_documents(what, as_json):
         elif what == "arms":
             rows = [_arm_row(arm) for arm in documents.load_arms(root, problems).values()]
         else:
-            seeds = documents.load_seeds(root, problems)
-            rows = [_task_row(task) for task in documents.load_tasks(root, seeds, problems).values()]
+            rows = _task_rows(root, problems)
     except documents.SpecError as error:  # no tree to list
         fail(problems + error.problems)
     for problem in problems:  # a broken document is named; the others are listed
@@ -128,6 +129,30 @@ def _kind_row(root: Path, kind: str) -> dict:
             "shows": shows}
 
 
+def _task_rows(root: Path, problems: list) -> list[dict]:
+    """The tree's tasks as `list tasks` shows them, kept between runs while the tree,
+    benchkit and the spec's libraries are as they were and the working directory (the
+    paths shown are relative to it) is the same (benchkit.cache): loading and validating
+    every task, and importing YAML and JSON Schema for it, was most of the command."""
+    try:
+        key = hashlib.blake2b(repr((TASKS_FORMAT, str(Path.cwd()))).encode()
+                              + cache.tree_stamp(root)).hexdigest()
+    except OSError:
+        key = None
+    name = hashlib.blake2b(str(root).encode(), digest_size=12).hexdigest()
+    place = cache_dir() / "tasks" / f"{name}.json"
+    data = cache.read(place) if key is not None else None
+    with contextlib.suppress(ValueError):  # plain JSON: a foreign or corrupt entry is a miss
+        kept = json.loads(data) if data is not None else None
+        if isinstance(kept, dict) and kept.get("key") == key and isinstance(kept.get("rows"), list):
+            return kept["rows"]
+    seeds = documents.load_seeds(root, problems)
+    rows = [_task_row(task) for task in documents.load_tasks(root, seeds, problems).values()]
+    if key is not None and not problems:  # a broken document is named every time
+        cache.keep(place, json.dumps({"key": key, "rows": rows}).encode())
+    return rows
+
+
 def _task_row(task) -> dict:
     return {"id": task.id, "path": documents.display_path(task.path), "tier": task.tier,
             "kind": task.kind,
@@ -135,6 +160,9 @@ def _task_row(task) -> dict:
 
 
 def _arm_row(arm) -> dict:
+    # Imported here (measured: ~4 ms, subprocess and the probes' helpers), off `list
+    # tasks`' start.
+    from benchkit.installed import installed
     here = installed(arm.tool, documents.display_path(arm.path))
     return {"id": arm.id, "path": documents.display_path(arm.path), "kind": arm.tool.kind,
             "tool": arm.tool.executable, "installed": here.line, "tool_path": here.path,

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
         write_reports,
     )
     from benchkit.report.load import load_store
-    from benchkit.report.render import FORMATS
+    from benchkit.report.publish import FORMATS
 
 # name -> the module of the package that defines it, imported when one of its names is
 # first used, not with the package: `benchkit show` reads trials (report.trials) and
@@ -38,7 +38,7 @@ _HOMES = {
     **dict.fromkeys(["ReportOptions", "build", "current_matrix", "unreadable",
                      "write_reports"], "builder"),
     "load_store": "load",
-    "FORMATS": "render",
+    "FORMATS": "publish",
 }  # never a submodule's name: importing the submodule would replace it (report.render)
 __all__ = ["FORMATS", "ReportOptions", "build", "build_report", "current_matrix", "load_store",
            "unreadable", "write_reports"]  # the names of _HOMES

@@ -14,8 +14,10 @@ writes it field by field.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from benchkit import counting
-from benchkit.replays import NOT_REPRODUCIBLE
+from benchkit.replays import NOT_REPRODUCIBLE, FailureReplay
 from benchkit.report.anatomy import anatomy_view
 from benchkit.report.bonus import bonus_view
 from benchkit.report.calls import command_tables
@@ -54,7 +56,6 @@ from benchkit.report.views import (
 )
 from benchkit.sample import COMPONENTS, runtime_label
 from benchkit.statistics.intervals import LEVEL
-from benchkit.store import Store
 from benchkit.surface import BYTES_PER_TOKEN, PARTS, AmbientSize, estimated_tokens
 
 # 3: tiers compare arms on common tasks (relative, below_best), failures; 4: `common`
@@ -101,13 +102,13 @@ def ambient_view(ambient: AmbientSize) -> Ambient:
 
 # --- the report ---------------------------------------------------------------------
 
-def not_reproducible(directory) -> list[NotReproducible]:
+def not_reproducible(replays: Mapping[str, FailureReplay]) -> list[NotReproducible]:
     """Failed trials whose own calls passed on a fresh repository (benchkit.run.failures):
-    still failures, listed for a look at the environment."""
-    found = Store(directory).failure_replays().values() if directory else ()
+    still failures, listed for a look at the environment. `replays`: the store's failure
+    replays (Store.failure_replays)."""
     return [NotReproducible(entry.trial, entry.arm, entry.task, entry.outcome,
                             entry.differences)
-            for entry in found if entry.verdict == NOT_REPRODUCIBLE
+            for entry in replays.values() if entry.verdict == NOT_REPRODUCIBLE
             and entry.outcome != "harness-error"]  # a host 5xx's replay: not a failure
 
 
@@ -176,7 +177,7 @@ def build_report(contents: StoreContents | Summary, matrix: Matrix, *,
                            margin=matrix.margin, estimated=True, tallies=sorted_.replay,
                            weights=matrix.weights)),
         problems=contents.problems,
-        not_reproducible=not_reproducible(contents.directory),
+        not_reproducible=not_reproducible(contents.replays),
         failures=failure_view(sorted_.measured, sorted_.replay, matrix),
         notes=[],
         models=held(contents.groups),

@@ -15,8 +15,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from benchkit.report.columns import ANATOMY_COLUMNS, ANATOMY_PARTS
 from benchkit.report.model import AnatomyRow
-from benchkit.report.summary import ANATOMY_COLUMNS, ANATOMY_PARTS
 from benchkit.sample import COMPONENTS
 
 PART_NAMES = {"ambient": "first request", "runtime_own": "runtime's own requests",

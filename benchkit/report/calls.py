@@ -15,8 +15,8 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
+from benchkit.report.columns import COMMAND_COLUMNS
 from benchkit.report.record import Record
-from benchkit.report.summary import COMMAND_COLUMNS
 from benchkit.report.tally import Tally
 from benchkit.sample import COMPONENTS
 

@@ -14,16 +14,14 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib.util
-import os
 import sys
-import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import msgspec
 
-from benchkit import PACKAGE_DIR, cache_dir, find_tree
+from benchkit import cache_dir, find_tree
+from benchkit.cache import keep, tree_stamp
 from benchkit.fingerprint import fingerprint
 from benchkit.sample import COMPONENTS
 
@@ -167,14 +165,7 @@ def _unsupported(arm, root) -> dict:
 
 # --- the matrix kept between runs ---------------------------------------------------
 
-CACHE_FORMAT = 3
-# The tree's documents (load_tree reads suite.yaml and these directories' YAML files,
-# refs.d/ the references, which say what an arm's tool cannot do;
-# tests/test_report_command.py holds this to spec.tree.DIRECTORIES).
-TREE_DIRECTORIES = ("seeds", "arms.d", "tasks.d", "refs.d")
-# The libraries whose behaviour the loaded tree depends on: parsing, validation and
-# schema defaults (so the data and its fingerprints), template checks.
-SPEC_LIBRARIES = ("yaml", "jsonschema", "referencing", "jinja2")
+CACHE_FORMAT = 4
 
 
 class Kept(msgspec.Struct):
@@ -201,65 +192,27 @@ def tree_matrix(root=None, *, model: str | None = None) -> Matrix:
     from benchkit.documents import load_tree
     matrix = matrix_from_tree(load_tree(root), model=model)
     if entry is not None and _cache_entry(root, model) == entry:  # not edited meanwhile
-        _keep(entry[0], msgspec.json.encode(Kept(entry[1], matrix)))
+        keep(entry[0], msgspec.json.encode(Kept(entry[1], matrix)))
     return matrix
+
+
+def tree_key(root=None, *, model: str | None = None) -> str | None:
+    """What the matrix of the tree at root (default: find_tree()) is derived from, as
+    the key tree_matrix keeps it under; None without a tree, or when it cannot be read."""
+    root = Path(root).resolve() if root is not None else find_tree()
+    entry = _cache_entry(root, model) if root is not None else None
+    return entry[1] if entry is not None else None
 
 
 def _cache_entry(root: Path, model: str | None) -> tuple[Path, str] | None:
     """Where the matrix of (root, model) is kept (one entry each, replaced when stale),
-    and the key it must be kept under: the content of every file in the tree's
-    document directories, and the modification time and size of benchkit's code and
-    schemas and of the spec libraries' modules (an edit or an upgrade changes them).
-    None, so no cache, when any of it cannot be read (a checkout or an upgrade under
-    way)."""
-    digest = hashlib.blake2b(repr((CACHE_FORMAT, sys.version, str(root), model)).encode())
-
-    def part(data: bytes) -> None:  # length-framed: no two sequences of parts collide
-        digest.update(len(data).to_bytes(8, "little") + data)
+    and the key it must be kept under: the tree's documents, benchkit's code and the
+    spec's libraries (benchkit.cache.tree_stamp). None, so no cache, when any of it
+    cannot be read (a checkout or an upgrade under way)."""
     try:
-        for path in [root / "suite.yaml", *_entries(root)]:
-            part(str(path).encode())
-            part(path.read_bytes() if path.is_file() else b"(not a file)")
-        for directory, names in _code(PACKAGE_DIR):
-            for name in names:
-                stat = os.stat(os.path.join(directory, name))
-                part(f"{directory}/{name} {stat.st_mtime_ns} {stat.st_size}".encode())
-        for library in SPEC_LIBRARIES:
-            spec = importlib.util.find_spec(library)
-            origin = spec.origin if spec is not None else None
-            found = os.stat(origin) if origin and os.path.isfile(origin) else None
-            part(f"{library} {origin} {found and (found.st_mtime_ns, found.st_size)}".encode())
+        stamp = tree_stamp(root)
     except OSError:
         return None
+    digest = hashlib.blake2b(repr((CACHE_FORMAT, sys.version, str(root), model)).encode() + stamp)
     name = hashlib.blake2b(repr((str(root), model)).encode(), digest_size=12).hexdigest()
     return cache_dir() / "matrix" / f"{name}.json", digest.hexdigest()
-
-
-def _entries(root: Path) -> list[Path]:
-    """Every entry of the tree's document directories and of refs.d (what each arm's
-    tool cannot do is read there), in name order."""
-    return [entry for directory in TREE_DIRECTORIES if (root / directory).is_dir()
-            for entry in sorted((root / directory).iterdir())]
-
-
-def _code(package: Path):
-    """(directory, its .py and .json files) for each directory of the package."""
-    for directory, subdirectories, names in os.walk(package):
-        subdirectories[:] = sorted(d for d in subdirectories if d != "__pycache__")
-        yield directory, sorted(n for n in names if n.endswith((".py", ".json")))
-
-
-def _keep(place: Path, data: bytes) -> None:
-    """Write data to place atomically (a reader sees the old entry or the new one); a
-    cache that cannot be written is no cache."""
-    with contextlib.suppress(OSError):
-        place.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=place.parent, suffix=".tmp")
-        try:
-            with os.fdopen(handle, "wb") as file:
-                file.write(data)
-            os.replace(temporary, place)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-            raise

@@ -27,31 +27,34 @@ import shutil
 from collections import defaultdict
 from pathlib import Path
 
+from benchkit.replays import FailureReplay
 from benchkit.report.links import TRIALS, trial_href
 from benchkit.report.model import Report
+from benchkit.report.publish import PAGES_MANIFEST, holds_exactly, kept_pages
 from benchkit.report.render import render_page
 from benchkit.store import Store
 
-MANIFEST = ".pages.json"
 TEMPLATES = Path(__file__).with_name("templates")
 # What a page is made by, besides the templates: a change to one renders every page anew.
 RENDERERS = ("pages.py", "trials.py", "render.py")
 
 
-def write_pages(store_dir, reports_dir, report: Report,
+def write_pages(store: Store, reports_dir, report: Report,
+                replays: dict[str, FailureReplay],
                 intents: dict[str, tuple[str, str]] | None = None, *,
                 published: str | os.PathLike | None = None) -> int:
     """Write every page for the store's trials under reports_dir/trials/; the number of
-    trial pages. `intents`: task id -> what its agent is asked (on a host that forbids
+    trial pages. `replays`: the store's failure replays (Store.failure_replays).
+    `intents`: task id -> what its agent is asked (on a host that forbids
     self-review, on one that permits it), shown on each trial's page. `published`: the
     directory whose trials/ is in place now, whose unchanged pages are reused; when the
     whole set is unchanged nothing is written under reports_dir (the publisher then
     leaves the published trials/ as it is)."""
     weights, intents = report.weights, intents or {}
-    kept = _manifest(Path(published) / TRIALS) if published is not None else {}
-    whole = _set_key(store_dir, weights, intents)
+    kept = kept_pages(Path(published) / TRIALS) if published is not None else {}
+    whole = _set_key(store, weights, intents)
     if (published is not None and kept.get("set") == whole
-            and _holds_exactly(Path(published) / TRIALS, kept["pages"])):
+            and holds_exactly(Path(published) / TRIALS, kept["pages"])):
         return int(kept.get("trials", 0))
     # Imported past that return (measured: ~15 ms, the store read whole and the agent's
     # service notes, which a report whose pages are all unchanged never needs).
@@ -66,8 +69,7 @@ def write_pages(store_dir, reports_dir, report: Report,
     built = _Pages(Path(reports_dir) / TRIALS,
                    Path(published) / TRIALS if published is not None else None,
                    kept.get("pages", {}))
-    replays = Store(store_dir).failure_replays()
-    samples = failures_first(load_trials(store_dir).samples)
+    samples = failures_first(load_trials(store).samples)
     cells = defaultdict(list)
     rows = []
     for sample in samples:
@@ -83,7 +85,7 @@ def write_pages(store_dir, reports_dir, report: Report,
         page = trial_href(arm, task, sample["id"]).removeprefix(f"{TRIALS}/")
         if not built.reused(page, row["key"]):
             built.write(page, render_page("trial.html.j2", task_file=task, intent=intent,
-                                          view=trial_view(store_dir, sample, weights, replays)))
+                                          view=trial_view(store, sample, weights, replays)))
     index = []
     for (arm, task), cell_rows in sorted(cells.items()):
         failed = sum(r["sample"]["outcome"] != PASSED for r in cell_rows)
@@ -98,7 +100,7 @@ def write_pages(store_dir, reports_dir, report: Report,
             "trials.html.j2", rows=rows, cells=index,
             failed=sum(r["sample"]["outcome"] != PASSED for r in rows)))
     built.root.mkdir(parents=True, exist_ok=True)
-    (built.root / MANIFEST).write_text(json.dumps(
+    (built.root / PAGES_MANIFEST).write_text(json.dumps(
         {"set": whole, "trials": len(rows), "pages": built.keys}), encoding="utf-8")
     return len(rows)
 
@@ -141,27 +143,10 @@ class _Pages:
         return target
 
 
-def _holds_exactly(trials: Path, pages: dict[str, str]) -> bool:
-    """Whether the published trials/ is the kept set and nothing else: a file put there
-    since (or one gone) makes the set staged anew, so the report set stays whole."""
-    found = {str(path.relative_to(trials)) for path in trials.rglob("*") if path.is_file()}
-    return found == {*pages, MANIFEST}
-
-
-def _manifest(trials: Path) -> dict:
-    """The published set's keys ({} when there is none, or it is unreadable)."""
-    try:
-        kept = json.loads((trials / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return kept if isinstance(kept, dict) and isinstance(kept.get("pages"), dict) else {}
-
-
-def _set_key(store_dir, weights, intents) -> str:
+def _set_key(store: Store, weights, intents) -> str:
     """The whole set's key: the store's sample files and failure replays as they stand
     (appended to, never rewritten: their size and modification time say when they
     changed), the weights, the intents, the renderers."""
-    store = Store(store_dir)
     stated = []
     for path in [*store.files(), store.failure_replays_path]:
         try:

@@ -10,6 +10,7 @@ import msgspec
 
 from benchkit.exits import BadInput
 from benchkit.report.links import trial_href
+from benchkit.report.load import open_store
 from benchkit.report.trials import find_trial, list_lines, load_trials, trial_lines, trial_view
 from benchkit.sample import OUTCOMES
 
@@ -43,9 +44,10 @@ def show(sample_id, store_dir, arms, tasks, outcomes, reports_dir, limit, full, 
       benchkit show --outcome failures --task 'fta-*'
       benchkit show 43e5990b
     """
+    store = open_store(store_dir)
     try:
         if sample_id:
-            view = trial_view(store_dir, find_trial(store_dir, sample_id))
+            view = trial_view(store, find_trial(store, sample_id))
             if as_json:
                 # the failure replay is a typed record (benchkit.replays): as stored
                 click.echo(json.dumps(view, indent=1, ensure_ascii=False,
@@ -54,7 +56,7 @@ def show(sample_id, store_dir, arms, tasks, outcomes, reports_dir, limit, full, 
             click.echo("\n".join([*trial_lines(view, full=full), "",
                                    page_line(reports_dir, view["sample"])]))
             return
-        trials = load_trials(store_dir, arms=arms, tasks=tasks, outcomes=outcomes)
+        trials = load_trials(store, arms=arms, tasks=tasks, outcomes=outcomes)
     except (FileNotFoundError, LookupError) as error:
         raise BadInput(str(error.args[0] if error.args else error)) from None
     for problem in trials.problems:

@@ -8,6 +8,9 @@ about as long each, and the machine has cores to spare. The child sends back a S
 (a few MB of float columns, not 100,000 objects); without fork, or when the child
 fails, the parent summarises the store itself, to the same result. Nothing here
 imports numpy: the child would pay for it too.
+
+Each file's summary is kept between reports and used again while the file is as it
+was (benchkit.report.kept): a report of a store unchanged since the last one reads none.
 """
 
 from __future__ import annotations
@@ -16,124 +19,29 @@ import contextlib
 import os
 import pickle
 import signal
-from array import array
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 
-from msgspec.structs import astuple
-
 from benchkit import counting
-from benchkit.anatomy import PARTS
-from benchkit.report.load import StoreContents, load_files, store_files
-from benchkit.sample import COMPONENTS, Sample
-from benchkit.statistics.rows import AS_RECORDED
+from benchkit.replays import FailureReplay
+from benchkit.report import kept
+from benchkit.report.columns import Block
+from benchkit.report.load import StoreContents, load_files, open_store, store_files
+from benchkit.store import Store
 
 # The file numbers go into one pipe before any reader takes one: two bytes each, and a
 # pipe holds 64 KiB, so a larger store is read by the parent alone.
 MAX_QUEUED = 30_000
-
-
-# A sample's anatomy as columns: has it, estimated, requests, the first request's
-# prompt, tool results and their bytes, tool searches, then each part's tokens in
-# COMPONENTS order.
-ANATOMY_PARTS = PARTS
-ANATOMY_COLUMNS = ("has", "estimated", "requests", "ambient_tokens", "tool_results",
-                   "tool_result_bytes", "search_calls",
-                   *(f"{part}.{c}" for part in ANATOMY_PARTS for c in COMPONENTS))
-_NO_ANATOMY = (0.0,) * len(ANATOMY_COLUMNS)
-
-
-
-class Block:
-    """One group's columns, as float64 bytes, column after column: usage as recorded
-    (input, cache_write, cache_write_1h or 0, cache_read, output), the trial row's
-    columns the sample recorded (benchkit.statistics.rows.AS_RECORDED: turns, duration,
-    passed, blocked calls, cost_usd or 0, whether it has a cost), and the cost anatomy
-    (ANATOMY_COLUMNS: whether it has one, then its figures; zeros where none); and the
-    members that did not pass, (id, trial, outcome, failure class) each, for the
-    report's list of failures."""
-    __slots__ = ("count", "jobs", "usage", "other", "anatomy", "failed", "commands")
-    USAGE, OTHER, ANATOMY = 5, len(AS_RECORDED), len(ANATOMY_COLUMNS)  # columns of each
-
-    def __init__(self, members: list[Sample], jobs: int | None):
-        usages = [s.usage for s in members]
-        self.count, self.jobs = len(members), jobs
-        self.usage = _columns(
-            [u.input for u in usages], [u.cache_write for u in usages],
-            [u.cache_write_1h or 0 for u in usages], [u.cache_read for u in usages],
-            [u.output for u in usages])
-        recorded: dict[str, list] = {
-            "turns": [s.turns for s in members], "duration": [s.duration_s for s in members],
-            "success": [s.outcome == "passed" for s in members],
-            "blocked": [s.blocked_calls for s in members],
-            "cost_usd": [s.cost_usd or 0.0 for s in members],
-            "has_cost_usd": [s.cost_usd is not None for s in members]}
-        self.other = _columns(*(recorded[column] for column in AS_RECORDED))
-        rows = [_anatomy_row(s) for s in members]
-        self.anatomy = _columns(*([row[i] for row in rows] for i in range(len(ANATOMY_COLUMNS))))
-        self.failed = [(s.id, s.trial, s.outcome, s.failure_class) for s in members
-                       if s.outcome != "passed"]
-        self.commands = command_sums(members)
-
-    def __getstate__(self):
-        return (self.count, self.jobs, self.usage, self.other, self.anatomy, self.failed,
-                self.commands)
-
-    def __setstate__(self, state):
-        (self.count, self.jobs, self.usage, self.other, self.anatomy, self.failed,
-         self.commands) = state
-
-
-# A command's sums over a block's members that have an anatomy: calls, failed calls,
-# retries, result bytes, then its results' tokens in COMPONENTS order.
-COMMAND_COLUMNS = ("calls", "failed", "retries", "bytes", *COMPONENTS)
-# Where a sample older than its calls has its tool output (its anatomy says how much).
-UNRECORDED = "(calls not recorded)"
-
-
-def command_sums(members: list[Sample]) -> dict[str, list[float]]:
-    """command -> its COMMAND_COLUMNS summed over the members with an anatomy (those
-    "Where the tokens go" reads), so the commands' tokens sum to their tool output."""
-    sums: dict[str, list[float]] = {}
-    for sample in members:
-        if sample.anatomy is None:
-            continue
-        if sample.calls is None:
-            row = sums.setdefault(UNRECORDED, [0.0] * len(COMMAND_COLUMNS))
-            for c, value in enumerate(astuple(sample.anatomy.tool_output)):
-                row[4 + c] += value
-            continue
-        for call in sample.calls:
-            row = sums.setdefault(call.command, [0.0] * len(COMMAND_COLUMNS))
-            row[0] += 1
-            row[1] += call.failed is not None
-            row[2] += call.retry
-            row[3] += call.bytes
-            for c, value in enumerate(astuple(call.result)):
-                row[4 + c] += value
-    return sums
-
-
-def _anatomy_row(sample: Sample) -> tuple:
-    found = sample.anatomy
-    if found is None:
-        return _NO_ANATOMY
-    return (1.0, float(found.estimated), found.requests, found.ambient_tokens,
-            found.tool_results, found.tool_result_bytes, found.search_calls,
-            *(value for part in ANATOMY_PARTS for value in astuple(getattr(found, part))))
-
-
-def _columns(*columns: list) -> bytes:
-    values = array("d")
-    for column in columns:
-        values.extend(array("d", column))
-    return values.tobytes()
+_CONFINED, _CONTAINMENT = attrgetter("confined"), attrgetter("containment")
 
 
 @dataclass
 class Summary:
-    """What the report reads of the store: counts, unreadable lines, and the groups
-    (benchkit.counting.Group) whose members are each one Block."""
+    """What the report reads of the store: counts, unreadable lines, the groups
+    (benchkit.counting.Group) whose members are each one Block, and the store's
+    failure replays (trial id -> its verdict), read once."""
     directory: Path
     files: int
     problems: list[str]  # "FILE:LINE: message"
@@ -141,20 +49,23 @@ class Summary:
     unconfined: int      # samples run with --unconfined
     gateway_only: int    # samples run with --gateway-only-containment
     groups: dict[tuple, counting.Group[Block]]
+    replays: dict[str, FailureReplay] = field(default_factory=dict)
 
 
 def summarise(contents: StoreContents) -> Summary:
     groups = counting.group_samples(contents.samples)
     return Summary(
         contents.directory, contents.files, contents.problems, len(contents.samples),
-        sum(1 for s in contents.samples if not s.confined),
-        sum(1 for s in contents.samples if s.containment == "gateway"),
+        list(map(_CONFINED, contents.samples)).count(False),
+        list(map(_CONTAINMENT, contents.samples)).count("gateway"),
         {key: counting.Group(group.last, group.newest, group.count,
-                             [Block(group.members, key[7])])
-         for key, group in groups.items()})
+                             [Block.of(group.members, key[7])])
+         for key, group in groups.items()},
+        contents.replays)
 
 
-def merged(directory: Path, parts: list[Summary]) -> Summary:
+def merged(directory: Path, parts: list[Summary],
+           replays: dict[str, FailureReplay]) -> Summary:
     """The summary of consecutive parts of a store (in store order) as one: what
     summarise makes of the whole, group by group and block by block."""
     groups: dict[tuple, counting.Group[Block]] = {}
@@ -172,46 +83,73 @@ def merged(directory: Path, parts: list[Summary]) -> Summary:
         samples += part.samples
     return Summary(directory, sum(p.files for p in parts),
                    [problem for p in parts for problem in p.problems], samples,
-                   sum(p.unconfined for p in parts), sum(p.gateway_only for p in parts), groups)
+                   sum(p.unconfined for p in parts), sum(p.gateway_only for p in parts), groups,
+                   replays)
 
 
 class Summariser:
-    """The store at directory summarised file by file, by a child process from
-    construction on and by the parent too once it asks for the result(): both take
-    the next file from a shared queue (a pipe of file numbers), so neither idles while
-    the other has files left. Use as a context manager, so a child whose result is
-    never asked for (the tree was broken) is stopped. The child writes into an
-    anonymous in-memory file (Linux's memfd; elsewhere there is no child), not a pipe,
-    which would hold its 9 MB until the parent reads, then ping-pong them across."""
+    """The store summarised file by file: each file's summary as kept
+    since an earlier report while the file is as it was (see the module's docstring),
+    the others by a child process from construction on and by the parent too once it
+    asks for the result(): both take the next file from a shared queue (a pipe of file
+    numbers), so neither idles while the other has files left. Use as a context
+    manager, so a child whose result is never asked for (the tree was broken) is
+    stopped. The child writes into an anonymous in-memory file (Linux's memfd;
+    elsewhere there is no child), not a pipe, which would hold its 9 MB until the
+    parent reads, then ping-pong them across. `store`: the one Store the report reads
+    (benchkit.report.load.open_store), or its directory. fork=False: no child (a caller
+    with threads of its own, such as a run, never forks)."""
 
-    def __init__(self, directory):
-        self.directory = Path(directory)
+    def __init__(self, store: Store | str | os.PathLike, *, fork: bool = True):
+        self.store = store if isinstance(store, Store) else open_store(store)
+        self.directory = self.store.root
+        self.replays: dict[str, FailureReplay] = {}
         self._paths: list[Path] = []
+        self._kept: dict[str, kept.KeptFile] = {}  # the store's file -> its summary, kept
         self._queue: int | None = None
         self._child: tuple[int, int] | None = None  # (pid, its file)
         if not self.directory.is_dir():
             return  # result() raises, as load_store does
-        self._paths = store_files(self.directory)
-        if len(self._paths) > MAX_QUEUED or not hasattr(os, "memfd_create"):
+        self._paths = store_files(self.store)
+        self.replays = self.store.failure_replays()
+        leaked = counting.replay_leaks(self.replays)
+        found = kept.read(self.directory)
+        self._kept = {str(path): entry for path in self._paths
+                      if (entry := found.get(str(path))) and kept.current(path, entry, leaked)}
+        todo = [n for n, path in enumerate(self._paths) if str(path) not in self._kept]
+        if not fork or len(todo) < 2 or len(todo) > MAX_QUEUED \
+                or not hasattr(os, "memfd_create"):
             return  # one process reads them all
-        self._queue = _queue(len(self._paths))
+        self._queue = _queue(todo)
         try:
-            self._child = _fork(self.directory, self._paths, self._queue)
+            self._child = _fork(self.store, self._paths, self.replays, self._queue)
         except OSError:  # no memfd or no fork here (a sandbox, a process limit)
             self._child = None
 
     def result(self) -> Summary:
-        """The store's summary: the files the child did and the parent's own share (all
-        of them when there is no child or it failed)."""
+        """The store's summary: the files kept, the files the child did and the
+        parent's own share (all the others when there is no child or it failed). What
+        was read is kept for the next report."""
         if not self.directory.is_dir():
-            store_files(self.directory)  # raises FileNotFoundError, as load_store does
-        parts = _drain(self.directory, self._paths, self._queue)
+            store_files(self.store)  # raises FileNotFoundError, as load_store does
+        parts = _drain(self.store, self._paths, self.replays, self._queue)
         parts.update(self._childs())
-        missing = [number for number in range(len(self._paths)) if number not in parts]
-        parts.update((n, _summarise_file(self.directory, self._paths[n])) for n in missing)
-        return merged(self.directory, [parts[n] for n in range(len(self._paths))])
+        keeping = dict(self._kept)
+        for number, path in enumerate(self._paths):
+            if str(path) in keeping:
+                parts[number] = (_unkept(self.directory, keeping[str(path)]), None)
+                continue
+            if number not in parts:
+                parts[number] = _summarise_file(self.store, path, self.replays)
+            summary, key = parts[number]
+            if key is not None:
+                keeping[str(path)] = _to_keep(summary, key)
+        if keeping != self._kept:
+            kept.keep(self.directory, keeping)
+        return merged(self.directory, [parts[n][0] for n in range(len(self._paths))],
+                      self.replays)
 
-    def _childs(self) -> dict[int, Summary]:
+    def _childs(self) -> dict[int, tuple[Summary, bytes | None]]:
         if self._child is None:
             return {}
         pid, file = self._child
@@ -240,29 +178,51 @@ class Summariser:
                 os.waitpid(pid, 0)
 
 
-def _summarise_file(directory: Path, path: Path) -> Summary:
-    return summarise(load_files(directory, [path]))
+def _summarise_file(store: Store, path: Path,
+                    replays: dict[str, FailureReplay]) -> tuple[Summary, bytes | None]:
+    """The file's summary, and the key to keep it under (None: not to be kept,
+    benchkit.report.kept.settled)."""
+    started, before = time.time_ns(), kept.identity(path)
+    summary = summarise(load_files(store, [path], replays))
+    return summary, kept.settled(path, before, started, counting.replay_leaks(replays))
 
 
-def _queue(count: int) -> int:
-    """The read end of a pipe holding the file numbers 0..count-1 and closed behind
-    them: two-byte reads of it are atomic, so each number goes to one reader."""
+def _to_keep(summary: Summary, key: bytes) -> kept.KeptFile:
+    return kept.KeptFile(key, summary.samples, summary.unconfined, summary.gateway_only,
+                         summary.problems, [(k, g.last, g.newest, g.count, g.members)
+                                            for k, g in summary.groups.items()])
+
+
+def _unkept(directory: Path, entry: kept.KeptFile) -> Summary:
+    return Summary(directory, 1, entry.problems, entry.samples, entry.unconfined,
+                   entry.gateway_only,
+                   {group[0]: counting.Group(*group[1:]) for group in entry.groups})
+
+
+# --- the child and the queue they share -------------------------------------------------
+
+def _queue(numbers: list[int]) -> int:
+    """The read end of a pipe holding the file numbers and closed behind them: two-byte
+    reads of it are atomic, so each number goes to one reader."""
     read, write = os.pipe()
-    os.write(write, b"".join(n.to_bytes(2, "big") for n in range(count)))
+    os.write(write, b"".join(n.to_bytes(2, "big") for n in numbers))
     os.close(write)
     return read
 
 
-def _drain(directory: Path, paths: list[Path], queue: int | None) -> dict[int, Summary]:
-    """file number -> its summary, for each number taken from the queue."""
-    done: dict[int, Summary] = {}
+def _drain(store: Store, paths: list[Path], replays: dict[str, FailureReplay],
+           queue: int | None) -> dict[int, tuple[Summary, bytes | None]]:
+    """file number -> its summary and key (_summarise_file), for each number taken
+    from the queue."""
+    done: dict[int, tuple[Summary, bytes | None]] = {}
     while queue is not None and (taken := os.read(queue, 2)):
         number = int.from_bytes(taken, "big")
-        done[number] = _summarise_file(directory, paths[number])
+        done[number] = _summarise_file(store, paths[number], replays)
     return done
 
 
-def _fork(directory: Path, paths: list[Path], queue: int) -> tuple[int, int]:
+def _fork(store: Store, paths: list[Path], replays: dict[str, FailureReplay],
+          queue: int) -> tuple[int, int]:
     file = os.memfd_create("benchkit-report-summary")
     try:
         pid = os.fork()
@@ -273,7 +233,7 @@ def _fork(directory: Path, paths: list[Path], queue: int) -> tuple[int, int]:
         return pid, file
     code = 1
     try:  # the child: no output, no exit handlers of the parent's, whatever happens
-        done = _drain(directory, paths, queue)
+        done = _drain(store, paths, replays, queue)
         with open(file, "wb") as out:
             pickle.dump(done, out, protocol=5)
         code = 0

@@ -10,7 +10,7 @@ from collections import Counter, defaultdict
 import numpy as np
 
 from benchkit import counting
-from benchkit.report.summary import Block
+from benchkit.report.columns import Block
 
 
 class Tally:
@@ -44,11 +44,12 @@ class Tally:
 
     @property
     def anatomy(self) -> np.ndarray:
-        """(n, Block.ANATOMY): each trial's cost anatomy (summary.ANATOMY_COLUMNS)."""
+        """(m, Block.ANATOMY): the cost anatomy of each trial that has one
+        (columns.ANATOMY_COLUMNS)."""
         return _stacked([b.anatomy for b in self.blocks], Block.ANATOMY)
 
     def commands(self) -> tuple[dict[str, np.ndarray], int]:
-        """(command -> its summary.COMMAND_COLUMNS summed over the cell's trials that
+        """(command -> its columns.COMMAND_COLUMNS summed over the cell's trials that
         have an anatomy, how many trials have one)."""
         sums: dict[str, np.ndarray] = {}
         for block in self.blocks:

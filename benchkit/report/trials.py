@@ -13,7 +13,6 @@ import fnmatch
 import json
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from benchkit.agent.audit import AuditEvent
 from benchkit.agent.service import describe as describe_service
@@ -36,13 +35,11 @@ class Trials:
     problems: list = field(default_factory=list)
 
 
-def load_trials(store_dir, *, arms=(), tasks=(), outcomes=()) -> Trials:
+def load_trials(store: Store, *, arms=(), tasks=(), outcomes=()) -> Trials:
     """Every sample whose arm and task match one of the globs given (all when none) and
     whose outcome is one of `outcomes` ("failures": every outcome but passed)."""
-    store_dir = Path(store_dir)
-    if not store_dir.is_dir():
-        raise FileNotFoundError(f"{store_dir}: no such store directory")
-    store = Store(store_dir)
+    if not store.root.is_dir():
+        raise FileNotFoundError(f"{store.root}: no such store directory")
     chosen = [s for s in store.samples()
               if _matches(s.get("arm", ""), arms) and _matches(s.get("task", ""), tasks)
               and _outcome_matches(s.get("outcome"), outcomes)]
@@ -55,12 +52,12 @@ def failures_first(samples: list) -> list:
     return sorted(samples, key=lambda s: s.get("outcome") == PASSED)
 
 
-def find_trial(store_dir, sample_id: str) -> dict:
+def find_trial(store: Store, sample_id: str) -> dict:
     """The one sample whose id starts with sample_id; LookupError when none or several."""
-    found = [s for s in load_trials(store_dir).samples if str(s.get("id", "")).startswith(sample_id)]
+    found = [s for s in load_trials(store).samples if str(s.get("id", "")).startswith(sample_id)]
     if len(found) != 1:
         why = "no trial" if not found else f"{len(found)} trials"
-        raise LookupError(f"{why} in {store_dir} with an id starting {sample_id!r}"
+        raise LookupError(f"{why} in {store.root} with an id starting {sample_id!r}"
                           + ("" if not found else ": give more of it"))
     return found[0]
 
@@ -77,13 +74,13 @@ def _outcome_matches(outcome, outcomes) -> bool:
 
 # --- one trial -----------------------------------------------------------------------
 
-def read_transcript(store_dir, sample: dict) -> tuple[list | None, str]:
+def read_transcript(store: Store, sample: dict) -> tuple[list | None, str]:
     """(the transcript's events, "") or (None, why not): none was recorded, or the file
     the sample names is gone or unreadable."""
     relative = sample.get("transcript")
     if not relative:
         return None, "none recorded"
-    path = Path(store_dir) / relative
+    path = store.root / relative
     try:
         events = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -107,14 +104,14 @@ def tokens(sample: dict, weights: dict | None = None) -> dict:
             "estimated": bool(sample.get("usage_estimated")) or sample.get("driver") == "replay"}
 
 
-def trial_view(store_dir, sample: dict, weights: dict | None = None,
+def trial_view(store: Store, sample: dict, weights: dict | None = None,
                replays: dict[str, FailureReplay] | None = None) -> dict:
     """What a trial page and `benchkit show ID` show, as plain data (the failure
     replay's verdict as its record, benchkit.replays). `replays`: the store's failure
     replays (Store.failure_replays), when already read."""
-    events, missing = read_transcript(store_dir, sample)
+    events, missing = read_transcript(store, sample)
     if replays is None:
-        replays = Store(store_dir).failure_replays()
+        replays = store.failure_replays()
     return {
         "sample": sample,
         "summary": summary(sample),

@@ -241,13 +241,20 @@ def failure_view(measured: Mapping[Cell, Tally], replay: Mapping[Cell, Tally],
     then replayed, in matrix order, then by trial number."""
     arms = {a.id: i for i, a in enumerate(matrix.arms)}
     tasks = {t.id: i for i, t in enumerate(matrix.tasks)}
-    found = [Failure(trial=sample_id, arm=arm, task=task, number=number, outcome=outcome,
-                     failure_class=failure_class, estimated=estimated,
-                     page=trial_href(arm, task, sample_id))
-             for estimated, tallies in ((False, measured), (True, replay))
-             for (arm, task), tally in tallies.items() for block in tally.blocks
-             for sample_id, number, outcome, failure_class in block.failed]
-    return sorted(found, key=lambda f: (f.estimated, arms[f.arm], tasks[f.task], f.number))
+    # Sorted as tuples, their place in the tallies breaking ties (a stable sort), then
+    # made records: no Python key function a failure (9,500 on 100,000 samples).
+    found = sorted(
+        (estimated, arms[arm], tasks[task], number, place, sample_id, arm, task, outcome,
+         failure_class)
+        for place, (estimated, arm, task, (sample_id, number, outcome, failure_class)) in
+        enumerate((estimated, arm, task, failed)
+                  for estimated, tallies in ((False, measured), (True, replay))
+                  for (arm, task), tally in tallies.items() for block in tally.blocks
+                  for failed in block.failed))
+    return [Failure(trial=sample_id, arm=arm, task=task, number=number, outcome=outcome,
+                    failure_class=failure_class, estimated=estimated,
+                    page=trial_href(arm, task, sample_id))
+            for estimated, _, _, number, _, sample_id, arm, task, outcome, failure_class in found]
 
 
 def exclusion_view(excluded: Mapping[Cell, Counter], arm_ids: list[str]) -> list[ExclusionRow]:

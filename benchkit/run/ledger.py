@@ -109,7 +109,7 @@ class Ledger:
         self.resumed: Counter = Counter()
 
     def load(self, store: Store) -> Ledger:
-        leaked = counting.replay_leaks(store)
+        leaked = counting.replay_leaks(store.failure_replays())
         for arm_id in sorted({arm for arm, _ in self.cells}):
             for path in store.files(arm=arm_id):
                 # A line that is not a sample (another version wrote it) counts for

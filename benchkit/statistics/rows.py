@@ -1,7 +1,7 @@
 """A trial's numeric row: the one layout the report's tallies build, the run's
 until-decided planner makes, and CellStats reads, column by column, as a float array
 of WIDTH columns. Nothing here imports numpy: the report's store-reading child builds
-its columns in this order without it (benchkit.report.summary)."""
+its columns in this order without it (benchkit.report.columns)."""
 
 from __future__ import annotations
 
@@ -30,5 +30,5 @@ USD, HAS_USD = COLUMNS.index("cost_usd"), COLUMNS.index("has_cost_usd")
 # The columns a cell's means and intervals are taken of (the rest make the imputed cost).
 METRICS = COLUMNS[:BLOCKED + 1]
 # cost and raw are computed from a trial's usage at the report's weights; the rest are
-# as the sample recorded them (benchkit.report.summary.Block keeps them in this order).
+# as the sample recorded them (benchkit.report.columns.Block keeps them in this order).
 FROM_USAGE, AS_RECORDED = COLUMNS[:2], COLUMNS[2:]
