@@ -330,7 +330,7 @@ def test_a_replay_that_leaks_makes_its_trial_count_as_invalid(host, shipped_tree
     # Invalid now, and still a failure of its arm: `--until 1` plans nothing.
     assert len(plan(cells, ledger(), until=1)) == 0
     stored = [msgspec.convert(s, Sample) for s in ctx.store.samples()]
-    counted, = counting.overruled(stored, counting.replay_leaks(ctx.store))
+    counted, = counting.overruled(stored, counting.replay_leaks(ctx.store.failure_replays()))
     assert (counted.outcome, counted.failure_class, counted.valid) == \
         ("invalid", "replay-leak", False)
     assert counting.charged_leak(counted.outcome, counted.failure_class)

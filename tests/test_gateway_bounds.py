@@ -103,7 +103,7 @@ def test_parallel_bodies_cannot_together_pass_the_trials_budget(host, trial_repo
                 if b["name"][0] == "b"]
     assert len(branches) == statuses.count("201")
     assert grant.uploaded == forwarded  # the refused bodies gave back what they reserved
-    assert "characters of text" in plain.requests[-1]["reason"]
+    assert "bytes of text" in plain.requests[-1]["reason"]
     assert client.get(f"/repos/{client.user}/{name}/issues/1/comments") == []
 
 
