@@ -4,9 +4,10 @@ tops up.
 
 Every sample lands in exactly one place:
 - other versions: it ran with a task, arm, seed or model document other than the
-  current tree's, a tool (version and surface) or an agent runtime (the CLI's and the
-  SDK's versions) other than its arm's current one, or a prompt other
-  than the newest its cell was run with (set apart, reported apart, never counted);
+  current tree's (a replay sample: or another reference of its cell), a tool (version
+  and surface) or an agent runtime (the CLI's and the SDK's versions) other than its
+  arm's current one, or a prompt other than the newest its cell was run with (set
+  apart, reported apart, never counted);
 - excluded: invalid, unaudited and harness-error samples (counted, never scored); a
   sample whose failure replay leaked (store's failure-replays.jsonl, verdict `leaked`)
   counts as invalid, class `replay-leak`, though the store keeps it as it was written;
@@ -63,6 +64,9 @@ class Current:
     # (arm, task, estimated) -> the prompt that counts, where another placement decided
     # it (a model compared with the headline's: benchkit.report.models_compared)
     prompts: Mapping[tuple, str] = field(default_factory=dict)
+    # (arm, task) -> the reference a replay sample must have played (refs.d: its
+    # figures are that reference's bytes, so another's are another workload's)
+    references: Mapping[Cell, str] = field(default_factory=dict)
 
 
 M = TypeVar("M")  # what a group's members are: samples, or a caller's summary of them
@@ -201,8 +205,9 @@ def _group(samples: Iterable[Sample]) -> dict:
 
 def _version_changes(key: tuple, current: Current) -> tuple[str, ...]:
     """What of the current tree a group's samples did not run with (their task, arm,
-    seed or model; the arm's fingerprint takes their tool version in); empty when
-    current. The tool version itself is judged per arm, the prompt per cell."""
+    seed or model, a replay's reference; the arm's fingerprint takes their tool version
+    in); empty when current. The tool version itself is judged per arm, the prompt per
+    cell."""
     arm, task_id, found, (tool_version, surface, _) = key[0], key[1], key[2], key[8]
     if arm not in current.arms or task_id not in current.tasks:
         return tuple(f"{kind} not in the tree" for kind, known in
@@ -211,7 +216,9 @@ def _version_changes(key: tuple, current: Current) -> tuple[str, ...]:
     document = current.arms[arm]
     task, seed = current.tasks[task_id]
     expected = {"task": task, "seed": seed, "model": current.model,
-                "arm": None if document is None else arm_fingerprint(document, tool_version, surface)}
+                "arm": None if document is None else arm_fingerprint(document, tool_version, surface),
+                "reference": current.references.get((arm, task_id))
+                if key[3] and found.reference is not None else None}
     named = {"model": f"model {key[10]}" if key[10] else "model"}  # older: no name
     return tuple(named.get(name, name) for name, value in expected.items()
                  if value is not None and getattr(found, name) != value)

@@ -151,6 +151,10 @@ class Fingerprints(msgspec.Struct, frozen=True, gc=False):
     seed: str
     prompt: str
     model: str
+    # A replay sample's: the reference it played (benchkit.documents.reference
+    # TaskReference.fingerprint), whose bytes its figures are. None: a model answered,
+    # or a sample older than this field.
+    reference: str | None = None
 
 
 class Sample(msgspec.Struct, frozen=True, gc=False):

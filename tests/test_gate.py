@@ -138,3 +138,23 @@ def test_a_version_the_store_lacks_is_the_runs_refusal(release, tmp_path):
     assert f'at tool version "0.9.9" to compare against (the versions it holds: {RELEASE})' \
         in done.stderr
     assert sorted(p.read_bytes() for p in store.rglob("*.jsonl")) == before
+
+
+@pytest.mark.slow
+def test_a_build_whose_references_changed_is_not_compared(release, tmp_path, tree_copy):
+    """Replay figures are the bytes the references' commands show the model: references
+    that pipe curl through `jq -c` made a worse build (indent 7) cheaper than the
+    release and the gate exit 0. The release's samples played other references: the
+    build is refused (exit 2), nothing run, the reason said."""
+    refs = tree_copy / "refs.d" / "raw-api.yaml"
+    refs.write_text(refs.read_text().replace('limit=50"\n', 'limit=50" | jq -c .\n'))
+    store = tmp_path / "results"
+    shutil.copytree(release, store)
+    before = sorted(p.read_bytes() for p in store.rglob("*.jsonl"))
+    env = {**install(tmp_path, "curl 2.0.0 (worse)", "--indent 7"),
+           "BENCHKIT_ROOT": str(tree_copy)}
+    done = benchkit("gate", tree_copy / "arms.d/raw-api.yaml", "--store", store,
+                    "--summary", tmp_path / "gate.md", "--budget", "400000", cwd=tmp_path, env=env)
+    assert done.returncode == EXIT_BAD_INPUT, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "other references" in done.stderr, done.stderr
+    assert sorted(p.read_bytes() for p in store.rglob("*.jsonl")) == before

@@ -112,7 +112,7 @@ def test_a_dead_runs_store_on_a_read_only_mount_is_one_line_and_the_others_are_s
     --store given, its tail torn by a power cut, is swept all the same (its temp
     directory removed, one warning for the damaged line), exit 0."""
     frozen, swept = tmp_path / "frozen", tmp_path / "results"
-    kept, gone = tmp_path / "kept-temp", tmp_path / "gone-temp"
+    kept, gone = tmp_path / "benchkit-kept-0123456789", tmp_path / "benchkit-gone-0123456789"
     kept.mkdir()
     gone.mkdir()
     stuck = dead_journal(frozen, {"add": "tempdir", "path": str(kept)})

@@ -1,14 +1,18 @@
 """The real-Gitea host API (`with Gitea() as host:`) and the pins it is built from."""
 
+import http.server
 import stat
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 
 import pytest
 import requests
 
-from benchkit.gitea.server import Gitea
+from benchkit.gitea import server
+from benchkit.gitea.server import Gitea, GiteaStartError
 from benchkit.gitea.tools import TOOLS, ToolUnavailable, built, pin, read_versions
 
 
@@ -70,6 +74,37 @@ def test_a_gitea_dies_with_the_process_that_started_it_even_on_sigkill(gitea):
             break
         assert time.monotonic() < deadline, f"the Gitea at {url} outlived its killed starter"
         time.sleep(0.1)
+
+
+class Impostor(http.server.BaseHTTPRequestHandler):
+    """Another server on loopback: 200 and a version to anything."""
+
+    def do_GET(self):
+        body = b'{"version": "9.9.9", "login": "someone"}'
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_port_another_server_took_is_no_gitea_of_ours(gitea, monkeypatch, tmp_path):
+    """The port is chosen free, and another server takes it before Gitea binds it (a
+    race on a busy machine): that server answered /version first and was taken for
+    the host. The start fails saying so, and leaves no directory."""
+    impostor = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Impostor)
+    threading.Thread(target=impostor.serve_forever, daemon=True).start()
+    monkeypatch.setattr(server, "_free_port", lambda: impostor.server_address[1])
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    try:
+        with pytest.raises(GiteaStartError, match=f"127.0.0.1:{impostor.server_address[1]} "
+                                                  "answers as another server"):
+            Gitea(binary=gitea.binary).start()
+    finally:
+        impostor.shutdown()
+    assert list(tmp_path.glob("benchkit-gitea-*")) == []
 
 
 def test_a_missing_build_names_the_pin_and_why(tmp_path, monkeypatch):

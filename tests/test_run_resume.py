@@ -1,8 +1,9 @@
 """Ctrl-C in the middle of `benchkit run --trials 2` (the command line, the real CLI
 against the scripted model, on the forge), then the same command: it runs only the
 trials that had not finished, so every cell ends with two samples and no duplicate;
-the stopped run's last line is the command that resumes it; once the command has done
-all it planned, the same command adds two more again (its dry run says so)."""
+the stopped run's last line is the command that resumes it (the command on another
+host is another: it resumes nothing); once the command has done all it planned, the
+same command adds two more again (its dry run says so)."""
 
 from __future__ import annotations
 
@@ -68,6 +69,13 @@ def test_ctrl_c_then_the_same_command_runs_only_what_is_missing(tmp_path):
         assert last == (f"resume: `{typed}` runs only what this command has not run yet (its "
                         "finished trials are kept)"), last  # the token never shown
         assert forge.token not in stdout + stderr
+
+        with Forge() as elsewhere, ScriptedModel([]) as model:  # another command: its host
+            process, _ = run(model, elsewhere, store, tmp_path, "--dry-run")
+            stdout, stderr = process.communicate(timeout=DEADLINE)
+        assert process.returncode == 0, stdout + stderr
+        assert "stopped after" not in stdout + stderr and "would run 4 trial(s)" in stdout, \
+            stdout + stderr
 
         with ScriptedModel([say("3"), say("none")]) as model:
             process, _ = run(model, forge, store, tmp_path)

@@ -160,6 +160,10 @@ class Driver(Protocol):
     def secrets(self) -> tuple[str, ...]:
         """Its credentials, for the store to scrub."""
 
+    def played(self, task: str) -> str | None:
+        """What it plays for `task` in a model's place, as a digest (a replay's
+        reference, whose bytes its figures are); None where a model answers."""
+
     def run(self, request: AgentRequest) -> AgentRun: ...
 
 

@@ -150,6 +150,10 @@ class ReplayDriver(OnTheCli):
         self.cli_path = cli_path
         self.confine = confine  # the agent's shell in the OS sandbox (benchkit.agent.claude)
 
+    def played(self, task: str) -> str | None:
+        found = self.reference.for_task(task)
+        return found.fingerprint if found is not None else None
+
     def run(self, request: AgentRequest) -> AgentRun:
         # Imported when a run happens: the SDK takes 1.5 s to import (measured).
         from benchkit.agent.claude import ClaudeDriver

@@ -70,6 +70,10 @@ class OnTheCli:
         """Its own credentials (a replay's model takes a dummy key: none)."""
         return ()
 
+    def played(self, task: str) -> str | None:
+        """A model answers: nothing played."""
+        return None
+
 
 def sdk_version() -> str:
     try:

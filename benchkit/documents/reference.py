@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -62,6 +62,12 @@ class TaskReference:
     decoys: dict = field(default_factory=dict)
     answer: str | None = None
     unsupported: str | None = None  # why the arm's tool cannot do the task
+
+    @property
+    def fingerprint(self) -> str:
+        """What a replay of it plays, as a digest: its samples' figures are the bytes
+        of these steps' outputs and this answer."""
+        return fingerprint(asdict(self))
 
     def retargeted(self, seed) -> TaskReference | None:
         """The same steps aimed at wrong targets (the wrong-target control), or None

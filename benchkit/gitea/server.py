@@ -301,12 +301,23 @@ class Gitea:
                                       f"{self.log_text()[-1500:]}")
             try:
                 if requests.get(f"{self.api_url}/version", timeout=2).status_code == 200:
-                    return
+                    return self._answers_as_ours()
             except requests.RequestException:
                 pass
             time.sleep(0.1)
         raise GiteaStartError(f"gitea web did not answer on {self.url} within "
                          f"{self.start_timeout:g} s: {self.log_text()[-1500:]}")
+
+    def _answers_as_ours(self) -> None:
+        """The port was chosen free, and another server may have taken it before Gitea
+        bound it: it answers as the Gitea started here only if it knows its admin."""
+        me = requests.get(f"{self.api_url}/user", timeout=10,
+                          headers={"Authorization": f"token {self.token}"})
+        body = me.json() if me.status_code == 200 else None
+        if not isinstance(body, dict) or body.get("login") != self.user:
+            raise GiteaStartError(f"127.0.0.1:{self.port} answers as another server (it took "
+                                  f"the port after it was chosen free): not the Gitea started "
+                                  f"here; run again")
 
 
 def _free_port() -> int:

@@ -9,19 +9,29 @@ dead only when the host it names says so: no live lease covers its users
 (benchkit.gitea.lease); its temp directories were that machine's, never removed here.
 One of a run that made no user (gateway-only containment) holds no lease: it is left.
 A journal this machine cannot write (a read-only mount) is named in one line and left.
+What a journal lists is a claim (a store may come from elsewhere): only a temp directory
+named as a run names one is removed, and only a user or repository the host shows as
+benchkit's (its full name or description; never an administrator) is deleted.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 
 from benchkit import journal
 from benchkit.errors import HarnessError
 from benchkit.gitea import lease
-from benchkit.gitea.client import Client
+from benchkit.gitea.client import Client, GiteaError
 from benchkit.gitea.repos import delete_repo
 from benchkit.gitea.runuser import delete_run_user
+
+# How a run names its temp directories (journal.mkdtemp's `benchkit-KIND-` and an
+# arm's `benchkit-ARM-`, then random hex digits): no other directory is removed.
+TEMP_NAME = re.compile(r"benchkit-[a-z0-9._-]*[0-9a-f]{10,}")
+# How every user and repository a run makes begins its full name or description.
+MADE = "benchkit "
 
 
 def same_host(a: str | None, b: str | None) -> bool:
@@ -88,8 +98,8 @@ def _sweep_one(held: journal.Claim, admin: Client | None, say: Callable[[str], N
     pending, failed = held.pending, 0
     run = f"run {pending.pid} (gone)"
     for directory in pending.tempdirs:
-        if not pending.foreign and journal.remove_tempdir(directory):
-            say(f"removed {directory}, a temp directory of {run}")
+        if not pending.foreign:  # a foreign journal's are its machine's
+            _remove_tempdir(directory, run, say)
         held.removed("tempdir", path=directory)
     if not (pending.users or pending.repos):
         return 0
@@ -105,23 +115,57 @@ def _sweep_one(held: journal.Claim, admin: Client | None, say: Callable[[str], N
         return 0
     for login in pending.users:
         try:
-            delete_run_user(admin, login)
+            other = _not_made(admin, f"/users/{login}", "full_name")
+            if other is None:
+                delete_run_user(admin, login)
         except HarnessError as error:
             failed += 1
             say(f"error: could not delete the user {login} of {run}: {admin.scrub(str(error))}")
             continue
         held.removed("user", login=login)
-        say(f"deleted user {login} of {run} and its repositories")
+        say(f"left the user {login} ({other}), though {run}'s journal names it" if other
+            else f"deleted user {login} of {run} and its repositories")
     gone = set(pending.users)
     for owner, name in pending.repos:
         if owner in gone:
             continue
         try:
-            delete_repo(admin, owner, name)
+            other = _not_made(admin, f"/repos/{owner}/{name}", "description")
+            if other is None:
+                delete_repo(admin, owner, name)
         except HarnessError as error:
             failed += 1
             say(f"error: could not delete {owner}/{name} of {run}: {admin.scrub(str(error))}")
             continue
         held.removed("repo", owner=owner, name=name)
-        say(f"deleted repository {owner}/{name} of {run}")
+        say(f"left the repository {owner}/{name} ({other}), though {run}'s journal names it"
+            if other else f"deleted repository {owner}/{name} of {run}")
     return failed
+
+
+def _remove_tempdir(directory: str, run: str, say: Callable[[str], None]) -> None:
+    if not TEMP_NAME.fullmatch(os.path.basename(directory)):
+        if os.path.lexists(directory):
+            say(f"left {directory}, though {run}'s journal names it (no run names a temp "
+                f"directory so)")
+    elif journal.remove_tempdir(directory):
+        say(f"removed {directory}, a temp directory of {run}")
+
+
+def _not_made(admin: Client, path: str, field: str) -> str | None:
+    """Why the host's record at `path` is none benchkit made (a journal may come from
+    elsewhere: what it lists is a claim, the host's record the truth): an administrator,
+    or a `field` (a user's full name, a repository's description) that does not say
+    benchkit's. None when benchkit made it, or it is gone."""
+    try:
+        record = admin.get(path) or {}
+    except GiteaError as error:
+        if error.status == 404:
+            return None
+        raise
+    said = str(record.get(field) or "")
+    if record.get("is_admin"):
+        return "a site administrator"
+    if said.startswith(MADE):
+        return None
+    return f"its {field.replace('_', ' ')} {said[:40]!r} is not benchkit's"

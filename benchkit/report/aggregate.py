@@ -70,7 +70,8 @@ def current(matrix: Matrix) -> counting.Current:
     return counting.Current(
         arms={a.id: a.fingerprint for a in matrix.arms},
         tasks={t.id: (t.fingerprint, t.seed_fingerprint) for t in matrix.tasks},
-        model=matrix.model_fingerprint)
+        model=matrix.model_fingerprint,
+        references={(a.id, t): played for a in matrix.arms for t, played in a.references.items()})
 
 
 def place_groups(summary: Summary, matrix: Matrix) -> Placed:

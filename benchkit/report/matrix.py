@@ -48,6 +48,7 @@ class ArmEntry:
     id: str
     fingerprint: str | None = None
     unsupported: dict = field(default_factory=dict)  # task id -> why the arm's tool cannot (refs.d)
+    references: dict = field(default_factory=dict)  # task id -> what a replay of it plays (refs.d)
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,10 @@ def matrix_from_tree(tree, *, model: str | None = None) -> Matrix:
     """
     suite = tree.suite
     model = model or suite.model
-    unsupported = {a.id: _unsupported(a, tree.root) for a in tree.arms.values()}
+    references = {a.id: _references(a, tree.root) for a in tree.arms.values()}
+    unsupported = {arm: {task_id: " ".join(entry.unsupported.split())
+                         for task_id, entry in entries.items() if entry.unsupported}
+                   for arm, entries in references.items()}
     tasks = tuple(
         TaskEntry(id=t.id, tier=t.tier, scored=t.scored, applicability=dict(t.applicability),
                   only_when=dict(t.only_when), fingerprint=t.fingerprint,
@@ -101,7 +105,8 @@ def matrix_from_tree(tree, *, model: str | None = None) -> Matrix:
                   cannot_run={arm.id: why for arm in tree.arms.values()
                               if (why := _cannot_run(t, arm, unsupported))})
         for t in tree.tasks.values())
-    arms = tuple(ArmEntry(id=a.id, fingerprint=a.fingerprint, unsupported=unsupported[a.id])
+    arms = tuple(ArmEntry(id=a.id, fingerprint=a.fingerprint, unsupported=unsupported[a.id],
+                          references={t: e.fingerprint for t, e in references[a.id].items()})
                  for a in tree.arms.values())
     return Matrix(arms=arms, tasks=tasks, model=model, model_fingerprint=fingerprint(model),
                   floor=suite.floor, margin=suite.equivalence_margin,
@@ -151,21 +156,20 @@ def _cannot_run(task, arm, unsupported: dict) -> str | None:
     return f"unsupported by the arm's tool ({why})" if why else None
 
 
-def _unsupported(arm, root) -> dict:
-    """task id -> why the arm's tool cannot do it, from its reference solutions (none
-    without a refs.d document)."""
+def _references(arm, root) -> dict:
+    """task id -> the arm's reference solution of it (none without a refs.d document):
+    what its tool cannot do, and what a replay of it plays."""
     # Only with the tree loaded, as on a cache miss (measured: the spec's YAML and
     # JSON-Schema stack is ~0.1 s of a cold `benchkit report`; a kept matrix skips it).
     from benchkit.documents.reference import reference_for, reference_path
     if root is None or not reference_path(arm.id, root).is_file():
         return {}
-    return {task_id: " ".join(entry.unsupported.split())
-            for task_id, entry in reference_for(arm, root).tasks.items() if entry.unsupported}
+    return dict(reference_for(arm, root).tasks)
 
 
 # --- the matrix kept between runs ---------------------------------------------------
 
-CACHE_FORMAT = 4
+CACHE_FORMAT = 5
 
 
 class Kept(msgspec.Struct):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import os
 import re
 from dataclasses import dataclass, field
 
@@ -75,12 +76,15 @@ def _outcome_matches(outcome, outcomes) -> bool:
 # --- one trial -----------------------------------------------------------------------
 
 def read_transcript(store: Store, sample: dict) -> tuple[list | None, str]:
-    """(the transcript's events, "") or (None, why not): none was recorded, or the file
-    the sample names is gone or unreadable."""
+    """(the transcript's events, "") or (None, why not): none was recorded, the file
+    the sample names is gone or unreadable, or it lies outside the store (a line merged
+    from elsewhere may name any file of this machine)."""
     relative = sample.get("transcript")
     if not relative:
         return None, "none recorded"
     path = store.root / relative
+    if not os.path.realpath(path).startswith(os.path.realpath(store.root) + os.sep):
+        return None, f"{relative} lies outside the store: not read"
     try:
         events = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:

@@ -79,7 +79,17 @@ def version_comparison(ledger: Ledger, arms: list[str], tasks: list[str], versio
         if a == arm and found is not None and estimated == ledger.estimated and scorable:
             older.setdefault(found, {})[task] = [ledger.cost(s) for s in scorable]
     held = list(dict.fromkeys([*([newest] if newest else []), *sorted(older, reverse=True)]))
-    wanted = resolve_version(arm, version, held, kind)
+    try:
+        wanted = resolve_version(arm, version, held, kind)
+    except NoComparison:
+        if any(a == arm and "reference" in changed and estimated == ledger.estimated
+               for a, _, changed, estimated in placed.other):
+            raise NoComparison(
+                f"the store's {kind} samples of {arm} played other references than its "
+                f"refs.d/ holds now: their figures are those references' bytes, another "
+                f"workload; replay {version} with these references first, or compare "
+                f"measured trials") from None
+        raise
     if build is not None and build == wanted:
         raise NoComparison(f"the {arm} tool installed here prints \"{build}\", the version to "
                            f"compare against itself: put the build to compare first on PATH "

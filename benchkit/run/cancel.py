@@ -71,6 +71,9 @@ class Cancellable:
     def secrets(self) -> tuple[str, ...]:
         return self.driver.secrets
 
+    def played(self, task: str) -> str | None:
+        return self.driver.played(task)
+
     def run(self, request: AgentRequest) -> AgentRun:
         if self.stop.is_set():
             raise Interrupted()

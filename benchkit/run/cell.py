@@ -314,7 +314,8 @@ def new_record(trial: Trial, ctx: RunContext) -> Record:
         fingerprints=Fingerprints(
             task=task.fingerprint, arm=arm.run_fingerprint,
             seed=seed.fingerprint if seed is not None else fingerprint(None),
-            prompt=fingerprint(None), model=fingerprint(ctx.run_model)),
+            prompt=fingerprint(None), model=fingerprint(ctx.run_model),
+            reference=ctx.driver.played(task.id)),
         self_review=ctx.host.self_review, host=ctx.host.host, jobs=ctx.jobs,
         confined=ctx.driver.confine, containment=ctx.containment,
         runtime=ctx.driver.runtime, shard=ctx.shard)

@@ -1,7 +1,7 @@
 """A run's intent, kept in its store until the run has done what it planned, so that
 the same command after a stop (Ctrl-C, SIGTERM, a halt, a crash) resumes it.
 
-    intent = Intent.load(store_dir, intent_key(settings, arms, tasks))
+    intent = Intent.load(store_dir, intent_key(settings, arms, tasks, model, host))
     intent.done[(arm, task)]     trials this command already finished, per cell
     intent.spent                 the cost-equivalent tokens they spent
     intent.note(sample, cost)    a trial finished (its sample stored)
@@ -11,9 +11,9 @@ the same command after a stop (Ctrl-C, SIGTERM, a halt, a crash) resumes it.
 `--trials N` adds N trials to each cell, so a stopped run's command run again would add
 N more where some already ran. The intent says what the command already did: its file,
 `<store>/.intents/<key>.intent`, is keyed by what decides the plan (the arms and tasks
-chosen, the driver, model, --trials, --until, --until-decided, --budget, --baseline,
---against-version, --shard; not --jobs), and lists each trial it finished (its sample
-id, cell and cost). The same command then plans, per cell, only the trials still
+chosen, the host, the driver, model, --trials, --until, --until-decided, --budget,
+--baseline, --against-version, --shard; not --jobs), and lists each trial it finished
+(its sample id, cell and cost). The same command then plans, per cell, only the trials still
 missing, and spends only what is left of --budget. A command that ran to its end removes
 its intent: run again, it adds N more, as before.
 """
@@ -35,9 +35,12 @@ DIRECTORY = ".intents"  # under the store directory
 SUFFIX = ".intent"  # JSON lines, never taken for a cell's samples (`*.jsonl`)
 
 
-def intent_key(settings: RunSettings, arms: list[str], tasks: list[str], model: str) -> str:
-    """What decides a run's plan, as a digest: the same command gives the same key."""
-    return fingerprint({
+def intent_key(settings: RunSettings, arms: list[str], tasks: list[str], model: str,
+               host: str) -> str:
+    """What decides a run's plan, as a digest: the same command gives the same key.
+    `host`: its URL, or the kind of throwaway host the run starts (a new port each
+    time): the same trials on another host are another command's."""
+    return fingerprint({"host": host,
         "arms": sorted(arms), "tasks": sorted(tasks), "driver": settings.driver,
         "model": model, "trials": settings.trials, "until": settings.until,
         "until_decided": settings.until_decided, "budget": settings.budget,

@@ -9,6 +9,7 @@ task and the arm's current tool version), else of the arm's, else the suite's
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import msgspec
@@ -82,10 +83,12 @@ class Ledger:
     samples count toward replay runs, measured ones toward the rest) and past costs per
     cell and per arm (valid samples of the same driver, any version) for the expected
     cost of a trial. `runtime`: the agent runtime this run's samples will name (the
-    drivers'), part of each arm's current tool."""
+    drivers'), part of each arm's current tool. `references`: (arm, task) -> the
+    reference a replay sample must have played (benchkit.counting.Current)."""
 
     def __init__(self, cells: list[tuple[Arm, Task]], seeds: dict[str, Seed], suite: Suite, *,
-                 driver: str, model: str, runtime: Runtime | None = None):
+                 driver: str, model: str, runtime: Runtime | None = None,
+                 references: Mapping[tuple[str, str], str] | None = None):
         self.weights, self.default = suite.weights, float(suite.default_cell_tokens)
         self.driver, self.estimated, self.model = driver, driver == "replay", model
         self.cells = [(arm.id, task.id) for arm, task in cells]
@@ -94,7 +97,8 @@ class Ledger:
             tasks={task.id: (task.fingerprint, seeds[task.seed].fingerprint) for _, task in cells},
             model=fingerprint(model),
             tools={arm.id: (arm.tool_version, arm.tool_surface, runtime) for arm, _ in cells
-                   if arm.tool_version is not None})
+                   if arm.tool_version is not None},
+            references=references or {})
         self.groups: dict[tuple, counting.Group[Sample]] = {}  # counting.group_samples
         self.samples = 0
         self._placed: counting.Sorted[Sample] = counting.Sorted()

@@ -160,18 +160,30 @@ def _collision(numbers: dict, sample: dict, done: Merged) -> None:
 
 
 def _copy_transcript(source: Path, into: Path, sample: dict) -> None:
-    """The sample's transcript, put in place whole before its line is appended."""
+    """The sample's transcript, put in place whole before its line is appended: only
+    from where a store writes it (a sample may name a journal, an intent or an arm
+    document of its store as its transcript: the next run and `gc` act on those), and
+    only a file inside the source (a link may lead anywhere on this machine)."""
     relative = sample.get("transcript")
-    if not relative or Path(relative).is_absolute() or ".." in Path(relative).parts:
+    try:
+        written = Store(source).transcript_path(sample["arm"], sample["task"], sample["id"])
+    except StoreError:
         return
-    origin, target = source / relative, into / relative
-    if not origin.is_file() or target.exists():
+    if relative != written.relative_to(source).as_posix():
+        return
+    origin, target = written, into / relative
+    if not (origin.is_file() and _inside(origin, source)) or target.exists():
         return
     with writing(target):
         target.parent.mkdir(parents=True, exist_ok=True)
         partial = target.with_suffix(".merging")
         shutil.copyfile(origin, partial)
         os.replace(partial, target)
+
+
+def _inside(path: Path, root: Path) -> bool:
+    """Whether `path`, every link on the way followed, lies inside `root`."""
+    return os.path.realpath(path).startswith(os.path.realpath(root) + os.sep)
 
 
 def _merge_failure_replays(source: Path, target: Store) -> None:

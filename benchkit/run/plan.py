@@ -127,9 +127,13 @@ def choose(checked: Checked, settings: RunSettings, *, self_review: bool | None,
     mine = owned(settings.shard, arm_ids, task_ids)
     suite = checked.tree.suite
     model = settings.run_model(suite.model)
+    played = {(arm.id, task.id): found.fingerprint for arm, task in every  # replay's
+              if (reference := checked.references.get(arm.id)) is not None
+              and (found := reference.for_task(task.id)) is not None}
     ledger = Ledger(every, checked.tree.seeds, suite, driver=settings.driver,
-                    model=model, runtime=runtime).load(store)
-    intent = Intent.load(store.root, intent_key(settings, arm_ids, task_ids, model))
+                    model=model, runtime=runtime, references=played).load(store)
+    host = checked.credentials.url if checked.credentials is not None else checked.throwaway
+    intent = Intent.load(store.root, intent_key(settings, arm_ids, task_ids, model, host))
     ledger.resumed = intent.done
     return Chosen([cell for cell in every if (cell[0].id, cell[1].id) in mine],
                   [skip for skip in not_run if (skip.arm, skip.task) in mine], ledger, every,
