@@ -18,7 +18,7 @@ from benchkit.exits import EXIT_INTERRUPTED, summary
 # held here so that `benchkit --help` imports no command module: importing them all took
 # 0.6 s. tests/test_cli_contract.py holds the two to agreement.
 COMMANDS = {
-    "validate": ("benchkit.run.validate:validate",
+    "validate": ("benchkit.proving.validate:validate",
                  "Validate YAML documents: files, directories or trees (default: the whole "
                  "tree)."),
     "list": ("benchkit.documents.commands:list_documents",

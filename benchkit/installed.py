@@ -6,7 +6,7 @@ table agrees, tests/test_documents_validate.py checks it).
 Where a tool is looked for: the user's PATH first, as the user runs the tool, then the
 builds `bash scripts/setup --arms ...` puts in the checkout's `.tools/<tool>-<version>/`
 (the versions tools/versions pins), so a tool installed so needs no PATH change.
-Pre-flight then runs it as the agent's tool starts (benchkit.run.probe).
+Pre-flight then runs it as the agent's tool starts (benchkit.preflight.probe).
 """
 
 from __future__ import annotations

@@ -29,12 +29,12 @@ DriverName = Literal["claude", "replay"]
 DRIVERS: tuple[str, ...] = get_args(DriverName)
 # A 5xx the host answered an agent's own request with: the arm's (a failure after it is
 # `host-error-provoked`, charged), unless the host is shown failing on its own (a harness
-# error, `host-5xx`: benchkit.run.attribution). A cap reached while the host's slow
+# error, `host-5xx`: benchkit.trial.attribution). A cap reached while the host's slow
 # answers held the agent, and the arm's tool vanishing mid-trial: harness errors too.
 HOST_5XX, PROVOKED = "host-5xx", "host-error-provoked"
 HOST_SLOW, TOOL_MISSING = "host-slow", "tool-missing"
 # The harness itself stopped (SIGSTOP, Ctrl-Z, a suspended machine) during a trial a cap
-# ended: no one's doing (benchkit.run.pauses). A leak of the agent's own (a request the
+# ended: no one's doing (benchkit.trial.pauses). A leak of the agent's own (a request the
 # gateway refused, a call the guard denies): invalid and counted as a failure of its arm
 # (benchkit.counting); one not of its doing (a foreign tool the harness offered, a stray
 # request at the gateway's shared door): invalid, never counted.
@@ -293,7 +293,7 @@ class Record(msgspec.Struct, kw_only=True):
     # (benchkit.agent.accounting): then `usage` is zero and the trial a harness error.
     usage_reported: dict | None = None
     # What the trial's time went to where a cap ended it: {"host_s", "of_s", "answers"}
-    # (benchkit.run.attribution); None where nothing was found.
+    # (benchkit.trial.attribution); None where nothing was found.
     host_time: dict | None = None
     # The alias given for the model (`sonnet`), where `model` is what the runtime
     # resolved it to (benchkit.agent.model_probe); None when the name ran as given.

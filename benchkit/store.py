@@ -9,6 +9,8 @@ concurrent runs on one store take turns and `--until N` is never exceeded. A sam
 transcript sits beside it in `results/<arm>/<task>/<sample id>.json`. Secrets (the Gitea
 token, the driver's credentials, the harness's secret-looking variables) are scrubbed
 from every line and transcript on the way in, in every encoding benchkit.scrub knows.
+A run's trials write through a GatedStore, closed once the run stopped (benchkit.stopping):
+an interrupted trial leaves neither a sample nor a transcript.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from benchkit import SCHEMA_DIR, replays
 from benchkit.replays import FailureReplay
 from benchkit.sample import ENCODER, Record, decode_sample
 from benchkit.scrub import scrub
+from benchkit.stopping import Interrupted, Stop
 
 if TYPE_CHECKING:
     import jsonschema
@@ -318,6 +321,25 @@ class Store:
 
 
 FAILURE_REPLAYS = "failure-replays.jsonl"
+
+
+class GatedStore(Store):
+    """The store, closed to a trial once the run stopped."""
+
+    def __init__(self, root: str | os.PathLike, secrets: Iterable[str] = (), *, stop: Stop):
+        super().__init__(root, secrets)
+        self.stop = stop
+
+    def append(self, record: Record, secrets: Iterable[str] = ()) -> Record:
+        if self.stop.is_set():
+            raise Interrupted()
+        return super().append(record, secrets)
+
+    def write_transcript(self, arm: str, task: str, sample_id: str, events: list[dict],
+                         secrets: Iterable[str] = ()) -> str:
+        if self.stop.is_set():
+            raise Interrupted()
+        return super().write_transcript(arm, task, sample_id, events, secrets)
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -23,12 +23,12 @@ from benchkit.agent.scripted import ScriptedModel, bash, say
 from benchkit.documents import load_arm, load_tree
 from benchkit.forge import Forge
 from benchkit.gitea import Client
-from benchkit.run.cell import run_trial
-from benchkit.run.host import probe_host
-from benchkit.run.plan import Trial
-from benchkit.run.prepare import RunContext, prepare_trial
+from benchkit.planning.plan import Trial
+from benchkit.preflight.host import probe_host
 from benchkit.sample import Record
 from benchkit.store import Store
+from benchkit.trial.cell import run_trial
+from benchkit.trial.prepare import RunContext, prepare_trial
 
 ROOT = Path(__file__).resolve().parent.parent
 

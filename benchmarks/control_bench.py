@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """What the gateway's control requests cost (benchkit.gateway.control): a trial's
-control repository made and deleted (benchkit.run.control), and per failing request the
+control repository made and deleted (benchkit.trial.control), and per failing request the
 control's own round trip to the host and how long it holds the request's connection
 after the tool already has its answer. The failures: a 500 the host answers the agent's
 write with (on the forge, an injected fault; on a real Gitea, one dependency posted
@@ -26,7 +26,7 @@ from benchkit.forge import Forge
 from benchkit.gateway.server import Gateway
 from benchkit.gitea import Client, delete_repo, provision
 from benchkit.gitea.server import Gitea
-from benchkit.run.control import open_control
+from benchkit.trial.control import open_control
 
 
 def _ms(values: list[float]) -> str:

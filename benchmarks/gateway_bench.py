@@ -22,7 +22,7 @@ from pathlib import Path
 
 import requests
 
-import benchkit.run.cell as cell
+import benchkit.trial.cell as cell
 from benchkit.agent.driver import Coordinates
 from benchkit.agent.replay import ReplayDriver
 from benchkit.documents import load_arm, load_tree
@@ -31,11 +31,11 @@ from benchkit.forge import Forge
 from benchkit.gateway.server import Gateway
 from benchkit.gitea import Client, delete_repo, provision
 from benchkit.gitea.server import Gitea
-from benchkit.run.cell import run_trial
-from benchkit.run.host import probe_host
-from benchkit.run.plan import Trial
-from benchkit.run.prepare import RunContext
+from benchkit.planning.plan import Trial
+from benchkit.preflight.host import probe_host
 from benchkit.store import Store
+from benchkit.trial.cell import run_trial
+from benchkit.trial.prepare import RunContext
 
 ROOT = Path(__file__).resolve().parent.parent
 TASK = "close-csv-export-issue"

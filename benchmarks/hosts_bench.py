@@ -29,12 +29,12 @@ from benchkit.gitea.repos import create_repo, delete_repo
 from benchkit.gitea.seed import seed_repo
 from benchkit.gitea.server import Gitea
 from benchkit.gitea.snapshot import snapshot
-from benchkit.run.cell import run_trial
-from benchkit.run.host import probe_host
-from benchkit.run.plan import Trial
-from benchkit.run.prepare import RunContext
+from benchkit.planning.plan import Trial
+from benchkit.preflight.host import probe_host
 from benchkit.sample import Record
 from benchkit.store import Store
+from benchkit.trial.cell import run_trial
+from benchkit.trial.prepare import RunContext
 
 ROOT = Path(__file__).resolve().parent.parent
 PHASES = ("seed", "gate", "snapshot", "delete", "replay cell")

@@ -16,7 +16,7 @@ random stream (common random numbers): every procedure run on a replication sees
 same k-th trial of a cell, so their differences are the procedures', and ranking
 rates are compared pairwise (the replications only one of the two reached). The code
 under test: benchkit.statistics.intervals.intervals (the headline's intervals),
-benchkit.statistics.verdicts (the verdicts), benchkit.run.decide.plan_round (the
+benchkit.statistics.verdicts (the verdicts), benchkit.planning.decide.plan_round (the
 until-decided planner).
 
 Few tasks (`--only few`): two equal arms on 3, 4, 6, 12 and 20 tasks, one pair at
@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from benchkit.run.decide import plan_round, round_size
+from benchkit.planning.decide import plan_round, round_size
 from benchkit.statistics.intervals import ALL_METRICS, CellStats, intervals
 from benchkit.statistics.rows import WIDTH, TrialRow
 from benchkit.statistics.verdicts import (

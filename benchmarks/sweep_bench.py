@@ -49,12 +49,12 @@ from benchkit.agent.replay import Play, ReplayModel, context_for
 from benchkit.agent.scripted import Turn
 from benchkit.agent.wire import usage
 from benchkit.documents.reference import Reference
+from benchkit.planning.settings import RunSettings
+from benchkit.preflight.checks import preflight
 from benchkit.run import execution
 from benchkit.run.cancel import Cancellable
 from benchkit.run.invocation import Invocation
-from benchkit.run.preflight import preflight
 from benchkit.run.progress import Progress
-from benchkit.run.settings import RunSettings
 from benchkit.run.status import exit_status
 from benchkit.stopping import Stop
 from benchkit.store import Store

@@ -13,7 +13,7 @@ import statistics
 import time
 from pathlib import Path
 
-from benchkit.run import selfcheck
+from benchkit.proving import selfcheck
 
 ROOT = Path(__file__).resolve().parent.parent
 

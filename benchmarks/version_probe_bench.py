@@ -1,4 +1,4 @@
-"""What asking an arm's tool its version costs each trial (benchkit.run.trialversion).
+"""What asking an arm's tool its version costs each trial (benchkit.trial.version).
 
 For each arm whose tool is installed: the version command as pre-flight runs it (in the
 agent's sandbox for a shell arm, plain for an MCP server), and a trial's probe once the
@@ -20,8 +20,8 @@ from _timing import timed
 from benchkit.documents import load_tree
 from benchkit.installed import tool_path
 from benchkit.isolation import IsolationError, assemble
-from benchkit.run import trialversion
-from benchkit.run.probe import sandboxed_version, tool_version
+from benchkit.preflight.probe import sandboxed_version, tool_version
+from benchkit.trial.version import trial_version
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -38,8 +38,8 @@ def measure(arm, tree, runs: int) -> str:
                 shell = arm.tool.kind == "shell"
                 command = timed(runs, lambda: sandboxed_version(arm, assembly, Path(work), None)
                                 if shell else tool_version(arm, assembly))
-                trialversion.trial_version(arm, assembly, Path(work), confine=True)
-                probe = timed(runs, lambda: trialversion.trial_version(
+                trial_version(arm, assembly, Path(work), confine=True)
+                probe = timed(runs, lambda: trial_version(
                     arm, assembly, Path(work), confine=True))
         except IsolationError as error:
             return f"{arm.id:>17}: not installed here ({str(error)[:60]})"

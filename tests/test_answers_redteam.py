@@ -7,8 +7,8 @@ import pytest
 from test_run_cell import Scripted, context, raw_api_cell
 
 from benchkit.agent.scripted import say
-from benchkit.run.cell import run_trial
-from benchkit.run.prepare import prepare_trial
+from benchkit.trial.cell import run_trial
+from benchkit.trial.prepare import prepare_trial
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("private_dirs")]
 

@@ -21,9 +21,9 @@ from benchkit.documents import load_arm, load_tree
 from benchkit.gitea import Client
 from benchkit.isolation import assemble
 from benchkit.isolation.assembly import MCP_SERVER_NAME
-from benchkit.run.host import probe_host
-from benchkit.run.preflight import check_tools
-from benchkit.run.probe import ProbeSite, probe_arms
+from benchkit.preflight.checks import check_tools
+from benchkit.preflight.host import probe_host
+from benchkit.preflight.probe import ProbeSite, probe_arms
 from benchkit.surface import canonical_tools
 
 PIN = "a5dd03c"  # the commit arms.d/gitea-mcp.yaml is written for

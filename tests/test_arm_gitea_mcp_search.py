@@ -27,12 +27,12 @@ from benchkit.documents import load_tree
 from benchkit.documents.reference import reference_for
 from benchkit.gitea import Client
 from benchkit.isolation import assemble
+from benchkit.planning.plan import select_cells
+from benchkit.preflight.host import probe_host
+from benchkit.preflight.probe import ProbeSite, probe_arms
+from benchkit.proving.selfcheck import validate_live
 from benchkit.report import build_report, load_store
 from benchkit.report.matrix import matrix_from_tree
-from benchkit.run.host import probe_host
-from benchkit.run.plan import select_cells
-from benchkit.run.probe import ProbeSite, probe_arms
-from benchkit.run.selfcheck import validate_live
 
 TREE = load_tree(CHECKOUT)
 SEARCH, EAGER = TREE.arms["gitea-mcp-search"], TREE.arms["gitea-mcp"]

@@ -21,10 +21,10 @@ from test_run_preflight import ModelServer, failures, repos
 from benchkit.cli import main
 from benchkit.documents import load_arm, load_tree
 from benchkit.gitea import Client
-from benchkit.run.host import probe_host
-from benchkit.run.preflight import check_tools
-from benchkit.run.probe import ProbeSite, probe_tools
-from benchkit.run.selfcheck import validate_live
+from benchkit.preflight.checks import check_tools
+from benchkit.preflight.host import probe_host
+from benchkit.preflight.probe import ProbeSite, probe_tools
+from benchkit.proving.selfcheck import validate_live
 
 TREE = load_tree(CHECKOUT)
 ARMS = ["tea", "gitea-mcp", "gitea-axi"]

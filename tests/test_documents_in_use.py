@@ -180,7 +180,7 @@ def test_an_arm_outside_arms_d_is_run_with_its_own_references_and_reported(tree_
 ])
 def test_a_glob_that_matches_nothing_is_offered_one_that_matches(pattern, meant):
     from benchkit.documents import load_tree
-    from benchkit.run.preflight import _meant
+    from benchkit.preflight.checks import _meant
     ids = list(load_tree(CHECKOUT).tasks)
     assert _meant(pattern, ids) == meant
     if meant:

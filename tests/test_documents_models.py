@@ -35,9 +35,9 @@ def test_suite_defaults_come_from_the_schema(tmp_path):
 
 def test_the_gateway_takes_the_suites_limits(tmp_path, forge):
     from benchkit.gitea import Client
-    from benchkit.run.host import probe_host
-    from benchkit.run.prepare import RunContext
+    from benchkit.preflight.host import probe_host
     from benchkit.store import Store
+    from benchkit.trial.prepare import RunContext
     path = tmp_path / "suite.yaml"
     path.write_text("model: m\nbase_prompt: p\nmax_request_bytes: 4096\n"
                     "max_trial_upload_bytes: 8192\n")

@@ -99,7 +99,7 @@ def test_validate_stays_light():
         "    heavy = sorted(m for m in sys.modules if m.split('.')[0] in\n"
         "        ('claude_agent_sdk', 'starlette', 'uvicorn')\n"
         "        or m.startswith(('benchkit.forge', 'benchkit.report', 'benchkit.agent', 'benchkit.run.'))\n"
-        "        and m != 'benchkit.run.validate')\n"
+        "        and m != 'benchkit.proving.validate')\n"
         "    print(exit.code, heavy)\n")
     done = subprocess.run([sys.executable, "-c", code], cwd=CHECKOUT, capture_output=True, text=True)
     assert done.stdout.splitlines()[-1] == "0 []", done.stdout + done.stderr

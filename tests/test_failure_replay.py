@@ -29,8 +29,9 @@ from benchkit.agent.runtime import OnTheCli
 from benchkit.agent.scripted import bash, say
 from benchkit.documents import load_arm
 from benchkit.documents.reference import reference_for
+from benchkit.planning.ledger import Ledger
+from benchkit.planning.plan import Trial, plan
 from benchkit.report.aggregate import not_reproducible
-from benchkit.run.cell import run_trial
 from benchkit.run.failures import (
     LEAKED,
     NOT_REPRODUCIBLE,
@@ -38,11 +39,10 @@ from benchkit.run.failures import (
     replay_failures,
     worth_replaying,
 )
-from benchkit.run.ledger import Ledger
-from benchkit.run.plan import Trial, plan
-from benchkit.run.prepare import prepare_trial
 from benchkit.run.progress import Progress
 from benchkit.sample import HOST_5XX, PROVOKED, Sample
+from benchkit.trial.cell import run_trial
+from benchkit.trial.prepare import prepare_trial
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("private_dirs")]
 TASK = "close-csv-export-issue"  # close issue #2: the reference lists, then PATCHes

@@ -36,11 +36,11 @@ from benchkit.forge import Forge
 from benchkit.gitea import Client, delete_repo
 from benchkit.gitea.runuser import RunUser, create_run_user, delete_run_user
 from benchkit.isolation.sandbox import missing
-from benchkit.run.cell import run_trial
-from benchkit.run.host import probe_host
-from benchkit.run.plan import Trial
-from benchkit.run.prepare import RunContext, prepare_trial
+from benchkit.planning.plan import Trial
+from benchkit.preflight.host import probe_host
 from benchkit.store import Store
+from benchkit.trial.cell import run_trial
+from benchkit.trial.prepare import RunContext, prepare_trial
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(missing() is not None, reason="needs bubblewrap and socat"),

@@ -31,12 +31,12 @@ from benchkit.agent.scripted import ScriptedModel, bash, say
 from benchkit.documents import load_arm
 from benchkit.gitea import Client, snapshot
 from benchkit.isolation.sandbox import missing
-from benchkit.run.cell import run_trial
-from benchkit.run.host import probe_host
-from benchkit.run.ledger import Ledger
-from benchkit.run.plan import Trial, plan
-from benchkit.run.prepare import RunContext, prepare_trial
+from benchkit.planning.ledger import Ledger
+from benchkit.planning.plan import Trial, plan
+from benchkit.preflight.host import probe_host
 from benchkit.store import Store
+from benchkit.trial.cell import run_trial
+from benchkit.trial.prepare import RunContext, prepare_trial
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(missing() is not None, reason="needs bubblewrap and socat")]

@@ -20,13 +20,13 @@ from benchkit.forge.users import UNMODELLED
 from benchkit.gitea import Client, GiteaError, probe_self_review, wait_ready
 from benchkit.gitea.repos import create_repo, delete_repo
 from benchkit.gitea.seed import seed_repo
-from benchkit.run.cell import run_trial
-from benchkit.run.host import probe_host
-from benchkit.run.plan import Trial
-from benchkit.run.prepare import RunContext
+from benchkit.planning.plan import Trial
+from benchkit.preflight.host import probe_host
 from benchkit.scoring import diff
 from benchkit.state import SECTIONS, normalise
 from benchkit.store import Store
+from benchkit.trial.cell import run_trial
+from benchkit.trial.prepare import RunContext
 
 DEFAULT_SEED = str(CHECKOUT / "seeds" / "default.yaml")
 YOUNG = ("--older-than", "0")  # gc spares repositories a run may still use; these are ours

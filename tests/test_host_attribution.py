@@ -27,9 +27,9 @@ from test_run_cell import context, curl, raw_api_cell
 from benchkit.agent.replay import tool_results
 from benchkit.agent.scripted import ScriptedModel, Turn, bash, say
 from benchkit.gateway.server import Gateway
-from benchkit.run.cell import run_trial
-from benchkit.run.prepare import limits, prepare_trial
 from benchkit.sample import HOST_5XX, HOST_SLOW, PAUSED, PROVOKED
+from benchkit.trial.cell import run_trial
+from benchkit.trial.prepare import limits, prepare_trial
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("private_dirs")]
 WRITES = r"/(issues|labels)/[0-9]+$"  # the agent's PATCH of an issue, the control's of a label

@@ -14,7 +14,7 @@ import pytest
 import requests
 
 from benchkit.gateway.server import Gateway
-from benchkit.run.attribution import host_failing
+from benchkit.trial.attribution import host_failing
 
 
 def test_a_host_that_cannot_be_reached_is_the_hosts_fault(dead_url):

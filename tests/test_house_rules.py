@@ -207,7 +207,7 @@ def test_the_scan_tells_code_from_prose():
 # a glob, a placeholder like <arm> or a longer word), ending in a file name with an
 # extension (`x.py`) or in `/` (a directory), and rooted where the project's paths are:
 # at a top-level entry of the checkout (`docs/layout.md`, `tests/conftest.py`) or a package
-# of benchkit/ (`run/cell.py`). A Markdown link's target is a path from its document.
+# of benchkit/ (`trial/cell.py`). A Markdown link's target is a path from its document.
 PATH = re.compile(r"(?<![\w./*<>{}$~@:%-])((?:[\w.-]+/)+[\w.-]*)(?![\w/*<>{}$%-])")
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 NAMED = re.compile(r"\.[A-Za-z]\w*$|/$")  # a file with an extension, or a directory

@@ -34,6 +34,10 @@ LAYERS = (
     ("agent", ("benchkit.agent",)),
     ("scoring", ("benchkit.scoring",)),
     ("statistics", ("benchkit.statistics",)),
+    ("preflight", ("benchkit.preflight",)),
+    ("planning", ("benchkit.planning",)),
+    ("trial", ("benchkit.trial",)),
+    ("proving", ("benchkit.proving",)),
     ("run", ("benchkit.run",)),
     ("report", ("benchkit.report",)),
     ("command line", ("benchkit.cli",)),
@@ -197,6 +201,6 @@ def test_layout_names_every_module_and_no_other():
 
 
 def test_a_module_missing_from_the_layout_is_found():
-    listing = "## Every module\n\n| `run/cell.py` | one trial |\n| `run/gone.py` | was |\n"
+    listing = "## Every module\n\n| `trial/cell.py` | one trial |\n| `run/gone.py` | was |\n"
     assert documented_modules("# layout\n| `run/loop.py` | not in the listing |\n" + listing) \
-        == {"run/cell.py", "run/gone.py"}
+        == {"trial/cell.py", "run/gone.py"}

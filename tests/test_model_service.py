@@ -30,12 +30,12 @@ from benchkit.agent.scripted import ScriptedModel, Turn, bash, fail, say
 from benchkit.agent.wire import usage
 from benchkit.cli import main
 from benchkit.documents import load_arm
-from benchkit.run.cell import run_trial
+from benchkit.planning.ledger import Ledger
+from benchkit.planning.plan import Trial, plan
 from benchkit.run.failures import worth_replaying
-from benchkit.run.ledger import Ledger
-from benchkit.run.plan import Trial, plan
-from benchkit.run.prepare import prepare_trial
 from benchkit.store import Store
+from benchkit.trial.cell import run_trial
+from benchkit.trial.prepare import prepare_trial
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("private_dirs")]
 NONE = usage()

@@ -1,4 +1,4 @@
-"""The harness sees its own stops (benchkit.run.pauses): a process stopped by SIGSTOP and
+"""The harness sees its own stops (benchkit.trial.pauses): a process stopped by SIGSTOP and
 continued shows a stop as long as it was held, while a process kept as busy over the
 same time (a thread holding the interpreter's lock in C, as a hostile body's checks
 could) shows none: only a stop charges no one."""
@@ -15,7 +15,7 @@ from conftest import CHECKOUT
 
 CHILD = """
 import json, sys, time
-from benchkit.run.pauses import PAUSES
+from benchkit.trial.pauses import PAUSES
 PAUSES.start()
 started = time.monotonic()
 if sys.argv[1] == "busy":  # one call in C holding the interpreter's lock for seconds

@@ -19,7 +19,7 @@ from benchkit.anatomy import PARTS
 from benchkit.cost import cost, usage_cost
 from benchkit.documents.reference import reference_for
 from benchkit.documents.tree import load_tree
-from benchkit.run.plan import select_cells
+from benchkit.planning.plan import select_cells
 from benchkit.sample import COMPONENTS
 
 

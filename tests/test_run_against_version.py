@@ -13,9 +13,9 @@ from conftest import BENCHKIT
 from synthetic import sample, write_store
 
 from benchkit.fingerprint import arm_fingerprint
+from benchkit.planning.compared import cost_cells
+from benchkit.planning.decide import plan_round
 from benchkit.report import current_matrix
-from benchkit.run.compared import cost_cells
-from benchkit.run.decide import plan_round
 from benchkit.statistics.verdicts import Family
 
 OLD, NEW = "curl 7.0.0 (old build)", "curl 9.0.0 (development build)"

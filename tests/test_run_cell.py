@@ -26,11 +26,11 @@ from benchkit.agent.scripted import ScriptedModel, bash, fail, say, stall, tool
 from benchkit.documents import load_arm
 from benchkit.forge import token_id
 from benchkit.gitea import Client
-from benchkit.run.cell import run_trial
-from benchkit.run.host import probe_host
-from benchkit.run.plan import Trial
-from benchkit.run.prepare import CellError, RunContext, prepare_trial
+from benchkit.planning.plan import Trial
+from benchkit.preflight.host import probe_host
 from benchkit.store import Store
+from benchkit.trial.cell import run_trial
+from benchkit.trial.prepare import CellError, RunContext, prepare_trial
 
 GITEA_MCP = CHECKOUT / ".venvs/gitea-mcp/bin/gitea-mcp"
 CLOSE_TASK = "close-csv-export-issue"  # close issue #2, "Add CSV export option"

@@ -10,8 +10,8 @@ import pytest
 from conftest import BENCHKIT
 
 from benchkit.documents import load_tree
+from benchkit.planning.ledger import Ledger
 from benchkit.report import ReportOptions, build
-from benchkit.run.ledger import Ledger
 from benchkit.store import Store
 
 pytestmark = pytest.mark.slow

@@ -1,4 +1,4 @@
-"""The until-decided planner (benchkit/run/decide.py) on cells of known costs, and
+"""The until-decided planner (benchkit/planning/decide.py) on cells of known costs, and
 `benchkit run --until-decided` through the CLI."""
 
 import json
@@ -10,17 +10,17 @@ from click.testing import CliRunner
 from conftest import CHECKOUT
 
 from benchkit.cli import main
-from benchkit.run.compared import cost_cells
-from benchkit.run.decide import (
+from benchkit.planning.compared import cost_cells
+from benchkit.planning.decide import (
     DECIDED,
     OPEN,
     OUT_OF_REACH,
     plan_round,
     variance_shares,
 )
+from benchkit.planning.settings import RunSettings
+from benchkit.planning.to_decide import trials_to_decide
 from benchkit.run.events import builtins
-from benchkit.run.settings import RunSettings
-from benchkit.run.to_decide import trials_to_decide
 from benchkit.statistics.verdicts import evidence, family, half_width, spread, welch_df
 
 TASKS = [f"t{i}" for i in range(10)]

@@ -11,8 +11,8 @@ import msgspec
 import pytest
 from conftest import BENCHKIT, CHECKOUT
 
+from benchkit.planning.plan import BudgetSkip, Skip
 from benchkit.run import events
-from benchkit.run.plan import BudgetSkip, Skip
 
 
 def run_json(tmp_path, *args, code=0) -> list[str]:

@@ -5,7 +5,7 @@ import pytest
 import requests
 
 from benchkit.gitea import CredentialsError
-from benchkit.run.host import EMBEDDED, discover, open_host
+from benchkit.preflight.host import EMBEDDED, discover, open_host
 
 
 @pytest.fixture

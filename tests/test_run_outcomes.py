@@ -15,8 +15,8 @@ from test_run_cell import (
 )
 
 from benchkit.agent.scripted import bash, say, stall
-from benchkit.run.cell import run_trial
-from benchkit.run.prepare import prepare_trial
+from benchkit.trial.cell import run_trial
+from benchkit.trial.prepare import prepare_trial
 
 pytestmark = pytest.mark.usefixtures("private_dirs")
 

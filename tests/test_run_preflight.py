@@ -13,7 +13,7 @@ from conftest import CHECKOUT
 
 from benchkit.cli import main
 from benchkit.gitea import Client
-from benchkit.run.preflight import claude_credentials
+from benchkit.preflight.checks import claude_credentials
 
 RAW_API = str(CHECKOUT / "arms.d/raw-api.yaml")
 TASK = "close-csv-export-issue"

@@ -16,9 +16,9 @@ from conftest import CHECKOUT
 from benchkit.documents import load_arm, load_tree
 from benchkit.gateway.server import gateway_for
 from benchkit.gitea import Client, list_leftovers
-from benchkit.run.host import probe_host
-from benchkit.run.preflight import check_tools
-from benchkit.run.probe import ProbeSite, probe_tools
+from benchkit.preflight.checks import check_tools
+from benchkit.preflight.host import probe_host
+from benchkit.preflight.probe import ProbeSite, probe_tools
 
 TREE = load_tree(CHECKOUT)
 SEED = TREE.seeds["default"]

@@ -11,10 +11,10 @@ import os
 import pytest
 
 from benchkit.exits import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK
+from benchkit.planning.settings import RunSettings
+from benchkit.preflight.checks import preflight
 from benchkit.run.execution import execute
-from benchkit.run.preflight import preflight
 from benchkit.run.progress import Progress
-from benchkit.run.settings import RunSettings
 from benchkit.run.status import RunEnd, exit_status
 from benchkit.stopping import Stop
 

@@ -15,7 +15,7 @@ from shipped import REFERENCE_IDS
 
 from benchkit.documents.reference import reference_for
 from benchkit.documents.tree import load_tree
-from benchkit.run.selfcheck import PROBLEMS, Control, TaskCheck, judge, validate_live
+from benchkit.proving.selfcheck import PROBLEMS, Control, TaskCheck, judge, validate_live
 
 pytestmark = pytest.mark.slow
 

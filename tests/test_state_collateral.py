@@ -25,9 +25,9 @@ from benchkit.agent.scripted import bash, say
 from benchkit.documents import load_arm
 from benchkit.forge import Forge
 from benchkit.isolation.sandbox import missing
-from benchkit.run.cell import run_trial
-from benchkit.run.plan import Trial
-from benchkit.run.prepare import prepare_trial
+from benchkit.planning.plan import Trial
+from benchkit.trial.cell import run_trial
+from benchkit.trial.prepare import prepare_trial
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(missing() is not None, reason="needs bubblewrap and socat")]

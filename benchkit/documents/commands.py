@@ -3,7 +3,7 @@
 Neither imports the forge, the SDK or the report code, so both answer in a blink; the
 spec's loaders are imported when a document is first read (through the package,
 benchkit.documents), so bare `benchkit list`, which reads none, starts with click alone. The
-`validate` command itself is benchkit.run.validate: with --live it runs the arms.
+`validate` command itself is benchkit.proving.validate: with --live it runs the arms.
 """
 
 import contextlib

@@ -134,7 +134,7 @@ def load_tree(root=None) -> Tree:
 def load_tree_parts(root=None) -> tuple[Tree | None, list[Problem]]:
     """The tree of every document that loads (None when suite.yaml does not), and the
     problems of the others: a broken task or arm is left out of `tasks` or `arms`, so
-    a command that does not need it can go on (benchkit.run.preflight decides which)."""
+    a command that does not need it can go on (benchkit.preflight.checks decides which)."""
     root = Path(root).resolve() if root is not None else find_root()
     problems: list[Problem] = []
     suite = _collect(problems, load_suite, root / "suite.yaml")

@@ -4,10 +4,10 @@ agent's. When the host answers an agent's request 5xx, sends no answer, or an an
 gateway cannot read, the gateway sends a control of the same kind at once (a read for a
 read, a write for a write); when an agent's request has waited CONTROL_AFTER_S for its
 answer, it sends one while it still waits. A control reads or writes a control object
-of the run's own that no agent reaches (benchkit.run.prepare: a private repository of
+of the run's own that no agent reaches (benchkit.trial.prepare: a private repository of
 the run's user, with one label), with the run's token, on a connection of its own. The
 host is at fault only when its control fails too, and it owes of a slow answer at most
-what its control took (benchkit.run.attribution): an agent's own costly request leaves
+what its control took (benchkit.trial.attribution): an agent's own costly request leaves
 the host's control fast.
 
     controls = Controls(upstream, ControlObject(read, write, token))

@@ -1,6 +1,6 @@
 """A real Gitea on loopback, started like the forge: the pinned build (`bash scripts/setup
 --host gitea`) as a throwaway host for a run (`benchkit run --host gitea`,
-benchkit.run.host), for `validate --live --host gitea`, the tests and the benchmarks.
+benchkit.preflight.host), for `validate --live --host gitea`, the tests and the benchmarks.
 
     with Gitea() as gitea:            # the pinned build (scripts/setup --host gitea), a free port
         gitea.url, gitea.api_url      # "http://127.0.0.1:PORT/", ".../api/v1"

@@ -4,8 +4,8 @@ Markdown summary to post on the pull request (docs/ci.md).
 
     benchkit gate arms.d/gitea-axi.yaml --against 0.1.0 --driver replay --budget 2000000
 
-It runs `benchkit run ARM --until-decided --against-version VERSION` (benchkit.run.decide
-and benchkit.run.against: the same rounds, the same pair), renders the report, and reads
+It runs `benchkit run ARM --until-decided --against-version VERSION` (benchkit.planning.decide
+and benchkit.planning.against: the same rounds, the same pair), renders the report, and reads
 the pair's verdict from its version comparison (benchkit.report.versions), so the gate,
 the run and the report never disagree:
 
@@ -28,9 +28,9 @@ from benchkit.documents.models import load_arm
 from benchkit.exits import EXIT_FAILED, EXIT_OK, EXIT_UNDECIDED, BadInput, reported
 from benchkit.gitea.commands import host_options
 from benchkit.installed import installed
+from benchkit.planning.against import names
 from benchkit.report import ReportOptions, build, write_reports
 from benchkit.report.model import Report, VersionComparison
-from benchkit.run.against import names
 from benchkit.run.commands import ArmFile, Tokens
 from benchkit.run.commands import run as run_command
 from benchkit.sample import DRIVERS, read_samples

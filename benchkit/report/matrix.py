@@ -89,7 +89,7 @@ def matrix_from_tree(tree, *, model: str | None = None) -> Matrix:
     """The current matrix of a loaded tree (benchkit.documents.load_tree).
 
     Task, arm and seed fingerprints are their documents'; the model's is that of its
-    name: what the runner stamps on every sample (benchkit.run.cell).
+    name: what the runner stamps on every sample (benchkit.trial.cell).
     """
     suite = tree.suite
     model = model or suite.model

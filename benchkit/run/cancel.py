@@ -5,22 +5,17 @@ keeps them out of the store.
                   is found and killed by it) and raise Interrupted once the run stopped
     CredentialsRefused  a model service that refused the driver's credentials (401, 403):
                   the run stops, nothing recorded for the trial
-    GatedStore    the store, closed to a trial once the run stopped: an interrupted
-                  trial leaves neither a sample nor a transcript
 
-The run loop's trials and the failure replay's use both.
+The run loop's trials and the failure replay's use both, with the store closed once the
+run stopped (benchkit.store.GatedStore).
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterable
-
 from benchkit.agent.driver import AgentRequest, AgentRun, Driver
 from benchkit.agent.service import credential_source
-from benchkit.sample import AGENT_STOPS, Record, Runtime
+from benchkit.sample import AGENT_STOPS, Runtime
 from benchkit.stopping import RUN_TAG, Interrupted, Stop
-from benchkit.store import Store
 
 # How long a run that died (rather than ended) waits to learn it was Ctrl-C that killed
 # it: a terminal's Ctrl-C reaches the agent's processes and this one together.
@@ -31,25 +26,6 @@ class CredentialsRefused(Interrupted):
     """The model service refused the driver's credentials: every trial would fail the
     same way, so the run stops (exit 2) with nothing recorded for this one. Its text is
     the one line the run says."""
-
-
-class GatedStore(Store):
-    """The store, closed to a trial once the run stopped."""
-
-    def __init__(self, root: str | os.PathLike, secrets: Iterable[str] = (), *, stop: Stop):
-        super().__init__(root, secrets)
-        self.stop = stop
-
-    def append(self, record: Record, secrets: Iterable[str] = ()) -> Record:
-        if self.stop.is_set():
-            raise Interrupted()
-        return super().append(record, secrets)
-
-    def write_transcript(self, arm: str, task: str, sample_id: str, events: list[dict],
-                         secrets: Iterable[str] = ()) -> str:
-        if self.stop.is_set():
-            raise Interrupted()
-        return super().write_transcript(arm, task, sample_id, events, secrets)
 
 
 class Cancellable:

@@ -1,11 +1,11 @@
 """`benchkit run` on the command line: its options, parsed and checked, then handed on.
 
-    pre-flight (benchkit.run.preflight)   nothing spent, nothing recorded on failure
-    --dry-run (benchkit.run.dryrun)       the plan, nothing started
-    the run (benchkit.run.execution)      host, run user, probes, lock, trials, report
-    its exit status (benchkit.run.status) decided in one place from how it ended
+    pre-flight (benchkit.preflight.checks)  nothing spent, nothing recorded on failure
+    --dry-run (benchkit.run.dryrun)         the plan, nothing started
+    the run (benchkit.run.execution)        host, run user, probes, lock, trials, report
+    its exit status (benchkit.run.status)   decided in one place from how it ended
 
-The loop itself is loop.py; one trial is cell.py; the trials on their host are
+The loop itself is loop.py; one trial is trial/cell.py; the trials on their host are
 invocation.py; the display is progress.py.
 """
 
@@ -23,13 +23,13 @@ import msgspec
 from benchkit.documents.loader import did_you_mean
 from benchkit.documents.tree import find_root, yaml_files
 from benchkit.gitea.commands import host_options
+from benchkit.planning.settings import ReportTarget, RunSettings
+from benchkit.planning.shard import parse_shard
+from benchkit.preflight.checks import PreflightError, load_documents, preflight
 from benchkit.run import events
 from benchkit.run.dryrun import dry_run as dry_run_plan
 from benchkit.run.execution import after_interrupt, execute, preflight_failed
-from benchkit.run.preflight import PreflightError, load_documents, preflight
 from benchkit.run.progress import Progress
-from benchkit.run.settings import ReportTarget, RunSettings
-from benchkit.run.shard import parse_shard
 from benchkit.run.status import RunEnd, exit_status
 from benchkit.sample import DRIVERS, TIERS
 from benchkit.stopping import Interrupted, Stop
@@ -68,7 +68,7 @@ class Tokens(click.ParamType):
 
 
 class ShardOf(click.ParamType):
-    """`I/N`: part I of N of the plan, counted from 0 (run/shard.py)."""
+    """`I/N`: part I of N of the plan, counted from 0 (planning/shard.py)."""
     name = "I/N"
 
     def convert(self, value, param, ctx):

@@ -5,7 +5,7 @@ expected to. Nothing is spent, started or written: the store is only read, no fo
 starts and no host is contacted (so the host's self-review permission is unknown for a
 live host: tasks that depend on it are planned and flagged).
 
-Each trial's expectation rests on the store's own samples (run.ledger.Estimate, its
+Each trial's expectation rests on the store's own samples (planning.ledger.Estimate, its
 source said beside it): cost-equivalent tokens; dollars at the model's list price
 (benchkit.prices, dated: the date is printed); time, from the samples' durations, and
 the plan's wall time at --jobs as the run would hand the trials out (each to the first
@@ -22,16 +22,16 @@ from benchkit.agent.model_probe import Resolution
 from benchkit.agent.runtime import installed_runtime
 from benchkit.cost import token_figure
 from benchkit.gitea import CredentialsError
+from benchkit.planning.ledger import DEFAULT, Estimate, Ledger
+from benchkit.planning.plan import Skip, choose, over_budget, plan
+from benchkit.planning.settings import RunSettings
+from benchkit.preflight.checks import Checked
+from benchkit.preflight.host import GITEA, discover, throwaway
+from benchkit.preflight.tools import missing_tools
 from benchkit.run import events
-from benchkit.run.host import GITEA, discover, throwaway
-from benchkit.run.ledger import DEFAULT, Estimate, Ledger
-from benchkit.run.plan import Skip, choose, over_budget, plan
-from benchkit.run.preflight import Checked
 from benchkit.run.progress import Progress
 from benchkit.run.rounds import NoComparison, dry_round
-from benchkit.run.settings import RunSettings
 from benchkit.run.status import RunEnd
-from benchkit.run.tools import missing_tools
 from benchkit.store import Store
 
 
@@ -229,7 +229,7 @@ def make_plan(checked, settings: RunSettings, *, self_review: bool | None, host:
     left = chosen.budget_left(budget)  # less what a stopped run of this command spent
     if chosen.intent.resumed:
         result.notes.append(f"this command was stopped after {sum(chosen.intent.done.values())} "
-                            "trial(s): the plan is what is missing (benchkit.run.intent)")
+                            "trial(s): the plan is what is missing (benchkit.planning.intent)")
     for _, trial in plan(cells, ledger, trials=settings.trials, until=settings.until):
         entry = planned(trial.arm.id, trial.task.id, trial.index,
                         ledger.estimate(trial.arm.id, trial.task.id), model,

@@ -28,7 +28,7 @@ from typing import Any
 import msgspec
 
 from benchkit.agent.model_probe import Resolution
-from benchkit.run.plan import BudgetSkip, Skip
+from benchkit.planning.plan import BudgetSkip, Skip
 
 
 class Event(msgspec.Struct, tag_field="event", kw_only=True):

@@ -16,17 +16,24 @@ from pathlib import Path
 from benchkit.errors import HarnessError
 from benchkit.gitea import Client
 from benchkit.gitea.sweep import sweep
+from benchkit.planning.compared import NoComparison
+from benchkit.planning.plan import select_cells
+from benchkit.planning.settings import ReportTarget, RunSettings
+from benchkit.preflight.checks import Checked, Failure
+from benchkit.preflight.host import (
+    HostFacts,
+    Journaled,
+    journaled,
+    open_host,
+    probe_host,
+    run_access,
+)
+from benchkit.preflight.probe import ProbeSite, probe_arms
 from benchkit.run import events
-from benchkit.run.compared import NoComparison
 from benchkit.run.dryrun import budget_fits_nothing, make_plan, self_review_unprobed
-from benchkit.run.host import HostFacts, Journaled, journaled, open_host, probe_host, run_access
 from benchkit.run.invocation import Invocation
-from benchkit.run.plan import select_cells
-from benchkit.run.preflight import Checked, Failure
-from benchkit.run.probe import ProbeSite, probe_arms
 from benchkit.run.progress import Progress
 from benchkit.run.rounds import planned, unprobed
-from benchkit.run.settings import ReportTarget, RunSettings
 from benchkit.run.status import Phase, RunEnd
 from benchkit.stopping import Stop, shielded
 from benchkit.store import Store, Unwritable, check_writable

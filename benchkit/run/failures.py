@@ -21,7 +21,7 @@ repository, with its own final answer, and is scored again. No token is spent.
 
 A replay is evidence about the environment, never an acquittal: a 5xx the agent met is
 charged unless the host was shown failing on its own at that moment
-(benchkit.run.attribution), since calls that provoke one only under a condition of the
+(benchkit.trial.attribution), since calls that provoke one only under a condition of the
 trial's own repository (its name, its state) run clean on the replay's.
 
 A stop (benchkit.stopping) ends a replay as it ends a trial: its agent's processes
@@ -40,6 +40,7 @@ from datetime import UTC, datetime
 from benchkit.agent.driver import AgentRun, Coordinates, Driver
 from benchkit.agent.rerun import RecordedDriver, recorded_calls
 from benchkit.counting import REPLAY_LEAKED
+from benchkit.planning.plan import Trial
 from benchkit.replays import (
     NOT_REPLAYED,
     NOT_REPRODUCIBLE,
@@ -50,11 +51,10 @@ from benchkit.replays import (
 )
 from benchkit.run import events
 from benchkit.run.cancel import Cancellable
-from benchkit.run.cell import TrialResult, rerun
-from benchkit.run.plan import Trial
-from benchkit.run.prepare import RunContext
 from benchkit.sample import EXCLUDED, LEAK, Record
 from benchkit.stopping import Stop
+from benchkit.trial.cell import TrialResult, rerun
+from benchkit.trial.prepare import RunContext
 
 FAILED = ("failed", "confused", "hung")
 LEAKED = REPLAY_LEAKED

@@ -12,22 +12,23 @@ from benchkit.agent.driver import Driver
 from benchkit.agent.replay import ReplayDriver
 from benchkit.documents import Arm, Tree
 from benchkit.gitea import Client
+from benchkit.planning.plan import choose, plan
+from benchkit.planning.settings import RunSettings
+from benchkit.planning.shard import label
+from benchkit.preflight.checks import Checked
+from benchkit.preflight.host import Access, HostFacts
 from benchkit.run import events
-from benchkit.run.cancel import Cancellable, CredentialsRefused, GatedStore
+from benchkit.run.cancel import Cancellable, CredentialsRefused
 from benchkit.run.failures import replay_failures
-from benchkit.run.host import Access, HostFacts
 from benchkit.run.loop import Looped, RunLoop
-from benchkit.run.plan import choose, plan
-from benchkit.run.preflight import Checked
-from benchkit.run.prepare import RunContext
 from benchkit.run.progress import Progress
 from benchkit.run.rounds import run_rounds
 from benchkit.run.schedule import Scheduler
-from benchkit.run.settings import RunSettings
-from benchkit.run.shard import label
 from benchkit.run.status import RunEnd
 from benchkit.sample import Runtime
 from benchkit.stopping import Interrupted, Stop
+from benchkit.store import GatedStore
+from benchkit.trial.prepare import RunContext
 
 
 class Invocation:

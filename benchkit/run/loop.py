@@ -3,13 +3,13 @@
     RunLoop       N workers; each seeds its next repository while its agent runs
     cancellation  on Ctrl-C, SIGTERM or SIGHUP (the run's Stop, benchkit.stopping) the
                   running agents are killed (every process carries the run's tag),
-                  leave no sample (cancel.py: the store is gated), every repository is
+                  leave no sample (benchkit.store.GatedStore), every repository is
                   deleted, and then the stop's Interrupted is raised here
     refusal       a model service that refuses the driver's credentials (401, 403)
                   stops the run the same way: no sample, and one line naming them
 
-Which trials (plan.py), in what order and within what budget (schedule.py); one trial's
-work (cell.py); what the watching person sees (progress.py).
+Which trials (planning/plan.py), in what order and within what budget (schedule.py);
+one trial's work (trial/cell.py); what the watching person sees (progress.py).
 """
 
 from __future__ import annotations
@@ -20,15 +20,15 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from benchkit.documents import Arm
+from benchkit.planning.plan import Skip, Trial
 from benchkit.run.cancel import CredentialsRefused
-from benchkit.run.cell import TrialResult, run_trial
 from benchkit.run.failures import worth_replaying
-from benchkit.run.plan import Skip, Trial
-from benchkit.run.prepare import CellError, Prepared, RunContext, prepare_trial
 from benchkit.run.progress import Progress
 from benchkit.run.schedule import Scheduler, Ticket
 from benchkit.stopping import Interrupted, Stop
 from benchkit.store import Unwritable
+from benchkit.trial.cell import TrialResult, run_trial
+from benchkit.trial.prepare import CellError, Prepared, RunContext, prepare_trial
 
 
 @dataclass

@@ -24,10 +24,10 @@ from rich.live import Live
 from rich.text import Text
 
 from benchkit.cost import token_figure
+from benchkit.planning.plan import Skip
 from benchkit.run import events
-from benchkit.run.plan import Skip
-from benchkit.run.prepare import Prepared
 from benchkit.sample import Record
+from benchkit.trial.prepare import Prepared
 
 PASSED = "passed"
 NOT_PASSED = ("failed", "confused", "hung")  # scored outcomes that count against an arm

@@ -1,6 +1,6 @@
 """`benchkit run --until-decided` in the run loop: the comparison a run decides (the
 headline's pairs, or the current build against --against-version's samples), its rounds
-planned by benchkit.run.decide and run on the loop until nothing is worth a trial, the
+planned by benchkit.planning.decide and run on the loop until nothing is worth a trial, the
 --dry-run's first round, and what each round says.
 """
 
@@ -12,22 +12,22 @@ from typing import Protocol
 from benchkit.agent.runtime import installed_runtime
 from benchkit.documents import Arm, Tree
 from benchkit.installed import installed
+from benchkit.planning.against import version_comparison
+from benchkit.planning.compared import Comparison, NoComparison
+from benchkit.planning.decide import Round, Wanted, plan_round, round_size
+from benchkit.planning.ledger import Ledger
+from benchkit.planning.plan import Chosen, Trial, choose
+from benchkit.planning.settings import RunSettings
+from benchkit.planning.shard import label
+from benchkit.preflight.checks import Checked
 from benchkit.run import events
-from benchkit.run.against import version_comparison
-from benchkit.run.compared import Comparison, NoComparison
-from benchkit.run.decide import Round, Wanted, plan_round, round_size
-from benchkit.run.ledger import Ledger
 from benchkit.run.loop import Looped, RunLoop
-from benchkit.run.plan import Chosen, Trial, choose
-from benchkit.run.preflight import Checked
-from benchkit.run.prepare import RunContext
 from benchkit.run.progress import Progress
-from benchkit.run.settings import RunSettings
-from benchkit.run.shard import label
 from benchkit.statistics.intervals import LEVEL
 from benchkit.statistics.verdicts import Family, family
 from benchkit.stopping import Stop
 from benchkit.store import Store
+from benchkit.trial.prepare import RunContext
 
 
 def headline_family(arms: list, tree_arms: list, margin: float, baseline: str | None) -> Family:

@@ -17,10 +17,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from benchkit.cost import token_figure
+from benchkit.planning.intent import Intent
+from benchkit.planning.ledger import Ledger
+from benchkit.planning.plan import BudgetSkip, Slot, Trial, over_budget
 from benchkit.run import events
-from benchkit.run.intent import Intent
-from benchkit.run.ledger import Ledger
-from benchkit.run.plan import BudgetSkip, Slot, Trial, over_budget
 from benchkit.run.progress import Progress
 from benchkit.sample import Record
 from benchkit.store import Unwritable

@@ -14,7 +14,7 @@ pairs is Bonferroni-corrected: all pairs, or each arm against a named baseline.
     B cheaper     otherwise, the whole interval above 0
     undecided     otherwise
 
-`benchkit report` and `benchkit run --until-decided` (benchkit/run/decide.py) both
+`benchkit report` and `benchkit run --until-decided` (benchkit/planning/decide.py) both
 call `compare`; docs/statistics.md has the reasoning and the simulation's figures.
 """
 

@@ -2,7 +2,7 @@
 tokens, that the best split of more trials over its cells would need for the interval
 to decide the pair, if the current ratio holds.
 
-A pair's variance is a sum of its cells' shares, w / n (benchkit.run.decide); spending
+A pair's variance is a sum of its cells' shares, w / n (benchkit.planning.decide); spending
 C tokens on cells costing c a trial in the best proportions (n proportional to
 sqrt(w / c)) gives (sum sqrt(w c))^2 / C. The pair is decided once the half-width falls
 below the larger of |theta| (a difference) and log(1 + margin) - |theta|

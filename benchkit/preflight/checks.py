@@ -22,7 +22,7 @@
 
 Every check runs, so one attempt names every problem. Nothing is written outside a
 temporary directory. The tool probe, which needs the run's host and a seeded
-repository, runs once the host is up (benchkit.run.probe), before any trial.
+repository, runs once the host is up (benchkit.preflight.probe), before any trial.
 """
 
 from __future__ import annotations
@@ -46,8 +46,8 @@ from benchkit.gitea.runuser import admin_problem
 from benchkit.gitea.server import BINARY_ENV
 from benchkit.gitea.tools import ToolUnavailable, built
 from benchkit.isolation.sandbox import probe
-from benchkit.run.host import GITEA, discover, throwaway
-from benchkit.run.tools import check_tools, installed_only
+from benchkit.preflight.host import GITEA, discover, throwaway
+from benchkit.preflight.tools import check_tools, installed_only
 
 # Environment variables the Claude Code CLI accepts as credentials (or as a route that
 # needs none of ours: a proxy, Bedrock, Vertex).

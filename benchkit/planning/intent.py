@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from benchkit.fingerprint import fingerprint
-from benchkit.run.settings import RunSettings
+from benchkit.planning.settings import RunSettings
 from benchkit.store import writing
 
 DIRECTORY = ".intents"  # under the store directory

@@ -1,6 +1,6 @@
 """Who a trial's trouble is charged to, from evidence the agent cannot forge: the host's
 control requests, its own timing, the tool's files. (The harness's own stops are
-benchkit.run.pauses'.)
+benchkit.trial.pauses'.)
 
     host-5xx      an agent's request the host answered 5xx, never answered (the
                   gateway's 502, `unreachable`: no connection, or one dropped) or

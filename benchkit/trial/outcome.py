@@ -10,12 +10,12 @@ passed/failed), on a benchkit.sample.Record.
                    limit, 5xx, a broken or stalled stream, or a cap that ended a run its
                    requests held up; `model-credentials`; `refusal`), a confined CLI
                    killed by a signal (`cli-killed`); after the audit, from evidence
-                   the agent cannot forge (benchkit.run.attribution): the arm's tool
+                   the agent cannot forge (benchkit.trial.attribution): the arm's tool
                    vanished mid-trial (`tool-missing`), the host shown failing on its
                    own by its control request when it failed the agent's (`host-5xx`),
                    a cap reached while the host's slow answers held the agent
                    (`host-slow`), a cap (or the model's idle limit) run out while the
-                   harness itself was stopped (`harness-paused`: benchkit.run.pauses,
+                   harness itself was stopped (`harness-paused`: benchkit.trial.pauses,
                    before any other class of the service's or the host's): recorded
                    apart, never counted against the arm
     invalid        the audit found a leak: recorded, never scored as a pass; one of the
@@ -47,13 +47,6 @@ from benchkit.agent.driver import AgentRun
 from benchkit.agent.events import tool_calls
 from benchkit.errors import HostError, ReadinessError, SeedError
 from benchkit.gitea import CredentialsError
-from benchkit.run.attribution import (
-    describe_host_time,
-    host_failing,
-    host_slow,
-    host_time,
-    tool_missing,
-)
 from benchkit.sample import (
     CAPPED,
     FOREIGN_LEAK,
@@ -66,6 +59,13 @@ from benchkit.sample import (
     Record,
 )
 from benchkit.scoring import Verdict
+from benchkit.trial.attribution import (
+    describe_host_time,
+    host_failing,
+    host_slow,
+    host_time,
+    tool_missing,
+)
 
 
 @dataclass
@@ -82,7 +82,7 @@ class Audit:
     # Of `leaks`, those not of the agent's doing (a foreign tool the harness offered, a
     # stray of the gateway's shared door): alone they never count against the arm.
     foreign: list[str] = field(default_factory=list)
-    # The harness's own stops during the trial (benchkit.run.pauses): (at, seconds).
+    # The harness's own stops during the trial (benchkit.trial.pauses): (at, seconds).
     paused: list[tuple[float, float]] = field(default_factory=list)
 
 

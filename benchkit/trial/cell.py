@@ -2,7 +2,7 @@
 
     prepare_trial  provision + seed + readiness gate, the trial's throwaway token at
                    the gateway (and on a forge a host token for this trial alone
-                   behind it): benchkit.run.prepare  (may run ahead of the agent)
+                   behind it): benchkit.trial.prepare  (may run ahead of the agent)
     run_trial      drive (arm set-up -> driver) -> audit -> snapshot + check -> record;
                    whatever happens (Ctrl-C included) the repository is deleted, the
                    agent's tokens revoked and the arm's set-up undone
@@ -54,15 +54,15 @@ from benchkit.gateway.grant import KEPT
 from benchkit.gitea import snapshot
 from benchkit.gitea.admin import fetch_request_log
 from benchkit.isolation import Assembly, IsolationError, assemble
-from benchkit.run.outcome import Audit, harness_class, judge
-from benchkit.run.pauses import PAUSES
-from benchkit.run.plan import Trial
-from benchkit.run.prepare import Prepared, RunContext, prepare_trial
-from benchkit.run.trialversion import trial_version
+from benchkit.planning.plan import Trial
 from benchkit.sample import ZERO_USAGE, Containment, DriverName, Fingerprints, Record, Usage
 from benchkit.scoring import Verdict, check
 from benchkit.stopping import shielded
 from benchkit.surface import Surface
+from benchkit.trial.outcome import Audit, harness_class, judge
+from benchkit.trial.pauses import PAUSES
+from benchkit.trial.prepare import Prepared, RunContext, prepare_trial
+from benchkit.trial.version import trial_version
 
 
 @dataclass
@@ -225,7 +225,7 @@ def _ran_with(record: Record, arm: Arm, version: str | None) -> None:
 def _vanished(bin_dir: Path | None) -> dict[str, str]:
     """The curated bin directory's links whose files are gone (name -> the file): the
     arm's tool (or what it needs) vanished while the trial ran. Read by the harness,
-    outside the sandbox (benchkit.run.attribution)."""
+    outside the sandbox (benchkit.trial.attribution)."""
     if bin_dir is None or not bin_dir.is_dir():
         return {}
     return {link.name: os.readlink(link) for link in sorted(bin_dir.iterdir())

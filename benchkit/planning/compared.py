@@ -1,12 +1,12 @@
 """What a `--until-decided` run decides: its pairs, the tasks they are compared on,
-their error budget and the cost cells the planner reads (benchkit.run.decide plans the
-rounds; benchkit.run.against makes the pair of a build against an earlier version)."""
+their error budget and the cost cells the planner reads (benchkit.planning.decide plans the
+rounds; benchkit.planning.against makes the pair of a build against an earlier version)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from benchkit.run.ledger import Ledger
+from benchkit.planning.ledger import Ledger
 from benchkit.statistics.intervals import CellStats
 from benchkit.statistics.rows import TrialRow
 from benchkit.statistics.verdicts import Family

@@ -1,6 +1,6 @@
 """`benchkit run --until-decided`'s planner: spend trials only where they can still
 change a verdict of the headline comparison (or, with --against-version, of the current
-build against an earlier version's samples: benchkit.run.against).
+build against an earlier version's samples: benchkit.planning.against).
 
 Each round looks at the cells as the report would (benchkit.statistics.verdicts, the same
 code), and for every pair of the headline comparison:
@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from benchkit.run.to_decide import trials_to_decide
+from benchkit.planning.to_decide import trials_to_decide
 from benchkit.statistics.verdicts import (
     MIN_DF,
     UNDECIDED,

@@ -8,7 +8,7 @@
     plan          trials per cell (--trials N adds N, --until N tops up to N valid),
                   least-sampled first, so a short session spreads coverage
 
-(run/decide.py's planner has its own `Trial` of a round, (arm id, task id, why): the
+(planning/decide.py's planner has its own `Trial` of a round, (arm id, task id, why): the
 trials it asks for become these once the run queues them.)
 """
 
@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from benchkit.documents import Arm
 from benchkit.documents.reference import Reference, no_reference
 from benchkit.documents.task import Task
-from benchkit.run.intent import Intent, intent_key
-from benchkit.run.ledger import Ledger
-from benchkit.run.preflight import Checked
-from benchkit.run.settings import RunSettings
-from benchkit.run.shard import owned
+from benchkit.planning.intent import Intent, intent_key
+from benchkit.planning.ledger import Ledger
+from benchkit.planning.settings import RunSettings
+from benchkit.planning.shard import owned
+from benchkit.preflight.checks import Checked
 from benchkit.sample import Runtime
 from benchkit.store import Store
 
@@ -105,7 +105,7 @@ class Chosen:
     """A run's cells (the chosen arms x tasks that can run here, of its --shard), those
     left out and why, the ledger of every runnable cell's samples in the store (a
     shard's --until-decided judges the whole comparison), and the command's intent
-    (what a stopped run of it already did: benchkit.run.intent)."""
+    (what a stopped run of it already did: benchkit.planning.intent)."""
     cells: list[tuple[Arm, Task]]
     not_run: list[Skip]
     ledger: Ledger

@@ -31,7 +31,7 @@ class RunSettings(msgspec.Struct, frozen=True, kw_only=True):
     replay_failures: bool = True     # replay failed trials' calls at the end
     # What the runtime runs for the model (pre-flight asks it: benchkit.agent.model_probe).
     resolved: Resolution | None = None
-    shard: tuple[int, int] | None = None  # --shard I/N: the cells of part I of N (run/shard.py)
+    shard: tuple[int, int] | None = None  # --shard I/N: the cells of part I of N (planning/shard.py)
 
     def run_model(self, suite_model: str) -> str:
         """The model every arm runs: what the runtime resolved --model (else the suite's)

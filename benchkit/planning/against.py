@@ -15,8 +15,8 @@ version within one (`0.1.0`): `resolve_version` finds the one line it names.
 from __future__ import annotations
 
 from benchkit import counting
-from benchkit.run.compared import Comparison, NoComparison, cost_cells
-from benchkit.run.ledger import Ledger
+from benchkit.planning.compared import Comparison, NoComparison, cost_cells
+from benchkit.planning.ledger import Ledger
 from benchkit.statistics.intervals import LEVEL
 from benchkit.statistics.verdicts import MIN_DF, Family, spread
 

@@ -2,11 +2,11 @@
 per-trial identity, a user of the trial's own made for it; its repository, owned by
 that user, provisioned, seeded and behind the readiness gate; the agent's throwaway
 token at the gateway, and on a forge a host token for this trial alone behind it; the
-control object the gateway's control requests ask, benchkit.run.control).
+control object the gateway's control requests ask, benchkit.trial.control).
 A trial's user can read no other trial's repository: a reference to one, in any
 spelling, is inert on the host by construction. It is deleted with its repository.
 A trial is prepared ahead of its agent (benchkit.run.loop) and played by
-benchkit.run.cell, which discards what was prepared on every path.
+benchkit.trial.cell, which discards what was prepared on every path.
 """
 
 from __future__ import annotations
@@ -26,14 +26,14 @@ from benchkit.gitea.admin import mint_agent_token, revoke_agent_token
 from benchkit.gitea.lease import trial_name
 from benchkit.gitea.repos import discard
 from benchkit.gitea.runuser import RunUser, create_run_user, delete_run_user
-from benchkit.run.control import open_control
-from benchkit.run.host import HostFacts
-from benchkit.run.outcome import harness_class
-from benchkit.run.plan import Trial, not_runnable
+from benchkit.planning.plan import Trial, not_runnable
+from benchkit.preflight.host import HostFacts
 from benchkit.sample import Containment
 from benchkit.scrub import environment_secrets
 from benchkit.stopping import shielded, stopping
 from benchkit.store import Store
+from benchkit.trial.control import open_control
+from benchkit.trial.outcome import harness_class
 
 log = logging.getLogger(__name__)
 
@@ -53,13 +53,13 @@ class RunContext:
     client: Client                   # the harness's own, on the host
     store: Store
     driver: Driver
-    host: HostFacts                  # benchkit.run.host.probe_host, once per host
+    host: HostFacts                  # benchkit.preflight.host.probe_host, once per host
     model: str | None = None         # --model, else the suite's
     root: Path | None = None         # the loaded tree's root: `{{ root }}` in an arm
     gate_timeout: float = 60.0
     jobs: int = 1                    # trials the run has going at once (durations depend on it)
     gateway: Gateway | None = None   # the agent's one way to the host; None: the run's own
-    # The client's token is the run's own user's (benchkit.run.host.Access) or, with
+    # The client's token is the run's own user's (benchkit.preflight.host.Access) or, with
     # gateway-only containment, the maintainer's; the maintainer's reaches the forge's
     # admin routes (None: the client's is the maintainer's).
     # With "trial-user" each trial is prepared as a user of its own (the admin token makes it).
@@ -109,7 +109,7 @@ class Prepared:
     user: RunUser | None = None      # the trial's own user (per-trial identity), else None
     client: Client | None = None     # the trial's host client: its own user's, else the run's
     user_deleted: bool = False
-    control: Repo | None = None      # what the gateway's controls ask (benchkit.run.control)
+    control: Repo | None = None      # what the gateway's controls ask (benchkit.trial.control)
     seeded: dict | None = None       # the repository's settings once seeded (what they must stay)
 
     def secrets(self) -> list[str]:

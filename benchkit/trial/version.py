@@ -2,7 +2,7 @@
 
     trial_version(arm, assembly, workdir, confine=...)   the version line it ran with
 
-Pre-flight asks each arm's tool its version once (benchkit.run.probe); a tool upgraded
+Pre-flight asks each arm's tool its version once (benchkit.preflight.probe); a tool upgraded
 while a run goes on would otherwise be recorded at the version it had at the start.
 Each trial asks again, cheaply: the version command's answer is kept for the very
 executable file it came from (its real path, inode, size and modification time, one
@@ -19,7 +19,7 @@ import os
 import shutil
 from pathlib import Path
 
-from benchkit.run.probe import sandboxed_version, tool_command, tool_version
+from benchkit.preflight.probe import sandboxed_version, tool_command, tool_version
 
 # (asked inside a sandbox, the executable's identity) -> its version command's first line
 _VERSIONS: dict[tuple[bool, tuple], str] = {}

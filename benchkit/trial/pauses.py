@@ -1,7 +1,7 @@
 """The harness's own stops: a run stopped (SIGSTOP, a terminal's Ctrl-Z) or a machine
 suspended stops the harness with everything it times, so that afterwards a cap has run
 out and every answer in flight looks slow. Such a trial is no one's doing: not the arm's,
-not the host's (benchkit.run.outcome makes it a harness error, `stopped`).
+not the host's (benchkit.trial.outcome makes it a harness error, `stopped`).
 
 A heartbeat thread wakes every TICK seconds. A stop shows as a beat GAP seconds or more
 late while the process neither ran nor waited to run: its CPU time (all its threads'),

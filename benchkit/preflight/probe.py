@@ -2,7 +2,7 @@
 
     tool_version(arm, assembly)     the first line of `<tool> <tool.version...>`, run
                                     in pre-flight with the arm's environment (and again
-                                    for a trial whose tool changed: run/trialversion.py)
+                                    for a trial whose tool changed: trial/version.py)
     probe_tools(arms, ctx, seed)    every arm's `tool.probe` on one seeded repository,
                                     with exactly the environment, PATH and credentials
                                     its agent will get (a shell probe of a confined run
@@ -49,7 +49,7 @@ from benchkit.isolation import IsolationError, assemble
 from benchkit.isolation.assembly import MCP_SERVER_NAME
 from benchkit.isolation.sandbox import Sandbox
 from benchkit.lifetime import dies_with_thread
-from benchkit.run.host import HostFacts
+from benchkit.preflight.host import HostFacts
 from benchkit.scrub import scrub
 from benchkit.stopping import marked, shielded, stopping
 from benchkit.surface import Surface, canonical_tools

@@ -33,13 +33,13 @@ from benchkit.documents.reference import excerpt, no_reference, reference_for
 from benchkit.documents.tree import load_tree
 from benchkit.errors import HarnessError, HostError
 from benchkit.gitea import Client, delete_repo, provision, snapshot
-from benchkit.run.cell import run_trial
-from benchkit.run.host import HostFacts, discover, open_host, probe_host, throwaway
-from benchkit.run.plan import Trial, not_runnable
-from benchkit.run.preflight import choose_tasks, host_problems
-from benchkit.run.prepare import RunContext
+from benchkit.planning.plan import Trial, not_runnable
+from benchkit.preflight.checks import choose_tasks, host_problems
+from benchkit.preflight.host import HostFacts, discover, open_host, probe_host, throwaway
 from benchkit.scoring import check as check_task
 from benchkit.store import Store
+from benchkit.trial.cell import run_trial
+from benchkit.trial.prepare import RunContext
 
 CONTROLS = ("reference", "null", "wrong-target")
 # Verdicts that make `validate --live` exit 1.

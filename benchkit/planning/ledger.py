@@ -109,7 +109,7 @@ class Ledger:
         self.timed = _Sums()              # every such sample of the run's model: durations
         self._next: Counter = Counter()   # (arm, task, estimated) -> its next trial's number
         self.problems: list[str] = []     # lines that are not samples, FILE:LINE: why
-        # (arm, task) -> trials a stopped run of this command already ran (run/intent.py)
+        # (arm, task) -> trials a stopped run of this command already ran (planning/intent.py)
         self.resumed: Counter = Counter()
 
     def load(self, store: Store) -> Ledger:

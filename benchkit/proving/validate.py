@@ -1,7 +1,7 @@
 """`benchkit validate`: the documents against their schemas, or with --live the arms on
-a host (benchkit.run.selfcheck).
+a host (benchkit.proving.selfcheck).
 
-The command sits in the run layer because --live runs arms; without --live it needs
+The command sits above the trial because --live runs arms; without --live it needs
 only the spec (benchkit.documents.commands.validate_documents), so it answers in a blink.
 """
 
@@ -41,7 +41,7 @@ def validate(ctx: click.Context, paths, live, task_ids, jobs, allow_unprovable, 
     on stderr: not provable on that arm); exit 2 with a `FILE:LINE: message` line per
     problem. With --live, exit 0 only when every task is proved: 1 when any is
     unsolvable, mis-scored, ambiguous, or unprovable (no reference for the arm: unless
-    --allow-unprovable), 2 when the host cannot be used (benchkit.run.selfcheck).
+    --allow-unprovable), 2 when the host cannot be used (benchkit.proving.selfcheck).
 
     \b
     Examples:
@@ -63,7 +63,7 @@ def _live(arm_paths, *, task_ids, jobs, host, token, login, allow_unprovable=Fal
     arm with 6 tasks proved and 15 never tried; --allow-unprovable accepts them."""
     # Imported here, not at the top: the self-check (the agent's replay driver) adds
     # 85 ms (measured) to the 150 ms a plain `validate` takes, and only --live uses it.
-    from benchkit.run.selfcheck import render_table, validate_live
+    from benchkit.proving.selfcheck import render_table, validate_live
     with reported(HarnessError):
         checks = validate_live(arm_paths, host=host, token=token, login=login, task_ids=task_ids,
                                jobs=jobs, progress=lambda line: print(line, file=sys.stderr))

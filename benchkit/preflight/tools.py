@@ -12,7 +12,7 @@ from pathlib import Path
 from benchkit import journal
 from benchkit.installed import how_to_install, tool_path
 from benchkit.isolation import IsolationError, assemble
-from benchkit.run.probe import tool_version
+from benchkit.preflight.probe import tool_version
 
 
 def check_tools(arms, suite, search_path: str | None = None) -> tuple[list[str], dict]:
