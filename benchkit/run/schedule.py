@@ -48,9 +48,9 @@ class Totals:
     budget_skips: list[BudgetSkip] = field(default_factory=list)  # one per trial not started
     halted: str | None = None
 
-    def snapshot(self, left_tokens: int | None) -> events.Totals:
-        return events.Totals(ran=self.ran, spent_tokens=round(self.spent),
-                             outcomes=dict(self.outcomes), left_tokens=left_tokens)
+    def snapshot(self, left_tokens: int | None) -> events.RunningTotals:
+        return events.RunningTotals(ran=self.ran, spent_tokens=round(self.spent),
+                                    outcomes=dict(self.outcomes), left_tokens=left_tokens)
 
 
 class Scheduler:
