@@ -40,7 +40,7 @@ class Ticket:
 
 
 @dataclass
-class Totals:
+class RunTally:
     planned: int = 0
     ran: int = 0
     spent: float = 0.0
@@ -62,7 +62,7 @@ class Scheduler:
         self.ledger, self.progress, self.budget = ledger, progress, budget
         self.intent = intent  # the command's, told of each trial that ends
         self.retry, self.harness_retries = retry_harness_errors, harness_retries
-        self.totals = Totals(planned=len(slots))
+        self.totals = RunTally(planned=len(slots))
         self._queue = [(key, n, trial) for n, (key, trial) in enumerate(slots)]
         self._seq = itertools.count(len(slots))
         self._order = {(trial.arm.id, trial.task.id): key[1] for key, trial in slots}
