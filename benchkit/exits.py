@@ -77,7 +77,7 @@ class Ended(click.ClickException):
 
 class BadDocuments(Exception):
     """Bad documents, with every problem found (each prints as a `FILE:LINE: message`
-    line); the spec's SpecError is one."""
+    line); benchkit.documents' DocumentError is one."""
 
     problems: Sequence[object]
 

@@ -2,7 +2,7 @@
 a host (benchkit.run.selfcheck).
 
 The command sits in the run layer because --live runs arms; without --live it needs
-only the spec (benchkit.documents.commands.validate_documents), so it answers in a blink.
+only the documents package (benchkit.documents.commands.validate_documents), so it answers in a blink.
 """
 
 import sys
