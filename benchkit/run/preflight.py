@@ -41,6 +41,7 @@ from benchkit.documents.loader import did_you_mean
 from benchkit.documents.reference import Reference, reference_for
 from benchkit.documents.task import Task
 from benchkit.documents.tree import load_tree_parts
+from benchkit.errors import BenchkitError
 from benchkit.gitea import Credentials, CredentialsError, GiteaError, HostError
 from benchkit.gitea.runuser import admin_problem
 from benchkit.gitea.server import BINARY_ENV
@@ -64,7 +65,7 @@ class Failure:
         return f"pre-flight {self.check}: {self.message}"
 
 
-class PreflightError(Exception):
+class PreflightError(BenchkitError):
     """One or more pre-flight checks failed; `failures` and `problems` say which."""
 
     def __init__(self, failures: list[Failure], problems: list[Problem] | None = None):
