@@ -19,8 +19,8 @@ def find_tree() -> Path | None:
     """The tree holding suite.yaml: $BENCHKIT_ROOT when set (None when it holds none),
     else the working directory or the nearest parent with one, else the checkout beside
     the installed package; None where there is none. benchkit.documents.find_root says why.
-    Here, not in the spec, so `benchkit report` can find its tree's cached matrix
-    without importing the spec's YAML and JSON-Schema stack."""
+    Here, not in benchkit.documents, so `benchkit report` can find its tree's cached matrix
+    without importing the document loaders' YAML and JSON-Schema stack."""
     override = os.environ.get("BENCHKIT_ROOT")
     if override:
         root = Path(override).resolve()
@@ -34,7 +34,7 @@ def find_tree() -> Path | None:
 
 def yaml_files(directory: Path) -> list[Path]:
     """The YAML documents of a tree's directory, sorted (none where it is not one). Here,
-    beside find_tree, so bare `benchkit list` counts them without the spec's loaders."""
+    beside find_tree, so bare `benchkit list` counts them without the document loaders."""
     if not directory.is_dir():
         return []
     return sorted(p for p in directory.iterdir() if p.suffix in YAML_SUFFIXES and p.is_file())

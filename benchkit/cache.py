@@ -21,19 +21,19 @@ from pathlib import Path
 
 from benchkit import PACKAGE_DIR
 
-# The tree's documents: suite.yaml and these directories' files (the spec loads the
-# first three, refs.d/ holds the references: what an arm's tool cannot do;
+# The tree's documents: suite.yaml and these directories' files (the document loaders
+# load the first three, refs.d/ holds the references: what an arm's tool cannot do;
 # tests/test_report_command.py holds this to benchkit.documents.tree.DIRECTORIES).
 TREE_DIRECTORIES = ("seeds", "arms.d", "tasks.d", "refs.d")
 # The libraries whose behaviour a loaded tree depends on: parsing, validation and schema
 # defaults (so the data and its fingerprints), template checks.
-SPEC_LIBRARIES = ("yaml", "jsonschema", "referencing", "jinja2")
+DOCUMENT_LIBRARIES = ("yaml", "jsonschema", "referencing", "jinja2")
 
 
 def tree_stamp(root: Path) -> bytes:
     """What a value derived from the tree at root is derived from: the content of its
     every document (suite.yaml and TREE_DIRECTORIES' files), benchkit's code
-    (code_stamp) and the modification time and size of the spec libraries' modules (an
+    (code_stamp) and the modification time and size of the DOCUMENT_LIBRARIES' modules (an
     edit or an upgrade changes them). Raises OSError when any cannot be read (a
     checkout or an upgrade under way): then nothing is kept."""
     digest = hashlib.blake2b(str(root).encode())
@@ -46,7 +46,7 @@ def tree_stamp(root: Path) -> bytes:
         part(str(path).encode())
         part(path.read_bytes() if path.is_file() else b"(not a file)")
     part(code_stamp())
-    for library in SPEC_LIBRARIES:
+    for library in DOCUMENT_LIBRARIES:
         spec = importlib.util.find_spec(library)
         origin = spec.origin if spec is not None else None
         found = os.stat(origin) if origin and os.path.isfile(origin) else None

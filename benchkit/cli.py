@@ -11,7 +11,8 @@ import sys
 
 import click
 
-from benchkit.exits import EXIT_INTERRUPTED, summary
+from benchkit.errors import BenchkitError
+from benchkit.exits import EXIT_FAILED, EXIT_INTERRUPTED, summary
 
 # command name -> ("module:attribute" of its click command, its one-line help), in
 # pipeline order. The help is the command's own (the first sentence of its docstring),
@@ -73,6 +74,11 @@ class LazyGroup(click.Group):
         except KeyboardInterrupt:  # click would call it an abort and exit 1
             click.echo("interrupted", err=True)
             sys.exit(EXIT_INTERRUPTED)
+        except BenchkitError as error:
+            # One no command caught: its line, not a traceback, and exit 1 as an uncaught
+            # exception would.
+            click.echo(f"error: {error}", err=True)
+            sys.exit(EXIT_FAILED)
 
     def list_commands(self, ctx):
         return list(COMMANDS)

@@ -1,4 +1,9 @@
-"""Errors that belong to the harness, never to an arm.
+"""The root of benchkit's exceptions, and the errors that belong to the harness, never
+to an arm.
+
+Every exception benchkit defines derives from `BenchkitError` (tests/test_house_rules.py
+holds them to it; its allow-list names the few that must not and why), so the command
+line ends on any of them with one `error: ...` line, never a traceback.
 
 Anything derived from `HarnessError` (an unreachable host, a seed that would not take,
 a repository the readiness gate never saw settle) is recorded as a harness error and
@@ -6,7 +11,11 @@ never scored as an agent failure, so no token budget is charged for it.
 """
 
 
-class HarnessError(Exception):
+class BenchkitError(Exception):
+    """Base of every exception benchkit defines."""
+
+
+class HarnessError(BenchkitError):
     """Base for every failure of benchkit's own machinery."""
 
 

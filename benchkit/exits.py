@@ -13,6 +13,8 @@ from typing import NoReturn
 
 import click
 
+from benchkit.errors import BenchkitError
+
 # The exit codes of every command; MEANINGS says what each means.
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -75,9 +77,9 @@ class Ended(click.ClickException):
             click.echo(line, err=True)
 
 
-class BadDocuments(Exception):
+class BadDocuments(BenchkitError):
     """Bad documents, with every problem found (each prints as a `FILE:LINE: message`
-    line); the spec's SpecError is one."""
+    line); benchkit.documents' DocumentError is one."""
 
     problems: Sequence[object]
 

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from benchkit import SCHEMA_DIR, replays
+from benchkit.errors import BenchkitError
 from benchkit.replays import FailureReplay
 from benchkit.sample import ENCODER, Record, decode_sample
 from benchkit.scrub import scrub
@@ -45,7 +46,7 @@ RUN_LOCK = ".run.lock"
 ARMS = ".arms"
 
 
-class StoreError(Exception):
+class StoreError(BenchkitError):
     """A sample that cannot be stored (bad shape), named by arm and task."""
 
 

@@ -2,8 +2,8 @@
 
 The JSON Schema (benchkit/schemas/arm.schema.json) stays the validator of record: it
 has checked the document, named file and line, and filled in its defaults before
-`ToolSpec.from_data` converts the mapping. Foundation layer: the spec loads it, and the
-isolation, agent and run stages read it without importing the spec's models.
+`ToolSpec.from_data` converts the mapping. Foundation layer: benchkit.documents loads it, and
+the isolation, agent and run stages read it without importing the documents' models.
 """
 
 from __future__ import annotations

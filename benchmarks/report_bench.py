@@ -47,7 +47,7 @@ TARGET = 0.54
 PAGES_TARGET = 0.25  # on 2,000 samples: the set in place is the one it would write
 COMMAND = "from benchkit.cli import main; main()"
 STARTUP = ("import benchkit.cli, benchkit.report.commands, benchkit.report.aggregate, "
-           "benchkit.report.render, jinja2")  # the spec only when the tree's matrix is not kept
+           "benchkit.report.render, jinja2")  # benchkit.documents only when the tree's matrix is not kept
 
 
 def make_store(directory: Path, matrix, count: int, seed: int = 7):

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""How fast the spec side answers: `benchkit validate` as a fresh process (what a user
+"""How fast the documents side answers: `benchkit validate` as a fresh process (what a user
 or an editor hook waits for), loading the shipped tree in-process, a large seed, and a
 tree grown to many tasks.
 

@@ -1,5 +1,5 @@
 """What benchkit keeps between runs (benchkit.cache): `benchkit list tasks` keeps its
-rows while the tree, benchkit and the spec's libraries are as they were, so a second
+rows while the tree, benchkit and the document loaders' libraries are as they were, so a second
 listing reads no document and imports neither YAML nor JSON Schema, and prints what a
 listing from scratch prints; any edit to the tree lists it anew, and a broken document
 is named every time."""

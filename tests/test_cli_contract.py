@@ -19,6 +19,7 @@ from synthetic import sample, write_store
 
 from benchkit.cli import COMMANDS, main
 from benchkit.exits import MEANINGS
+from benchkit.store import StoreError
 
 README = (CHECKOUT / "README.md").read_text(encoding="utf-8")
 GUIDE = (CHECKOUT / "docs" / "adding-a-task.md").read_text(encoding="utf-8")
@@ -75,14 +76,14 @@ def test_the_groups_help_lists_every_command_and_imports_none():
     helped, imported = started("--help")
     for command in COMMANDS:
         assert re.search(rf"^  {command} +\S", helped, re.MULTILINE), command
-    assert imported == ["benchkit", "benchkit.cli", "benchkit.exits"]
+    assert imported == ["benchkit", "benchkit.cli", "benchkit.errors", "benchkit.exits"]
 
 
 def test_bare_list_reads_no_document_and_imports_no_loader():
     listed, imported = started("list")
     assert "benchkit list tasks" in listed
     assert imported == ["benchkit", "benchkit.cache", "benchkit.cli", "benchkit.documents",
-                        "benchkit.documents.commands", "benchkit.exits"]
+                        "benchkit.documents.commands", "benchkit.errors", "benchkit.exits"]
 
 
 def test_show_imports_neither_the_aggregation_nor_the_templates_nor_the_schemas(tmp_path):
@@ -295,3 +296,17 @@ def test_a_store_that_is_a_file_is_said_alike_by_every_command(tmp_path):
         done = benchkit(*args, "--store", store)
         assert done.returncode == 2, (args, done.stderr)
         assert f"Directory '{store}' is a file" in done.stderr, (args, done.stderr)
+
+
+@click.command()
+def failing():
+    """Ends on an error of benchkit's that it does not catch."""
+    raise StoreError("the store said no")
+
+
+def test_an_error_no_command_caught_is_one_line_and_exit_1(monkeypatch):
+    """Exit 1, as the uncaught exception's traceback ended with; the line is the error's."""
+    monkeypatch.setitem(COMMANDS, "failing", ("test_cli_contract:failing", "Fails."))
+    done = CliRunner().invoke(main, ["failing"])
+    assert done.exit_code == 1
+    assert done.stderr == "error: the store said no\n" and done.stdout == ""

@@ -3,8 +3,8 @@
 import pytest
 
 from benchkit.documents.loader import (
+    DocumentError,
     Problem,
-    SpecError,
     display_path,
     format_path,
     read_document,
@@ -56,7 +56,7 @@ def test_aliases_and_merge_keys_keep_lines(tmp_path):
 
 def test_yaml_syntax_error_has_its_own_line(tmp_path):
     path = write(tmp_path, "a: 1\nb: [1, 2\nc: 3\n")
-    with pytest.raises(SpecError) as caught:
+    with pytest.raises(DocumentError) as caught:
         read_document(path)
     (problem,) = caught.value.problems
     # Reported where the parser stopped, naming where the unclosed construct began
@@ -67,7 +67,7 @@ def test_yaml_syntax_error_has_its_own_line(tmp_path):
 
 
 def test_duplicate_key_is_a_problem(tmp_path):
-    with pytest.raises(SpecError) as caught:
+    with pytest.raises(DocumentError) as caught:
         read_document(write(tmp_path, "a: 1\nb: 2\na: 3\n"))
     assert [(p.line, p.message) for p in caught.value.problems] == [(3, "duplicate key 'a'")]
 
@@ -75,10 +75,10 @@ def test_duplicate_key_is_a_problem(tmp_path):
 def test_unreadable_file(tmp_path):
     path = tmp_path / "latin1.yaml"
     path.write_bytes(b"a: \xff\xfe\n")
-    with pytest.raises(SpecError) as caught:
+    with pytest.raises(DocumentError) as caught:
         read_document(path)
     assert caught.value.problems[0].message.startswith("cannot read")
-    with pytest.raises(SpecError, match="cannot read"):
+    with pytest.raises(DocumentError, match="cannot read"):
         read_document(tmp_path / "absent.yaml")
 
 
@@ -162,7 +162,7 @@ def test_problem_prints_file_line_message_and_path(tmp_path, monkeypatch):
 def test_documents_error_sorts_and_deduplicates(tmp_path):
     a = Problem(tmp_path / "a.yaml", 9, "late")
     b = Problem(tmp_path / "a.yaml", 2, "early")
-    error = SpecError([a, b, a])
+    error = DocumentError([a, b, a])
     assert error.problems == [b, a]
     assert str(error).splitlines() == [str(b), str(a)]
 

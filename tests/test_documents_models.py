@@ -9,7 +9,7 @@ from conftest import CHECKOUT
 from shipped import REFERENCE_IDS
 
 from benchkit.documents import (
-    SpecError,
+    DocumentError,
     find_root,
     load_arm,
     load_seed,
@@ -88,7 +88,7 @@ def test_seed_rejects_a_self_review_verdict(tmp_path):
     path = tmp_path / "s.yaml"
     path.write_text("pull_requests:\n  - title: P\n    head: b\n    file: {path: f, content: x}\n"
                     "    reviews: [{kind: approved, body: ok}]\n")
-    with pytest.raises(SpecError) as caught:
+    with pytest.raises(DocumentError) as caught:
         load_seed(path)
     assert [(p.line, p.where) for p in caught.value.problems] == [(5, "pull_requests[0].reviews[0].kind")]
 
@@ -165,7 +165,7 @@ def test_load_tree(tree_copy):
 def test_a_broken_seed_does_not_bury_its_tasks_in_follow_on_errors(tree_copy):
     seed = tree_copy / "seeds" / "default.yaml"
     seed.write_text(seed.read_text().replace("color: d73a4a", "color: red"))
-    with pytest.raises(SpecError) as caught:
+    with pytest.raises(DocumentError) as caught:
         load_tree(tree_copy)
     assert {p.file.name for p in caught.value.problems} == {"default.yaml"}
 
@@ -182,5 +182,5 @@ def test_find_root(tree_copy, tmp_path, monkeypatch):
     monkeypatch.setenv("BENCHKIT_ROOT", str(tree_copy))
     assert find_root() == tree_copy.resolve()
     monkeypatch.setenv("BENCHKIT_ROOT", str(outside))
-    with pytest.raises(SpecError, match="BENCHKIT_ROOT"):
+    with pytest.raises(DocumentError, match="BENCHKIT_ROOT"):
         find_root()

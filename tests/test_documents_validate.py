@@ -89,7 +89,7 @@ def test_shipped_tree_is_valid(any_tree):
 def test_validate_stays_light():
     """validate runs without importing the forge, the SDK, the agent, the report or the
     run stage (beyond the command's own module, which needs the rest only for --live).
-    msgspec may load: the spec reads the tiers from the sample record (11 ms)."""
+    msgspec may load: the documents package reads the tiers from the sample record (11 ms)."""
     code = (
         "import sys\n"
         "from benchkit.cli import main\n"

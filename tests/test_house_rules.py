@@ -1,12 +1,15 @@
 """The house's rules, kept by tests instead of by hand: no module over 400 lines; the
 exit codes written once (benchkit/exits.py), every table and help of them its copy;
 every path a comment or document names is there; no module-level function or class
-that nothing uses. Each failure says what to do about it.
+that nothing uses; no class name defined twice; every exception benchkit defines a
+BenchkitError. Each failure says what to do about it.
 
-The last two read the checkout's sources in one pass of one regular expression
+The path and use rules read the checkout's sources in one pass of one regular expression
 (`scan`): well under a second for the whole tree.
 """
 
+import ast
+import builtins
 import re
 import signal
 import subprocess
@@ -316,3 +319,95 @@ def test_an_unused_function_is_found_whatever_names_it_in_prose():
                                      '@decorated\ndef registered():\n    pass\n')}
     assert unused(sources, ["{{ templated() }}"]) == ["benchkit/a.py:5: dropped",
                                                        "benchkit/b.py:9: registered"]
+
+
+# --- one name, one class; one root of every exception -----------------------------------
+
+@cache
+def product_trees() -> dict[str, ast.Module]:
+    """benchkit/'s modules, parsed: `benchkit/DIR/NAME.py` -> its tree."""
+    return {str(path.relative_to(CHECKOUT)): ast.parse(path.read_text(encoding="utf-8"))
+            for path in sorted((CHECKOUT / "benchkit").rglob("*.py"))}
+
+
+def classes(trees: dict[str, ast.Module]) -> dict[str, list[tuple[str, ast.ClassDef]]]:
+    """class name -> (module, its definition) of each class of that name."""
+    found: dict[str, list[tuple[str, ast.ClassDef]]] = {}
+    for name, tree in trees.items():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                found.setdefault(node.name, []).append((name, node))
+    return found
+
+
+def twice_defined(trees: dict[str, ast.Module]) -> list[str]:
+    return [f"{name}: " + ", ".join(f"{module}:{node.lineno}" for module, node in defined)
+            for name, defined in sorted(classes(trees).items()) if len(defined) > 1]
+
+
+def test_no_class_name_is_defined_twice():
+    found = twice_defined(product_trees())
+    assert not found, (
+        "one class name, two things: rename each so its name says which (a report's "
+        "record, a run's event, the forge's store), and its every use:\n" + "\n".join(found))
+
+
+ROOT = "BenchkitError"  # benchkit/errors.py
+# Exceptions that must not derive from the root, and why: none is an error of benchkit's
+# that a command could end on with an `error:` line.
+OFF_ROOT = {
+    "Interrupted": "a stop, not an error: a KeyboardInterrupt, so no `except Exception` "
+                   "records it (benchkit.stopping)",
+    "CredentialsRefused": "an Interrupted: the run stops as on a stop signal, exit 2 "
+                          "(benchkit.run.cancel)",
+    "BadInput": "click's: how a command ends with exit 2, which click prints and exits with",
+    "Ended": "click's, as BadInput",
+}
+BUILTIN_EXCEPTIONS = {name for name, value in vars(builtins).items()
+                      if isinstance(value, type) and issubclass(value, BaseException)}
+
+
+def base_name(node: ast.expr) -> str:
+    """A base as written, its last name: `http.client.HTTPException` -> HTTPException."""
+    return node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
+
+
+def off_root(trees: dict[str, ast.Module]) -> list[str]:
+    """`module:line: name` of each exception class defined in `trees` that does not
+    derive from ROOT (by the names of its bases: a class name is defined once)."""
+    defined = {name: nodes[0][1] for name, nodes in classes(trees).items()}
+
+    @cache
+    def ancestors(name: str) -> frozenset[str]:
+        node = defined.get(name)
+        bases = [base_name(base) for base in node.bases] if node is not None else []
+        return frozenset(bases).union(*(ancestors(base) for base in bases))
+
+    def exception(name: str) -> bool:
+        return any(a in BUILTIN_EXCEPTIONS or (a not in defined and a.endswith("Exception"))
+                   for a in ancestors(name))
+
+    return [f"{module}:{node.lineno}: {name}" for name, nodes in sorted(classes(trees).items())
+            for module, node in nodes if name != ROOT and name not in OFF_ROOT
+            and exception(name) and ROOT not in ancestors(name)]
+
+
+def test_every_exception_derives_from_benchkit_error():
+    found = off_root(product_trees())
+    assert not found, (
+        f"an exception of benchkit's that is no {ROOT} (benchkit/errors.py): add {ROOT} to "
+        "its bases (beside ValueError or the like its callers catch), or, if it must not "
+        "be caught as an error, name it and why in OFF_ROOT:\n" + "\n".join(found))
+
+
+def test_the_exception_rules_find_a_second_name_and_an_exception_off_the_root():
+    trees = {"benchkit/a.py": ast.parse("class BenchkitError(Exception): pass\n"
+                                        "class Kept(ValueError, BenchkitError): pass\n"
+                                        "class Under(Kept): pass\n"
+                                        "class Loose(ValueError): pass\n"
+                                        "class Remote(http.client.HTTPException): pass\n"
+                                        "class Plain: pass\n"),
+             "benchkit/b.py": ast.parse("class Plain: pass\nclass Other(Loose): pass\n")}
+    assert twice_defined(trees) == ["Plain: benchkit/a.py:6, benchkit/b.py:1"]
+    assert off_root(trees) == ["benchkit/a.py:4: Loose", "benchkit/b.py:2: Other",
+                               "benchkit/a.py:5: Remote"]

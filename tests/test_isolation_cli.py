@@ -53,7 +53,7 @@ def test_a_multi_line_command_can_come_on_stdin():
 def test_bad_input_exits_2(arm_yaml):
     code, out, err = guard(str(CHECKOUT / arm_yaml), "--", "curl x")
     assert code == 2 and out == ""
-    named = err.split(":", 1)[0]  # the file, as the spec shows it (relative to the cwd)
+    named = err.split(":", 1)[0]  # the file, as the document loader shows it (relative to the cwd)
     assert (Path.cwd() / named).resolve() == (CHECKOUT / arm_yaml).resolve()
 
 

@@ -69,8 +69,8 @@ def test_python_runs_in_the_sandbox_with_its_virtual_environment(tmp_path, envir
 
 
 def test_a_path_as_binary_is_refused_with_the_way_to_pick_an_interpreter(tmp_path):
-    from benchkit.documents import SpecError
+    from benchkit.documents import DocumentError
     arm_file = tmp_path / "py.yaml"
     arm_file.write_text(ARM.replace("binary: python3", "binary: /usr/bin/python3"))
-    with pytest.raises(SpecError, match="found on PATH .*a virtual environment's bin/"):
+    with pytest.raises(DocumentError, match="found on PATH .*a virtual environment's bin/"):
         load_arm(arm_file)

@@ -7,7 +7,7 @@ from conftest import CHECKOUT
 from shipped import REFERENCE_IDS, scored_ids
 
 from benchkit.agent.replay import NULL_ANSWER, null_reference
-from benchkit.documents.loader import SpecError
+from benchkit.documents.loader import DocumentError
 from benchkit.documents.models import load_arm
 from benchkit.documents.reference import (
     Step,
@@ -83,7 +83,7 @@ def test_a_broken_reference_reports_every_problem_at_its_line(tmp_path):
     path = tmp_path / "refs.d" / "raw-api.yaml"
     path.parent.mkdir()
     path.write_text(BROKEN)
-    with pytest.raises(SpecError) as caught:
+    with pytest.raises(DocumentError) as caught:
         load_reference(path, kind="shell")
     found = {(p.line, p.message) for p in caught.value.problems}
     assert found == {

@@ -176,9 +176,9 @@ def test_the_trees_matrix_is_kept_until_anything_it_depends_on_changes(tree, loa
     assert current_matrix(tree).floor == 4 and len(loads) == 3
     task = next(iter(sorted((tree / "tasks.d").glob("*.yaml"))))
     shutil.copy(task, tree / "tasks.d" / "zz-extra.yaml")
-    with pytest.raises(benchkit.documents.SpecError):  # its id is not its file name
+    with pytest.raises(benchkit.documents.DocumentError):  # its id is not its file name
         current_matrix(tree)
-    with pytest.raises(benchkit.documents.SpecError):
+    with pytest.raises(benchkit.documents.DocumentError):
         current_matrix(tree)
     (tree / "tasks.d" / "zz-extra.yaml").unlink()  # as it was kept: a broken tree is not
     assert current_matrix(tree) == replace(first, floor=4) and len(loads) == 5
@@ -187,7 +187,7 @@ def test_the_trees_matrix_is_kept_until_anything_it_depends_on_changes(tree, loa
 def test_a_kept_matrix_is_data_and_a_bad_entry_is_a_miss(tree, tmp_path, loads):
     """The cache holds JSON (a pickle would run whatever a foreign file holds); a
     corrupt or foreign entry is loaded again from the tree, and the cache covers every
-    directory the spec reads documents from."""
+    directory the document loaders read from."""
     from benchkit.cache import TREE_DIRECTORIES
     from benchkit.documents.tree import DIRECTORIES
     assert set(TREE_DIRECTORIES) == set(DIRECTORIES) | {"refs.d"}

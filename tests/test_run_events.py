@@ -38,32 +38,32 @@ def test_a_runs_every_line_is_a_typed_event_that_prints_back_the_same(tmp_path):
     lines = run_json(tmp_path, "--no-report")
     run, start, end, summary = decoded(lines)
     assert [json.loads(line)["event"] for line in lines] == ["run", "start", "end", "summary"]
-    assert isinstance(run, events.Run) and run.host["embedded"] is True
+    assert isinstance(run, events.RunEvent) and run.host["embedded"] is True
     assert run.model_probe is not None and run.model_probe.given == run.model  # kept as given
-    assert isinstance(start, events.Start) and start.task == "read-open-issue-count"
-    assert isinstance(end, events.End) and end.outcome == "passed"
+    assert isinstance(start, events.StartEvent) and start.task == "read-open-issue-count"
+    assert isinstance(end, events.EndEvent) and end.outcome == "passed"
     assert end.totals.ran == 1 and end.totals.left_tokens is None
-    assert isinstance(summary, events.Summary) and summary.ran == summary.planned == 1
+    assert isinstance(summary, events.SummaryEvent) and summary.ran == summary.planned == 1
     # what the dry run and --until-decided's plan print, from the sample just stored
     plan, = decoded(run_json(tmp_path, "--dry-run", "--budget", "100", code=2))  # fits none
-    assert isinstance(plan, events.Plan) and plan.over_budget[0].basis == "this cell's mean"
+    assert isinstance(plan, events.PlanEvent) and plan.over_budget[0].basis == "this cell's mean"
     decide, = decoded(run_json(tmp_path, "arms.d/tea.yaml", "--dry-run", "--until-decided",
                                "--budget", "100000"))
-    assert isinstance(decide, events.Decide) and decide.next[0].arm == "tea"
+    assert isinstance(decide, events.DecideEvent) and decide.next[0].arm == "tea"
 
 
 @pytest.mark.parametrize("event", [
-    events.Interrupt(),
-    events.Skipped(arm="a", task="t", reason="why"),
-    events.BudgetSkipped(arm="a", task="t", trial=2, expected_tokens=10, left_tokens=3),
-    events.FailureReplay(trial="id", arm="a", task="t", verdict="reproducible",
-                         replay_outcome="failed"),
-    events.Summary(ran=0, planned=1, outcomes={}, spent_tokens=0, usage_estimated=False,
-                   budget=5.0, left_tokens=5, skipped_budget=[BudgetSkip("a", "t", "why", 1)],
-                   not_run=[Skip("a", "u", "no tool")], interrupted=True, halted=None,
-                   error=None, seconds=1.5, store="results"),
-    events.Report(paths=["reports/report.md"]),
-    events.Preflight(ok=False, failures=[events.Failed("tools", "no tea")], problems=[]),
+    events.InterruptEvent(),
+    events.SkippedEvent(arm="a", task="t", reason="why"),
+    events.BudgetSkippedEvent(arm="a", task="t", trial=2, expected_tokens=10, left_tokens=3),
+    events.FailureReplayEvent(trial="id", arm="a", task="t", verdict="reproducible",
+                              replay_outcome="failed"),
+    events.SummaryEvent(ran=0, planned=1, outcomes={}, spent_tokens=0, usage_estimated=False,
+                        budget=5.0, left_tokens=5, skipped_budget=[BudgetSkip("a", "t", "why", 1)],
+                        not_run=[Skip("a", "u", "no tool")], interrupted=True, halted=None,
+                        error=None, seconds=1.5, store="results"),
+    events.ReportEvent(paths=["reports/report.md"]),
+    events.PreflightEvent(ok=False, failures=[events.Failed("tools", "no tea")], problems=[]),
 ], ids=lambda event: events.name(type(event)))
 def test_each_event_prints_its_name_first_and_decodes_to_itself(event):
     line = json.dumps(events.builtins(event), ensure_ascii=False)

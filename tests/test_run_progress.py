@@ -8,7 +8,7 @@ import re
 from types import SimpleNamespace
 
 from benchkit.run.progress import Progress, clock
-from benchkit.run.schedule import Totals
+from benchkit.run.schedule import RunTally
 
 HEADER = dict(arms=["raw-api", "tea"], cells=2, driver="replay", model="m",
               host={"url": "http://h/", "kind": "forge", "embedded": True}, self_review=False,
@@ -37,7 +37,7 @@ def scheduler(totals, budget=100000):
 def play(progress):
     """Three trials planned, two run: raw-api passes trial 0, tea fails trial 1."""
     progress.header(trials=3, **HEADER)
-    totals = Totals(planned=3)
+    totals = RunTally(planned=3)
     for number, (arm, trial, outcome) in enumerate([("raw-api", 0, "passed"), ("tea", 1, "failed")], 1):
         t = ticket(arm, "close-csv-export-issue", trial, number)
         progress.started(t, SimpleNamespace(repo=SimpleNamespace(full_name="bench/r")))

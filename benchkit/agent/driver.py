@@ -28,7 +28,7 @@ MCP_PASSED = ("PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "TERM")
 
 
 
-class Decision(Protocol):
+class GuardDecision(Protocol):
     """What a guard returns; benchkit.isolation's Decision has these and more."""
 
     @property
@@ -38,8 +38,8 @@ class Decision(Protocol):
     def reason(self) -> str: ...
 
 
-# (tool_name, tool_input) -> Decision, asked for every tool call the model proposes.
-ToolGuard = Callable[[str, dict], Decision]
+# (tool_name, tool_input) -> GuardDecision, asked for every tool call the model proposes.
+ToolGuard = Callable[[str, dict], GuardDecision]
 
 
 @dataclass(frozen=True)

@@ -53,6 +53,7 @@ from pathlib import Path
 import msgspec
 
 from benchkit import cache_dir
+from benchkit.errors import BenchkitError
 from benchkit.lifetime import dies_with_thread
 
 from .runtime import bundled_cli, installed_runtime
@@ -125,7 +126,7 @@ class Resolution(msgspec.Struct, frozen=True, kw_only=True):
         return f"model: {how} (the runtime's own answer{bound}; {took})"
 
 
-class ProbeError(Exception):
+class ProbeError(BenchkitError):
     """The runtime gave no answer: the CLI is missing, failed or said nothing usable."""
 
 

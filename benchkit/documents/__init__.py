@@ -1,10 +1,10 @@
 """benchkit.documents: the YAML documents (suite, seeds, arms, tasks), their schemas and tree.
 
     from benchkit.documents import load_tree, load_suite, load_seed, load_arm, find_root
-    from benchkit.documents import SpecError, Problem, render
+    from benchkit.documents import DocumentError, Problem, render
 
 Every loader validates against `benchkit/schemas/<kind>.schema.json`, fills in the
-schema's defaults and raises one SpecError listing every Problem (`FILE:LINE: message
+schema's defaults and raises one DocumentError listing every Problem (`FILE:LINE: message
 (at json.path)`). Task documents are loaded by `benchkit.documents.task.load_task`.
 """
 
@@ -17,8 +17,8 @@ from benchkit import lazy_names
 if TYPE_CHECKING:
     from benchkit.documents.loader import (
         Document,
+        DocumentError,
         Problem,
-        SpecError,
         display_path,
         load_document,
         read_document,
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 # Jinja2 took 0.15 s (measured, benchmarks/startup_bench.py) of the start of every
 # command that reads no document, such as bare `benchkit list`.
 _HOMES = {
-    **dict.fromkeys(["Document", "Problem", "SpecError", "display_path", "load_document",
+    **dict.fromkeys(["Document", "DocumentError", "Problem", "display_path", "load_document",
                      "read_document", "schema"], "loader"),
     **dict.fromkeys(["Arm", "Seed", "Suite", "load_arm", "load_seed", "load_suite"], "models"),
     **dict.fromkeys(["load_reference", "no_reference", "reference_path"], "reference"),
@@ -51,7 +51,7 @@ _HOMES = {
                      "validate_paths"], "tree"),
 }
 __all__ = [
-    "CONTEXT_NAMES", "Arm", "Document", "Problem", "Seed", "SpecError", "Suite", "Tree",
+    "CONTEXT_NAMES", "Arm", "Document", "DocumentError", "Problem", "Seed", "Suite", "Tree",
     "display_path", "find_root", "load_arm", "load_arms", "load_document", "load_reference",
     "load_seed", "load_seeds", "load_suite", "load_tasks", "load_tree", "no_reference",
     "read_document", "reference_path", "render", "schema", "validate_paths",

@@ -1,7 +1,7 @@
-"""`benchkit list`, and what `benchkit validate` does without --live: the spec's commands.
+"""`benchkit list`, and what `benchkit validate` does without --live: the documents' commands.
 
 Neither imports the forge, the SDK or the report code, so both answer in a blink; the
-spec's loaders are imported when a document is first read (through the package,
+document loaders are imported when a document is first read (through the package,
 benchkit.documents), so bare `benchkit list`, which reads none, starts with click alone. The
 `validate` command itself is benchkit.proving.validate: with --live it runs the arms.
 """
@@ -23,7 +23,7 @@ def validate_documents(paths) -> None:
     try:
         paths = paths or [documents.find_root()]
         checked, problems = documents.validate_paths(paths)
-    except documents.SpecError as error:
+    except documents.DocumentError as error:
         checked, problems = [], error.problems
     if problems:
         fail(problems)
@@ -96,7 +96,7 @@ def list_documents(what, as_json):
     """
     problems: list[documents.Problem] = []
     try:
-        # find_tree first: the spec's loaders are imported only when a document is read
+        # find_tree first: the document loaders are imported only when a document is read
         # (benchkit.documents), and find_root, which says why there is no tree, is one of them.
         root = find_tree() or documents.find_root()
         if what is None:
@@ -105,7 +105,7 @@ def list_documents(what, as_json):
             rows = [_arm_row(arm) for arm in documents.load_arms(root, problems).values()]
         else:
             rows = _task_rows(root, problems)
-    except documents.SpecError as error:  # no tree to list
+    except documents.DocumentError as error:  # no tree to list
         fail(problems + error.problems)
     for problem in problems:  # a broken document is named; the others are listed
         click.echo(str(problem), err=True)
@@ -131,7 +131,7 @@ def _kind_row(root: Path, kind: str) -> dict:
 
 def _task_rows(root: Path, problems: list) -> list[dict]:
     """The tree's tasks as `list tasks` shows them, kept between runs while the tree,
-    benchkit and the spec's libraries are as they were and the working directory (the
+    benchkit and the document loaders' libraries are as they were and the working directory (the
     paths shown are relative to it) is the same (benchkit.cache): loading and validating
     every task, and importing YAML and JSON Schema for it, was most of the command."""
     try:

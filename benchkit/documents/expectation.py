@@ -15,13 +15,14 @@ from __future__ import annotations
 from benchkit.documents.interpreter import ACTIONS, TARGETS, Interpreter, resolve_variant
 from benchkit.documents.repo_edits import merge_bases
 from benchkit.documents.seeded import ground_truth, seed_data, seed_plan
+from benchkit.errors import BenchkitError
 from benchkit.state import normalise
 
 __all__ = ["ACTIONS", "TARGETS", "ExpectationError", "edit_problems", "expected_state",
            "ground_truth", "resolve_variant", "seed_data", "seed_plan"]
 
 
-class ExpectationError(ValueError):
+class ExpectationError(ValueError, BenchkitError):
     """Edits that cannot be applied to the seed (found by load_task as Problems)."""
 
     def __init__(self, issues):

@@ -44,7 +44,7 @@ class Problem:
         return f"{place}: {self.message}{suffix}"
 
 
-class SpecError(BadDocuments):
+class DocumentError(BadDocuments):
     """Raised with every problem found, so none has to be discovered one run at a time."""
 
     problems: list[Problem]
@@ -122,12 +122,12 @@ class _LineLoader(_SafeLoader):
 
 
 def read_document(path) -> Document:
-    """Parse one YAML file; a syntax error becomes a SpecError at its own line."""
+    """Parse one YAML file; a syntax error becomes a DocumentError at its own line."""
     path = Path(path).absolute()
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
-        raise SpecError([Problem(path, None, f"cannot read: {_reason(error)}")]) from None
+        raise DocumentError([Problem(path, None, f"cannot read: {_reason(error)}")]) from None
     loader = _LineLoader(text)
     try:
         node = loader.get_single_node()
@@ -138,13 +138,13 @@ def read_document(path) -> Document:
             _record_lines(document, node, (), loader.objects, problems, set())
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
-        raise SpecError([Problem(path, mark.line + 1 if mark else None, _yaml_message(error))]) from None
+        raise DocumentError([Problem(path, mark.line + 1 if mark else None, _yaml_message(error))]) from None
     except yaml.YAMLError as error:
-        raise SpecError([Problem(path, None, f"YAML error: {error}")]) from None
+        raise DocumentError([Problem(path, None, f"YAML error: {error}")]) from None
     finally:
         loader.dispose()
     if problems:
-        raise SpecError(problems)
+        raise DocumentError(problems)
     return document
 
 
@@ -216,7 +216,7 @@ def schema_problems(document: Document, schema_name) -> list[Problem]:
 
 def load_document(path, schema_name: str, check=None) -> Document:
     """Read, validate, fill in schema defaults and run `check(document) -> [Problem]`
-    (the rules a schema cannot express); raise SpecError with every problem.
+    (the rules a schema cannot express); raise DocumentError with every problem.
 
     `check` runs even when the schema found problems, so all are reported in one pass;
     it should skip values of the wrong type (the schema has reported them), and a
@@ -232,7 +232,7 @@ def load_document(path, schema_name: str, check=None) -> Document:
             if not problems:
                 raise
     if problems:
-        raise SpecError(problems)
+        raise DocumentError(problems)
     return document
 
 

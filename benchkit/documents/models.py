@@ -1,8 +1,8 @@
-"""The spec's model objects (Suite, Seed, Arm), each loaded from one document.
+"""The documents' model objects (Suite, Seed, Arm), each loaded from one document.
 
 Each loader validates its file against the schema, fills in schema defaults, then runs
 the checks a schema cannot express (a label an issue names must exist, a template must
-only use names the harness provides). Every problem is collected before one SpecError
+only use names the harness provides). Every problem is collected before one DocumentError
 is raised. The tree of documents (and tasks, benchkit.documents.task) is benchkit.documents.tree.
 """
 

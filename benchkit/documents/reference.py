@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from benchkit.documents.loader import Document, Problem, SpecError, load_document, strings
+from benchkit.documents.loader import Document, DocumentError, Problem, load_document, strings
 from benchkit.documents.templates import jinja
 from benchkit.fingerprint import fingerprint
 from benchkit.tool import TOOL_SEARCH
@@ -130,7 +130,7 @@ def load_reference(path, *, kind: str | None = None, tasks=None, tool_search: bo
                              lambda document: _check(document, kind, tasks, tool_search))
     data = document.data
     if "from" in data and taken_by is not None:
-        raise SpecError([taken_by.problem(("from",), (
+        raise DocumentError([taken_by.problem(("from",), (
             f"takes its tasks from {Path(path).name}, which takes its own from "
             f"{data['from']}.yaml: name a reference with tasks of its own"))])
     if "from" in data:  # _check has found it
@@ -170,7 +170,7 @@ def reference_for(arm, root) -> Reference:
         beside = reference_path(arm.id, home)
         path = beside if beside.is_file() else path
     if not path.is_file():
-        raise SpecError([Problem(path, None, f"no reference solutions for arm {arm.id!r}")])
+        raise DocumentError([Problem(path, None, f"no reference solutions for arm {arm.id!r}")])
     return load_reference(path, kind=arm.tool.kind, tool_search=arm.tool.tool_search)
 
 

@@ -53,7 +53,7 @@ def load_task(path, seeds=None) -> Task:
 
     `seeds` maps seed names to seeds (models with `.data`, or plain dicts); a single
     seed stands for every name; None finds seeds/<name>.yaml beside the task's tree.
-    Raises SpecError listing every problem, the schema's and the spec's together.
+    Raises DocumentError listing every problem, the schema's and the loader's own together.
     """
     path = Path(path)
     document = load_document(path, "task", lambda document: _check(document, path, seeds))

@@ -1,7 +1,7 @@
 """The tree of documents: suite.yaml, seeds/, arms.d/, tasks.d/ (and refs.d/), found,
 loaded and validated together.
 
-`load_tree` raises one SpecError with every problem of every document; `validate_paths`
+`load_tree` raises one DocumentError with every problem of every document; `validate_paths`
 checks chosen files and directories and returns the problems instead.
 """
 
@@ -14,8 +14,8 @@ from typing import Any, Literal, overload
 
 from benchkit import SCHEMA_DIR, find_tree, yaml_files
 from benchkit.documents.loader import (
+    DocumentError,
     Problem,
-    SpecError,
     declared_schema,
     did_you_mean,
     load_document,
@@ -47,10 +47,10 @@ def find_root(*, required: bool) -> Path | None: ...
 def find_root(*, required: bool = True) -> Path | None:
     """The tree holding suite.yaml: $BENCHKIT_ROOT, else the working directory or the
     nearest parent with one, else the checkout beside the installed package. None
-    where there is none and it is not `required` (else SpecError)."""
+    where there is none and it is not `required` (else DocumentError)."""
     try:
         return _find_root()
-    except SpecError:
+    except DocumentError:
         if required:
             raise
         return None
@@ -63,16 +63,16 @@ def _find_root() -> Path:
     override = os.environ.get("BENCHKIT_ROOT")
     if override:
         root = Path(override).resolve()
-        raise SpecError([Problem(root / "suite.yaml", None, "not found (BENCHKIT_ROOT points here)")])
-    raise SpecError([Problem(Path.cwd().resolve() / "suite.yaml", None,
-                             "no benchkit tree here or above (set BENCHKIT_ROOT)")])
+        raise DocumentError([Problem(root / "suite.yaml", None, "not found (BENCHKIT_ROOT points here)")])
+    raise DocumentError([Problem(Path.cwd().resolve() / "suite.yaml", None,
+                                 "no benchkit tree here or above (set BENCHKIT_ROOT)")])
 
 
 def _collect(problems: list, load, *args):
     """Run one loader; keep its problems and return None instead of raising."""
     try:
         return load(*args)
-    except SpecError as error:
+    except DocumentError as error:
         problems.extend(error.problems)
         return None
 
@@ -124,10 +124,10 @@ def _id_problem(path: Path, message: str) -> Problem:
 
 
 def load_tree(root=None) -> Tree:
-    """Load suite, seeds, arms and tasks; raise one SpecError with every problem."""
+    """Load suite, seeds, arms and tasks; raise one DocumentError with every problem."""
     tree, problems = load_tree_parts(root)
     if problems or tree is None:
-        raise SpecError(problems)
+        raise DocumentError(problems)
     return tree
 
 
@@ -186,7 +186,7 @@ def kind_by_content(path: Path) -> str | None:
     none of them, or not at all."""
     try:
         data = read_document(path).data
-    except SpecError:
+    except DocumentError:
         return None
     if not isinstance(data, dict) or not data:
         return None
@@ -230,7 +230,7 @@ def _validate_file(path: Path, problems: list, seeds_of: dict, trees: dict):
     if kind is None:
         try:  # a file that does not read as YAML says why (its kind is not the first news)
             read_document(path)
-        except SpecError as error:
+        except DocumentError as error:
             problems.extend(error.problems)
             return
         problems.append(Problem(path, None, (

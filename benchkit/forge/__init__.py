@@ -16,8 +16,8 @@ import time
 import uvicorn
 
 from .app import ForgeState, build_app
-from .faults import Fault
-from .store import Store, token_id
+from .faults import RouteFault
+from .store import ForgeStore, token_id
 
 
 class Forge:
@@ -26,7 +26,7 @@ class Forge:
                  index_lag: float = 0.0, host: str = "127.0.0.1", self_review: bool = False) -> None:
         """`self_review=True` lets users approve or reject their own pull requests, which
         Gitea never allows: for testing what a harness does on a host that permits it."""
-        self.store = Store(db)
+        self.store = ForgeStore(db)
         row, self.token = self.store.create_user(user, is_admin=True, token=token)
         self.user = row["login"]
         # proto IPPROTO_TCP matters: asyncio sets TCP_NODELAY on accepted sockets only then,
@@ -111,7 +111,7 @@ class Forge:
         return self.state.log.entries(since)
 
     def inject_fault(self, method: str, path_regex: str, status: int | None = 500, delay: float = 0.0,
-                     drop: bool = False, times: int = 1, after: int = 0) -> Fault:
+                     drop: bool = False, times: int = 1, after: int = 0) -> RouteFault:
         """Make the next `times` requests matching method ("*" for any) and path fail,
         once `after` matching requests have passed (a fault that spares pre-flight)."""
         return self.state.faults.inject(method, path_regex, status=status, delay=delay, drop=drop,

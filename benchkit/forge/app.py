@@ -20,7 +20,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from . import githttp
 from .context import Ctx, ForgeState
 from .routes import ROUTES
-from .store import Store, token_id
+from .store import ForgeStore, token_id
 from .web import INT64_MAX, ApiError, RouteSpec, bind, respond
 
 REPEATED_SLASHES = re.compile("/{2,}")
@@ -189,7 +189,7 @@ class ForgeMiddleware:
         return None, None, None, None
 
 
-def _basic_user(store: Store, value: str) -> tuple[dict | None, str | None]:
+def _basic_user(store: ForgeStore, value: str) -> tuple[dict | None, str | None]:
     """(user, token) from basic credentials, or (None, None)."""
     try:
         login, _, secret = base64.b64decode(value).decode().partition(":")

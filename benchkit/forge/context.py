@@ -9,14 +9,14 @@ from .githttp import Materialiser
 from .indexer import Indexer
 from .render import Render
 from .requestlog import RequestLog
-from .store import Store
+from .store import ForgeStore
 from .web import GITEA_VERSION, INT64_MAX, ApiError, Body, not_found
 
 
 class ForgeState:
     """Everything one forge instance holds; the app and the Python API share it."""
 
-    def __init__(self, store: Store, root: str = "http://127.0.0.1/", index_lag: float = 0.0,
+    def __init__(self, store: ForgeStore, root: str = "http://127.0.0.1/", index_lag: float = 0.0,
                  self_review: bool = False) -> None:
         self.store = store
         self.root = root

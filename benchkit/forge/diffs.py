@@ -5,7 +5,7 @@ with the texts) and their unified diff, as a pull request's files, diff and patc
 import difflib
 
 from .repo_store import blob_sha
-from .store import Store
+from .store import ForgeStore
 
 
 def diff_trees(old: dict, new: dict) -> list[dict]:
@@ -30,14 +30,14 @@ def diff_trees(old: dict, new: dict) -> list[dict]:
     return out
 
 
-def changed_files(store: Store, repo_id: int, base_sha: str | None, head_sha: str) -> list[dict]:
+def changed_files(store: ForgeStore, repo_id: int, base_sha: str | None, head_sha: str) -> list[dict]:
     """The changes from base to head; with no base (a root commit's parent), all of head's files."""
     base = store.get_commit(repo_id, base_sha) if base_sha else None
     head = store.get_commit(repo_id, head_sha)
     return diff_trees(base["tree"] if base else {}, head["tree"] if head else {})
 
 
-def commit_changes(store: Store, repo_id: int, commit: dict) -> list[dict]:
+def commit_changes(store: ForgeStore, repo_id: int, commit: dict) -> list[dict]:
     """What a commit changed against its first parent (everything, for a root commit)."""
     parent = store.get_commit(repo_id, commit["parents"][0]) if commit["parents"] else None
     return diff_trees(parent["tree"] if parent else {}, commit["tree"])

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 
 @dataclass
-class Fault:
+class RouteFault:
     """One armed fault: which requests it hits, what it does, and how many more times."""
     method: str          # an HTTP method, or "*" for any
     pattern: re.Pattern  # searched in the request path
@@ -27,18 +27,18 @@ class Faults:
     """The forge's armed faults, in the order they were injected."""
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._faults: list[Fault] = []
+        self._faults: list[RouteFault] = []
 
     def inject(self, method: str, path_regex: str, status: int | None = 500, delay: float = 0.0,
-               drop: bool = False, times: int = 1, after: int = 0) -> Fault:
+               drop: bool = False, times: int = 1, after: int = 0) -> RouteFault:
         """Arm a fault for the next `times` matching requests, once `after` have passed."""
-        fault = Fault(method.upper(), re.compile(path_regex), status, float(delay), bool(drop),
-                      int(times), int(after))
+        fault = RouteFault(method.upper(), re.compile(path_regex), status, float(delay), bool(drop),
+                           int(times), int(after))
         with self._lock:
             self._faults.append(fault)
         return fault
 
-    def take(self, method: str, path: str) -> Fault | None:
+    def take(self, method: str, path: str) -> RouteFault | None:
         """The first armed fault for this request, spending one of its uses."""
         with self._lock:
             for fault in self._faults:

@@ -21,7 +21,7 @@ from starlette.routing import Route
 
 from benchkit import journal
 
-from .store import Store
+from .store import ForgeStore
 
 SERVICE = "git-upload-pack"
 TEXT = "text/plain; charset=utf-8"
@@ -31,7 +31,7 @@ SCRATCH = "refs/forge/import"  # where fast-import builds commits; deleted after
 class Materialiser:
     """Bare git repositories built from the store, cached by the state they show."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: ForgeStore) -> None:
         self.store = store
         self.root: Path | None = None  # made on the first clone: most forges never see one
         self.lock = threading.Lock()
@@ -69,7 +69,7 @@ class Materialiser:
         subprocess.run(["git", "update-ref", "-d", SCRATCH], cwd=target, check=False)
 
 
-def fast_import_stream(store: Store, repo_id: int, branches: list[dict]) -> bytes:
+def fast_import_stream(store: ForgeStore, repo_id: int, branches: list[dict]) -> bytes:
     """A fast-import stream of every commit reachable from the branches, parents first."""
     marks: dict[str, int] = {}
     order: list[dict] = []
@@ -118,7 +118,7 @@ def pkt_line(text: str) -> bytes:
     return f"{len(text) + 4:04x}{text}".encode()
 
 
-def routes(store: Store, materialiser: Materialiser) -> list[Route]:
+def routes(store: ForgeStore, materialiser: Materialiser) -> list[Route]:
     """The smart HTTP routes, at Gitea's clone URL (`/OWNER/NAME.git/...`, `.git` optional)."""
 
     def repository(request: Request) -> dict | Response:

@@ -5,7 +5,7 @@ Gitea's time format. `Render` (render.py) builds on this base.
 import hashlib
 import time
 
-from .store import Store
+from .store import ForgeStore
 
 ZERO_TIME = "0001-01-01T00:00:00Z"
 EPOCH = "1970-01-01T00:00:00Z"
@@ -19,7 +19,7 @@ def ts(seconds: int | None) -> str | None:
 class RenderBase:
     """Renders rows for one viewer (the token's user, or None when anonymous)."""
 
-    def __init__(self, store: Store, root: str, viewer: dict | None) -> None:
+    def __init__(self, store: ForgeStore, root: str, viewer: dict | None) -> None:
         self.store, self.root, self.viewer = store, root, viewer
         self.api = f"{root}api/v1"
         self._users: dict = {}

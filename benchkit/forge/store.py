@@ -1,5 +1,5 @@
 """The forge's storage: one SQLite database (a file, or in memory) behind one lock,
-and every query the forge makes, as methods of one Store. Its parts, one per idea:
+and every query the forge makes, as methods of one ForgeStore. Its parts, one per idea:
 database.py (the connection and generic access), repo_store.py (repositories and
 their content), issue_store.py (issues and what hangs on them), label_store.py
 (labels and milestones), pull_store.py (pull requests and reviews); this module adds
@@ -29,7 +29,7 @@ def token_id(token: str) -> str:
     return token_hash(token)[:12]
 
 
-class Store(LabelStore, PullStore, RepoStore):
+class ForgeStore(LabelStore, PullStore, RepoStore):
     """The forge's storage: every row the forge serves, and the queries it serves them by."""
 
     # -- users and tokens -----------------------------------------------------

@@ -14,6 +14,8 @@ from typing import Any, Protocol
 from starlette.requests import Request
 from starlette.responses import Response
 
+from benchkit.errors import BenchkitError
+
 # Gitea (Go's encoder) sends compact JSON with a trailing newline and HTML-escaped text.
 JSON_TYPE = "application/json;charset=utf-8"
 BASE_HEADERS = {
@@ -49,7 +51,7 @@ def text(body: str, status: int = 200) -> Response:
     return Response(body.encode(), status, dict(BASE_HEADERS), media_type="text/plain; charset=utf-8")
 
 
-class ApiError(Exception):
+class ApiError(BenchkitError):
     """An error answered with Gitea's body: {"message", "url"} (404s add "errors")."""
 
     def __init__(self, status: int, message: str = "", *, body: bool = True, errors: list | None = None) -> None:

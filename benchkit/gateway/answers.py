@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterator
 from io import BufferedIOBase
 from typing import BinaryIO, Protocol
 
+from benchkit.errors import BenchkitError
+
 CHUNK = 64 * 1024
 SEND_SECONDS = 60.0  # how long a piece of an answer may wait for the tool to read
 TEXT_TYPES = ("application/json", "text/", "application/javascript", "application/xml")
@@ -25,7 +27,7 @@ HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy
                         "authorization", "accept-encoding", "expect", "cookie", "set-cookie"})
 
 
-class Spent(OSError):
+class Spent(OSError, BenchkitError):
     """The trial's downloads passed their limit in the middle of an answer."""
 
 

@@ -26,7 +26,7 @@ class Headers(Protocol):
 
 
 @dataclass(frozen=True)
-class Found:
+class CarriedCredentials:
     token: str | None = None       # the one credential the request carries (None: none)
     problem: str | None = None     # why the request's credentials are refused
     query: str = ""                # the query without its token parameters
@@ -43,7 +43,7 @@ class Found:
         return f"token {real}"
 
 
-def find_token(headers: Headers, query: str) -> Found:
+def find_token(headers: Headers, query: str) -> CarriedCredentials:
     """The request's token, its form, and its query without the token parameters. A
     request whose credentials are refused still names the tokens it carried (`tokens`),
     so that the gateway records it for the trial whose token came with it."""
@@ -75,10 +75,10 @@ def find_token(headers: Headers, query: str) -> Found:
     if len(tokens) > 1:
         problem = problem or "more than one credential in one request"
     if not found:
-        return Found(query=rest, problem=problem)
+        return CarriedCredentials(query=rest, problem=problem)
     token, form, user = next((f for f in found if f[1] != "query"), found[0])
-    return Found(token=token or None, problem=problem, query=rest, form=form, user=user,
-                 tokens=tokens)
+    return CarriedCredentials(token=token or None, problem=problem, query=rest, form=form, user=user,
+                              tokens=tokens)
 
 
 def _from_header(header: str) -> tuple[str, str, str] | None:

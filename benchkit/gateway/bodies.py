@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 from email.message import Message
 
+from benchkit.errors import BenchkitError
 from benchkit.gateway.crossrefs import acts_elsewhere
 from benchkit.gateway.hostwork import body_too_costly
 from benchkit.gateway.mentions import mentions_other
@@ -32,7 +33,7 @@ CREDENTIALS = frozenset({"sudo", "token", "access_token", "password", "authoriza
                          "authorization_header", "private_key", "secret"})
 
 
-class Refused(ValueError):
+class Refused(ValueError, BenchkitError):
     """A body the gateway does not forward; its text is the reason."""
 
 

@@ -56,7 +56,7 @@ class Sender(Protocol):
                 timeout: float) -> int | str: ...
 
 
-class Probe:
+class ControlProbe:
     """One control request: its kind, when it was sent, and once answered its status
     (or the error that kept it from one) and seconds to the answer's head."""
 
@@ -89,22 +89,22 @@ class Controls:
     def __init__(self, sender: Sender, control: ControlObject | None):
         self._sender, self._control = sender, control
         self._lock = threading.Lock()
-        self._last: dict[str, Probe] = {}
+        self._last: dict[str, ControlProbe] = {}
         self._writes = itertools.count(1)
 
-    def probe(self, kind: Kind, since: float) -> Probe:
+    def probe(self, kind: Kind, since: float) -> ControlProbe:
         """A probe of `kind` sent at `since` (time.monotonic()) or later: the one in
         flight or last sent when it was, else one sent now."""
         with self._lock:
             last = self._last.get(kind)
             if last is not None and last.sent >= since:
                 return last
-            probe = self._last[kind] = Probe(kind)
+            probe = self._last[kind] = ControlProbe(kind)
         threading.Thread(target=self._send, args=(probe,), daemon=True,
                          name="benchkit-control").start()
         return probe
 
-    def _send(self, probe: Probe) -> None:
+    def _send(self, probe: ControlProbe) -> None:
         control = self._control
         if control is None:
             status = self._sender.control("GET", VERSION, b"", None, CONTROL_TIMEOUT_S)

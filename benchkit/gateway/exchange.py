@@ -28,14 +28,14 @@ from benchkit.gateway.control import (
     ALARM,
     CONTROL_AFTER_S,
     CONTROL_TIMEOUT_S,
+    ControlProbe,
     Controls,
     Kind,
-    Probe,
 )
 from benchkit.gateway.doors import Arrival, Door
 from benchkit.gateway.framing import BadBody, Limits, TooLarge, inflate, read_body
 from benchkit.gateway.grant import Grant
-from benchkit.gateway.scope import Decision, decide, refuse
+from benchkit.gateway.scope import ScopeDecision, decide, refuse
 from benchkit.gateway.upstream import Upstream
 
 # Of a request, the headers the host is sent (the gateway sets the rest: Host,
@@ -73,7 +73,7 @@ class Exchange(BaseHTTPRequestHandler):
     unreachable: str | None = None  # why the host gave it no answer at all (a 502 of ours)
     unreadable: str | None = None  # why its answer could not be read (a 502 of ours)
     spent: str | None = None  # why its answer was cut off: the trial's downloads ran out
-    probe: Probe | None = None  # the request's control request, when it needed one
+    probe: ControlProbe | None = None  # the request's control request, when it needed one
     _ticket: object | None = None  # the request being forwarded, for its alarm
 
     def __init__(self, conn: socket.socket, door: Door, gateway: Keeper, accepted: float):
@@ -239,7 +239,7 @@ class Exchange(BaseHTTPRequestHandler):
                     entry.update(scope="refused", reason=self.spent)
         entry.update(status=status, bytes_out=sent)
 
-    def _inflated(self, grant: Grant, decision: Decision) -> Decision:
+    def _inflated(self, grant: Grant, decision: ScopeDecision) -> ScopeDecision:
         """A git body sent plain: inflated within one request's limit, the bytes it
         gained taken from the trial's budget (benchkit.gateway.framing.inflate)."""
         limit = self.gateway.limits.request_bytes

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from email.message import Message
 from io import BufferedIOBase
 
+from benchkit.errors import BenchkitError
+
 MB = 1024 * 1024
 
 
@@ -35,11 +37,11 @@ class Limits:
     host_cpu_seconds: float = 60.0
 
 
-class BadBody(ValueError):
+class BadBody(ValueError, BenchkitError):
     """A body the gateway cannot read (a bad chunk size or Content-Length): a 400."""
 
 
-class TooLarge(ValueError):
+class TooLarge(ValueError, BenchkitError):
     """A body above the limit: a 413, its rest never read."""
 
 

@@ -11,10 +11,12 @@ from __future__ import annotations
 import email.parser
 import http.client
 
+from benchkit.errors import BenchkitError
+
 HEAD_BYTES = 4 * 1024 * 1024  # an answer's head in all: far beyond any Gitea sends
 
 
-class HeadTooLarge(http.client.HTTPException):
+class HeadTooLarge(http.client.HTTPException, BenchkitError):
     """A head past HEAD_BYTES: the gateway's own limit, not the host's failure."""
 
 

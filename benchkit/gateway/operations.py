@@ -56,7 +56,7 @@ class Operation:
 
 
 @dataclass(frozen=True)
-class Found:
+class MatchedOperation:
     operation: Operation
     path: str                    # the canonical path: the template filled in, re-encoded
     params: dict[str, str]       # the parameters, decoded
@@ -116,7 +116,7 @@ def normalise(path: str) -> str | None:
     return path
 
 
-def match(method: str, path: str, owner: str, repo: str) -> Found | None:
+def match(method: str, path: str, owner: str, repo: str) -> MatchedOperation | None:
     """The operation `method path` is, on the trial's repository `owner/repo`; None when
     it is none of the list's (another repository's included)."""
     normal = normalise(path)
@@ -134,11 +134,11 @@ def match(method: str, path: str, owner: str, repo: str) -> Found | None:
             if not _theirs(params["owner"], params["repo"], owner, repo):
                 return None
             params.update(owner=owner, repo=repo)  # forwarded as the trial's own names
-        return Found(operation, _fill(operation.route, params), params)
+        return MatchedOperation(operation, _fill(operation.route, params), params)
     return None
 
 
-def misshapen(method: str, path: str, owner: str, repo: str) -> Found | None:
+def misshapen(method: str, path: str, owner: str, repo: str) -> MatchedOperation | None:
     """The operation `method path` would be on the trial's repository `owner/repo` but
     for an index that is not a number (`issues/null`): the same method, segments and
     route words. Gitea routes it and finds nothing (it reads the index as 0), so the
@@ -162,7 +162,7 @@ def misshapen(method: str, path: str, owner: str, repo: str) -> Found | None:
                    if param[2] == "int"]
         if any(_NOT_NOTHING.fullmatch(index) for index in indexes):
             continue  # `pulls/x.diff` is `{index}.diff` with an index x
-        return Found(operation, normal, params)
+        return MatchedOperation(operation, normal, params)
     return None
 
 

@@ -32,7 +32,7 @@ from benchkit.gateway.crossrefs import acts_elsewhere
 from benchkit.gateway.hostfiles import host_reads
 from benchkit.gateway.hostwork import query_too_costly, text_too_costly
 from benchkit.gateway.names import body_names_outside, head_param_outside, query_names_outside
-from benchkit.gateway.operations import Found, Operation, catalogue, match, misshapen
+from benchkit.gateway.operations import MatchedOperation, Operation, catalogue, match, misshapen
 
 GIT_UPLOAD = "application/x-git-upload-pack-request"
 SEARCH_KEPT = ("q", "type", "state", "labels", "milestones", "since", "before", "page", "limit")
@@ -41,7 +41,7 @@ SEARCH_DEFAULT_LIMIT = "20"  # the global search's default page size (the list's
 
 
 @dataclass(frozen=True)
-class Decision:
+class ScopeDecision:
     scope: str                 # "repo", "git", "global", "confined", "answered" or "refused"
     path: str = ""             # the path to forward (canonical; rewritten when confined)
     query: str = ""            # the query to forward (canonical)
@@ -56,25 +56,25 @@ class Decision:
         return self.scope != "refused"
 
 
-def refuse(reason: str) -> Decision:
-    return Decision("refused", reason=reason)
+def refuse(reason: str) -> ScopeDecision:
+    return ScopeDecision("refused", reason=reason)
 
 
 def decide(method: str, path: str, query: str, owner: str, repo: str, body: bytes = b"",
-           user: str = "", content_type: str = "", email: str = "") -> Decision:
+           user: str = "", content_type: str = "", email: str = "") -> ScopeDecision:
     """Whether (and as what) a request for `path?query` with `body` may reach the host on
     behalf of the trial whose repository is `owner/repo` (and whose host user is `user`,
     with the e-mail address `email`). `query` has its token parameters out."""
     found = match(method, path, owner, repo)
     if found is None and (near := misshapen(method, path, owner, repo)):
-        return Decision("answered", status=404, reason="an index that is not a number in "
-                        f"{near.operation.route}: the host finds nothing by it")
+        return ScopeDecision("answered", status=404, reason="an index that is not a number in "
+                             f"{near.operation.route}: the host finds nothing by it")
     if found is None:
         return refuse(f"{method} {path[:120]} is no operation the gateway forwards "
                       "for this trial")
     operation = found.operation
     kept = _query(operation, query)
-    if isinstance(kept, Decision):
+    if isinstance(kept, ScopeDecision):
         return kept
     if reason := (query_names_outside(parse_qsl(kept), owner, user)
                   or query_too_costly(parse_qsl(kept), kept)):
@@ -94,11 +94,11 @@ def decide(method: str, path: str, query: str, owner: str, repo: str, body: byte
     if reason:
         return refuse(reason)
     scope = "repo" if "owner" in found.params else "global"
-    return Decision(scope, found.path, kept, body=data,
-                    content_type="application/json" if data else "")
+    return ScopeDecision(scope, found.path, kept, body=data,
+                         content_type="application/json" if data else "")
 
 
-def _query(operation: Operation, query: str) -> str | Decision:
+def _query(operation: Operation, query: str) -> str | ScopeDecision:
     """The query to forward: the operation's parameters only. On a read another one is
     dropped (the host ignores what it does not know); on a write it is refused (Gitea
     binds a form-less write from its query string)."""
@@ -109,17 +109,17 @@ def _query(operation: Operation, query: str) -> str | Decision:
     return urlencode([(key, value) for key, value in pairs if key in operation.query])
 
 
-def _git(found: Found, query: str, body: bytes, content_type: str) -> Decision:
+def _git(found: MatchedOperation, query: str, body: bytes, content_type: str) -> ScopeDecision:
     if found.operation.method == "GET":
         if dict(parse_qsl(query)).get("service") != "git-upload-pack":
             return refuse("git's push or dumb protocol (only fetching is forwarded)")
-        return Decision("git", found.path, query)
+        return ScopeDecision("git", found.path, query)
     if content_type.split(";")[0].strip().lower() != GIT_UPLOAD:
         return refuse("a git request that is not a fetch")
-    return Decision("git", found.path, query, body=body, content_type=GIT_UPLOAD)
+    return ScopeDecision("git", found.path, query, body=body, content_type=GIT_UPLOAD)
 
 
-def _path_acting_elsewhere(found: Found, owner: str, repo: str, user: str) -> str:
+def _path_acting_elsewhere(found: MatchedOperation, owner: str, repo: str, user: str) -> str:
     """Why a path parameter refers to an issue of another repository (Gitea writes a
     file's path into the commit message it makes when none is given) or names another
     repository's branch."""
@@ -132,7 +132,7 @@ def _path_acting_elsewhere(found: Found, owner: str, repo: str, user: str) -> st
     return ""
 
 
-def _path_too_costly(found: Found) -> str:
+def _path_too_costly(found: MatchedOperation) -> str:
     """Why a path parameter would cost the host too much as text (the contents API
     writes a file's path into the commit message it makes when none is given)."""
     for name, value in found.params.items():
@@ -141,7 +141,7 @@ def _path_too_costly(found: Found) -> str:
     return ""
 
 
-def _host_config(found: Found, body: dict) -> str:
+def _host_config(found: MatchedOperation, body: dict) -> str:
     """Why a file written by the contents API would be read by the host and acted on
     ("" when it would not): its path, or the path it is moved from."""
     if not found.operation.write or "path" not in found.params:
@@ -152,7 +152,7 @@ def _host_config(found: Found, body: dict) -> str:
     return ""
 
 
-def _confined_search(query: str, owner: str, repo: str, user: str) -> Decision:
+def _confined_search(query: str, owner: str, repo: str, user: str) -> ScopeDecision:
     """Gitea's global issue search, as the repository's own issue list: the same filters
     and paging, and the answer (rows, X-Total-Count, Link) is the repository's alone.
     `assigned`/`created`/`mentioned` become the list's filters by the host user; an
@@ -167,11 +167,11 @@ def _confined_search(query: str, owner: str, repo: str, user: str) -> Decision:
         elif key in ("review_requested", "reviewed") and value.lower() == "true":
             return refuse(f"the issue search's {key} filter (not confined to the repository)")
         elif key == "owner" and value and value.lower() != owner.lower():
-            return Decision("confined", f"/api/v1/repos/{owner}/{repo}/issues", "", empty=True)
+            return ScopeDecision("confined", f"/api/v1/repos/{owner}/{repo}/issues", "", empty=True)
         elif key == "team" and value:
-            return Decision("confined", f"/api/v1/repos/{owner}/{repo}/issues", "", empty=True)
+            return ScopeDecision("confined", f"/api/v1/repos/{owner}/{repo}/issues", "", empty=True)
     if not any(k == "limit" for k, _ in kept):
         kept.append(("limit", SEARCH_DEFAULT_LIMIT))
     if reason := query_too_costly(kept, urlencode(kept)):
         return refuse(reason)
-    return Decision("confined", f"/api/v1/repos/{owner}/{repo}/issues", urlencode(kept))
+    return ScopeDecision("confined", f"/api/v1/repos/{owner}/{repo}/issues", urlencode(kept))

@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from benchkit.errors import BenchkitError
+
 from .words import Word
 
 # Sentinels, from Unicode's private use area (input holding them is refused):
@@ -26,7 +28,7 @@ ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 MAX_NESTING = 40  # deeper than any real command line; keeps recursion bounded
 
 
-class ParseError(ValueError):
+class ParseError(ValueError, BenchkitError):
     """The line cannot be parsed statically; the guard denies it."""
 
 

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from benchkit.errors import BenchkitError
 from benchkit.planning.ledger import Ledger
 from benchkit.statistics.intervals import CellStats
 from benchkit.statistics.rows import TrialRow
 from benchkit.statistics.verdicts import Family
 
 
-class NoComparison(ValueError):
+class NoComparison(ValueError, BenchkitError):
     """The comparison asked for cannot be made: said to the user, nothing run."""
 
 

@@ -36,11 +36,12 @@ from pathlib import Path
 
 from benchkit.agent.model_probe import ProbeError, Resolution, resolve
 from benchkit.agent.runtime import bundled_cli
-from benchkit.documents import Arm, Problem, SpecError, Tree, load_arm
+from benchkit.documents import Arm, DocumentError, Problem, Tree, load_arm
 from benchkit.documents.loader import did_you_mean
 from benchkit.documents.reference import Reference, reference_for
 from benchkit.documents.task import Task
 from benchkit.documents.tree import load_tree_parts
+from benchkit.errors import BenchkitError
 from benchkit.gitea import Credentials, CredentialsError, GiteaError, HostError
 from benchkit.gitea.runuser import admin_problem
 from benchkit.gitea.server import BINARY_ENV
@@ -64,7 +65,7 @@ class Failure:
         return f"pre-flight {self.check}: {self.message}"
 
 
-class PreflightError(Exception):
+class PreflightError(BenchkitError):
     """One or more pre-flight checks failed; `failures` and `problems` say which."""
 
     def __init__(self, failures: list[Failure], problems: list[Problem] | None = None):
@@ -150,7 +151,7 @@ def load_documents(arm_paths, *, task_patterns=(), tiers=(), driver: str = "clau
 def _documents(arm_paths, task_patterns, tiers, driver, problems) -> Checked | None:
     try:
         tree, found = load_tree_parts()
-    except SpecError as error:
+    except DocumentError as error:
         problems.extend(error.problems)
         return None
     spare = [p for p in found if tree is not None and not _needed(p, tree.root, arm_paths,
@@ -163,7 +164,7 @@ def _documents(arm_paths, task_patterns, tiers, driver, problems) -> Checked | N
     for path in arm_paths:
         try:
             arm = load_arm(path)
-        except SpecError as error:
+        except DocumentError as error:
             problems.extend(error.problems)
             continue
         if arm.id in arms:
@@ -249,7 +250,7 @@ def _references(arms, root, problems) -> dict:
     for arm in arms:
         try:
             references[arm.id] = reference_for(arm, root)
-        except SpecError as error:
+        except DocumentError as error:
             problems.extend(error.problems)
     return references
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 
 from benchkit.agent.driver import AgentRun
 from benchkit.agent.replay import ReplayDriver, null_reference
-from benchkit.documents.loader import SpecError
+from benchkit.documents.loader import DocumentError
 from benchkit.documents.models import load_arm
 from benchkit.documents.reference import excerpt, no_reference, reference_for
 from benchkit.documents.tree import load_tree
@@ -100,7 +100,7 @@ def validate_live(arm_paths=(), *, host: str | None = None, token: str | None = 
 
     arm_paths: arm YAML files (default: every arm of the tree). task_ids: limit to
     these tasks (default: every scored task, and any other one a reference covers).
-    Raises SpecError for a broken tree or reference, HarnessError for a host that
+    Raises DocumentError for a broken tree or reference, HarnessError for a host that
     cannot be used at all.
     """
     tree = load_tree(root)
@@ -156,7 +156,7 @@ def _tasks(tree, reference, task_ids, self_review: bool, arm):
         problems: list = []
         chosen = choose_tasks(tree, task_ids, (), problems)  # ids or globs
         if problems:
-            raise SpecError(problems)
+            raise DocumentError(problems)
     else:
         chosen = [t for t in tree.tasks.values() if t.scored or t.id in reference.tasks]
     return [t for t in chosen if not_runnable(arm, t, self_review) is None]

@@ -2,7 +2,7 @@
 a host (benchkit.proving.selfcheck).
 
 The command sits above the trial because --live runs arms; without --live it needs
-only the spec (benchkit.documents.commands.validate_documents), so it answers in a blink.
+only the documents package (benchkit.documents.commands.validate_documents), so it answers in a blink.
 """
 
 import sys

@@ -47,7 +47,7 @@ def current_matrix(root=None, *, weights=None, model=None, pass_k=None,
                    baseline=None) -> Matrix:
     """The matrix of the tree at root (default: benchkit.documents.find_root()), with any
     weight overrides (the tree's own matrix is kept between runs: matrix.tree_matrix).
-    Raises benchkit.documents.SpecError when the tree is broken, and ValueError for a
+    Raises benchkit.documents.DocumentError when the tree is broken, and ValueError for a
     baseline that is not an arm of the tree."""
     matrix = tree_matrix(root, model=model)
     if weights:

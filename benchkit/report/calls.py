@@ -16,14 +16,14 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 
 from benchkit.report.columns import COMMAND_COLUMNS
-from benchkit.report.record import Record
+from benchkit.report.record import ReportRecord
 from benchkit.report.tally import Tally
 from benchkit.sample import COMPONENTS
 
 _CALLS, _FAILED, _RETRIES, _BYTES = range(4)
 
 
-class CommandRow(Record):
+class CommandRow(ReportRecord):
     """One command of an arm's tool (benchkit.report.calls): per trial, means over the
     arm's tasks of each task's mean, as "Where the tokens go" counts."""
     command: str
@@ -35,7 +35,7 @@ class CommandRow(Record):
     bytes: float | None  # a result's mean size
 
 
-class CommandTable(Record):
+class CommandTable(ReportRecord):
     """An arm's commands by cost: its tool-output part, command by command."""
     arm: str
     kind: str  # measured | replay
@@ -46,7 +46,7 @@ class CommandTable(Record):
     rows: list[CommandRow]
 
 
-class CommandChange(Record):
+class CommandChange(ReportRecord):
     """One command in a version comparison: newest against older, per trial on the
     tasks both ran; None where a version never ran it."""
     command: str

@@ -130,8 +130,8 @@ def _report(store_dir: Path, store: Summariser, options: ReportOptions, format_:
             warn(line)
         click.echo(render(data, format_), nl=False)
     except BadDocuments as error:  # the tree the samples are judged against is broken
-        # (the spec's SpecError: caught by its base, since a cached tree's report never
-        # imports the spec)
+        # (benchkit.documents' DocumentError: caught by its base, since a cached tree's report
+        # never imports benchkit.documents)
         fail(error.problems)
     except (FileNotFoundError, ValueError) as error:
         raise BadInput(str(error)) from None

@@ -5,10 +5,10 @@ tallies; benchkit.report.model's Report holds them."""
 
 from __future__ import annotations
 
-from benchkit.report.record import Record
+from benchkit.report.record import ReportRecord
 
 
-class CoverageCell(Record):
+class CoverageCell(ReportRecord):
     arm: str
     samples: int
     status: str  # n/a | cannot | missing | replayed (no measured sample) | covered | below
@@ -17,26 +17,26 @@ class CoverageCell(Record):
     replay: int
 
 
-class CoverageRow(Record):
+class CoverageRow(ReportRecord):
     task: str
     tier: str
     scored: bool
     cells: list[CoverageCell]
 
 
-class Gap(Record):
+class Gap(ReportRecord):
     arm: str
     task: str
     samples: int
 
 
-class Cannot(Record):
+class Cannot(ReportRecord):
     task: str
     why: str
     arms: list[str]
 
 
-class Coverage(Record):
+class Coverage(ReportRecord):
     rows: list[CoverageRow]
     missing: list[Gap]
     below_floor: list[Gap]
@@ -44,7 +44,7 @@ class Coverage(Record):
     replayed: list[Gap] = []  # scored cells with replay estimates and no measured sample
 
 
-class CellRow(Record):
+class CellRow(ReportRecord):
     """A current cell with samples and its means: a row of the CSV export."""
     arm: str
     task: str
@@ -67,7 +67,7 @@ class CellRow(Record):
     output: float
 
 
-class TaskRow(Record):
+class TaskRow(ReportRecord):
     task: str
     tier: str
     scored: bool
@@ -83,12 +83,12 @@ class TaskRow(Record):
     cost_usd: float | None
 
 
-class ArmTasks(Record):
+class ArmTasks(ReportRecord):
     arm: str
     rows: list[TaskRow]
     missing: int  # scored tasks it has no sample of
 
 
-class TaskTables(Record):
+class TaskTables(ReportRecord):
     measured: list[ArmTasks]
     replay: list[ArmTasks]

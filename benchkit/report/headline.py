@@ -9,9 +9,9 @@ from benchkit.report.matrix import Matrix
 from benchkit.report.model import (
     ArmRow,
     Common,
-    Comparison,
     Difference,
     Figure,
+    ReferenceComparison,
     StatisticsNote,
     Unsupported,
     Verdicts,
@@ -136,7 +136,7 @@ def verdict_view(cells: dict[str, dict[str, CellStats]], headline: list[ArmRow],
     return Verdicts(fam.method(), fam.margin, fam.baseline, fam.alpha, fam.alpha_pair, pairs)
 
 
-def comparison(pairs: Verdicts | None, rows: list[ArmRow]) -> Comparison | None:
+def comparison(pairs: Verdicts | None, rows: list[ArmRow]) -> ReferenceComparison | None:
     """Each arm's cost difference to the reference (the baseline, else the cheapest
     arm), from the verdicts' simultaneous intervals, so choosing the cheapest after
     looking costs nothing: every pair is covered at once."""
@@ -161,7 +161,7 @@ def comparison(pairs: Verdicts | None, rows: list[ArmRow]) -> Comparison | None:
             difference=figure(_scaled(base, ratio), (_scaled(base, low), _scaled(base, high))),
             relative=ratio - 1 if ratio is not None else None,
             distinguishable=verdict in ("a-cheaper", "b-cheaper")))
-    return Comparison(reference, found) if found else None
+    return ReferenceComparison(reference, found) if found else None
 
 
 def _inverse(value: float | None) -> float | None:

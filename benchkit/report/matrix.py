@@ -3,7 +3,7 @@ fingerprints a sample must carry to count, and the suite's report settings.
 
 Plain data, so aggregation is testable on synthetic stores; `matrix_from_tree` wires
 it to the declarative tree, and `tree_matrix` keeps it between runs (under the cache
-directory, keyed on the tree's documents, benchkit's code and the spec's libraries).
+directory, keyed on the tree's documents, benchkit's code and the document loaders' libraries).
 A fingerprint of None accepts any sample's. The prompt's
 fingerprint is not here: the runner takes it of the assembled prompt (skill and
 bootstrap included), which only a run knows, so each cell's current prompt is the one
@@ -119,14 +119,14 @@ def with_arms(matrix: Matrix, documents: list[Path]) -> Matrix:
     that no longer loads is left out (its samples stay apart, "arm not in the tree")."""
     if not documents:
         return matrix
-    # Imported here, measured: the spec's YAML and JSON-Schema stack (~0.1 s) that a
+    # Imported here, measured: the document loaders' YAML and JSON-Schema stack (~0.1 s) that a
     # kept matrix otherwise spares a `benchkit report`; only a store with such arms pays.
-    from benchkit.documents import SpecError, load_arm
+    from benchkit.documents import DocumentError, load_arm
     known, added = {a.id for a in matrix.arms}, []
     for path in documents:
         try:
             arm = load_arm(path)
-        except SpecError:
+        except DocumentError:
             continue
         if arm.id not in known:
             known.add(arm.id)
@@ -159,7 +159,7 @@ def _cannot_run(task, arm, unsupported: dict) -> str | None:
 def _references(arm, root) -> dict:
     """task id -> the arm's reference solution of it (none without a refs.d document):
     what its tool cannot do, and what a replay of it plays."""
-    # Only with the tree loaded, as on a cache miss (measured: the spec's YAML and
+    # Only with the tree loaded, as on a cache miss (measured: the document loaders' YAML and
     # JSON-Schema stack is ~0.1 s of a cold `benchkit report`; a kept matrix skips it).
     from benchkit.documents.reference import reference_for, reference_path
     if root is None or not reference_path(arm.id, root).is_file():
@@ -182,7 +182,7 @@ def tree_matrix(root=None, *, model: str | None = None) -> Matrix:
     """matrix_from_tree(benchkit.documents.load_tree(root), model=model), from the cache when
     nothing it depends on has changed since it was kept: loading and validating the
     tree, with the imports that takes (YAML, JSON Schema), was a third of the parent's
-    work in a `benchkit report`. A broken tree is never kept, so it raises SpecError
+    work in a `benchkit report`. A broken tree is never kept, so it raises DocumentError
     every time."""
     root = Path(root).resolve() if root is not None else find_tree()
     entry = _cache_entry(root, model) if root is not None else None
@@ -191,7 +191,7 @@ def tree_matrix(root=None, *, model: str | None = None) -> Matrix:
             kept = msgspec.json.decode(entry[0].read_bytes(), type=Kept)
             if kept.key == entry[1]:
                 return kept.matrix
-    # Imported on a miss only (measured: the spec's YAML and JSON-Schema stack, ~0.1 s
+    # Imported on a miss only (measured: the document loaders' YAML and JSON-Schema stack, ~0.1 s
     # of a cold `benchkit report`).
     from benchkit.documents import load_tree
     matrix = matrix_from_tree(load_tree(root), model=model)
@@ -211,7 +211,7 @@ def tree_key(root=None, *, model: str | None = None) -> str | None:
 def _cache_entry(root: Path, model: str | None) -> tuple[Path, str] | None:
     """Where the matrix of (root, model) is kept (one entry each, replaced when stale),
     and the key it must be kept under: the tree's documents, benchkit's code and the
-    spec's libraries (benchkit.cache.tree_stamp). None, so no cache, when any of it
+    document loaders' libraries (benchkit.cache.tree_stamp). None, so no cache, when any of it
     cannot be read (a checkout or an upgrade under way)."""
     try:
         stamp = tree_stamp(root)

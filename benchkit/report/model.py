@@ -16,18 +16,18 @@ import msgspec
 
 from benchkit.report.calls import CommandChange, CommandTable
 from benchkit.report.grid import CellRow, Coverage, TaskTables
-from benchkit.report.record import Record
+from benchkit.report.record import ReportRecord
 from benchkit.statistics.verdicts import PairVerdict
 
 
-class Figure(Record):
+class Figure(ReportRecord):
     """A figure and its interval (None where undefined)."""
     value: float | None
     low: float | None
     high: float | None
 
 
-class ArmRow(Record):
+class ArmRow(ReportRecord):
     """One arm's headline row: means over its tasks of per-task means, with intervals
     (statistics.intervals.ALL_METRICS), over the `tasks` it ran of `tasks_total`."""
     arm: str
@@ -48,14 +48,14 @@ class ArmRow(Record):
     estimated: bool = False  # the replay's rows: estimates, never the headline
 
 
-class Unsupported(Record):
+class Unsupported(ReportRecord):
     """A scored task an arm left out because its tool cannot do it."""
     arm: str
     task: str
     reason: str
 
 
-class Common(Record):
+class Common(ReportRecord):
     """The arms ranked on the tasks every one of them ran (the report's first table,
     headline.common_headline): `apart` the arms with samples that share no task with
     the ranked ones (listed, not ranked), `uneven` when the arms ran different tasks
@@ -68,7 +68,7 @@ class Common(Record):
     uneven: bool = False
 
 
-class Verdicts(Record):
+class Verdicts(ReportRecord):
     """The headline comparison's family of verdicts (benchkit.statistics.verdicts)."""
     method: str
     margin: float
@@ -78,7 +78,7 @@ class Verdicts(Record):
     pairs: list[PairVerdict]
 
 
-class Difference(Record):
+class Difference(ReportRecord):
     """One arm's cost against the comparison's reference."""
     arm: str
     tasks: int
@@ -88,27 +88,27 @@ class Difference(Record):
     distinguishable: bool
 
 
-class Comparison(Record):
+class ReferenceComparison(ReportRecord):
     reference: str
     rows: list[Difference]
 
 
-class StatisticsNote(Record):
+class StatisticsNote(ReportRecord):
     """What the intervals and the verdicts are, in words."""
     intervals: str
     verdicts: str | None
 
 
-class JobCount(Record):
+class JobCount(ReportRecord):
     jobs: int | None  # trials run at once (None: not recorded)
     samples: int
 
 
-class Durations(Record):
+class Durations(ReportRecord):
     jobs: list[JobCount]
 
 
-class TierArm(Record):
+class TierArm(ReportRecord):
     """An arm in a tier: cost and success over the tier's tasks it ran, and over the
     tier's common tasks (those every arm with samples in the tier ran), on which it is
     compared: `relative` is its common cost over the cheapest arm's among those at the
@@ -124,14 +124,14 @@ class TierArm(Record):
     below_best: bool = False
 
 
-class Tier(Record):
+class Tier(ReportRecord):
     tier: str
     tasks_total: int
     arms: list[TierArm]
     common: int = 0  # the tier's tasks every arm with samples in it ran
 
 
-class ComponentRow(Record, kw_only=True):
+class ComponentRow(ReportRecord, kw_only=True):
     """An arm's mean tokens per trial of each component, weighted, and its share (all
     None without samples, and no total)."""
     arm: str
@@ -141,7 +141,7 @@ class ComponentRow(Record, kw_only=True):
     shares: dict[str, float] | None
 
 
-class AnatomyRow(Record):
+class AnatomyRow(ReportRecord):
     """Where an arm's tokens go (benchkit.report.anatomy)."""
     arm: str
     kind: str  # measured | replay
@@ -158,7 +158,7 @@ class AnatomyRow(Record):
     search_calls: float = 0.0  # tool searches per trial (an arm behind the runtime's tool search)
 
 
-class BonusArm(Record, kw_only=True):
+class BonusArm(ReportRecord, kw_only=True):
     """An arm on a bonus operation (benchkit.report.bonus): `status` is measured,
     replayed (estimates), or why the cell has no figures (not applicable,
     unsupported, not run: no scoring spec, no sample yet); where it ran, the figures
@@ -176,13 +176,13 @@ class BonusArm(Record, kw_only=True):
     duration: Figure | None = None
 
 
-class Bonus(Record):
+class Bonus(ReportRecord):
     task: str
     only_when: dict[str, Any]
     arms: list[BonusArm]
 
 
-class Estimates(Record):
+class Estimates(ReportRecord):
     """The replay's samples in the measured figures' layout: every figure an estimate;
     `common` compares the arms on the tasks all of them replayed, when they differ."""
     headline: list[ArmRow]
@@ -192,7 +192,7 @@ class Estimates(Record):
     common: Common | None = None
 
 
-class ExclusionRow(Record):
+class ExclusionRow(ReportRecord):
     arm: str
     invalid: int
     unaudited: int
@@ -200,7 +200,7 @@ class ExclusionRow(Record):
     classes: dict[str, int]  # "reason: failure class" -> samples
 
 
-class OtherVersion(Record):
+class OtherVersion(ReportRecord):
     arm: str
     task: str
     changed: list[str]
@@ -211,7 +211,7 @@ class OtherVersion(Record):
     cost: float | None
 
 
-class VersionFigures(Record):
+class VersionFigures(ReportRecord):
     """The newest and an older version of one arm's tool on the tasks both ran: mean
     cost-equivalent tokens, the ratio newest / older with its simultaneous interval,
     success, and the measured samples each counted."""
@@ -225,7 +225,7 @@ class VersionFigures(Record):
     samples_older: int
 
 
-class VersionComparison(Record):
+class VersionComparison(ReportRecord):
     """An arm's newest tool version against an older one (benchkit.report.versions):
     `verdict` is the newest's, cheaper | equivalent | costlier | inconclusive."""
     arm: str
@@ -239,7 +239,7 @@ class VersionComparison(Record):
     commands: list[CommandChange] = msgspec.field(default_factory=list)  # by command
 
 
-class ModelRow(Record):
+class ModelRow(ReportRecord):
     """One model's figures on an arm, over the tasks every compared model ran."""
     model: str
     tasks: int
@@ -251,7 +251,7 @@ class ModelRow(Record):
     duration: Figure
 
 
-class ModelComparison(Record):
+class ModelComparison(ReportRecord):
     """An arm's models compared (benchkit.report.models_compared): rows cheapest first
     on `tasks`, the scored tasks all of them ran; `ran`, the scored tasks each ran; the
     verdicts of every pair (a and b: models); `estimated`, on the replay's estimates."""
@@ -265,7 +265,7 @@ class ModelComparison(Record):
     method: str
 
 
-class NotReproducible(Record):
+class NotReproducible(ReportRecord):
     """A failed trial whose own calls passed on a fresh repository."""
     trial: Any
     arm: Any
@@ -274,7 +274,7 @@ class NotReproducible(Record):
     differences: Any
 
 
-class Failure(Record):
+class FailedTrial(ReportRecord):
     """A counted trial that did not pass: measured, or replayed (`estimated`)."""
     trial: str        # the sample's id
     arm: str
@@ -286,7 +286,7 @@ class Failure(Record):
     page: str         # its drill-down page, relative to the reports
 
 
-class Ambient(Record):
+class Ambient(ReportRecord):
     """An arm's ambient size (benchkit.surface): bytes and estimated tokens per part
     (skill, schemas, bootstrap) and in all ("total")."""
     bytes: dict[str, int]
@@ -294,7 +294,7 @@ class Ambient(Record):
     bytes_per_token: int
 
 
-class Totals(Record):
+class SampleTotals(ReportRecord):
     samples: int
     files: int
     measured: int
@@ -309,7 +309,7 @@ class Totals(Record):
     leaks_counted: int = 0  # of the invalid, the agent's own leaks: failures of their arm
 
 
-class Report(Record):
+class Report(ReportRecord):
     """The report of a store against the current tree (benchkit.report.aggregate)."""
     version: int
     model: str
@@ -322,11 +322,11 @@ class Report(Record):
     tool_versions: dict[str, str | None]
     runtimes: dict[str, str]  # arm -> the agent runtime of its counted samples
     ambient_size: dict[str, Ambient]  # arms whose current tool recorded one
-    totals: Totals
+    totals: SampleTotals
     headline: list[ArmRow]
     common: Common | None
     verdicts: Verdicts | None
-    comparison: Comparison | None
+    comparison: ReferenceComparison | None
     statistics: StatisticsNote
     durations: Durations
     tiers: list[Tier]
@@ -343,7 +343,7 @@ class Report(Record):
     version_comparisons: list[VersionComparison]
     problems: list[str]
     not_reproducible: list[NotReproducible]
-    failures: list[Failure]
+    failures: list[FailedTrial]
     notes: list[str]  # benchkit.report.notes, read off the rest
     # The models the store holds samples of (samples each), and each arm's compared.
     models: dict[str, int] = {}

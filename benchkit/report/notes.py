@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from benchkit.report.model import Durations, Report, Totals
+from benchkit.report.model import Durations, Report, SampleTotals
 
 
 def _names(items: Iterable[str]) -> str:
@@ -54,7 +54,7 @@ def coverage_notes(report: Report) -> list[str]:
     return said
 
 
-def exclusion_notes(totals: Totals) -> list[str]:
+def exclusion_notes(totals: SampleTotals) -> list[str]:
     said = []
     excluded = totals.invalid + totals.unaudited + totals.harness_error - totals.leaks_counted
     if excluded:

@@ -7,5 +7,5 @@ from __future__ import annotations
 import msgspec
 
 
-class Record(msgspec.Struct, omit_defaults=True):
+class ReportRecord(msgspec.Struct, omit_defaults=True):
     """A record of the report."""

@@ -28,12 +28,12 @@ from benchkit.report.model import (
     Durations,
     Estimates,
     ExclusionRow,
-    Failure,
+    FailedTrial,
     JobCount,
     OtherVersion,
+    SampleTotals,
     Tier,
     TierArm,
-    Totals,
 )
 from benchkit.report.summary import Summary
 from benchkit.report.tally import Placed, Tally
@@ -44,23 +44,23 @@ from benchkit.statistics.rows import COST, SUCCESS
 Cell = tuple[str, str]  # (arm id, task id)
 
 
-def totals(contents: Summary, sorted_: Placed) -> Totals:
+def totals(contents: Summary, sorted_: Placed) -> SampleTotals:
     def trials(tallies):
         return sum(len(t) for t in tallies.values())
 
     def excluded(why):
         return sum(n for c in sorted_.excluded.values() for (reason, _), n in c.items()
                    if reason == why)
-    return Totals(samples=contents.samples, files=contents.files,
-                  measured=trials(sorted_.measured), replay=trials(sorted_.replay),
-                  invalid=excluded("invalid"), unaudited=excluded("unaudited"),
-                  harness_error=excluded("harness-error"),
-                  other_versions=sum(n for _, n in sorted_.other.values()),
-                  unconfined=contents.unconfined, unreadable=len(contents.problems),
-                  gateway_only=contents.gateway_only,
-                  leaks_counted=sum(n for c in sorted_.excluded.values()
-                                    for (reason, kind), n in c.items()
-                                    if charged_leak(reason, kind)))
+    return SampleTotals(samples=contents.samples, files=contents.files,
+                        measured=trials(sorted_.measured), replay=trials(sorted_.replay),
+                        invalid=excluded("invalid"), unaudited=excluded("unaudited"),
+                        harness_error=excluded("harness-error"),
+                        other_versions=sum(n for _, n in sorted_.other.values()),
+                        unconfined=contents.unconfined, unreadable=len(contents.problems),
+                        gateway_only=contents.gateway_only,
+                        leaks_counted=sum(n for c in sorted_.excluded.values()
+                                          for (reason, kind), n in c.items()
+                                          if charged_leak(reason, kind)))
 
 
 def duration_view(jobs: Counter) -> Durations:
@@ -236,7 +236,7 @@ def task_view(cells: Cells, matrix: Matrix) -> list[ArmTasks]:
 
 
 def failure_view(measured: Mapping[Cell, Tally], replay: Mapping[Cell, Tally],
-                 matrix: Matrix) -> list[Failure]:
+                 matrix: Matrix) -> list[FailedTrial]:
     """The counted trials that did not pass, each with its page: measured ones first,
     then replayed, in matrix order, then by trial number."""
     arms = {a.id: i for i, a in enumerate(matrix.arms)}
@@ -251,9 +251,9 @@ def failure_view(measured: Mapping[Cell, Tally], replay: Mapping[Cell, Tally],
                   for estimated, tallies in ((False, measured), (True, replay))
                   for (arm, task), tally in tallies.items() for block in tally.blocks
                   for failed in block.failed))
-    return [Failure(trial=sample_id, arm=arm, task=task, number=number, outcome=outcome,
-                    failure_class=failure_class, estimated=estimated,
-                    page=trial_href(arm, task, sample_id))
+    return [FailedTrial(trial=sample_id, arm=arm, task=task, number=number, outcome=outcome,
+                        failure_class=failure_class, estimated=estimated,
+                        page=trial_href(arm, task, sample_id))
             for estimated, _, _, number, _, sample_id, arm, task, outcome, failure_class in found]
 
 

@@ -261,7 +261,7 @@ def _run(progress: Progress, stop: Stop, report: ReportTarget | None, arm_yamls,
     for warning in checked.warnings:  # before anything starts
         progress.note(warning)
     for arm_id, why in checked.not_installed.items():
-        progress.emit(events.NotInstalled(arm=arm_id, reason=why),
+        progress.emit(events.NotInstalledEvent(arm=arm_id, reason=why),
                       f"not run (--only-installed): {why}")
     if suite_until is not None:
         settings = msgspec.structs.replace(settings, until=getattr(checked.tree.suite,

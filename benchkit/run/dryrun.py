@@ -95,13 +95,13 @@ class Plan:
     def untimed(self) -> int:
         return sum(t.seconds is None for t in self.trials)
 
-    def event(self) -> events.Plan:
-        return events.Plan(
+    def event(self) -> events.PlanEvent:
+        return events.PlanEvent(
             driver=self.driver, model=self.model, host=self.host, budget=self.budget,
             expected_tokens=round(self.total),
-            trials=[events.PlannedTrial(t.arm, t.task, t.trial, round(t.expected), t.basis,
-                                        t.replayed, t.estimate, t.arm in self.tools_missing,
-                                        usd=t.usd, seconds=t.seconds, source=t.source)
+            trials=[events.PlanEventTrial(t.arm, t.task, t.trial, round(t.expected), t.basis,
+                                          t.replayed, t.estimate, t.arm in self.tools_missing,
+                                          usd=t.usd, seconds=t.seconds, source=t.source)
                     for t in self.trials],
             tools_missing=self.tools_missing,
             over_budget=[events.OverBudget(t.arm, t.task, t.trial, round(t.expected), t.basis,

@@ -52,7 +52,7 @@ def model_probe(found: Resolution | None) -> ModelProbe | None:
                       probe_ms=found.ms, cached=found.cached)
 
 
-class Run(Event, tag="run"):
+class RunEvent(Event, tag="run"):
     arms: list[str]
     cells: int
     trials: int
@@ -67,18 +67,18 @@ class Run(Event, tag="run"):
     model_probe: ModelProbe | None = None
 
 
-class Skipped(Event, tag="skip"):
+class SkippedEvent(Event, tag="skip"):
     arm: str
     task: str
     reason: str
 
 
-class NotInstalled(Event, tag="not-installed"):
+class NotInstalledEvent(Event, tag="not-installed"):
     arm: str
     reason: str
 
 
-class BudgetSkipped(Event, tag="budget-skip"):
+class BudgetSkippedEvent(Event, tag="budget-skip"):
     arm: str
     task: str
     trial: int
@@ -86,7 +86,7 @@ class BudgetSkipped(Event, tag="budget-skip"):
     left_tokens: int
 
 
-class Start(Event, tag="start"):
+class StartEvent(Event, tag="start"):
     n: int
     arm: str
     task: str
@@ -96,7 +96,7 @@ class Start(Event, tag="start"):
     expected_from: str
 
 
-class Totals(msgspec.Struct):
+class RunningTotals(msgspec.Struct):
     """The run's totals after a trial ended."""
     ran: int
     spent_tokens: int
@@ -104,7 +104,7 @@ class Totals(msgspec.Struct):
     left_tokens: int | None
 
 
-class End(Event, tag="end"):
+class EndEvent(Event, tag="end"):
     n: int
     arm: str
     task: str
@@ -118,14 +118,14 @@ class End(Event, tag="end"):
     turns: int
     seconds: float
     detail: str
-    totals: Totals
+    totals: RunningTotals
 
 
-class Interrupt(Event, tag="interrupt"):
+class InterruptEvent(Event, tag="interrupt"):
     pass
 
 
-class FailureReplay(Event, tag="failure_replay"):
+class FailureReplayEvent(Event, tag="failure_replay"):
     trial: str  # the failed trial's sample id
     arm: str
     task: str
@@ -133,7 +133,7 @@ class FailureReplay(Event, tag="failure_replay"):
     replay_outcome: str
 
 
-class Summary(Event, tag="summary"):
+class SummaryEvent(Event, tag="summary"):
     ran: int
     planned: int
     outcomes: dict[str, int]
@@ -150,7 +150,7 @@ class Summary(Event, tag="summary"):
     store: str
 
 
-class Report(Event, tag="report"):
+class ReportEvent(Event, tag="report"):
     paths: list[str]
 
 
@@ -163,7 +163,7 @@ class OverBudget(msgspec.Struct):
     replayed: float | None
 
 
-class PlannedTrial(OverBudget):
+class PlanEventTrial(OverBudget):
     """A trial the plan keeps: what one the budget leaves out says, and more: its
     dollars at the model's list price, its expected duration, its basis in words."""
     estimate: bool
@@ -173,13 +173,13 @@ class PlannedTrial(OverBudget):
     source: str = ""
 
 
-class Plan(Event, tag="plan"):
+class PlanEvent(Event, tag="plan"):
     driver: str
     model: str
     host: str
     budget: float | None
     expected_tokens: int
-    trials: list[PlannedTrial]
+    trials: list[PlanEventTrial]
     tools_missing: dict[str, str]  # arm id -> why its tool is not here
     over_budget: list[OverBudget]
     not_run: list[Skip]
@@ -207,7 +207,7 @@ class Next(msgspec.Struct):
     why: str
 
 
-class Decide(Event, tag="decide"):
+class DecideEvent(Event, tag="decide"):
     estimated: bool
     pairs: list[Pair]
     next: list[Next]
@@ -218,17 +218,19 @@ class Failed(msgspec.Struct):
     message: str
 
 
-class Preflight(Event, tag="preflight"):
+class PreflightEvent(Event, tag="preflight"):
     ok: bool
     failures: list[Failed]
     problems: list[str]
 
 
-AnyEvent = (Run | Skipped | NotInstalled | BudgetSkipped | Start | End | Interrupt
-            | FailureReplay | Summary | Report | Plan | Decide | Preflight)
-EVENTS: tuple[type[Event], ...] = (Run, Skipped, NotInstalled, BudgetSkipped, Start, End,
-                                   Interrupt, FailureReplay, Summary, Report, Plan, Decide,
-                                   Preflight)
+AnyEvent = (RunEvent | SkippedEvent | NotInstalledEvent | BudgetSkippedEvent | StartEvent
+            | EndEvent | InterruptEvent | FailureReplayEvent | SummaryEvent | ReportEvent
+            | PlanEvent | DecideEvent | PreflightEvent)
+EVENTS: tuple[type[Event], ...] = (RunEvent, SkippedEvent, NotInstalledEvent, BudgetSkippedEvent,
+                                   StartEvent, EndEvent, InterruptEvent, FailureReplayEvent,
+                                   SummaryEvent, ReportEvent, PlanEvent, DecideEvent,
+                                   PreflightEvent)
 DECODER = msgspec.json.Decoder(AnyEvent)
 
 

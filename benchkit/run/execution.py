@@ -58,9 +58,9 @@ def preflight_failed(progress: Progress, failures: list[Failure], problems: list
     for failure in failures:
         if failure.check != "documents" or not problems:
             progress.note(str(failure))
-    progress.emit(events.Preflight(ok=False,
-                                   failures=[events.Failed(f.check, f.message) for f in failures],
-                                   problems=[str(p) for p in problems]), None)
+    progress.emit(events.PreflightEvent(ok=False,
+                                        failures=[events.Failed(f.check, f.message) for f in failures],
+                                        problems=[str(p) for p in problems]), None)
     return RunEnd(phase, blocked="; ".join(map(str, [*problems, *failures])))
 
 

@@ -127,9 +127,9 @@ def replay_failures(failed: list[tuple[Trial, TrialResult]], context, progress,
             ctx.client.close()
         verdicts.append(entry)
         assert entry.replay  # a kept verdict carries its replay
-        progress.emit(events.FailureReplay(trial=entry.trial, arm=entry.arm, task=entry.task,
-                                           verdict=entry.verdict,
-                                           replay_outcome=entry.replay.outcome),
+        progress.emit(events.FailureReplayEvent(trial=entry.trial, arm=entry.arm, task=entry.task,
+                                                verdict=entry.verdict,
+                                                replay_outcome=entry.replay.outcome),
                       f"failure replay: {trial.arm.id} {trial.task.id} trial {trial.index} "
                       f"({result.sample.outcome}): {entry.verdict} - its {entry.replay.calls} "
                       f"call(s) on a fresh repository {entry.replay.outcome}")

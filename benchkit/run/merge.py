@@ -28,12 +28,13 @@ from pathlib import Path
 
 import click
 
+from benchkit.errors import BenchkitError
 from benchkit.exits import EXIT_BAD_INPUT
 from benchkit.sample import decode_sample
 from benchkit.store import FAILURE_REPLAYS, Store, StoreError, Unwritable, writing
 
 
-class MergeRefused(Exception):
+class MergeRefused(BenchkitError):
     """The stores cannot be merged: the one line that says why."""
 
 

@@ -119,10 +119,10 @@ class Progress:
                probe: events.ModelProbe | None = None, rounds: bool = False) -> None:
         """The run's first lines; `rounds`: --until-decided plans its trials round by
         round, so none is counted ahead."""
-        event = events.Run(arms=arms, cells=cells, trials=trials, driver=driver, model=model,
-                           host=host, self_review=self_review, budget=budget,
-                           usage_estimated=self.estimated, jobs=jobs, store=store,
-                           model_probe=probe)
+        event = events.RunEvent(arms=arms, cells=cells, trials=trials, driver=driver, model=model,
+                                host=host, self_review=self_review, budget=budget,
+                                usage_estimated=self.estimated, jobs=jobs, store=store,
+                                model_probe=probe)
         where = f"{host['kind']} {host['url']}" + (" (embedded)" if host.get("embedded") else "")
         planned = (f"trials planned round by round (--until-decided), {cells} cell(s)"
                    if rounds else f"{trials} trial(s) of {cells} cell(s)")
@@ -149,11 +149,11 @@ class Progress:
         self._start_display()
 
     def skipped(self, skip: Skip) -> None:
-        self.emit(events.Skipped(arm=skip.arm, task=skip.task, reason=skip.reason),
+        self.emit(events.SkippedEvent(arm=skip.arm, task=skip.task, reason=skip.reason),
                   f"not run: {skip.arm} {skip.task}: {skip.reason}")
 
     def budget_skip(self, number: int, skip: Skip, expected: float, left: float) -> None:
-        self.emit(events.BudgetSkipped(arm=skip.arm, task=skip.task, trial=number,
+        self.emit(events.BudgetSkippedEvent(arm=skip.arm, task=skip.task, trial=number,
                                     expected_tokens=round(expected), left_tokens=round(left)),
                   f"skipped (budget): {skip.arm} {skip.task} trial {number}: "
                   f"expects {token_figure(expected, True)} tokens, {self.tokens(left)} left")
@@ -161,9 +161,9 @@ class Progress:
     def started(self, ticket, prepared: Prepared) -> None:
         trial = ticket.trial
         repo = prepared.repo.full_name if prepared.repo is not None else None
-        event = events.Start(n=ticket.number, arm=trial.arm.id, task=trial.task.id,
-                             trial=trial.index, repo=repo,
-                             expected_tokens=round(ticket.expected), expected_from=ticket.basis)
+        event = events.StartEvent(n=ticket.number, arm=trial.arm.id, task=trial.task.id,
+                                  trial=trial.index, repo=repo,
+                                  expected_tokens=round(ticket.expected), expected_from=ticket.basis)
         where = f"on {repo}" if repo else f"(provisioning failed: {prepared.failure_class})"
         self.emit(event, f"[{ticket.number}/{self.planned}] {trial.arm.id} {trial.task.id} trial "
                          f"{trial.index}: started {where}, expects "
@@ -174,12 +174,12 @@ class Progress:
         trial, totals = ticket.trial, scheduler.totals
         with self._lock:  # totals read and line written together
             why = detail(sample)
-            event = events.End(n=ticket.number, arm=trial.arm.id, task=trial.task.id,
-                               trial=trial.index, sample=sample.id, outcome=sample.outcome,
-                               failure_class=sample.failure_class, valid=sample.valid,
-                               tokens=round(cost), usage_estimated=sample.usage_estimated,
-                               turns=sample.turns, seconds=sample.duration_s, detail=why,
-                               totals=totals.snapshot(_round(scheduler.left())))
+            event = events.EndEvent(n=ticket.number, arm=trial.arm.id, task=trial.task.id,
+                                    trial=trial.index, sample=sample.id, outcome=sample.outcome,
+                                    failure_class=sample.failure_class, valid=sample.valid,
+                                    tokens=round(cost), usage_estimated=sample.usage_estimated,
+                                    turns=sample.turns, seconds=sample.duration_s, detail=why,
+                                    totals=totals.snapshot(_round(scheduler.left())))
             left = scheduler.left()
             self.planned, self.done, self.spent = totals.planned, totals.ran, totals.spent
             self.arms[trial.arm.id][sample.outcome] += 1
@@ -194,7 +194,7 @@ class Progress:
                              f"ETA {clock(eta) if eta is not None else '?'}")
 
     def interrupted(self) -> None:
-        self.emit(events.Interrupt(),
+        self.emit(events.InterruptEvent(),
                   "interrupted: stopping; what is running leaves no sample, and its "
                   "repositories are being deleted (Ctrl-C again, a second later, to leave "
                   "at once)")
@@ -204,14 +204,14 @@ class Progress:
         self.close()
         elapsed = time.monotonic() - self.started_at
         left = None if budget is None else budget - totals.spent
-        event = events.Summary(ran=totals.ran, planned=totals.planned,
-                               outcomes=dict(totals.outcomes), spent_tokens=round(totals.spent),
-                               usage_estimated=self.estimated, budget=budget,
-                               left_tokens=_round(left),
-                               skipped_budget=list(totals.budget_skips), not_run=list(not_run),
-                               interrupted=interrupted,
-                               halted=None if interrupted else totals.halted, error=error,
-                               seconds=round(elapsed, 1), store=store)
+        event = events.SummaryEvent(ran=totals.ran, planned=totals.planned,
+                                    outcomes=dict(totals.outcomes), spent_tokens=round(totals.spent),
+                                    usage_estimated=self.estimated, budget=budget,
+                                    left_tokens=_round(left),
+                                    skipped_budget=list(totals.budget_skips), not_run=list(not_run),
+                                    interrupted=interrupted,
+                                    halted=None if interrupted else totals.halted, error=error,
+                                    seconds=round(elapsed, 1), store=store)
         kind = "estimated (replay spends no real tokens)" if self.estimated else "cost-equivalent"
         spent = f"spent: {self.tokens(totals.spent)} tokens, {kind}"
         if budget is not None:
@@ -233,7 +233,7 @@ class Progress:
         self.emit(event, "\n".join(lines))
 
     def report(self, paths) -> None:
-        self.emit(events.Report(paths=[str(p) for p in paths]),
+        self.emit(events.ReportEvent(paths=[str(p) for p in paths]),
                   "report: " + ", ".join(str(p) for p in paths))
 
 

@@ -191,7 +191,7 @@ def dry_round(checked, progress: Progress, settings: RunSettings, *, self_review
 def announce(progress, round_: Round, before: Round | None = None) -> None:
     """The round as a `decide` event (every pair) and, for a person, the pairs whose
     state changed since the round before and the next trials."""
-    progress.emit(events.Decide(
+    progress.emit(events.DecideEvent(
         estimated=round_.estimated,
         pairs=[events.Pair(p.a, p.b, p.status, p.why, p.verdict.verdict) for p in round_.pairs],
         next=[events.Next(t.arm, t.task, t.why) for t in round_.trials]),

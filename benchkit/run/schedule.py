@@ -40,7 +40,7 @@ class Ticket:
 
 
 @dataclass
-class Totals:
+class RunTally:
     planned: int = 0
     ran: int = 0
     spent: float = 0.0
@@ -48,9 +48,9 @@ class Totals:
     budget_skips: list[BudgetSkip] = field(default_factory=list)  # one per trial not started
     halted: str | None = None
 
-    def snapshot(self, left_tokens: int | None) -> events.Totals:
-        return events.Totals(ran=self.ran, spent_tokens=round(self.spent),
-                             outcomes=dict(self.outcomes), left_tokens=left_tokens)
+    def snapshot(self, left_tokens: int | None) -> events.RunningTotals:
+        return events.RunningTotals(ran=self.ran, spent_tokens=round(self.spent),
+                                    outcomes=dict(self.outcomes), left_tokens=left_tokens)
 
 
 class Scheduler:
@@ -62,7 +62,7 @@ class Scheduler:
         self.ledger, self.progress, self.budget = ledger, progress, budget
         self.intent = intent  # the command's, told of each trial that ends
         self.retry, self.harness_retries = retry_harness_errors, harness_retries
-        self.totals = Totals(planned=len(slots))
+        self.totals = RunTally(planned=len(slots))
         self._queue = [(key, n, trial) for n, (key, trial) in enumerate(slots)]
         self._seq = itertools.count(len(slots))
         self._order = {(trial.arm.id, trial.task.id): key[1] for key, trial in slots}

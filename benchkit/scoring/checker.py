@@ -12,13 +12,14 @@ from dataclasses import dataclass, field
 
 from benchkit.documents.answer_key import answer_key
 from benchkit.documents.expectation import expected_state, ground_truth
+from benchkit.errors import BenchkitError
 from benchkit.scoring.answers import answer_differences
 from benchkit.scoring.diff import diff
 
 __all__ = ["NotScorable", "Verdict", "check", "diff"]
 
 
-class NotScorable(ValueError):
+class NotScorable(ValueError, BenchkitError):
     """A task (an unscored bonus operation) with no scoring spec, or input it cannot score."""
 
 

@@ -8,7 +8,7 @@ surrounding whitespace and CR line ends (a long text is its digest), label and
 assignee lists are sorted sets, comments and reviews are sorted multisets (a comment
 posted twice stays twice). Its sections are the table of benchkit.state.sections.
 
-A foundation module, not the scorer's: the spec's expectation interpreter builds
+A foundation module, not the scorer's: the documents' expectation interpreter builds
 RepoStates as well as the checker compares them.
 """
 

@@ -12,12 +12,14 @@ from __future__ import annotations
 import hashlib
 import re
 
+from benchkit.errors import BenchkitError
+
 TEXT_LIMIT = 4096  # characters: the seed's and every task's texts are far shorter
 _DIGEST = re.compile(r"\[(\d+) characters, sha256 ([0-9a-f]{64})\]")
 _DATE = re.compile(r"\d{4}-\d\d-\d\d")
 
 
-class StateError(ValueError):
+class StateError(ValueError, BenchkitError):
     """A RepoState that does not have the contract's shape."""
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from benchkit.agent.driver import Driver
 from benchkit.agent.model_probe import Resolution
 from benchkit.documents import Seed, Suite
-from benchkit.errors import HarnessError
+from benchkit.errors import BenchkitError, HarnessError
 from benchkit.gateway.framing import Limits
 from benchkit.gateway.server import Gateway, Grant, gateway_for
 from benchkit.gitea import Client, Repo, delete_repo, provision, seeded_settings
@@ -38,7 +38,7 @@ from benchkit.trial.outcome import harness_class
 log = logging.getLogger(__name__)
 
 
-class CellError(ValueError):
+class CellError(ValueError, BenchkitError):
     """A trial that cannot run at all (no scoring spec, not applicable to the arm or
     the host, unknown seed): nothing is provisioned, nothing recorded."""
 
