@@ -32,7 +32,8 @@ MEANINGS = {
                  "found a task unsolvable, mis-scored, ambiguous or unproved, a run had "
                  "harness errors, halted, could run nothing on its host or left a user or "
                  "repository behind, `gc` could not delete a repository, `gate` found the "
-                 "build worse",
+                 "build worse; or an error of benchkit's that no command caught (its "
+                 "one `error:` line)",
     EXIT_BAD_INPUT: "bad input, or a host, tool, credential or store that cannot be used: a "
                     "broken document, a state that is not a RepoState, an unknown task or "
                     "arm, nothing runnable, a budget that fits no trial, a version to compare "
