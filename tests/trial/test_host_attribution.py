@@ -22,7 +22,7 @@ import pytest
 from conftest import BENCHKIT, CHECKOUT
 from holding_proxy import HoldingProxy
 from test_model_service import Measured, close, shown, trial, uncharged
-from test_run_cell import context, curl, raw_api_cell
+from test_trial_cell import context, curl, raw_api_cell
 
 from benchkit.agent.replay import tool_results
 from benchkit.agent.scripted import ScriptedModel, Turn, bash, say
