@@ -23,7 +23,7 @@ from benchkit import PACKAGE_DIR
 
 # The tree's documents: suite.yaml and these directories' files (the document loaders
 # load the first three, refs.d/ holds the references: what an arm's tool cannot do;
-# tests/test_report_command.py holds this to benchkit.documents.tree.DIRECTORIES).
+# tests/report/test_report_command.py holds this to benchkit.documents.tree.DIRECTORIES).
 TREE_DIRECTORIES = ("seeds", "arms.d", "tasks.d", "refs.d")
 # The libraries whose behaviour a loaded tree depends on: parsing, validation and schema
 # defaults (so the data and its fingerprints), template checks.

@@ -17,7 +17,7 @@ from benchkit.exits import EXIT_FAILED, EXIT_INTERRUPTED, summary
 # command name -> ("module:attribute" of its click command, its one-line help), in
 # pipeline order. The help is the command's own (the first sentence of its docstring),
 # held here so that `benchkit --help` imports no command module: importing them all took
-# 0.6 s. tests/test_cli_contract.py holds the two to agreement.
+# 0.6 s. tests/cli/test_cli_contract.py holds the two to agreement.
 COMMANDS = {
     "validate": ("benchkit.proving.validate:validate",
                  "Validate YAML documents: files, directories or trees (default: the whole "

@@ -1,7 +1,7 @@
 """The root of benchkit's exceptions, and the errors that belong to the harness, never
 to an arm.
 
-Every exception benchkit defines derives from `BenchkitError` (tests/test_house_rules.py
+Every exception benchkit defines derives from `BenchkitError` (tests/house/test_house_rules.py
 holds them to it; its allow-list names the few that must not and why), so the command
 line ends on any of them with one `error: ...` line, never a traceback.
 

@@ -24,7 +24,7 @@ EXIT_INTERRUPTED = 130
 
 # What each exit code means, in the one place it is written: `benchkit --help` says each
 # code's words before the first colon, and every exit table of the README and docs/
-# (docs/contracts.md has one) is these rows word for word (tests/test_house_rules.py
+# (docs/contracts.md has one) is these rows word for word (tests/house/test_house_rules.py
 # holds them, and every EXIT_ code here, to it).
 MEANINGS = {
     EXIT_OK: "ok",

@@ -1,7 +1,7 @@
 """Whether an arm's tool is installed here (with the version it reports), and how to
 install it: the arm file's own `tool.install` line, which `benchkit list arms`,
 pre-flight and `run --only-installed` show (docs/arms.md's "Installing the arms' tools"
-table agrees, tests/test_documents_validate.py checks it).
+table agrees, tests/documents/test_documents_validate.py checks it).
 
 Where a tool is looked for: the user's PATH first, as the user runs the tool, then the
 builds `bash scripts/setup --arms ...` puts in the checkout's `.tools/<tool>-<version>/`

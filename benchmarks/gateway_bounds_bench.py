@@ -50,7 +50,7 @@ from benchkit.gitea.server import Gitea
 
 MIB = 1024 * 1024
 HERE = Path(__file__).resolve()
-HOST = (HERE.parent.parent / "tests" / "test_gateway_bounds.py").read_text().split(
+HOST = (HERE.parent.parent / "tests" / "gateway" / "test_gateway_bounds.py").read_text().split(
     'HOST = r"""', 1)[1].split('"""', 1)[0]  # the tests' stand-in host
 
 

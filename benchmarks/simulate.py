@@ -1,7 +1,7 @@
 """Stores with known truth, analysed by benchkit's own code: how often the report's
 intervals cover the truth, how often its verdicts are wrong, and how many trials
 `benchkit run --until-decided` spends against a fixed sweep. Prints figures (each rate
-with its binomial standard error); asserts nothing (tests/test_simulate.py runs a
+with its binomial standard error); asserts nothing (tests/statistics/test_simulate.py runs a
 small version and checks the thresholds).
 
 Truth: the suite's published snapshot (4 arms x 20 tasks x 3 trials, one host):

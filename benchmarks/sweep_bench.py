@@ -19,7 +19,7 @@ estimated. Every NTH trial (default 4) of an arm gets one fault, in turn:
     refusal               the model refuses twice (the CLI gives up)
     max-tokens            one max_tokens stop (the CLI continues)
 
-(401/403 stop a whole run, by design: tests/test_model_service.py runs them.)
+(401/403 stop a whole run, by design: tests/agent/test_model_service.py runs them.)
 It runs the real run path (pre-flight, an embedded forge, the gateway, the sandbox,
 the loop with --jobs, the failure replay) on a store in a temporary directory.
 

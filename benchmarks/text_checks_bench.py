@@ -3,7 +3,7 @@
 whose body is N characters of each worst case (references: benchkit.gateway.crossrefs,
 mentions: benchkit.gateway.mentions, the JSON read and the value checks), for N from
 10k to 1M. Linear: ten times the text, about ten times the time, and 1M well under a
-second (tests/test_gateway_values.py holds that). With --old, the reference pattern the
+second (tests/gateway/test_gateway_values.py holds that). With --old, the reference pattern the
 gateway had before (quadratic on a run of name characters) for comparison, up to 40k.
 
     python3 benchmarks/text_checks_bench.py [--old]

@@ -9,7 +9,7 @@ conversation, into the tool's definition; from then on the model may call it. So
 model sees the tools not deferred and the deferred ones referenced, and the prompt is
 cached in that order: the tools not deferred, the system prompt, the messages with
 every reference expanded (shapes recorded from the CLI's requests:
-tests/test_arm_gitea_mcp_search.py).
+tests/end_to_end/test_arm_gitea_mcp_search.py).
 """
 
 from __future__ import annotations

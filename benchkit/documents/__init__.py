@@ -55,6 +55,6 @@ __all__ = [
     "display_path", "find_root", "load_arm", "load_arms", "load_document", "load_reference",
     "load_seed", "load_seeds", "load_suite", "load_tasks", "load_tree", "no_reference",
     "read_document", "reference_path", "render", "schema", "validate_paths",
-]  # the names of _HOMES (tests/test_cli_contract.py checks)
+]  # the names of _HOMES (tests/cli/test_cli_contract.py checks)
 
 __getattr__ = lazy_names(__name__, _HOMES)

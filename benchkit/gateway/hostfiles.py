@@ -1,7 +1,7 @@
 """Files the host reads from a repository and acts on: a write to one is refused. From
 Gitea 1.26.0's source (each entry names where it reads it); Gitea matches most of them
 in one letter case or two, the check takes any (and a path with its segments' spaces
-trimmed). tests/test_gateway_values.py reads the pinned source and fails when it reads
+trimmed). tests/gateway/test_gateway_values.py reads the pinned source and fails when it reads
 a path this list misses.
 
 An entry ending in `/` is a directory: the path itself and everything under it.

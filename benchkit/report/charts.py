@@ -15,7 +15,7 @@ from benchkit.sample import COMPONENTS
 WIDTH = 720
 LABEL = 130  # the least left column for arm names; wider for longer names (label_width)
 CHAR = 6.5  # px a character of the charts' 12 px text is laid out at: a margin over the
-# ~5.5 px measured in headless Chromium (tests/test_report_like_with_like.py checks)
+# ~5.5 px measured in headless Chromium (tests/report/test_report_like_with_like.py checks)
 RIGHT = 90  # room for the value printed past a bar
 ROW = 30
 TOP = 12

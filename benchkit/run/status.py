@@ -8,7 +8,7 @@
                   spent; in them, what ran is kept); 128 + the signal that stopped it
 
 Every phase of a run (benchkit.run.execution) ends in a RunEnd; nothing else decides
-the status (tests/test_run_status.py holds each code to the phases it comes from).
+the status (tests/run/test_run_status.py holds each code to the phases it comes from).
 """
 
 from __future__ import annotations

@@ -242,7 +242,7 @@ def test_a_script_longer_than_the_turn_cap_is_confused(forge, shipped_tree, tmp_
 @pytest.mark.slow
 def test_a_stalled_model_is_the_services_within_the_backstop(forge, shipped_tree, tmp_path):
     """The backstop ends a run whose time went to a model request, not to the agent: a
-    harness error, never `hung` (tests/test_model_service.py has the rest)."""
+    harness error, never `hung` (tests/agent/test_model_service.py has the rest)."""
     driver = Scripted([bash("echo looking"), stall()])
     ctx = context(forge, shipped_tree, tmp_path, driver, backstop_seconds=4)
     started = time.monotonic()

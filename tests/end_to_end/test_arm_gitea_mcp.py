@@ -12,7 +12,7 @@ import shutil
 
 import pytest
 from conftest import CHECKOUT, IN_CI
-from test_run_preflight import ModelServer, arm_copy, failures, repos, run
+from test_preflight import ModelServer, arm_copy, failures, repos, run
 
 from benchkit.agent.claude import ClaudeDriver
 from benchkit.agent.driver import AgentRequest, ToolDecision

@@ -242,7 +242,7 @@ def test_four_huge_issue_lists_stream_through_at_once(where, request):
             client.post(f"/repos/{client.user}/{name}/issues",
                         json={"title": f"Issue {n}", "labels": labels})
         host_root = gitea.url.rstrip("/").encode()
-        # 4 x 80 MiB: past a trial's downloads (R18: tests/test_gateway_hostwork.py)
+        # 4 x 80 MiB: past a trial's downloads (R18: tests/gateway/test_gateway_hostwork.py)
         with Gateway(gitea.url, limits=Limits(download_bytes=1024 * MIB)) as gateway:
             grant = gateway.issue(client.user, name, gitea.token)
             sizes: list[int] = []

@@ -111,7 +111,7 @@ def test_the_report_package_names_each_of_its_lazy_names():
 
 
 def test_the_group_takes_h_and_states_the_exit_codes():
-    """Every exit code, as benchkit.exits says it (the tables: tests/test_house_rules.py)."""
+    """Every exit code, as benchkit.exits says it (the tables: tests/house/test_house_rules.py)."""
     done = CliRunner().invoke(main, ["-h"])
     said = " ".join(done.output.split())
     assert done.exit_code == 0
@@ -120,7 +120,7 @@ def test_the_group_takes_h_and_states_the_exit_codes():
 
 
 def test_the_readme_links_the_contracts():
-    assert "DESIGN" + ".md" not in README  # (tests/test_citations.py: nor anywhere else)
+    assert "DESIGN" + ".md" not in README  # (tests/house/test_citations.py: nor anywhere else)
     assert "docs/contracts.md" in README
 
 

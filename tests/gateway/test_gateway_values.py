@@ -5,7 +5,7 @@ to another repository's issue (any index strconv.ParseInt reads) or as a mention
 anyone but the trial's user is refused; a file the host reads and acts on is refused;
 every check is linear in its input (1 MiB of the worst texts, each checked in well
 under a second of CPU); and the list of files the host reads holds every one the pinned
-Gitea's source reads (tests/test_gateway_hostile.py sends the same attacks through the
+Gitea's source reads (tests/gateway/test_gateway_hostile.py sends the same attacks through the
 real CLI to the forge and a real Gitea)."""
 
 import json

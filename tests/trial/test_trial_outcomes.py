@@ -5,7 +5,7 @@ failing the agent's own request while it answers the harness (charged)."""
 
 import msgspec
 import pytest
-from test_run_cell import (
+from test_trial_cell import (
     Scripted,
     context,
     curl,

@@ -22,7 +22,7 @@ import pytest
 from conftest import BENCHKIT, CHECKOUT
 from holding_proxy import HoldingProxy
 from test_model_service import Measured, close, shown, trial, uncharged
-from test_run_cell import context, curl, raw_api_cell
+from test_trial_cell import context, curl, raw_api_cell
 
 from benchkit.agent.replay import tool_results
 from benchkit.agent.scripted import ScriptedModel, Turn, bash, say
@@ -165,7 +165,7 @@ def test_a_500_the_agent_provokes_while_it_loads_the_host_stays_charged(
     """R12: the agent's own Markdown comments keep the host busy (as costly as the
     gateway lets through) while it provokes a 500 (one dependency posted twice): the
     control write, sent at once, answers: charged, `host-error-provoked`. (On a real
-    Gitea the same 500: tests/test_failure_replay.py's B07.)"""
+    Gitea the same 500: tests/run/test_failure_replay.py's B07.)"""
     def script(ctx, prepared):
         body = json.dumps({"body": "*a_" * 680})
         comment = (curl(ctx, prepared, "POST", "/issues/1/comments")

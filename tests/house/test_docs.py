@@ -42,13 +42,15 @@ def test_the_readme_fits_one_screen_and_opens_with_the_two_commands():
 
 
 def test_the_quick_subset_the_readme_names_selects_tests():
-    """Its -k terms each name test files (pytest matches them against the modules'
-    names), and docs/testing.md gives the same command with its time."""
+    """Its -k terms each name test files or folders (pytest matches them against the
+    names of a test's module and folders), and docs/testing.md gives the same command
+    with its time."""
     command = re.search(r"`(\.venv/bin/python -m pytest [^`]*)`", README)[1]
     words = shlex.split(command)
     assert words[words.index("-m", 3) + 1] == "not slow"
     terms = words[words.index("-k") + 1].split(" or ")
-    modules = [path.stem for path in (CHECKOUT / "tests").glob("test_*.py")]
+    modules = [name for path in (CHECKOUT / "tests").glob("*/test_*.py")
+               for name in (path.stem, path.parent.name)]
     for term in terms:
         assert any(term in module for module in modules), term
     assert command in (CHECKOUT / "docs" / "testing.md").read_text(encoding="utf-8")

@@ -11,8 +11,8 @@ What the gateway forwards, the agent does, with curl from its sandbox. What it r
 agent's run ends, as a hole in the gateway would let an agent do: those kinds exist on
 a real Gitea alone (the forge does not model them: benchkit.forge.users.UNMODELLED), so
 on the forge only the repository's settings are changed that way. The task alone still
-passes, on every arm: their reference solutions (tests/test_refs_*.py,
-tests/test_selfcheck_live.py, tests/test_arms_real_tools.py)."""
+passes, on every arm: their reference solutions (tests/proving/test_refs_*.py,
+tests/proving/test_selfcheck_live.py, tests/end_to_end/test_arms_real_tools.py)."""
 
 import uuid
 

@@ -26,7 +26,7 @@ def test_every_layer_has_a_row():
 def test_every_layer_links_to_a_test_that_exists():
     for layer, row in layer_rows().items():
         proof = row.split("|")[-2]
-        linked = re.findall(r"\]\(\.\./(tests/test_[a-z_0-9]+\.py)\)", proof)
+        linked = re.findall(r"\]\(\.\./(tests/[a-z_]+/test_[a-z_0-9]+\.py)\)", proof)
         assert linked, f"{layer}: no test named"
         for path in linked:
             assert (CHECKOUT / path).is_file(), f"{layer}: {path} does not exist"

@@ -8,7 +8,7 @@ import yaml
 from benchkit.documents import load_arm, load_tree
 from benchkit.isolation import assemble
 
-CHECKOUT = Path(__file__).resolve().parents[1]
+CHECKOUT = Path(__file__).resolve().parents[2]
 
 
 def test_root_in_an_arm_is_the_root_it_is_given_not_the_working_directorys(tmp_path, monkeypatch):

@@ -14,7 +14,7 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 from conftest import CHECKOUT
-from test_run_cell import (
+from test_trial_cell import (
     CLOSE_TASK,
     GITEA_MCP,
     Scripted,

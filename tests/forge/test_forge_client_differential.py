@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import CHECKOUT, real_tool
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import client_differential as clients
 
 from benchkit.documents import load_tree

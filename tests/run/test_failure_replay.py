@@ -21,7 +21,7 @@ import time
 import msgspec
 import pytest
 from conftest import BENCHKIT, CHECKOUT
-from test_run_cell import Scripted, context, curl
+from test_trial_cell import Scripted, context, curl
 
 from benchkit import counting
 from benchkit.agent.replay import ReplayDriver

@@ -16,7 +16,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 from conftest import CHECKOUT, real_tool
-from test_run_preflight import ModelServer, failures, repos
+from test_preflight import ModelServer, failures, repos
 
 from benchkit.cli import main
 from benchkit.documents import load_arm, load_tree

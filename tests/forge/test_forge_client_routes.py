@@ -1,6 +1,6 @@
 """The routes real clients (gitea-axi first) call that the forge once lacked, and the
 inputs it once answered with a 500, over HTTP against a live forge. The same requests
-run against a real Gitea in tests/test_forge_differential.py; the statuses and
+run against a real Gitea in tests/forge/test_forge_differential.py; the statuses and
 messages asserted here are the ones Gitea 1.26 gave there."""
 
 import json

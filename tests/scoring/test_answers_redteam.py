@@ -4,7 +4,7 @@ call to the host. The stored sample is failed, with differences that name what t
 answer said beyond the truth; the truth alone, in the same trial shape, passes."""
 
 import pytest
-from test_run_cell import Scripted, context, raw_api_cell
+from test_trial_cell import Scripted, context, raw_api_cell
 
 from benchkit.agent.scripted import say
 from benchkit.trial.cell import run_trial

@@ -4,7 +4,7 @@ on the list is refused on the trial's own repository; the list's are matched on 
 path normalisation and nothing looser; bodies are read as Gitea's binding reads them and
 re-written; the raw-api references, played with real curl through a gateway in front of
 the forge, make only operations of the list (the real tools' are held to it by
-tests/test_forge_client_differential.py)."""
+tests/forge/test_forge_client_differential.py)."""
 
 import re
 import subprocess

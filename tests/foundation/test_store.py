@@ -106,7 +106,7 @@ def test_scrub_replaces_longer_secrets_first():
 APPENDER = """
 import sys, uuid
 sys.path[:0] = [sys.argv[1], sys.argv[1] + "/tests"]  # the checkout; conftest
-from tests.test_store import sample
+from tests.foundation.test_store import sample
 from benchkit.store import Store
 store = Store(sys.argv[2])
 for i in range(int(sys.argv[3])):
