@@ -36,6 +36,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from benchkit.evidence import UsageReported
 from benchkit.sample import USAGE_FIELDS
 
 from .usage import is_count
@@ -154,7 +155,7 @@ def _bounded(what: str, figures: dict, model: str, count: int, loose: bool = Fal
     return problems
 
 
-def reported(usage: dict, usage_by_model: dict, cost_usd: float | None) -> dict:
+def reported(usage: dict, usage_by_model: dict, cost_usd: float | None) -> UsageReported:
     """The figures as the service reported them, kept on a sample whose accounting
     failed (never read as measured)."""
     return {"usage": dict(usage), "usage_by_model": {m: dict(f) for m, f in usage_by_model.items()},

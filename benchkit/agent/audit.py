@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import msgspec
 
+from benchkit.evidence import AUDIT, GatewayRequest
 from benchkit.scrub import scrub
 from benchkit.tool import ToolSpec
 
@@ -32,7 +33,7 @@ from .events import tool_calls
 MCP_PREFIX = "mcp__{}__"
 
 
-class AuditEvent(msgspec.Struct, tag_field="event", tag="audit", kw_only=True):
+class AuditEvent(msgspec.Struct, tag_field="event", tag=AUDIT, kw_only=True):
     """The audit's account in the trial's transcript (its last event): what each record
     was checked against, or why it was unread, and what was found. Older transcripts
     have no `gateway` or `host_errors` (unset: left out when written back)."""
@@ -111,7 +112,7 @@ def audit_requests(log: list[dict], user_agents, token_id: str) -> list[str]:
     return findings
 
 
-def audit_gateway(requests: list[dict], user_agents) -> list[str]:
+def audit_gateway(requests: list[GatewayRequest], user_agents) -> list[str]:
     """Findings in the gateway's record of one trial: each request it refused (outside
     the trial's repository), and, when the arm declares User-Agents, each request that
     came with another (a foreign client)."""
@@ -123,7 +124,7 @@ def audit_gateway(requests: list[dict], user_agents) -> list[str]:
     return findings
 
 
-def gateway_host_errors(requests: list[dict]) -> list[str]:
+def gateway_host_errors(requests: list[GatewayRequest]) -> list[str]:
     """The trial's requests answered with a 5xx (by the host, or by the gateway when
     the host could not be reached)."""
     return audit_host_errors([{**e, "token_id": ""} for e in requests], "")

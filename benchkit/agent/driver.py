@@ -15,6 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol, TypedDict, cast
 
+from benchkit.evidence import ModelService
 from benchkit.sample import USAGE_FIELDS, Runtime
 from benchkit.stopping import RUN_TAG
 from benchkit.stopping import kill_marked as kill_marked  # the drivers' and tests' seam
@@ -138,7 +139,7 @@ class AgentRun:
     # The agent's model requests one by one (the transcript's "request" events).
     requests: list[dict] = field(default_factory=list)
     # The model service's faults as the CLI reported them (benchkit.agent.service).
-    model_service: dict | None = None
+    model_service: ModelService | None = None
 
 
 class Driver(Protocol):

@@ -46,6 +46,7 @@ from benchkit.agent.audit import AuditEvent
 from benchkit.agent.driver import AgentRun
 from benchkit.agent.events import tool_calls
 from benchkit.errors import HostError, ReadinessError, SeedError
+from benchkit.evidence import ModelService
 from benchkit.gitea import CredentialsError
 from benchkit.sample import (
     CAPPED,
@@ -154,7 +155,7 @@ def _own_max_tokens(run: AgentRun) -> bool:
         and "output token maximum" in (run.error or "")
 
 
-def _with_evidence(error: str | None, found: dict | None) -> str | None:
+def _with_evidence(error: str | None, found: ModelService | None) -> str | None:
     """The service's account first, so a listing's one line says what happened."""
     said = service.describe(found)
     return f"{said}; {error}" if said and error else (said or error)
