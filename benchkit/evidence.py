@@ -148,7 +148,7 @@ class ReplayEvent(TypedDict):
     task: str
     steps: int
     served: int
-    failed_steps: dict[str, Any]
+    failed_steps: dict[int, str]   # step number -> its result's excerpt (JSON: keys as text)
     errors: list[str]
     targets: dict[str, Any]
 

@@ -23,7 +23,15 @@ from __future__ import annotations
 
 import msgspec
 
-from benchkit.evidence import AUDIT, GatewayRequest
+from benchkit.evidence import (
+    AUDIT,
+    TOOL_RESULT,
+    AuditAccount,
+    Event,
+    GatewayRequest,
+    ToolCallEvent,
+    ToolResultEvent,
+)
 from benchkit.scrub import scrub
 from benchkit.tool import ToolSpec
 
@@ -42,7 +50,7 @@ class AuditEvent(msgspec.Struct, tag_field="event", tag=AUDIT, kw_only=True):
     leaks: list[str] = msgspec.field(default_factory=list)
     host_errors: list[str] | msgspec.UnsetType = msgspec.UNSET
 
-    def builtins(self) -> dict:
+    def builtins(self) -> AuditAccount:
         """As the transcript stores it, `event` first."""
         return msgspec.to_builtins(self)
 
@@ -66,10 +74,10 @@ def audit_offered(offered: list[str], tool: ToolSpec, mcp_servers: dict) -> list
     return [f"the agent was offered a foreign tool: {name}" for name in foreign]
 
 
-def audit_transcript(events: list[dict], guard: ToolGuard, secrets=()) -> list[str]:
+def audit_transcript(events: list[Event], guard: ToolGuard, secrets=()) -> list[str]:
     """Findings about the calls the model proposed: each that ran is re-checked. A
     finding quotes the call shortened, its secrets scrubbed before it is cut."""
-    results = {e["id"]: e for e in events if e["event"] == "tool_result"}
+    results = {e["id"]: e for e in events if e["event"] == TOOL_RESULT}
     findings = []
     for call in tool_calls(events):
         if not _ran(call, results.get(call["id"])):
@@ -82,7 +90,7 @@ def audit_transcript(events: list[dict], guard: ToolGuard, secrets=()) -> list[s
     return findings
 
 
-def _ran(call: dict, result: dict | None) -> bool:
+def _ran(call: ToolCallEvent, result: ToolResultEvent | None) -> bool:
     """A call ran unless the guard denied it or the runtime refused it before it ran
     (the CLI's own input checks answer with a <tool_use_error>)."""
     if call.get("allowed") is False:

@@ -18,7 +18,15 @@ from collections import Counter
 from pathlib import Path
 
 from benchkit.agent.driver import Driver
-from benchkit.evidence import ModelService
+from benchkit.evidence import (
+    API_RETRY,
+    MODEL_OUTSTANDING,
+    MODEL_STALL,
+    REQUEST,
+    ApiRetryEvent,
+    Event,
+    ModelService,
+)
 
 # The failure classes of the model service's faults: harness errors, never the arm's.
 MODEL_SERVICE = "model-service"      # overload, rate limit, 5xx, broken or stalled streams
@@ -30,21 +38,22 @@ _KINDS = {529: "overload", 503: "overload", 429: "rate limit", 401: "credentials
           403: "credentials refused"}
 
 
-def retry_event(data: dict, at: float) -> dict:
+def retry_event(data: dict, at: float) -> ApiRetryEvent:
     """The transcript event of one `api_retry` system message."""
-    return {"event": "api_retry", "at": round(at, 3),
-            **{key: data.get(key) for key in ("attempt", "max_retries", "retry_delay_ms",
-                                              "error_status", "error")}}
+    return {"event": API_RETRY, "at": round(at, 3), "attempt": data.get("attempt"),
+            "max_retries": data.get("max_retries"), "retry_delay_ms": data.get("retry_delay_ms"),
+            "error_status": data.get("error_status"), "error": data.get("error")}
 
 
-def evidence(transcript: list[dict]) -> ModelService | None:
+def evidence(transcript: list[Event]) -> ModelService | None:
     """What the transcript shows of the model service's faults; None when nothing."""
-    retries = [e for e in transcript if e.get("event") == "api_retry"]
-    requests = [e for e in transcript if e.get("event") == "request"]
+    retries = [e for e in transcript if e["event"] == API_RETRY]
+    requests = [e for e in transcript if e["event"] == REQUEST]
     broken = sum(1 for e in requests if e.get("complete") is False)
     stops = Counter(e.get("stop_reason") for e in requests if e.get("stop_reason"))
-    stall = next((e for e in transcript if e.get("event") == "model_stall"), None)
-    outstanding = next((e for e in transcript if e.get("event") == "model_outstanding"), None)
+    stall = next((e for e in transcript if e["event"] == MODEL_STALL), None)
+    outstanding = next((e for e in transcript if e["event"] == MODEL_OUTSTANDING),
+                       None)
     found: ModelService = {}
     if retries:
         statuses = Counter(str(e.get("error_status")) for e in retries)

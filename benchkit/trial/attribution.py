@@ -30,7 +30,7 @@ benchkit.trial.pauses'.)
 from __future__ import annotations
 
 from benchkit.agent.events import tool_calls
-from benchkit.evidence import GatewayRequest, HostTime
+from benchkit.evidence import TOOL_RESULT, Event, GatewayRequest, HostTime
 from benchkit.gateway.control import failed
 
 HOST_SHARE = 0.5      # of a capped trial's time, in the host's shares: the host's cap
@@ -106,7 +106,7 @@ def host_failing(requests: list[GatewayRequest]) -> list[str]:
     return shown
 
 
-def tool_missing(transcript: list[dict], vanished: dict[str, str]) -> str | None:
+def tool_missing(transcript: list[Event], vanished: dict[str, str]) -> str | None:
     """Why the arm's tool could not start mid-trial, when the harness found files of it
     gone (`vanished`: the bin directory's name -> the file it linked to) and a command
     of the agent failed on one of them; None otherwise."""
@@ -115,7 +115,7 @@ def tool_missing(transcript: list[dict], vanished: dict[str, str]) -> str | None
     ran = {call.get("id") for call in tool_calls(transcript) if call.get("name") == "Bash"}
     named = (*vanished, *vanished.values())
     for event in transcript:
-        if event.get("event") != "tool_result" or event.get("id") not in ran \
+        if event["event"] != TOOL_RESULT or event.get("id") not in ran \
                 or not event.get("is_error"):
             continue
         line = next((line for line in (event.get("excerpt") or "").splitlines()

@@ -46,7 +46,7 @@ from benchkit.agent.audit import AuditEvent
 from benchkit.agent.driver import AgentRun
 from benchkit.agent.events import tool_calls
 from benchkit.errors import HostError, ReadinessError, SeedError
-from benchkit.evidence import ModelService
+from benchkit.evidence import TOOL_RESULT, ModelService
 from benchkit.gitea import CredentialsError
 from benchkit.sample import (
     CAPPED,
@@ -170,7 +170,7 @@ def agent_crashed(run: AgentRun) -> bool:
     outlives its call: `(sleep 1; kill -9 $PPID) &`). The harness's own kills (the
     backstop, Ctrl-C) never reach here as a crash."""
     ran = [call for call in tool_calls(run.transcript) if call.get("allowed") is not False]
-    answered = {e.get("id") for e in run.transcript if e["event"] == "tool_result"}
+    answered = {e.get("id") for e in run.transcript if e["event"] == TOOL_RESULT}
     in_flight = any(call.get("id") not in answered for call in ran)
     killed = bool(_KILLED.search(run.error or ""))
     if killed and run.confined:  # the agent's shell has its own PID namespace: not its kill
