@@ -327,3 +327,12 @@ class Record(msgspec.Struct, kw_only=True):
 
 
 ENCODER = msgspec.json.Encoder()
+RECORD_DECODER = msgspec.json.Decoder(Record)
+
+
+def decode_record(line: bytes | str) -> Record:
+    """A stored line as the whole typed record, its evidence checked against
+    benchkit.evidence's types (msgspec.DecodeError when it is not one); the fields a
+    sample predates take their defaults. What a line encoded by ENCODER decodes to
+    encodes back to the same bytes."""
+    return RECORD_DECODER.decode(line)

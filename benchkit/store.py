@@ -32,7 +32,7 @@ from benchkit import SCHEMA_DIR, replays
 from benchkit.errors import BenchkitError
 from benchkit.evidence import Event
 from benchkit.replays import FailureReplay
-from benchkit.sample import ENCODER, Record, decode_sample
+from benchkit.sample import ENCODER, Record, decode_record, decode_sample
 from benchkit.scrub import scrub
 from benchkit.stopping import Interrupted, Stop
 
@@ -178,7 +178,7 @@ class Store:
         """Validate, scrub and append one sample as one line; return what was stored."""
         validate_sample(msgspec.to_builtins(record))
         line = scrub(ENCODER.encode(record).decode(), (*self.secrets, *secrets))
-        stored = msgspec.json.decode(line, type=Record)
+        stored = decode_record(line)
         path = self.cell_path(record.arm, record.task)
         with self._writing(path):
             self._append_line(path, line)
