@@ -30,13 +30,14 @@ from collections.abc import Mapping
 
 import msgspec
 
+from benchkit.evidence import RequestEvent, UsageFigures
 from benchkit.sample import COMPONENTS, Anatomy, Part
 
 PARTS = ("ambient", "runtime_own", "searches", "carried", "tool_output", "model_output")
 BYTES_PER_TOKEN = 4
 
 
-def components_of(usage: dict) -> list[int]:
+def components_of(usage: UsageFigures) -> list[int]:
     """Usage as recorded (benchkit.sample.USAGE_FIELDS) in COMPONENTS order; a cache
     write not split by lifetime counts as a 5-minute one (as benchkit.cost does)."""
     one_hour = usage.get("cache_write_1h") or 0
@@ -44,7 +45,7 @@ def components_of(usage: dict) -> list[int]:
             usage.get("cache_read") or 0, usage.get("output") or 0]
 
 
-def anatomy(requests: list[dict], total: dict, *, estimated: bool,
+def anatomy(requests: list[RequestEvent], total: UsageFigures, *, estimated: bool,
             schema_bytes: Mapping[str, int] | None = None) -> Anatomy | None:
     """The six parts of a trial from its request events (transcript "request":
     usage, tool_results, tool_result_bytes, and the tools a search `loaded`) and its
@@ -80,7 +81,7 @@ def anatomy(requests: list[dict], total: dict, *, estimated: bool,
         **{name: Part(*values) for name, values in parts.items()})
 
 
-def fresh_split(request: dict, schema_bytes: Mapping[str, int] | None = None
+def fresh_split(request: RequestEvent, schema_bytes: Mapping[str, int] | None = None
                 ) -> tuple[list[int], list[int], list[int]]:
     """A later request's fresh prompt tokens (input, 5-minute and 1-hour writes): (what
     the tool searches left of them, the searches' share, the tool results' share).

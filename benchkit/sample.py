@@ -15,6 +15,7 @@ from typing import Annotated, Literal, get_args
 
 import msgspec
 
+from benchkit.evidence import GatewayRequest, HostTime, ModelService, UsageReported
 from benchkit.surface import AmbientSize
 
 # Tiers in report order; bonus operations are unscored.
@@ -283,18 +284,18 @@ class Record(msgspec.Struct, kw_only=True):
     # (benchkit.gateway.server): never a query, body or token; a request the host failed
     # or kept waiting carries its control request's figures (`control`: kind, status,
     # seconds; benchkit.gateway.control). Older samples have none.
-    requests: list[dict] = msgspec.field(default_factory=list)
+    requests: list[GatewayRequest] = msgspec.field(default_factory=list)
     # The model service's faults as the CLI reported them (benchkit.agent.service).
-    model_service: dict | None = None
+    model_service: ModelService | None = None
     # The models the service named in its answers to the agent's requests (absent in
     # older samples); one other than `model` makes the trial a harness error.
     models: list[str] = msgspec.field(default_factory=list)
     # The figures as the service reported them, where they failed the check
     # (benchkit.agent.accounting): then `usage` is zero and the trial a harness error.
-    usage_reported: dict | None = None
-    # What the trial's time went to where a cap ended it: {"host_s", "of_s", "answers"}
-    # (benchkit.trial.attribution); None where nothing was found.
-    host_time: dict | None = None
+    usage_reported: UsageReported | None = None
+    # What the trial's time went to where a cap ended it (benchkit.trial.attribution);
+    # None where nothing was found.
+    host_time: HostTime | None = None
     # The alias given for the model (`sonnet`), where `model` is what the runtime
     # resolved it to (benchkit.agent.model_probe); None when the name ran as given.
     model_alias: str | None = None
@@ -326,3 +327,12 @@ class Record(msgspec.Struct, kw_only=True):
 
 
 ENCODER = msgspec.json.Encoder()
+RECORD_DECODER = msgspec.json.Decoder(Record)
+
+
+def decode_record(line: bytes | str) -> Record:
+    """A stored line as the whole typed record, its evidence checked against
+    benchkit.evidence's types (msgspec.DecodeError when it is not one); the fields a
+    sample predates take their defaults. What a line encoded by ENCODER decodes to
+    encodes back to the same bytes."""
+    return RECORD_DECODER.decode(line)

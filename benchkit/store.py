@@ -30,8 +30,9 @@ import msgspec
 
 from benchkit import SCHEMA_DIR, replays
 from benchkit.errors import BenchkitError
+from benchkit.evidence import Event
 from benchkit.replays import FailureReplay
-from benchkit.sample import ENCODER, Record, decode_sample
+from benchkit.sample import ENCODER, Record, decode_record, decode_sample
 from benchkit.scrub import scrub
 from benchkit.stopping import Interrupted, Stop
 
@@ -153,7 +154,7 @@ class Store:
     def transcript_path(self, arm: str, task: str, sample_id: str) -> Path:
         return self.root / _safe(arm) / _safe(task) / f"{_safe(sample_id)}.json"
 
-    def write_transcript(self, arm: str, task: str, sample_id: str, events: list[dict],
+    def write_transcript(self, arm: str, task: str, sample_id: str, events: list[Event],
                          secrets: Iterable[str] = ()) -> str:
         """Write a transcript (scrubbed); return its path relative to the store."""
         path = self.transcript_path(arm, task, sample_id)
@@ -177,7 +178,7 @@ class Store:
         """Validate, scrub and append one sample as one line; return what was stored."""
         validate_sample(msgspec.to_builtins(record))
         line = scrub(ENCODER.encode(record).decode(), (*self.secrets, *secrets))
-        stored = msgspec.json.decode(line, type=Record)
+        stored = decode_record(line)
         path = self.cell_path(record.arm, record.task)
         with self._writing(path):
             self._append_line(path, line)
@@ -336,7 +337,7 @@ class GatedStore(Store):
             raise Interrupted()
         return super().append(record, secrets)
 
-    def write_transcript(self, arm: str, task: str, sample_id: str, events: list[dict],
+    def write_transcript(self, arm: str, task: str, sample_id: str, events: list[Event],
                          secrets: Iterable[str] = ()) -> str:
         if self.stop.is_set():
             raise Interrupted()

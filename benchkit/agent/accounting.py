@@ -34,8 +34,11 @@ model.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
+from benchkit.evidence import RequestEvent, UsageFigures, UsageReported
 from benchkit.sample import USAGE_FIELDS
 
 from .usage import is_count
@@ -86,7 +89,8 @@ def same_model(asked: str, answered: str) -> bool:
             and _SNAPSHOT.sub("", answered) == asked)
 
 
-def check(requests: list[dict], usage: dict, usage_by_model: dict, asked: str,
+def check(requests: list[RequestEvent], usage: UsageFigures,
+          usage_by_model: dict[str, UsageFigures], asked: str,
           max_tokens: int | None = None) -> Accounting:
     """Check an agent run's figures: `requests` (the transcript's request events, their
     `usage` and `usage_missing`), its totals and per-model totals, against the model
@@ -120,7 +124,7 @@ def check(requests: list[dict], usage: dict, usage_by_model: dict, asked: str,
     return found
 
 
-def _bounded(what: str, figures: dict, model: str, count: int, loose: bool = False,
+def _bounded(what: str, figures: Mapping[str, Any], model: str, count: int, loose: bool = False,
              max_tokens: int | None = None) -> list[str]:
     """Problems of one set of figures of up to `count` requests of `model`. `loose`:
     a total, whose request count is not known exactly (the runtime's own chores);
@@ -154,7 +158,8 @@ def _bounded(what: str, figures: dict, model: str, count: int, loose: bool = Fal
     return problems
 
 
-def reported(usage: dict, usage_by_model: dict, cost_usd: float | None) -> dict:
+def reported(usage: UsageFigures, usage_by_model: dict[str, UsageFigures],
+             cost_usd: float | None) -> UsageReported:
     """The figures as the service reported them, kept on a sample whose accounting
     failed (never read as measured)."""
     return {"usage": dict(usage), "usage_by_model": {m: dict(f) for m, f in usage_by_model.items()},

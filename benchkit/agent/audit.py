@@ -23,6 +23,15 @@ from __future__ import annotations
 
 import msgspec
 
+from benchkit.evidence import (
+    AUDIT,
+    TOOL_RESULT,
+    AuditAccount,
+    Event,
+    GatewayRequest,
+    ToolCallEvent,
+    ToolResultEvent,
+)
 from benchkit.scrub import scrub
 from benchkit.tool import ToolSpec
 
@@ -32,7 +41,7 @@ from .events import tool_calls
 MCP_PREFIX = "mcp__{}__"
 
 
-class AuditEvent(msgspec.Struct, tag_field="event", tag="audit", kw_only=True):
+class AuditEvent(msgspec.Struct, tag_field="event", tag=AUDIT, kw_only=True):
     """The audit's account in the trial's transcript (its last event): what each record
     was checked against, or why it was unread, and what was found. Older transcripts
     have no `gateway` or `host_errors` (unset: left out when written back)."""
@@ -41,7 +50,7 @@ class AuditEvent(msgspec.Struct, tag_field="event", tag="audit", kw_only=True):
     leaks: list[str] = msgspec.field(default_factory=list)
     host_errors: list[str] | msgspec.UnsetType = msgspec.UNSET
 
-    def builtins(self) -> dict:
+    def builtins(self) -> AuditAccount:
         """As the transcript stores it, `event` first."""
         return msgspec.to_builtins(self)
 
@@ -65,10 +74,10 @@ def audit_offered(offered: list[str], tool: ToolSpec, mcp_servers: dict) -> list
     return [f"the agent was offered a foreign tool: {name}" for name in foreign]
 
 
-def audit_transcript(events: list[dict], guard: ToolGuard, secrets=()) -> list[str]:
+def audit_transcript(events: list[Event], guard: ToolGuard, secrets=()) -> list[str]:
     """Findings about the calls the model proposed: each that ran is re-checked. A
     finding quotes the call shortened, its secrets scrubbed before it is cut."""
-    results = {e["id"]: e for e in events if e["event"] == "tool_result"}
+    results = {e["id"]: e for e in events if e["event"] == TOOL_RESULT}
     findings = []
     for call in tool_calls(events):
         if not _ran(call, results.get(call["id"])):
@@ -81,7 +90,7 @@ def audit_transcript(events: list[dict], guard: ToolGuard, secrets=()) -> list[s
     return findings
 
 
-def _ran(call: dict, result: dict | None) -> bool:
+def _ran(call: ToolCallEvent, result: ToolResultEvent | None) -> bool:
     """A call ran unless the guard denied it or the runtime refused it before it ran
     (the CLI's own input checks answer with a <tool_use_error>)."""
     if call.get("allowed") is False:
@@ -111,7 +120,7 @@ def audit_requests(log: list[dict], user_agents, token_id: str) -> list[str]:
     return findings
 
 
-def audit_gateway(requests: list[dict], user_agents) -> list[str]:
+def audit_gateway(requests: list[GatewayRequest], user_agents) -> list[str]:
     """Findings in the gateway's record of one trial: each request it refused (outside
     the trial's repository), and, when the arm declares User-Agents, each request that
     came with another (a foreign client)."""
@@ -123,7 +132,7 @@ def audit_gateway(requests: list[dict], user_agents) -> list[str]:
     return findings
 
 
-def gateway_host_errors(requests: list[dict]) -> list[str]:
+def gateway_host_errors(requests: list[GatewayRequest]) -> list[str]:
     """The trial's requests answered with a 5xx (by the host, or by the gateway when
     the host could not be reached)."""
     return audit_host_errors([{**e, "token_id": ""} for e in requests], "")

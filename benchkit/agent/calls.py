@@ -33,6 +33,7 @@ from collections.abc import Mapping
 import msgspec
 
 from benchkit.anatomy import fresh_split
+from benchkit.evidence import REQUEST, TOOL_CALL, TOOL_RESULT, Event, ToolCallEvent, ToolResultEvent
 from benchkit.gateway.operations import catalogue
 from benchkit.isolation.options import CURL, getopt
 from benchkit.isolation.shell import parse
@@ -49,20 +50,20 @@ _BODY_FLAGS = ("-d", "--data", "--data-ascii", "--data-binary", "--data-raw",
                "--data-urlencode", "--json", "-F", "--form", "--form-string")
 
 
-def trial_calls(events: list[dict], anatomy: Anatomy | None, tool: ToolSpec,
+def trial_calls(events: list[Event], anatomy: Anatomy | None, tool: ToolSpec,
                 schema_bytes: Mapping[str, int] | None = None) -> list[Call]:
     """Every tool call of the transcript `events`, in order, named, costed and judged.
     `anatomy`: the trial's (its tool-output part bounds the calls' sum; without one, no
     call has a share); `schema_bytes`: as benchkit.anatomy takes them."""
-    proposed = [e for e in events if e.get("event") == "tool_call"]
-    results = {e["id"]: e for e in events if e.get("event") == "tool_result"}
+    proposed = [e for e in events if e["event"] == TOOL_CALL]
+    results = {e["id"]: e for e in events if e["event"] == TOOL_RESULT}
     shares: dict[str, tuple[list[int], int]] = {}
     if anatomy is not None:  # else the figures failed their check: no share is known
         bound = list(msgspec.structs.astuple(anatomy.tool_output))[:3]
         shares = _fitted(_result_shares(events, tool, schema_bytes), bound)
     calls: list[Call] = []
     for event in proposed:
-        result = results.get(event["id"], {})
+        result: ToolResultEvent | dict = results.get(event["id"], {})
         share, later = shares.get(event["id"], ([0, 0, 0], 0))
         command = name(event, tool)
         failed = _failed(event, result)
@@ -74,7 +75,7 @@ def trial_calls(events: list[dict], anatomy: Anatomy | None, tool: ToolSpec,
     return calls
 
 
-def name(event: dict, tool: ToolSpec) -> str:
+def name(event: ToolCallEvent, tool: ToolSpec) -> str:
     """The call's command as the tool's author knows it (the module's docstring)."""
     called = str(event.get("name") or "")
     if called.startswith("mcp__") and called.count("__") >= 2:
@@ -153,7 +154,7 @@ def _route(method: str, url: str) -> str:
     return "/" + "/".join(templated)
 
 
-def _failed(event: dict, result: dict) -> CallFailure | None:
+def _failed(event: ToolCallEvent, result: ToolResultEvent | dict) -> CallFailure | None:
     if event.get("allowed") is False:
         return "refused"
     if result.get("is_error"):
@@ -176,21 +177,20 @@ def _error_body(text: str) -> bool:
     return isinstance(found, dict) and "message" in found and set(found) <= _ERROR_KEYS
 
 
-def _result_shares(events: list[dict], tool: ToolSpec,
+def _result_shares(events: list[Event], tool: ToolSpec,
                    schema_bytes: Mapping[str, int] | None) -> dict[str, tuple[list[int], int]]:
     """tool call id -> (its result's share of the next request's tool-output tokens, in
     input / 5-minute / 1-hour writes, and how many requests came after that one). A
     tool search's result is not output (the anatomy counts its schemas apart)."""
     searches = set(tool.runtime_tools)
-    named = {e["id"]: e.get("name") for e in events if e.get("event") == "tool_call"}
+    named = {e["id"]: e.get("name") for e in events if e["event"] == TOOL_CALL}
     shares: dict[str, tuple[list[int], int]] = {}
     waiting: list[tuple[str, int]] = []  # (call id, bytes) since the last request
-    number, requests = 0, sum(1 for e in events if e.get("event") == "request")
+    number, requests = 0, sum(1 for e in events if e["event"] == REQUEST)
     for event in events:
-        kind = event.get("event")
-        if kind == "tool_result" and named.get(event["id"]) not in searches:
+        if event["event"] == TOOL_RESULT and named.get(event["id"]) not in searches:
             waiting.append((event["id"], int(event.get("bytes") or 0)))
-        elif kind == "request":
+        elif event["event"] == REQUEST:
             if number and waiting:
                 _, _, tool_share = fresh_split(event, schema_bytes)
                 later = requests - number - 1

@@ -15,7 +15,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol, TypedDict, cast
 
-from benchkit.sample import USAGE_FIELDS, Runtime
+from benchkit.evidence import Event, ModelService, RequestEvent, UsageFigures
+from benchkit.sample import Runtime
 from benchkit.stopping import RUN_TAG
 from benchkit.stopping import kill_marked as kill_marked  # the drivers' and tests' seam
 
@@ -119,15 +120,15 @@ class AgentRequest:
 
 @dataclass
 class AgentRun:
-    usage: dict                      # USAGE_FIELDS, summed over every model
-    usage_by_model: dict             # model -> USAGE_FIELDS
+    usage: UsageFigures              # summed over every model
+    usage_by_model: dict[str, UsageFigures]
     turns: int
     duration_s: float
     cost_usd: float | None
     answer: str | None
     stop: str                        # one of benchkit.sample.STOPS
     error: str | None
-    transcript: list[dict]
+    transcript: list[Event]
     started: datetime
     finished: datetime
     tools_offered: list[str] = field(default_factory=list)  # what the agent was shown
@@ -136,9 +137,9 @@ class AgentRun:
     temperature: Any = None          # the SDK has no temperature option: runtime default
     confined: bool = True            # the agent's shell ran in the OS sandbox (or it had none)
     # The agent's model requests one by one (the transcript's "request" events).
-    requests: list[dict] = field(default_factory=list)
+    requests: list[RequestEvent] = field(default_factory=list)
     # The model service's faults as the CLI reported them (benchkit.agent.service).
-    model_service: dict | None = None
+    model_service: ModelService | None = None
 
 
 class Driver(Protocol):
@@ -167,5 +168,6 @@ class Driver(Protocol):
     def run(self, request: AgentRequest) -> AgentRun: ...
 
 
-def zero_usage() -> dict:
-    return {key: 0 for key in USAGE_FIELDS}
+def zero_usage() -> UsageFigures:
+    return {"input": 0, "cache_write": 0, "cache_write_5m": 0, "cache_write_1h": 0,
+            "cache_read": 0, "output": 0}

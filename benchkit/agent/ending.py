@@ -20,6 +20,8 @@ from collections.abc import Callable
 
 from claude_agent_sdk import ResultError, SystemMessage
 
+from benchkit.evidence import API_RETRY, Event
+
 from .transcript import Recorder
 
 _API_STATUS = re.compile(r"API Error: ([1-5][0-9][0-9])\b")
@@ -47,10 +49,10 @@ async def watch_model(recorder: Recorder, idle_limit: float | None,
             return
 
 
-def refused_status(events: list[dict]) -> int | None:
+def refused_status(events: list[Event]) -> int | None:
     """401 or 403, once the CLI retries a request the service refused with it."""
     for event in reversed(events):
-        if event.get("event") == "api_retry":
+        if event["event"] == API_RETRY:
             status = event.get("error_status")
             return status if status in (401, 403) else None
     return None

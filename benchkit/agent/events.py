@@ -4,12 +4,14 @@ recorder needs."""
 
 from __future__ import annotations
 
-
-def tool_calls(events: list[dict]) -> list[dict]:
-    return [e for e in events if e["event"] == "tool_call"]
+from benchkit.evidence import TOOL_CALL, Event, ToolCallEvent
 
 
-def counts(events: list[dict]) -> tuple[int, int]:
+def tool_calls(events: list[Event]) -> list[ToolCallEvent]:
+    return [e for e in events if e["event"] == TOOL_CALL]
+
+
+def counts(events: list[Event]) -> tuple[int, int]:
     """(tool calls proposed, of which the guard denied)."""
     calls = tool_calls(events)
     return len(calls), sum(1 for e in calls if e.get("allowed") is False)

@@ -24,6 +24,7 @@ from benchkit.documents.reference import (
     render_answer,
     render_step,
 )
+from benchkit.evidence import REPLAY, STOP, ReplayEvent
 
 NULL_ANSWER = "I made no changes."
 
@@ -110,9 +111,9 @@ class Play:
             self.errors.append(self._scrub(message))
             return Turn(text=f"The replay stopped: {self._scrub(message)}")
 
-    def summary(self) -> dict:
+    def summary(self) -> ReplayEvent:
         """The transcript event that says how the replay went."""
-        return {"event": "replay", "task": self.task.task, "steps": len(self.task.steps),
+        return {"event": REPLAY, "task": self.task.task, "steps": len(self.task.steps),
                 "served": self.served, "failed_steps": dict(sorted(self.failed.items())),
                 "errors": list(self.errors), "targets": dict(self.task.targets)}
 
@@ -181,5 +182,5 @@ def _not_run(why: str) -> AgentRun:
     now = datetime.now(UTC)
     return AgentRun(usage=zero_usage(), usage_by_model={}, turns=0, duration_s=0.0,
                     cost_usd=None, answer=None, stop="startup-error", error=why,
-                    transcript=[{"event": "stop", "stop": "startup-error", "error": why}],
+                    transcript=[{"event": STOP, "stop": "startup-error", "error": why}],
                     started=now, finished=now, usage_estimated=True)

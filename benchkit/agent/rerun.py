@@ -13,6 +13,7 @@ from benchkit.agent.driver import AgentRequest, AgentRun, Coordinates
 from benchkit.agent.replay import NULL_ANSWER, ReplayModel, tool_results
 from benchkit.agent.runtime import OnTheCli
 from benchkit.agent.scripted import ToolCall, Turn
+from benchkit.evidence import RERUN, TOOL_CALL, Event
 
 
 def movable(where: Coordinates) -> tuple[str, ...]:
@@ -21,9 +22,9 @@ def movable(where: Coordinates) -> tuple[str, ...]:
     return where.token, where.api_url, where.host_url, where.owner, where.repo
 
 
-def recorded_calls(transcript: list[dict]) -> list[tuple[str, dict]]:
+def recorded_calls(transcript: list[Event]) -> list[tuple[str, dict]]:
     """(tool name, input) of every call the model proposed, in order."""
-    return [(e["name"], e.get("input") or {}) for e in transcript if e.get("event") == "tool_call"]
+    return [(e["name"], e.get("input") or {}) for e in transcript if e["event"] == TOOL_CALL]
 
 
 def moved(value, swaps: list[tuple[str, str]]):
@@ -82,5 +83,5 @@ class RecordedDriver(OnTheCli):
             run = ClaudeDriver(base_url=model.url, cli_path=self.cli_path,
                                confine=self.confine).run(request)
         run.usage_estimated = True
-        run.transcript.append({"event": "rerun", "calls": len(self.calls), "served": play.served})
+        run.transcript.append({"event": RERUN, "calls": len(self.calls), "served": play.served})
         return run

@@ -18,6 +18,15 @@ from collections import Counter
 from pathlib import Path
 
 from benchkit.agent.driver import Driver
+from benchkit.evidence import (
+    API_RETRY,
+    MODEL_OUTSTANDING,
+    MODEL_STALL,
+    REQUEST,
+    ApiRetryEvent,
+    Event,
+    ModelService,
+)
 
 # The failure classes of the model service's faults: harness errors, never the arm's.
 MODEL_SERVICE = "model-service"      # overload, rate limit, 5xx, broken or stalled streams
@@ -29,22 +38,23 @@ _KINDS = {529: "overload", 503: "overload", 429: "rate limit", 401: "credentials
           403: "credentials refused"}
 
 
-def retry_event(data: dict, at: float) -> dict:
+def retry_event(data: dict, at: float) -> ApiRetryEvent:
     """The transcript event of one `api_retry` system message."""
-    return {"event": "api_retry", "at": round(at, 3),
-            **{key: data.get(key) for key in ("attempt", "max_retries", "retry_delay_ms",
-                                              "error_status", "error")}}
+    return {"event": API_RETRY, "at": round(at, 3), "attempt": data.get("attempt"),
+            "max_retries": data.get("max_retries"), "retry_delay_ms": data.get("retry_delay_ms"),
+            "error_status": data.get("error_status"), "error": data.get("error")}
 
 
-def evidence(transcript: list[dict]) -> dict | None:
+def evidence(transcript: list[Event]) -> ModelService | None:
     """What the transcript shows of the model service's faults; None when nothing."""
-    retries = [e for e in transcript if e.get("event") == "api_retry"]
-    requests = [e for e in transcript if e.get("event") == "request"]
+    retries = [e for e in transcript if e["event"] == API_RETRY]
+    requests = [e for e in transcript if e["event"] == REQUEST]
     broken = sum(1 for e in requests if e.get("complete") is False)
     stops = Counter(e.get("stop_reason") for e in requests if e.get("stop_reason"))
-    stall = next((e for e in transcript if e.get("event") == "model_stall"), None)
-    outstanding = next((e for e in transcript if e.get("event") == "model_outstanding"), None)
-    found: dict = {}
+    stall = next((e for e in transcript if e["event"] == MODEL_STALL), None)
+    outstanding = next((e for e in transcript if e["event"] == MODEL_OUTSTANDING),
+                       None)
+    found: ModelService = {}
     if retries:
         statuses = Counter(str(e.get("error_status")) for e in retries)
         last = retries[-1]
@@ -58,9 +68,11 @@ def evidence(transcript: list[dict]) -> dict | None:
         if stops.get(reason):
             found[reason] = stops[reason]
     if stall is not None:
-        found["stall"] = {key: stall.get(key) for key in ("request", "idle_s", "streaming")}
+        found["stall"] = {"request": stall.get("request"), "idle_s": stall.get("idle_s"),
+                          "streaming": stall.get("streaming")}
     if outstanding is not None:
-        found["outstanding"] = {key: outstanding.get(key) for key in ("request", "for_s", "by")}
+        found["outstanding"] = {"request": outstanding.get("request"),
+                                "for_s": outstanding.get("for_s"), "by": outstanding.get("by")}
     return found or None
 
 
@@ -69,17 +81,18 @@ def evidence(transcript: list[dict]) -> dict | None:
 RETRY_SHARE = 0.25
 
 
-def at_fault(found: dict | None, duration_s: float) -> bool:
+def at_fault(found: ModelService | None, duration_s: float) -> bool:
     """Whether the model service took the time of a run a cap ended: a stall, a model
     request outstanding at the cap (none is while one of the agent's tools runs), or
     retries whose waits spanned at least RETRY_SHARE of the run."""
     found = found or {}
-    retried = (found.get("retries") or {}).get("over_s", 0.0)
+    retries = found.get("retries")
+    retried = retries.get("over_s", 0.0) if retries else 0.0
     return "stall" in found or "outstanding" in found or \
         (retried > 0 and retried >= RETRY_SHARE * duration_s)
 
 
-def describe(found: dict | None) -> str:
+def describe(found: ModelService | None) -> str:
     """One line for people: "overload: 10 retries over 183 s", "model stream stalled
     300 s (request 3, mid-stream)"; "" when there is nothing to say."""
     if not found:
@@ -104,9 +117,10 @@ def describe(found: dict | None) -> str:
                      f"{out.get('for_s', 0):.0f} s when the {out.get('by')} ended the run")
     if "broken_streams" in found:
         parts.append(f"{found['broken_streams']} stream(s) broken before message_stop")
-    for reason, words in (("refusal", "refusal"), ("max_tokens", "max_tokens stop")):
-        if found.get(reason):
-            parts.append(f"{found[reason]} {words}{'s' if found[reason] > 1 else ''}")
+    for count, words in ((found.get("refusal"), "refusal"),
+                         (found.get("max_tokens"), "max_tokens stop")):
+        if count:
+            parts.append(f"{count} {words}{'s' if count > 1 else ''}")
     return "; ".join(parts)
 
 

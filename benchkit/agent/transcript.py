@@ -1,6 +1,6 @@
 """The transcript of one agent run: what the model proposed and what came of it.
 
-Events (plain dicts, JSON-ready), in stream order:
+Events (plain dicts, JSON-ready: benchkit.evidence types each kind), in stream order:
   init         the tools and MCP servers the agent was offered, its model
   text         assistant text (model named)
   tool_call    every call the model proposed: id, name, input, and the guard's
@@ -39,6 +39,19 @@ from claude_agent_sdk import (
     UserMessage,
 )
 
+from benchkit.evidence import (
+    INIT,
+    MODEL_OUTSTANDING,
+    MODEL_STALL,
+    REQUEST,
+    RESULT,
+    STOP,
+    TEXT,
+    TOOL_CALL,
+    TOOL_RESULT,
+    Event,
+    RequestEvent,
+)
 from benchkit.scrub import scrub
 
 from .service import retry_event
@@ -53,14 +66,14 @@ class Recorder:
 
     def __init__(self, secrets=()):
         self.secrets = tuple(s for s in secrets if s)
-        self.events: list[dict] = []
+        self.events: list[Event] = []
         self.decisions: dict[str, tuple[bool, str]] = {}
         self.tools_offered: list[str] = []
         self.result: ResultMessage | None = None
         self.message_usage: dict[str, tuple[str, dict]] = {}  # message id -> (model, usage)
         self.main_messages: set[str] = set()
         self.last_text: str | None = None
-        self.requests: list[dict] = []
+        self.requests: list[RequestEvent] = []
         self._since = [0, 0]  # tool results (count, bytes) since the last request
         # The model request in flight: since when the CLI waits on it (None: it does
         # not), and when the service last gave a sign of life (a retry's wait counts).
@@ -94,7 +107,7 @@ class Recorder:
         last = self.requests[-1] if self.requests else None
         streaming = last is not None and not last.get("complete") and \
             last.get("at", 0) >= (self.waiting_since or 0)
-        self.events.append({"event": "model_stall", "at": round(self.now(), 3),
+        self.events.append({"event": MODEL_STALL, "at": round(self.now(), 3),
                             "request": len(self.requests) + (0 if streaming else 1),
                             "idle_s": round(idle_s, 1), "streaming": streaming})
 
@@ -103,7 +116,7 @@ class Recorder:
         if self.waiting_since is not None and not self.tools_running:
             last = self.requests[-1] if self.requests else None
             streaming = last is not None and not last.get("complete")
-            self.events.append({"event": "model_outstanding", "at": round(self.now(), 3),
+            self.events.append({"event": MODEL_OUTSTANDING, "at": round(self.now(), 3),
                                 "by": by, "for_s": round(self.now() - self.waiting_since, 1),
                                 "request": len(self.requests) + (0 if streaming else 1)})
 
@@ -115,7 +128,7 @@ class Recorder:
     def add(self, message) -> None:
         if isinstance(message, SystemMessage) and message.subtype == "init":
             self.tools_offered = list(message.data.get("tools", []))
-            self.events.append({"event": "init", "tools": self.tools_offered,
+            self.events.append({"event": INIT, "tools": self.tools_offered,
                                 "mcp_servers": message.data.get("mcp_servers", []),
                                 "model": message.data.get("model")})
         elif isinstance(message, SystemMessage) and message.subtype == "api_retry":
@@ -139,7 +152,7 @@ class Recorder:
                     else:
                         self._since[0] += 1
                         self._since[1] += len(text.encode())
-                    self.events.append({"event": "tool_result", "id": block.tool_use_id,
+                    self.events.append({"event": TOOL_RESULT, "id": block.tool_use_id,
                                         "bytes": len(text.encode()), "is_error": bool(block.is_error),
                                         "excerpt": scrub(text, self.secrets)[:EXCERPT_CHARS]})
                     if block.tool_use_id in self.tools_running:
@@ -149,7 +162,7 @@ class Recorder:
         elif isinstance(message, ResultMessage):
             self.result = message
             self.waiting_since = None
-            self.events.append({"event": "result", "subtype": message.subtype,
+            self.events.append({"event": RESULT, "subtype": message.subtype,
                                 "num_turns": message.num_turns, "duration_ms": message.duration_ms,
                                 "total_cost_usd": message.total_cost_usd, "usage": message.usage,
                                 "model_usage": message.model_usage,
@@ -171,7 +184,7 @@ class Recorder:
             given = start.get("usage")
             raw: dict = given if isinstance(given, dict) else {}
             figures = usage_of(raw)
-            request = {"event": "request", "id": start.get("id"), "model": start.get("model"),
+            request: RequestEvent = {"event": REQUEST, "id": start.get("id"), "model": start.get("model"),
                        "at": round(self.now(), 3), "usage": figures,
                        "tool_results": self._since[0], "tool_result_bytes": self._since[1],
                        "stop_reason": None, "complete": False}
@@ -208,22 +221,22 @@ class Recorder:
             self.main_messages.add(key)
         for block in message.content:
             if isinstance(block, TextBlock):
-                self.events.append({"event": "text", "model": message.model, "text": block.text})
+                self.events.append({"event": TEXT, "model": message.model, "text": block.text})
                 if turn and block.text.strip():
                     self.last_text = block.text
             elif isinstance(block, ToolUseBlock):
-                self.events.append({"event": "tool_call", "id": block.id, "name": block.name,
+                self.events.append({"event": TOOL_CALL, "id": block.id, "name": block.name,
                                     "input": block.input, "model": message.model})
                 if turn:
                     self.tools_running.add(block.id)
 
     def stopped(self, stop: str, error: str | None) -> None:
-        self.events.append({"event": "stop", "stop": stop, "error": error})
+        self.events.append({"event": STOP, "stop": stop, "error": error})
 
-    def finish(self) -> list[dict]:
+    def finish(self) -> list[Event]:
         """The events, each proposed call annotated with the guard's decision."""
         for event in self.events:
-            if event["event"] == "tool_call":
+            if event["event"] == TOOL_CALL:
                 allowed, reason = self.decisions.get(event["id"], (None, None))
                 event["allowed"], event["reason"] = allowed, reason
         return self.events

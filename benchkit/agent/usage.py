@@ -14,6 +14,9 @@ it raw: coerced, "4000" would have been a silent 0.
 
 from __future__ import annotations
 
+from typing import Any, cast
+
+from benchkit.evidence import UsageFigures
 from benchkit.sample import USAGE_FIELDS
 
 from .driver import zero_usage
@@ -40,15 +43,15 @@ _SPLIT = ("cache_write_5m", "cache_write_1h")
 _DUE = ("input_tokens", "output_tokens")
 
 
-def from_model_usage(entry: dict) -> dict:
+def from_model_usage(entry: dict) -> UsageFigures:
     """One model's camelCase figures (the CLI reports each, so a null is due); the
     lifetime split is None where not reported."""
-    return _settled({key: _figure(entry, name, due=key not in _SPLIT)
-                     if key not in _SPLIT or name in entry else None
-                     for key, name in _CAMEL.items()})
+    return cast(UsageFigures, _settled({key: _figure(entry, name, due=key not in _SPLIT)
+                                        if key not in _SPLIT or name in entry else None
+                                        for key, name in _CAMEL.items()}))
 
 
-def from_api_usage(usage: dict) -> dict:
+def from_api_usage(usage: dict) -> UsageFigures:
     """The snake_case usage of the API and the aggregate result (split under
     `cache_creation`, where reported)."""
     figures: dict = {key: _figure(usage, name, due=name in _DUE) for key, name in _SNAKE.items()}
@@ -56,7 +59,7 @@ def from_api_usage(usage: dict) -> dict:
     for key, name in (("cache_write_5m", "ephemeral_5m_input_tokens"),
                       ("cache_write_1h", "ephemeral_1h_input_tokens")):
         figures[key] = _figure(split, name) if isinstance(split, dict) else None
-    return _settled({key: figures[key] for key in USAGE_FIELDS})
+    return cast(UsageFigures, _settled({key: figures[key] for key in USAGE_FIELDS}))
 
 
 def _settled(figures: dict) -> dict:
@@ -71,20 +74,21 @@ def _settled(figures: dict) -> dict:
     return figures
 
 
-def total(by_model: dict[str, dict]) -> dict:
+def total(by_model: dict[str, UsageFigures]) -> UsageFigures:
     """Sum over models; a split component stays None unless some model reported it. A
     figure that is not a count makes its total that figure: no sum of it is a count."""
-    summed: dict = zero_usage()
+    summed: dict[str, Any] = dict(zero_usage())
     for figures in by_model.values():
         for key in USAGE_FIELDS:
             summed[key] = _plus(summed[key], figures.get(key))
     for key in _SPLIT:
         if all(figures.get(key) is None for figures in by_model.values()):
             summed[key] = None
-    return summed
+    return cast(UsageFigures, summed)
 
 
-def from_result(model_usage: dict | None, usage: dict | None) -> tuple[dict, dict]:
+def from_result(model_usage: dict | None,
+                usage: dict | None) -> tuple[UsageFigures, dict[str, UsageFigures]]:
     """(usage summed over every model, usage by model) from a final result."""
     if model_usage:
         by_model = {model: from_model_usage(entry) for model, entry in model_usage.items()}
@@ -94,12 +98,13 @@ def from_result(model_usage: dict | None, usage: dict | None) -> tuple[dict, dic
     return zero_usage(), {}
 
 
-def from_messages(per_message: dict[str, tuple[str, dict]]) -> tuple[dict, dict]:
+def from_messages(per_message: dict[str, tuple[str, dict]]
+                  ) -> tuple[UsageFigures, dict[str, UsageFigures]]:
     """Fallback when no final result came (the backstop ended the run): the usage the
     assistant messages carried, once per API message id, grouped by model."""
-    by_model: dict[str, dict] = {}
+    by_model: dict[str, Any] = {}  # model -> UsageFigures, filled in a key at a time
     for model, usage in per_message.values():
-        figures = from_api_usage(usage)
+        figures: dict[str, Any] = dict(from_api_usage(usage))
         into = by_model.setdefault(model, {key: None if key in _SPLIT else 0 for key in USAGE_FIELDS})
         for key in USAGE_FIELDS:
             if figures[key] is not None:

@@ -31,6 +31,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
+from benchkit.evidence import ControlFigures
+
 Kind = Literal["read", "write"]
 CONTROL_AFTER_S = 1.0     # a request waiting this long for its answer gets a control
 CONTROL_TIMEOUT_S = 20.0  # a control unanswered this long: the host is not answering
@@ -71,7 +73,7 @@ class ControlProbe:
         self.status = status
         self.done.set()
 
-    def figures(self, wait: float = 0.0, stop: Callable[[], bool] = lambda: False) -> dict:
+    def figures(self, wait: float = 0.0, stop: Callable[[], bool] = lambda: False) -> ControlFigures:
         """What the sample keeps: {"kind", "status", "s"}; a probe unanswered after
         `wait` more seconds (or once `stop()` says so) is `pending`, its seconds those it
         has waited so far."""
@@ -118,7 +120,7 @@ class Controls:
         probe.finish(status)
 
 
-def failed(figures: dict | None) -> bool:
+def failed(figures: ControlFigures | None) -> bool:
     """Whether a control's figures show the host failing: a 5xx, no answer at all, an
     answer that could not be read, or none within CONTROL_TIMEOUT_S. (A control still
     pending when its request was kept shows only that the host was slow.)"""

@@ -22,6 +22,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Protocol
 from urllib.parse import urlsplit
 
+from benchkit.evidence import GatewayRequest
 from benchkit.gateway.answers import Rewriter, Sending, Spent, relay
 from benchkit.gateway.authorization import find_token
 from benchkit.gateway.control import (
@@ -59,8 +60,8 @@ class Keeper(Protocol):
     def release(self, grant: Grant | None, size: int) -> None: ...
     def spend(self, grant: Grant, size: int) -> bool: ...
     def spent(self, grant: Grant) -> str: ...
-    def record(self, grant: Grant | None, entry: dict, handler: Exchange) -> None: ...
-    def note(self, door: Door, entry: dict) -> None: ...
+    def record(self, grant: Grant | None, entry: GatewayRequest, handler: Exchange) -> None: ...
+    def note(self, door: Door, entry: GatewayRequest) -> None: ...
     def rewriter(self, door: Door) -> Rewriter: ...
 
 
@@ -149,9 +150,9 @@ class Exchange(BaseHTTPRequestHandler):
     def _refused_unread(self, status: int, reason: str) -> None:
         """A request refused before it was read whole: answered, closed, on the record."""
         self.close_connection = True
-        entry = {"started": round(self.first[0], 6), "method": "", "path": "",
-                 "user_agent": "", "scope": "refused", "status": status, "bytes_in": 0,
-                 "reason": reason, "bytes_out": 0}
+        entry: GatewayRequest = {
+            "started": round(self.first[0], 6), "method": "", "path": "", "user_agent": "",
+            "scope": "refused", "status": status, "bytes_in": 0, "reason": reason, "bytes_out": 0}
         with contextlib.suppress(OSError):
             entry["bytes_out"] = self._json(status, {"message": f"benchkit gateway: {reason}"},
                                             {"Connection": "close"})[1]
@@ -164,8 +165,9 @@ class Exchange(BaseHTTPRequestHandler):
         found = find_token(self.headers, target.query)
         grant, authorized = self.gateway.claim(self.door, found.tokens, self)
         problem = found.problem or self.gateway.foreign(grant, found.tokens)
-        entry = {"started": round(started, 6), "method": self.command, "path": target.path,
-                 "user_agent": self.headers.get("User-Agent", "")}
+        entry: GatewayRequest = {"started": round(started, 6), "method": self.command,
+                                 "path": target.path,
+                                 "user_agent": self.headers.get("User-Agent", "")}
         self.probe = self._ticket = None
         try:
             self._serve(target, found, problem, grant, authorized and not problem, entry)
@@ -174,17 +176,18 @@ class Exchange(BaseHTTPRequestHandler):
             entry["status"] = ABORTED
         finally:
             if self.aborted:
-                entry.update(status=ABORTED, reason="the trial ended before it was answered")
+                entry.update({"status": ABORTED,
+                              "reason": "the trial ended before it was answered"})
             entry.setdefault("scope", "aborted")  # the tool went away mid-request
             entry.setdefault("bytes_in", 0)
             entry.setdefault("bytes_out", 0)
-            entry.update(duration=round(time.perf_counter() - clock, 6))
+            entry.update({"duration": round(time.perf_counter() - clock, 6)})
             if self.probe is not None:  # the trial's end does not wait for it
                 entry["control"] = self.probe.figures(CONTROL_TIMEOUT_S, lambda: self.aborted)
             self.gateway.record(grant, entry, self)
 
     def _serve(self, target, found, problem: str | None, grant: Grant | None,
-               authorized: bool, entry: dict) -> None:
+               authorized: bool, entry: GatewayRequest) -> None:
         gateway = self.gateway
         try:
             body = read_body(self.headers, self.rfile, gateway.limits.request_bytes,
@@ -192,7 +195,8 @@ class Exchange(BaseHTTPRequestHandler):
                              lambda size: gateway.release(grant, size))
         except TooLarge as error:
             status, sent = self._too_large(str(error))
-            return entry.update(scope="refused", reason=str(error), status=status, bytes_out=sent)
+            return entry.update({"scope": "refused", "reason": str(error), "status": status,
+                                 "bytes_out": sent})
         except (BadBody, TimeoutError) as error:
             if self.aborted:
                 raise OSError("aborted") from error
@@ -201,14 +205,15 @@ class Exchange(BaseHTTPRequestHandler):
             reason = (f"a body that did not arrive within {gateway.limits.arrival_seconds:g} s"
                       if late else str(error))
             status, sent = self._json(408 if late else 400, {"message": f"benchkit gateway: {reason}"})
-            return entry.update(scope="refused", reason=reason, status=status, bytes_out=sent)
+            return entry.update({"scope": "refused", "reason": reason, "status": status,
+                                 "bytes_out": sent})
         entry["bytes_in"] = len(body)
         if problem or not authorized:
             status, sent = self._refuse_auth(found, problem)
             if problem:  # a credential refused is a leak, for the trial it came with
-                entry.update(scope="refused", reason=problem, problem=problem)
+                entry.update({"scope": "refused", "reason": problem, "problem": problem})
             else:
-                entry.update(scope="unauthorized")
+                entry.update({"scope": "unauthorized"})
         else:
             assert grant is not None
             decision = decide(self.command, target.path, found.query, grant.owner, grant.repo,
@@ -236,8 +241,8 @@ class Exchange(BaseHTTPRequestHandler):
                     if (value := getattr(self, name)) is not None:
                         entry[name] = value
                 if self.spent:  # cut off mid-answer: refused like any request past a limit
-                    entry.update(scope="refused", reason=self.spent)
-        entry.update(status=status, bytes_out=sent)
+                    entry.update({"scope": "refused", "reason": self.spent})
+        entry.update({"status": status, "bytes_out": sent})
 
     def _inflated(self, grant: Grant, decision: ScopeDecision) -> ScopeDecision:
         """A git body sent plain: inflated within one request's limit, the bytes it

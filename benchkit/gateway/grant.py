@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from benchkit.evidence import GatewayRequest
 from benchkit.gateway.control import Controls
 from benchkit.gateway.doors import Door
 
@@ -25,7 +26,7 @@ class Grant:
     uploaded: int = 0          # bytes of request bodies reserved so far
     downloaded: int = 0        # bytes of the host's answers sent to its tools so far
     cpu_start: float | None = None  # the host's CPU time when it began (None: unknown)
-    requests: list[dict] = field(default_factory=list)
+    requests: list[GatewayRequest] = field(default_factory=list)
     live: bool = True
     inflight: int = 0          # requests being answered; end() waits for them
     url: str = ""              # the trial's own door: what its tools are given
@@ -35,7 +36,7 @@ class Grant:
     email: str = ""            # the host user's own e-mail address: a commit's identity
     unrecorded: int = 0        # requests left off the record (see keep)
 
-    def keep(self, entry: dict) -> None:
+    def keep(self, entry: GatewayRequest) -> None:
         """Put a request on the record, which stays bounded whatever the agent sends:
         the first KEPT in full, then only those the audit and the attribution read (a
         refusal, a failure, a control's figures), KEPT more at most; the rest counted."""

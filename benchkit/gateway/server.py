@@ -43,6 +43,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from benchkit.evidence import GatewayRequest
 from benchkit.gateway.answers import Rewriter
 from benchkit.gateway.control import ControlObject, Controls
 from benchkit.gateway.doors import Door, Doors
@@ -71,7 +72,7 @@ class Gateway:
         self.changed = threading.Condition(self._lock)  # liveness or an in-flight count moved
         self.busy = self._strays_busy = 0  # requests being answered: all, and strays
         self._ending: list[Grant] = []  # trials whose end() waits for what is in flight
-        self.strays: list[dict] = []  # requests of the shared door no live trial's token came with
+        self.strays: list[GatewayRequest] = []  # requests of the shared door no live trial's token came with
         self._doors = Doors(self._serve, self._turned_away, lambda: self.limits.connections)
         self._shared = self._doors.open(None)
         self.url = self._shared.url
@@ -198,7 +199,7 @@ class Gateway:
                     f"({now - grant.cpu_start:.2f} s of {self.limits.host_cpu_seconds:g} s)")
         return ""
 
-    def record(self, grant: Grant | None, entry: dict, handler: Exchange | None = None) -> None:
+    def record(self, grant: Grant | None, entry: GatewayRequest, handler: Exchange | None = None) -> None:
         """A trial's request goes to its record. A stray of the shared door whose
         credentials were refused (not merely absent or unknown) goes to every live
         trial's record as refused too: the gateway cannot tell whose tool sent it, so
@@ -218,7 +219,7 @@ class Gateway:
                     live.keep({**entry, "scope": "refused", "stray": True, "reason":
                                f"a stray request while this trial ran: {entry['problem']}"})
 
-    def note(self, door: Door, entry: dict) -> None:
+    def note(self, door: Door, entry: GatewayRequest) -> None:
         """What happened on a connection outside any request (refused for the limit,
         timed out before its request was whole): the door's trial's record, else the
         strays."""

@@ -32,6 +32,7 @@ from benchkit.documents.models import load_arm
 from benchkit.documents.reference import excerpt, no_reference, reference_for
 from benchkit.documents.tree import load_tree
 from benchkit.errors import HarnessError, HostError
+from benchkit.evidence import REPLAY, ReplayEvent
 from benchkit.gitea import Client, delete_repo, provision, snapshot
 from benchkit.planning.plan import Trial, not_runnable
 from benchkit.preflight.checks import choose_tasks, host_problems
@@ -226,10 +227,10 @@ class _Runner:
             return self._untouched[seed_name]
 
 
-def _replay_event(run: AgentRun | None) -> dict:
+def _replay_event(run: AgentRun | None) -> ReplayEvent | dict:
     """The replay's own account (failed steps, template errors) from its transcript."""
     events = run.transcript if run is not None else []
-    return next((e for e in reversed(events) if e.get("event") == "replay"), {})
+    return next((e for e in reversed(events) if e["event"] == REPLAY), {})
 
 
 def _leaks(leaks: list[str]) -> str | None:

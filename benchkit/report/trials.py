@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from benchkit.agent.audit import AuditEvent
 from benchkit.agent.service import describe as describe_service
 from benchkit.cost import components, cost, token_figure
+from benchkit.evidence import AUDIT, INIT, REPLAY, RESULT, STOP, TEXT, TOOL_CALL, TOOL_RESULT
 from benchkit.replays import PENDING, FailureReplay
 from benchkit.report.matrix import DEFAULT_WEIGHTS
 from benchkit.sample import COMPONENTS, PROVOKED
@@ -144,15 +145,15 @@ def conversation(events: list) -> list[dict]:
     """The transcript as turns: {"who": agent|tool|harness, "kind", "title", "body"}.
     A call is shown with its input, a denial with the guard's reason, a result with
     what the tool returned (as recorded: an excerpt) under the call it answers."""
-    calls = {e.get("id"): e for e in events if e.get("event") == "tool_call"}
+    calls = {e.get("id"): e for e in events if e.get("event") == TOOL_CALL}
     turns = []
     for event in events:
         kind = event.get("event")
-        if kind == "text" and (event.get("text") or "").strip():
+        if kind == TEXT and (event.get("text") or "").strip():
             turns.append(_turn("agent", "text", "says", event["text"]))
-        elif kind == "tool_call":
+        elif kind == TOOL_CALL:
             turns.append(_call(event))
-        elif kind == "tool_result":
+        elif kind == TOOL_RESULT:
             turns.append(_result(event, calls.get(event.get("id"))))
         elif kind in NOTES:
             turns.append(_turn("harness", "note", kind, NOTES[kind](event)))
@@ -210,11 +211,11 @@ def _replay(event) -> str:
 
 
 NOTES = {
-    "init": _init,
-    "result": _result_note,
-    "stop": lambda e: f"stopped: {e.get('stop')}" + (f" ({e['error']})" if e.get("error") else ""),
-    "replay": _replay,
-    "audit": _audit,
+    INIT: _init,
+    RESULT: _result_note,
+    STOP: lambda e: f"stopped: {e.get('stop')}" + (f" ({e['error']})" if e.get("error") else ""),
+    REPLAY: _replay,
+    AUDIT: _audit,
 }
 
 

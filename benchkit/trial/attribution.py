@@ -30,6 +30,7 @@ benchkit.trial.pauses'.)
 from __future__ import annotations
 
 from benchkit.agent.events import tool_calls
+from benchkit.evidence import TOOL_RESULT, Event, GatewayRequest, HostTime
 from benchkit.gateway.control import failed
 
 HOST_SHARE = 0.5      # of a capped trial's time, in the host's shares: the host's cap
@@ -38,7 +39,7 @@ _START_ERRORS = ("bwrap: Can't find source path", "No such file or directory",
                  "command not found")
 
 
-def host_share(entry: dict) -> float:
+def host_share(entry: GatewayRequest) -> float:
     """Of one request's wait for the host, the seconds its control shows the host owes
     (see the module's docstring)."""
     control, took = entry.get("control"), entry.get("host_s", entry.get("duration"))
@@ -50,7 +51,8 @@ def host_share(entry: dict) -> float:
     return min(float(took), float(seconds)) if isinstance(seconds, (int, float)) else 0.0
 
 
-def host_time(requests: list[dict], started: float, duration_s: float) -> dict | None:
+def host_time(requests: list[GatewayRequest], started: float,
+              duration_s: float) -> HostTime | None:
     """What the host owes of a trial that began at `started` (Unix time) and ran
     `duration_s`: {"host_s", "of_s", "answers"}; None when it owes nothing."""
     end = started + duration_s
@@ -68,14 +70,14 @@ def host_time(requests: list[dict], started: float, duration_s: float) -> dict |
             "answers": len(spans)}
 
 
-def host_slow(requests: list[dict], found: dict | None) -> bool:
+def host_slow(requests: list[GatewayRequest], found: HostTime | None) -> bool:
     """Whether the host took a capped trial's time (see the module's docstring)."""
     if not found or found["of_s"] <= 0:
         return False
     return found["host_s"] >= HOST_SHARE * found["of_s"] and _most_at_once(requests) <= MAX_AT_ONCE
 
 
-def describe_host_time(found: dict | None) -> str:
+def describe_host_time(found: HostTime | None) -> str:
     """"host answers took 70 s of 60 s (2 answers its controls showed slow)"."""
     if not found:
         return ""
@@ -84,18 +86,18 @@ def describe_host_time(found: dict | None) -> str:
             f"showed slow)")
 
 
-def host_failing(requests: list[dict]) -> list[str]:
+def host_failing(requests: list[GatewayRequest]) -> list[str]:
     """The agent's requests the host failed on its own, one line each: answered 5xx,
     never answered or answered unreadably, while the control request sent at once
     failed too."""
     shown = []
     for entry in requests:
-        status, control = entry.get("status"), entry.get("control") or {}
+        status, control = entry.get("status"), entry.get("control")
         cause = (f"no answer ({entry['unreachable']})" if entry.get("unreachable") else
                  f"an answer the gateway could not read ({entry['unreadable']})"
                  if entry.get("unreadable") else
                  f"HTTP {status}" if isinstance(status, int) and status >= 500 else None)
-        if cause is None or not failed(control):
+        if cause is None or control is None or not failed(control):
             continue
         said = control["status"]
         said = f"HTTP {said}" if isinstance(said, int) else f"no answer ({said})"
@@ -104,7 +106,7 @@ def host_failing(requests: list[dict]) -> list[str]:
     return shown
 
 
-def tool_missing(transcript: list[dict], vanished: dict[str, str]) -> str | None:
+def tool_missing(transcript: list[Event], vanished: dict[str, str]) -> str | None:
     """Why the arm's tool could not start mid-trial, when the harness found files of it
     gone (`vanished`: the bin directory's name -> the file it linked to) and a command
     of the agent failed on one of them; None otherwise."""
@@ -113,7 +115,7 @@ def tool_missing(transcript: list[dict], vanished: dict[str, str]) -> str | None
     ran = {call.get("id") for call in tool_calls(transcript) if call.get("name") == "Bash"}
     named = (*vanished, *vanished.values())
     for event in transcript:
-        if event.get("event") != "tool_result" or event.get("id") not in ran \
+        if event["event"] != TOOL_RESULT or event.get("id") not in ran \
                 or not event.get("is_error"):
             continue
         line = next((line for line in (event.get("excerpt") or "").splitlines()
@@ -135,7 +137,7 @@ def _union(spans: list[tuple[float, float]]) -> float:
     return total
 
 
-def _most_at_once(requests: list[dict]) -> int:
+def _most_at_once(requests: list[GatewayRequest]) -> int:
     """The most requests the trial had at the gateway at one moment."""
     edges = []
     for entry in requests:

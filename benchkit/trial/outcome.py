@@ -46,6 +46,7 @@ from benchkit.agent.audit import AuditEvent
 from benchkit.agent.driver import AgentRun
 from benchkit.agent.events import tool_calls
 from benchkit.errors import HostError, ReadinessError, SeedError
+from benchkit.evidence import TOOL_RESULT, ModelService
 from benchkit.gitea import CredentialsError
 from benchkit.sample import (
     CAPPED,
@@ -154,7 +155,7 @@ def _own_max_tokens(run: AgentRun) -> bool:
         and "output token maximum" in (run.error or "")
 
 
-def _with_evidence(error: str | None, found: dict | None) -> str | None:
+def _with_evidence(error: str | None, found: ModelService | None) -> str | None:
     """The service's account first, so a listing's one line says what happened."""
     said = service.describe(found)
     return f"{said}; {error}" if said and error else (said or error)
@@ -169,7 +170,7 @@ def agent_crashed(run: AgentRun) -> bool:
     outlives its call: `(sleep 1; kill -9 $PPID) &`). The harness's own kills (the
     backstop, Ctrl-C) never reach here as a crash."""
     ran = [call for call in tool_calls(run.transcript) if call.get("allowed") is not False]
-    answered = {e.get("id") for e in run.transcript if e["event"] == "tool_result"}
+    answered = {e.get("id") for e in run.transcript if e["event"] == TOOL_RESULT}
     in_flight = any(call.get("id") not in answered for call in ran)
     killed = bool(_KILLED.search(run.error or ""))
     if killed and run.confined:  # the agent's shell has its own PID namespace: not its kill

@@ -22,7 +22,8 @@ PACKAGE = CHECKOUT / "benchkit"
 LAYERS = (
     ("foundation", ("benchkit", "benchkit.errors", "benchkit.exits", "benchkit.fingerprint",
                     "benchkit.surface", "benchkit.tool", "benchkit.installed",
-                    "benchkit.scrub", "benchkit.sample", "benchkit.replays",
+                    "benchkit.scrub", "benchkit.sample", "benchkit.evidence",
+                    "benchkit.replays",
                     "benchkit.cost", "benchkit.anatomy", "benchkit.counting",
                     "benchkit.state", "benchkit.store", "benchkit.lifetime",
                     "benchkit.stopping", "benchkit.journal", "benchkit.executable",
