@@ -1,13 +1,14 @@
 """`bash scripts/setup` on a fresh copy of the checkout: it installs benchkit into a
 virtual environment (the checkout's `.venv/`, or $BENCHKIT_VENV: here one made ahead,
-seeing the machine's packages, with the copy's benchkit installed editable, so no
-package is fetched), never into the machine's Python, and says each step it took; and
+seeing the test environment's packages, with the copy's benchkit installed editable,
+so no package is fetched), never into the machine's Python, and says each step it took; and
 `--arms` takes an arm whose tool it does not build when that tool is on PATH."""
 
 import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -28,7 +29,7 @@ bootstrap: Your one tool is the zz-tool CLI.
 
 def copied_checkout(where: Path) -> tuple[Path, Path]:
     """(the checkout's tracked files copied under `where`, as a clone holds them; a
-    virtual environment seeing the machine's packages, with that copy's benchkit
+    virtual environment seeing the test environment's packages, with that copy's benchkit
     installed editable). Fails (in CI) or skips when the copy cannot be installed."""
     copy = where / "checkout"
     files = subprocess.run(["git", "ls-files", "-z"], cwd=CHECKOUT, capture_output=True,
@@ -38,8 +39,13 @@ def copied_checkout(where: Path) -> tuple[Path, Path]:
             (copy / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(CHECKOUT / name, copy / name)
     venv = where / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip",
-                    venv], check=True)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True)
+    # It sees the packages of the environment running the tests (the checkout's .venv, at
+    # the lock's pins), not the machine's Python, which scripts/setup never installs into.
+    own = subprocess.run([venv / "bin" / "python", "-c", "import sysconfig; "
+                          "print(sysconfig.get_paths()['purelib'])"],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    Path(own, "tests-packages.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     done = subprocess.run([venv / "bin" / "python", "-m", "pip", "install", "--quiet", "--no-deps",
                            "--disable-pip-version-check", "-e", copy],
                           capture_output=True, text=True, timeout=600)

@@ -6,11 +6,13 @@ keeps every value it holds, the fields it predates taking their defaults; and th
 published schema accepts every re-encoded sample."""
 
 import json
+import typing
 
 import msgspec
 import pytest
 from synthetic import sample
 
+from benchkit import evidence
 from benchkit.agent import service
 from benchkit.agent.accounting import reported
 from benchkit.sample import ENCODER, Record, Runtime, decode_record
@@ -136,3 +138,13 @@ def test_evidence_of_the_wrong_shape_is_no_record():
                                                         "answers": 1})
     with pytest.raises(msgspec.ValidationError, match="host_time"):
         decode_record(json.dumps(value))
+
+
+def test_every_event_kind_is_spelled_once_and_tags_one_event_type():
+    """The constants are the kinds, each the `event` tag of exactly one member of the
+    transcript's union, and the union has no member without one."""
+    kinds = {value for name, value in vars(evidence).items()
+             if name.isupper() and isinstance(value, str)}
+    members = typing.get_args(evidence.Event)
+    tags = [typing.get_args(typing.get_type_hints(member)["event"])[0] for member in members]
+    assert sorted(tags) == sorted(kinds) and len(set(tags)) == len(tags)
