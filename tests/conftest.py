@@ -1,5 +1,6 @@
 """Fixtures shared across areas. Keep them generic."""
 
+import contextlib
 import os
 import shutil
 import signal
@@ -70,10 +71,18 @@ def gitea():
     each works in repositories of its own. Without a build it skips saying why, except
     in CI, where the real-Gitea tier must run: there it fails saying why. A Gitea that
     is built but will not start always fails."""
+    with real_gitea() as running:
+        yield running
+
+
+@contextlib.contextmanager
+def real_gitea(**options):
+    """A real Gitea of the pinned build, started with `options` (benchkit.gitea.server.Gitea)
+    and removed after; without a build it skips saying why, failing in CI."""
     from benchkit.gitea.server import Gitea
     from benchkit.gitea.tools import ToolUnavailable
     try:
-        running = Gitea()
+        running = Gitea(**options)
     except ToolUnavailable as exc:
         (pytest.fail if IN_CI else pytest.skip)(f"no real Gitea: {exc}")
     with running:

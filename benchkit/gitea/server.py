@@ -63,14 +63,17 @@ APP_DATA_PATH = {work}/data
 
 [database]
 DB_TYPE = sqlite3
-PATH = {work}/data/gitea.db
+; A private cache: Gitea 1.26.0 appends `?cache=shared&...` to PATH as it is, so its own
+; `cache` reaches SQLite as a key it does not know (`?cache`) and this one holds. Shared,
+; connections block each other on table locks and wait for go-sqlite3's unlock
+; notification, which under concurrent writes can wait for ever (seen: every request
+; held, the process idle); one connection deadlocks instead on the settings cache (a
+; transaction waits for its lock while the lock's holder waits for the connection; seen
+; in a goroutine dump). Private, with WAL, readers never wait on a writer, and a writer
+; waits for another up to SQLITE_TIMEOUT (ms; Gitea's 500 fails writes under load).
+PATH = {work}/data/gitea.db?cache=private&
 SQLITE_JOURNAL_MODE = WAL
-; One connection: Gitea opens SQLite in shared-cache mode, where connections block each
-; other on table locks and wait for go-sqlite3's unlock notification, which under
-; concurrent writes can wait on each other for ever (seen: every request held, the
-; process idle). With one connection no two statements ever hold table locks at once.
-MAX_OPEN_CONNS = 1
-MAX_IDLE_CONNS = 1
+SQLITE_TIMEOUT = {sqlite_timeout}
 
 [repository]
 ROOT = {work}/repositories
@@ -111,7 +114,7 @@ class GiteaStartError(HarnessError):
 
 class Gitea:
     def __init__(self, user: str = "bench", *, binary: str | os.PathLike | None = None,
-                 start_timeout: float = START_TIMEOUT):
+                 start_timeout: float = START_TIMEOUT, sqlite_timeout_ms: int = 30_000):
         self.binary = Path(binary) if binary else built("gitea", BINARY_ENV)
         self.static_root = self.binary.parent
         missing = [d for d in ("templates", "options") if not (self.static_root / d).is_dir()]
@@ -122,6 +125,7 @@ class Gitea:
         self.user = user
         self.password = secrets.token_urlsafe(18)
         self.start_timeout = start_timeout
+        self.sqlite_timeout_ms = sqlite_timeout_ms  # how long a write waits for another's
         self.token: str | None = None
         self.work: Path | None = None
         self.port = 0
@@ -258,7 +262,8 @@ class Gitea:
         for sub in ("custom", "data", "log", "repositories"):
             (self._work / sub).mkdir()
         ini = APP_INI.format(run_user=_current_user(), work=self._work, port=self.port,
-                             static=self.static_root, secret=secrets.token_hex(32))
+                             static=self.static_root, secret=secrets.token_hex(32),
+                             sqlite_timeout=self.sqlite_timeout_ms)
         (self._work / "custom" / "app.ini").write_text(ini, encoding="utf-8")
 
     def _command(self, *args: str) -> list[str]:

@@ -34,7 +34,7 @@ def test_the_readme_fits_one_screen_and_opens_with_the_two_commands():
     assert [line.split(" && ")[0] for line in block if not line.startswith("#")] == [
         "bash scripts/setup", "bash scripts/test-setup"]
     comments = [line for line in block if line.startswith("#")]
-    assert comments[0].startswith("# Main job:") and "about 40 minutes on 2 cores" in comments[1]
+    assert comments[0].startswith("# Main job:") and "about 55 minutes on 2 cores" in comments[1]
     before = README.index("```sh")
     assert README[:before].count("\n") < 10  # nothing long comes before them
     said = README[README.index("```", before + 5):]

@@ -19,7 +19,7 @@ import threading
 import time
 
 import pytest
-from conftest import BENCHKIT, CHECKOUT
+from conftest import BENCHKIT, CHECKOUT, real_gitea
 from holding_proxy import HoldingProxy
 from test_model_service import Measured, close, shown, trial, uncharged
 from test_trial_cell import context, curl, raw_api_cell
@@ -125,12 +125,22 @@ def test_a_proxy_answering_writes_5xx_is_the_hosts_fault(host, shipped_tree, tmp
     assert "control write right after: HTTP 504" in result.sample.error
 
 
-def test_a_database_lock_on_a_real_gitea_is_the_hosts_fault(gitea, shipped_tree, tmp_path):
+@pytest.fixture
+def stock_gitea():
+    """A real Gitea whose writes wait for a lock as long as a stock one's (500 ms, Gitea's
+    default SQLITE_TIMEOUT): the session's waits longer, so that its own writes under
+    load never fail on each other's."""
+    with real_gitea(sqlite_timeout_ms=500) as running:
+        yield running
+
+
+def test_a_database_lock_on_a_real_gitea_is_the_hosts_fault(stock_gitea, shipped_tree, tmp_path):
     """A write lock held on Gitea's SQLite database (a backup, parallel writes), at most
     10 s: Gitea answers the agent's PATCH 500 (`database is locked`) while its version,
     which writes nothing, answers 200; once charged. The control write fails too:
     host-5xx. (The lock goes once the control is on the record, so that the trial's
     repository can be deleted.)"""
+    gitea = stock_gitea
     locked = threading.Event()
 
     def lock(driver, prepared) -> None:
