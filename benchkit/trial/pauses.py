@@ -57,7 +57,7 @@ class Pauses:
     """The stops this process has seen (see the module's docstring)."""
 
     def __init__(self) -> None:
-        self._seen: list[tuple[float, float]] = []  # (monotonic start, seconds)
+        self._seen: list[tuple[float, float, float]] = []  # (beat before, beat after, seconds)
         self._beats = 0
         self._beaten = threading.Condition()
         self._lock = threading.Lock()
@@ -71,15 +71,16 @@ class Pauses:
                 self._thread.start()
 
     def within(self, started: float, ended: float) -> list[tuple[float, float]]:
-        """The stops that overlap [started, ended] (time.monotonic() readings), once the
-        heartbeat has beaten again (a stop just ended is seen by its next beat)."""
+        """The stops between two beats that overlap [started, ended] (time.monotonic()
+        readings), as (the beat before, seconds stopped), once the heartbeat has beaten
+        again (a stop just ended is seen by its next beat)."""
         self.start()
         with self._beaten:
             beats = self._beats
             self._beaten.wait_for(lambda: self._beats > beats, timeout=4 * TICK)
         with self._lock:
-            return [(at, seconds) for at, seconds in self._seen
-                    if at < ended and at + seconds > started]
+            return [(at, seconds) for at, until, seconds in self._seen
+                    if at < ended and until > started]
 
     def _beat(self) -> None:
         last, wanted, slept = _reading()
@@ -87,18 +88,20 @@ class Pauses:
             time.sleep(TICK)
             now, wanted_now, slept_now = _reading()
             gap = now - last - TICK
+            # Between the two beats either way: a machine's sleep stops CLOCK_MONOTONIC
+            # too, so its seconds lie between `last` and `now` however many they were.
             if slept_now - slept >= GAP:  # the machine slept between two beats
-                self._note(last, slept_now - slept)
+                self._note(last, now, slept_now - slept)
             elif gap >= GAP and wanted_now - wanted < BUSY_SHARE * gap:
-                self._note(last, now - last)
+                self._note(last, now, now - last)
             last, wanted, slept = now, wanted_now, slept_now
             with self._beaten:
                 self._beats += 1
                 self._beaten.notify_all()
 
-    def _note(self, at: float, seconds: float) -> None:
+    def _note(self, at: float, until: float, seconds: float) -> None:
         with self._lock:
-            self._seen.append((at, seconds))
+            self._seen.append((at, until, seconds))
 
 
 PAUSES = Pauses()

@@ -11,7 +11,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import CHECKOUT
+from conftest import CHECKOUT, IN_CI
 from reported import reported_usage
 
 from benchkit.agent.claude import ClaudeDriver
@@ -187,7 +187,7 @@ def marked_processes(variable: str, value: str) -> dict[int, list[str]]:
 @pytest.mark.parametrize("arm", ["shell", "mcp"])
 def test_the_token_is_in_no_argument_of_the_agents_processes(arm):
     if arm == "mcp" and not GITEA_MCP.exists():
-        pytest.skip("scripts/test-setup installs gitea-mcp")
+        (pytest.fail if IN_CI else pytest.skip)("scripts/test-setup installs gitea-mcp")
     token, tag = f"tok-{uuid.uuid4().hex}", uuid.uuid4().hex
     # Marked as a run loop marks its runs: MCP servers keep the markers, not the rest.
     overrides = dict(system_prompt=f"Use the token {token} on the host.", env={MARKERS[1]: tag})

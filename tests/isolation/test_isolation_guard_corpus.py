@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import CHECKOUT
+from conftest import CHECKOUT, IN_CI
 
 from benchkit.documents import load_arm
 from benchkit.isolation import UTILITIES, Guard
@@ -115,7 +115,7 @@ def host_programs() -> set[str]:
 @pytest.fixture(scope="module")
 def stubs(tmp_path_factory):
     if shutil.which("bwrap") is None:
-        pytest.skip("bubblewrap is not installed (scripts/test-setup installs it)")
+        (pytest.fail if IN_CI else pytest.skip)("bubblewrap is not installed (scripts/test-setup installs it)")
     directory = tmp_path_factory.mktemp("stubs")
     (directory / ".real").mkdir()
     for name in ("sh", "bash", *WRAPPERS):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import BENCHKIT, CHECKOUT
+from conftest import BENCHKIT, CHECKOUT, IN_CI
 from shipped import REFERENCE_IDS
 
 from benchkit.documents.reference import reference_for
@@ -115,7 +115,8 @@ def test_broken_tasks_and_references_are_named(tree_copy):
 def test_the_mcp_test_arm_proves_its_tools_and_skips_what_its_server_cannot_do():
     arm = CHECKOUT / "tests" / "arms" / "gitea-mcp-pypi.yaml"
     if not (CHECKOUT / ".venvs" / "gitea-mcp" / "bin" / "gitea-mcp").exists():
-        pytest.skip("run scripts/test-setup first")
+        (pytest.fail if IN_CI else pytest.skip)("no gitea-mcp from PyPI in .venvs/: run "
+                                                "scripts/test-setup first")
     checks = validate_live([arm], root=CHECKOUT, jobs=3, task_ids=[
         "read-issue-labels-and-state", "label-startup-crash", "fta-merge-startup-pull",
         "fta-review-csv-pull"])

@@ -72,7 +72,7 @@ def kill_in(phase: str, tmp_path: Path, *, url: str, token: str,
         arm = probe_sleeps(tmp_path / "arms")
     elif phase in ("mcp-trial", "mcp-preflight"):
         if not GITEA_MCP.exists() and not IN_CI:
-            pytest.skip("scripts/test-setup installs gitea-mcp")
+            (pytest.fail if IN_CI else pytest.skip)("scripts/test-setup installs gitea-mcp")
         arm = CHECKOUT / "tests/arms/gitea-mcp-pypi.yaml"
         if phase == "mcp-preflight":
             env_extra["BENCHKIT_GITEA_MCP"] = str(hanging_server(tmp_path / "bin"))

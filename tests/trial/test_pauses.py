@@ -8,10 +8,13 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
 from conftest import CHECKOUT
+
+from benchkit.trial import pauses
 
 CHILD = """
 import json, sys, time
@@ -54,3 +57,28 @@ def test_a_stop_is_seen_and_a_busy_process_is_not_a_stop():
         for child in (stopped, busy):
             child.kill()
             child.wait()
+
+
+def test_a_machine_sleep_covers_the_beats_around_it_not_its_length_after(monkeypatch):
+    """A suspend of an hour (CLOCK_BOOTTIME an hour ahead of CLOCK_MONOTONIC, which
+    stops with the machine) between two beats: a trial in flight across those beats saw
+    an hour's stop; one that started after them saw none (the hour was once laid out in
+    CLOCK_MONOTONIC after the beat, and every trial of the next hour was
+    `harness-paused`)."""
+    readings = iter([(100.0, 0.0, 0.0), (100.25, 0.0, 3600.0), (100.5, 0.01, 3600.0)])
+
+    class Done(Exception):
+        pass
+
+    def reading():
+        for taken in readings:
+            return taken
+        raise Done
+    monkeypatch.setattr(pauses, "_reading", reading)
+    monkeypatch.setattr(pauses, "TICK", 0.0)
+    seen = pauses.Pauses()
+    with pytest.raises(Done):
+        seen._beat()
+    seen._thread = threading.current_thread()  # beaten already: within() starts no beat
+    assert seen.within(99.0, 100.1) == [(100.0, 3600.0)]
+    assert seen.within(100.3, 200.0) == []
