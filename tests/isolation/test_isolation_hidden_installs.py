@@ -114,15 +114,22 @@ def test_a_go_bin_shows_the_binary_alone(tmp_path):
     assert ran.stdout.splitlines() == ["tea-standin --version"], ran.stderr
 
 
-def test_the_arm_s_config_dir_is_there_and_its_credential_files_read_only(tmp_path):
-    """tea's login lives in the harness's config directory under the hidden /tmp: the
-    agent's shell sees it (the tool reads it), cannot rewrite it, and may still write
-    beside it (the directory is the tool's HOME)."""
+def tea_login_box(tmp_path: Path) -> tuple[Path, Path, Sandbox]:
+    """(tea's config directory in the harness's hidden /tmp, its login file, a sandbox
+    whose HOME is that directory, writable, with the login read-only)."""
     config = tmp_path / "harness" / "config"
     login = write(config / "tea" / "config.yml", "logins: []\n", mode=0o600)
     box = Sandbox(tmp_path / "box", workdir=tmp_path / "work", home=tmp_path / "trial-home",
                   tmp=tmp_path / "trial-tmp", env={"PATH": "/usr/bin:/bin", "HOME": str(config)},
                   writable=(config,), readonly=(login,))
+    return config, login, box
+
+
+def test_the_arm_s_config_dir_is_there_and_its_credential_files_read_only(tmp_path):
+    """tea's login lives in the harness's config directory under the hidden /tmp: the
+    agent's shell sees it (the tool reads it), cannot rewrite it, and may still write
+    beside it (the directory is the tool's HOME)."""
+    config, login, box = tea_login_box(tmp_path)
     with box:
         ran = subprocess.run([str(box.prefix), f"cat {login}; echo changed > {login}; "
                               "echo note > ~/notes && echo wrote"], cwd=box.workdir,
@@ -139,11 +146,7 @@ def test_a_credential_file_swapped_for_a_link_mounts_nothing_of_the_host(tmp_pat
     hidden /tmp here: another trial's files; the link's name made to exist inside, in the
     trial's own /tmp, so that the mount has somewhere to land)."""
     secret = write(tmp_path / "outside" / "secret.txt", "HARNESS-SECRET\n")
-    config = tmp_path / "harness" / "config"
-    login = write(config / "tea" / "config.yml", "logins: []\n", mode=0o600)
-    box = Sandbox(tmp_path / "box", workdir=tmp_path / "work", home=tmp_path / "trial-home",
-                  tmp=tmp_path / "trial-tmp", env={"PATH": "/usr/bin:/bin", "HOME": str(config)},
-                  writable=(config,), readonly=(login,))
+    config, login, box = tea_login_box(tmp_path)
     with box:
         swap = subprocess.run([str(box.prefix), f"cd {config} && mv tea tea.old && mkdir tea "
                                "&& ln -s ../../../outside tea/config.yml && mkdir -p ../../outside "

@@ -21,8 +21,15 @@ from benchkit.trial.prepare import prepare_trial
 pytestmark = pytest.mark.usefixtures("private_dirs")
 
 
-def run_with_fault(forge, cell, ctx, prepared, method, path, times):
-    """Run the trial while the forge answers `method path` with 500, `times` times."""
+def closing_issue_2_under_fault(forge, shipped_tree, tmp_path, method, path, times):
+    """The sample of a trial whose agent closes issue #2 (one PATCH) while the forge
+    answers `method path` with 500, `times` times."""
+    driver = Scripted()
+    ctx = context(forge, shipped_tree, tmp_path, driver)
+    cell = raw_api_cell(shipped_tree)
+    prepared = prepare_trial(cell, ctx)
+    driver.script = [bash(curl(ctx, prepared, "PATCH", "/issues/2", {"state": "closed"})),
+                     say("Closed issue #2.")]
     forge.inject_fault(method, path, status=500, times=times)
     try:
         return run_trial(cell, ctx, prepared).sample
@@ -56,13 +63,7 @@ def test_an_audit_that_cannot_read_the_request_log_marks_the_trial_unaudited(
     """One 500 from the request log once turned a leaking trial into `passed`: the
     audit fails closed. (A foreign client is caught by the gateway's own record before
     the forge's log is read: here the agent is clean, and the forge's log answers 500.)"""
-    driver = Scripted()
-    ctx = context(forge, shipped_tree, tmp_path, driver)
-    cell = raw_api_cell(shipped_tree)
-    prepared = prepare_trial(cell, ctx)
-    driver.script = [bash(curl(ctx, prepared, "PATCH", "/issues/2", {"state": "closed"})),
-                     say("Closed issue #2.")]
-    sample = run_with_fault(forge, cell, ctx, prepared, "GET", r"^/_forge/requests$", 100)
+    sample = closing_issue_2_under_fault(forge, shipped_tree, tmp_path, "GET", r"^/_forge/requests$", 100)
     assert (sample.outcome, sample.failure_class, sample.valid) == \
         ("unaudited", "audit", False)
     assert "request log could not be read" in sample.error
@@ -75,13 +76,7 @@ def test_a_host_error_on_the_agents_own_request_is_charged_while_the_host_is_hea
     """A 500 the host answers the agent's PATCH with, while the host answers the
     harness's own control write right after: nothing shows the host failing on its
     own (an agent can provoke a 5xx cheaply), so the failure is the arm's."""
-    driver = Scripted()
-    ctx = context(forge, shipped_tree, tmp_path, driver)
-    cell = raw_api_cell(shipped_tree)
-    prepared = prepare_trial(cell, ctx)
-    driver.script = [bash(curl(ctx, prepared, "PATCH", "/issues/2", {"state": "closed"})),
-                     say("Closed issue #2.")]
-    sample = run_with_fault(forge, cell, ctx, prepared, "PATCH", r"/issues/2$", 1)
+    sample = closing_issue_2_under_fault(forge, shipped_tree, tmp_path, "PATCH", r"/issues/2$", 1)
     assert (sample.outcome, sample.failure_class, sample.valid) == \
         ("failed", "host-error-provoked", True)
     assert "PATCH" in sample.error and "HTTP 500" in sample.error
