@@ -65,9 +65,9 @@ class Pauses:
 
     def start(self) -> None:
         with self._lock:
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._beat, daemon=True,
-                                                name="benchkit-pauses")
+            if self._thread is None:  # the first reading now: a stop from here is seen
+                self._thread = threading.Thread(target=self._beat, args=(_reading(),),
+                                                daemon=True, name="benchkit-pauses")
                 self._thread.start()
 
     def within(self, started: float, ended: float) -> list[tuple[float, float]]:
@@ -82,8 +82,8 @@ class Pauses:
             return [(at, seconds) for at, until, seconds in self._seen
                     if at < ended and until > started]
 
-    def _beat(self) -> None:
-        last, wanted, slept = _reading()
+    def _beat(self, first: tuple[float, float, float] | None = None) -> None:
+        last, wanted, slept = first or _reading()
         while True:
             time.sleep(TICK)
             now, wanted_now, slept_now = _reading()
